@@ -1,0 +1,45 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    DOCUMENTATION = r'''
+options:
+  transport:
+    description:
+      - Where the commands run.
+      - V(host) runs them on the target host itself.
+      - V(kubectl) runs them inside a pod through C(kubectl exec) from the
+        host the module runs on (usually the controller).
+    type: str
+    choices: [host, kubectl]
+    default: host
+  kubectl:
+    description:
+      - Pod to exec into when O(transport=kubectl).
+    type: dict
+    suboptions:
+      namespace:
+        description: Namespace of the pod.
+        type: str
+        default: default
+      pod:
+        description: Name of the pod.
+        type: str
+      container:
+        description: Container in the pod; the pod's default container when omitted.
+        type: str
+      context:
+        description: kubeconfig context to use.
+        type: str
+      kubeconfig:
+        description: Path of the kubeconfig file; its contents are never logged.
+        type: path
+      binary:
+        description: Path of the kubectl binary; found on E(PATH) when omitted.
+        type: path
+'''

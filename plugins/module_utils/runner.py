@@ -1,0 +1,213 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one private command runner: argv lists only, deadlines, no orphans.
+
+Every command a module runs goes through a transport built here. A transport
+runs an argv list with a deadline (``run``) or starts one in the background
+with a deadline it cannot outlive (``start``). Processes are started in their
+own session so the whole process group is killed on timeout or stop.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import math
+
+KILL_GRACE_S = 3
+SYSTEM_PATHS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+class CommandError(Exception):
+    """A command could not be started at all (missing binary, bad argv)."""
+
+
+def check_argv(argv):
+    """Refuse anything that is not a non-empty list of strings without NULs."""
+    if not isinstance(argv, (list, tuple)) or not argv:
+        raise CommandError("command must be a non-empty argv list, got %r" % (argv,))
+    for item in argv:
+        if not isinstance(item, str):
+            raise CommandError("argv items must be strings, got %r in %r" % (item, argv))
+        if "\x00" in item:
+            raise CommandError("argv item contains a NUL byte: %r" % (item,))
+    return list(argv)
+
+
+def command_env(extra=None):
+    """The environment commands run with: the caller's, LC_ALL=C, plus extra."""
+    env = dict(os.environ)
+    env["LC_ALL"] = "C"
+    env["LANG"] = "C"
+    for key, value in (extra or {}).items():
+        env[str(key)] = str(value)
+    return env
+
+
+def _kill_group(proc, sig):
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def stop_process(proc, grace=KILL_GRACE_S):
+    """TERM the process group, then KILL it if it is still there after grace seconds."""
+    if proc.poll() is None:
+        _kill_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    # Children may survive their leader; the group id stays valid while any does.
+    _kill_group(proc, signal.SIGKILL)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _result(argv, rc, stdout, stderr, timed_out, started):
+    return {
+        "cmd": list(argv),
+        "rc": rc,
+        "stdout": stdout,
+        "stderr": stderr,
+        "timed_out": timed_out,
+        "duration_s": round(time.monotonic() - started, 3),
+    }
+
+
+_LIVE = set()
+
+
+def stop_all():
+    """Stop every background command this process started and has not collected."""
+    for job in list(_LIVE):
+        job.stop()
+
+
+def install_cleanup_handlers():
+    """Make SIGTERM / SIGHUP / SIGINT stop every started command before exiting.
+
+    Ansible's async wrapper and an interrupted ssh session end a module with
+    these signals; our children live in their own sessions and would survive.
+    """
+    def _handler(signum, frame):
+        stop_all()
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        try:
+            signal.signal(sig, _handler)
+        except (ValueError, OSError):
+            pass
+
+
+class Background:
+    """A command running in its own process group, with a hard deadline."""
+
+    def __init__(self, argv, timeout, env=None, cwd=None):
+        self.argv = check_argv(argv)
+        self.timeout = float(timeout)
+        self.started = time.monotonic()
+        self.deadline = self.started + self.timeout
+        self._out = tempfile.TemporaryFile()
+        self._err = tempfile.TemporaryFile()
+        self.timed_out = False
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
+                env=command_env(env), cwd=cwd, start_new_session=True, close_fds=True)
+        except OSError as exc:
+            self._out.close()
+            self._err.close()
+            raise CommandError("cannot start %s: %s" % (self.argv[0], exc))
+        _LIVE.add(self)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def poll(self):
+        if self.proc.poll() is None and time.monotonic() >= self.deadline:
+            self.timed_out = True
+            stop_process(self.proc)
+        return self.proc.poll()
+
+    def wait(self, timeout=None):
+        """Wait until exit, the deadline, or timeout seconds; return rc or None."""
+        limit = self.deadline if timeout is None else min(self.deadline, time.monotonic() + timeout)
+        while self.proc.poll() is None and time.monotonic() < limit:
+            try:
+                self.proc.wait(timeout=max(0.01, min(0.2, limit - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                pass
+        return self.poll()
+
+    def stop(self):
+        stop_process(self.proc)
+        _LIVE.discard(self)
+
+    def result(self):
+        """Stop if still running, then collect output as a result dict."""
+        self.stop()
+        self._out.seek(0)
+        self._err.seek(0)
+        stdout = self._out.read().decode("utf-8", "replace")
+        stderr = self._err.read().decode("utf-8", "replace")
+        self._out.close()
+        self._err.close()
+        return _result(self.argv, self.proc.returncode, stdout, stderr, self.timed_out, self.started)
+
+
+class HostTransport:
+    """Runs commands on the machine the module runs on."""
+
+    name = "host"
+    remote = False
+
+    def __init__(self, path_prefix=None):
+        self.path_prefix = list(path_prefix or [])
+
+    def which(self, name):
+        """Full path of an executable, or None (PATH, then the sbin directories)."""
+        if os.sep in name:
+            return name if os.access(name, os.X_OK) else None
+        search = self.path_prefix + os.environ.get("PATH", "").split(os.pathsep) + list(SYSTEM_PATHS)
+        return shutil.which(name, path=os.pathsep.join(p for p in search if p))
+
+    def wrap(self, argv, timeout):
+        """The argv as executed: under coreutils timeout when there is one.
+
+        The Python-side deadline already kills the group; timeout(1) also holds
+        when this module process itself is killed with SIGKILL.
+        """
+        argv = check_argv(argv)
+        timeout_bin = self.which("timeout")
+        if not timeout_bin:
+            return argv
+        return [timeout_bin, "-k", str(KILL_GRACE_S), str(int(math.ceil(timeout)) + 1)] + argv
+
+    def run(self, argv, timeout, env=None, cwd=None):
+        """Run argv to completion or its deadline; return a result dict, never raise on rc."""
+        job = self.start(argv, timeout, env=env, cwd=cwd)
+        job.wait()
+        return job.result()
+
+    def start(self, argv, timeout, env=None, cwd=None):
+        """Start argv in the background; it is killed at its deadline at the latest."""
+        return Background(self.wrap(argv, timeout), timeout, env=env, cwd=cwd)
+
+    def read_file(self, path, default=None):
+        try:
+            with open(path, "rb") as handle:
+                return handle.read().decode("utf-8", "replace")
+        except (IOError, OSError):
+            return default
