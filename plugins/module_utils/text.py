@@ -6,6 +6,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import math
 import re
 
 # mpirun --tag-output: "[1,0]<stdout>:" ; srun --label: "0: " or "[0] ";
@@ -64,7 +65,7 @@ def to_int(value, default=None):
             number = float(to_text(value).strip())
         except (TypeError, ValueError):
             return default
-        if number != number or number in (float("inf"), float("-inf")):
+        if not math.isfinite(number):
             return default
         return int(number) if number == int(number) else default
 
@@ -75,7 +76,7 @@ def to_float(value, default=None):
         number = float(to_text(value).strip())
     except (TypeError, ValueError):
         return default
-    if number != number or number in (float("inf"), float("-inf")):
+    if not math.isfinite(number):
         return default
     return number
 
