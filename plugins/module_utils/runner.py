@@ -211,3 +211,131 @@ class HostTransport:
                 return handle.read().decode("utf-8", "replace")
         except (IOError, OSError):
             return default
+
+
+# The remote side of a kubectl exec: print our PID (the process group that
+# timeout(1) leads after exec), then run the argv under a hard deadline. The
+# script is constant; the deadline and the argv arrive as positional args.
+_REMOTE_WRAPPER_SH = 'echo "commcheck-remote-pid $$"; k=$1; t=$2; shift 2; exec timeout -k "$k" "$t" "$@"'
+_PID_MARKER = "commcheck-remote-pid "
+
+
+def _strip_pid_line(stdout):
+    """Remove the wrapper's PID line; return (pid or None, rest of stdout)."""
+    if stdout.startswith(_PID_MARKER):
+        first, _, rest = stdout.partition("\n")
+        try:
+            return int(first[len(_PID_MARKER):].strip()), rest
+        except ValueError:
+            return None, rest
+    return None, stdout
+
+
+class RemoteBackground(Background):
+    """A kubectl exec whose remote process group is killed on stop."""
+
+    def __init__(self, transport, argv, timeout, env=None):
+        self.transport = transport
+        Background.__init__(self, argv, timeout, env=env)
+
+    def remote_pid(self):
+        self._out.flush()
+        pos = self._out.tell()
+        self._out.seek(0)
+        head = self._out.read(64).decode("utf-8", "replace")
+        self._out.seek(pos)
+        pid, _ = _strip_pid_line(head)
+        return pid
+
+    def stop(self):
+        if self.proc.poll() is None:
+            pid = self.remote_pid()
+            if pid:
+                self.transport.run_plain(["kill", "-TERM", "--", "-%d" % pid], 10)
+        Background.stop(self)
+
+    def result(self):
+        res = Background.result(self)
+        res["remote_pid"], res["stdout"] = _strip_pid_line(res["stdout"])
+        return res
+
+
+class KubectlTransport(HostTransport):
+    """Runs commands inside a pod with ``kubectl exec``, from the controller.
+
+    The argv runs under timeout(1) inside the pod, so a command cannot outlive
+    its deadline even when the local kubectl is killed; ``stop`` also kills the
+    remote process group.
+    """
+
+    name = "kubectl"
+    remote = True
+
+    def __init__(self, pod, namespace="default", container=None, context=None,
+                 kubeconfig=None, binary=None):
+        HostTransport.__init__(self)
+        if not pod:
+            raise CommandError("the kubectl transport needs a pod name")
+        self.pod = pod
+        self.namespace = namespace or "default"
+        self.container = container
+        self.context = context
+        self.kubeconfig = kubeconfig
+        self.binary = binary
+        self._which_cache = {}
+
+    def kubectl_argv(self):
+        """``kubectl [--kubeconfig F] [--context C] -n NS exec POD [-c C] --``."""
+        binary = self.binary or HostTransport.which(self, "kubectl") or "kubectl"
+        argv = [binary]
+        if self.kubeconfig:
+            argv += ["--kubeconfig", self.kubeconfig]
+        if self.context:
+            argv += ["--context", self.context]
+        argv += ["-n", self.namespace, "exec", self.pod]
+        if self.container:
+            argv += ["-c", self.container]
+        return argv + ["--"]
+
+    def wrap(self, argv, timeout):
+        argv = check_argv(argv)
+        deadline = str(int(math.ceil(timeout)) + 1)
+        return self.kubectl_argv() + ["sh", "-c", _REMOTE_WRAPPER_SH, "sh", str(KILL_GRACE_S), deadline] + argv
+
+    def run_plain(self, argv, timeout):
+        """Run argv in the pod without the deadline wrapper (kill, cat, command -v)."""
+        job = Background(self.kubectl_argv() + check_argv(argv), timeout + 5)
+        job.wait()
+        return job.result()
+
+    def start(self, argv, timeout, env=None, cwd=None):
+        if env:
+            argv = ["env"] + ["%s=%s" % (k, v) for k, v in sorted(env.items())] + list(argv)
+        if cwd:
+            raise CommandError("the kubectl transport does not support cwd")
+        # The local kubectl gets a little longer than the remote deadline so
+        # the remote timeout(1) acts first and its exit status comes back.
+        return RemoteBackground(self, self.wrap(argv, timeout), timeout + KILL_GRACE_S + 5)
+
+    def run(self, argv, timeout, env=None, cwd=None):
+        job = self.start(argv, timeout, env=env, cwd=cwd)
+        job.wait()
+        res = job.result()
+        res["cmd"] = list(argv)
+        res["exec_cmd"] = job.argv
+        # kubectl exits 124/137 through the remote timeout(1); the local
+        # deadline only trips when the API server or the pod does not answer.
+        if res["rc"] in (124, 137) and not res["timed_out"]:
+            res["timed_out"] = True
+        return res
+
+    def which(self, name):
+        if name not in self._which_cache:
+            res = self.run_plain(["sh", "-c", 'command -v "$1"', "sh", name], 30)
+            path = res["stdout"].strip().splitlines()
+            self._which_cache[name] = path[-1] if res["rc"] == 0 and path else None
+        return self._which_cache[name]
+
+    def read_file(self, path, default=None):
+        res = self.run_plain(["cat", "--", path], 30)
+        return res["stdout"] if res["rc"] == 0 else default

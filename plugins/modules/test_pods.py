@@ -1,0 +1,374 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: test_pods
+short_description: Create or delete commcheck test pods on chosen Kubernetes nodes
+version_added: 1.0.0
+description:
+  - Creates one test pod per chosen node (pinned with C(nodeName)) from an image,
+    with RDMA / GPU resource requests, the C(IPC_LOCK) capability, no memory limit,
+    C(hostNetwork) or Multus secondary networks, tolerations and labels that identify
+    the run; waits until every pod is Ready, with a deadline.
+  - Returns each pod's node, pod IP and secondary-network IPs (from the
+    C(k8s.v1.cni.cncf.io/network-status) annotation).
+  - With O(state=absent) deletes every pod of the run.
+  - Runs C(kubectl) on the host the module runs on (normally the controller).
+author:
+  - commcheck developers
+options:
+  state:
+    description: Whether the run's test pods should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  nodes:
+    description: Kubernetes node names to put one test pod on each. Required with O(state=present).
+    type: list
+    elements: str
+    default: []
+  run_id:
+    description: Identifies the run; every pod gets the label C(commcheck.clusterops.io/run=<run_id>).
+    type: str
+    required: true
+  namespace:
+    description: Namespace of the pods.
+    type: str
+    default: default
+  name_prefix:
+    description: Prefix of the pod names (C(<prefix>-<run_id>-<node>), cut to 63 characters).
+    type: str
+    default: commcheck
+  image:
+    description: Container image with the test tools (perftest, nccl-tests or hccl_test, MPI, iperf3).
+    type: str
+  image_pull_policy:
+    description: Image pull policy of the container.
+    type: str
+    choices: [Always, IfNotPresent, Never]
+    default: IfNotPresent
+  image_pull_secrets:
+    description: Names of image pull secrets.
+    type: list
+    elements: str
+    default: []
+  command:
+    description: Command the container runs; it must keep running (tests are started with C(kubectl exec)).
+    type: list
+    elements: str
+    default: [sleep, infinity]
+  resources:
+    description:
+      - >-
+        Extended resources as name to quantity, set as both limits and requests, for example
+        C({"rdma/rdma_shared_device_a": 1}), C({"spidernet.io/shared_cx5_gpu1": 1}) or C({"nvidia.com/hostdev": 1}).
+      - No cpu or memory limits are set, on purpose; a memory limit makes RDMA memory registration fail.
+    type: dict
+    default: {}
+  gpus:
+    description: Number of GPUs to request (0 for none).
+    type: int
+    default: 0
+  gpu_resource:
+    description: Resource name of a GPU.
+    type: str
+    default: nvidia.com/gpu
+  capabilities:
+    description: Linux capabilities added to the container. C(IPC_LOCK) lets RDMA pin memory.
+    type: list
+    elements: str
+    default: [IPC_LOCK]
+  privileged:
+    description: Run the container privileged.
+    type: bool
+    default: false
+  host_network:
+    description: Use the node's network namespace (O(networks) is ignored then).
+    type: bool
+    default: false
+  networks:
+    description: Multus NetworkAttachmentDefinitions (C([namespace/]name[@interface])) for the
+      C(k8s.v1.cni.cncf.io/networks) annotation.
+    type: list
+    elements: str
+    default: []
+  shm_size:
+    description: Size of a memory-backed C(/dev/shm) (NCCL needs more than the default 64Mi), for example C(8Gi).
+    type: str
+  tolerations:
+    description: Pod tolerations, in Kubernetes' own form.
+    type: list
+    elements: dict
+    default: []
+  labels:
+    description: Extra labels on every pod.
+    type: dict
+    default: {}
+  annotations:
+    description: Extra annotations on every pod.
+    type: dict
+    default: {}
+  service_account:
+    description: Service account of the pods.
+    type: str
+  wait_timeout:
+    description: Seconds to wait for every pod to be Ready (or deleted).
+    type: int
+    default: 300
+  delete_on_failure:
+    description: Delete the run's pods when they do not become Ready in time.
+    type: bool
+    default: true
+  kubeconfig:
+    description: Path of the kubeconfig file; its contents are never logged.
+    type: path
+  context:
+    description: kubeconfig context to use.
+    type: str
+  kubectl_binary:
+    description: Path of kubectl; found on E(PATH) when omitted.
+    type: path
+attributes:
+  check_mode:
+    support: full
+    description: Reports which pods would be created or deleted; changes nothing.
+  diff_mode:
+    support: full
+    description: Shows the pod manifests before and after.
+notes:
+  - Pods are immutable; a pod whose node, image, command, resources or networks differ from
+    what is asked is deleted and created again.
+'''
+
+EXAMPLES = r'''
+- name: Create test pods on two GPU nodes with a shared RDMA device and a Multus network
+  clusterops.commcheck.test_pods:
+    run_id: "{{ commcheck_run_id }}"
+    namespace: commcheck
+    nodes: [gpu-node-01, gpu-node-02]
+    image: ghcr.io/example/commcheck-tools:latest
+    resources:
+      rdma/rdma_shared_device_a: 1
+    gpus: 8
+    networks: [default/roce-net]
+    shm_size: 8Gi
+  register: pods
+
+- name: Delete them again
+  clusterops.commcheck.test_pods:
+    run_id: "{{ commcheck_run_id }}"
+    namespace: commcheck
+    state: absent
+'''
+
+RETURN = r'''
+pods:
+  description: One entry per test pod.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name: {description: Pod name., type: str, returned: always}
+    namespace: {description: Namespace., type: str, returned: always}
+    node: {description: Node the pod runs on., type: str, returned: always}
+    pod_ip: {description: The pod's primary IP., type: str, returned: when known}
+    host_ip: {description: The node's IP., type: str, returned: when known}
+    phase: {description: Pod phase., type: str, returned: when known}
+    ready: {description: Whether the pod is Ready., type: bool, returned: always}
+    networks: {description: Secondary networks from the network-status annotation (name, interface, ips, default, mac)., type: list, returned: always}
+    network_ips: {description: IPs on secondary networks., type: list, returned: always}
+    address: {description: The address tests should use (first secondary IP, else the pod IP)., type: str, returned: when known}
+manifests:
+  description: The pod manifests asked for.
+  returned: always
+  type: list
+  elements: dict
+created:
+  description: Names of pods created (or that would be, in check mode).
+  returned: always
+  type: list
+  elements: str
+deleted:
+  description: Names of pods deleted (or that would be, in check mode).
+  returned: always
+  type: list
+  elements: str
+'''
+
+import json
+import os
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import (
+    RUN_LABEL,
+    build_pod_manifest,
+    manifest_differs,
+    pod_failure_reason,
+    pod_summary,
+    validate_params,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
+
+POLL_S = 2
+
+
+class Kubectl:
+    def __init__(self, module):
+        self.module = module
+        self.transport = HostTransport()
+        binary = module.params["kubectl_binary"] or self.transport.which("kubectl")
+        if not binary:
+            module.fail_json(msg="kubectl was not found on PATH; install it or set kubectl_binary")
+        self.base = [binary]
+        if module.params["kubeconfig"]:
+            self.base += ["--kubeconfig", module.params["kubeconfig"]]
+        if module.params["context"]:
+            self.base += ["--context", module.params["context"]]
+        self.base += ["-n", module.params["namespace"]]
+
+    def run(self, args, timeout=60, check=True):
+        res = self.transport.run(self.base + args, timeout)
+        if check and res["rc"] != 0:
+            self.module.fail_json(msg="kubectl %s failed: %s" % (args[0], res["stderr"].strip() or res["stdout"].strip()),
+                                  rc=res["rc"], stdout=res["stdout"], stderr=res["stderr"], cmd=res["cmd"])
+        return res
+
+    def get_json(self, args):
+        res = self.run(["get"] + args + ["-o", "json"])
+        try:
+            return json.loads(res["stdout"] or "{}")
+        except ValueError:
+            self.module.fail_json(msg="kubectl get returned no JSON", stdout=res["stdout"], cmd=res["cmd"])
+
+    def run_pods(self, run_id):
+        return self.get_json(["pods", "-l", "%s=%s" % (RUN_LABEL, run_id)]).get("items") or []
+
+    def delete(self, names, timeout):
+        if names:
+            self.run(["delete", "pod", "--ignore-not-found", "--wait=true", "--timeout=%ds" % timeout] + list(names),
+                     timeout=timeout + 30)
+
+    def apply(self, manifests, timeout):
+        fd, path = tempfile.mkstemp(prefix="commcheck-pods-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as handle:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": manifests}, handle)
+            self.run(["apply", "-f", path], timeout=timeout)
+        finally:
+            os.unlink(path)
+
+
+def wait_ready(kubectl, run_id, names, timeout):
+    """Poll until every named pod is Ready; return (summaries, problems)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pods = {p["metadata"]["name"]: p for p in kubectl.run_pods(run_id)}
+        problems = {}
+        for name in names:
+            pod = pods.get(name)
+            reason = pod_failure_reason(pod) if pod else "pod not found"
+            if reason and not reason.startswith("pod not found"):
+                problems[name] = reason
+        ready = [n for n in names if n in pods and pod_summary(pods[n])["ready"]]
+        hard = {n: r for n, r in problems.items() if r.split(":")[0] in (
+            "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "pod phase Failed")}
+        if len(ready) == len(names) or hard or time.monotonic() >= deadline:
+            summaries = [pod_summary(pods[n]) for n in names if n in pods]
+            if len(ready) != len(names):
+                for name in names:
+                    if name not in ready and name not in problems:
+                        problems[name] = "not Ready after %ss" % timeout if name in pods else "pod not found"
+            return summaries, problems
+        time.sleep(POLL_S)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            state=dict(type="str", default="present", choices=["present", "absent"]),
+            nodes=dict(type="list", elements="str", default=[]),
+            run_id=dict(type="str", required=True),
+            namespace=dict(type="str", default="default"),
+            name_prefix=dict(type="str", default="commcheck"),
+            image=dict(type="str"),
+            image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),
+            image_pull_secrets=dict(type="list", elements="str", default=[]),
+            command=dict(type="list", elements="str", default=["sleep", "infinity"]),
+            resources=dict(type="dict", default={}),
+            gpus=dict(type="int", default=0),
+            gpu_resource=dict(type="str", default="nvidia.com/gpu"),
+            capabilities=dict(type="list", elements="str", default=["IPC_LOCK"]),
+            privileged=dict(type="bool", default=False),
+            host_network=dict(type="bool", default=False),
+            networks=dict(type="list", elements="str", default=[]),
+            shm_size=dict(type="str"),
+            tolerations=dict(type="list", elements="dict", default=[]),
+            labels=dict(type="dict", default={}),
+            annotations=dict(type="dict", default={}),
+            service_account=dict(type="str"),
+            wait_timeout=dict(type="int", default=300),
+            delete_on_failure=dict(type="bool", default=True),
+            kubeconfig=dict(type="path", no_log=True),
+            context=dict(type="str"),
+            kubectl_binary=dict(type="path"),
+        ),
+        required_if=[("state", "present", ("image",))],
+        supports_check_mode=True,
+    )
+    params = module.params
+    errors = validate_params(params)
+    if params["gpus"] < 0 or params["wait_timeout"] <= 0:
+        errors.append("gpus must be >= 0 and wait_timeout > 0")
+    if errors:
+        module.fail_json(msg="invalid test pod parameters: " + "; ".join(errors), errors=errors)
+
+    kubectl = Kubectl(module)
+    existing = {p["metadata"]["name"]: p for p in kubectl.run_pods(params["run_id"])}
+    result = dict(changed=False, pods=[], manifests=[], created=[], deleted=[])
+
+    if params["state"] == "absent":
+        result["deleted"] = sorted(existing)
+        result["changed"] = bool(existing)
+        result["diff"] = dict(before={"pods": sorted(existing)}, after={"pods": []})
+        if existing and not module.check_mode:
+            kubectl.delete(sorted(existing), params["wait_timeout"])
+        module.exit_json(**result)
+
+    wanted = [build_pod_manifest(params, node) for node in params["nodes"]]
+    names = [m["metadata"]["name"] for m in wanted]
+    result["manifests"] = wanted
+    stale = [n for n in existing if n not in names]
+    replace = [m["metadata"]["name"] for m in wanted
+               if m["metadata"]["name"] in existing and manifest_differs(existing[m["metadata"]["name"]], m)]
+    create = [m for m in wanted if m["metadata"]["name"] not in existing or m["metadata"]["name"] in replace]
+    result["created"] = [m["metadata"]["name"] for m in create]
+    result["deleted"] = sorted(stale + replace)
+    result["changed"] = bool(create or stale)
+    result["diff"] = dict(before={"pods": sorted(existing)}, after={"pods": names})
+    if module.check_mode:
+        result["pods"] = [pod_summary(existing[n]) for n in names if n in existing and n not in replace]
+        module.exit_json(**result)
+
+    kubectl.delete(result["deleted"], params["wait_timeout"])
+    if create:
+        kubectl.apply(create, timeout=120)
+    pods, problems = wait_ready(kubectl, params["run_id"], names, params["wait_timeout"])
+    result["pods"] = pods
+    if problems:
+        if params["delete_on_failure"]:
+            kubectl.delete(names, params["wait_timeout"])
+        module.fail_json(msg="test pods did not become Ready: " + "; ".join(
+            "%s: %s" % (n, r) for n, r in sorted(problems.items())), problems=problems, **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

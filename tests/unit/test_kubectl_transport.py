@@ -1,0 +1,69 @@
+"""kubectl transport: the argv it builds, and that real kubectl accepts it."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import runner, transport
+
+
+def test_exec_argv_shape():
+    t = runner.KubectlTransport(pod="p-1", namespace="ns", container="c", context="ctx",
+                                kubeconfig="/k/config", binary="/usr/bin/kubectl")
+    argv = t.wrap(["ib_write_bw", "-d", "mlx5_0"], 30)
+    assert argv[:11] == ["/usr/bin/kubectl", "--kubeconfig", "/k/config", "--context", "ctx",
+                         "-n", "ns", "exec", "p-1", "-c", "c"]
+    sep = argv.index("--")
+    assert argv[sep + 1:sep + 3] == ["sh", "-c"]
+    # the argv and deadline are positional arguments, never part of the script
+    assert argv[-3:] == ["ib_write_bw", "-d", "mlx5_0"]
+    assert "ib_write_bw" not in argv[sep + 3]
+    assert argv[sep + 5:sep + 7] == [str(runner.KILL_GRACE_S), "31"]
+
+
+@pytest.mark.parametrize("options,ok", [
+    ({"pod": "p1"}, True), ({"pod": "p1", "namespace": "kube-system", "container": "main"}, True),
+    ({}, False), ({"pod": "--help"}, False), ({"pod": "p1", "namespace": "a;b"}, False),
+    ({"pod": "p1", "context": "-x"}, False), ({"pod": "p1", "context": "arn:aws:eks:us-east-1:1:cluster/x"}, True),
+])
+def test_kubectl_options_validation(options, ok):
+    assert (transport.kubectl_options_error(options) is None) is ok
+
+
+@pytest.mark.skipif(not shutil.which("kubectl"), reason="no kubectl binary on this machine")
+def test_real_kubectl_parses_our_exec_argv(tmp_path):
+    """Real kubectl accepts the argv: it gets as far as dialing the API server."""
+    config = tmp_path / "config"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:9'}\n"
+        "users:\n- name: u\n  user: {token: not-a-secret}\ncontexts:\n- name: lab\n  context: {cluster: c, user: u}\n"
+        "current-context: lab\n")
+    t = runner.KubectlTransport(pod="p1", namespace="ns", container="main", context="lab",
+                                kubeconfig=str(config), binary=shutil.which("kubectl"))
+    argv = t.wrap(["echo", "x"], 5)
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert res.returncode != 0
+    err = res.stderr.lower()
+    assert "unknown flag" not in err and "unknown shorthand" not in err
+    assert "127.0.0.1:9" in err or "connection refused" in err
+
+
+def test_kubectl_transport_with_stand_in(tmp_path):
+    """Run, deadline and stop through a stand-in that execs locally."""
+    fake = tmp_path / "kubectl"
+    fake.write_text("#!/usr/bin/env python3\nimport os, sys\na = sys.argv[1:]\ni = a.index('--')\n"
+                    "os.execvp(a[i + 1], a[i + 1:])\n")
+    fake.chmod(0o755)
+    t = runner.KubectlTransport(pod="p1", binary=str(fake))
+    res = t.run(["echo", "hello"], 10)
+    assert res["rc"] == 0 and res["stdout"] == "hello\n" and res["cmd"] == ["echo", "hello"]
+    slow = t.run(["sleep", "30"], 1)
+    assert slow["timed_out"] and slow["rc"] in (124, -15, 137)
+    assert t.which("sh").endswith("/sh") and t.which("no-such-tool-xyz") is None
+    job = t.start(["sleep", "77.5"], 60)
+    job.wait(1.0)
+    job.stop()
+    job.result()
+    left = subprocess.run(["pgrep", "-f", "sleep 77.5"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""
