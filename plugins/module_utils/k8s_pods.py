@@ -52,11 +52,14 @@ def validate_params(params):
         if not _NODE_NAME.match(str(node)):
             errors.append("node name %r is not a valid Kubernetes node name" % (node,))
     if params.get("state", "present") == "present":
-        if not params.get("nodes"):
-            errors.append("nodes is required when state=present")
+        if not params.get("nodes") and not params.get("node_selector"):
+            errors.append("nodes or node_selector is required when state=present")
         image = params.get("image")
         if not image or not _IMAGE.match(image):
             errors.append("image %r is not a valid image reference" % (image,))
+    selector = params.get("node_selector")
+    if selector and not re.match(r"^[A-Za-z0-9_./=!,() -]+$", selector):
+        errors.append("node_selector %r is not a label selector" % (selector,))
     for key in ("namespace", "name_prefix", "run_id"):
         value = params.get(key)
         if value and not _DNS_LABEL.match(value):
@@ -136,6 +139,8 @@ def build_pod_manifest(params, node):
     if params.get("host_network"):
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+    if params.get("active_deadline_seconds"):
+        spec["activeDeadlineSeconds"] = int(params["active_deadline_seconds"])
     if params.get("tolerations"):
         spec["tolerations"] = [dict(t) for t in params["tolerations"]]
     if volumes:
@@ -246,3 +251,16 @@ def pod_failure_reason(pod):
     if status.get("phase") in ("Failed", "Succeeded"):
         return "pod phase %s" % status.get("phase")
     return None
+
+
+def selectable_nodes(node_list):
+    """Names of Ready, schedulable nodes in a ``kubectl get nodes -o json`` list."""
+    names = []
+    for node in (node_list or {}).get("items") or []:
+        if (node.get("spec") or {}).get("unschedulable"):
+            continue
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in (node.get("status") or {}).get("conditions") or [])
+        if ready:
+            names.append((node.get("metadata") or {}).get("name"))
+    return sorted(n for n in names if n)

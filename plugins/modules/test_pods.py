@@ -32,6 +32,11 @@ options:
     type: list
     elements: str
     default: []
+  node_selector:
+    description:
+      - Label selector (for example C(nvidia.com/gpu.present=true)) choosing the nodes instead of,
+        or in addition to, O(nodes). Only Ready, schedulable nodes are used.
+    type: str
   run_id:
     description: Identifies the run; every pod gets the label C(commcheck.clusterops.io/run=<run_id>).
     type: str
@@ -116,6 +121,12 @@ options:
   service_account:
     description: Service account of the pods.
     type: str
+  active_deadline_seconds:
+    description:
+      - The pods end themselves after this many seconds (C(activeDeadlineSeconds)), so a run that is
+        interrupted before its cleanup leaves nothing behind for long. 0 disables it.
+    type: int
+    default: 7200
   wait_timeout:
     description: Seconds to wait for every pod to be Ready (or deleted).
     type: int
@@ -213,6 +224,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods impo
     manifest_differs,
     pod_failure_reason,
     pod_summary,
+    selectable_nodes,
     validate_params,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
@@ -295,6 +307,7 @@ def main():
         argument_spec=dict(
             state=dict(type="str", default="present", choices=["present", "absent"]),
             nodes=dict(type="list", elements="str", default=[]),
+            node_selector=dict(type="str"),
             run_id=dict(type="str", required=True),
             namespace=dict(type="str", default="default"),
             name_prefix=dict(type="str", default="commcheck"),
@@ -314,6 +327,7 @@ def main():
             labels=dict(type="dict", default={}),
             annotations=dict(type="dict", default={}),
             service_account=dict(type="str"),
+            active_deadline_seconds=dict(type="int", default=7200),
             wait_timeout=dict(type="int", default=300),
             delete_on_failure=dict(type="bool", default=True),
             kubeconfig=dict(type="path", no_log=True),
@@ -325,12 +339,17 @@ def main():
     )
     params = module.params
     errors = validate_params(params)
-    if params["gpus"] < 0 or params["wait_timeout"] <= 0:
-        errors.append("gpus must be >= 0 and wait_timeout > 0")
+    if params["gpus"] < 0 or params["wait_timeout"] <= 0 or params["active_deadline_seconds"] < 0:
+        errors.append("gpus and active_deadline_seconds must be >= 0 and wait_timeout > 0")
     if errors:
         module.fail_json(msg="invalid test pod parameters: " + "; ".join(errors), errors=errors)
 
     kubectl = Kubectl(module)
+    if params["node_selector"] and params["state"] == "present":
+        selected = selectable_nodes(kubectl.get_json(["nodes", "-l", params["node_selector"]]))
+        if not selected and not params["nodes"]:
+            module.fail_json(msg="no Ready, schedulable node matches node_selector %r" % params["node_selector"])
+        params["nodes"] = list(params["nodes"]) + [n for n in selected if n not in params["nodes"]]
     existing = {p["metadata"]["name"]: p for p in kubectl.run_pods(params["run_id"])}
     result = dict(changed=False, pods=[], manifests=[], created=[], deleted=[])
 

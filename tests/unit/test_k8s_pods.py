@@ -101,3 +101,20 @@ def test_manifest_differs():
     live["spec"]["containers"][0]["image"] = "other:2"
     assert k8s_pods.manifest_differs(live, wanted)
     assert k8s_pods.manifest_differs(None, wanted)
+
+
+def test_selectable_nodes_skips_cordoned_and_not_ready():
+    nodes = {"items": [
+        {"metadata": {"name": "b"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        {"metadata": {"name": "a"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        {"metadata": {"name": "c"}, "spec": {"unschedulable": True},
+         "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        {"metadata": {"name": "d"}, "status": {"conditions": [{"type": "Ready", "status": "False"}]}},
+    ]}
+    assert k8s_pods.selectable_nodes(nodes) == ["a", "b"]
+
+
+def test_active_deadline_in_manifest():
+    manifest = k8s_pods.build_pod_manifest(dict(BASE, active_deadline_seconds=600), "n1")
+    assert manifest["spec"]["activeDeadlineSeconds"] == 600
+    _validate(manifest)

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: commcheck_job_manifest
+short_description: Render an MPIJob or Volcano Job manifest for a collective check
+version_added: 1.0.0
+description:
+  - For sites that run MPI work through their scheduler instead of C(kubectl exec), renders a
+    Kubeflow mpi-operator C(MPIJob) (v2beta1) or a Volcano C(Job) that runs the given launcher
+    command across the chosen nodes, one worker per node, with the same resources, capabilities,
+    networks and tolerations as the commcheck test pods.
+options:
+  _input:
+    description: Pod parameters, as for M(clusterops.commcheck.test_pods) (image, resources, gpus, networks, run_id, namespace, ...).
+    type: dict
+    required: true
+  nodes:
+    description: Node names; one worker each.
+    type: list
+    elements: str
+    required: true
+  command:
+    description: The launcher's argv (for example the C(cmd) that M(clusterops.commcheck.collective) returns in check mode).
+    type: list
+    elements: str
+    required: true
+  kind:
+    description: Which manifest to render.
+    type: str
+    choices: [mpijob, volcano]
+    default: mpijob
+'''
+
+EXAMPLES = r'''
+- name: Write an MPIJob for the NCCL all_reduce check
+  ansible.builtin.copy:
+    dest: /tmp/commcheck-mpijob.yml
+    mode: "0644"
+    content: >-
+      {{ {'image': 'nvcr.io/nvidia/pytorch:24.05-py3', 'gpus': 8, 'run_id': 'r1',
+          'resources': {'rdma/rdma_shared_device_a': 1}}
+         | clusterops.commcheck.commcheck_job_manifest(nodes=['gpu1', 'gpu2'],
+             command=['mpirun', '-np', '16', 'all_reduce_perf', '-b', '8', '-e', '8G', '-f', '2'])
+         | to_nice_yaml }}
+'''
+
+RETURN = r'''
+_value:
+  description: The manifest as a dictionary.
+  type: dict
+'''
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_jobs import (
+    mpijob_manifest,
+    volcano_job_manifest,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import validate_params
+
+
+def commcheck_job_manifest(params, nodes, command, kind="mpijob"):
+    params = dict(params or {}, nodes=list(nodes or []), state="present")
+    errors = validate_params(params)
+    if not command or not all(isinstance(c, str) for c in command):
+        errors.append("command must be a non-empty list of strings")
+    if kind not in ("mpijob", "volcano"):
+        errors.append("kind must be mpijob or volcano")
+    if errors:
+        raise AnsibleFilterError("commcheck_job_manifest: " + "; ".join(errors))
+    render = mpijob_manifest if kind == "mpijob" else volcano_job_manifest
+    return render(params, list(nodes), list(command))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"commcheck_job_manifest": commcheck_job_manifest}

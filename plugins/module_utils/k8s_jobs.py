@@ -1,0 +1,120 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""MPIJob (Kubeflow mpi-operator v2beta1) and Volcano Job manifests for a collective run (pure)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import (
+    APP_LABEL,
+    RUN_LABEL,
+    pod_name,
+)
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def _container(name, params, command=None, worker=True):
+    container = {
+        "name": name,
+        "image": params["image"],
+        "imagePullPolicy": params.get("image_pull_policy") or "IfNotPresent",
+        "securityContext": {"capabilities": {"add": list(params.get("capabilities") or ["IPC_LOCK"])}},
+    }
+    if command:
+        container["command"] = [str(c) for c in command]
+    if worker:
+        resources = {str(k): str(v) for k, v in (params.get("resources") or {}).items()}
+        if params.get("gpus"):
+            resources[params.get("gpu_resource") or "nvidia.com/gpu"] = str(params["gpus"])
+        if resources:
+            container["resources"] = {"limits": dict(resources), "requests": dict(resources)}
+        if params.get("shm_size"):
+            container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    return container
+
+
+def _pod_spec(params, container, nodes=None):
+    spec = {"containers": [container]}
+    if params.get("host_network"):
+        spec["hostNetwork"] = True
+        spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+    if params.get("shm_size") and container.get("volumeMounts"):
+        spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": str(params["shm_size"])}}]
+    if params.get("tolerations"):
+        spec["tolerations"] = [dict(t) for t in params["tolerations"]]
+    if nodes:
+        spec["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In", "values": list(nodes)}]}]}},
+            # one worker per node
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+                "labelSelector": {"matchLabels": {RUN_LABEL: params.get("run_id") or "run", "commcheck-role": "worker"}},
+                "topologyKey": HOSTNAME_LABEL}]},
+        }
+    return spec
+
+
+def _template(params, role, spec):
+    labels = {APP_LABEL: "commcheck", RUN_LABEL: params.get("run_id") or "run", "commcheck-role": role}
+    metadata = {"labels": labels}
+    networks = params.get("networks")
+    if networks and not params.get("host_network"):
+        metadata["annotations"] = {"k8s.v1.cni.cncf.io/networks": ",".join(networks)}
+    return {"metadata": metadata, "spec": spec}
+
+
+def mpijob_manifest(params, nodes, command):
+    """A Kubeflow MPIJob (v2beta1) that runs ``command`` (an mpirun argv) across ``nodes``."""
+    name = pod_name(params.get("name_prefix") or "commcheck", params.get("run_id") or "run", "mpijob")
+    worker = _pod_spec(params, _container("worker", params), nodes)
+    launcher = _pod_spec(params, _container("launcher", params, command=command, worker=False))
+    return {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": name, "namespace": params.get("namespace") or "default",
+                     "labels": {APP_LABEL: "commcheck", RUN_LABEL: params.get("run_id") or "run"}},
+        "spec": {
+            "slotsPerWorker": int(params.get("gpus") or 1),
+            "runPolicy": {"cleanPodPolicy": "Running", "ttlSecondsAfterFinished": 3600},
+            "mpiImplementation": "OpenMPI",
+            "mpiReplicaSpecs": {
+                "Launcher": {"replicas": 1, "template": _template(params, "launcher", launcher)},
+                "Worker": {"replicas": len(nodes), "template": _template(params, "worker", worker)},
+            },
+        },
+    }
+
+
+def volcano_job_manifest(params, nodes, command):
+    """A Volcano Job (batch.volcano.sh/v1alpha1) with ssh/svc plugins, an mpimaster and workers."""
+    name = pod_name(params.get("name_prefix") or "commcheck", params.get("run_id") or "run", "vcjob")
+    master = _pod_spec(params, _container("mpimaster", params, command=command, worker=False))
+    master["restartPolicy"] = "OnFailure"
+    worker = _pod_spec(params, _container("mpiworker", params, command=["/usr/sbin/sshd", "-D"]), nodes)
+    worker["restartPolicy"] = "OnFailure"
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": params.get("namespace") or "default",
+                     "labels": {APP_LABEL: "commcheck", RUN_LABEL: params.get("run_id") or "run"}},
+        "spec": {
+            "minAvailable": len(nodes) + 1,
+            "schedulerName": "volcano",
+            "plugins": {"ssh": [], "svc": []},
+            "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+            "tasks": [
+                {"replicas": 1, "name": "mpimaster", "template": _template(params, "launcher", master),
+                 "policies": [{"event": "TaskCompleted", "action": "CompleteJob"}]},
+                {"replicas": len(nodes), "name": "mpiworker", "template": _template(params, "worker", worker)},
+            ],
+        },
+    }
+
+
+def pod_templates(manifest):
+    """The pod templates inside an MPIJob or Volcano Job (for schema validation)."""
+    if manifest.get("kind") == "MPIJob":
+        return [r["template"] for r in manifest["spec"]["mpiReplicaSpecs"].values()]
+    return [t["template"] for t in manifest["spec"]["tasks"]]
