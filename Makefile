@@ -9,7 +9,7 @@ COLLECTIONS := $(BUILD)/collections
 # Outside the repository: inside it ansible-test would only see files git tracks.
 SANITY_ROOT := $(or $(TMPDIR),/tmp)/commcheck-sanity/ansible_collections/clusterops/commcheck
 APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev perftest \
-	ibverbs-utils iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make
+	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(VENV)/bin:$(PATH)
 LAB ?= demo

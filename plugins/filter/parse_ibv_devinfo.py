@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: parse_ibv_devinfo
+short_description: Parse ibv_devinfo output (plain and -v) into a list of RDMA devices and their ports
+version_added: 1.0.0
+description:
+  - Reads the output of C(ibv_devinfo) from rdma-core (tab or space indented); C(-v) extras are kept with
+    snake_case names (C(gid_tbl_len), C(active_width), C(active_speed), C(phys_state), ...) and C(GID[n]) lines
+    are collected into each port's C(gids).
+  - Values like C(PORT_ACTIVE (4)) keep the name (the number goes to C(<key>_num)); MTUs such as C(4096 (5))
+    become bytes.
+  - C(No IB devices found) and libibverbs warnings give an empty list; with O(full=true) they are returned as
+    C(errors) with a likely cause and fix.
+  - The parser never fails on odd text.
+options:
+  _input:
+    description:
+      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
+        null are accepted too.
+      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
+        is read as its C(stdout) followed by its C(stderr).
+    type: raw
+    required: true
+  full:
+    description:
+      - Return a dictionary with the list under C(devices) and the C(errors) the tool printed
+        (for example C(no_device), C(provider_missing), C(no_rdma_support)) instead of the list alone.
+    type: bool
+    default: false
+'''
+
+EXAMPLES = r'''
+- name: Read the RDMA devices
+  ansible.builtin.command: ibv_devinfo
+  register: devinfo
+  changed_when: false
+  failed_when: false
+
+- name: Active MTU of every port
+  ansible.builtin.debug:
+    msg: >-
+      {{ devinfo.stdout | clusterops.commcheck.parse_ibv_devinfo
+         | subelements('ports') | map('last') | map(attribute='active_mtu') | list }}
+
+- name: Why no device was found (stdout and stderr are both read from the result)
+  ansible.builtin.debug:
+    msg: "{{ (devinfo | clusterops.commcheck.parse_ibv_devinfo(full=true)).errors | map(attribute='cause') | list }}"
+'''
+
+RETURN = r'''
+_value:
+  description:
+    - One item per device, in output order; with O(full=true) a dictionary C({devices, errors, warnings}).
+  type: list
+  elements: dict
+  contains:
+    hca_id:
+      description: Device name.
+      type: str
+      sample: mlx5_0
+    transport:
+      description: Transport name.
+      type: str
+      sample: InfiniBand
+    fw_ver:
+      description: Firmware version.
+      type: str
+    node_guid:
+      description: Node GUID as printed.
+      type: str
+      sample: "0c42:a103:0040:29a0"
+    sys_image_guid:
+      description: System image GUID as printed.
+      type: str
+    vendor_id:
+      description: Vendor id as printed.
+      type: str
+      sample: "0x02c9"
+    vendor_part_id:
+      description: Vendor part id.
+      type: int
+      sample: 4117
+    hw_ver:
+      description: Hardware version as printed.
+      type: str
+    board_id:
+      description: Board id (null when not printed).
+      type: str
+    phys_port_cnt:
+      description: Number of ports.
+      type: int
+    ports:
+      description: >-
+        Ports with C(port), C(state) (e.g. C(PORT_ACTIVE)), C(max_mtu) and C(active_mtu) (int bytes), C(sm_lid),
+        C(port_lid), C(port_lmc) (ints), C(link_layer), C(gids) (list of C({index, gid, type, version, ipv4}))
+        and the C(-v) extras.
+      type: list
+      elements: dict
+'''
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibv_devinfo import (
+    parse_ibv_devinfo,
+    parse_ibv_devinfo_full,
+)
+
+
+def _text(data, name):
+    if isinstance(data, Mapping):
+        if "stdout" not in data:
+            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
+                                     "without stdout" % name)
+        parts = [data.get("stdout"), data.get("stderr")]
+        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
+    if data is None or isinstance(data, (str, bytes, list, tuple)):
+        return data
+    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
+
+
+def parse_ibv_devinfo_filter(data, full=False):
+    """Filter: Parse ibv_devinfo output (plain and -v) into a list of RDMA devices and their ports."""
+    text = _text(data, "parse_ibv_devinfo")
+    if full:
+        return parse_ibv_devinfo_full(text)
+    return parse_ibv_devinfo(text)
+
+
+class FilterModule(object):
+    """parse_ibv_devinfo filter."""
+
+    def filters(self):
+        return {"parse_ibv_devinfo": parse_ibv_devinfo_filter}

@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: parse_rdma_link
+short_description: Parse iproute2 rdma link output into a list of RDMA ports
+version_added: 1.0.0
+description:
+  - Reads the output of C(rdma link) (iproute2) in the current form (C(link mlx5_0/1 state ACTIVE physical_state
+    LINK_UP netdev ens6f0np0)), the older form that starts with the device index (C(0/1:) before C(mlx5_0/1:)) and
+    C(rdma -j link) JSON.
+  - Extra fields (C(subnet_prefix), C(lid), C(sm_lid), C(lmc), C(netdev_index), C(caps)) are kept.
+  - The parser never fails on odd text.
+options:
+  _input:
+    description:
+      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
+        null are accepted too.
+      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
+        is read as its C(stdout) followed by its C(stderr).
+    type: raw
+    required: true
+  full:
+    description:
+      - Return a dictionary with the list under C(links) and the C(errors) the tool printed
+        (for example C(no_device), C(unsupported), C(not_installed)) instead of the list alone.
+    type: bool
+    default: false
+'''
+
+EXAMPLES = r'''
+- name: Read the RDMA links
+  ansible.builtin.command: rdma link
+  register: rdma_link
+  changed_when: false
+
+- name: Ports that are not ACTIVE
+  ansible.builtin.debug:
+    msg: "{{ rdma_link.stdout | clusterops.commcheck.parse_rdma_link | rejectattr('state', 'equalto', 'ACTIVE') | list }}"
+'''
+
+RETURN = r'''
+_value:
+  description:
+    - One item per port line, in output order; with O(full=true) a dictionary C({links, errors}).
+  type: list
+  elements: dict
+  contains:
+    device:
+      description: RDMA device name.
+      type: str
+      sample: mlx5_0
+    port:
+      description: Port number.
+      type: int
+      sample: 1
+    state:
+      description: Port state as printed.
+      type: str
+      sample: ACTIVE
+    physical_state:
+      description: Physical state as printed.
+      type: str
+      sample: LINK_UP
+    netdev:
+      description: Network device (null when not printed).
+      type: str
+      sample: ens6f0np0
+    index:
+      description: Device index (older text form and JSON; null otherwise).
+      type: int
+'''
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_rdma_link import (
+    parse_rdma_link,
+    parse_rdma_link_full,
+)
+
+
+def _text(data, name):
+    if isinstance(data, Mapping):
+        if "stdout" not in data:
+            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
+                                     "without stdout" % name)
+        parts = [data.get("stdout"), data.get("stderr")]
+        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
+    if data is None or isinstance(data, (str, bytes, list, tuple)):
+        return data
+    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
+
+
+def parse_rdma_link_filter(data, full=False):
+    """Filter: Parse iproute2 rdma link output into a list of RDMA ports."""
+    text = _text(data, "parse_rdma_link")
+    if full:
+        return parse_rdma_link_full(text)
+    return parse_rdma_link(text)
+
+
+class FilterModule(object):
+    """parse_rdma_link filter."""
+
+    def filters(self):
+        return {"parse_rdma_link": parse_rdma_link_filter}

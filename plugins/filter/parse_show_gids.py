@@ -1,0 +1,128 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: parse_show_gids
+short_description: Parse show_gids (or Huawei hiroce3 gids) output into a list of GID table entries
+version_added: 1.0.0
+description:
+  - Reads the GID table printed by MLNX_OFED/DOCA C(show_gids) (C(DEV PORT INDEX GID IPv4 VER DEV) columns, tabs
+    or spaces, empty cells allowed, C(n_gids_found=N) footer) and by Huawei C(hiroce3 gids) (C(ib_dev net_dev port
+    idx gid type ip link) columns, C(RoCE v2) types).
+  - Columns are mapped from the header; without one the C(show_gids) order is assumed.
+  - The parser never fails on odd text.
+options:
+  _input:
+    description:
+      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
+        null are accepted too.
+      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
+        is read as its C(stdout) followed by its C(stderr).
+    type: raw
+    required: true
+  full:
+    description:
+      - Return a dictionary with the list under C(gids) and the C(errors) the tool printed
+        (for example C(no_device), C(not_installed); the dictionary also has C(n_gids_found) and C(warnings)) instead of the list alone.
+    type: bool
+    default: false
+'''
+
+EXAMPLES = r'''
+- name: Read the GID tables
+  ansible.builtin.command: show_gids
+  register: gids
+  changed_when: false
+
+- name: RoCE v2 GID index with an IPv4 address, per device
+  ansible.builtin.debug:
+    msg: >-
+      {{ gids.stdout | clusterops.commcheck.parse_show_gids
+         | selectattr('version', 'equalto', 'v2') | selectattr('ipv4')
+         | items2dict(key_name='device', value_name='gid_index') }}
+'''
+
+RETURN = r'''
+_value:
+  description:
+    - One item per GID row, in output order; with O(full=true) a dictionary C({gids, n_gids_found, errors, warnings}).
+  type: list
+  elements: dict
+  contains:
+    device:
+      description: RDMA device name.
+      type: str
+      sample: mlx5_0
+    port:
+      description: Port number.
+      type: int
+      sample: 1
+    gid_index:
+      description: GID index.
+      type: int
+      sample: 3
+    gid:
+      description: The GID (lower case, as printed).
+      type: str
+      sample: "0000:0000:0000:0000:0000:ffff:0a6c:a424"
+    ipv4:
+      description: IPv4 address of the GID (from the IPv4 column, or from an IPv4-mapped GID), else null.
+      type: str
+      sample: 10.108.164.36
+    version:
+      description: RoCE version, C(v1) or C(v2) (null when not printed).
+      type: str
+      sample: v2
+    netdev:
+      description: Network device (null when not printed).
+      type: str
+      sample: eth01
+    type:
+      description: The type cell as printed (C(v2), C(RoCE v2)).
+      type: str
+    link:
+      description: Link state (C(hiroce3 gids) only).
+      type: str
+      sample: up
+'''
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_show_gids import (
+    parse_show_gids,
+    parse_show_gids_full,
+)
+
+
+def _text(data, name):
+    if isinstance(data, Mapping):
+        if "stdout" not in data:
+            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
+                                     "without stdout" % name)
+        parts = [data.get("stdout"), data.get("stderr")]
+        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
+    if data is None or isinstance(data, (str, bytes, list, tuple)):
+        return data
+    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
+
+
+def parse_show_gids_filter(data, full=False):
+    """Filter: Parse show_gids (or Huawei hiroce3 gids) output into a list of GID table entries."""
+    text = _text(data, "parse_show_gids")
+    if full:
+        return parse_show_gids_full(text)
+    return parse_show_gids(text)
+
+
+class FilterModule(object):
+    """parse_show_gids filter."""
+
+    def filters(self):
+        return {"parse_show_gids": parse_show_gids_filter}

@@ -1,0 +1,250 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""parse_iperf3 on real ``iperf3 -J`` outputs captured on loopback on the build machine.
+
+tests/fixtures/iperf3/ holds iperf 3.12 outputs (see its README.md for the
+commands). Expected numbers are computed from the JSON files themselves, so
+the tests check the parser's arithmetic and field choice, not constants.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import classify, parse_iperf3
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(REPO, "tests", "fixtures", "iperf3")
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def raw(name):
+    return json.loads(fixture(name))
+
+
+def gbps(block):
+    return round(block["bits_per_second"] / 1e9, 6)
+
+
+def test_every_fixture_has_a_test():
+    with open(os.path.abspath(__file__), encoding="utf-8") as handle:
+        source = handle.read()
+    names = [n for n in sorted(os.listdir(FIXTURES)) if n.endswith(".json")]
+    assert names, "no iperf3 fixtures"
+    assert not [n for n in names if '"%s"' % n not in source]
+
+
+def test_tcp_client():
+    data = raw("tcp_loopback.json")
+    result = parse_iperf3(fixture("tcp_loopback.json"))
+    assert result["ok"] is True and result["errors"] == []
+    assert result["sent_gbps"] == gbps(data["end"]["sum_sent"])
+    assert result["received_gbps"] == gbps(data["end"]["sum_received"])
+    assert result["retransmits"] == data["end"]["sum_sent"]["retransmits"]
+    assert result["sent_bytes"] == data["end"]["sum_sent"]["bytes"]
+    assert result["protocol"] == "TCP" and result["streams"] == 1 and result["duration_s"] == 1.0
+    assert result["reverse"] is False and result["bidirectional"] is False
+    assert result["role"] == "client"
+    assert result["remote_host"] == "127.0.0.1" and result["remote_port"] == 5299
+    assert result["cpu_host_percent"] == data["end"]["cpu_utilization_percent"]["host_total"]
+    assert result["cpu_remote_percent"] == data["end"]["cpu_utilization_percent"]["remote_total"]
+    assert result["interval_gbps"] == [gbps(i["sum"]) for i in data["intervals"]]
+    assert result["jitter_ms"] is None and result["bidir_reverse"] is None
+    assert result["version"] == "iperf 3.12"
+    assert result["sender_tcp_congestion"] == data["end"]["sender_tcp_congestion"]
+
+
+def test_tcp_reverse():
+    data = raw("tcp_reverse_loopback.json")
+    result = parse_iperf3(fixture("tcp_reverse_loopback.json"))
+    assert result["ok"] and result["reverse"] is True
+    assert result["received_gbps"] == gbps(data["end"]["sum_received"])
+    assert result["retransmits"] == data["end"]["sum_sent"]["retransmits"]
+
+
+def test_tcp_parallel_streams():
+    data = raw("tcp_parallel2_loopback.json")
+    result = parse_iperf3(fixture("tcp_parallel2_loopback.json"))
+    assert result["ok"] and result["streams"] == 2
+    assert len(data["end"]["streams"]) == 2
+    assert result["sent_gbps"] == gbps(data["end"]["sum_sent"])
+    per_stream = sum(s["sender"]["bits_per_second"] for s in data["end"]["streams"]) / 1e9
+    assert result["sent_gbps"] == pytest.approx(per_stream, rel=1e-3)
+
+
+def test_tcp_bidir():
+    data = raw("tcp_bidir_loopback.json")
+    result = parse_iperf3(fixture("tcp_bidir_loopback.json"))
+    assert result["ok"] and result["bidirectional"] is True
+    assert result["sent_gbps"] == gbps(data["end"]["sum_sent"])
+    reverse = result["bidir_reverse"]
+    assert reverse["sent_gbps"] == gbps(data["end"]["sum_sent_bidir_reverse"])
+    assert reverse["received_gbps"] == gbps(data["end"]["sum_received_bidir_reverse"])
+    assert reverse["retransmits"] == data["end"]["sum_sent_bidir_reverse"]["retransmits"]
+
+
+@pytest.mark.parametrize("name,reverse", [("udp_loopback.json", False), ("udp_reverse_loopback.json", True)])
+def test_udp(name, reverse):
+    data = raw(name)
+    result = parse_iperf3(fixture(name))
+    assert result["ok"] and result["protocol"] == "UDP" and result["reverse"] is reverse
+    received = data["end"]["sum_received"]
+    assert result["received_gbps"] == gbps(received)
+    assert result["jitter_ms"] == received["jitter_ms"]
+    assert result["lost_packets"] == received["lost_packets"] and result["packets"] == received["packets"]
+    assert result["lost_percent"] == received["lost_percent"]
+    assert result["retransmits"] is None
+    assert result["target_bitrate"] == 100000000
+
+
+def test_udp_old_format_with_sum_only():
+    # iperf3 before 3.5 or so printed only end.sum for UDP: built from the real file.
+    data = raw("udp_loopback.json")
+    old = {"start": data["start"], "intervals": data["intervals"],
+           "end": {"streams": data["end"]["streams"], "sum": data["end"]["sum"]}}
+    result = parse_iperf3(json.dumps(old))
+    assert result["ok"] and result["sent_gbps"] == result["received_gbps"] == gbps(data["end"]["sum"])
+    assert result["jitter_ms"] == data["end"]["sum"]["jitter_ms"]
+
+
+def test_server_side():
+    data = raw("server_side_tcp_loopback.json")
+    result = parse_iperf3(fixture("server_side_tcp_loopback.json"))
+    assert result["ok"] and result["role"] == "server"
+    assert result["received_gbps"] == gbps(data["end"]["sum_received"])
+    assert result["remote_host"] == data["start"]["accepted_connection"]["host"]
+
+
+def test_get_server_output():
+    data = raw("tcp_get_server_output_loopback.json")
+    assert "server_output_text" in data
+    result = parse_iperf3(fixture("tcp_get_server_output_loopback.json"))
+    assert result["ok"] and result["received_gbps"] == gbps(data["end"]["sum_received"])
+
+
+def test_connection_refused():
+    result = parse_iperf3(fixture("error_connection_refused.json"))
+    assert result["ok"] is False
+    assert [e["code"] for e in result["errors"]] == ["connection_refused"]
+    assert result["errors"][0]["message"] == "unable to connect to server: Connection refused"
+    assert result["errors"][0]["cause"] and result["errors"][0]["fix"]
+    assert result["sent_gbps"] is None and result["received_gbps"] is None
+
+
+def test_server_busy():
+    result = parse_iperf3(fixture("error_server_busy.json"))
+    assert [e["code"] for e in result["errors"]] == ["server_busy"]
+    assert not result["ok"]
+
+
+def test_text_around_json_and_merged_stderr():
+    text = ("warning: Report format (-f) flag ignored with JSON output\n[1,0]<stdout>:noise\n"
+            + fixture("tcp_loopback.json") + "\nConnection to host closed.\n")
+    result = parse_iperf3(text)
+    assert result["ok"] and result["received_gbps"] == gbps(raw("tcp_loopback.json")["end"]["sum_received"])
+    assert result["warnings"] == ["Report format (-f) flag ignored with JSON output"]
+    merged = fixture("error_connection_refused.json") + "\niperf3: error - unable to connect to server: Connection refused\n"
+    assert [e["code"] for e in parse_iperf3(merged)["errors"]] == ["connection_refused"]
+
+
+def test_concatenated_objects_take_the_last_complete():
+    text = fixture("tcp_loopback.json") + fixture("udp_loopback.json") + fixture("tcp_reverse_loopback.json")[:700]
+    result = parse_iperf3(text)
+    assert result["protocol"] == "UDP" and result["ok"]
+    assert any("incomplete JSON" in w for w in result["warnings"])
+
+
+def test_truncated_json():
+    text = fixture("tcp_loopback.json")
+    for cut in (1, 40, len(text) // 2, len(text) - 3):
+        result = parse_iperf3(text[:cut])
+        assert result["ok"] is False
+        assert result["errors"][0]["code"] == "truncated_json", cut
+    # The error string survives truncation of the rest.
+    error_text = fixture("error_connection_refused.json")
+    cut = error_text.index("Connection refused") + len("Connection refused") + 1  # just after the closing quote
+    result = parse_iperf3(error_text[:cut])
+    assert [e["code"] for e in result["errors"]] == ["truncated_json", "connection_refused"]
+    result = parse_iperf3(error_text[:cut - 10])  # inside the error string: nothing to salvage
+    assert [e["code"] for e in result["errors"]] == ["truncated_json"]
+
+
+def test_json_stream_events():
+    data = raw("tcp_loopback.json")
+    lines = [json.dumps({"event": "start", "data": data["start"]})]
+    lines += [json.dumps({"event": "interval", "data": i}) for i in data["intervals"]]
+    lines.append(json.dumps({"event": "end", "data": data["end"]}))
+    result = parse_iperf3("\n".join(lines))
+    assert result["ok"] and result["sent_gbps"] == gbps(data["end"]["sum_sent"])
+    assert len(result["interval_gbps"]) == len(data["intervals"])
+
+
+@pytest.mark.parametrize("text,code", [
+    ("", "no_output"),
+    (None, "no_output"),
+    ("Connecting to host 10.0.0.2, port 5201\n", "invalid_json"),
+    ("iperf3: error - unable to connect to server: No route to host\n", "no_route"),
+    ("iperf3: unrecognized option '--bidir'\n", "bad_option"),
+    ('{"start": {}, "intervals": [], "end": {}}', "no_results"),
+])
+def test_error_cases(text, code):
+    result = parse_iperf3(text)
+    assert result["ok"] is False
+    assert result["errors"][0]["code"] == code
+
+
+def test_classify_messages():
+    assert classify("unable to connect to server: Connection timed out") == "connect_timeout"
+    assert classify("unable to start listener for connections: Address already in use") == "listen_failed"
+    assert classify("control socket has closed unexpectedly") == "control_closed"
+    assert classify("unable to resolve host: Name or service not known") == "resolve_failed"
+    assert classify("something new") == "unknown"
+
+
+def test_bytes_input():
+    assert parse_iperf3(fixture("tcp_loopback.json").encode("utf-8"))["ok"]
+
+
+def _free_port():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+def test_live_iperf3_on_loopback():
+    """Run the real iperf3 once on loopback and parse what it prints now."""
+    port = str(_free_port())
+    server = subprocess.Popen(["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", port],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        proc = None
+        for _attempt in range(50):
+            proc = subprocess.run(["iperf3", "-J", "-c", "127.0.0.1", "-p", port, "-t", "1"],
+                                  capture_output=True, text=True, timeout=30, check=False)
+            result = parse_iperf3(proc.stdout + proc.stderr)
+            if not any(e["code"] == "connection_refused" for e in result["errors"]):
+                break
+            time.sleep(0.1)
+        assert result["ok"], result["errors"]
+        assert result["received_gbps"] > 0 and result["protocol"] == "TCP"
+        assert result["remote_port"] == int(port)
+    finally:
+        server.kill()
+        server.wait(timeout=10)
