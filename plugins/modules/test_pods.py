@@ -20,7 +20,7 @@ description:
   - With O(state=absent) deletes every pod of the run.
   - Runs C(kubectl) on the host the module runs on (normally the controller).
 author:
-  - commcheck developers
+  - commcheck developers (@clusterops)
 options:
   state:
     description: Whether the run's test pods should exist.

@@ -1,0 +1,174 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: cpu_governor
+short_description: Set the CPU frequency governor and return the previous ones for restoring
+version_added: 1.0.0
+description:
+  - Sets the cpufreq scaling governor of every CPU (or the CPUs in O(cpus)) to O(governor), for example
+    C(performance) for the duration of a bandwidth or latency test, and returns the previous governor of
+    each CPU in RV(previous) so a play can restore them in an C(always) block with O(governors).
+  - Writes only CPUs whose governor differs; C(changed) is true only when something was written.
+  - When the host has no cpufreq (many VMs, containers without it), nothing is done and
+    RV(skipped_reason) says why; that is not a failure.
+  - A governor a CPU does not list in C(scaling_available_governors) is refused before anything is written;
+    a write that fails restores the CPUs already written.
+author:
+  - commcheck developers (@clusterops)
+options:
+  governor:
+    description:
+      - Governor to set on the selected CPUs (for example V(performance)). Mutually exclusive with O(governors).
+    type: str
+  governors:
+    description:
+      - Governor per CPU (keys like C(cpu0) or C(0)), typically RV(previous) of an earlier run, to restore.
+      - Mutually exclusive with O(governor).
+    type: dict
+  cpus:
+    description:
+      - CPUs to change, as numbers, C(cpuN) names, ranges (C(0-7)) or comma lists; all CPUs with cpufreq
+        when empty.
+    type: list
+    elements: str
+    default: []
+  sysfs_root:
+    description: The directory that stands for C(/sys).
+    type: path
+    default: /sys
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would change without writing.
+  diff_mode:
+    support: full
+    description: Shows the governors of the changed CPUs before and after.
+  platform:
+    support: full
+    platforms: posix
+    description: Linux hosts with cpufreq; the host the module runs on.
+notes:
+  - Needs root to write C(/sys). It acts on the host the module runs on.
+seealso:
+  - module: clusterops.commcheck.rdma_facts
+'''
+
+EXAMPLES = r'''
+- name: Run the tests with the performance governor, then restore
+  block:
+    - name: Set the performance governor
+      clusterops.commcheck.cpu_governor:
+        governor: performance
+      register: commcheck_governor
+
+    - name: Run the RDMA tests
+      ansible.builtin.include_role:
+        name: clusterops.commcheck.rdma_perf
+  always:
+    - name: Restore the previous governors
+      clusterops.commcheck.cpu_governor:
+        governors: "{{ commcheck_governor.previous }}"
+      when: commcheck_governor.previous | default({}) | length > 0
+
+- name: Only the CPUs of NUMA node 0
+  clusterops.commcheck.cpu_governor:
+    governor: performance
+    cpus: ["0-15"]
+'''
+
+RETURN = r'''
+previous:
+  description: The governor of each selected CPU before the module ran (pass it to O(governors) to restore).
+  returned: always
+  type: dict
+  sample: {cpu0: powersave, cpu1: powersave}
+current:
+  description: The governor of each selected CPU after the module ran (what it would be, in check mode).
+  returned: always
+  type: dict
+  sample: {cpu0: performance, cpu1: performance}
+changed_cpus:
+  description: CPUs whose governor was (or, in check mode, would be) written.
+  returned: always
+  type: list
+  elements: str
+  sample: [cpu0, cpu1]
+skipped_reason:
+  description: Why nothing was done when the host has no cpufreq; absent otherwise.
+  returned: when the host has no cpufreq
+  type: str
+  sample: no cpufreq scaling_governor under /sys/devices/system/cpu (VM or cpufreq driver not loaded)
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.cpu_governor import (
+    GOVERNOR_NAME,
+    GovernorError,
+    apply_changes,
+    diff_text,
+    parse_cpu_list,
+    plan_changes,
+    read_cpus,
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            governor=dict(type="str"),
+            governors=dict(type="dict"),
+            cpus=dict(type="list", elements="str", default=[]),
+            sysfs_root=dict(type="path", default="/sys"),
+        ),
+        mutually_exclusive=[("governor", "governors")],
+        required_one_of=[("governor", "governors")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    governor = params["governor"]
+    if governor is not None and not GOVERNOR_NAME.match(governor):
+        module.fail_json(msg="governor %r is not a governor name" % governor)
+    try:
+        selected = parse_cpu_list(params["cpus"])
+        governors = None
+        if params["governors"] is not None:
+            governors = dict((k, v) for k, v in params["governors"].items())
+            for key in governors:
+                parse_cpu_list([key])
+    except GovernorError as exc:
+        module.fail_json(msg=str(exc))
+
+    cpus = read_cpus(params["sysfs_root"])
+    if not cpus:
+        module.exit_json(changed=False, previous={}, current={}, changed_cpus=[],
+                         skipped_reason="no cpufreq scaling_governor under %s/devices/system/cpu "
+                                        "(VM or cpufreq driver not loaded)" % params["sysfs_root"].rstrip("/"))
+    try:
+        targets, changes = plan_changes(cpus, governor=governor, governors=governors, selected=selected)
+    except GovernorError as exc:
+        module.fail_json(msg=str(exc))
+    previous = dict((name, cpus[name]["governor"]) for name in targets)
+    current = dict(previous)
+    current.update(dict((name, change[1]) for name, change in changes.items()))
+    result = dict(changed=bool(changes), previous=previous, current=current,
+                  changed_cpus=sorted(changes, key=lambda k: int(k[3:])))
+    if module._diff:
+        result["diff"] = {"before": diff_text(cpus, changes), "after": diff_text(cpus, changes, after=True),
+                          "before_header": "scaling_governor", "after_header": "scaling_governor"}
+    if changes and not module.check_mode:
+        try:
+            apply_changes(cpus, changes)
+        except GovernorError as exc:
+            module.fail_json(msg=str(exc), previous=previous)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

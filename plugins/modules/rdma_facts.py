@@ -1,0 +1,268 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: rdma_facts
+short_description: Discover RDMA devices, ports, GIDs and what is wrong with them
+version_added: 1.0.0
+description:
+  - Reads C(/sys/class/infiniband) (and the few other sysfs files RDMA depends on) directly, so it
+    works where the MLNX_OFED tools C(ibdev2netdev) and C(show_gids) are absent, and returns every
+    RDMA device with its ports, link state, rate, netdev and GID table as the fact C(commcheck_rdma).
+  - Chooses the GID index tests should use for each port, the RoCE v2 GID whose IPv4 address is the
+    netdev's address (O(subnet) chooses among several), none for InfiniBand unless O(ib_gid_index) asks.
+  - Reports findings with a severity, the device and port, a message and a fix, for example
+    C(no_rdma_devices), C(port_down), C(phys_state_polling), C(rate_below_expected), C(no_roce_v2_gid),
+    C(rdma_netns_exclusive), C(memlock_limited), C(cpu_governor_not_performance), C(perftest_missing),
+    C(gpudirect_module_missing), C(tool_mismatch).
+  - When C(ibdev2netdev), C(ibstat), C(ibv_devinfo), C(rdma) or C(show_gids) are installed it also runs
+    them and reports where they disagree with sysfs.
+  - With the C(kubectl) transport one C(kubectl exec) runs a fixed shell script that dumps the sysfs
+    files; the parsing happens where the module runs.
+  - Changes nothing.
+author:
+  - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
+options:
+  sysfs_root:
+    description:
+      - The directory that stands for C(/sys) (on the target, or inside the pod with the C(kubectl) transport).
+    type: path
+    default: /sys
+  expected_rate_gbps:
+    description:
+      - Link rate in Gb/s every ACTIVE port should run at; slower ports get a C(rate_below_expected) finding.
+      - When not set, ports of the same adapter type that run slower than their peers on the host get a
+        C(rate_inconsistent) finding instead.
+    type: float
+  subnet:
+    description:
+      - IPv4 network in CIDR form (for example C(10.10.0.0/16)); the chosen RoCE GID is the RoCE v2 GID
+        whose IPv4 address is in it. Use it when a netdev (or a VLAN on it) has several addresses.
+    type: str
+  ib_gid_index:
+    description:
+      - GID index to report for InfiniBand ports (when that slot is in use). InfiniBand needs none, so by
+        default their C(gid_index) is null.
+    type: int
+  tools:
+    description:
+      - Whether to run C(ibdev2netdev), C(ibstat), C(ibv_devinfo), C(rdma link) and C(show_gids) (those
+        installed) and cross-check them with sysfs.
+      - When not set, they run only if O(sysfs_root) is C(/sys) (with another root the tools would describe
+        a different tree).
+    type: bool
+  address_source:
+    description:
+      - Where the netdevs' IPv4 addresses come from.
+      - V(ip) runs C(ip -j -4 addr show) (C(ip -o -4 addr show) on old iproute2); V(gids) reads them from
+        the IPv4-mapped GIDs.
+      - V(auto) uses V(ip) when O(sysfs_root) is C(/sys) and C(ip) exists, else V(gids).
+    type: str
+    choices: [auto, ip, gids]
+    default: auto
+  timeout:
+    description: Deadline in seconds for reading sysfs (the dump command with the C(kubectl) transport).
+    type: int
+    default: 60
+attributes:
+  check_mode:
+    support: full
+    description: It only reads; check mode runs the same reads.
+  diff_mode:
+    support: none
+    description: Nothing changes, so there is nothing to diff.
+  facts:
+    support: full
+    description: Sets C(ansible_facts.commcheck_rdma).
+  platform:
+    support: full
+    platforms: posix
+    description: Linux hosts (it reads sysfs), or pods through O(transport=kubectl).
+notes:
+  - Unused GID slots (all-zero GIDs, type files the kernel refuses to read) are skipped.
+  - The memlock limit is read from C(/proc/self/limits) through the transport, so in a pod it is the pod's limit.
+seealso:
+  - module: clusterops.commcheck.cpu_governor
+'''
+
+EXAMPLES = r'''
+- name: Discover RDMA hardware
+  clusterops.commcheck.rdma_facts:
+    expected_rate_gbps: 400
+
+- name: Choose the RoCE GID on the storage network
+  clusterops.commcheck.rdma_facts:
+    subnet: 10.20.0.0/16
+
+- name: Print the GID index of each port
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.commcheck_rdma.gid_index }}"
+
+- name: Discover inside a test pod
+  clusterops.commcheck.rdma_facts:
+    transport: kubectl
+    kubectl:
+      namespace: commcheck
+      pod: commcheck-run1-node1
+  delegate_to: localhost
+
+- name: Read a saved sysfs tree without running the host's tools
+  clusterops.commcheck.rdma_facts:
+    sysfs_root: /tmp/node1-sys
+    tools: false
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: Facts set by the module.
+  returned: always
+  type: complex
+  contains:
+    commcheck_rdma:
+      description: What was found.
+      returned: always
+      type: complex
+      contains:
+        devices:
+          description:
+            - RDMA devices, sorted by name, each with C(name), C(hca_type), C(fw_ver), C(node_guid),
+              C(board_id), C(sys_image_guid), C(node_desc), C(numa_node), C(pci), C(bond) (null or
+              C(netdev), C(slaves), C(mode)) and C(ports).
+            - Each port has C(port) (int), C(state) (C(ACTIVE), C(DOWN), C(INIT), C(ARMED)), C(phys_state)
+              (C(LinkUp), C(Polling), C(Disabled), ...), C(link_layer) (C(Ethernet) or C(InfiniBand)),
+              C(rate_gbps), C(rate) (the kernel's text), C(lid), C(sm_lid), C(netdev), C(netdev_state),
+              C(netdev_mtu), C(active_mtu) (from C(ibv_devinfo) when it ran), C(ipv4) (addresses),
+              C(gids) (C(index), C(gid), C(type) C(IB/RoCE v1) or C(RoCE v2), C(netdev), C(ipv4) or null),
+              C(gid_index), C(gid_reason), C(counters) and C(hw_counters) (error counters).
+          type: list
+          elements: dict
+          sample:
+            - name: mlx5_0
+              hca_type: MT4129
+              fw_ver: 28.41.1000
+              node_guid: "b83f:d203:00a1:b2c4"
+              board_id: MT_0000000838
+              ports:
+                - port: 1
+                  state: ACTIVE
+                  phys_state: LinkUp
+                  link_layer: Ethernet
+                  rate_gbps: 400
+                  lid: 0
+                  sm_lid: 0
+                  netdev: ens1f0np0
+                  gids:
+                    - {index: 3, gid: "0000:0000:0000:0000:0000:ffff:0a00:0002", type: RoCE v2,
+                       netdev: ens1f0np0, ipv4: 10.0.0.2}
+                  gid_index: 3
+        findings:
+          description:
+            - Problems found, errors first, each with C(severity) (C(error), C(warning), C(info)), C(code),
+              C(device) and C(port) (null for host-wide findings), C(message) and C(fix).
+          type: list
+          elements: dict
+          sample:
+            - severity: error
+              code: port_down
+              device: mlx5_1
+              port: 1
+              message: mlx5_1 port 1 is DOWN (physical state Polling).
+              fix: "No link partner: check the cable/transceiver ..."
+        gid_index:
+          description: The chosen GID index per C(device/port) (null where none).
+          type: dict
+          sample: {"mlx5_0/1": 3, "mlx5_1/1": null}
+        summary:
+          description: Counts of devices, ports, active ports and findings by severity, and the worst severity.
+          type: dict
+          sample: {devices: 2, ports: 2, active_ports: 1, errors: 1, warnings: 0, infos: 0, worst: error}
+        host:
+          description:
+            - Host facts used by the findings, C(memlock) (C(soft), C(hard)), C(netns_mode), C(in_container),
+              C(perftest) (path or null), C(gpus), C(gpudirect_module), C(cpu_governors) (count per
+              governor), C(modules).
+          type: dict
+        records:
+          description:
+            - Results-contract records of this discovery (one C(discover) record and one C(finding) record
+              per finding) with C(host) null; the C(discover) role sets C(host) and publishes them.
+          type: list
+          elements: dict
+        sources:
+          description: Where the data came from (C(sysfs) C(fs) or C(dump), C(addresses) C(ip) or C(gids)) and
+            which tools ran.
+          type: dict
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.rdma_discovery import (
+    collect,
+    discovery_records,
+    subnet_error,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import (
+    TRANSPORT_ARGSPEC,
+    get_transport,
+)
+
+
+def main():
+    argument_spec = dict(
+        sysfs_root=dict(type="path", default="/sys"),
+        expected_rate_gbps=dict(type="float"),
+        subnet=dict(type="str"),
+        ib_gid_index=dict(type="int"),
+        tools=dict(type="bool"),
+        address_source=dict(type="str", default="auto", choices=["auto", "ip", "gids"]),
+        timeout=dict(type="int", default=60),
+    )
+    argument_spec.update(TRANSPORT_ARGSPEC)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    rate = params["expected_rate_gbps"]
+    if rate is not None and rate <= 0:
+        module.fail_json(msg="expected_rate_gbps must be a positive number of Gb/s, got %s" % rate)
+    error = subnet_error(params["subnet"])
+    if error:
+        module.fail_json(msg=error)
+    if params["ib_gid_index"] is not None and params["ib_gid_index"] < 0:
+        module.fail_json(msg="ib_gid_index must be 0 or more, got %s" % params["ib_gid_index"])
+    if params["timeout"] <= 0:
+        module.fail_json(msg="timeout must be positive, got %s" % params["timeout"])
+    root = params["sysfs_root"]
+    if not root or not root.startswith("/"):
+        module.fail_json(msg="sysfs_root must be an absolute path, got %r" % (root,))
+    transport = get_transport(module)
+    if not transport.remote and not os.path.isdir(root):
+        module.fail_json(msg="sysfs_root %s is not a directory" % root)
+
+    facts = collect(transport, sysfs_root=root, expected_rate_gbps=rate, subnet=params["subnet"] or None,
+                    ib_gid_index=params["ib_gid_index"], tools=params["tools"],
+                    address_source=params["address_source"], timeout=params["timeout"])
+    dump_errors = [e for e in facts["sources"]["sysfs_errors"] if e["code"] in ("dump_failed", "no_header")]
+    if dump_errors and not facts["devices"]:
+        module.fail_json(msg="cannot read %s through the %s transport: %s" % (
+            root, transport.name, "; ".join(e["message"] for e in dump_errors)))
+    facts["records"] = discovery_records(None, facts)
+    summary = facts["summary"]
+    module.exit_json(
+        changed=False,
+        ansible_facts={"commcheck_rdma": facts},
+        msg="%d RDMA device(s), %d port(s) (%d active); %d error(s), %d warning(s)" % (
+            summary["devices"], summary["ports"], summary["active_ports"], summary["errors"],
+            summary["warnings"]),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""CPU governor planning (pure) and applying on emulated sysfs trees."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import sys
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import cpu_governor as cg
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LAB = os.path.join(os.path.dirname(HERE), "lab")
+if LAB not in sys.path:
+    sys.path.insert(0, LAB)
+
+import sysfs_tree  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def _tree(tmp_path, governors):
+    root = str(tmp_path / "sys")
+    sysfs_tree.build_sysfs(root, [], cpus=governors)
+    return root
+
+
+def _gov(root, cpu):
+    with open(os.path.join(root, "devices/system/cpu/cpu%d/cpufreq/scaling_governor" % cpu)) as handle:
+        return handle.read().strip()
+
+
+def test_parse_cpu_list():
+    assert cg.parse_cpu_list(["0-2", "5", "cpu7", "9,11", 12]) == [
+        "cpu0", "cpu1", "cpu2", "cpu5", "cpu7", "cpu9", "cpu11", "cpu12"]
+    assert cg.parse_cpu_list([]) == []
+    for bad in (["3-1"], ["x"], ["cpu"], ["-1"]):
+        with pytest.raises(cg.GovernorError):
+            cg.parse_cpu_list(bad)
+
+
+def test_read_and_plan(tmp_path):
+    root = _tree(tmp_path, ["powersave", "performance", None, "ondemand"])
+    cpus = cg.read_cpus(root)
+    assert sorted(cpus) == ["cpu0", "cpu1", "cpu3"]          # cpu2 has no cpufreq
+    assert cpus["cpu0"]["governor"] == "powersave" and "performance" in cpus["cpu0"]["available"]
+    targets, changes = cg.plan_changes(cpus, governor="performance")
+    assert targets == {"cpu0": "performance", "cpu1": "performance", "cpu3": "performance"}
+    assert changes == {"cpu0": ("powersave", "performance"), "cpu3": ("ondemand", "performance")}
+    assert cg.diff_text(cpus, changes) == "cpu0: powersave\ncpu3: ondemand\n"
+    assert cg.diff_text(cpus, changes, after=True) == "cpu0: performance\ncpu3: performance\n"
+    changes = cg.plan_changes(cpus, governor="performance", selected=["cpu1"])[1]
+    assert changes == {}
+    changes = cg.plan_changes(cpus, governors={"cpu0": "ondemand", "3": "ondemand"})[1]
+    assert changes == {"cpu0": ("powersave", "ondemand")}
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"governor": "turbo"}, "does not offer the turbo governor"),
+    ({"governor": "performance", "selected": ["cpu2"]}, "cpu2 has no cpufreq"),
+    ({"governors": {"cpu9": "performance"}}, "cpu9 has no cpufreq"),
+    ({"governor": "perf; rm -rf /"}, "is not a governor name"),
+    ({}, "exactly one of"),
+    ({"governor": "performance", "governors": {}}, "exactly one of"),
+])
+def test_plan_refuses_bad_input(tmp_path, kwargs, message):
+    cpus = cg.read_cpus(_tree(tmp_path, ["powersave", "performance", None]))
+    with pytest.raises(cg.GovernorError) as err:
+        cg.plan_changes(cpus, **kwargs)
+    assert message in str(err.value)
+
+
+def test_apply_and_restore(tmp_path):
+    root = _tree(tmp_path, ["powersave", "performance", "schedutil"])
+    cpus = cg.read_cpus(root)
+    targets, changes = cg.plan_changes(cpus, governor="performance")
+    previous = dict((name, cpus[name]["governor"]) for name in targets)
+    assert cg.apply_changes(cpus, changes) == ["cpu0", "cpu2"]
+    assert [_gov(root, n) for n in range(3)] == ["performance"] * 3
+    cpus = cg.read_cpus(root)
+    changes = cg.plan_changes(cpus, governors=previous)[1]
+    cg.apply_changes(cpus, changes)
+    assert [_gov(root, n) for n in range(3)] == ["powersave", "performance", "schedutil"]
+
+
+def test_failed_write_rolls_back(tmp_path):
+    root = _tree(tmp_path, ["powersave", "powersave", "powersave"])
+    cpus = cg.read_cpus(root)
+    changes = cg.plan_changes(cpus, governor="performance")[1]
+    # cpu2's file turns into a directory: the write fails after cpu0 and cpu1 were written
+    path = cpus["cpu2"]["path"]
+    os.unlink(path)
+    os.mkdir(path)
+    with pytest.raises(cg.GovernorError) as err:
+        cg.apply_changes(cpus, changes)
+    assert "restored cpu0, cpu1" in str(err.value)
+    assert [_gov(root, n) for n in range(2)] == ["powersave", "powersave"]
+
+
+def test_no_cpufreq(tmp_path):
+    assert cg.read_cpus(_tree(tmp_path, [None, None])) == {}
+    assert cg.read_cpus(str(tmp_path / "nothing")) == {}
