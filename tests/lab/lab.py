@@ -59,6 +59,10 @@ SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PERFTEST_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw",
                   "ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat")
+# nccl-tests (<op>_perf) and hccl_test (<op>_test) binaries, emulated over MPI.
+NCCL_TEST_OPS = ("all_reduce", "all_gather", "broadcast", "reduce_scatter", "reduce", "alltoall", "sendrecv",
+                 "gather", "scatter")
+HCCL_TEST_OPS = ("all_reduce", "all_gather", "broadcast", "reduce_scatter", "reduce", "alltoall", "alltoallv")
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 RATE_RE = re.compile(r"^(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit)$")
 RATE_FACTOR = {"bit": 1, "kbit": 10 ** 3, "mbit": 10 ** 6, "gbit": 10 ** 9}
@@ -504,6 +508,32 @@ class Lab(object):
             self._shape(hrail["peer"], rate)
         self._record_shaping(entry["name"], rail, rate)
 
+    def slow_pair(self, host, peer, rate, rail=0):
+        """Slow only the traffic between host and peer on one rail (both directions), at host's port.
+
+        Like a bad cable or switch-port path between the two: host's veth for
+        that rail gets an htb root with the nominal rate for everything and
+        ``rate`` for packets to (egress in host) and from (egress of the
+        bridge-side end) the peer's rail address. ``heal`` removes it.
+        """
+        bps = parse_rate(rate)
+        entry = self.host(host)
+        peer_addr = self.address(peer, rail)
+        hrail = [r for r in entry["rails"] if r["rail"] == int(rail)][0]
+        nominal = parse_rate(self.rate) if self.rate else 10 * 10 ** 9
+        for dev, netns, match in ((hrail["netdev"], entry["netns"], "dst"), (hrail["peer"], None, "src")):
+            prefix = ["tc"] + (["-n", netns] if netns else [])
+            burst = str(max(256 * 1024, int(nominal / 8 * 0.002)))
+            run(prefix + ["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "10"])
+            run(prefix + ["class", "replace", "dev", dev, "parent", "1:", "classid", "1:10", "htb", "rate",
+                          "%dbit" % nominal, "burst", burst])
+            run(prefix + ["class", "replace", "dev", dev, "parent", "1:", "classid", "1:20", "htb", "rate",
+                          "%dbit" % bps, "burst", burst])
+            run(prefix + ["filter", "replace", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+                          "match", "ip", match, peer_addr + "/32", "flowid", "1:20"])
+        self.state.setdefault("slowed_pairs", {})["%s-%s:%s" % (entry["name"], peer, rail)] = rate
+        _write(os.path.join(self.dir, "state.json"), json.dumps(self.state, indent=1))
+
     def heal(self, host=None):
         """Put the nominal rate back on host (every host when None)."""
         for entry in self.state["hosts"]:
@@ -512,6 +542,8 @@ class Lab(object):
             for hrail in entry["rails"]:
                 self._shape(hrail["netdev"], self.rate, netns=entry["netns"])
                 self._shape(hrail["peer"], self.rate)
+            for key in [k for k in self.state.get("slowed_pairs", {}) if k.split("-", 1)[0] == entry["name"]]:
+                del self.state["slowed_pairs"][key]
             self._record_shaping(entry["name"], None, None)
 
     def _record_shaping(self, host, rail, rate):
@@ -716,6 +748,8 @@ def _inventory(lab):
         "ansible_ssh_private_key_file": os.path.join(d, "id_ed25519"),
         "ansible_ssh_common_args": "-F %s" % os.path.join(d, "ssh_config"),
         "ansible_python_interpreter": _python(),
+        "commcheck_collective_binary_dir": os.path.join(d, "bin"),
+        "commcheck_collective_allow_run_as_root": True,
         "commcheck_mpi_mca": {
             "plm_rsh_args": "-F %s" % os.path.join(d, "ssh_config"),
             "btl_tcp_if_include": rail0["subnet"],
@@ -741,6 +775,13 @@ def _launchers(lab):
         text = "#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s is emulated over TCP\nexec %s %s --tool %s \"$@\"\n" % (
             tool, _python(), emulator, tool)
         _write(os.path.join(bin_dir, tool), text, mode=0o755)
+    for ops, suffix, name in ((NCCL_TEST_OPS, "_perf", "nccl_tests_emulator.py"),
+                              (HCCL_TEST_OPS, "_test", "hccl_test_emulator.py")):
+        for op in ops:
+            text = ("#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s%s runs tests/lab/emulators/%s\n"
+                    "exec %s %s --emulate=%s \"$@\"\n" % (op, suffix, name, _python(),
+                                                          os.path.join(EMULATORS, name), op))
+            _write(os.path.join(bin_dir, op + suffix), text, mode=0o755)
 
 
 def _sysfs(lab, macs):
