@@ -1,0 +1,49 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action clusterops.commcheck.record: validate and normalize check records on the controller.
+
+Nothing runs on the target: the records are checked against the results
+contract, normalized, stripped of secret-looking keys and values, and returned
+as ``commcheck_records`` (which the commcheck_history callback writes out).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.history import (
+    RecordError,
+    normalize_records,
+)
+
+ARGUMENT_SPEC = dict(
+    records=dict(type="list", elements="dict", required=True),
+)
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        del validation
+        try:
+            records, redacted = normalize_records(args.get("records"))
+        except RecordError as exc:
+            result.update(failed=True, msg="clusterops.commcheck.record: %s" % exc)
+            return result
+        result.update(
+            changed=False,
+            commcheck_records=records,
+            redacted=redacted,
+            msg="%d record(s)" % len(records),
+        )
+        return result

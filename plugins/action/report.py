@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action clusterops.commcheck.report: compare a run with its history and write the report files.
+
+Runs on the controller only: reads the history directory, renders with the
+pure functions of module_utils/report_render.py and writes the files
+atomically (temporary file + rename) into ``report_dir``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import datetime
+import os
+import re
+import tempfile
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline as bl
+from ansible_collections.clusterops.commcheck.plugins.module_utils import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils import report_render as rr
+
+FORMATS = rr.FORMATS
+FILE_NAMES = rr.FILE_NAMES
+ARGUMENT_SPEC = rr.REPORT_ARGUMENT_SPEC
+
+
+def safe_dir_name(run_id):
+    """A run id as one directory name (no path separators, no leading dot)."""
+    name = re.sub(r"[^A-Za-z0-9_.+=-]", "_", str(run_id)).lstrip(".")
+    return name or "run"
+
+
+def write_atomic(path, text, mode=0o644):
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        try:
+            return self._run(args, result)
+        except (history.RecordError, ValueError, OSError) as exc:
+            result.update(failed=True, msg="clusterops.commcheck.report: %s" % exc)
+            return result
+
+    def _run(self, args, result):
+        if args["threshold"] < 0 or args["baseline_runs"] < 1 or args["min_runs"] < 1:
+            raise ValueError("threshold must be >= 0, baseline_runs and min_runs >= 1")
+        history_dir = args["history_dir"]
+        read_report = history.ReadReport()
+        run_id = args["run_id"]
+        until = None
+        records, _removed = history.normalize_records(args["records"])
+        if not records and args["history_run"]:
+            if not history_dir:
+                raise ValueError("history_run needs history_dir")
+            wanted = args["history_run"]
+            runs = [r for r in history.list_runs(history_dir, report=read_report) if r["records"]]
+            if wanted == "last":
+                runs = [r for r in runs if r["run_id"] != run_id] if run_id else runs
+                if not runs:
+                    raise ValueError("no run with records in %s" % history_dir)
+                chosen = runs[-1]
+            else:
+                chosen = next((r for r in runs if r["run_id"] == wanted), None)
+                if chosen is None:
+                    raise ValueError("run %r not found in %s" % (wanted, history_dir))
+            run_id = chosen["run_id"]
+            records = [r for r in history.query(history_dir, run_id=run_id, report=read_report)
+                       if r.get("kind") not in ("regression", "summary")]
+            first = history.parse_time(chosen["first"])
+            until = first - datetime.timedelta(microseconds=1) if first else None
+        compared = False
+        if args["compare"] and history_dir and records:
+            records = bl.compare_with_history(
+                records, history_dir, k=args["baseline_runs"], threshold=args["threshold"],
+                baseline_run=args["baseline_run"] or None, exclude_runs=[run_id] if run_id else [],
+                ignore_params=args["ignore_params"], thresholds=args["thresholds"], min_runs=args["min_runs"],
+                since=args["baseline_max_age"] or None, until=until, report=read_report)
+            compared = True
+        now = history.utc_now()
+        generated = history.format_time(now)
+        report_dir = os.path.abspath(os.path.expanduser(args["report_dir"]))
+        if args["run_subdir"]:
+            if not run_id:
+                run_id = history.new_run_id(now)
+            report_dir = os.path.join(report_dir, safe_dir_name(run_id))
+        summary = rr.summarize(records, run_id=run_id, generated=generated, report_dir=report_dir)
+        meta = {"baseline": {"k": args["baseline_runs"], "threshold": args["threshold"],
+                             "run": args["baseline_run"] or None, "history_dir": history_dir} if compared else None}
+        renderers = {
+            "md": lambda: rr.render_markdown(records, summary, meta),
+            "html": lambda: rr.render_html(records, summary, meta),
+            "json": lambda: rr.render_results_json(records, summary, meta),
+            "junit": lambda: rr.render_junit(records, summary, meta, regression_fails=args["regression_fails"]),
+            "prom": lambda: rr.render_prometheus(records, summary, meta, now=now),
+        }
+        files = dict((fmt, os.path.join(report_dir, FILE_NAMES[fmt])) for fmt in args["formats"])
+        summary["files"] = files
+        texts = dict((fmt, renderers[fmt]()) for fmt in args["formats"])
+        if not self._task.check_mode:
+            if not os.path.isdir(report_dir):
+                os.makedirs(report_dir, 0o755)
+            for fmt, text in texts.items():
+                write_atomic(files[fmt], text)
+        result.update(
+            changed=True,
+            run_id=run_id,
+            report_dir=report_dir,
+            files=files,
+            summary=summary,
+            summary_lines=rr.summary_lines(summary, files),
+            records=records,
+            regressions=bl.regressions(records),
+            regression_records=bl.regression_records(records),
+            history_problems=read_report.problems,
+        )
+        if read_report.problems:
+            result["warnings"] = ["skipped %d bad history line(s): %s" % (
+                len(read_report.problems),
+                "; ".join("%s:%s %s" % (p["file"], p["line"], p["reason"]) for p in read_report.problems[:3]))]
+        return result

@@ -1,0 +1,164 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: commcheck_history
+short_description: Query the commcheck JSON-lines history
+version_added: 1.0.0
+description:
+  - Reads the history that the C(clusterops.commcheck.commcheck_history) callback writes and returns the
+    records that match every filter given, oldest first.
+  - Streams the month files line by line and only opens the months that the time range can touch, so a
+    year of history (a million records) is queried in seconds.
+  - A torn last line (a writer that died mid-line) or a corrupt line is skipped and reported as a warning
+    (or an error, see O(on_bad_line)).
+  - Positional terms, when given, are kinds (the same as O(kind)).
+author:
+  - commcheck developers (@clusterops)
+options:
+  _terms:
+    description: Kinds of records to return (for example C(rdma_bw), C(tcp_bw)); the same as O(kind).
+    required: false
+  history_dir:
+    description: Directory of the history files.
+    type: path
+    default: ~/.ansible/commcheck/history
+    env:
+      - name: COMMCHECK_HISTORY_DIR
+    ini:
+      - section: commcheck_history
+        key: history_dir
+  kind:
+    description: Only records of this kind (or of any kind in the list).
+    type: list
+    elements: str
+  host:
+    description: Only records of this host (or any host in the list).
+    type: list
+    elements: str
+  peer:
+    description: Only records with this peer (or any in the list); C(null) matches records without a peer.
+    type: list
+    elements: str
+  run_id:
+    description: Only records of this run (or any run in the list).
+    type: list
+    elements: str
+  verdict:
+    description: Only records with this verdict (or any in the list).
+    type: list
+    elements: str
+  since:
+    description:
+      - Only records at or after this time; ISO 8601 (C(2026-01-31T12:00:00Z), C(2026-01-31)), epoch seconds,
+        or an age such as C(7d), C(12h), C(30m), C(2w).
+    type: str
+  until:
+    description: Only records at or before this time; the same forms as O(since).
+    type: str
+  last_runs:
+    description: Only the records of the N most recent runs (among the matching records).
+    type: int
+  limit:
+    description: At most this many records (the most recent ones).
+    type: int
+  include_summary:
+    description: Also return the C(kind=summary) lines; they are left out unless O(kind) asks for C(summary).
+    type: bool
+    default: false
+  query:
+    description: A JMESPath expression applied to the list of matching records (needs the C(jmespath) package).
+    type: str
+  on_bad_line:
+    description: What to do with torn or corrupt lines; they are always skipped.
+    type: str
+    choices: [warn, ignore, fail]
+    default: warn
+notes:
+  - The lookup runs on the controller and reads the controller's history directory.
+seealso:
+  - plugin: clusterops.commcheck.commcheck_history
+    plugin_type: callback
+'''
+
+EXAMPLES = r'''
+- name: RDMA write bandwidth of node-a over the last week
+  ansible.builtin.debug:
+    msg: "{{ lookup('clusterops.commcheck.commcheck_history', 'rdma_bw', host='node-a', since='7d') }}"
+
+- name: Failing links of the last three runs, as host/peer/value
+  ansible.builtin.debug:
+    msg: >-
+      {{ lookup('clusterops.commcheck.commcheck_history', kind=['rdma_bw', 'tcp_bw'], verdict='fail', last_runs=3,
+                query='[].{host: host, peer: peer, gbps: metrics.bw_gbps}') }}
+
+- name: Summaries of every run this month
+  ansible.builtin.set_fact:
+    runs: "{{ query('clusterops.commcheck.commcheck_history', 'summary', since='2026-01-01') }}"
+'''
+
+RETURN = r'''
+_list:
+  description:
+    - The matching records (dicts with C(schema), C(run_id), C(time), C(kind), C(host), C(peer), C(params),
+      C(metrics), C(verdict), C(cause), C(fix), C(evidence)), oldest first; or the result of O(query).
+  type: list
+  elements: raw
+'''
+
+from ansible.errors import AnsibleError
+from ansible.plugins.lookup import LookupBase
+from ansible.utils.display import Display
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import history
+
+display = Display()
+
+
+class LookupModule(LookupBase):
+
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        kinds = list(self.get_option("kind") or [])
+        for term in terms or []:
+            if isinstance(term, (list, tuple)):
+                kinds.extend(str(t) for t in term)
+            elif term:
+                kinds.append(str(term))
+        report = history.ReadReport()
+        directory = self.get_option("history_dir")
+        try:
+            result = history.query(
+                directory,
+                kind=kinds or None,
+                host=self.get_option("host"),
+                peer=self.get_option("peer"),
+                run_id=self.get_option("run_id"),
+                verdict=self.get_option("verdict"),
+                since=self.get_option("since"),
+                until=self.get_option("until"),
+                last_runs=self.get_option("last_runs"),
+                limit=self.get_option("limit"),
+                include_summary=True if self.get_option("include_summary") else None,
+                jmespath_query=self.get_option("query"),
+                report=report,
+            )
+        except (ValueError, OSError) as exc:
+            raise AnsibleError("commcheck_history lookup: %s" % exc)
+        problems = report.problems
+        if problems:
+            message = "commcheck_history lookup: skipped %d bad line(s) in %s: %s" % (
+                len(problems), directory,
+                "; ".join("%s:%s %s" % (p["file"], p["line"], p["reason"]) for p in problems[:5]))
+            mode = self.get_option("on_bad_line")
+            if mode == "fail":
+                raise AnsibleError(message)
+            if mode == "warn":
+                display.warning(message)
+        if self.get_option("query"):
+            return result if isinstance(result, list) else [result]
+        return result

@@ -1,0 +1,201 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: report
+short_description: Compare a commcheck run with its history and write the report files on the controller
+version_added: 1.0.0
+description:
+  - Compares every record of the run with its baseline from the history (the median, per metric, of the
+    last O(baseline_runs) passing runs of the same kind, host, peer and params, or the records of the run
+    O(baseline_run)) and flags regressions beyond O(threshold) in the record (C(regression)).
+  - "Writes into O(report_dir): C(report.md); a self-contained C(report.html) (bandwidth heat map per op as
+    inline SVG, latency table, collective bus bandwidth against message size, findings with fixes,
+    regressions, retests); C(results.json); C(junit.xml) (one testcase per check); C(commcheck.prom)
+    (Prometheus text format for node_exporter's textfile collector)."
+  - Files are written atomically (temporary file, then rename).
+  - This is an action plugin; it runs on the controller and reads and writes the controller's files only.
+author:
+  - commcheck developers (@clusterops)
+options:
+  records:
+    description:
+      - The run's records (results contract, as returned by M(clusterops.commcheck.record)).
+      - When empty and O(history_run) is set, the records of that run are read from the history.
+    type: list
+    elements: dict
+    default: []
+  report_dir:
+    description: Directory to write the report files into; created when missing.
+    type: path
+    required: true
+  run_subdir:
+    description: Write into a subdirectory of O(report_dir) named after the run id (a new id when there is none).
+    type: bool
+    default: false
+  run_id:
+    description:
+      - Id of this run; its own history records are left out of the baselines.
+      - The C(clusterops.commcheck.commcheck_history) callback exports it as C(COMMCHECK_RUN_ID).
+    type: str
+  history_dir:
+    description: History directory to read baselines (and O(history_run)) from. Without it nothing is compared.
+    type: path
+  history_run:
+    description:
+      - Render the report of this past run from the history when O(records) is empty; C(last) for the latest
+        run with records (other than O(run_id)). Its baselines come from the runs before it.
+    type: str
+  compare:
+    description: Compare records with their baselines from O(history_dir).
+    type: bool
+    default: true
+  baseline_runs:
+    description: K, the number of most recent passing runs whose median is the baseline.
+    type: int
+    default: 5
+  baseline_run:
+    description: Use the records of this run as the baseline instead of the median of the last passing runs.
+    type: str
+  baseline_max_age:
+    description:
+      - Only history newer than this is used for baselines; an age such as C(90d), C(12w), or an ISO 8601 time.
+      - Without it the whole history may be read when a check has fewer than O(baseline_runs) passing runs.
+    type: str
+  min_runs:
+    description: Compare only when the baseline has at least this many runs.
+    type: int
+    default: 1
+  threshold:
+    description:
+      - Relative change that counts as a regression, for example C(0.2) flags bandwidth more than 20% below,
+        or latency more than 20% above, its baseline.
+    type: float
+    default: 0.2
+  thresholds:
+    description: 'Per-metric thresholds that replace O(threshold), for example C({"lat_us": 0.5}).'
+    type: dict
+    default: {}
+  ignore_params:
+    description:
+      - Params left out when matching a record with its history; the default leaves out how a check was
+        scheduled (round, step, port, which side was server or client, duration), not what it measured.
+    type: list
+    elements: str
+    default: [round, step, tcp_port, server, client, duration, iterations, attempt, retest]
+  formats:
+    description: Which files to write.
+    type: list
+    elements: str
+    choices: [md, html, json, junit, prom]
+    default: [md, html, json, junit, prom]
+  regression_fails:
+    description: Report a regression of a passing check as a C(failure) of type C(regression) in C(junit.xml).
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: In check mode everything is computed and returned, and no file is written.
+  diff_mode:
+    support: none
+    description: No diff.
+  platform:
+    support: full
+    platforms: all
+    description: Runs on the controller.
+seealso:
+  - module: clusterops.commcheck.record
+  - plugin: clusterops.commcheck.commcheck_history
+    plugin_type: lookup
+'''
+
+EXAMPLES = r'''
+- name: Write the report of this run, compared with the last 5 passing runs
+  clusterops.commcheck.report:
+    records: "{{ hostvars['localhost'].commcheck_run_records | default([]) }}"
+    run_id: "{{ lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID') }}"
+    report_dir: /var/lib/commcheck/reports/{{ lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID') }}
+    history_dir: /var/lib/commcheck/history
+    threshold: 0.15
+  delegate_to: localhost
+  run_once: true
+  register: commcheck_report
+
+- name: Re-render the latest run from the history alone
+  clusterops.commcheck.report:
+    history_dir: /var/lib/commcheck/history
+    history_run: last
+    report_dir: /tmp/commcheck-last
+  delegate_to: localhost
+  run_once: true
+'''
+
+RETURN = r'''
+run_id:
+  description: Id of the rendered run.
+  returned: success
+  type: str
+  sample: 20260131T020000Z-1a2b3c
+report_dir:
+  description: Absolute path of the report directory.
+  returned: success
+  type: str
+  sample: /var/lib/commcheck/reports/20260131T020000Z-1a2b3c
+files:
+  description: Path of each file written (or that would be written in check mode), by format.
+  returned: success
+  type: dict
+  sample: {html: /r/report.html, md: /r/report.md, json: /r/results.json, junit: /r/junit.xml, prom: /r/commcheck.prom}
+summary:
+  description: >-
+    The run's summary, also published with C(set_stats) by the report role: verdict, total, counts by
+    verdict, by_kind, bad_hosts, bad_links, regressions, regressed_hosts, regressed_links, files.
+  returned: success
+  type: dict
+  sample: {"verdict": "fail", "total": 12, "counts": {"pass": 10, "fail": 2}, "bad_hosts": ["node-c"], "bad_links": ["node-a<->node-c"]}
+summary_lines:
+  description: A short fixed-width summary table, one line per item.
+  returned: success
+  type: list
+  elements: str
+records:
+  description: The run's records with C(baseline) and C(regression) (null or the regressed metrics) set.
+  returned: success
+  type: list
+  elements: dict
+regressions:
+  description: One entry per regressed metric (check, metric, value, baseline, change, threshold, baseline_runs).
+  returned: success
+  type: list
+  elements: dict
+regression_records:
+  description: One C(kind=regression) record per regressed check, ready for M(clusterops.commcheck.record).
+  returned: success
+  type: list
+  elements: dict
+history_problems:
+  description: Torn or corrupt history lines that were skipped (file, line, reason).
+  returned: success
+  type: list
+  elements: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.report_render import REPORT_ARGUMENT_SPEC
+
+
+def main():
+    module = AnsibleModule(argument_spec=REPORT_ARGUMENT_SPEC, supports_check_mode=True)
+    module.fail_json(msg="clusterops.commcheck.report runs as an action plugin on the controller; "
+                         "it cannot run as a module on a managed host")
+
+
+if __name__ == "__main__":
+    main()

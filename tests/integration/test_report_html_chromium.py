@@ -1,0 +1,131 @@
+# -*- coding: utf-8 -*-
+"""The report role's HTML in headless Chromium: the heat maps render (DOM has the SVG, screenshot not blank)."""
+import itertools
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import history, report_render
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV_BIN = os.path.dirname(sys.executable)
+HOSTS = ["n1", "n2", "n3", "n4"]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+
+
+def _records(slow=None, bw=95.0):
+    recs = []
+    for op in ("write", "read"):
+        for host, peer in itertools.permutations(HOSTS, 2):
+            value = 30.0 if slow in (host, peer) else bw
+            recs.append({"kind": "rdma_bw", "host": host, "peer": peer, "params": {"op": op, "device": "mlx5_0"},
+                         "metrics": {"bw_gbps": value, "expected_gbps": 100.0},
+                         "verdict": "pass" if value >= 90 else "fail",
+                         "cause": None if value >= 90 else "low bandwidth", "fix": None if value >= 90 else "check"})
+    return recs
+
+
+def _chromium(args, tmp_path, timeout=120):
+    argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-dev-shm-usage", "--user-data-dir=%s" % (tmp_path / "chromium-profile")] + args
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=timeout)
+
+
+def png_pixels(path):
+    """Decode an 8-bit RGB/RGBA non-interlaced PNG (what Chromium writes) into (width, height, rows of tuples)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", None
+    while pos < len(data):
+        length, ctype = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+        if ctype == b"IHDR":
+            width, height, depth, color, _c, _f, interlace = struct.unpack(">IIBBBBB", chunk)
+            assert depth == 8 and color in (2, 6) and interlace == 0
+            bpp = 3 if color == 2 else 4
+        elif ctype == b"IDAT":
+            idat += chunk
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows, prev, i = [], bytearray(stride), 0
+    for _y in range(height):
+        ftype, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+        i += 1 + stride
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if ftype == 1:
+                line[x] = (line[x] + a) & 255
+            elif ftype == 2:
+                line[x] = (line[x] + b) & 255
+            elif ftype == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif ftype == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
+        prev = line
+    return width, height, rows
+
+
+def _near(color, target, tolerance=12):
+    return all(abs(a - b) <= tolerance for a, b in zip(color, target))
+
+
+def _hex(color):
+    return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def test_report_html_renders_heat_maps_in_chromium(tmp_path):
+    hist = str(tmp_path / "history")
+    for i in range(2):
+        history.append_records(hist, history.normalize_records(_records(bw=95.0 + i))[0], "base-%d" % i)
+    extra = {"commcheck_report_records": _records(slow="n3"), "commcheck_history_dir": hist,
+             "commcheck_report_dir": str(tmp_path / "reports"), "commcheck_run_id": "slow-run",
+             "commcheck_report_publish_regressions": False}
+    (tmp_path / "extra.json").write_text(json.dumps(extra))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"), ANSIBLE_NOCOLOR="1")
+    env.pop("ANSIBLE_CALLBACKS_ENABLED", None)
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), os.path.join(REPO, "playbooks", "report.yml"),
+                           "-e", "@%s" % (tmp_path / "extra.json")], env=env, capture_output=True, text=True,
+                          check=False, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = tmp_path / "reports" / "slow-run" / "report.html"
+    assert "bad hosts: n3" in proc.stdout  # the summary table at the end of the play
+    url = "file://%s" % report
+
+    dom = _chromium(["--dump-dom", url], tmp_path)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert dom.stdout.count('<svg xmlns="http://www.w3.org/2000/svg" class="heatmap"') == 2
+    assert dom.stdout.count('class="cell v-') == 24  # 12 pairs x 2 ops
+    assert dom.stdout.count('stroke="#000000" stroke-width="3"') == 12  # n3's links regressed, in both ops
+
+    shot = tmp_path / "shot.png"
+    res = _chromium(["--window-size=1200,1400", "--hide-scrollbars", "--screenshot=%s" % shot, url], tmp_path)
+    assert res.returncode == 0 and shot.exists(), res.stderr[-2000:]
+    width, height, rows = png_pixels(str(shot))
+    assert (width, height) == (1200, 1400)
+    colors = set()
+    for row in rows[::4]:
+        colors.update(row[::4])
+    assert len(colors) > 20, "screenshot looks blank"
+    low = _hex(report_render.fraction_color(0.3))    # n3's links: 30 of 100 Gb/s
+    good = _hex(report_render.fraction_color(0.95))  # every other link
+    low_px = sum(1 for row in rows for px in row if _near(px, low))
+    good_px = sum(1 for row in rows for px in row if _near(px, good))
+    # each heat-map cell is 44x44 px: 12 low and 12 good cells per op, minus text and borders
+    assert low_px > 12 * 44 * 20, low_px
+    assert good_px > 12 * 44 * 20, good_px

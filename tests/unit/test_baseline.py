@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+"""Baselines (median of the last K passing runs, or a named run) and regressions."""
+import datetime
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline, history
+
+UTC = datetime.timezone.utc
+T0 = datetime.datetime(2026, 5, 1, tzinfo=UTC)
+
+
+def _rec(run, day, host="a", peer="b", bw=100.0, lat=None, verdict="pass", kind="rdma_bw", **params):
+    metrics = {"bw_gbps": bw, "expected_gbps": 100.0}
+    if lat is not None:
+        metrics = {"lat_us": lat}
+    return {"schema": 1, "run_id": run, "time": history.format_time(T0 + datetime.timedelta(days=day)),
+            "kind": kind, "host": host, "peer": peer, "params": params or {"op": "write", "size": 65536},
+            "metrics": metrics, "verdict": verdict}
+
+
+@pytest.mark.parametrize("name, direction", [
+    ("bw_gbps", baseline.HIGHER), ("busbw_gbs", baseline.HIGHER), ("algbw_gbs", baseline.HIGHER),
+    ("msg_rate_mpps", baseline.HIGHER), ("received_gbps", baseline.HIGHER),
+    ("lat_us", baseline.LOWER), ("t_typical_us", baseline.LOWER), ("p99_us", baseline.LOWER),
+    ("avg_time_us", baseline.LOWER), ("expected_gbps", baseline.IGNORED), ("fraction", baseline.IGNORED),
+    ("retransmits", baseline.IGNORED), ("duration_s", baseline.IGNORED), ("robust_z", baseline.IGNORED),
+    ("bw_gbps_change", baseline.IGNORED),
+])
+def test_metric_direction(name, direction):
+    assert baseline.metric_direction(name) == direction
+
+
+def test_median():
+    assert baseline.median([3, 1, 2]) == 2
+    assert baseline.median([4, 1, 2, 3]) == 2.5
+    assert baseline.median([]) is None
+
+
+def test_baseline_is_median_of_last_k_passing_runs_of_the_same_check():
+    hist = [_rec("r%d" % i, i, bw=bw) for i, bw in enumerate([10, 100, 98, 50, 102, 99, 101])]
+    hist[3]["verdict"] = "fail"                         # a failing run never counts
+    hist.append(_rec("rX", 8, host="z", bw=1))          # another host: another check
+    hist.append(_rec("rY", 9, bw=1, op="read", size=65536))  # other params: another check
+    current = [_rec("now", 10, bw=70)]
+    [out] = baseline.compare(current, hist, k=5)
+    # last 5 passing: r1 100, r2 98, r4 102, r5 99, r6 101 -> median 100 (r0's 10 is older than K)
+    assert out["baseline"]["metrics"]["bw_gbps"] == 100
+    assert out["baseline"]["n"] == 5
+    assert out["regression"]["metrics"]["bw_gbps"]["change"] == -0.3
+    assert out["regression"]["baseline_runs"] == ["r1", "r2", "r4", "r5", "r6"]
+    assert "expected_gbps" not in out["baseline"]["metrics"]
+
+
+def test_within_threshold_is_not_a_regression_and_improvement_never_is():
+    hist = [_rec("r1", 1, bw=100)]
+    small, better = baseline.compare([_rec("n", 2, bw=85), _rec("n", 2, bw=150, host="a")], hist, threshold=0.2)
+    assert small["regression"] is None and small["baseline"]["changes"]["bw_gbps"]["change"] == -0.15
+    assert better["regression"] is None
+
+
+def test_latency_regresses_upwards_and_per_metric_thresholds():
+    hist = [_rec("r1", 1, lat=2.0, kind="rdma_lat")]
+    [out] = baseline.compare([_rec("n", 2, lat=2.6, kind="rdma_lat")], hist, threshold=0.2)
+    assert out["regression"]["metrics"]["lat_us"]["change"] == 0.3
+    [out] = baseline.compare([_rec("n", 2, lat=2.6, kind="rdma_lat")], hist, threshold=0.2, thresholds={"lat_us": 0.5})
+    assert out["regression"] is None
+
+
+def test_current_run_is_excluded_and_no_history_means_no_baseline():
+    hist = [_rec("now", 1, bw=10)]
+    [out] = baseline.compare([_rec("now", 1, bw=10)], hist, exclude_runs=["now"])
+    assert out["baseline"] is None and out["regression"] is None
+
+
+def test_min_runs():
+    hist = [_rec("r1", 1, bw=100)]
+    [out] = baseline.compare([_rec("n", 2, bw=10)], hist, min_runs=2)
+    assert out["regression"] is None
+    [out] = baseline.compare([_rec("n", 2, bw=10)], hist + [_rec("r2", 2, bw=100)], min_runs=2)
+    assert out["regression"] is not None
+
+
+def test_named_baseline_run_is_used_even_if_it_is_not_the_latest():
+    hist = [_rec("golden", 1, bw=200), _rec("r2", 2, bw=100), _rec("r3", 3, bw=100)]
+    [out] = baseline.compare([_rec("n", 4, bw=120)], hist, baseline_run="golden")
+    assert out["baseline"]["runs"] == ["golden"]
+    assert out["regression"]["metrics"]["bw_gbps"]["baseline"] == 200
+
+
+def test_several_records_of_one_check_in_one_run_count_as_one_run():
+    hist = [_rec("r1", 1, bw=100), _rec("r1", 1, bw=100), _rec("r1", 1, bw=100), _rec("r2", 2, bw=50)]
+    [out] = baseline.compare([_rec("n", 3, bw=75)], hist, k=2)
+    assert out["baseline"]["n"] == 2 and out["baseline"]["metrics"]["bw_gbps"] == 75
+
+
+def test_ignore_params():
+    hist = [_rec("r1", 1, bw=100, op="write", round=1)]
+    [out] = baseline.compare([_rec("n", 2, bw=10, op="write", round=3)], hist)
+    assert out["baseline"] is None
+    [out] = baseline.compare([_rec("n", 2, bw=10, op="write", round=3)], hist, ignore_params=["round"])
+    assert out["regression"] is not None
+
+
+def test_compare_with_history_streams_from_files(tmp_path):
+    d = str(tmp_path)
+    for i in range(3):
+        history.append_records(d, [_rec("x", 0, host=h, peer=p, bw=100) for h, p in (("a", "b"), ("b", "c"))],
+                               "r%d" % i, when=T0 + datetime.timedelta(days=i))
+    history.append_records(d, [_rec("x", 0, host="a", peer="b", bw=10)], "now", when=T0 + datetime.timedelta(days=5))
+    current = [_rec("now", 5, host="a", peer="b", bw=10), _rec("now", 5, host="b", peer="c", bw=99)]
+    out = baseline.compare_with_history(current, d, exclude_runs=["now"])
+    assert out[0]["regression"]["metrics"]["bw_gbps"]["baseline"] == 100
+    assert out[1]["regression"] is None
+    regs = baseline.regressions(out)
+    assert len(regs) == 1 and regs[0]["host"] == "a" and regs[0]["metric"] == "bw_gbps"
+    [reg] = baseline.regression_records(out)
+    assert reg["kind"] == "regression" and reg["verdict"] == "warn" and reg["params"]["check_kind"] == "rdma_bw"
+    assert "-90%" in reg["cause"]
+    history.normalize_records([reg])  # a valid record for the record action
+
+
+def test_filter_plugin_is_a_thin_wrapper():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_compare import FilterModule
+
+    compare = FilterModule().filters()["commcheck_compare"]
+    hist = [_rec("r1", 1, bw=100, round=0, tcp_port=1)]
+    [out] = compare([_rec("n", 2, bw=50, round=3, tcp_port=2)], hist)  # scheduling params ignored by default
+    assert out["regression"]["metrics"]["bw_gbps"]["change"] == -0.5
+    with pytest.raises(AnsibleFilterError):
+        compare({"not": "a list"}, hist)

@@ -1,0 +1,320 @@
+# -*- coding: utf-8 -*-
+"""Report renderers: summary, Markdown, self-contained HTML/SVG, results.json, JUnit, Prometheus."""
+import itertools
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline, history
+from ansible_collections.clusterops.commcheck.plugins.module_utils import report_render as rr
+
+HOSTS = ["node-a", "node-b", "node-c", "node-d"]
+
+
+def _run(slow=None, run_id="r", bw=95.0):
+    recs = []
+    for op in ("write", "read"):
+        for host, peer in itertools.permutations(HOSTS, 2):
+            value = 40.0 if slow in (host, peer) else bw
+            recs.append({"kind": "rdma_bw", "host": host, "peer": peer,
+                         "params": {"op": op, "device": "mlx5_0", "size": 65536},
+                         "metrics": {"bw_gbps": value, "expected_gbps": 100.0},
+                         "verdict": "pass" if value >= 90 else "fail",
+                         "cause": None if value >= 90 else "%.0f Gb/s is below 90%% of 100 Gb/s" % value,
+                         "fix": None if value >= 90 else "check the cable and port counters of %s" % slow})
+    recs.append({"kind": "rdma_lat", "host": "node-a", "peer": "node-b", "params": {"op": "write", "size": 2},
+                 "metrics": {"lat_us": 1.9, "p99_us": 2.4}, "verdict": "pass"})
+    for exp in range(10, 28, 3):
+        recs.append({"kind": "collective", "host": "node-a", "params": {"op": "all_reduce", "size": 2 ** exp,
+                                                                        "nodes": HOSTS},
+                     "metrics": {"busbw_gbs": min(90.0, 2 ** exp / 2 ** 20)}, "verdict": "pass"})
+    recs.append({"kind": "finding", "host": "node-d", "verdict": "error", "cause": "memlock limit 64 KiB",
+                 "fix": "set memlock unlimited"})
+    recs.append({"kind": "tcp_bw", "host": "node-a", "peer": "node-b", "params": {"op": "tcp"},
+                 "metrics": {"bw_gbps": 9.0}, "verdict": "flaky"})
+    recs.append({"kind": "rdma_bw", "host": "node-a", "peer": "node-b",
+                 "params": {"op": "write", "device": "mlx5_0", "size": 65536, "retest": True, "retest_purpose": "as_is"},
+                 "metrics": {"bw_gbps": 96.0, "expected_gbps": 100.0}, "verdict": "pass"})
+    recs.append({"kind": "discover", "host": "node-b", "verdict": "skipped", "cause": "no RDMA device"})
+    return history.normalize_records(recs)[0]
+
+
+@pytest.fixture(name="compared")
+def _compared():
+    hist = []
+    for i in range(3):
+        for rec in _run(run_id="r%d" % i, bw=95 + i):
+            hist.append(dict(rec, run_id="r%d" % i, time="2026-05-0%dT00:00:00.000000Z" % (i + 1)))
+    return baseline.compare(_run(slow="node-c"), hist, exclude_runs=["now"])
+
+
+def test_summary_names_the_slow_host_and_its_links(compared):
+    summary = rr.summarize(compared, run_id="now")
+    assert summary["bad_hosts"] == ["node-c", "node-d"]  # node-c from its links, node-d from its finding
+    assert summary["bad_links"] == ["node-a<->node-c", "node-b<->node-c", "node-c<->node-d"]
+    assert summary["regressed_hosts"] == ["node-c"]
+    assert summary["regressed_links"] == summary["bad_links"]
+    assert summary["regressions"] == 12
+    assert summary["counts"]["fail"] == 12 and summary["counts"]["error"] == 1
+    assert summary["counts"]["skipped"] == 1 and summary["counts"]["flaky"] == 1
+    assert summary["total"] == len(compared)
+    assert summary["verdict"] == "fail"
+
+
+def test_summary_of_a_clean_run_passes():
+    summary = rr.summarize([r for r in _run() if r["verdict"] == "pass"])
+    assert summary["verdict"] == "pass" and summary["bad_hosts"] == [] and summary["bad_links"] == []
+
+
+def test_one_bad_link_does_not_blame_a_host():
+    recs = _run()
+    recs[0]["verdict"] = "fail"
+    summary = rr.summarize(recs)
+    assert summary["bad_links"] == ["node-a<->node-b"]
+    assert "node-a" not in summary["bad_hosts"] and "node-b" not in summary["bad_hosts"]
+
+
+def test_heatmaps_one_per_op_with_fractions(compared):
+    maps = dict((hm["title"], hm) for hm in rr.heatmaps(compared))
+    assert sorted(maps) == ["rdma_bw read", "rdma_bw write", "tcp_bw tcp"]
+    write = maps["rdma_bw write"]
+    assert write["hosts"] == HOSTS and not write["relative"]
+    cell = write["cells"][("node-a", "node-c")]
+    assert cell["fraction"] == 0.4 and cell["verdict"] == "fail" and cell["regression"]
+    assert write["cells"][("node-a", "node-b")]["regression"] is None
+    assert ("node-a", "node-a") not in write["cells"]
+    assert maps["tcp_bw tcp"]["relative"]  # no expected bandwidth: fraction of the best pair
+
+
+def test_heatmap_cell_keeps_the_worst_record_of_a_pair():
+    recs = [{"kind": "rdma_bw", "host": "a", "peer": "b", "params": {"op": "write", "device": d},
+             "metrics": {"bw_gbps": v, "expected_gbps": 100}, "verdict": "pass" if v > 90 else "fail"}
+            for d, v in (("mlx5_0", 99), ("mlx5_1", 50), ("mlx5_2", 97))]
+    [hm] = rr.heatmaps(recs)
+    cell = hm["cells"][("a", "b")]
+    assert cell["value"] == 50 and cell["count"] == 3 and cell["verdict"] == "fail"
+
+
+def test_fraction_colors():
+    assert rr.fraction_color(0) == "#d73027"
+    assert rr.fraction_color(1) == "#1a9850" and rr.fraction_color(1.7) == "#1a9850"
+    assert rr.fraction_color(None) == "#dddddd"
+    assert rr.fraction_color(0.5) == "#fc8d59"
+
+
+class _Collector(HTMLParser):
+    def __init__(self):
+        HTMLParser.__init__(self)
+        self.tags, self.attrs, self.stack, self.errors = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+
+
+def test_html_is_self_contained_with_one_svg_heat_map_per_op(compared):
+    summary = rr.summarize(compared, run_id="now", generated="2026-05-09T00:00:00.000000Z")
+    page = rr.render_html(compared, summary, {"baseline": {"k": 5, "threshold": 0.2}})
+    parser = _Collector()
+    parser.feed(page)
+    assert parser.tags.count("svg") == 4  # 3 heat maps + the busbw chart
+    assert page.count('class="heatmap"') == 3
+    assert page.count('class="busbw"') == 1 and "<polyline" in page
+    assert "script" not in parser.tags and "link" not in parser.tags and "img" not in parser.tags
+    for name, value in parser.attrs:
+        if name in ("src", "href"):
+            pytest.fail("external reference %s=%s" % (name, value))
+    assert 'stroke="#000000" stroke-width="3"' in page  # regression marks
+    assert "Findings and fixes" in page and "set memlock unlimited" in page
+    assert "Regressions" in page and "-58.3%" in page  # 40 against the median 96
+    assert "Retests" in page and "Latency" in page
+    assert page.startswith("<!DOCTYPE html>")
+
+
+def test_html_escapes_everything():
+    recs = [{"kind": "rdma_bw", "host": "<script>alert(1)</script>", "peer": "b&c", "params": {"op": "\"x\""},
+             "metrics": {"bw_gbps": 1.0}, "verdict": "fail", "cause": "<b>bad</b>", "fix": "x", "evidence": ["<i>"]}]
+    page = rr.render_html(recs, rr.summarize(recs))
+    assert "<script>" not in page and "<b>bad</b>" not in page and "<i>" not in page
+    assert "&lt;script&gt;" in page
+
+
+def test_markdown_sections(compared):
+    summary = rr.summarize(compared, run_id="now")
+    text = rr.render_markdown(compared, summary, {"baseline": {"k": 5, "threshold": 0.2}})
+    for heading in ("# commcheck report: run now", "## Regressions", "## Findings", "## Bandwidth: rdma_bw write",
+                    "## Latency (us)", "## Collectives", "## Retests", "## Checks by kind"):
+        assert heading in text, heading
+    assert "Bad hosts: node-c, node-d" in text
+    assert "| node-c | 40 (40%) **!** (regr.) |" in text
+    assert "median of the last 5 passing runs; threshold 20%" in text
+
+
+def test_results_json(compared):
+    summary = rr.summarize(compared, run_id="now")
+    doc = json.loads(rr.render_results_json(compared, summary, {"baseline": {"k": 5}}))
+    assert doc["schema"] == rr.RESULTS_SCHEMA and doc["run_id"] == "now"
+    assert len(doc["records"]) == len(compared) and len(doc["regressions"]) == 12
+    assert doc["summary"]["bad_hosts"] == ["node-c", "node-d"]
+
+
+def test_junit_one_testcase_per_check(compared):
+    summary = rr.summarize(compared, run_id="now")
+    root = ET.fromstring(rr.render_junit(compared, summary).encode("utf-8"))
+    cases = root.findall(".//testcase")
+    assert len(cases) == len(compared)
+    assert len(set(c.get("name") for c in cases)) == len(cases)
+    assert int(root.get("tests")) == len(compared)
+    failures = root.findall(".//failure")
+    assert len(failures) == 12 and all(f.get("type") == "fail" for f in failures)  # regressions that also failed
+    assert len(root.findall(".//error")) == 1 and len(root.findall(".//skipped")) == 1
+    assert int(root.get("failures")) == 12 and int(root.get("errors")) == 1
+    flaky = [c for c in cases if c.find("system-out") is not None]
+    assert len(flaky) == 1 and "flaky" in flaky[0].find("system-out").text
+
+
+def test_junit_regression_of_a_passing_check_is_a_failure_unless_turned_off():
+    hist = [{"run_id": "r1", "time": "2026-01-01T00:00:00.000000Z", "kind": "tcp_bw", "host": "a", "peer": "b",
+             "params": {}, "metrics": {"bw_gbps": 10.0}, "verdict": "pass"}]
+    recs = baseline.compare([{"kind": "tcp_bw", "host": "a", "peer": "b", "params": {}, "metrics": {"bw_gbps": 5.0},
+                              "verdict": "pass"}], hist)
+    root = ET.fromstring(rr.render_junit(recs, rr.summarize(recs)))
+    [failure] = root.findall(".//failure")
+    assert failure.get("type") == "regression" and "-50.0%" in failure.get("message")
+    root = ET.fromstring(rr.render_junit(recs, rr.summarize(recs), regression_fails=False))
+    assert root.findall(".//failure") == []
+
+
+def test_junit_strips_control_characters():
+    recs = [{"kind": "x", "host": "a", "verdict": "fail", "cause": "bad\x00\x1b[31m", "evidence": ["\x07bell"]}]
+    ET.fromstring(rr.render_junit(history.normalize_records(recs)[0], rr.summarize(recs)))
+
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
+
+
+def _parse_prom(text):
+    """Strict enough check of the text exposition format; returns {name: [(labels, value)]}."""
+    families, types, current = {}, {}, None
+    assert text.endswith("\n")
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            current = line.split(" ")[2]
+            assert current not in families, "family %s split" % current
+            families[current] = []
+            continue
+        if line.startswith("# TYPE "):
+            _h, _t, name, kind = line.split(" ")
+            assert name == current and kind == "gauge"
+            types[name] = kind
+            continue
+        match = _SAMPLE.match(line)
+        assert match, line
+        name, _b, labels_text, value = match.groups()
+        assert name == current, line
+        labels = {}
+        rest = labels_text or ""
+        while rest:
+            lm = _LABEL.match(rest)
+            assert lm, line
+            labels[lm.group(1)] = lm.group(2)
+            rest = rest[lm.end():]
+        families[name].append((labels, float(value)))
+    for name, samples in families.items():
+        keys = set(tuple(sorted(labels)) for labels, _v in samples)
+        assert len(keys) == 1, "inconsistent label names in %s" % name
+        series = [tuple(sorted(labels.items())) for labels, _v in samples]
+        assert len(series) == len(set(series)), "duplicate series in %s" % name
+    return families
+
+
+def test_prometheus_text_format(compared):
+    summary = rr.summarize(compared, run_id="now")
+    families = _parse_prom(rr.render_prometheus(compared, summary))
+    bw = families["commcheck_rdma_bw_gbps"]
+    assert len(bw) == 24
+    labels, value = [s for s in bw if s[0]["host"] == "node-a" and s[0]["peer"] == "node-c"
+                     and s[0]["op"] == "write"][0]
+    assert value == 40 and labels["device"] == "mlx5_0"
+    assert "commcheck_rdma_lat_us" in families and "commcheck_collective_busbw_gbs" in families
+    verdicts = families["commcheck_check_verdict"]
+    assert len(verdicts) == len(compared) - 1  # the retest run is left out
+    assert families["commcheck_checks"] and dict((s[0]["verdict"], s[1]) for s in families["commcheck_checks"])["fail"] == 12
+    assert families["commcheck_regressions"][0][1] == 12
+    assert families["commcheck_last_run_timestamp_seconds"][0][1] > 1.7e9
+    assert families["commcheck_last_run_info"][0][0] == {"run_id": "now"}
+    assert len(families["commcheck_check_regression_change_ratio"]) == 12
+
+
+def test_prometheus_escapes_and_dedupes():
+    recs = [{"kind": "tcp-bw", "host": 'h"1\\', "peer": "p\nq", "params": {"op": "x", "host": "shadow"},
+             "metrics": {"bw_gbps": 1.5, "note": "text"}, "verdict": "pass"}] * 2
+    text = rr.render_prometheus(recs, rr.summarize(recs))
+    families = _parse_prom(text)
+    assert len(families["commcheck_tcp_bw_gbps"]) == 1
+    assert 'host="h\\"1\\\\"' in text and 'peer="p\\nq"' in text
+
+
+@pytest.mark.parametrize("kind, metric, name", [
+    ("rdma_bw", "bw_gbps", "commcheck_rdma_bw_gbps"), ("rdma_lat", "lat_us", "commcheck_rdma_lat_us"),
+    ("tcp_bw", "bw_gbps", "commcheck_tcp_bw_gbps"), ("collective", "busbw_gbs", "commcheck_collective_busbw_gbs"),
+    ("rdma_bw", "expected_gbps", "commcheck_rdma_bw_expected_gbps"), ("rdma_lat", "lat", "commcheck_rdma_lat"),
+])
+def test_prom_metric_names(kind, metric, name):
+    assert rr.prom_metric_name(kind, metric) == name
+
+
+def test_collective_series_from_rows_and_sizes():
+    recs = [{"kind": "collective", "host": "pool", "params": {"op": "all_reduce"}, "verdict": "pass",
+             "metrics": {"rows": [{"bytes": 1024, "out_of_place": {"busbw_gbs": 1.0}},
+                                  {"bytes": 2048, "busbw_gbs": 2.0}]}},
+            {"kind": "collective", "host": "pool", "params": {"op": "all_reduce", "size": 4096},
+             "metrics": {"busbw_gbs": 3.0}, "verdict": "fail"}]
+    [series] = rr.collective_series(recs)
+    assert series["points"] == [(1024, 1.0), (2048, 2.0), (4096, 3.0)] and series["verdict"] == "fail"
+    assert "<polyline" in rr.svg_busbw_chart([series])
+
+
+def test_summary_lines():
+    summary = rr.summarize(_run(slow="node-c"), run_id="x")
+    lines = rr.summary_lines(summary, {"html": "/r/report.html"})
+    assert lines[0] == "commcheck run x: FAIL"
+    assert lines[-1] == "report: /r/report.html"
+    assert "bad hosts: node-c, node-d" in lines
+
+
+def test_empty_run_renders_everything():
+    summary = rr.summarize([], run_id="empty")
+    assert summary["total"] == 0 and summary["verdict"] == "pass"
+    assert "No bandwidth results" in rr.render_html([], summary)
+    assert "None." in rr.render_markdown([], summary)
+    ET.fromstring(rr.render_junit([], summary))
+    _parse_prom(rr.render_prometheus([], summary))
+
+
+def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
+    original = {"kind": "rdma_bw", "host": "a", "peer": "b", "params": {"op": "write", "rail": 0},
+                "metrics": {"bw_gbps": 40.0, "expected_gbps": 100.0}, "verdict": "flaky"}
+    retest = {"kind": "rdma_bw", "host": "a", "peer": "b",
+              "params": {"op": "write", "rail": 0, "retest": True, "retest_purpose": "as_is", "retest_id": "r1-0"},
+              "metrics": {"bw_gbps": 98.0, "expected_gbps": 100.0}, "verdict": "pass"}
+    summary_rec = {"kind": "retest_summary", "host": "*", "peer": None, "params": {"check": "rdma"},
+                   "metrics": {"retests": 1}, "verdict": "fail", "cause": "1 retest(s)"}
+    recs = history.normalize_records([original, retest, summary_rec])[0]
+    [hm] = rr.heatmaps(recs)
+    assert hm["cells"][("a", "b")]["value"] == 40.0 and hm["cells"][("a", "b")]["count"] == 1
+    summary = rr.summarize(recs)
+    assert "*" not in summary["bad_hosts"]
+    text = rr.render_markdown(recs, summary)
+    assert "## Retests" in text and "retest_summary" in text
+    families = _parse_prom(rr.render_prometheus(recs, summary))
+    assert len(families["commcheck_rdma_bw_gbps"]) == 1
+    assert not any("retest_id" in labels for labels, _v in families["commcheck_rdma_bw_gbps"])
+    assert "commcheck_retest_summary_retests" in families
+    compared = baseline.compare(recs, [dict(original, run_id="old", time="2026-01-01T00:00:00.000000Z",
+                                            verdict="pass", metrics={"bw_gbps": 99.0})])
+    assert compared[0]["regression"] is not None and compared[1]["regression"] is None
