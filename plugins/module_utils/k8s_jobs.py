@@ -6,6 +6,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import (
     APP_LABEL,
     RUN_LABEL,
@@ -118,3 +119,55 @@ def pod_templates(manifest):
     if manifest.get("kind") == "MPIJob":
         return [r["template"] for r in manifest["spec"]["mpiReplicaSpecs"].values()]
     return [t["template"] for t in manifest["spec"]["tasks"]]
+
+
+# Where Volcano's ssh/svc plugins put the worker host list in the master pod.
+VOLCANO_HOSTFILE = "/etc/volcano/mpiworker.host"
+JOB_KINDS = ("mpijob", "volcano")
+_COLLECTIVE_KEYS = ("library", "operation", "gpus_per_node", "gpus_per_process", "min_bytes", "max_bytes",
+                    "step_factor", "iterations", "warmup_iterations", "check", "datatype", "reduce_op", "root",
+                    "env", "mca", "mpirun", "allow_run_as_root", "binary_dir")
+
+
+def launcher_command(kind, nodes, collective=None):
+    """The launcher argv of an MPIJob / Volcano Job that runs one collective test.
+
+    mpi-operator gives the launcher its hostfile (OMPI_MCA_orte_default_hostfile),
+    Volcano's ssh/svc plugins write /etc/volcano/mpiworker.host; either way the
+    command names no hosts. ``collective`` takes the collective module's
+    options (library, operation, gpus_per_node, sizes, env, mca, ...).
+    Raises mpi_cmd.MpiCmdError on bad input.
+    """
+    if kind not in JOB_KINDS:
+        raise mpi_cmd.MpiCmdError("kind must be one of %s, got %r" % (", ".join(JOB_KINDS), kind))
+    if not nodes:
+        raise mpi_cmd.MpiCmdError("nodes must be a non-empty list")
+    opts = dict(collective or {})
+    unknown = sorted(set(opts) - set(_COLLECTIVE_KEYS))
+    if unknown:
+        raise mpi_cmd.MpiCmdError("unknown collective options: %s" % ", ".join(unknown))
+    library = opts.get("library") or "nccl"
+    operation = opts.get("operation") or "all_reduce"
+    params = mpi_cmd.test_params(
+        library, operation, min_bytes=opts.get("min_bytes", "32M"), max_bytes=opts.get("max_bytes", "8G"),
+        step_factor=opts.get("step_factor", 2), iterations=opts.get("iterations", 20),
+        warmup_iterations=opts.get("warmup_iterations", 5), check=opts.get("check", 1),
+        datatype=opts.get("datatype"), reduce_op=opts.get("reduce_op", "sum"), root=opts.get("root", 0),
+        gpus_per_process=opts.get("gpus_per_process", 1), gpus_per_node=opts.get("gpus_per_node", 1))
+    program = mpi_cmd.binary_argv(mpi_cmd.binary_path(library, operation, opts.get("binary_dir")), params)
+    hosts = [{"address": mpi_cmd.check_host(str(n)), "slots": 4096, "name": str(n)} for n in nodes]
+    layout = mpi_cmd.ranks_layout(library, hosts, params["gpus_per_node"], params["gpus_per_process"])
+    argv = [mpi_cmd.check_value("mpirun", opts.get("mpirun") or "mpirun")]
+    if opts.get("allow_run_as_root"):
+        argv.append("--allow-run-as-root")
+    argv += ["-np", str(layout["np"]), "--map-by", "ppr:%d:node" % layout["processes_per_node"]]
+    if kind == "volcano":
+        argv += ["--hostfile", VOLCANO_HOSTFILE]
+    env = dict(opts.get("env") or {})
+    if library == "nccl":
+        env.setdefault("NCCL_DEBUG", "INFO")
+    for key, value in mpi_cmd.check_env(env).items():
+        argv += ["-x", "%s=%s" % (key, value)]
+    for key, value in mpi_cmd.check_mca(opts.get("mca")).items():
+        argv += ["--mca", key, value]
+    return argv + list(program)

@@ -12,6 +12,7 @@ import re
 RUN_LABEL = "commcheck.clusterops.io/run"
 NODE_LABEL = "commcheck.clusterops.io/node"
 APP_LABEL = "app.kubernetes.io/name"
+CONTAINER_NAME = "commcheck"
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 NETWORK_STATUS_ANNOTATIONS = ("k8s.v1.cni.cncf.io/network-status", "k8s.v1.cni.cncf.io/networks-status")
 
@@ -113,7 +114,7 @@ def build_pod_manifest(params, node):
     if gpus:
         resources[params.get("gpu_resource") or "nvidia.com/gpu"] = str(gpus)
     container = {
-        "name": "commcheck",
+        "name": CONTAINER_NAME,
         "image": params["image"],
         "imagePullPolicy": params.get("image_pull_policy") or "IfNotPresent",
         "command": [str(c) for c in (params.get("command") or ["sleep", "infinity"])],

@@ -135,6 +135,19 @@ options:
     description: Delete the run's pods when they do not become Ready in time.
     type: bool
     default: true
+  mpi_agent_dir:
+    description:
+      - When set, installs into every test pod, in this directory, Open MPI's remote agent C(kubexec.sh)
+        (a constant script that starts a command in another test pod with C(kubectl exec), as mpi-operator does)
+        and its C(kubexec.conf) (which pod each address and name stands for), so C(mpirun) started in any pod
+        reaches the others with C(--mca plm_rsh_agent <dir>/kubexec.sh) (see RV(mpi_agent.mca)).
+      - The pods need C(kubectl) (O(mpi_agent_kubectl)) and a service account allowed to exec into pods;
+        C(clusterops.commcheck.commcheck_kubexec_rbac) renders one.
+    type: str
+  mpi_agent_kubectl:
+    description: The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or a path).
+    type: str
+    default: kubectl
   kubeconfig:
     description: Path of the kubeconfig file; its contents are never logged.
     type: path
@@ -170,6 +183,16 @@ EXAMPLES = r'''
     shm_size: 8Gi
   register: pods
 
+- name: Test pods from which mpirun reaches the others with kubectl exec
+  clusterops.commcheck.test_pods:
+    run_id: "{{ commcheck_run_id }}"
+    namespace: commcheck
+    nodes: [gpu-node-01, gpu-node-02]
+    image: ghcr.io/example/commcheck-tools:latest
+    service_account: commcheck
+    mpi_agent_dir: /tmp/commcheck-kubexec
+  register: pods
+
 - name: Delete them again
   clusterops.commcheck.test_pods:
     run_id: "{{ commcheck_run_id }}"
@@ -184,16 +207,48 @@ pods:
   type: list
   elements: dict
   contains:
-    name: {description: Pod name., type: str, returned: always}
-    namespace: {description: Namespace., type: str, returned: always}
-    node: {description: Node the pod runs on., type: str, returned: always}
-    pod_ip: {description: The pod's primary IP., type: str, returned: when known}
-    host_ip: {description: The node's IP., type: str, returned: when known}
-    phase: {description: Pod phase., type: str, returned: when known}
-    ready: {description: Whether the pod is Ready., type: bool, returned: always}
-    networks: {description: Secondary networks from the network-status annotation (name, interface, ips, default, mac)., type: list, returned: always}
-    network_ips: {description: IPs on secondary networks., type: list, returned: always}
-    address: {description: The address tests should use (first secondary IP, else the pod IP)., type: str, returned: when known}
+    name:
+      description: Pod name.
+      type: str
+      returned: always
+    namespace:
+      description: Namespace.
+      type: str
+      returned: always
+    node:
+      description: Node the pod runs on.
+      type: str
+      returned: always
+    pod_ip:
+      description: The pod's primary IP.
+      type: str
+      returned: when known
+    host_ip:
+      description: The node's IP.
+      type: str
+      returned: when known
+    phase:
+      description: Pod phase.
+      type: str
+      returned: when known
+    ready:
+      description: Whether the pod is Ready.
+      type: bool
+      returned: always
+    networks:
+      description: Secondary networks from the network-status annotation (name, interface, ips, default, mac).
+      type: list
+      elements: dict
+      returned: always
+    network_ips:
+      description: IPs on secondary networks.
+      type: list
+      elements: str
+      returned: always
+    address:
+      description: The address tests should use (the first secondary IP, else the pod IP).
+      type: str
+      returned: when known
 manifests:
   description: The pod manifests asked for.
   returned: always
@@ -209,6 +264,28 @@ deleted:
   returned: always
   type: list
   elements: str
+mpi_agent:
+  description: The MPI remote agent installed into the pods.
+  returned: when O(mpi_agent_dir) is set and O(state=present)
+  type: dict
+  contains:
+    path:
+      description: Path of C(kubexec.sh) inside the pods.
+      type: str
+      returned: always
+    mca:
+      description: Open MPI MCA options for C(mpirun) in a pod (C(plm_rsh_agent) and C(plm_rsh_no_tree_spawn)).
+      type: dict
+      returned: always
+    config:
+      description: The C(kubexec.conf) text (C(host ADDRESS POD CONTAINER) lines).
+      type: str
+      returned: always
+    installed:
+      description: Pods whose agent files were written (not those already up to date).
+      type: list
+      elements: str
+      returned: always
 '''
 
 import json
@@ -218,7 +295,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import (
+    CONTAINER_NAME,
     RUN_LABEL,
     build_pod_manifest,
     manifest_differs,
@@ -227,7 +306,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods impo
     selectable_nodes,
     validate_params,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport, KubectlTransport
 
 POLL_S = 2
 
@@ -302,6 +381,32 @@ def wait_ready(kubectl, run_id, names, timeout):
         time.sleep(POLL_S)
 
 
+def mpi_agent(module, kubectl, pods):
+    """The agent's files for these pods; installed into each pod unless in check mode."""
+    params = module.params
+    try:
+        config = kubexec.agent_config(pods, params["namespace"], container=CONTAINER_NAME,
+                                      kubectl=params["mpi_agent_kubectl"])
+        info = {"path": kubexec.agent_path(params["mpi_agent_dir"]),
+                "mca": kubexec.mca_options(params["mpi_agent_dir"]), "config": config, "installed": []}
+        if module.check_mode:
+            return info
+        for pod in pods:
+            transport = KubectlTransport(pod=pod["name"], namespace=params["namespace"], container=CONTAINER_NAME,
+                                         context=params["context"], kubeconfig=params["kubeconfig"],
+                                         binary=kubectl.base[0])
+            changed = kubexec.install(transport, params["mpi_agent_dir"], config)[0]
+            if changed:
+                info["installed"].append(pod["name"])
+    except kubexec.KubexecError as exc:
+        raise AgentError(str(exc))
+    return info
+
+
+class AgentError(Exception):
+    pass
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -313,7 +418,7 @@ def main():
             name_prefix=dict(type="str", default="commcheck"),
             image=dict(type="str"),
             image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),
-            image_pull_secrets=dict(type="list", elements="str", default=[]),
+            image_pull_secrets=dict(type="list", elements="str", default=[], no_log=False),
             command=dict(type="list", elements="str", default=["sleep", "infinity"]),
             resources=dict(type="dict", default={}),
             gpus=dict(type="int", default=0),
@@ -330,6 +435,8 @@ def main():
             active_deadline_seconds=dict(type="int", default=7200),
             wait_timeout=dict(type="int", default=300),
             delete_on_failure=dict(type="bool", default=True),
+            mpi_agent_dir=dict(type="str"),
+            mpi_agent_kubectl=dict(type="str", default="kubectl"),
             kubeconfig=dict(type="path", no_log=True),
             context=dict(type="str"),
             kubectl_binary=dict(type="path"),
@@ -341,6 +448,12 @@ def main():
     errors = validate_params(params)
     if params["gpus"] < 0 or params["wait_timeout"] <= 0 or params["active_deadline_seconds"] < 0:
         errors.append("gpus and active_deadline_seconds must be >= 0 and wait_timeout > 0")
+    if params["mpi_agent_dir"]:
+        try:
+            kubexec.check_dir(params["mpi_agent_dir"])
+            kubexec.check_kubectl(params["mpi_agent_kubectl"])
+        except kubexec.KubexecError as exc:
+            errors.append(str(exc))
     if errors:
         module.fail_json(msg="invalid test pod parameters: " + "; ".join(errors), errors=errors)
 
@@ -374,6 +487,11 @@ def main():
     result["diff"] = dict(before={"pods": sorted(existing)}, after={"pods": names})
     if module.check_mode:
         result["pods"] = [pod_summary(existing[n]) for n in names if n in existing and n not in replace]
+        if params["mpi_agent_dir"] and result["pods"]:
+            try:
+                result["mpi_agent"] = mpi_agent(module, kubectl, result["pods"])
+            except AgentError as exc:
+                module.fail_json(msg=str(exc), **result)
         module.exit_json(**result)
 
     kubectl.delete(result["deleted"], params["wait_timeout"])
@@ -386,6 +504,14 @@ def main():
             kubectl.delete(names, params["wait_timeout"])
         module.fail_json(msg="test pods did not become Ready: " + "; ".join(
             "%s: %s" % (n, r) for n, r in sorted(problems.items())), problems=problems, **result)
+    if params["mpi_agent_dir"]:
+        try:
+            result["mpi_agent"] = mpi_agent(module, kubectl, pods)
+        except AgentError as exc:
+            if params["delete_on_failure"]:
+                kubectl.delete(names, params["wait_timeout"])
+            module.fail_json(msg=str(exc), **result)
+        result["changed"] = result["changed"] or bool(result["mpi_agent"]["installed"])
     module.exit_json(**result)
 
 

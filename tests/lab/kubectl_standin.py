@@ -1,37 +1,100 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """kubectl STAND-IN for the lab (tests only; never shipped in plugins/).
 
-It understands the subset of kubectl the collection uses and maps it onto
-the lab:
+This is NOT kubectl and talks to no API server. It understands the subset of
+kubectl the collection uses and maps it onto the lab, behaving like kubectl
+where the collection depends on it:
 
-- ``exec POD [-c C] -- argv…`` runs argv in the lab host (network namespace)
-  that stands for the pod's node: ``ip netns exec NS argv…``;
-- ``apply -f FILE``, ``get pods/pod …  -o json``, ``delete pod …`` and
-  ``wait`` work on a JSON state file instead of an API server. Pods are Ready
-  at once; their IPs are the lab host's addresses (rail 0 as pod IP, rail 1+
-  as Multus secondary networks when the pod asks for networks).
+- ``exec POD [-c C] -- argv…`` runs argv in the lab host that stands for the
+  pod's node: in its network (and UTS) namespace (``nsenter -t PID -n -u``
+  when the node has a ``pid``, else ``ip netns exec NS``), with the pod's own
+  environment (the node's ``env``, like an image's ENV; never the caller's),
+  stdin closed. Like real kubectl exec, the command is NOT a child of the
+  local process group: killing the local kubectl leaves it running (only a
+  remote ``kill`` or the pod's deletion ends it). The exit status comes back
+  (128+N for a signal), with kubectl's ``command terminated with exit code N``
+  on stderr. Each exec is logged in the events file.
+- ``apply -f FILE`` (a Pod or a List of Pods), ``get pods|pod NAME… [-l SEL]
+  -o json``, ``get nodes [-l SEL] -o json``, ``delete pod NAME…|-l SEL`` and
+  ``wait`` work on a JSON state file instead of an API server. Pods on a
+  known node are Running and Ready at once; pod IP = the node's first address
+  (rail 0); with ``k8s.v1.cni.cncf.io/networks`` the Multus
+  ``network-status`` annotation lists rail 1, 2… as the secondary networks'
+  IPs. A pod on an unknown node stays Pending (Unschedulable). Pods are
+  immutable: applying a different spec to an existing pod is refused, as the
+  API server does.
+- Deleting a pod kills every process that was started in it (they carry
+  ``COMMCHECK_STANDIN_POD=<ns>/<pod>`` in their environment), as the kubelet
+  does when a container ends; what it had to kill is logged as a ``delete``
+  event (tests assert that nothing was left for it to kill).
+- Unknown flags are refused (``error: unknown flag``), a ``--kubeconfig`` file
+  must exist, a ``-c`` container must be one of the pod's.
 
-Configuration: env COMMCHECK_KUBECTL_STANDIN (a JSON file):
-``{"state": "/path/state.json", "nodes": {"node1": {"netns": "ns", "addresses": ["10.0.0.2", …]}}}``
+Configuration: env ``COMMCHECK_KUBECTL_STANDIN`` names a JSON file::
+
+  {"state": "/path/state.json",          # pods; events go to <state>.events (JSON lines)
+   "nodes": {"node1": {"netns": "ns", "pid": 1234, "addresses": ["10.0.0.2", ...],   # no netns/pid: this machine
+                       "env": {"PATH": "..."}, "labels": {"k": "v"},
+                       "ready": true, "unschedulable": false}}}
 """
 import fcntl
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 
 NETWORKS = "k8s.v1.cni.cncf.io/networks"
 STATUS = "k8s.v1.cni.cncf.io/network-status"
+MARKER = "COMMCHECK_STANDIN_POD"
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+GLOBAL_FLAGS = {"-n": "namespace", "--namespace": "namespace", "--kubeconfig": "kubeconfig",
+                "--context": "context", "--request-timeout": "request-timeout"}
+VERB_FLAGS = {
+    "exec": {"-c": "container", "--container": "container"},
+    "get": {"-l": "selector", "--selector": "selector", "-o": "output", "--output": "output"},
+    "apply": {"-f": "files", "--filename": "files"},
+    "create": {"-f": "files", "--filename": "files"},
+    "delete": {"-l": "selector", "--selector": "selector", "-f": "files"},
+    "wait": {"-l": "selector", "--selector": "selector"},
+}
+VERB_SWITCHES = {
+    "exec": {"-i", "--stdin", "-q", "--quiet"},
+    "get": {"--ignore-not-found"},
+    "apply": set(),
+    "create": set(),
+    "delete": {"--ignore-not-found", "--wait", "--now", "--grace-period", "--timeout"},
+    "wait": {"--for", "--timeout"},
+}
+
+
+class Refused(Exception):
+    """What kubectl would print on stderr before exiting 1."""
 
 
 def load_config():
     path = os.environ.get("COMMCHECK_KUBECTL_STANDIN")
     if not path:
-        sys.exit("kubectl stand-in: COMMCHECK_KUBECTL_STANDIN is not set")
+        raise Refused("kubectl stand-in: COMMCHECK_KUBECTL_STANDIN is not set")
     with open(path) as handle:
         return json.load(handle)
 
 
+def log_event(config, event):
+    event = dict(event, time=round(time.time(), 3), pid=os.getpid())
+    with open(config["state"] + ".events", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.write(json.dumps(event, sort_keys=True) + "\n")
+
+
 class State:
+    """The pods, keyed "namespace/name", in a JSON file under an exclusive lock."""
+
     def __init__(self, path):
         self.path = path
         self.lock = open(path + ".lock", "a+")
@@ -47,63 +110,75 @@ class State:
         with open(tmp, "w") as handle:
             json.dump(self.pods, handle)
         os.replace(tmp, self.path)
+        self.release()
+
+    def release(self):
         fcntl.flock(self.lock, fcntl.LOCK_UN)
 
 
 def parse(argv):
-    opts = {"namespace": "default", "selector": None, "output": None, "files": [], "container": None}
-    rest = []
+    """kubectl's command line: global flags anywhere, the verb, its flags, args, and ``-- argv`` for exec."""
+    opts = {"namespace": "default", "files": [], "switches": {}}
+    args = []
+    command = None
+    verb = None
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
-            rest.append(argv[i:])
+            command = argv[i + 1:]
             break
-        if arg in ("-n", "--namespace"):
-            opts["namespace"] = argv[i + 1]
-            i += 2
-            continue
-        if arg in ("--kubeconfig", "--context"):
-            opts[arg[2:]] = argv[i + 1]
-            i += 2
-            continue
-        if arg in ("-l", "--selector"):
-            opts["selector"] = argv[i + 1]
-            i += 2
-            continue
-        if arg == "-o":
-            opts["output"] = argv[i + 1]
-            i += 2
-            continue
-        if arg == "-f":
-            opts["files"].append(argv[i + 1])
-            i += 2
-            continue
-        if arg == "-c":
-            opts["container"] = argv[i + 1]
-            i += 2
-            continue
-        if arg.startswith("--") and "=" in arg:
-            key, value = arg[2:].split("=", 1)
-            opts[key] = value
+        if arg.startswith("-") and arg != "-":
+            name, has_value, value = arg.partition("=")
+            flags = dict(GLOBAL_FLAGS, **VERB_FLAGS.get(verb, {}))
+            if name in flags:
+                if not has_value:
+                    if i + 1 >= len(argv):
+                        raise Refused("error: flag needs an argument: %s" % name)
+                    value = argv[i + 1]
+                    i += 1
+                key = flags[name]
+                if key == "files":
+                    opts["files"].append(value)
+                else:
+                    opts[key] = value
+            elif verb and name in VERB_SWITCHES.get(verb, set()):
+                opts["switches"][name.lstrip("-")] = value if has_value else "true"
+            else:
+                raise Refused("error: unknown flag: %s\nSee 'kubectl %s --help' for usage." % (name, verb or ""))
             i += 1
             continue
-        rest.append(arg)
+        if verb is None:
+            verb = arg
+        else:
+            args.append(arg)
         i += 1
-    return opts, rest
+    return verb, opts, args, command
 
 
-def matches(pod, namespace, selector):
-    if pod["metadata"].get("namespace", "default") != namespace:
-        return False
-    if not selector:
-        return True
-    labels = pod["metadata"].get("labels") or {}
-    for term in selector.split(","):
-        key, _, value = term.partition("=")
-        if labels.get(key) != value:
+def label_match(labels, selector):
+    """Equality-based label selectors: k=v, k==v, k!=v, k, !k (comma = and)."""
+    for term in [t.strip() for t in (selector or "").split(",") if t.strip()]:
+        if "!=" in term:
+            key, value = term.split("!=", 1)
+            if labels.get(key.strip()) == value.strip():
+                return False
+        elif "=" in term:
+            key, value = term.replace("==", "=").split("=", 1)
+            if labels.get(key.strip()) != value.strip():
+                return False
+        elif term.startswith("!"):
+            if term[1:].strip() in labels:
+                return False
+        elif term not in labels:
             return False
     return True
+
+
+def pod_matches(pod, namespace, selector):
+    if pod["metadata"].get("namespace", "default") != namespace:
+        return False
+    return label_match(pod["metadata"].get("labels") or {}, selector)
 
 
 def schedule(pod, config):
@@ -111,11 +186,13 @@ def schedule(pod, config):
     info = config["nodes"].get(node)
     status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
                                                   "reason": "Unschedulable", "message": "node %s not found" % node}]}
-    if info:
+    if info and info.get("ready", True):
         addresses = info["addresses"]
+        names = [c.get("name") for c in pod["spec"].get("containers") or []]
         status = {"phase": "Running", "podIP": addresses[0], "hostIP": addresses[0],
+                  "podIPs": [{"ip": addresses[0]}],
                   "conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}],
-                  "containerStatuses": [{"name": "commcheck", "ready": True, "state": {"running": {}}}]}
+                  "containerStatuses": [{"name": n, "ready": True, "state": {"running": {}}} for n in names]}
         networks = (pod["metadata"].get("annotations") or {}).get(NETWORKS)
         if networks and not pod["spec"].get("hostNetwork"):
             entries = [{"name": "lab-default", "interface": "eth0", "ips": [addresses[0]], "default": True}]
@@ -128,64 +205,230 @@ def schedule(pod, config):
     return pod
 
 
+def validate_pod(item, path):
+    problems = []
+    if item.get("apiVersion") != "v1" or item.get("kind") != "Pod":
+        problems.append("the stand-in only knows v1 Pods, got %s/%s" % (item.get("apiVersion"), item.get("kind")))
+    meta = item.get("metadata") or {}
+    if not meta.get("name"):
+        problems.append("metadata.name is required")
+    containers = (item.get("spec") or {}).get("containers") or []
+    if not containers or not all(c.get("name") and c.get("image") for c in containers):
+        problems.append("spec.containers needs a name and an image")
+    if problems:
+        raise Refused('error: error validating "%s": %s' % (path, "; ".join(problems)))
+
+
+def pod_pids(key):
+    """Processes started in pod ``key`` (their environment carries the marker)."""
+    marker = ("%s=%s" % (MARKER, key)).encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % entry, "rb") as handle:
+                environ = handle.read().split(b"\0")
+            if marker not in environ:
+                continue
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except (IOError, OSError):
+            continue
+        found.append({"pid": int(entry), "cmdline": cmdline})
+    return found
+
+
+def end_pod_processes(key):
+    """What the kubelet does when a pod goes: every process of it is killed."""
+    victims = pod_pids(key)
+    for proc in victims:
+        try:
+            os.kill(proc["pid"], signal.SIGKILL)
+        except OSError:
+            pass
+    return victims
+
+
+def exec_in_pod(config, opts, args, command):
+    if not args:
+        raise Refused("error: expected 'exec POD_NAME COMMAND [ARG1] [ARG2] ... [ARGN]'.\nPOD_NAME is required "
+                      "for exec")
+    if not command:
+        raise Refused("error: you must specify at least one command for the container")
+    state = State(config["state"])
+    key = "%s/%s" % (opts["namespace"], args[0])
+    pod = state.pods.get(key)
+    state.release()
+    if not pod:
+        raise Refused('Error from server (NotFound): pods "%s" not found' % args[0])
+    if "status" not in pod:       # a pod a test wrote into the state file directly
+        pod = schedule(pod, config)
+    names = [c.get("name") for c in pod["spec"].get("containers") or []]
+    container = opts.get("container") or (names[0] if names else None)
+    if names and container not in names:
+        raise Refused("Error from server (BadRequest): container %s is not valid for pod %s" % (container, args[0]))
+    if (pod.get("status") or {}).get("phase") != "Running":
+        raise Refused("error: unable to upgrade connection: pod %s is not running" % args[0])
+    info = config["nodes"][pod["spec"]["nodeName"]]
+    env = {"PATH": SYSTEM_PATH, "HOME": "/root", "HOSTNAME": args[0]}
+    env.update({str(k): str(v) for k, v in (info.get("env") or {}).items()})
+    env[MARKER] = key
+    pid = info.get("pid")
+    if pid and os.path.exists("/proc/%d/ns/net" % int(pid)):
+        prefix = ["nsenter", "-t", str(int(pid)), "-n", "-u", "--"]
+    elif info.get("netns"):
+        prefix = ["ip", "netns", "exec", info["netns"]]
+    else:
+        prefix = []     # a node that is this machine itself (tests without root)
+    argv = prefix + ["env", "-i"] + ["%s=%s" % (k, v) for k, v in sorted(env.items())] + list(command)
+    log_event(config, {"event": "exec", "pod": key, "container": container,
+                       "argv": [a if len(a) <= 300 else a[:300] + "..." for a in command]})
+    stdin = None if opts["switches"].get("stdin") or opts["switches"].get("i") else subprocess.DEVNULL
+    # Its own session: like a process in a container, it does not die with the local kubectl.
+    proc = subprocess.Popen(argv, stdin=stdin, start_new_session=True, close_fds=True)
+    rc = proc.wait()
+    if rc < 0:
+        rc = 128 - rc
+    if rc:
+        sys.stderr.write("command terminated with exit code %d\n" % rc)
+    return rc
+
+
+def kubeconfig_ok(opts):
+    path = opts.get("kubeconfig")
+    if path and not os.path.isfile(path):
+        raise Refused("error: stat %s: no such file or directory" % path)
+
+
 def main(argv):
-    config = load_config()
-    opts, rest = parse(argv)
-    if not rest:
-        sys.exit("kubectl stand-in: no command")
-    verb = rest[0]
-    if verb == "exec":
-        pod_name = rest[1]
-        command = rest[-1][1:] if isinstance(rest[-1], list) else []
-        state = State(config["state"])
-        pod = state.pods.get("%s/%s" % (opts["namespace"], pod_name))
-        fcntl.flock(state.lock, fcntl.LOCK_UN)
-        if not pod:
-            sys.stderr.write('Error from server (NotFound): pods "%s" not found\n' % pod_name)
-            return 1
-        info = config["nodes"][pod["spec"]["nodeName"]]
-        os.execvp("ip", ["ip", "netns", "exec", info["netns"]] + command)
+    try:
+        config = load_config()
+        verb, opts, args, command = parse(argv)
+        if not verb:
+            raise Refused("kubectl stand-in: no command")
+        kubeconfig_ok(opts)
+        if verb == "exec":
+            return exec_in_pod(config, opts, args, command)
+        if command is not None:
+            raise Refused("error: unexpected arguments after --")
+        return manage(config, verb, opts, args)
+    except Refused as exc:
+        sys.stderr.write("%s\n" % exc)
+        return 1
+
+
+def nodes_list(config, selector):
+    items = []
+    for name, info in sorted(config["nodes"].items()):
+        labels = {"kubernetes.io/hostname": name}
+        labels.update(info.get("labels") or {})
+        if not label_match(labels, selector):
+            continue
+        ready = "True" if info.get("ready", True) else "False"
+        items.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                      "spec": {"unschedulable": True} if info.get("unschedulable") else {},
+                      "status": {"conditions": [{"type": "Ready", "status": ready}],
+                                 "addresses": [{"type": "InternalIP", "address": info["addresses"][0]}]}})
+    return items
+
+
+def resource_names(args):
+    """('pods', [names]) from ``pods a b``, ``pod/a``, ``pods/a``."""
+    if not args:
+        raise Refused("error: you must specify the type of resource")
+    kind, _sep, first = args[0].partition("/")
+    names = ([first] if first else []) + list(args[1:])
+    kind = {"pod": "pods", "po": "pods", "pods": "pods", "node": "nodes", "nodes": "nodes", "no": "nodes"}.get(kind)
+    if not kind:
+        raise Refused('error: the server doesn\'t have a resource type "%s"' % args[0])
+    return kind, names
+
+
+def manage(config, verb, opts, args):
+    if verb not in ("apply", "create", "get", "delete", "wait"):
+        raise Refused('error: unknown command "%s" for "kubectl"' % verb)
+    if verb == "get":
+        kind, names = resource_names(args)
+        if kind == "nodes":
+            items = [n for n in nodes_list(config, opts.get("selector")) if not names or n["metadata"]["name"] in names]
+            return output(items, names, opts, "nodes")
     state = State(config["state"])
     try:
-        if verb == "apply" or verb == "create":
+        if verb in ("apply", "create"):
+            if not opts["files"]:
+                raise Refused("error: must specify one of -f and -k")
             for path in opts["files"]:
                 with open(path) as handle:
                     doc = json.load(handle)
-                for item in doc.get("items", [doc]) if doc.get("kind") == "List" else [doc]:
+                items = doc.get("items", []) if doc.get("kind") == "List" else [doc]
+                for item in items:
+                    validate_pod(item, path)
+                for item in items:
                     item["metadata"].setdefault("namespace", opts["namespace"])
                     key = "%s/%s" % (item["metadata"]["namespace"], item["metadata"]["name"])
+                    old = state.pods.get(key)
+                    if old is not None:
+                        if verb == "create":
+                            raise Refused('Error from server (AlreadyExists): pods "%s" already exists'
+                                          % item["metadata"]["name"])
+                        if old["spec"] != item["spec"]:
+                            raise Refused('The Pod "%s" is invalid: spec: Forbidden: pod updates may not change '
+                                          'fields other than `spec.containers[*].image`, ...' % item["metadata"]["name"])
+                        print("pod/%s unchanged" % item["metadata"]["name"])
+                        continue
                     state.pods[key] = schedule(item, config)
-                    print("pod/%s configured" % item["metadata"]["name"])
+                    print("pod/%s created" % item["metadata"]["name"])
+            state.save()
             return 0
+        kind, names = resource_names(args)
+        if kind != "pods":
+            raise Refused("kubectl stand-in: only pods can be %sd" % verb)
+        selected = [(k, p) for k, p in sorted(state.pods.items())
+                    if pod_matches(p, opts["namespace"], opts.get("selector"))
+                    and (not names or p["metadata"]["name"] in names)]
+        missing = [n for n in names if n not in [p["metadata"]["name"] for _key, p in selected]]
+        ignore = opts["switches"].get("ignore-not-found") in ("true", "")
         if verb == "get":
-            names = [n for n in rest[2:] if not isinstance(n, list)]
-            items = [p for k, p in sorted(state.pods.items()) if matches(p, opts["namespace"], opts["selector"])
-                     and (not names or p["metadata"]["name"] in names)]
-            if names and not items and opts.get("ignore-not-found") != "true":
-                sys.stderr.write('Error from server (NotFound): pods "%s" not found\n' % names[0])
-                return 1
-            if opts["output"] == "json":
-                if names and len(names) == 1 and items:
-                    print(json.dumps(items[0]))
-                else:
-                    print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
-            else:
-                for pod in items:
-                    print(pod["metadata"]["name"])
-            return 0
+            state.release()
+            if missing and not ignore:
+                raise Refused('Error from server (NotFound): pods "%s" not found' % missing[0])
+            return output([p for _key, p in selected], names, opts, "pods")
         if verb == "delete":
-            names = [n for n in rest[2:] if not isinstance(n, list)]
-            for key, pod in list(state.pods.items()):
-                if matches(pod, opts["namespace"], opts["selector"]) and (not names or pod["metadata"]["name"] in names):
-                    del state.pods[key]
-                    print('pod "%s" deleted' % pod["metadata"]["name"])
+            if missing and not ignore:
+                state.release()
+                raise Refused('Error from server (NotFound): pods "%s" not found' % missing[0])
+            for key, pod in selected:
+                del state.pods[key]
+                killed = end_pod_processes(key)
+                log_event(config, {"event": "delete", "pod": key, "killed": killed})
+                print('pod "%s" deleted' % pod["metadata"]["name"])
+            state.save()
             return 0
-        if verb == "wait":
-            return 0
-        sys.stderr.write("kubectl stand-in: unsupported command %s\n" % verb)
-        return 1
+        # wait: pods are Ready at once or never
+        state.release()
+        for _key, pod in selected:
+            if (pod.get("status") or {}).get("phase") != "Running":
+                raise Refused("error: timed out waiting for the condition on pods/%s" % pod["metadata"]["name"])
+            print("pod/%s condition met" % pod["metadata"]["name"])
+        return 0
     finally:
-        state.save()
+        if state.lock and not state.lock.closed:
+            state.release()
+
+
+def output(items, names, opts, kind):
+    if opts.get("output") == "json":
+        if len(names) == 1 and len(items) == 1:
+            print(json.dumps(items[0]))
+        else:
+            print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    elif opts.get("output") in (None, "name"):
+        for item in items:
+            print("%s/%s" % (kind[:-1], item["metadata"]["name"]) if opts.get("output") else item["metadata"]["name"])
+    else:
+        raise Refused("error: the stand-in only prints -o json or -o name")
+    return 0
 
 
 if __name__ == "__main__":
