@@ -1,0 +1,248 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""iperf3 command lines and verdicts (pure); runs through perftest_cmd.run_sides.
+
+Server: ``iperf3 -s -1 -J -p PORT [-B ADDR]`` (one client, then exit; the
+runner's deadline stops it when no client comes). Client: ``iperf3 -c
+SERVER -p PORT -J -t SECONDS [-P N] [-R | --bidir] [-O S] [-B ADDR]``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.perftest_cmd import (
+    ArgumentError,
+    TOKEN_RE,
+    shell_meta_error,
+    valid_address,
+)
+
+ROLES = ("server", "client")
+DEFAULT_PORT = 5201
+DURATION_MAX = 86400
+PARALLEL_MAX = 128
+
+MANAGED_OPTIONS = {
+    "-s": "role", "--server": "role", "-c": "server", "--client": "server", "-p": "tcp_port",
+    "--port": "tcp_port", "-B": "bind", "--bind": "bind", "-t": "duration", "--time": "duration",
+    "-P": "parallel", "--parallel": "parallel", "-R": "reverse", "--reverse": "reverse",
+    "--bidir": "bidirectional", "-O": "omit", "--omit": "omit", "-J": "(JSON output)", "--json": "(JSON output)",
+    "-1": "(one-off server)", "--one-off": "(one-off server)", "-D": "(daemon)", "--daemon": "(daemon)",
+    "--logfile": "(output)", "-I": "(pidfile)", "--pidfile": "(pidfile)", "-F": "(file)", "--file": "(file)",
+    "-h": "(help)", "--help": "(help)", "-v": "(version)", "--version": "(version)",
+    "-n": "duration", "--bytes": "duration", "-k": "duration", "--blockcount": "duration",
+}
+
+CATALOG = {
+    "tool_missing": (
+        "iperf3 is not installed on this host (or not on PATH)",
+        "install iperf3 (apt install iperf3 / dnf install iperf3) or put it on PATH"),
+    "server_no_client": (
+        "the iperf3 server waited until its deadline and no client connected",
+        "check the peer's own result, that the TCP port is not filtered between the hosts, and that "
+        "forks is at least the number of hosts in the check"),
+    "connect_failed": (
+        "the client could not reach the server before its deadline (it never listened, or the "
+        "address is unreachable or filtered)",
+        "check the peer's own result, the address used for the peer, routes and firewalls"),
+    "client_timeout": (
+        "the test did not finish before its deadline",
+        "raise timeout or shorten duration; check the path for loss (retransmits)"),
+    "iperf3_error": (
+        "iperf3 reported an error",
+        "read the message; rerun by hand with the same command line"),
+    "below_expected": (
+        "TCP bandwidth is below the expected share",
+        "check the Ethernet link speed and errors (ethtool -S), MTU, interrupt / CPU placement, "
+        "and that nothing else loads the path"),
+    "no_result": (
+        "iperf3 finished without a result",
+        "look at stdout / stderr of the run; rerun by hand with the same command line"),
+}
+
+_CONNECT_RE = re.compile(r"unable to connect to server|server is busy|Connection refused|"
+                         r"unable to receive control message|No route to host", re.I)
+
+
+def _int(params, key, low, high):
+    value = params.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+    if number < low or number > high:
+        raise ArgumentError("%s must be between %d and %d, got %d" % (key, low, high, number))
+    return number
+
+
+def check_extra_args(extra_args):
+    if extra_args is None:
+        return []
+    if isinstance(extra_args, str) or not isinstance(extra_args, (list, tuple)):
+        raise ArgumentError("extra_args must be a list of separate arguments, got %r" % (extra_args,))
+    out = []
+    for idx, token in enumerate(extra_args):
+        if isinstance(token, bool) or not isinstance(token, (str, int, float)):
+            raise ArgumentError("extra_args[%d] must be a string, got %r" % (idx, token))
+        token = str(token)
+        err = shell_meta_error("extra_args[%d]" % idx, token)
+        if err:
+            raise ArgumentError(err)
+        if not TOKEN_RE.match(token):
+            raise ArgumentError("extra_args[%d] %r has characters outside [A-Za-z0-9_.,:=/+@%%-]" % (idx, token))
+        option = token.split("=", 1)[0]
+        if option in MANAGED_OPTIONS:
+            raise ArgumentError("extra_args[%d] %r sets %s, which has its own option" % (
+                idx, token, MANAGED_OPTIONS[option]))
+        out.append(token)
+    return out
+
+
+def normalize(params):
+    """Validate one iperf3 side; return a normalized copy (raises ArgumentError)."""
+    p = dict(params or {})
+    for key in ("role", "server", "bind", "peer"):
+        err = shell_meta_error(key, p.get(key))
+        if err:
+            raise ArgumentError(err)
+    role = p.get("role")
+    if role not in ROLES:
+        raise ArgumentError("role must be one of %s, got %r" % (", ".join(ROLES), role))
+    server = p.get("server")
+    if role == "client":
+        if not server:
+            raise ArgumentError("server (the address of the server side) is required for role=client")
+        if not valid_address(server):
+            raise ArgumentError("server %r is not a host name or an IP address" % (server,))
+    bind = p.get("bind")
+    if bind not in (None, "") and not valid_address(bind):
+        raise ArgumentError("bind %r is not a host name or an IP address" % (bind,))
+    out = {
+        "role": role,
+        "server": server if role == "client" else None,
+        "bind": bind or None,
+        "tcp_port": _int(p, "tcp_port", 1, 65535) or DEFAULT_PORT,
+        "duration": _int(p, "duration", 1, DURATION_MAX) or 10,
+        "parallel": _int(p, "parallel", 1, PARALLEL_MAX),
+        "omit": _int(p, "omit", 0, 600),
+        "reverse": bool(p.get("reverse")),
+        "bidirectional": bool(p.get("bidirectional")),
+        "extra_args": check_extra_args(p.get("extra_args")),
+        "timeout": _int(p, "timeout", 1, 86400) or 60,
+        "connect_retries": _int(p, "connect_retries", 0, 100000),
+    }
+    if out["reverse"] and out["bidirectional"]:
+        raise ArgumentError("reverse and bidirectional are mutually exclusive")
+    needed = out["duration"] + (out["omit"] or 0)
+    if role == "client" and out["timeout"] <= needed:
+        raise ArgumentError("timeout (%d s) must be longer than duration + omit (%d s)" % (out["timeout"], needed))
+    return out
+
+
+def build_argv(params, binary=None):
+    """argv of one iperf3 side (validated with ``normalize``)."""
+    p = normalize(params)
+    argv = [binary or "iperf3"]
+    if p["role"] == "server":
+        argv += ["-s", "-1", "-J", "-p", str(p["tcp_port"])]
+        if p["bind"]:
+            argv += ["-B", p["bind"]]
+        return argv + p["extra_args"]
+    argv += ["-c", p["server"], "-p", str(p["tcp_port"]), "-J", "-t", str(p["duration"])]
+    if p["parallel"]:
+        argv += ["-P", str(p["parallel"])]
+    if p["reverse"]:
+        argv.append("-R")
+    if p["bidirectional"]:
+        argv.append("--bidir")
+    if p["omit"]:
+        argv += ["-O", str(p["omit"])]
+    if p["bind"]:
+        argv += ["-B", p["bind"]]
+    return argv + p["extra_args"]
+
+
+def json_error(text):
+    """The ``error`` member of iperf3 -J output, or None."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError):
+        start = (text or "").find("{")
+        if start < 0:
+            return None
+        try:
+            data = json.loads(text[start:])
+        except ValueError:
+            return None
+    return data.get("error") if isinstance(data, dict) else None
+
+
+def is_connect_failure(result):
+    """True when a client attempt failed because the server was not (yet) there."""
+    message = json_error(result.get("stdout") or "") or ""
+    text = message + "\n" + (result.get("stderr") or "")
+    return bool(_CONNECT_RE.search(text))
+
+
+def _entry(code, message=None):
+    cause, fix = CATALOG[code]
+    return {"code": code, "message": message or cause, "cause": cause, "fix": fix}
+
+
+def bandwidth(parsed):
+    """The measured TCP bandwidth in Gb/s: received, else sent."""
+    parsed = parsed or {}
+    for key in ("received_gbps", "sent_gbps"):
+        if parsed.get(key) is not None:
+            return parsed[key]
+    return None
+
+
+def side_verdict(side, result, parsed, min_fraction=0.9):
+    """pass / fail / error for one iperf3 side, with cause and fix."""
+    parsed = parsed or {}
+    role = side.get("role")
+    if result.get("tool_missing"):
+        return _verdict("error", [_entry("tool_missing", result.get("stderr"))])
+    if result.get("timed_out"):
+        if role == "server" and bandwidth(parsed) is None:
+            return _verdict("error", [_entry("server_no_client")])
+        if role == "client" and result.get("connect_failed"):
+            return _verdict("error", [_entry("connect_failed")])
+        return _verdict("error", [_entry("client_timeout")])
+    message = json_error(result.get("stdout") or "")
+    errors = [dict(e) for e in parsed.get("errors") or []]
+    for err in errors:
+        if not err.get("cause"):
+            err.setdefault("cause", err.get("message") or CATALOG["iperf3_error"][0])
+            err.setdefault("fix", CATALOG["iperf3_error"][1])
+    if message and not errors:
+        errors = [_entry("iperf3_error", message)]
+        errors[0]["cause"] = "iperf3: %s" % message
+    if role == "client" and result.get("connect_failed"):
+        return _verdict("error", [_entry("connect_failed", message)] + errors)
+    if errors or message or result.get("rc") not in (0, None):
+        return _verdict("error", errors or [_entry("iperf3_error", "exit status %s" % result.get("rc"))])
+    value = bandwidth(parsed)
+    if role == "client" and value is None:
+        return _verdict("error", [_entry("no_result")])
+    expected = side.get("expected_gbps")
+    if role == "client" and expected and value is not None and value < float(expected) * float(min_fraction):
+        entry = _entry("below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
+            value, float(min_fraction) * 100, float(expected)))
+        return _verdict("fail", [entry])
+    return _verdict("pass", [])
+
+
+def _verdict(verdict, errors):
+    first = errors[0] if errors else {}
+    return {"verdict": verdict, "cause": first.get("cause") if errors else None,
+            "fix": first.get("fix") if errors else None, "errors": errors}

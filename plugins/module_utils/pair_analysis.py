@@ -1,0 +1,522 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pairwise results -> records, verdicts, matrices and named culprits (pure).
+
+Input: the side results of every host (the ``sides`` items the
+``perftest`` / ``iperf3`` modules return, each with ``host`` and ``round``
+added) and optionally the planned jobs (``schedule.round_plan``'s ``jobs``
+with ``round``), so a pair whose host never answered still gets a record.
+
+1. One record per pair, rail and test: the client's measurement, and the
+   verdict ``error`` (either side failed; the root cause is the server's
+   error unless that is only "no client came"), ``fail`` (below
+   ``min_fraction`` x expected, where expected is the lower link rate of the
+   two ports unless given) or ``pass``.
+2. Fleet outliers, even when everything passes: per group of comparable
+   records (same kind, op, metric, size, rail) a record whose value is
+   beyond ``outlier_z`` robust z-scores (median / MAD) from the group's
+   median and at least ``outlier_min_rel`` away from it becomes ``warn``;
+   per node, the median of its links is compared the same way against the
+   other nodes' (this catches a bad node even when it drags half of the
+   links down, as in small meshes).
+3. Culprits, per kind and rail: a node is bad when more than half of its
+   links (at least two) are bad; a bad node on every rail it has is a
+   ``bad_node``, on some rails a ``bad_nic``. A bad link that no bad node
+   explains is a ``bad_link``. When every node of a rail is bad the finding
+   is fleet-wide instead.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+KIND_BY_METRIC = {("rdma", "bw"): "rdma_bw", ("rdma", "lat"): "rdma_lat", ("tcp", "bw"): "tcp_bw"}
+BAD = ("fail", "error", "warn")
+
+FIX = {
+    "bad_node": "take the node out of the pool and check its NICs, PCIe links (lspci -vv width/speed), NUMA "
+                "placement, firmware and CPU governor; compare its counters with a good node's",
+    "bad_nic": "check that NIC's port and cable (ibstat / ethtool, error counters), its switch port, its PCIe "
+               "link and firmware",
+    "bad_link": "check the cable / transceivers and the switch ports between the two hosts (error counters, "
+                "link speed); reseat or replace; then rerun the pair",
+    "fleet": "every node is affected: check the expected rate (commcheck_expected_gbps), the fabric "
+             "(switch, PFC/ECN, MTU), and the test parameters before blaming nodes",
+    "unreachable": "make the host reachable (ssh, inventory address) and rerun the check",
+    "outlier": "compare this pair's links and hosts with the fleet's; a consistent outlier points to a "
+               "cable, port or host problem that has not crossed the pass/fail line yet",
+}
+
+
+def median(values):
+    data = sorted(values)
+    n = len(data)
+    if n == 0:
+        return None
+    mid = n // 2
+    return float(data[mid]) if n % 2 else (data[mid - 1] + data[mid]) / 2.0
+
+
+def mad(values, center=None):
+    if not values:
+        return None
+    center = median(values) if center is None else center
+    return median([abs(v - center) for v in values])
+
+
+def robust_outliers(values, z=3.5, min_rel=0.2, low=True, floor_rel=0.005, min_count=3):
+    """Indexes of values that are outliers on the bad side, with their robust z.
+
+    ``low``: bandwidth (bad = low); else latency (bad = high). MAD gets a
+    floor of ``floor_rel`` x |median| so identical values do not make every
+    small difference an outlier. Returns (median, {index: z}).
+    """
+    vals = [float(v) for v in values]
+    if len(vals) < min_count:
+        return (median(vals), {})
+    med = median(vals)
+    spread = max(mad(vals, med), floor_rel * abs(med), 1e-12)
+    out = {}
+    for idx, value in enumerate(vals):
+        score = 0.6745 * (value - med) / spread
+        rel = abs(value - med) / abs(med) if med else 0.0
+        if (score < -z if low else score > z) and rel >= min_rel:
+            out[idx] = round(score, 2)
+    return (med, out)
+
+
+def _key(side):
+    return (side.get("round"), int(side.get("step") or 0), side.get("rail"))
+
+
+def _pair_of(side):
+    if side.get("role") == "server":
+        return side.get("host"), side.get("peer")
+    return side.get("peer"), side.get("host")
+
+
+def _value(kind_metric, side):
+    metrics = (side or {}).get("metrics") or {}
+    if kind_metric == "lat":
+        return metrics.get("lat_us")
+    return metrics.get("bw_gbps")
+
+
+def _side_error(side):
+    if side is None:
+        return None
+    if side.get("verdict") == "error":
+        return side
+    return None
+
+
+def _evidence(server, client):
+    out = []
+    for label, side in (("client", client), ("server", server)):
+        if side and side.get("cmd"):
+            out.append("%s %s: %s" % (label, side.get("host"), " ".join(str(a) for a in side["cmd"])))
+        if side and side.get("verdict") == "error":
+            for err in (side.get("errors") or [])[:2]:
+                if err.get("message"):
+                    out.append("%s %s: %s" % (label, side.get("host"), err["message"]))
+    return out
+
+
+def pair_records(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None):
+    """One record per planned (or observed) pair x rail x test step."""
+    by_key = {}
+    for side in sides or []:
+        if not isinstance(side, dict) or not side.get("host"):
+            continue
+        server, client = _pair_of(side)
+        by_key.setdefault(_key(side) + (server, client), {})[side.get("role")] = side
+    if jobs is not None:
+        keys = []
+        for job in jobs:
+            key = (job.get("round"), int(job.get("step") or 0), job.get("rail"), job.get("server"), job.get("client"))
+            keys.append((key, job))
+    else:
+        keys = [(key, None) for key in by_key]
+    records = []
+    for key, job in sorted(keys, key=lambda item: _sort_key(item[0])):
+        pair = by_key.get(key, {})
+        server_side, client_side = pair.get("server"), pair.get("client")
+        records.append(_record(key, job, server_side, client_side, family, min_fraction, expected_gbps))
+    return records
+
+
+def _sort_key(key):
+    return tuple((0, "") if k is None else (1, k) if isinstance(k, int) else (2, str(k)) for k in key)
+
+
+def _record(key, job, server_side, client_side, family, min_fraction, expected_override):
+    rnd, step, rail, server, client = key
+    ref = client_side or server_side or job or {}
+    metric = ref.get("metric") or "bw"
+    kind = KIND_BY_METRIC.get((family, metric), "%s_%s" % (family, metric))
+    params = {
+        "op": ref.get("test") if family == "rdma" else "tcp",
+        "metric": metric,
+        "server": server,
+        "client": client,
+        "rail": rail,
+        "round": rnd,
+        "step": step,
+        "device": (server_side or {}).get("device") or (job or {}).get("server_device"),
+        "peer_device": (client_side or {}).get("device") or (job or {}).get("client_device"),
+        "tcp_port": ref.get("tcp_port"),
+    }
+    for opt in ("size", "all_sizes", "duration", "iterations", "qps", "bidirectional", "parallel", "reverse"):
+        if ref.get(opt) not in (None, False):
+            params[opt] = ref.get(opt)
+    value = _value(metric, client_side)
+    metrics = {}
+    cmetrics = (client_side or {}).get("metrics") or {}
+    if metric == "lat":
+        metrics.update(lat_us=value, lat_avg_us=cmetrics.get("lat_avg_us"), lat_p99_us=cmetrics.get("lat_p99_us"))
+    else:
+        metrics["bw_gbps"] = value
+        for extra in ("bw_peak_gbps", "sent_gbps", "received_gbps", "retransmits"):
+            if cmetrics.get(extra) is not None:
+                metrics[extra] = cmetrics[extra]
+    if cmetrics.get("bytes") is not None:
+        params["size"] = cmetrics["bytes"]
+    expected = expected_override
+    if expected is None:
+        expected = (client_side or {}).get("expected_gbps") or (server_side or {}).get("expected_gbps") or \
+            (job or {}).get("expected_gbps")
+    if expected is not None and metric == "bw":
+        expected = float(expected) * (2 if ref.get("bidirectional") else 1)
+        metrics["expected_gbps"] = expected
+        if value is not None and expected:
+            metrics["fraction"] = round(value / expected, 4)
+    verdict, cause, fix = "pass", None, None
+    skipped = [side for side in (server_side, client_side) if side and side.get("verdict") == "skipped"]
+    s_err, c_err = _side_error(server_side), _side_error(client_side)
+    missing = [h for h, side in ((server, server_side), (client, client_side)) if side is None]
+    if skipped and not missing and not (s_err or c_err):
+        verdict, cause = "skipped", skipped[0].get("cause") or "not run"
+    elif missing:
+        verdict = "error"
+        cause = "no result from %s (host unreachable, or its task failed before the test ran)" % " and ".join(missing)
+        fix = FIX["unreachable"]
+        first = s_err or c_err
+        if first:
+            cause = first.get("cause") or cause
+            fix = first.get("fix") or fix
+    elif s_err or c_err:
+        verdict = "error"
+        codes = [e.get("code") for e in (s_err or {}).get("errors") or []]
+        root = s_err if s_err and "server_no_client" not in codes else (c_err or s_err)
+        cause, fix = root.get("cause"), root.get("fix")
+        cause = "%s side on %s: %s" % (root.get("role"), root.get("host"), cause)
+    elif value is None and client_side is not None:
+        verdict, cause, fix = "error", "the client printed no result", "look at the client's output in evidence"
+    elif metric == "bw" and expected and value < float(expected) * float(min_fraction):
+        verdict = "fail"
+        cause = "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (value, float(min_fraction) * 100,
+                                                                         float(expected))
+        fix = FIX["bad_link"]
+    record = {
+        "kind": kind,
+        "host": server,
+        "peer": client,
+        "params": params,
+        "metrics": metrics,
+        "verdict": verdict,
+        "cause": cause,
+        "fix": fix,
+        "evidence": _evidence(_with_host(server_side, server), _with_host(client_side, client)),
+    }
+    return record
+
+
+def _with_host(side, host):
+    if side is None:
+        return None
+    out = dict(side)
+    out.setdefault("host", host)
+    return out
+
+
+def _group_key(rec):
+    p = rec["params"]
+    return (rec["kind"], p.get("op"), p.get("metric"), p.get("size"), p.get("rail"))
+
+
+def mark_outliers(records, z=3.5, min_rel=0.2):
+    """Flag link outliers and node outliers (see module doc); returns node outliers."""
+    groups = {}
+    for rec in records:
+        value = _record_value(rec)
+        if value is None or rec["verdict"] == "error":
+            continue
+        groups.setdefault(_group_key(rec), []).append(rec)
+    node_outliers = []
+    for gkey, recs in groups.items():
+        low = gkey[2] != "lat"
+        values = [_record_value(r) for r in recs]
+        med, flagged = robust_outliers(values, z=z, min_rel=min_rel, low=low)
+        for idx, score in flagged.items():
+            rec = recs[idx]
+            rec["metrics"]["fleet_median"] = med
+            rec["metrics"]["robust_z"] = score
+            if rec["verdict"] == "pass":
+                rec["verdict"] = "warn"
+                rec["cause"] = "fleet outlier: %s is %s than the fleet median %s (robust z %.1f)" % (
+                    _fmt(values[idx], gkey[2]), "lower" if low else "higher", _fmt(med, gkey[2]), score)
+                rec["fix"] = FIX["outlier"]
+        # per node: the median of each node's links in this group
+        per_node = {}
+        for rec in recs:
+            for node in (rec["host"], rec["peer"]):
+                per_node.setdefault(node, []).append(_record_value(rec))
+        nodes = sorted(per_node)
+        scores = [median(per_node[n]) for n in nodes]
+        nmed, nflag = robust_outliers(scores, z=z, min_rel=min_rel, low=low, min_count=3)
+        for idx, score in nflag.items():
+            node = nodes[idx]
+            node_outliers.append({"host": node, "group": gkey, "node_median": scores[idx], "fleet_median": nmed,
+                                  "robust_z": score})
+            for rec in recs:
+                if node not in (rec["host"], rec["peer"]):
+                    continue
+                value = _record_value(rec)
+                worse = value < nmed * (1 - min_rel) if low else value > nmed * (1 + min_rel)
+                if worse and rec["verdict"] == "pass":
+                    rec["verdict"] = "warn"
+                    rec["cause"] = ("node outlier: %s's links have a median of %s against %s for the fleet's nodes"
+                                    % (node, _fmt(scores[idx], gkey[2]), _fmt(nmed, gkey[2])))
+                    rec["fix"] = FIX["outlier"]
+                    rec["metrics"]["fleet_median"] = nmed
+    return node_outliers
+
+
+def _fmt(value, metric):
+    if value is None:
+        return "n/a"
+    return ("%.2f us" % value) if metric == "lat" else ("%.2f Gb/s" % value)
+
+
+def _record_value(rec):
+    m = rec.get("metrics") or {}
+    return m.get("lat_us") if rec["params"].get("metric") == "lat" else m.get("bw_gbps")
+
+
+def name_culprits(records, check="rdma_perf"):
+    """Finding records: bad nodes / NICs, bad links, fleet-wide problems."""
+    links = {}
+    for rec in records:
+        fam = rec["kind"]
+        rail = rec["params"].get("rail")
+        key = (fam, rail, frozenset((rec["host"], rec["peer"])))
+        entry = links.setdefault(key, {"bad": False, "records": [], "pair": (rec["host"], rec["peer"])})
+        entry["records"].append(rec)
+        if rec["verdict"] in BAD:
+            entry["bad"] = True
+    per_node = {}
+    for (fam, rail, _pair), entry in links.items():
+        for node in entry["pair"]:
+            stat = per_node.setdefault((fam, rail, node), {"links": 0, "bad": 0, "bad_links": []})
+            stat["links"] += 1
+            if entry["bad"]:
+                stat["bad"] += 1
+                stat["bad_links"].append(entry)
+    bad_rails = {}
+    for (fam, rail, node), stat in per_node.items():
+        if stat["links"] >= 2 and stat["bad"] * 2 > stat["links"]:
+            bad_rails.setdefault((fam, node), []).append(rail)
+    rails_of = {}
+    nodes_of = {}
+    for (fam, rail, node) in per_node:
+        rails_of.setdefault((fam, node), set()).add(rail)
+        nodes_of.setdefault((fam, rail), set()).add(node)
+    findings = []
+    fleet_rails = set()
+    for (fam, rail), nodes in nodes_of.items():
+        bad_here = [n for n in nodes if rail in bad_rails.get((fam, n), [])]
+        if len(nodes) >= 3 and len(bad_here) == len(nodes):
+            fleet_rails.add((fam, rail))
+            total = [e for k, e in links.items() if k[0] == fam and k[1] == rail]
+            findings.append(_finding(
+                "fleet", "*", fam, check, rail,
+                "every node has mostly bad %s links on rail %s (%d of %d links bad)" % (
+                    fam, rail, sum(1 for e in total if e["bad"]), len(total)),
+                FIX["fleet"], {"links": len(total), "bad_links": sum(1 for e in total if e["bad"])}, []))
+    blamed = set()
+    for (fam, node), rails in sorted(bad_rails.items(), key=lambda item: (item[0][0], str(item[0][1]))):
+        rails = [r for r in rails if (fam, r) not in fleet_rails]
+        if not rails:
+            continue
+        stats = [per_node[(fam, r, node)] for r in rails]
+        n_links = sum(s["links"] for s in stats)
+        n_bad = sum(s["bad"] for s in stats)
+        all_rails = set(rails) >= rails_of[(fam, node)]
+        devices = sorted(set(_node_device(e, node) for s in stats for e in s["bad_links"]) - set([None]))
+        evidence = []
+        for s in stats:
+            for e in s["bad_links"][:8]:
+                rec = _worst(e["records"])
+                evidence.append("%s-%s rail %s: %s" % (rec["host"], rec["peer"], rec["params"].get("rail"),
+                                                       rec.get("cause") or rec["verdict"]))
+        verdict = _worst([r for s in stats for e in s["bad_links"] for r in e["records"]])["verdict"]
+        if all_rails:
+            cause = "%s: %d of its %d %s links are bad%s" % (
+                node, n_bad, n_links, fam, "" if len(rails_of[(fam, node)]) == 1 else " on every rail")
+            findings.append(_finding("bad_node", node, fam, check, None, cause, FIX["bad_node"],
+                                     {"links": n_links, "bad_links": n_bad}, evidence, devices=devices,
+                                     verdict=verdict))
+        else:
+            cause = "%s rail %s (%s): %d of its %d %s links on that rail are bad" % (
+                node, ", ".join(str(r) for r in sorted(rails, key=str)), ", ".join(devices) or "device unknown",
+                n_bad, n_links, fam)
+            findings.append(_finding("bad_nic", node, fam, check, sorted(rails, key=str), cause, FIX["bad_nic"],
+                                     {"links": n_links, "bad_links": n_bad}, evidence, devices=devices,
+                                     verdict=verdict))
+        for r in rails:
+            blamed.add((fam, r, node))
+    for (fam, rail, _pair), entry in sorted(links.items(), key=lambda item: _sort_key(
+            (item[0][0], item[0][1]) + tuple(sorted(item[0][2])))):
+        if not entry["bad"] or (fam, rail) in fleet_rails:
+            continue
+        a, b = entry["pair"]
+        if (fam, rail, a) in blamed or (fam, rail, b) in blamed:
+            continue
+        rec = _worst(entry["records"])
+        cause = "link %s - %s (rail %s) is bad while both hosts are good on their other links: %s" % (
+            a, b, rail, rec.get("cause") or rec["verdict"])
+        findings.append(_finding("bad_link", a, fam, check, rail, cause, FIX["bad_link"],
+                                 {"bad_records": sum(1 for r in entry["records"] if r["verdict"] in BAD)},
+                                 _link_evidence(entry), peer=b, verdict=rec["verdict"]))
+    return findings
+
+
+def _link_evidence(entry):
+    out = []
+    for rec in entry["records"]:
+        if rec["verdict"] in BAD:
+            out.append("%s %s: %s" % (rec["params"].get("op"), rec["params"].get("metric"),
+                                      rec.get("cause") or rec["verdict"]))
+    return out
+
+
+def _node_device(entry, node):
+    rec = entry["records"][0]
+    if rec["host"] == node:
+        return rec["params"].get("device")
+    return rec["params"].get("peer_device")
+
+
+def _worst(records):
+    rank = {"error": 3, "fail": 2, "warn": 1}
+    return max(records, key=lambda r: rank.get(r["verdict"], 0))
+
+
+def _finding(name, host, family, check, rail, cause, fix, metrics, evidence, peer=None, devices=None,
+             verdict="fail"):
+    params = {"check": check, "finding": name, "family": family, "rail": rail}
+    if devices:
+        params["devices"] = devices
+    return {"kind": "finding", "host": host, "peer": peer, "params": params, "metrics": metrics,
+            "verdict": verdict, "cause": cause, "fix": fix, "evidence": evidence}
+
+
+def matrices(records):
+    """One matrix per kind / op / metric / rail / size: hosts and a values grid.
+
+    ``values[i][j]`` is the measurement with hosts[i] as server and hosts[j]
+    as client; a pair measured in one direction only fills both cells (the
+    link is the same); never-measured cells are null.
+    """
+    groups = {}
+    for rec in records:
+        groups.setdefault(_group_key(rec), []).append(rec)
+    out = []
+    for gkey in sorted(groups, key=_sort_key):
+        recs = groups[gkey]
+        hosts = []
+        for rec in recs:
+            for h in (rec["host"], rec["peer"]):
+                if h not in hosts:
+                    hosts.append(h)
+        hosts.sort(key=_natural)
+        index = dict((h, i) for i, h in enumerate(hosts))
+        grid = [[None] * len(hosts) for dummy in hosts]
+        verdicts = [[None] * len(hosts) for dummy in hosts]
+        measured = set()
+        for rec in recs:
+            i, j = index[rec["host"]], index[rec["peer"]]
+            grid[i][j] = _record_value(rec)
+            verdicts[i][j] = rec["verdict"]
+            measured.add((i, j))
+        for (i, j) in list(measured):
+            if (j, i) not in measured:
+                grid[j][i] = grid[i][j]
+                verdicts[j][i] = verdicts[i][j]
+        kind, op, metric, size, rail = gkey
+        out.append({"kind": kind, "op": op, "metric": metric, "size": size, "rail": rail,
+                    "unit": "us" if metric == "lat" else "Gb/s", "hosts": hosts, "values": grid,
+                    "verdicts": verdicts})
+    return out
+
+
+def _natural(text):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
+
+
+def unreachable_findings(hosts, check="rdma_perf", family="rdma"):
+    return [{"kind": "finding", "host": h, "peer": None,
+             "params": {"check": check, "finding": "unreachable", "family": family, "rail": None},
+             "metrics": {}, "verdict": "error", "cause": "%s was unreachable; none of its links were tested" % h,
+             "fix": FIX["unreachable"], "evidence": []} for h in hosts or []]
+
+
+def skipped_records(skipped, family="rdma"):
+    """Records for planned pairs that could not run (e.g. no common active port)."""
+    out = []
+    for item in skipped or []:
+        out.append({"kind": KIND_BY_METRIC.get((family, "bw"), family), "host": item.get("server"),
+                    "peer": item.get("client"), "params": {"server": item.get("server"), "client": item.get("client"),
+                                                           "round": item.get("round")},
+                    "metrics": {}, "verdict": "skipped", "cause": item.get("reason"), "fix": None, "evidence": []})
+    return out
+
+
+def analyze_pairs(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None, outlier_z=3.5,
+                  outlier_min_rel=0.2, unreachable=None, check=None, skipped=None):
+    """Everything above in one call: records, findings, matrices, summary."""
+    if not 0 < float(min_fraction) <= 1:
+        raise ValueError("min_fraction must be in (0, 1], got %r" % (min_fraction,))
+    check = check or ("rdma_perf" if family == "rdma" else "tcp_perf")
+    records = pair_records(sides, jobs, family, min_fraction, expected_gbps)
+    node_outliers = mark_outliers(records, outlier_z, outlier_min_rel)
+    findings = name_culprits(records, check) + unreachable_findings(unreachable, check, family)
+    grids = matrices(records)
+    records += skipped_records(skipped, family)
+    counts = {}
+    for rec in records:
+        counts[rec["verdict"]] = counts.get(rec["verdict"], 0) + 1
+    summary = {
+        "records": len(records),
+        "verdicts": counts,
+        "bad_nodes": sorted(set(f["host"] for f in findings if f["params"]["finding"] == "bad_node")),
+        "bad_nics": sorted(set("%s:%s" % (f["host"], ",".join(f["params"].get("devices") or []) or f["params"]["rail"])
+                               for f in findings if f["params"]["finding"] == "bad_nic")),
+        "bad_links": sorted("%s-%s" % (f["host"], f["peer"]) for f in findings
+                            if f["params"]["finding"] == "bad_link"),
+        "fleet": any(f["params"]["finding"] == "fleet" for f in findings),
+        "unreachable": sorted(unreachable or []),
+        "node_outliers": node_outliers,
+        "verdict": _overall(records, findings),
+    }
+    return {"records": records, "findings": findings, "matrices": grids, "summary": summary}
+
+
+def _overall(records, findings):
+    verdicts = set(r["verdict"] for r in records) | set(f["verdict"] for f in findings)
+    for verdict in ("error", "fail", "warn"):
+        if verdict in verdicts:
+            return verdict
+    return "pass" if "pass" in verdicts else "skipped"

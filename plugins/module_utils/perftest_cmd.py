@@ -1,0 +1,647 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest command lines (pure) and the side runner shared with iperf3.
+
+``build_argv(params)`` validates one side of a perftest run and returns its
+argv (``ib_<test>_<metric> -d DEV -i PORT ... [server]``); anything invalid
+raises ``ArgumentError`` with a message naming the option, before anything
+runs. ``choose_gid_index`` picks the RoCE v2 GID an auto ``gid_index`` means.
+``side_verdict`` turns a run result plus its parsed output into
+pass / fail / error with a cause and a fix.
+
+``run_sides(transport, jobs)`` runs the sides of one host at once, step by
+step: servers start first, clients right after and retry (short backoff)
+while the error says the server is not listening yet, every process under
+its own deadline; nothing outlives the call.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import ipaddress
+import re
+import time
+
+TESTS = ("write", "read", "send", "atomic")
+METRICS = ("bw", "lat")
+ROLES = ("server", "client")
+MTUS = (256, 512, 1024, 2048, 4096)
+
+# Ranges the perftest option parser enforces (perftest 4.5 / 25.x).
+SIZE_MIN, SIZE_MAX = 1, 2 ** 31 - 1
+ITERS_MIN, ITERS_MAX = 5, 100000000
+QPS_MIN, QPS_MAX = 1, 16384
+PORT_MIN, PORT_MAX = 1, 65535
+IB_PORT_MIN, IB_PORT_MAX = 1, 255
+GID_MIN, GID_MAX = 0, 255
+DURATION_MAX = 86400
+TIMEOUT_MAX = 86400
+GPU_MAX = 1023
+
+DEVICE_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+# A token of extra_args: an option or a value, without any shell
+# metacharacter, quote, glob or whitespace.
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_.,:=/+@%-]+$")
+HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*\.?$")
+SHELL_META = set(";&|$`<>(){}[]*?!~'\"\\\n\r\t #")
+
+# Options the module sets itself: extra_args may not repeat them (the parsed
+# settings would no longer match the module's parameters).
+MANAGED_OPTIONS = {
+    "-d": "device", "--ib-dev": "device", "-i": "ib_port", "--ib-port": "ib_port",
+    "-x": "gid_index", "--gid-index": "gid_index", "-p": "tcp_port", "--port": "tcp_port",
+    "-s": "size", "--size": "size", "-a": "all_sizes", "--all": "all_sizes",
+    "-n": "iterations", "--iters": "iterations", "-D": "duration", "--duration": "duration",
+    "-q": "qps", "--qp": "qps", "-b": "bidirectional", "--bidirectional": "bidirectional",
+    "-R": "rdma_cm", "--rdma_cm": "rdma_cm", "-m": "mtu", "--mtu": "mtu",
+    "--use_cuda": "use_cuda", "--report_gbits": "report_gbits",
+    "--out_json": "(output format)", "--out_json_file": "(output format)",
+    "-h": "(help)", "--help": "(help)", "-V": "(version)", "--version": "(version)",
+    "--run_infinitely": "(never ends)",
+}
+
+
+class ArgumentError(ValueError):
+    """An option value that must not reach a command line."""
+
+
+def tool_name(test, metric):
+    """``ib_write_bw`` and friends."""
+    return "ib_%s_%s" % (test, metric)
+
+
+def shell_meta_error(name, value):
+    """A message when value (any nesting of str/list/dict) holds a shell metacharacter."""
+    if isinstance(value, str):
+        bad = sorted(set(value) & SHELL_META)
+        if bad:
+            return "%s %r contains shell metacharacter(s) %s" % (name, value, " ".join(repr(c) for c in bad))
+        return None
+    if isinstance(value, (list, tuple)):
+        for idx, item in enumerate(value):
+            err = shell_meta_error("%s[%d]" % (name, idx), item)
+            if err:
+                return err
+    if isinstance(value, dict):
+        for key, item in value.items():
+            err = shell_meta_error("%s.%s" % (name, key), item)
+            if err:
+                return err
+    return None
+
+
+def valid_address(value):
+    """True for an IPv4/IPv6 address or a DNS host name that cannot be an option."""
+    if not isinstance(value, str) or not value or value.startswith("-"):
+        return False
+    try:
+        ipaddress.ip_address(value)
+        return True
+    except ValueError:
+        return bool(HOSTNAME_RE.match(value))
+
+
+def _int(params, key, low, high, required=False):
+    value = params.get(key)
+    if value is None:
+        if required:
+            raise ArgumentError("%s is required" % key)
+        return None
+    if isinstance(value, bool):
+        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+    if isinstance(value, float) and value != number:
+        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+    if number < low or number > high:
+        raise ArgumentError("%s must be between %d and %d, got %d" % (key, low, high, number))
+    return number
+
+
+def parse_gid_index(value):
+    """None, 'auto' or an int in range; anything else raises ArgumentError."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    if isinstance(value, bool):
+        raise ArgumentError("gid_index must be an integer or 'auto', got %r" % (value,))
+    text = str(value).strip()
+    if not re.match(r"^\d+$", text):
+        raise ArgumentError("gid_index must be an integer or 'auto', got %r" % (value,))
+    number = int(text)
+    if number < GID_MIN or number > GID_MAX:
+        raise ArgumentError("gid_index must be between %d and %d, got %d" % (GID_MIN, GID_MAX, number))
+    return number
+
+
+def check_extra_args(extra_args):
+    """Validate extra_args tokens; return them as a list of strings."""
+    if extra_args is None:
+        return []
+    if isinstance(extra_args, str) or not isinstance(extra_args, (list, tuple)):
+        raise ArgumentError("extra_args must be a list of separate arguments, got %r" % (extra_args,))
+    out = []
+    for idx, token in enumerate(extra_args):
+        if isinstance(token, bool) or not isinstance(token, (str, int, float)):
+            raise ArgumentError("extra_args[%d] must be a string, got %r" % (idx, token))
+        token = str(token)
+        err = shell_meta_error("extra_args[%d]" % idx, token)
+        if err:
+            raise ArgumentError(err)
+        if not TOKEN_RE.match(token):
+            raise ArgumentError("extra_args[%d] %r has characters outside [A-Za-z0-9_.,:=/+@%%-]" % (idx, token))
+        option = token.split("=", 1)[0]
+        if option in MANAGED_OPTIONS:
+            raise ArgumentError("extra_args[%d] %r sets %s, which has its own option" % (
+                idx, token, MANAGED_OPTIONS[option]))
+        out.append(token)
+    return out
+
+
+def normalize(params):
+    """Validate one side's parameters; return a normalized copy.
+
+    Raises ArgumentError naming the first bad option. ``gid_index`` may
+    still be 'auto' (the caller resolves it with ``choose_gid_index``).
+    """
+    p = dict(params or {})
+    for key in ("role", "test", "metric", "device", "server", "peer"):
+        err = shell_meta_error(key, p.get(key))
+        if err:
+            raise ArgumentError(err)
+    role = p.get("role")
+    if role not in ROLES:
+        raise ArgumentError("role must be one of %s, got %r" % (", ".join(ROLES), role))
+    test = p.get("test") or "write"
+    if test not in TESTS:
+        raise ArgumentError("test must be one of %s, got %r" % (", ".join(TESTS), test))
+    metric = p.get("metric") or "bw"
+    if metric not in METRICS:
+        raise ArgumentError("metric must be one of %s, got %r" % (", ".join(METRICS), metric))
+    device = p.get("device")
+    if device is not None and (not isinstance(device, str) or not DEVICE_RE.match(device)):
+        raise ArgumentError("device %r is not an RDMA device name (allowed: letters, digits, _ . : -)" % (device,))
+    server = p.get("server")
+    if role == "client":
+        if not server:
+            raise ArgumentError("server (the address of the server side) is required for role=client")
+        if not valid_address(server):
+            raise ArgumentError("server %r is not a host name or an IP address" % (server,))
+    elif server not in (None, ""):
+        if not valid_address(server):
+            raise ArgumentError("server %r is not a host name or an IP address" % (server,))
+    out = {
+        "role": role, "test": test, "metric": metric, "device": device,
+        "server": server if role == "client" else None,
+        "ib_port": _int(p, "ib_port", IB_PORT_MIN, IB_PORT_MAX) or 1,
+        "gid_index": parse_gid_index(p.get("gid_index")),
+        "tcp_port": _int(p, "tcp_port", PORT_MIN, PORT_MAX) or 18515,
+        "size": _int(p, "size", SIZE_MIN, SIZE_MAX),
+        "all_sizes": bool(p.get("all_sizes")),
+        "iterations": _int(p, "iterations", ITERS_MIN, ITERS_MAX),
+        "duration": _int(p, "duration", 1, DURATION_MAX),
+        "qps": _int(p, "qps", QPS_MIN, QPS_MAX),
+        "bidirectional": bool(p.get("bidirectional")),
+        "rdma_cm": bool(p.get("rdma_cm")),
+        "mtu": _int(p, "mtu", 0, 1 << 30),
+        "use_cuda": _int(p, "use_cuda", 0, GPU_MAX),
+        "extra_args": check_extra_args(p.get("extra_args")),
+        "report_gbits": p.get("report_gbits", True) is not False,
+        "timeout": _int(p, "timeout", 1, TIMEOUT_MAX) or 120,
+        "connect_retries": _int(p, "connect_retries", 0, 100000),
+    }
+    if out["mtu"] is not None and out["mtu"] not in MTUS:
+        raise ArgumentError("mtu must be one of %s, got %d" % (", ".join(str(m) for m in MTUS), out["mtu"]))
+    if out["size"] is not None and out["all_sizes"]:
+        raise ArgumentError("size and all_sizes are mutually exclusive")
+    if out["iterations"] is not None and out["duration"] is not None:
+        raise ArgumentError("iterations and duration are mutually exclusive")
+    if out["all_sizes"] and out["duration"] is not None:
+        raise ArgumentError("all_sizes cannot be combined with duration (perftest runs one size in duration mode)")
+    if test == "atomic" and (out["size"] is not None or out["all_sizes"]):
+        raise ArgumentError("atomic tests use a fixed 8-byte size: size and all_sizes do not apply")
+    if metric == "lat":
+        if out["bidirectional"]:
+            raise ArgumentError("bidirectional applies to bandwidth tests only (metric=bw)")
+        if out["qps"] is not None and out["qps"] != 1:
+            raise ArgumentError("qps applies to bandwidth tests only (metric=bw)")
+    if out["duration"] is not None and out["timeout"] <= out["duration"]:
+        raise ArgumentError("timeout (%d s) must be longer than duration (%d s)" % (out["timeout"], out["duration"]))
+    return out
+
+
+def build_argv(params, binary=None):
+    """The argv of one side (validated with ``normalize`` first).
+
+    ``binary`` replaces the tool name (a full path found by the transport).
+    ``gid_index`` 'auto' that was not resolved is left out (perftest's
+    default: no GID on IB, index 0 on Ethernet).
+    """
+    p = normalize(params)
+    bw = p["metric"] == "bw"
+    argv = [binary or tool_name(p["test"], p["metric"])]
+    if p["device"]:
+        argv += ["-d", p["device"]]
+    argv += ["-i", str(p["ib_port"])]
+    if isinstance(p["gid_index"], int):
+        argv += ["-x", str(p["gid_index"])]
+    argv += ["-p", str(p["tcp_port"])]
+    if p["all_sizes"]:
+        argv.append("-a")
+    elif p["size"] is not None:
+        argv += ["-s", str(p["size"])]
+    if p["iterations"] is not None:
+        argv += ["-n", str(p["iterations"])]
+    if p["duration"] is not None:
+        argv += ["-D", str(p["duration"])]
+    if bw and p["qps"] is not None:
+        argv += ["-q", str(p["qps"])]
+    if bw and p["bidirectional"]:
+        argv.append("-b")
+    if p["rdma_cm"]:
+        argv.append("-R")
+    if p["mtu"] is not None:
+        argv += ["-m", str(p["mtu"])]
+    if p["use_cuda"] is not None:
+        argv.append("--use_cuda=%d" % p["use_cuda"])
+    if bw and p["report_gbits"]:
+        argv.append("--report_gbits")
+    argv += p["extra_args"]
+    if p["role"] == "client":
+        argv.append(p["server"])
+    return argv
+
+
+# --- GID choice ----------------------------------------------------------------
+
+def _gid_is_ipv4_mapped(gid):
+    try:
+        return ipaddress.IPv6Address(str(gid).strip()).ipv4_mapped is not None
+    except ValueError:
+        return False
+
+
+def _gid_is_zero(gid):
+    try:
+        return int(ipaddress.IPv6Address(str(gid).strip())) == 0
+    except ValueError:
+        return True
+
+
+def _gid_is_link_local(gid):
+    try:
+        return ipaddress.IPv6Address(str(gid).strip()).is_link_local
+    except ValueError:
+        return False
+
+
+def choose_gid_index(entries):
+    """The GID index to use on a RoCE port: RoCE v2 with an IPv4 address first.
+
+    ``entries``: list of ``{index, gid, type}`` (type as sysfs prints it:
+    ``RoCE v2`` or ``IB/RoCE v1``). Preference: RoCE v2 IPv4-mapped, RoCE v2
+    global IPv6, RoCE v2 link-local; None when there is no RoCE v2 GID.
+    """
+    best = None
+    for entry in entries or []:
+        gid = entry.get("gid")
+        kind = str(entry.get("type") or "").lower().replace(" ", "")
+        if "v2" not in kind or not gid or _gid_is_zero(gid):
+            continue
+        if _gid_is_ipv4_mapped(gid):
+            rank = 0
+        elif not _gid_is_link_local(gid):
+            rank = 1
+        else:
+            rank = 2
+        key = (rank, int(entry.get("index", 0)))
+        if best is None or key < best[0]:
+            best = (key, int(entry.get("index", 0)))
+    return best[1] if best else None
+
+
+def gid_index_from_facts(rdma_facts, device, ib_port):
+    """(found, gid_index) from a commcheck_rdma fact for device/port.
+
+    found is False when the fact does not know the port. An InfiniBand port
+    needs no GID index (None).
+    """
+    for dev in (rdma_facts or {}).get("devices") or []:
+        if dev.get("name") != device:
+            continue
+        for port in dev.get("ports") or []:
+            try:
+                number = int(port.get("port", 1))
+            except (TypeError, ValueError):
+                continue
+            if number != int(ib_port):
+                continue
+            if str(port.get("link_layer") or "").lower() == "infiniband":
+                return True, None
+            if port.get("gid_index") is not None:
+                return True, int(port["gid_index"])
+            gids = port.get("gids") or []
+            entries = [g for g in gids if isinstance(g, dict)]
+            for g in entries:
+                if "index" not in g and "gid_index" in g:
+                    g["index"] = g["gid_index"]
+            return True, choose_gid_index(entries)
+    return False, None
+
+
+def gid_index_from_sysfs(read_file, sysfs_root, device, ib_port, limit=256):
+    """(found, gid_index) reading ``<sysfs_root>/class/infiniband/DEV/ports/N``.
+
+    ``read_file(path, default)`` is the transport's reader, so this works on
+    the host or inside a pod.
+    """
+    base = "%s/class/infiniband/%s/ports/%d" % (sysfs_root.rstrip("/") or "", device, int(ib_port))
+    link_layer = read_file(base + "/link_layer", None)
+    if link_layer is None:
+        return False, None
+    if link_layer.strip().lower() == "infiniband":
+        return True, None
+    entries = []
+    misses = 0
+    for idx in range(limit):
+        gid = read_file("%s/gids/%d" % (base, idx), None)
+        if gid is None:
+            break
+        gid = gid.strip()
+        if not gid or _gid_is_zero(gid):
+            misses += 1
+            if misses > 32 and entries:
+                break
+            continue
+        kind = read_file("%s/gid_attrs/types/%d" % (base, idx), "") or ""
+        entries.append({"index": idx, "gid": gid, "type": kind.strip()})
+    return True, choose_gid_index(entries)
+
+
+# --- results -----------------------------------------------------------------
+
+# cause / fix for what the module itself detects (the parser has its own
+# catalog for what perftest prints).
+CATALOG = {
+    "tool_missing": (
+        "the perftest tool is not installed on this host (or not on PATH)",
+        "install perftest (Debian/Ubuntu: apt install perftest; RHEL: dnf install perftest; "
+        "MLNX_OFED/DOCA include it) or put it on PATH through commcheck_environment"),
+    "invalid_option": (
+        "this perftest build rejected an option of the command line (too old, or built without "
+        "CUDA for use_cuda)",
+        "upgrade perftest, build it with CUDA support for GPUDirect tests, or drop the option"),
+    "server_no_client": (
+        "the server waited until its deadline and no client connected",
+        "check that the peer's side ran (its own result), that the TCP port is not filtered "
+        "between the hosts, and that forks is at least the number of hosts in the check"),
+    "client_timeout": (
+        "the test did not finish before its deadline",
+        "raise timeout, shorten the test (duration, iterations, sizes), or check the link for "
+        "errors and congestion"),
+    "connect_failed": (
+        "the client could not reach the server's TCP port before its deadline (the server "
+        "never listened, or the address is unreachable or filtered)",
+        "check the peer's own result, the address used for the peer, routes and firewalls, and "
+        "that forks is at least the number of hosts in the check"),
+    "below_expected": (
+        "bandwidth is below the expected share of the link rate",
+        "check the link (ibstat / ethtool speed, cable, errors counters), PCIe width and NUMA "
+        "placement, CPU frequency governor, and PFC/ECN on RoCE fabrics"),
+    "no_rows": (
+        "the client finished without printing a result table",
+        "look at stdout / stderr of the run; rerun by hand with the same command line"),
+    "nonzero_exit": (
+        "the tool exited with an error that the parser does not know",
+        "look at stdout / stderr of the run; rerun by hand with the same command line"),
+}
+
+_CONNECT_RE = re.compile(r"Couldn't connect to|Unable to init the socket connection|"
+                         r"Failed to connect|Connection refused|unable to connect", re.I)
+_UNRECOGNIZED_RE = re.compile(r"unrecognized option|invalid option|Invalid Command or flag", re.I)
+
+
+def catalog_entry(code, message=None):
+    cause, fix = CATALOG[code]
+    return {"code": code, "message": message or cause, "cause": cause, "fix": fix}
+
+
+def summarize(parsed):
+    """Headline numbers of a parse_perftest result.
+
+    bw: ``bw_gbps`` = the average bandwidth of the row with the highest
+    average (the largest sizes reach line rate), ``bw_peak_gbps``, ``bytes``.
+    lat: ``lat_us`` = typical latency (average when only that is printed) of
+    the smallest size, ``lat_avg_us``, ``lat_p99_us``.
+    """
+    parsed = parsed or {}
+    rows = parsed.get("rows") or []
+    out = {}
+    if not rows:
+        return out
+    if parsed.get("metric") == "lat" or any("t_avg_us" in r for r in rows):
+        row = rows[0]
+        typical = row.get("t_typical_us")
+        out["lat_us"] = typical if typical is not None else row.get("t_avg_us")
+        out["lat_avg_us"] = row.get("t_avg_us")
+        out["lat_p99_us"] = row.get("p99_us")
+        out["bytes"] = row.get("bytes")
+    else:
+        best = None
+        for row in rows:
+            value = row.get("bw_avg_gbps")
+            if value is not None and (best is None or value > best.get("bw_avg_gbps")):
+                best = row
+        if best is not None:
+            out["bw_gbps"] = best.get("bw_avg_gbps")
+            out["bw_peak_gbps"] = best.get("bw_peak_gbps")
+            out["bytes"] = best.get("bytes")
+    return out
+
+
+def is_connect_failure(result, parsed=None):
+    """True when a client attempt failed only because nothing listened yet."""
+    if result.get("rc") == 0:
+        return False
+    codes = [e.get("code") for e in (parsed or {}).get("errors") or []]
+    if "connect_failed" in codes:
+        return True
+    text = (result.get("stdout") or "") + "\n" + (result.get("stderr") or "")
+    return bool(_CONNECT_RE.search(text)) and not (parsed or {}).get("rows")
+
+
+def side_verdict(side, result, parsed, min_fraction=0.9):
+    """pass / fail / error with cause, fix and the error list for one side.
+
+    ``side``: the normalized side (role, metric, expected_gbps). ``result``:
+    the transport's result (rc, timed_out, stdout, stderr). ``parsed``:
+    parse_perftest's dict.
+    """
+    parsed = parsed or {}
+    errors = list(parsed.get("errors") or [])
+    text = (result.get("stdout") or "") + "\n" + (result.get("stderr") or "")
+    role = side.get("role")
+    if result.get("tool_missing"):
+        return _verdict("error", [catalog_entry("tool_missing", result.get("stderr"))])
+    if _UNRECOGNIZED_RE.search(text) and not parsed.get("rows"):
+        line = next((ln.strip() for ln in text.splitlines() if _UNRECOGNIZED_RE.search(ln)), None)
+        return _verdict("error", [catalog_entry("invalid_option", line)] + errors)
+    if result.get("timed_out"):
+        if role == "server" and not parsed.get("rows") and not _connected(text):
+            return _verdict("error", [catalog_entry("server_no_client")] + errors)
+        if role == "client" and result.get("connect_failed"):
+            return _verdict("error", [catalog_entry("connect_failed")] + errors)
+        return _verdict("error", [catalog_entry("client_timeout")] + errors)
+    if errors:
+        return _verdict("error", errors)
+    if result.get("rc") not in (0, None):
+        return _verdict("error", [catalog_entry("nonzero_exit", "exit status %s" % result.get("rc"))])
+    metrics = summarize(parsed)
+    if role == "client" and not parsed.get("rows"):
+        return _verdict("error", [catalog_entry("no_rows")])
+    expected = side.get("expected_gbps")
+    if side.get("metric", "bw") == "bw" and expected and metrics.get("bw_gbps") is not None:
+        if side.get("bidirectional"):
+            expected = expected * 2
+        limit = float(expected) * float(min_fraction)
+        if metrics["bw_gbps"] < limit:
+            entry = catalog_entry("below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
+                metrics["bw_gbps"], float(min_fraction) * 100, float(expected)))
+            return _verdict("fail", [entry])
+    return _verdict("pass", [])
+
+
+def _connected(text):
+    return bool(re.search(r"remote address:|#bytes", text))
+
+
+def _verdict(verdict, errors):
+    first = errors[0] if errors else {}
+    return {
+        "verdict": verdict,
+        "cause": first.get("cause") or first.get("message") if errors else None,
+        "fix": first.get("fix") if errors else None,
+        "errors": errors,
+    }
+
+
+# --- running sides -------------------------------------------------------------
+
+BACKOFF_S = (0.05, 0.1, 0.2, 0.3, 0.5)
+POLL_S = 0.05
+
+
+def run_sides(transport, jobs, clock=time.monotonic, sleep=time.sleep):
+    """Run every job (one side each) of one host; return their results in order.
+
+    A job: ``argv``, ``role`` (server | client), ``timeout`` (seconds, the
+    side's whole budget including retries), ``connect_retries`` (max extra
+    attempts of a client, None = as many as the deadline allows), ``step``
+    (jobs of one step run at the same time, steps one after the other),
+    ``retryable(result) -> bool`` (whether a finished client attempt only
+    failed to connect). A result: the transport's dict plus ``attempts``,
+    ``connect_failed`` and ``started`` / ``ended`` (epoch seconds of the
+    side's step). Every process is stopped before this returns.
+    """
+    results = [None] * len(jobs)
+    steps = sorted(set(int(j.get("step") or 0) for j in jobs))
+    for step in steps:
+        idxs = [i for i, j in enumerate(jobs) if int(j.get("step") or 0) == step]
+        _run_step(transport, jobs, idxs, results, clock, sleep)
+    return results
+
+
+class _Slot(object):
+    def __init__(self, job, now):
+        self.job = job
+        self.deadline = now + float(job["timeout"])
+        self.attempts = 0
+        self.bg = None
+        self.next_start = now
+        self.done = None
+        self.connect_failed = False
+        self.last = None
+        self.started = time.time()
+
+
+def _run_step(transport, jobs, idxs, results, clock, sleep):
+    now = clock()
+    # servers first, so a local client of a loopback pair finds its server
+    order = sorted(idxs, key=lambda i: 0 if jobs[i].get("role") == "server" else 1)
+    slots = dict((i, _Slot(jobs[i], now)) for i in order)
+    try:
+        while any(s.done is None for s in slots.values()):
+            now = clock()
+            for i in order:
+                slot = slots[i]
+                if slot.done is not None:
+                    continue
+                if slot.bg is None:
+                    if now >= slot.next_start:
+                        _start(transport, slot, now)
+                    continue
+                if slot.bg.poll() is None:
+                    continue
+                res = slot.bg.result()
+                slot.bg = None
+                retries = slot.job.get("connect_retries")
+                if (slot.job.get("role") == "client" and not res.get("timed_out")
+                        and slot.job.get("retryable", _default_retryable)(res)):
+                    slot.connect_failed = True
+                    left = slot.deadline - clock()
+                    backoff = BACKOFF_S[min(slot.attempts - 1, len(BACKOFF_S) - 1)]
+                    if (retries is None or slot.attempts <= retries) and left > backoff + 0.5:
+                        slot.next_start = clock() + backoff
+                        slot.last = res
+                        continue
+                    if left <= backoff + 0.5:
+                        res["timed_out"] = True
+                else:
+                    slot.connect_failed = slot.connect_failed and bool(res.get("timed_out"))
+                slot.done = _finish(res, slot)
+            if any(s.done is None for s in slots.values()):
+                sleep(POLL_S)
+    finally:
+        for slot in slots.values():
+            if slot.bg is not None:
+                res = slot.bg.result()
+                res["timed_out"] = True
+                slot.done = slot.done or _finish(res, slot)
+                slot.bg = None
+    for i in idxs:
+        results[i] = slots[i].done
+
+
+def _start(transport, slot, now):
+    left = slot.deadline - now
+    if left <= 0.2:
+        res = slot.last or {
+            "cmd": list(slot.job["argv"]), "rc": None, "stdout": "", "stderr": "",
+            "timed_out": True, "duration_s": 0.0}
+        res["timed_out"] = True
+        slot.done = _finish(res, slot)
+        return
+    slot.attempts += 1
+    try:
+        slot.bg = transport.start(slot.job["argv"], left, env=slot.job.get("env"))
+    except Exception as exc:  # the runner's CommandError: binary missing or not startable
+        slot.done = _finish({"cmd": list(slot.job["argv"]), "rc": None, "stdout": "",
+                             "stderr": str(exc), "timed_out": False, "duration_s": 0.0,
+                             "tool_missing": True}, slot)
+
+
+def _finish(res, slot):
+    res = dict(res)
+    res["attempts"] = slot.attempts
+    res["connect_failed"] = bool(slot.connect_failed)
+    res["started"] = round(slot.started, 3)
+    res["ended"] = round(time.time(), 3)
+    return res
+
+
+def _default_retryable(result):
+    return is_connect_failure(result)

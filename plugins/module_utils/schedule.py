@@ -1,0 +1,456 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pair scheduling: which hosts test against which, round by round (pure).
+
+``commcheck_schedule(hosts, pattern)`` returns a list of rounds; a round is a
+list of ``[server, client]`` pairs in which no host appears twice, so every
+pair of a round can run at the same time.
+
+- ``mesh``: every unordered pair exactly once (round-robin tournament, circle
+  method): N-1 rounds for even N, N rounds for odd N. Each host is server
+  about as often as client (the two counts differ by at most one).
+- ``ring``: each host with its neighbour (h0-h1, h1-h2, ..., h(N-1)-h0): two
+  rounds for even N, three for odd N, one for N = 2. Each host serves once
+  and is client once.
+- ``pairs``: an explicit list of ``[server, client]``, packed greedily into
+  rounds.
+- ``star``: one host (``center``, default the first) against every other:
+  one pair per round, the center always the server.
+
+Rails: a node with several NICs tests rail k against rail k of its peer in
+the same round. ``round_plan`` expands a round into the sides each host runs
+(one per rail and per test step), each rail and step on its own TCP port.
+``select_rails`` picks a host's rails from its ``commcheck_rdma`` facts.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import ipaddress
+import re
+
+PATTERNS = ("mesh", "ring", "pairs", "star")
+
+
+class ScheduleError(ValueError):
+    """Bad input to the scheduler (reported as a clear error, never a traceback)."""
+
+
+def _check_hosts(hosts):
+    if hosts is None:
+        return []
+    if isinstance(hosts, (str, bytes)) or not isinstance(hosts, (list, tuple)):
+        raise ScheduleError("hosts must be a list of host names, got %r" % (hosts,))
+    seen = set()
+    out = []
+    for host in hosts:
+        if not isinstance(host, str) or not host:
+            raise ScheduleError("host names must be non-empty strings, got %r" % (host,))
+        if host in seen:
+            raise ScheduleError("host %r is listed twice" % (host,))
+        seen.add(host)
+        out.append(host)
+    return out
+
+
+def mesh_rounds(hosts):
+    """Round-robin tournament by the circle method.
+
+    With m odd (m = N for odd N; m = N-1 plus a fixed host for even N), round
+    r pairs (r+k, r-k) mod m for k = 1..(m-1)/2; the leftover index r sits
+    out (odd N) or meets the fixed host (even N). {a, b} meets in the round
+    r = (a+b)/2 mod m, so every pair occurs exactly once. Orientation: x
+    serves y when (y-x) mod m is in 1..(m-1)/2, which gives every index
+    exactly (m-1)/2 server roles; the fixed host alternates by round.
+    """
+    hosts = _check_hosts(hosts)
+    n = len(hosts)
+    if n < 2:
+        return []
+    even = n % 2 == 0
+    m = n - 1 if even else n
+    half = (m - 1) // 2
+    rounds = []
+    for r in range(m):
+        pairs = []
+        if even:
+            fixed, other = hosts[n - 1], hosts[r]
+            pairs.append([fixed, other] if r % 2 == 0 else [other, fixed])
+        for k in range(1, half + 1):
+            a, b = (r + k) % m, (r - k) % m
+            if 1 <= (b - a) % m <= half:
+                pairs.append([hosts[a], hosts[b]])
+            else:
+                pairs.append([hosts[b], hosts[a]])
+        rounds.append(pairs)
+    return rounds
+
+
+def ring_rounds(hosts):
+    """Each host with its successor; even N in 2 rounds, odd N in 3."""
+    hosts = _check_hosts(hosts)
+    n = len(hosts)
+    if n < 2:
+        return []
+    if n == 2:
+        return [[[hosts[0], hosts[1]]]]
+    rounds = [[], []] if n % 2 == 0 else [[], [], []]
+    for i in range(n):
+        pair = [hosts[i], hosts[(i + 1) % n]]
+        if n % 2 == 1 and i == n - 1:
+            rounds[2].append(pair)
+        else:
+            rounds[i % 2].append(pair)
+    return rounds
+
+
+def star_rounds(hosts, center=None):
+    """The center against every other host, one pair per round."""
+    hosts = _check_hosts(hosts)
+    if not hosts:
+        return []
+    if center is None:
+        center = hosts[0]
+    if center not in hosts:
+        raise ScheduleError("star center %r is not one of the hosts" % (center,))
+    return [[[center, host]] for host in hosts if host != center]
+
+
+def pack_pairs(pairs, hosts=None):
+    """Greedy first-fit of explicit [server, client] pairs into rounds."""
+    known = set(_check_hosts(hosts)) if hosts else None
+    if pairs is None or isinstance(pairs, (str, bytes)) or not isinstance(pairs, (list, tuple)):
+        raise ScheduleError("pattern 'pairs' needs pairs: a list of [server, client], got %r" % (pairs,))
+    rounds = []
+    busy = []
+    seen = set()
+    for pair in pairs:
+        if isinstance(pair, dict):
+            pair = [pair.get("server"), pair.get("client")]
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or \
+                not all(isinstance(h, str) and h for h in pair):
+            raise ScheduleError("each pair must be [server, client] host names, got %r" % (pair,))
+        server, client = pair
+        if server == client:
+            raise ScheduleError("pair %r tests a host against itself" % (list(pair),))
+        if known is not None:
+            for host in pair:
+                if host not in known:
+                    raise ScheduleError("pair %r names %r, which is not one of the hosts" % (list(pair), host))
+        key = (server, client)
+        if key in seen:
+            continue
+        seen.add(key)
+        for idx, used in enumerate(busy):
+            if server not in used and client not in used:
+                rounds[idx].append([server, client])
+                used.update((server, client))
+                break
+        else:
+            rounds.append([[server, client]])
+            busy.append(set((server, client)))
+    return rounds
+
+
+def commcheck_schedule(hosts, pattern="mesh", pairs=None, center=None, rails=None):
+    """Rounds of disjoint [server, client] pairs for the given pattern.
+
+    With ``rails`` (a count, or a list of rail numbers) every pair becomes one
+    ``[server, client, rail]`` entry per rail, in the same round: rail k of
+    the server against rail k of the client.
+    """
+    if pattern not in PATTERNS:
+        raise ScheduleError("pattern must be one of %s, got %r" % (", ".join(PATTERNS), pattern))
+    if pattern == "mesh":
+        rounds = mesh_rounds(hosts)
+    elif pattern == "ring":
+        rounds = ring_rounds(hosts)
+    elif pattern == "star":
+        rounds = star_rounds(hosts, center)
+    else:
+        rounds = pack_pairs(pairs, hosts)
+    if rails is None:
+        return rounds
+    rail_ids = _rail_ids(rails)
+    return [[[s, c, k] for s, c in rnd for k in rail_ids] for rnd in rounds]
+
+
+def _rail_ids(rails):
+    if isinstance(rails, bool):
+        raise ScheduleError("rails must be a count or a list of rail numbers, got %r" % (rails,))
+    if isinstance(rails, int):
+        if rails < 1:
+            raise ScheduleError("rails must be at least 1, got %d" % rails)
+        return list(range(rails))
+    if isinstance(rails, (list, tuple)) and rails:
+        out = []
+        for rail in rails:
+            if isinstance(rail, bool) or not isinstance(rail, int) or rail < 0:
+                raise ScheduleError("rail numbers must be integers >= 0, got %r" % (rail,))
+            if rail not in out:
+                out.append(rail)
+        return out
+    raise ScheduleError("rails must be a count or a list of rail numbers, got %r" % (rails,))
+
+
+# --- rails -------------------------------------------------------------------
+
+_IDENT = re.compile(r"^[A-Za-z0-9_.:-]+$")
+
+
+def _natural_key(text):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
+
+
+def _is_active(state):
+    text = str(state or "").upper()
+    return "ACTIVE" in text and "DEFER" not in text
+
+
+def _gid_ipv4(gid):
+    """IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d), else None."""
+    if isinstance(gid, dict):
+        if gid.get("ipv4"):
+            return gid["ipv4"]
+        gid = gid.get("gid")
+    try:
+        addr = ipaddress.IPv6Address(str(gid).strip())
+    except ValueError:
+        return None
+    mapped = addr.ipv4_mapped
+    return str(mapped) if mapped else None
+
+
+def _port_address(port):
+    """The IPv4 address of a RoCE port: the chosen GID's, else the port's own."""
+    gids = port.get("gids") or []
+    chosen = port.get("gid_index")
+    if chosen is not None:
+        for gid in gids:
+            index = gid.get("index", gid.get("gid_index")) if isinstance(gid, dict) else None
+            if index == chosen:
+                found = _gid_ipv4(gid)
+                if found:
+                    return found
+    for key in ("ipv4", "address"):
+        value = port.get(key)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if value:
+            return str(value).split("/", 1)[0]
+    for gid in gids:
+        if isinstance(gid, dict) and "v2" not in str(gid.get("type", "v2")).lower():
+            continue
+        found = _gid_ipv4(gid)
+        if found:
+            return found
+    return None
+
+
+def _parse_device_spec(spec):
+    """'mlx5_0' / 'mlx5_0:1' / {device, port, ...} -> dict."""
+    if isinstance(spec, dict):
+        out = dict(spec)
+        if "device" not in out and "name" in out:
+            out["device"] = out.pop("name")
+        out.setdefault("port", out.get("ib_port", 1))
+        out.pop("ib_port", None)
+    else:
+        text = str(spec)
+        if text.count(":") == 1 and text.rsplit(":", 1)[1].isdigit():
+            name, port = text.rsplit(":", 1)
+            out = {"device": name, "port": int(port)}
+        else:
+            out = {"device": text, "port": 1}
+    if not isinstance(out.get("device"), str) or not _IDENT.match(out["device"]):
+        raise ScheduleError("device %r is not a valid RDMA device name" % (out.get("device"),))
+    try:
+        out["port"] = int(out["port"])
+    except (TypeError, ValueError):
+        raise ScheduleError("port of device %r must be an integer, got %r" % (out["device"], out["port"]))
+    return out
+
+
+def select_rails(rdma_facts=None, devices=None, address=None):
+    """The rails (RDMA ports) a host tests, in rail order.
+
+    ``devices`` (names, ``name:port`` or dicts) wins over the facts; without
+    it, every ACTIVE port of ``rdma_facts`` (the ``commcheck_rdma`` fact), in
+    natural device order. Each rail: ``device``, ``port``, ``gid_index``,
+    ``rate_gbps``, ``link_layer``, ``netdev``, ``address`` (the port's IPv4
+    address when the facts know it, else ``address``, the host's).
+    """
+    facts = rdma_facts or {}
+    known = {}
+    for dev in facts.get("devices") or []:
+        for port in dev.get("ports") or []:
+            known[(dev.get("name"), int(port.get("port", 1)))] = port
+    rails = []
+    if devices:
+        if isinstance(devices, (str, dict)):
+            devices = [devices]
+        for spec in devices:
+            want = _parse_device_spec(spec)
+            port = known.get((want["device"], want["port"]), {})
+            rails.append(_rail(want["device"], want["port"], port, address, want))
+    else:
+        for dev in sorted(facts.get("devices") or [], key=lambda d: _natural_key(d.get("name"))):
+            for port in sorted(dev.get("ports") or [], key=lambda p: int(p.get("port", 1))):
+                if _is_active(port.get("state")):
+                    rails.append(_rail(dev.get("name"), int(port.get("port", 1)), port, address, {}))
+    for num, rail in enumerate(rails):
+        rail["rail"] = num
+    return rails
+
+
+def _rail(device, port_num, port, address, override):
+    rail = {
+        "device": device,
+        "port": port_num,
+        "gid_index": port.get("gid_index"),
+        "rate_gbps": port.get("rate_gbps"),
+        "link_layer": port.get("link_layer"),
+        "netdev": port.get("netdev"),
+        "address": _port_address(port) or address,
+    }
+    for key in ("gid_index", "rate_gbps", "address", "netdev", "link_layer"):
+        if override.get(key) is not None:
+            rail[key] = override[key]
+    return rail
+
+
+def _tests(tests):
+    """Test steps: dicts, or [op, metric] pairs (e.g. ops | product(metrics))."""
+    if not tests:
+        return [{}]
+    if isinstance(tests, dict):
+        return [tests]
+    out = []
+    for test in tests:
+        if isinstance(test, dict):
+            out.append(dict(test))
+        elif isinstance(test, (list, tuple)) and len(test) == 2:
+            out.append({"test": test[0], "metric": test[1]})
+        else:
+            raise ScheduleError("a test step is a dict or an [op, metric] pair, got %r" % (test,))
+    return out
+
+
+def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=None, rails=None,
+               round_index=0, step_offset=0, port_window=None):
+    """Expand one round into the sides each host runs.
+
+    ``pairs``: the round (list of [server, client]). ``host_rails``: host ->
+    list of rails (``select_rails``); a host without an entry has one
+    anonymous rail (e.g. the TCP baseline). ``tests``: the test steps run one
+    after the other (e.g. ``[{test: write, metric: bw}, ...]`` or
+    ``[[write, bw], ...]``). ``rails``: limit to these rail numbers. Rail k of
+    the server is tested against rail k of the client.
+
+    Steps are numbered from ``step_offset``; step s, rail k uses TCP port
+    ``base_port + (s % port_window) * stride + k`` (``stride`` = the largest
+    rail count, or ``port_stride``; no window: ports never repeat).
+
+    Returns ``{"sides": {host: [side, ...]}, "jobs": [...], "skipped": [...]}``.
+    A side: ``role``, ``peer``, ``rail``, ``step``, ``round``, ``tcp_port``, the
+    test keys, and the host's own rail (``device``, ``ib_port``,
+    ``gid_index``, ``expected_gbps``...) and for a client ``server`` (the
+    server's address on that rail). A job: one per pair, rail and step.
+    """
+    host_rails = host_rails or {}
+    steps = _tests(tests)
+    wanted = None if rails is None else set(int(r) for r in rails)
+    stride = _stride(host_rails, port_stride)
+    sides = {}
+    jobs = []
+    skipped = []
+    for pair in pairs or []:
+        server, client = pair[0], pair[1]
+        s_rails = host_rails.get(server) if server in host_rails else [{"rail": 0}]
+        c_rails = host_rails.get(client) if client in host_rails else [{"rail": 0}]
+        s_rails = s_rails or []
+        c_rails = c_rails or []
+        count = min(len(s_rails), len(c_rails))
+        if count == 0:
+            skipped.append({"server": server, "client": client, "round": round_index,
+                            "reason": "no active RDMA port on %s" % (
+                                " and ".join(h for h, r in ((server, s_rails), (client, c_rails)) if not r))})
+            continue
+        for num, test in enumerate(steps):
+            step = step_offset + num
+            slot = step % port_window if port_window else step
+            for k in range(count):
+                if wanted is not None and k not in wanted:
+                    continue
+                s_rail, c_rail = s_rails[k], c_rails[k]
+                port = int(base_port) + slot * stride + k
+                rates = [r.get("rate_gbps") for r in (s_rail, c_rail) if r.get("rate_gbps")]
+                expected = min(rates) if rates else None
+                common = dict(test)
+                common.update({"rail": k, "step": step, "round": round_index, "tcp_port": port})
+                if expected is not None:
+                    common["expected_gbps"] = expected
+                server_side = dict(common, role="server", peer=client)
+                client_side = dict(common, role="client", peer=server)
+                _rail_keys(server_side, s_rail)
+                _rail_keys(client_side, c_rail)
+                client_side["server"] = s_rail.get("address") or server
+                sides.setdefault(server, []).append(server_side)
+                sides.setdefault(client, []).append(client_side)
+                jobs.append(dict(common, server=server, client=client,
+                                 server_device=s_rail.get("device"), client_device=c_rail.get("device"),
+                                 address=client_side["server"]))
+    return {"sides": sides, "jobs": jobs, "skipped": skipped}
+
+
+def _stride(host_rails, port_stride):
+    if port_stride is not None:
+        return int(port_stride)
+    return max([len(v or []) for v in (host_rails or {}).values()] + [1])
+
+
+def _rail_keys(side, rail):
+    for src, dst in (("device", "device"), ("port", "ib_port"), ("gid_index", "gid_index")):
+        if rail.get(src) is not None:
+            side[dst] = rail[src]
+
+
+MAX_PORT = 65535
+PORT_WINDOW = 256
+
+
+def plan_rounds(rounds, host_rails=None, tests=None, base_port=18515, port_stride=None, rails=None,
+                merge=False, port_window=None):
+    """``round_plan`` for every round of a schedule.
+
+    ``merge=False``: one plan per round; every round uses the same ports
+    (its steps start at 0): the caller runs round after round.
+
+    ``merge=True``: a single plan holding every round, steps numbered through
+    (round r, test i is step ``r * len(tests) + i``). Each host runs its steps
+    in order and meets each peer when both get there, without a barrier
+    between rounds; ports cycle through a window of ``port_window`` steps
+    (default as many as fit below 65536, at most 256) so a straggler of an
+    old step never reaches a newer step's server.
+    """
+    n_tests = len(_tests(tests))
+    stride = _stride(host_rails, port_stride)
+    slots = (MAX_PORT - int(base_port)) // stride + 1
+    if slots < n_tests or int(base_port) < 1:
+        raise ScheduleError("base_port %s leaves no room for %d test step(s) x %d rail(s) below %d" % (
+            base_port, n_tests, stride, MAX_PORT + 1))
+    if not merge:
+        return [round_plan(r, host_rails, tests, base_port, stride, rails, round_index=num)
+                for num, r in enumerate(rounds or [])]
+    total = n_tests * len(rounds or [])
+    window = min(int(port_window or PORT_WINDOW), slots, max(total, 1))
+    merged = {"sides": {}, "jobs": [], "skipped": [], "steps": total}
+    for num, rnd in enumerate(rounds or []):
+        plan = round_plan(rnd, host_rails, tests, base_port, stride, rails, round_index=num,
+                          step_offset=num * n_tests, port_window=window)
+        for host, host_sides in plan["sides"].items():
+            merged["sides"].setdefault(host, []).extend(host_sides)
+        merged["jobs"].extend(plan["jobs"])
+        merged["skipped"].extend(plan["skipped"])
+    return [merged]

@@ -1,0 +1,379 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: iperf3
+short_description: Run one side (or several sides at once) of an iperf3 TCP bandwidth test
+version_added: 1.0.0
+description:
+  - Runs real C(iperf3 -J) through the collection's transport, under a deadline, and parses its JSON output
+    with C(clusterops.commcheck.parse_iperf3). This measures the plain Ethernet / IP path that NCCL falls back
+    to (C(NET/Socket)) and that MPI uses for its out-of-band traffic.
+  - O(role=server) runs C(iperf3 -s -1 -J -p PORT [-B ADDR]) (one client, then exit), stopped at its deadline
+    when no client comes. O(role=client) runs C(iperf3 -c SERVER -p PORT -J -t SECONDS ...) and retries, with a
+    short backoff, while the server is not listening yet, all within O(timeout).
+  - O(sides) runs several sides in one call at the same time (the C(clusterops.commcheck.tcp_perf) role runs
+    one round of its schedule this way); sides with a higher C(step) start after the lower steps have ended.
+  - Every option is validated before anything runs (addresses, ports, shell metacharacters in O(extra_args)).
+author:
+  - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
+options:
+  role:
+    description: Which side of a single test to run. Mutually exclusive with O(sides); one of the two is required.
+    type: str
+    choices: [server, client]
+  server:
+    description: Address (IP or host name) of the server. Required with O(role=client).
+    type: str
+  bind:
+    description: Local address to bind to (C(-B)); for a server, the address it listens on.
+    type: str
+  tcp_port:
+    description: TCP port of the test (C(-p)).
+    type: int
+    default: 5201
+  duration:
+    description: Seconds the client sends (C(-t)).
+    type: int
+    default: 10
+  parallel:
+    description: Number of parallel streams (C(-P)), 1 to 128.
+    type: int
+  reverse:
+    description: The server sends, the client receives (C(-R)).
+    type: bool
+    default: false
+  bidirectional:
+    description: Both directions at once (C(--bidir)).
+    type: bool
+    default: false
+  omit:
+    description: Seconds at the start left out of the result (C(-O)), to skip TCP slow start.
+    type: int
+  extra_args:
+    description:
+      - More iperf3 arguments, one list item each (for example C([-Z, -w, 4M])).
+      - Items may hold letters, digits and the characters C(_.,:=/+@%-) only, and may not repeat an option this
+        module sets itself.
+    type: list
+    elements: str
+    default: []
+  timeout:
+    description:
+      - Seconds each side (each step of O(sides)) may run, connection retries included. A client's timeout
+        must be longer than O(duration) + O(omit).
+    type: int
+    default: 60
+  connect_retries:
+    description: How many more times a client tries again while the server is not listening yet.
+    type: int
+    default: 100
+  expected_gbps:
+    description: Expected TCP bandwidth in Gb/s; a client below O(min_fraction) of it gets V(fail).
+    type: float
+  min_fraction:
+    description: Share of O(expected_gbps) a bandwidth must reach to pass.
+    type: float
+    default: 0.9
+  fail_on_error:
+    description:
+      - Fail the task when a side's verdict is V(error). A V(fail) verdict never fails the task.
+    type: bool
+    default: true
+  sides:
+    description: Several sides at once; each item overrides the top-level options of the same name.
+    type: list
+    elements: dict
+    suboptions:
+      role:
+        description: V(server) or V(client).
+        type: str
+        choices: [server, client]
+        required: true
+      peer:
+        description: Name of the other host (reported back).
+        type: str
+      server:
+        description: Address of the server (clients).
+        type: str
+      bind:
+        description: Local address to bind to.
+        type: str
+      tcp_port:
+        description: TCP port of this side.
+        type: int
+      rail:
+        description: Rail number (reported back).
+        type: int
+      step:
+        description: Sides of step N start after every side of the steps before has ended.
+        type: int
+        default: 0
+      round:
+        description: Round of the schedule this side belongs to (reported back).
+        type: int
+      expected_gbps:
+        description: Expected bandwidth in Gb/s.
+        type: float
+attributes:
+  check_mode:
+    support: full
+    description: Builds and validates every command line and returns it; runs nothing (verdict V(skipped)).
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  platform:
+    support: full
+    platforms: posix
+    description: Runs iperf3 on the target (or in a pod with the kubectl transport).
+notes:
+  - A measurement; the task never reports a change.
+  - The C(clusterops.commcheck.tcp_perf) role runs a whole schedule of pairs with this module and names bad links
+    and nodes.
+seealso:
+  - module: clusterops.commcheck.perftest
+'''
+
+EXAMPLES = r'''
+- name: Server on node-a's address
+  clusterops.commcheck.iperf3:
+    role: server
+    bind: 10.0.0.11
+    timeout: 40
+
+- name: Client, 4 streams for 10 seconds
+  clusterops.commcheck.iperf3:
+    role: client
+    server: 10.0.0.11
+    parallel: 4
+    duration: 10
+    timeout: 40
+    expected_gbps: 25
+  register: tcp
+
+- name: One round of a schedule (this host serves one peer and is client of nothing else)
+  clusterops.commcheck.iperf3:
+    duration: 5
+    timeout: 30
+    fail_on_error: false
+    sides:
+      - {role: server, peer: node-b, bind: 10.0.0.11, tcp_port: 5201}
+'''
+
+RETURN = r'''
+cmd:
+  description: The command line of the (single) side.
+  returned: when O(role) is given
+  type: list
+  elements: str
+  sample: [iperf3, -c, 10.0.0.11, -p, "5201", -J, -t, "10", -P, "4"]
+rc:
+  description: Exit status of iperf3 (null when it did not run or was stopped).
+  returned: when O(role) is given
+  type: int
+stdout:
+  description: iperf3's JSON output.
+  returned: when O(role) is given
+  type: str
+stderr:
+  description: What iperf3 printed on stderr.
+  returned: when O(role) is given
+  type: str
+timed_out:
+  description: Whether the side was stopped at its deadline.
+  returned: when O(role) is given
+  type: bool
+attempts:
+  description: How many times the side was started.
+  returned: when O(role) is given
+  type: int
+iperf3:
+  description: The output parsed by C(clusterops.commcheck.parse_iperf3) (C(sent_gbps), C(received_gbps),
+    C(retransmits), C(errors), C(ok)).
+  returned: when O(role) is given
+  type: dict
+metrics:
+  description: C(bw_gbps) (received, else sent), C(sent_gbps), C(received_gbps), C(retransmits).
+  returned: when O(role) is given
+  type: dict
+  sample: {bw_gbps: 9.41, sent_gbps: 9.43, received_gbps: 9.41, retransmits: 12}
+verdict:
+  description: V(pass), V(fail) or V(error) (V(skipped) in check mode); the worst side's with O(sides).
+  returned: always
+  type: str
+cause:
+  description: Likely cause when the verdict is not V(pass).
+  returned: always
+  type: str
+fix:
+  description: What to do about it.
+  returned: always
+  type: str
+errors:
+  description: Every error found (C(code), C(message), C(cause), C(fix)).
+  returned: when O(role) is given
+  type: list
+  elements: dict
+sides:
+  description:
+    - One result per side in the order given (one item when O(role) is given), with the side's parameters
+      (C(role), C(peer), C(rail), C(step), C(round), C(server), C(bind), C(tcp_port), C(expected_gbps)) and C(cmd),
+      C(exec_cmd) (as run, under its deadline), C(rc),
+      C(stdout), C(stderr), C(timed_out), C(duration_s), C(started) and C(ended) (epoch seconds), C(attempts), C(iperf3), C(metrics), C(verdict), C(cause),
+      C(fix), C(errors).
+  returned: always
+  type: list
+  elements: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import iperf3_cmd as ic
+from ansible_collections.clusterops.commcheck.plugins.module_utils.perftest_cmd import ArgumentError, run_sides
+from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import install_cleanup_handlers, stop_all
+from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
+
+try:
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import parse_iperf3
+except ImportError:  # pragma: no cover - the parser ships with the collection
+    parse_iperf3 = None
+
+SIDE_KEYS = ("role", "peer", "server", "bind", "tcp_port", "rail", "step", "round", "expected_gbps")
+COMMON_KEYS = ("server", "bind", "tcp_port", "duration", "parallel", "reverse", "bidirectional", "omit",
+               "extra_args", "timeout", "connect_retries", "expected_gbps")
+VERDICT_RANK = {"pass": 0, "skipped": 0, "fail": 1, "error": 2}
+
+
+def argument_spec():
+    spec = dict(
+        role=dict(type="str", choices=["server", "client"]),
+        server=dict(type="str"),
+        bind=dict(type="str"),
+        tcp_port=dict(type="int", default=ic.DEFAULT_PORT),
+        duration=dict(type="int", default=10),
+        parallel=dict(type="int"),
+        reverse=dict(type="bool", default=False),
+        bidirectional=dict(type="bool", default=False),
+        omit=dict(type="int"),
+        extra_args=dict(type="list", elements="str", default=[]),
+        timeout=dict(type="int", default=60),
+        connect_retries=dict(type="int", default=100),
+        expected_gbps=dict(type="float"),
+        min_fraction=dict(type="float", default=0.9),
+        fail_on_error=dict(type="bool", default=True),
+        sides=dict(type="list", elements="dict", options=dict(
+            role=dict(type="str", choices=["server", "client"], required=True),
+            peer=dict(type="str"),
+            server=dict(type="str"),
+            bind=dict(type="str"),
+            tcp_port=dict(type="int"),
+            rail=dict(type="int"),
+            step=dict(type="int", default=0),
+            round=dict(type="int"),
+            expected_gbps=dict(type="float"),
+        )),
+    )
+    spec.update(TRANSPORT_ARGSPEC)
+    return spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           mutually_exclusive=[("role", "sides")], required_one_of=[("role", "sides")])
+    params = module.params
+    single = params.get("role") is not None
+    raw_sides = [{"role": params["role"]}] if single else list(params.get("sides") or [])
+    if not raw_sides:
+        module.fail_json(msg="sides is empty: nothing to run")
+    if params["min_fraction"] is not None and not 0 < params["min_fraction"] <= 1:
+        module.fail_json(msg="min_fraction must be in (0, 1], got %r" % params["min_fraction"])
+    transport = get_transport(module)
+
+    sides = []
+    for num, raw in enumerate(raw_sides):
+        merged = dict((k, params.get(k)) for k in COMMON_KEYS)
+        for key in SIDE_KEYS:
+            if raw.get(key) is not None:
+                merged[key] = raw[key]
+        try:
+            norm = ic.normalize(merged)
+        except ArgumentError as exc:
+            module.fail_json(msg=("sides[%d]: %s" % (num, exc)) if not single else str(exc))
+        norm.update(step=int(merged.get("step") or 0), peer=merged.get("peer"), rail=merged.get("rail"),
+                    round=merged.get("round"),
+                    expected_gbps=merged.get("expected_gbps"))
+        sides.append(norm)
+
+    binary = "iperf3" if module.check_mode else transport.which("iperf3")
+    for side in sides:
+        side["argv"] = ic.build_argv(side, binary=binary or "iperf3")
+
+    if module.check_mode:
+        results = [dict(_side_info(s), cmd=s["argv"], verdict="skipped", cause="check mode: nothing was run",
+                        fix=None, errors=[]) for s in sides]
+        _exit(module, single, results, params["fail_on_error"])
+
+    if parse_iperf3 is None:
+        module.fail_json(msg="the parse_iperf3 module_utils of the collection is missing")
+    install_cleanup_handlers()
+    if binary is None:
+        ran = [{"cmd": s["argv"], "rc": None, "stdout": "", "stderr": "iperf3: not found on PATH",
+                "timed_out": False, "duration_s": 0.0, "attempts": 0, "connect_failed": False,
+                "tool_missing": True} for s in sides]
+    else:
+        jobs = [{"argv": s["argv"], "role": s["role"], "timeout": s["timeout"],
+                 "connect_retries": s["connect_retries"], "step": s["step"],
+                 "retryable": ic.is_connect_failure} for s in sides]
+        try:
+            ran = run_sides(transport, jobs)
+        finally:
+            stop_all()
+    results = []
+    for side, res in zip(sides, ran):
+        parsed = parse_iperf3(res.get("stdout") or "") if (res.get("stdout") or "").strip() else \
+            {"sent_gbps": None, "received_gbps": None, "retransmits": None, "errors": [], "ok": False}
+        verdict = ic.side_verdict(side, res, parsed, params["min_fraction"])
+        item = _side_info(side)
+        item.update(cmd=side["argv"], exec_cmd=res.get("cmd") or side["argv"], rc=res.get("rc"), stdout=res.get("stdout", ""),
+                    stderr=res.get("stderr", ""), timed_out=bool(res.get("timed_out")),
+                    duration_s=res.get("duration_s"), started=res.get("started"), ended=res.get("ended"),
+                    attempts=res.get("attempts", 0), iperf3=parsed,
+                    metrics={"bw_gbps": ic.bandwidth(parsed), "sent_gbps": parsed.get("sent_gbps"),
+                             "received_gbps": parsed.get("received_gbps"),
+                             "retransmits": parsed.get("retransmits")})
+        item.update(verdict)
+        results.append(item)
+    _exit(module, single, results, params["fail_on_error"])
+
+
+def _side_info(side):
+    keys = ("role", "peer", "rail", "step", "round", "server", "bind", "tcp_port", "duration", "parallel", "reverse",
+            "bidirectional", "expected_gbps")
+    return dict((k, side.get(k)) for k in keys)
+
+
+def _exit(module, single, results, fail_on_error):
+    worst = max(results, key=lambda r: VERDICT_RANK.get(r["verdict"], 0))
+    out = dict(changed=False, sides=results, verdict=worst["verdict"], cause=worst.get("cause"),
+               fix=worst.get("fix"))
+    if single:
+        one = results[0]
+        for key in ("cmd", "rc", "stdout", "stderr", "timed_out", "attempts", "iperf3", "metrics", "errors"):
+            if key in one:
+                out[key] = one[key]
+    errors = [r for r in results if r["verdict"] == "error"]
+    if errors and fail_on_error:
+        first = errors[0]
+        module.fail_json(msg="iperf3 %s side: %s" % (first["role"], first.get("cause") or "error"), **out)
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,546 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: perftest
+short_description: Run one side (or several sides at once) of a perftest RDMA bandwidth / latency test
+version_added: 1.0.0
+description:
+  - Builds the command line of a perftest tool (C(ib_write_bw), C(ib_read_lat), C(ib_send_bw),
+    C(ib_atomic_bw), ...) from options, runs it under a deadline through the collection's transport, parses
+    its output with C(clusterops.commcheck.parse_perftest) and gives a verdict (V(pass), V(fail) or V(error))
+    with a likely cause and a fix.
+  - O(role=server) starts the server side; it is stopped at its deadline when no client comes.
+    O(role=client) connects to O(server) and retries, with a short backoff, while the server is not
+    listening yet, all within O(timeout).
+  - O(sides) runs several sides in one call, at the same time (one per rail, server and client roles mixed);
+    sides with a higher C(step) start after every side of the lower steps has ended. This is how the
+    C(clusterops.commcheck.rdma_perf) role runs all rails and tests of a round in one task on every host.
+  - Every option value is validated before anything runs; device names, addresses and O(extra_args) with
+    shell metacharacters, out-of-range sizes, ports or iteration counts fail the task with a clear message.
+  - No test process outlives the module; an interrupted run (SIGTERM, SIGHUP, SIGINT) stops its children.
+author:
+  - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
+options:
+  role:
+    description:
+      - Which side of a single test to run. Mutually exclusive with O(sides); one of the two is required.
+    type: str
+    choices: [server, client]
+  test:
+    description: The RDMA operation tested.
+    type: str
+    choices: [write, read, send, atomic]
+    default: write
+  metric:
+    description: Bandwidth (C(ib_*_bw)) or latency (C(ib_*_lat)).
+    type: str
+    choices: [bw, lat]
+    default: bw
+  device:
+    description:
+      - RDMA device (for example C(mlx5_0)); letters, digits, underscore, dot, colon and hyphen only.
+        perftest takes the first device when omitted.
+    type: str
+  ib_port:
+    description: Port of O(device) (C(-i)).
+    type: int
+    default: 1
+  gid_index:
+    description:
+      - GID index (C(-x)), an integer from 0 to 255, or C(auto).
+      - C(auto) takes the port's GID index from O(rdma_facts) (the C(commcheck_rdma) fact of
+        C(clusterops.commcheck.rdma_facts)), or else reads the port's GID table under O(sysfs_root) and
+        chooses the RoCE v2 GID with an IPv4 address. InfiniBand ports use no GID index.
+      - Left out of the command line when omitted (perftest's default).
+    type: str
+  rdma_facts:
+    description: The C(commcheck_rdma) fact of this host, used by O(gid_index=auto).
+    type: dict
+  sysfs_root:
+    description: Root of the sysfs tree read by O(gid_index=auto) when O(rdma_facts) does not know the port.
+    type: path
+    default: /sys
+  server:
+    description:
+      - Address (IP or host name) of the server side. Required with O(role=client).
+    type: str
+  tcp_port:
+    description: TCP port of perftest's out-of-band connection (C(-p)), 1 to 65535.
+    type: int
+    default: 18515
+  size:
+    description:
+      - Message size in bytes (C(-s)), 1 to 2147483647. Mutually exclusive with O(all_sizes);
+        atomic tests have a fixed 8-byte size.
+    type: int
+  all_sizes:
+    description: Run every size from 2 bytes to 8 MiB (C(-a)). Not with O(duration).
+    type: bool
+    default: false
+  iterations:
+    description: Number of iterations (C(-n)), 5 to 100000000. Mutually exclusive with O(duration).
+    type: int
+  duration:
+    description: Run for this many seconds (C(-D)) instead of a number of iterations.
+    type: int
+  qps:
+    description: Number of queue pairs (C(-q)), 1 to 16384; bandwidth tests only.
+    type: int
+  bidirectional:
+    description: Measure bidirectional bandwidth (C(-b)); bandwidth tests only. Expected bandwidth doubles.
+    type: bool
+    default: false
+  rdma_cm:
+    description: Connect the queue pairs with RDMA CM (C(-R)).
+    type: bool
+    default: false
+  mtu:
+    description: RDMA MTU in bytes (C(-m)).
+    type: int
+    choices: [256, 512, 1024, 2048, 4096]
+  use_cuda:
+    description:
+      - Index of the GPU whose memory is used for GPUDirect RDMA (C(--use_cuda=N)). Needs a perftest built
+        with CUDA; a build without it rejects the option and the verdict says so.
+    type: int
+  extra_args:
+    description:
+      - More perftest arguments, one list item each (for example C([-F, --tclass=106])).
+      - Items may hold letters, digits and the characters C(_.,:=/+@%-) only, and may not repeat an option this
+        module sets itself.
+    type: list
+    elements: str
+    default: []
+  timeout:
+    description:
+      - Seconds each side (each step of O(sides)) may run, connection retries included; the process is
+        stopped at this deadline. Must be longer than O(duration).
+    type: int
+    default: 120
+  connect_retries:
+    description:
+      - How many more times a client tries again while the server is not listening yet (always within
+        O(timeout)).
+    type: int
+    default: 100
+  expected_gbps:
+    description:
+      - Expected bandwidth in Gb/s (usually the port's link rate). A client whose bandwidth is below
+        O(min_fraction) of it gets the verdict V(fail).
+    type: float
+  min_fraction:
+    description: Share of O(expected_gbps) a bandwidth must reach to pass.
+    type: float
+    default: 0.9
+  fail_on_error:
+    description:
+      - Fail the task when a side's verdict is V(error) (the tool could not run or did not finish).
+        A V(fail) verdict (it ran, and was slow) never fails the task. The roles set this to false and
+        analyse every result.
+    type: bool
+    default: true
+  sides:
+    description:
+      - Several sides run at the same time in one call. Each item overrides the top-level options of the
+        same name; unset keys inherit them.
+    type: list
+    elements: dict
+    suboptions:
+      role:
+        description: V(server) or V(client).
+        type: str
+        choices: [server, client]
+        required: true
+      peer:
+        description: Name of the other host of the pair (reported back, not used to connect).
+        type: str
+      server:
+        description: Address of the server side (clients).
+        type: str
+      device:
+        description: RDMA device of this side.
+        type: str
+      ib_port:
+        description: Port of the device.
+        type: int
+      gid_index:
+        description: GID index, or C(auto).
+        type: str
+      tcp_port:
+        description: TCP port of this side's connection.
+        type: int
+      rail:
+        description: Rail number (reported back).
+        type: int
+      step:
+        description: Sides of step N start after every side of the steps before has ended.
+        type: int
+        default: 0
+      round:
+        description: Round of the schedule this side belongs to (reported back).
+        type: int
+      test:
+        description: The RDMA operation.
+        type: str
+        choices: [write, read, send, atomic]
+      metric:
+        description: V(bw) or V(lat).
+        type: str
+        choices: [bw, lat]
+      expected_gbps:
+        description: Expected bandwidth of this side in Gb/s.
+        type: float
+      use_cuda:
+        description: GPU index for GPUDirect RDMA.
+        type: int
+attributes:
+  check_mode:
+    support: full
+    description: Builds and validates every command line and returns it; runs nothing (verdict V(skipped)).
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  platform:
+    support: full
+    platforms: posix
+    description: Runs the perftest tools on the target (or in a pod with the kubectl transport).
+notes:
+  - A measurement; the task never reports a change.
+  - The C(clusterops.commcheck.rdma_perf) role runs a whole schedule of pairs with this module and names bad links
+    and nodes.
+  - Both sides of a pair must run at the same time; the client retries until the server listens.
+    Run the two sides in one task on both hosts with C(forks) at least the number of hosts.
+seealso:
+  - module: clusterops.commcheck.rdma_facts
+  - module: clusterops.commcheck.iperf3
+'''
+
+EXAMPLES = r'''
+- name: Server side of a write bandwidth test on mlx5_0
+  clusterops.commcheck.perftest:
+    role: server
+    device: mlx5_0
+    gid_index: auto
+    rdma_facts: "{{ commcheck_rdma }}"
+    duration: 10
+    timeout: 60
+  async: 90
+  poll: 0
+  register: server_job
+
+- name: Client side against node-a's RoCE address
+  clusterops.commcheck.perftest:
+    role: client
+    device: mlx5_0
+    gid_index: 3
+    server: 10.10.0.11
+    duration: 10
+    timeout: 60
+    expected_gbps: 200
+  register: write_bw
+
+- name: Two rails of one round, this host serves rail 0 and rail 1 of a pair
+  clusterops.commcheck.perftest:
+    test: read
+    metric: bw
+    size: 65536
+    iterations: 5000
+    fail_on_error: false
+    sides:
+      - {role: server, peer: node-b, device: mlx5_0, rail: 0, tcp_port: 18515}
+      - {role: server, peer: node-b, device: mlx5_1, rail: 1, tcp_port: 18516}
+
+- name: Check a command line only
+  clusterops.commcheck.perftest:
+    role: client
+    test: send
+    metric: lat
+    device: mlx5_2
+    server: node-b.example.com
+    all_sizes: true
+  check_mode: true
+'''
+
+RETURN = r'''
+cmd:
+  description: The command line of the (single) side.
+  returned: when O(role) is given
+  type: list
+  elements: str
+  sample: [ib_write_bw, -d, mlx5_0, -i, "1", -x, "3", -p, "18515", -D, "10", --report_gbits, 10.10.0.11]
+rc:
+  description: Exit status of the tool (null when it did not run or was stopped).
+  returned: when O(role) is given
+  type: int
+  sample: 0
+stdout:
+  description: What the tool printed.
+  returned: when O(role) is given
+  type: str
+stderr:
+  description: What the tool printed on stderr.
+  returned: when O(role) is given
+  type: str
+timed_out:
+  description: Whether the side was stopped at its deadline.
+  returned: when O(role) is given
+  type: bool
+attempts:
+  description: How many times the side was started (clients retry while the server is not listening).
+  returned: when O(role) is given
+  type: int
+  sample: 2
+perftest:
+  description:
+    - The output parsed by C(clusterops.commcheck.parse_perftest) (C(test), C(metric), C(settings), C(rows),
+      C(errors), C(warnings), C(ok)).
+  returned: when O(role) is given and the tool ran
+  type: dict
+metrics:
+  description:
+    - Headline numbers; bandwidth C(bw_gbps) (average of the best row), C(bw_peak_gbps), C(bytes);
+      latency C(lat_us) (typical), C(lat_avg_us), C(lat_p99_us), C(bytes).
+  returned: when O(role) is given
+  type: dict
+  sample: {bw_gbps: 96.8, bw_peak_gbps: 97.1, bytes: 65536}
+verdict:
+  description: V(pass), V(fail) or V(error) (V(skipped) in check mode); the worst side's with O(sides).
+  returned: always
+  type: str
+  sample: pass
+cause:
+  description: Likely cause when the verdict is not V(pass).
+  returned: always
+  type: str
+fix:
+  description: What to do about it.
+  returned: always
+  type: str
+errors:
+  description: Every error found (C(code), C(message), C(cause), C(fix)).
+  returned: when O(role) is given
+  type: list
+  elements: dict
+sides:
+  description:
+    - One result per side, in the order given (one item when O(role) is given). Each has the side's
+      parameters (C(role), C(peer), C(rail), C(step), C(round), C(test), C(metric), C(device), C(ib_port), C(gid_index),
+      C(tcp_port), C(server), C(expected_gbps)) and its C(cmd), C(exec_cmd) (as run, under its deadline), C(rc), C(stdout), C(stderr), C(timed_out),
+      C(duration_s), C(started) and C(ended) (epoch seconds), C(attempts), C(perftest), C(metrics), C(verdict), C(cause), C(fix), C(errors).
+  returned: always
+  type: list
+  elements: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import install_cleanup_handlers, stop_all
+from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
+
+try:
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import parse_perftest
+except ImportError:  # pragma: no cover - the parser ships with the collection
+    parse_perftest = None
+
+SIDE_KEYS = ("role", "peer", "server", "device", "ib_port", "gid_index", "tcp_port", "rail", "step", "round",
+             "test", "metric", "expected_gbps", "use_cuda")
+COMMON_KEYS = ("test", "metric", "device", "ib_port", "gid_index", "server", "tcp_port", "size", "all_sizes",
+               "iterations", "duration", "qps", "bidirectional", "rdma_cm", "mtu", "use_cuda", "extra_args",
+               "timeout", "connect_retries", "expected_gbps")
+VERDICT_RANK = {"pass": 0, "skipped": 0, "fail": 1, "error": 2}
+
+
+def argument_spec():
+    spec = dict(
+        role=dict(type="str", choices=["server", "client"]),
+        test=dict(type="str", choices=list(pc.TESTS), default="write"),
+        metric=dict(type="str", choices=list(pc.METRICS), default="bw"),
+        device=dict(type="str"),
+        ib_port=dict(type="int", default=1),
+        gid_index=dict(type="str"),
+        rdma_facts=dict(type="dict"),
+        sysfs_root=dict(type="path", default="/sys"),
+        server=dict(type="str"),
+        tcp_port=dict(type="int", default=18515),
+        size=dict(type="int"),
+        all_sizes=dict(type="bool", default=False),
+        iterations=dict(type="int"),
+        duration=dict(type="int"),
+        qps=dict(type="int"),
+        bidirectional=dict(type="bool", default=False),
+        rdma_cm=dict(type="bool", default=False),
+        mtu=dict(type="int", choices=list(pc.MTUS)),
+        use_cuda=dict(type="int"),
+        extra_args=dict(type="list", elements="str", default=[]),
+        timeout=dict(type="int", default=120),
+        connect_retries=dict(type="int", default=100),
+        expected_gbps=dict(type="float"),
+        min_fraction=dict(type="float", default=0.9),
+        fail_on_error=dict(type="bool", default=True),
+        sides=dict(type="list", elements="dict", options=dict(
+            role=dict(type="str", choices=["server", "client"], required=True),
+            peer=dict(type="str"),
+            server=dict(type="str"),
+            device=dict(type="str"),
+            ib_port=dict(type="int"),
+            gid_index=dict(type="str"),
+            tcp_port=dict(type="int"),
+            rail=dict(type="int"),
+            step=dict(type="int", default=0),
+            round=dict(type="int"),
+            test=dict(type="str", choices=list(pc.TESTS)),
+            metric=dict(type="str", choices=list(pc.METRICS)),
+            expected_gbps=dict(type="float"),
+            use_cuda=dict(type="int"),
+        )),
+    )
+    spec.update(TRANSPORT_ARGSPEC)
+    return spec
+
+
+def side_params(params, side):
+    """Top-level options overridden by one side's keys."""
+    merged = dict((k, params.get(k)) for k in COMMON_KEYS)
+    for key in SIDE_KEYS:
+        if side.get(key) is not None:
+            merged[key] = side[key]
+    merged["step"] = int(side.get("step") or 0)
+    return merged
+
+
+def resolve_gid(module, transport, side, warnings):
+    if side.get("gid_index") != "auto":
+        return
+    device = side.get("device")
+    if not device:
+        warnings.append("gid_index=auto without a device: left to perftest's default")
+        side["gid_index"] = None
+        return
+    found, index = pc.gid_index_from_facts(module.params.get("rdma_facts"), device, side["ib_port"])
+    if not found:
+        found, index = pc.gid_index_from_sysfs(transport.read_file, module.params["sysfs_root"], device,
+                                               side["ib_port"])
+    if not found:
+        warnings.append("gid_index=auto: port %s/%s is unknown to the facts and to %s; left to perftest's default"
+                        % (device, side["ib_port"], module.params["sysfs_root"]))
+    side["gid_index"] = index
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           mutually_exclusive=[("role", "sides")], required_one_of=[("role", "sides")])
+    params = module.params
+    single = params.get("role") is not None
+    raw_sides = [{"role": params["role"]}] if single else list(params.get("sides") or [])
+    if not raw_sides:
+        module.fail_json(msg="sides is empty: nothing to run")
+    err = pc.shell_meta_error("extra_args", params.get("extra_args"))
+    if err:
+        module.fail_json(msg=err)
+    if params["min_fraction"] is not None and not 0 < params["min_fraction"] <= 1:
+        module.fail_json(msg="min_fraction must be in (0, 1], got %r" % params["min_fraction"])
+    transport = get_transport(module)
+
+    sides = []
+    for num, raw in enumerate(raw_sides):
+        merged = side_params(params, raw)
+        try:
+            norm = pc.normalize(merged)
+        except pc.ArgumentError as exc:
+            module.fail_json(msg=("sides[%d]: %s" % (num, exc)) if not single else str(exc))
+        norm.update(step=merged["step"], peer=merged.get("peer"), rail=merged.get("rail"), round=merged.get("round"),
+                    expected_gbps=merged.get("expected_gbps"))
+        sides.append(norm)
+
+    warnings = []
+    for side in sides:
+        resolve_gid(module, transport, side, warnings)
+    binaries = {}
+    for side in sides:
+        tool = pc.tool_name(side["test"], side["metric"])
+        if tool not in binaries:
+            binaries[tool] = transport.which(tool) if not module.check_mode else tool
+        side["argv"] = pc.build_argv(side, binary=binaries[tool] or tool)
+        side["tool_missing"] = binaries[tool] is None
+
+    if module.check_mode:
+        results = [dict(_side_info(s), cmd=s["argv"], verdict="skipped", cause="check mode: nothing was run",
+                        fix=None, errors=[]) for s in sides]
+        _exit(module, single, results, warnings, params["fail_on_error"])
+
+    if parse_perftest is None:
+        module.fail_json(msg="the parse_perftest module_utils of the collection is missing")
+    install_cleanup_handlers()
+    jobs = []
+    for side in sides:
+        jobs.append({"argv": side["argv"], "role": side["role"], "timeout": side["timeout"],
+                     "connect_retries": side["connect_retries"], "step": side["step"],
+                     "retryable": _retryable})
+    runnable = [i for i, s in enumerate(sides) if not s["tool_missing"]]
+    try:
+        ran = pc.run_sides(transport, [jobs[i] for i in runnable])
+    finally:
+        stop_all()
+    outputs = dict(zip(runnable, ran))
+    results = []
+    for num, side in enumerate(sides):
+        res = outputs.get(num)
+        if res is None:
+            res = {"cmd": side["argv"], "rc": None, "stdout": "",
+                   "stderr": "%s: not found on PATH" % side["argv"][0], "timed_out": False,
+                   "duration_s": 0.0, "attempts": 0, "connect_failed": False, "tool_missing": True}
+        parsed = parse_perftest((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
+        verdict = pc.side_verdict(side, res, parsed, params["min_fraction"])
+        item = _side_info(side)
+        item.update(cmd=side["argv"], exec_cmd=res.get("cmd") or side["argv"], rc=res.get("rc"), stdout=res.get("stdout", ""),
+                    stderr=res.get("stderr", ""), timed_out=bool(res.get("timed_out")),
+                    duration_s=res.get("duration_s"), started=res.get("started"), ended=res.get("ended"),
+                    attempts=res.get("attempts", 0), perftest=parsed,
+                    metrics=pc.summarize(parsed))
+        item.update(verdict)
+        results.append(item)
+    _exit(module, single, results, warnings, params["fail_on_error"])
+
+
+def _retryable(result):
+    parsed = parse_perftest((result.get("stdout") or "") + "\n" + (result.get("stderr") or ""))
+    return pc.is_connect_failure(result, parsed)
+
+
+def _side_info(side):
+    keys = ("role", "peer", "rail", "step", "round", "test", "metric", "device", "ib_port", "gid_index", "tcp_port",
+            "server", "expected_gbps", "bidirectional", "size", "all_sizes", "duration", "iterations", "qps")
+    return dict((k, side.get(k)) for k in keys)
+
+
+def _exit(module, single, results, warnings, fail_on_error):
+    worst = max(results, key=lambda r: VERDICT_RANK.get(r["verdict"], 0))
+    out = dict(changed=False, sides=results, verdict=worst["verdict"], cause=worst.get("cause"),
+               fix=worst.get("fix"))
+    if single:
+        one = results[0]
+        for key in ("cmd", "rc", "stdout", "stderr", "timed_out", "attempts", "perftest", "metrics", "errors"):
+            if key in one:
+                out[key] = one[key]
+    for warning in warnings:
+        module.warn(warning)
+    errors = [r for r in results if r["verdict"] == "error"]
+    if errors and fail_on_error:
+        first = errors[0]
+        msg = "%s side of %s: %s" % (first["role"], pc.tool_name(first["test"], first["metric"]),
+                                     first.get("cause") or "error")
+        module.fail_json(msg=msg, **out)
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()

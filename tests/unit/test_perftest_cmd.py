@@ -1,0 +1,357 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest / iperf3 argv building and validation, GID choice, verdicts, the side runner."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import sys
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import iperf3_cmd as ic
+from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import parse_iperf3
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import parse_perftest
+from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "..", "fixtures", "corpus")
+IPERF = os.path.join(HERE, "..", "fixtures", "iperf3")
+
+
+def corpus(name):
+    with open(os.path.join(CORPUS, name)) as handle:
+        return handle.read()
+
+
+# --- argv ------------------------------------------------------------------------
+
+def test_client_bw_argv_full():
+    argv = pc.build_argv({"role": "client", "test": "write", "metric": "bw", "device": "mlx5_0", "ib_port": 1,
+                          "gid_index": 3, "server": "10.0.0.2", "tcp_port": 18600, "size": 65536,
+                          "iterations": 5000, "qps": 4, "bidirectional": True, "rdma_cm": True, "mtu": 4096,
+                          "use_cuda": 2, "extra_args": ["-F", "--tclass=106"]})
+    assert argv == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-x", "3", "-p", "18600", "-s", "65536",
+                    "-n", "5000", "-q", "4", "-b", "-R", "-m", "4096", "--use_cuda=2", "--report_gbits",
+                    "-F", "--tclass=106", "10.0.0.2"]
+
+
+def test_server_lat_argv_has_no_bw_only_options_and_no_address():
+    argv = pc.build_argv({"role": "server", "test": "read", "metric": "lat", "device": "mlx5_1", "duration": 5,
+                          "server": "10.0.0.9", "timeout": 30})
+    assert argv == ["ib_read_lat", "-d", "mlx5_1", "-i", "1", "-p", "18515", "-D", "5"]
+
+
+def test_all_sizes_and_binary_path():
+    argv = pc.build_argv({"role": "client", "test": "send", "metric": "bw", "server": "node-b.example.com",
+                          "all_sizes": True}, binary="/usr/bin/ib_send_bw")
+    assert argv[0] == "/usr/bin/ib_send_bw" and "-a" in argv and argv[-1] == "node-b.example.com"
+    assert "-d" not in argv     # perftest picks the first device
+
+
+def test_auto_gid_left_out_until_resolved():
+    assert "-x" not in pc.build_argv({"role": "server", "gid_index": "auto", "device": "mlx5_0"})
+    assert pc.normalize({"role": "server", "gid_index": "AUTO"})["gid_index"] == "auto"
+    assert pc.normalize({"role": "server", "gid_index": "7"})["gid_index"] == 7
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"role": "client"}, "server .* is required"),
+    ({"role": "client", "server": "10.0.0.1;reboot"}, "shell metacharacter"),
+    ({"role": "client", "server": "-oProxyCommand=x"}, "not a host name"),
+    ({"role": "client", "server": "a b"}, "shell metacharacter"),
+    ({"role": "client", "server": "host_name..bad"}, "not a host name"),
+    ({"role": "server", "device": "mlx5_0 -h"}, "shell metacharacter"),
+    ({"role": "server", "device": "mlx5/0"}, "not an RDMA device name"),
+    ({"role": "server", "device": "$(id)"}, "shell metacharacter"),
+    ({"role": "server", "size": 0}, "size must be between 1 and 2147483647"),
+    ({"role": "server", "size": 2 ** 31}, "size must be between"),
+    ({"role": "server", "iterations": 4}, "iterations must be between 5"),
+    ({"role": "server", "iterations": 100000001}, "iterations must be between"),
+    ({"role": "server", "qps": 16385}, "qps must be between 1 and 16384"),
+    ({"role": "server", "tcp_port": 0}, "tcp_port must be between 1 and 65535"),
+    ({"role": "server", "tcp_port": 65536}, "tcp_port must be between"),
+    ({"role": "server", "ib_port": 256}, "ib_port must be between 1 and 255"),
+    ({"role": "server", "gid_index": 256}, "gid_index must be between 0 and 255"),
+    ({"role": "server", "gid_index": "3;ls"}, "shell metacharacter|integer or 'auto'"),
+    ({"role": "server", "gid_index": "x"}, "integer or 'auto'"),
+    ({"role": "server", "mtu": 1500}, "mtu must be one of"),
+    ({"role": "server", "size": 8, "all_sizes": True}, "mutually exclusive"),
+    ({"role": "server", "iterations": 100, "duration": 5}, "mutually exclusive"),
+    ({"role": "server", "all_sizes": True, "duration": 5}, "all_sizes cannot be combined"),
+    ({"role": "server", "test": "atomic", "size": 64}, "atomic tests use a fixed"),
+    ({"role": "server", "metric": "lat", "bidirectional": True}, "bandwidth tests only"),
+    ({"role": "server", "metric": "lat", "qps": 2}, "bandwidth tests only"),
+    ({"role": "server", "duration": 30, "timeout": 30}, "must be longer than duration"),
+    ({"role": "server", "extra_args": ["-F", "x;y"]}, "shell metacharacter"),
+    ({"role": "server", "extra_args": ["--tclass=1`id`"]}, "shell metacharacter"),
+    ({"role": "server", "extra_args": "-F -a"}, "list of separate arguments"),
+    ({"role": "server", "extra_args": ["-d", "mlx5_1"]}, "sets device"),
+    ({"role": "server", "extra_args": ["--port=1"]}, "sets tcp_port"),
+    ({"role": "server", "extra_args": ["--out_json"]}, "has its own option"),
+    ({"role": "server", "extra_args": ["é"]}, "characters outside"),
+    ({"role": "server", "peer": "node-b;id"}, "peer .* shell metacharacter"),
+    ({"role": "monitor"}, "role must be one of"),
+    ({"role": "server", "test": "multicast"}, "test must be one of"),
+    ({"role": "server", "metric": "msgrate"}, "metric must be one of"),
+    ({"role": "server", "size": "big"}, "size must be an integer"),
+    ({"role": "server", "qps": True}, "qps must be an integer"),
+])
+def test_invalid_values_fail_before_anything_runs(params, message):
+    with pytest.raises(pc.ArgumentError, match=message):
+        pc.build_argv(params)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=12))
+def test_no_shell_metacharacter_reaches_an_argv(text):
+    """Whatever the device / server / extra arg, an accepted value has no metacharacter."""
+    for params in ({"role": "server", "device": text}, {"role": "client", "server": text},
+                   {"role": "server", "extra_args": [text]}):
+        try:
+            argv = pc.build_argv(params)
+        except pc.ArgumentError:
+            continue
+        for token in argv:
+            assert not set(token) & pc.SHELL_META, (params, argv)
+
+
+@pytest.mark.parametrize("address,ok", [
+    ("10.0.0.1", True), ("fd00::2", True), ("node-b", True), ("gpu-01.rack2.example.com", True),
+    ("-x", False), ("", False), ("a..b", False), ("a" * 64, False), ("node b", False), (None, False),
+])
+def test_valid_address(address, ok):
+    assert pc.valid_address(address) is ok
+
+
+# --- GID choice -------------------------------------------------------------------
+
+def test_choose_gid_prefers_roce_v2_ipv4():
+    entries = [
+        {"index": 0, "gid": "fe80:0000:0000:0000:0e42:a1ff:fe00:0001", "type": "IB/RoCE v1"},
+        {"index": 1, "gid": "fe80:0000:0000:0000:0e42:a1ff:fe00:0001", "type": "RoCE v2"},
+        {"index": 2, "gid": "0000:0000:0000:0000:0000:ffff:0a00:0001", "type": "IB/RoCE v1"},
+        {"index": 3, "gid": "0000:0000:0000:0000:0000:ffff:0a00:0001", "type": "RoCE v2"},
+        {"index": 4, "gid": "fd00:0000:0000:0000:0000:0000:0000:0002", "type": "RoCE v2"},
+    ]
+    assert pc.choose_gid_index(entries) == 3
+    assert pc.choose_gid_index(entries[:2] + entries[4:]) == 4
+    assert pc.choose_gid_index(entries[:2]) == 1
+    assert pc.choose_gid_index(entries[:1]) is None
+    assert pc.choose_gid_index([{"index": 5, "gid": "0000:0000:0000:0000:0000:0000:0000:0000",
+                                 "type": "RoCE v2"}]) is None
+
+
+def test_gid_index_from_facts():
+    facts = {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "link_layer": "Ethernet", "gid_index": 7}]},
+                         {"name": "mlx5_1", "ports": [{"port": 1, "link_layer": "InfiniBand", "gid_index": None}]},
+                         {"name": "mlx5_2", "ports": [{"port": 1, "link_layer": "Ethernet", "gid_index": None,
+                                                       "gids": [{"index": 3, "gid": "::ffff:10.0.0.1",
+                                                                 "type": "RoCE v2"}]}]}]}
+    assert pc.gid_index_from_facts(facts, "mlx5_0", 1) == (True, 7)
+    assert pc.gid_index_from_facts(facts, "mlx5_1", 1) == (True, None)
+    assert pc.gid_index_from_facts(facts, "mlx5_2", 1) == (True, 3)
+    assert pc.gid_index_from_facts(facts, "mlx5_0", 2) == (False, None)
+    assert pc.gid_index_from_facts(None, "mlx5_0", 1) == (False, None)
+
+
+def test_gid_index_from_emulated_sysfs(tmp_path):
+    sys.path.insert(0, os.path.join(HERE, "..", "lab"))
+    try:
+        import sysfs_tree  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.pop(0)
+    root = str(tmp_path / "sys")
+    sysfs_tree.build_sysfs(root, [
+        {"name": "mlx5_0", "ports": [{"port": 1, "netdev": "ens1f0np0", "ipv4": "10.7.0.3"}]},
+        {"name": "mlx5_1", "ports": [{"port": 1, "link_layer": "InfiniBand"}]},
+    ])
+    read = HostTransport().read_file
+    assert pc.gid_index_from_sysfs(read, root, "mlx5_0", 1) == (True, 3)
+    assert pc.gid_index_from_sysfs(read, root, "mlx5_1", 1) == (True, None)
+    assert pc.gid_index_from_sysfs(read, root, "mlx5_9", 1) == (False, None)
+
+
+# --- verdicts from real outputs ---------------------------------------------------
+
+def _verdict(side, text, rc=0, timed_out=False, **extra):
+    result = dict({"rc": rc, "stdout": text, "stderr": "", "timed_out": timed_out}, **extra)
+    return pc.side_verdict(side, result, parse_perftest(text))
+
+
+def test_verdict_pass_and_fail_against_link_rate():
+    text = corpus("perftest_bw/ib_write_bw_ndr_gbits_cpufreq_warn.txt")   # 392.34 Gb/s
+    client = {"role": "client", "metric": "bw"}
+    assert _verdict(dict(client, expected_gbps=400), text)["verdict"] == "pass"
+    failed = _verdict(dict(client, expected_gbps=800), text)
+    assert failed["verdict"] == "fail"
+    assert "392.34 Gb/s is below 90% of the expected 800.00 Gb/s" in failed["errors"][0]["message"]
+    assert failed["fix"]
+    # bidirectional doubles the expectation
+    assert _verdict(dict(client, expected_gbps=400, bidirectional=True), text)["verdict"] == "fail"
+    assert pc.summarize(parse_perftest(text)) == {"bw_gbps": 392.34, "bw_peak_gbps": 392.38, "bytes": 65536}
+
+
+def test_verdict_errors_come_from_the_parser():
+    no_dev = _verdict({"role": "client", "metric": "bw"}, corpus("perftest_bw/err_unable_to_find_device_k8s.txt"),
+                      rc=1)
+    assert no_dev["verdict"] == "error" and no_dev["errors"][0]["code"] == "no_device"
+    assert no_dev["cause"] and no_dev["fix"]
+    conn = _verdict({"role": "client", "metric": "bw"}, corpus("perftest_bw/err_couldnt_connect_socket.txt"), rc=1)
+    assert conn["verdict"] == "error" and "connect_failed" in [e["code"] for e in conn["errors"]]
+
+
+def test_verdict_timeouts_and_missing_tool_and_unknown_option():
+    waiting = corpus("perftest_bw/ib_write_bw_server_waiting_only.txt")
+    server = _verdict({"role": "server", "metric": "bw"}, waiting, rc=None, timed_out=True)
+    assert server["verdict"] == "error" and server["errors"][0]["code"] == "server_no_client"
+    client = _verdict({"role": "client", "metric": "bw"}, "", rc=None, timed_out=True, connect_failed=True)
+    assert client["errors"][0]["code"] == "connect_failed"
+    slow = _verdict({"role": "client", "metric": "bw"}, "", rc=None, timed_out=True)
+    assert slow["errors"][0]["code"] == "client_timeout"
+    missing = _verdict({"role": "client"}, "", rc=None, tool_missing=True)
+    assert missing["errors"][0]["code"] == "tool_missing"
+    bad = _verdict({"role": "client"}, "ib_write_bw: unrecognized option '--use_cuda=0'\n Invalid Command or flag.\n",
+                   rc=1)
+    assert bad["errors"][0]["code"] == "invalid_option" and "CUDA" in bad["cause"]
+    server_ok = _verdict({"role": "server", "metric": "lat"}, corpus("perftest_lat/ib_read_lat_server_mlx4_fdr.txt"))
+    assert server_ok["verdict"] == "pass"
+    no_rows = _verdict({"role": "client", "metric": "lat"}, corpus("perftest_lat/ib_read_lat_server_mlx4_fdr.txt"))
+    assert no_rows["verdict"] == "error" and no_rows["errors"][0]["code"] == "no_rows"
+
+
+def test_summarize_latency():
+    parsed = parse_perftest(corpus("perftest_lat/ib_send_lat_ndr_cpufreq_warn.txt"))
+    summary = pc.summarize(parsed)
+    assert summary["lat_us"] == parsed["rows"][0]["t_typical_us"]
+    assert summary["lat_p99_us"] == parsed["rows"][0]["p99_us"]
+
+
+# --- iperf3 -------------------------------------------------------------------------
+
+def test_iperf3_argv():
+    assert ic.build_argv({"role": "server", "tcp_port": 5301, "bind": "10.0.0.1"}) == \
+        ["iperf3", "-s", "-1", "-J", "-p", "5301", "-B", "10.0.0.1"]
+    assert ic.build_argv({"role": "client", "server": "10.0.0.1", "duration": 5, "parallel": 4, "reverse": True,
+                          "omit": 1, "extra_args": ["-Z"]}) == \
+        ["iperf3", "-c", "10.0.0.1", "-p", "5201", "-J", "-t", "5", "-P", "4", "-R", "-O", "1", "-Z"]
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"role": "client"}, "required"),
+    ({"role": "client", "server": "a|b"}, "shell metacharacter"),
+    ({"role": "server", "bind": "--help"}, "not a host name"),
+    ({"role": "client", "server": "h", "parallel": 0}, "parallel must be between"),
+    ({"role": "client", "server": "h", "duration": 10, "timeout": 10}, "must be longer"),
+    ({"role": "client", "server": "h", "reverse": True, "bidirectional": True}, "mutually exclusive"),
+    ({"role": "client", "server": "h", "extra_args": ["--logfile=/tmp/x"]}, "has its own option"),
+    ({"role": "client", "server": "h", "extra_args": ["-c"]}, "sets server"),
+    ({"role": "server", "tcp_port": 70000}, "tcp_port must be between"),
+])
+def test_iperf3_invalid(params, message):
+    with pytest.raises(pc.ArgumentError, match=message):
+        ic.build_argv(params)
+
+
+def _fixture(name):
+    with open(os.path.join(IPERF, name)) as handle:
+        return handle.read()
+
+
+def test_iperf3_verdicts_from_real_json():
+    good = _fixture("tcp_loopback.json")
+    parsed = parse_iperf3(good)
+    res = {"rc": 0, "stdout": good, "stderr": "", "timed_out": False}
+    assert ic.side_verdict({"role": "client"}, res, parsed)["verdict"] == "pass"
+    assert ic.side_verdict({"role": "client", "expected_gbps": 100}, res, parsed)["verdict"] == "fail"
+    refused = _fixture("error_connection_refused.json")
+    res = {"rc": 0, "stdout": refused, "stderr": "", "timed_out": False}   # iperf3 3.12 exits 0 here
+    assert ic.is_connect_failure(res)
+    v = ic.side_verdict({"role": "client"}, dict(res, connect_failed=True), parse_iperf3(refused))
+    assert v["verdict"] == "error" and v["errors"][0]["code"] == "connect_failed"
+    v = ic.side_verdict({"role": "client"}, res, parse_iperf3(refused))
+    assert v["verdict"] == "error"
+    busy = {"rc": 1, "stdout": _fixture("error_server_busy.json"), "stderr": "", "timed_out": False}
+    assert ic.is_connect_failure(busy)
+    assert not ic.is_connect_failure({"rc": 0, "stdout": good, "stderr": ""})
+    server = ic.side_verdict({"role": "server"}, {"rc": None, "stdout": "", "stderr": "", "timed_out": True},
+                             parse_iperf3(""))
+    assert server["errors"][0]["code"] == "server_no_client"
+
+
+# --- the side runner -------------------------------------------------------------------
+
+PY = sys.executable
+
+CLIENT_SCRIPT = (
+    "import os, sys, time\n"
+    "flag = sys.argv[1]\n"
+    "if not os.path.exists(flag):\n"
+    "    print(\"Couldn't connect to 127.0.0.1:18515\"); sys.exit(1)\n"
+    "print('connected'); sys.exit(0)\n")
+SERVER_SCRIPT = (
+    "import sys, time\n"
+    "time.sleep(float(sys.argv[2]))\n"
+    "open(sys.argv[1], 'w').close()\n"
+    "time.sleep(0.3)\n"
+    "print('server done')\n")
+
+
+def test_run_sides_client_retries_until_server_listens(tmp_path):
+    flag = str(tmp_path / "listening")
+    jobs = [
+        {"argv": [PY, "-c", CLIENT_SCRIPT, flag], "role": "client", "timeout": 20, "connect_retries": None},
+        {"argv": [PY, "-c", SERVER_SCRIPT, flag, "1.0"], "role": "server", "timeout": 20},
+    ]
+    started = time.monotonic()
+    client, server = pc.run_sides(HostTransport(), jobs)
+    assert client["rc"] == 0 and "connected" in client["stdout"]
+    assert client["attempts"] >= 2 and not client["connect_failed"] and not client["timed_out"]
+    assert server["rc"] == 0 and server["attempts"] == 1
+    assert time.monotonic() - started < 10
+
+
+def test_run_sides_client_gives_up_at_deadline(tmp_path):
+    flag = str(tmp_path / "never")
+    started = time.monotonic()
+    (client,) = pc.run_sides(HostTransport(), [
+        {"argv": [PY, "-c", CLIENT_SCRIPT, flag], "role": "client", "timeout": 2, "connect_retries": None}])
+    elapsed = time.monotonic() - started
+    assert client["timed_out"] and client["connect_failed"] and client["attempts"] >= 2
+    assert elapsed < 4
+    verdict = pc.side_verdict({"role": "client"}, client, parse_perftest(client["stdout"]))
+    assert verdict["errors"][0]["code"] == "connect_failed"
+
+
+def test_run_sides_retry_limit(tmp_path):
+    flag = str(tmp_path / "never")
+    (client,) = pc.run_sides(HostTransport(), [
+        {"argv": [PY, "-c", CLIENT_SCRIPT, flag], "role": "client", "timeout": 30, "connect_retries": 2}])
+    assert client["attempts"] == 3 and client["rc"] == 1 and not client["timed_out"]
+
+
+def test_run_sides_server_stopped_at_deadline_and_steps_in_order(tmp_path):
+    marker = str(tmp_path / "order")
+    sleeper = "import sys, time\nopen(sys.argv[1], 'a').write(sys.argv[2])\ntime.sleep(float(sys.argv[3]))\n"
+    jobs = [
+        {"argv": [PY, "-c", sleeper, marker, "B", "0"], "role": "server", "timeout": 5, "step": 1},
+        {"argv": [PY, "-c", sleeper, marker, "A", "60"], "role": "server", "timeout": 1.5, "step": 0},
+    ]
+    started = time.monotonic()
+    second, first = pc.run_sides(HostTransport(), jobs)
+    assert first["timed_out"] and first["rc"] is not None and first["rc"] != 0
+    assert second["rc"] == 0 and not second["timed_out"]
+    with open(marker) as handle:
+        assert handle.read() == "AB"
+    assert time.monotonic() - started < 8
+
+
+def test_run_sides_missing_binary():
+    (res,) = pc.run_sides(HostTransport(), [{"argv": ["/nonexistent/ib_write_bw"], "role": "server", "timeout": 5}])
+    assert res["rc"] not in (0, None) or res.get("tool_missing")

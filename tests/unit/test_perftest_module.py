@@ -1,0 +1,254 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The perftest and iperf3 modules run as real processes (as Ansible runs them).
+
+Tools are found on PATH; some tests put a small tool double first on PATH (a
+spy that records that it ran, or one that replays a real perftest output
+from tests/fixtures/corpus) to check what the module does around the tool.
+The real Debian binaries are exercised in tests/integration.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+COLLECTIONS = os.path.join(REPO, ".build", "collections")
+MODULES = os.path.join(REPO, "plugins", "modules")
+CORPUS = os.path.join(REPO, "tests", "fixtures", "corpus")
+LAB_DIR = os.path.join(REPO, "tests", "lab")
+
+
+def run_module(name, args, tmp_path, path_first=None, check_mode=False, timeout=60):
+    args = dict(args)
+    if check_mode:
+        args["_ansible_check_mode"] = True
+    argfile = tmp_path / ("args-%s-%d.json" % (name, time.monotonic_ns()))
+    argfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS)
+    if path_first:
+        env["PATH"] = path_first + os.pathsep + env.get("PATH", "")
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, os.path.join(MODULES, name + ".py"), str(argfile)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env,
+                          timeout=timeout, check=False)
+    elapsed = time.monotonic() - started
+    try:
+        result = json.loads(proc.stdout[proc.stdout.index("{"):])
+    except ValueError:
+        raise AssertionError("no JSON from module: rc=%s\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr))
+    result["_elapsed"] = elapsed
+    return result
+
+
+def tool_dir(tmp_path, tools, body):
+    """A directory with tool doubles named like the real tools (python scripts)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    for tool in tools:
+        path = bindir / tool
+        path.write_text("#!%s\n%s" % (sys.executable, body))
+        path.chmod(0o755)
+    return str(bindir)
+
+
+SPY = ("import os, sys\n"
+       "open(os.environ['SPY_LOG'], 'a').write(' '.join(sys.argv) + '\\n')\n")
+
+
+def spy(tmp_path, monkeypatch):
+    log = tmp_path / "spy.log"
+    monkeypatch.setenv("SPY_LOG", str(log))
+    bindir = tool_dir(tmp_path, ["ib_write_bw", "ib_read_lat", "ib_send_bw", "iperf3"], SPY)
+    return bindir, log
+
+
+@pytest.mark.parametrize("args,message", [
+    ({"role": "client"}, "server"),
+    ({"role": "client", "server": "10.0.0.1; rm -rf /"}, "shell metacharacter"),
+    ({"role": "server", "device": "mlx5_0|x"}, "shell metacharacter"),
+    ({"role": "server", "device": "mlx5 0"}, "shell metacharacter"),
+    ({"role": "server", "size": 0}, "size must be between"),
+    ({"role": "server", "iterations": 3}, "iterations must be between"),
+    ({"role": "server", "tcp_port": 99999}, "tcp_port must be between"),
+    ({"role": "server", "extra_args": ["-F", "$(reboot)"]}, "shell metacharacter"),
+    ({"role": "server", "mtu": 1500}, "value of mtu must be one of"),
+    ({"role": "server", "test": "bogus"}, "value of test must be one of"),
+    ({"sides": [{"role": "client", "server": "a&b"}]}, "sides\\[0\\]: server"),
+    ({"sides": [{"role": "server"}, {"role": "client", "server": "10.0.0.2", "device": "../x"}]},
+     "sides\\[1\\]: device"),
+    ({}, "one of the following is required: role, sides"),
+    ({"role": "server", "sides": [{"role": "server"}]}, "mutually exclusive"),
+    ({"role": "server", "min_fraction": 1.5}, "min_fraction"),
+])
+def test_invalid_input_fails_before_anything_runs(tmp_path, monkeypatch, args, message):
+    bindir, log = spy(tmp_path, monkeypatch)
+    result = run_module("perftest", args, tmp_path, path_first=bindir)
+    assert result.get("failed") is True
+    import re  # pylint: disable=import-outside-toplevel
+    assert re.search(message, result["msg"]), result["msg"]
+    assert not log.exists(), "a tool ran although the input was invalid"
+
+
+def test_check_mode_builds_argv_and_runs_nothing(tmp_path, monkeypatch):
+    bindir, log = spy(tmp_path, monkeypatch)
+    facts = {"devices": [{"name": "mlx5_3", "ports": [{"port": 1, "link_layer": "Ethernet", "gid_index": 7}]}]}
+    result = run_module("perftest", {"role": "client", "device": "mlx5_3", "gid_index": "auto", "rdma_facts": facts,
+                                     "server": "10.1.1.1", "duration": 5, "timeout": 30}, tmp_path,
+                        path_first=bindir, check_mode=True)
+    assert result["changed"] is False and result["verdict"] == "skipped"
+    assert result["cmd"] == ["ib_write_bw", "-d", "mlx5_3", "-i", "1", "-x", "7", "-p", "18515", "-D", "5",
+                             "--report_gbits", "10.1.1.1"]
+    assert not log.exists()
+
+
+def test_gid_auto_from_sysfs_root(tmp_path, monkeypatch):
+    sys.path.insert(0, LAB_DIR)
+    try:
+        import sysfs_tree  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.remove(LAB_DIR)
+    root = str(tmp_path / "sys")
+    sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"port": 1, "netdev": "eth9", "ipv4": "10.3.0.9"}]}])
+    bindir, _log = spy(tmp_path, monkeypatch)
+    result = run_module("perftest", {"role": "server", "device": "mlx5_0", "gid_index": "auto", "sysfs_root": root},
+                        tmp_path, path_first=bindir, check_mode=True)
+    assert result["cmd"][:7] == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-x", "3"]
+
+
+REPLAY = ("import os, sys\n"
+          "sys.stdout.write(open(os.environ['REPLAY_FILE']).read())\n"
+          "sys.exit(int(os.environ.get('REPLAY_RC', '0')))\n")
+
+
+def test_replayed_output_is_parsed_and_judged(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLAY_FILE", os.path.join(CORPUS, "perftest_bw", "ib_write_bw_ndr_gbits_cpufreq_warn.txt"))
+    bindir = tool_dir(tmp_path, ["ib_write_bw"], REPLAY)
+    args = {"role": "client", "device": "mlx5_0", "server": "csegpu2", "timeout": 20}
+    good = run_module("perftest", dict(args, expected_gbps=400), tmp_path, path_first=bindir)
+    assert good["verdict"] == "pass" and good["rc"] == 0 and good["changed"] is False
+    assert good["metrics"]["bw_gbps"] == 392.34 and good["perftest"]["settings"]["device"] == "mlx5_0"
+    assert good["cmd"][0] == os.path.join(bindir, "ib_write_bw")
+    slow = run_module("perftest", dict(args, expected_gbps=800), tmp_path, path_first=bindir)
+    assert slow["verdict"] == "fail" and "below 90%" in slow["errors"][0]["message"] and not slow.get("failed")
+
+
+def test_error_verdict_fails_the_task_unless_told_not_to(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLAY_FILE", os.path.join(CORPUS, "perftest_bw", "err_port_state_down.txt"))
+    monkeypatch.setenv("REPLAY_RC", "1")
+    bindir = tool_dir(tmp_path, ["ib_write_bw"], REPLAY)
+    args = {"role": "server", "device": "mlx5_0", "timeout": 20}
+    failed = run_module("perftest", args, tmp_path, path_first=bindir)
+    assert failed["failed"] and failed["verdict"] == "error"
+    assert "port_down" in [e["code"] for e in failed["errors"]]
+    kept = run_module("perftest", dict(args, fail_on_error=False), tmp_path, path_first=bindir)
+    assert not kept.get("failed") and kept["verdict"] == "error" and kept["cause"] and kept["fix"]
+
+
+CONNECT_LATER = ("import os, sys\n"
+                 "if not os.path.exists(os.environ['LISTEN_FLAG']):\n"
+                 "    print(\"Couldn't connect to %s:18515\" % sys.argv[-1]); sys.exit(1)\n"
+                 "sys.stdout.write(open(os.environ['REPLAY_FILE']).read())\n")
+
+
+def test_client_retries_until_server_listens(tmp_path, monkeypatch):
+    flag = tmp_path / "listening"
+    monkeypatch.setenv("LISTEN_FLAG", str(flag))
+    monkeypatch.setenv("REPLAY_FILE", os.path.join(CORPUS, "perftest_bw", "ib_write_bw_ndr_gbits_cpufreq_warn.txt"))
+    bindir = tool_dir(tmp_path, ["ib_write_bw"], CONNECT_LATER)
+    proc = subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(1.5); open(sys.argv[1], 'w')",
+                             str(flag)])
+    try:
+        result = run_module("perftest", {"role": "client", "server": "10.0.0.5", "timeout": 30}, tmp_path,
+                            path_first=bindir)
+    finally:
+        proc.wait()
+    assert result["verdict"] == "pass" and result["attempts"] >= 2
+
+
+HANG = "import time\ntime.sleep(600)\n"
+
+
+def _procs_with(text):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                if text.encode() in handle.read():
+                    found.append(int(pid))
+        except (IOError, OSError):
+            pass
+    return found
+
+
+def test_server_never_outlives_its_deadline(tmp_path):
+    bindir = tool_dir(tmp_path, ["ib_write_bw", "ib_read_bw"], HANG)
+    result = run_module("perftest", {"fail_on_error": False, "timeout": 2, "sides": [
+        {"role": "server", "peer": "b", "rail": 0, "tcp_port": 18600},
+        {"role": "server", "peer": "b", "rail": 1, "tcp_port": 18601, "test": "read"}]}, tmp_path,
+        path_first=bindir)
+    assert result["_elapsed"] < 10
+    assert [s["verdict"] for s in result["sides"]] == ["error", "error"]
+    assert all(s["timed_out"] and s["errors"][0]["code"] == "server_no_client" for s in result["sides"])
+    assert [s["tcp_port"] for s in result["sides"]] == [18600, 18601]
+    time.sleep(0.2)
+    assert _procs_with(bindir) == [], "a test process outlived the module"
+
+
+def test_interrupted_module_leaves_nothing(tmp_path):
+    bindir = tool_dir(tmp_path, ["ib_write_bw"], HANG)
+    argfile = tmp_path / "args.json"
+    argfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {"role": "server", "timeout": 300}}))
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS, PATH=bindir + os.pathsep + os.environ["PATH"])
+    proc = subprocess.Popen([sys.executable, os.path.join(MODULES, "perftest.py"), str(argfile)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 15
+    while not _procs_with(os.path.join(bindir, "ib_write_bw")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _procs_with(os.path.join(bindir, "ib_write_bw")), "the server side never started"
+    proc.terminate()
+    proc.wait(timeout=15)
+    time.sleep(0.3)
+    assert _procs_with(bindir) == []
+
+
+def test_iperf3_module_real_loopback(tmp_path):
+    """Real iperf3 on loopback: one module call runs server and client sides at once."""
+    import shutil  # pylint: disable=import-outside-toplevel
+    if not shutil.which("iperf3"):
+        pytest.skip("iperf3 is not installed")
+    port = 20000 + os.getpid() % 20000
+    result = run_module("iperf3", {"duration": 1, "timeout": 20, "sides": [
+        {"role": "client", "server": "127.0.0.1", "tcp_port": port, "peer": "me"},
+        {"role": "server", "bind": "127.0.0.1", "tcp_port": port, "peer": "me"}]}, tmp_path, timeout=60)
+    client, server = result["sides"]
+    assert client["verdict"] == "pass", client
+    assert client["metrics"]["bw_gbps"] > 0.1 and client["iperf3"]["ok"]
+    assert server["verdict"] == "pass" and server["cmd"][1:4] == ["-s", "-1", "-J"]
+
+
+def test_iperf3_module_client_without_server_is_bounded(tmp_path):
+    import shutil  # pylint: disable=import-outside-toplevel
+    if not shutil.which("iperf3"):
+        pytest.skip("iperf3 is not installed")
+    result = run_module("iperf3", {"role": "client", "server": "127.0.0.1", "tcp_port": 9, "duration": 1,
+                                   "timeout": 3, "fail_on_error": False}, tmp_path)
+    assert result["verdict"] == "error" and result["errors"][0]["code"] == "connect_failed"
+    assert result["attempts"] >= 2 and result["_elapsed"] < 10
+
+
+def test_iperf3_module_invalid(tmp_path, monkeypatch):
+    bindir, log = spy(tmp_path, monkeypatch)
+    result = run_module("iperf3", {"role": "client", "server": "x`id`"}, tmp_path, path_first=bindir)
+    assert result["failed"] and "shell metacharacter" in result["msg"] and not log.exists()
