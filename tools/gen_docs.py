@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Generate docs/variables.md (from every role's meta/argument_specs.yml) and
 docs/troubleshooting.md (from the parsers' error catalogs).
 
-  tools/gen_docs.py          write both files
-  tools/gen_docs.py --check  exit 1 when a file is out of date (the tests run this)
+  python tools/gen_docs.py          write both files
+  python tools/gen_docs.py --check  exit 1 when a file is out of date (the tests run this)
 """
 import glob
 import importlib

@@ -223,7 +223,7 @@ _PID_MARKER = "commcheck-remote-pid "
 def _strip_pid_line(stdout):
     """Remove the wrapper's PID line; return (pid or None, rest of stdout)."""
     if stdout.startswith(_PID_MARKER):
-        first, _, rest = stdout.partition("\n")
+        first, rest = stdout.split("\n", 1) if "\n" in stdout else (stdout, "")
         try:
             return int(first[len(_PID_MARKER):].strip()), rest
         except ValueError:
@@ -244,8 +244,7 @@ class RemoteBackground(Background):
         self._out.seek(0)
         head = self._out.read(64).decode("utf-8", "replace")
         self._out.seek(pos)
-        pid, _ = _strip_pid_line(head)
-        return pid
+        return _strip_pid_line(head)[0]
 
     def stop(self):
         if self.proc.poll() is None:

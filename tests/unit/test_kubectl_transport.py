@@ -1,5 +1,4 @@
 """kubectl transport: the argv it builds, and that real kubectl accepts it."""
-import os
 import shutil
 import subprocess
 
@@ -42,7 +41,7 @@ def test_real_kubectl_parses_our_exec_argv(tmp_path):
     t = runner.KubectlTransport(pod="p1", namespace="ns", container="main", context="lab",
                                 kubeconfig=str(config), binary=shutil.which("kubectl"))
     argv = t.wrap(["echo", "x"], 5)
-    res = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert res.returncode != 0
     err = res.stderr.lower()
     assert "unknown flag" not in err and "unknown shorthand" not in err
@@ -65,5 +64,5 @@ def test_kubectl_transport_with_stand_in(tmp_path):
     job.wait(1.0)
     job.stop()
     job.result()
-    left = subprocess.run(["pgrep", "-f", "sleep 77.5"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", "sleep 77.5"], capture_output=True, text=True, check=False)
     assert left.stdout.strip() == ""
