@@ -43,8 +43,10 @@ link:
 	@ln -sfn ../../../.. $(COLLECTIONS)/ansible_collections/clusterops/commcheck
 
 demo: setup
-	$(PY) tests/lab/lab.py up --name $(LAB) --hosts $(LAB_HOSTS)
-	ANSIBLE_CONFIG=$(BUILD)/lab/$(LAB)/ansible.cfg $(VENV)/bin/ansible-playbook \
+	$(PY) tests/lab/lab.py up --replace --name $(LAB) --hosts $(LAB_HOSTS)
+	ANSIBLE_CONFIG=$(BUILD)/lab/$(LAB)/ansible.cfg \
+	  ANSIBLE_CALLBACKS_ENABLED=clusterops.commcheck.commcheck_history \
+	  COMMCHECK_HISTORY_DIR=$(ROOT)/reports/history-$(LAB) $(VENV)/bin/ansible-playbook \
 	  -i $(BUILD)/lab/$(LAB)/inventory.yml playbooks/commcheck.yml \
 	  -e commcheck_report_dir=$(ROOT)/reports/$(LAB)
 	@echo "Report: $$(ls -d $(ROOT)/reports/$(LAB)/*/ 2>/dev/null | tail -n 1)report.html"
