@@ -117,6 +117,12 @@ def _evidence(server, client):
     for label, side in (("client", client), ("server", server)):
         if side and side.get("cmd"):
             out.append("%s %s: %s" % (label, side.get("host"), " ".join(str(a) for a in side["cmd"])))
+        placement = (side or {}).get("placement") or {}
+        if placement.get("prefix"):
+            out.append("%s %s: pinned with %s (%s)" % (
+                label, side.get("host"), " ".join(placement["prefix"]), placement.get("reason")))
+        elif placement.get("reason") and placement.get("reason") != "pinning disabled":
+            out.append("%s %s: not pinned (%s)" % (label, side.get("host"), placement["reason"]))
         if side and side.get("verdict") == "error":
             for err in (side.get("errors") or [])[:2]:
                 if err.get("message"):

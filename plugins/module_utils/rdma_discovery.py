@@ -26,6 +26,7 @@ import os
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.sysfs_snapshot import snapshot
+from ansible_collections.clusterops.commcheck.plugins.module_utils.numa import gpus_from_snapshot, node_cpulists, pci_path_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibdev2netdev import parse_ibdev2netdev_full
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibstat import parse_ibstat_full
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibv_devinfo import parse_ibv_devinfo_full
@@ -45,7 +46,8 @@ PHYS_STATES = {1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTra
 ERROR_COUNTERS = ("symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors",
                   "port_rcv_remote_physical_errors", "port_xmit_discards", "local_link_integrity_errors",
                   "excessive_buffer_overrun_errors")
-HW_COUNTERS = ("out_of_sequence", "out_of_buffer", "packet_seq_err", "local_ack_timeout_err", "rnr_nak_retry_err")
+HW_COUNTERS = ("out_of_sequence", "out_of_buffer", "packet_seq_err", "local_ack_timeout_err", "rnr_nak_retry_err",
+               "np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "rp_cnp_ignored")
 GPUDIRECT_MODULES = ("nvidia_peermem", "nv_peer_mem")
 MEMLOCK_WARN_BYTES = 1 << 30
 ROCE_GOOD_MTU = 4200
@@ -93,6 +95,17 @@ def parse_rate(text):
         return None
     value = float(match.group(1))
     return int(value) if value == int(value) else value
+
+
+def parse_traffic_class(text):
+    """mlx5 ``tc/<port>/traffic_class``: 'Global tclass=106' / 'tclass=106' / '106' -> 106; '' -> None."""
+    if not text:
+        return None
+    match = re.search(r"tclass\s*=\s*(\d+)", text)
+    if match:
+        return int(match.group(1))
+    text = text.strip()
+    return int(text) if text.isdigit() else None
 
 
 def parse_int(text):
@@ -324,7 +337,9 @@ def parse_devices(snap):
             "sys_image_guid": _text(snap, dbase + "/sys_image_guid"),
             "node_desc": _text(snap, dbase + "/node_desc"),
             "numa_node": parse_int(_text(snap, dbase + "/device/numa_node")),
+            "local_cpulist": _text(snap, dbase + "/device/local_cpulist") or None,
             "pci": _link_base(snap, dbase + "/device"),
+            "pci_path": pci_path_of(snap, _link_base(snap, dbase + "/device")),
             "bond": None,
             "ports": [],
         }
@@ -365,6 +380,8 @@ def parse_devices(snap):
                 "gid_index": None,
                 "counters": counters,
                 "hw_counters": hw_counters,
+                "traffic_class": parse_traffic_class(_text(snap, "%s/tc/%s/traffic_class" % (dbase, pnum))),
+                "roce_tos": parse_int(_text(snap, "kernel/config/rdma_cm/%s/ports/%s/default_roce_tos" % (name, pnum))),
             }
             if info and info.get("bond_slaves"):
                 device["bond"] = {
@@ -969,6 +986,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
     gpus["evidence"] = evidence
     gpus["present"] = bool(evidence)
     gpus["pci"] = pci_gpus
+    gpus["devices"] = gpus_from_snapshot(snap)
     host["gpus"] = gpus
     findings = []
     gid_index = {}
@@ -982,6 +1000,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
             port["gid_reason"] = selection["reason"]
             if port_addrs is not None:
                 port["ipv4"] = [a.split("/")[0] for a in port_addrs]
+                port["ipv4_cidr"] = [a for a in port_addrs if "/" in a]
             else:
                 seen = []
                 for gid in port["gids"]:
@@ -1019,6 +1038,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
             "gpus": host["gpus"],
             "gpudirect_module": host.get("gpudirect_module"),
             "cpu_governors": _governor_counts(host.get("cpu_governors") or {}),
+            "numa_nodes": dict((str(k), v) for k, v in sorted(node_cpulists(snap).items())),
             "modules": modules,
         },
     }

@@ -22,7 +22,8 @@ pattern. Two sources give the same dict:
 - ``DUMP_SCRIPT``: a constant POSIX ``sh`` script for remote transports
   (``kubectl exec``): run ``["sh", "-c", DUMP_SCRIPT, "sh", ROOT]`` (the root
   is a positional argument, never interpolated) and feed its stdout to
-  ``snapshot_from_dump(text)``. It forks only for ``readlink``.
+  ``snapshot_from_dump(text)``. It forks only for ``readlink`` and for
+  ``cat`` of the few binary attributes in ``CAT_PATTERNS``.
 
 Dump format, one record per line: ``F<TAB>path`` starts a file,
 ``L<TAB>line`` is one line of it, ``S<TAB>path<TAB>target`` is a symlink,
@@ -43,7 +44,9 @@ _PORT = _DEV + "/ports/*"
 FILE_PATTERNS = tuple(
     [_DEV + "/" + name for name in (
         "board_id", "fw_ver", "hca_type", "node_guid", "sys_image_guid", "node_desc", "node_type")]
-    + [_DEV + "/device/" + name for name in ("numa_node", "vendor", "device")]
+    + [_DEV + "/device/" + name for name in ("numa_node", "vendor", "device", "local_cpulist")]
+    + [_DEV + "/tc/*/traffic_class"]
+    + ["kernel/config/rdma_cm/*/ports/*/default_roce_tos"]
     + [_DEV + "/device/net/*/" + name for name in ("dev_port", "dev_id")]
     + [_PORT + "/" + name for name in (
         "state", "phys_state", "rate", "link_layer", "lid", "sm_lid", "lid_mask_count", "cap_mask")]
@@ -54,7 +57,8 @@ FILE_PATTERNS = tuple(
         "excessive_buffer_overrun_errors")]
     + [_PORT + "/hw_counters/" + name for name in (
         "out_of_sequence", "out_of_buffer", "packet_seq_err", "local_ack_timeout_err",
-        "rnr_nak_retry_err")]
+        "rnr_nak_retry_err", "np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled",
+        "rp_cnp_ignored")]
     + ["class/net/*/" + name for name in ("operstate", "mtu", "address", "carrier", "type")]
     + ["class/net/*/bonding/slaves", "class/net/*/bonding/mode"]
     + ["devices/system/cpu/cpu*/cpufreq/scaling_governor"]
@@ -62,7 +66,13 @@ FILE_PATTERNS = tuple(
         "nvidia_peermem", "nv_peer_mem", "nvidia", "ib_core", "ib_uverbs", "mlx5_ib", "mlx5_core",
         "rdma_ucm", "amdgpu")]
     + ["module/ib_core/parameters/netns_mode"]
-    + ["bus/pci/devices/*/vendor", "bus/pci/devices/*/class"]
+    + ["bus/pci/devices/*/vendor", "bus/pci/devices/*/class", "bus/pci/devices/*/numa_node"]
+)
+
+# One-line files the kernel serves as binary attributes, which the shell's
+# byte-wise ``read`` cannot read: the dump script reads them with ``cat``.
+CAT_PATTERNS = (
+    "devices/system/node/node*/cpulist",
 )
 
 # Directories discovery lists (names only).
@@ -78,6 +88,7 @@ LINK_PATTERNS = (
     _DEV + "/device",
     "class/net/*/master",
     "class/net/*/device",
+    "bus/pci/devices/*",
 )
 
 HEADER = "commcheck-sysfs-dump 1"
@@ -101,6 +112,9 @@ def _build_script():
         "printf 'L\\t%s\\n' \"$l\"; done; } 2>/dev/null < \"$1\"; }",
         "for f in " + " ".join(_sh_quote_pattern(p) for p in FILE_PATTERNS) + "; do",
         '  [ -f "$f" ] && e "$f"',
+        "done",
+        "for f in " + " ".join(_sh_quote_pattern(p) for p in CAT_PATTERNS) + "; do",
+        "  [ -f \"$f\" ] && v=$(cat \"$f\" 2>/dev/null) && printf 'F\\t%s\\nL\\t%s\\n' \"$f\" \"$v\"",
         "done",
         "for f in " + " ".join(_sh_quote_pattern(p) for p in DIR_PATTERNS) + "; do",
         "  [ -d \"$f\" ] && printf 'D\\t%s\\n' \"$f\"",
@@ -155,7 +169,7 @@ def snapshot_from_fs(root):
     snap = {}
     base = _escape(root.rstrip("/") or "/")
     prefix_len = len(os.path.join(root.rstrip("/") or "/", ""))
-    for pattern in FILE_PATTERNS:
+    for pattern in FILE_PATTERNS + CAT_PATTERNS:
         for path in glob.glob(os.path.join(base, pattern)):
             if not os.path.isfile(path):
                 continue

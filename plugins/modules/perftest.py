@@ -65,9 +65,20 @@ options:
     description: The C(commcheck_rdma) fact of this host, used by O(gid_index=auto).
     type: dict
   sysfs_root:
-    description: Root of the sysfs tree read by O(gid_index=auto) when O(rdma_facts) does not know the port.
+    description:
+      - Root of the sysfs tree read by O(gid_index=auto) when O(rdma_facts) does not know the port, and where
+        O(cpu_governor) finds the CPUs' cpufreq.
     type: path
     default: /sys
+  cpu_governor:
+    description:
+      - CPU frequency governor (for example V(performance)) every CPU of the host runs at while the tests of this
+        task run. The module sets it before the first test starts and restores each CPU's previous governor when
+        the tests end, on every path of this module (results, errors, timeouts, SIGTERM, SIGHUP, SIGINT) - also
+        when the controller was interrupted, since the module then still runs to the deadlines of its tests.
+      - A governor a CPU does not offer fails the task before any test runs. Hosts without cpufreq are left
+        alone (RV(cpu_governor.skipped) says why); so is the host with the kubectl transport (pods cannot set it).
+    type: str
   server:
     description:
       - Address (IP or host name) of the server side. Required with O(role=client).
@@ -111,6 +122,24 @@ options:
       - Index of the GPU whose memory is used for GPUDirect RDMA (C(--use_cuda=N)). Needs a perftest built
         with CUDA; a build without it rejects the option and the verdict says so.
     type: int
+  gpu_select:
+    description:
+      - With O(use_cuda), V(closest) replaces the index by the GPU closest to each side's NIC (same PCIe switch,
+        then same NUMA node, then nearest bus; from the GPUs in O(rdma_facts)); V(given) keeps it.
+    type: str
+    choices: [given, closest]
+    default: given
+  numa_pin:
+    description:
+      - Pin each perftest process to its NIC's NUMA node (the device's C(numa_node) from O(rdma_facts) or
+        O(sysfs_root)). V(auto) uses C(numactl --cpunodebind=N --membind=N) when numactl is installed, else
+        C(taskset -c) with the node's CPUs, else runs unpinned and says why; V(numactl) / V(taskset) insist on that
+        tool (the task fails before anything runs when it cannot be done); V(none) does not pin.
+      - A NIC and the GPU it is tested with (O(use_cuda)) on different NUMA nodes is reported in the side's
+        C(findings) (C(numa_mismatch)).
+    type: str
+    choices: [auto, numactl, taskset, none]
+    default: auto
   extra_args:
     description:
       - More perftest arguments, one list item each (for example C([-F, --tclass=106])).
@@ -270,6 +299,32 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+cpu_governor:
+  description: With O(cpu_governor), what was done with the CPU governor.
+  returned: when O(cpu_governor) is given
+  type: dict
+  sample: {governor: performance, previous: {cpu0: powersave, cpu1: powersave}, restored: true}
+  contains:
+    governor:
+      description: The governor asked for.
+      type: str
+      returned: always
+    previous:
+      description: The governor of each CPU that was changed, as it was before.
+      type: dict
+      returned: always
+    restored:
+      description: Whether the changed CPUs were set back when the tests ended.
+      type: bool
+      returned: always
+    skipped:
+      description: Why nothing was changed (no cpufreq, or a transport that cannot change it).
+      type: str
+      returned: when nothing was changed for a reason
+    restore_error:
+      description: Why setting a CPU back failed.
+      type: str
+      returned: when restoring failed
 cmd:
   description: The command line of the (single) side.
   returned: when O(role) is given
@@ -335,6 +390,8 @@ sides:
       parameters (C(role), C(peer), C(rail), C(step), C(round), C(test), C(metric), C(device), C(ib_port), C(gid_index),
       C(tcp_port), C(server), C(expected_gbps)) and its C(cmd), C(exec_cmd) (as run, under its deadline), C(rc), C(stdout), C(stderr), C(timed_out),
       C(duration_s), C(started) and C(ended) (epoch seconds), C(attempts), C(perftest), C(metrics), C(verdict), C(cause), C(fix), C(errors).
+    - C(placement) (C(numa_node), C(cpulist), C(prefix) the pinning argv put before C(cmd) in C(exec_cmd),
+      C(pinned), C(reason), C(use_cuda), C(gpu), C(gpu_reason)) and C(findings) (C(numa_mismatch), C(not_pinned)).
   returned: always
   type: list
   elements: dict
@@ -342,6 +399,8 @@ sides:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import cpu_governor as gov
+from ansible_collections.clusterops.commcheck.plugins.module_utils import numa
 from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import install_cleanup_handlers, stop_all
 from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
@@ -369,6 +428,7 @@ def argument_spec():
         gid_index=dict(type="str"),
         rdma_facts=dict(type="dict"),
         sysfs_root=dict(type="path", default="/sys"),
+        cpu_governor=dict(type="str"),
         server=dict(type="str"),
         tcp_port=dict(type="int", default=18515),
         size=dict(type="int"),
@@ -380,6 +440,8 @@ def argument_spec():
         rdma_cm=dict(type="bool", default=False),
         mtu=dict(type="int", choices=list(pc.MTUS)),
         use_cuda=dict(type="int"),
+        gpu_select=dict(type="str", choices=["given", "closest"], default="given"),
+        numa_pin=dict(type="str", choices=["auto", "numactl", "taskset", "none"], default="auto"),
         extra_args=dict(type="list", elements="str", default=[]),
         timeout=dict(type="int", default=120),
         connect_retries=dict(type="int", default=100),
@@ -464,6 +526,8 @@ def main():
     warnings = []
     for side in sides:
         resolve_gid(module, transport, side, warnings)
+    for side in sides:
+        place(module, transport, side)
     binaries = {}
     for side in sides:
         tool = pc.tool_name(side["test"], side["metric"])
@@ -473,8 +537,9 @@ def main():
         side["tool_missing"] = binaries[tool] is None
 
     if module.check_mode:
-        results = [dict(_side_info(s), cmd=s["argv"], verdict="skipped", cause="check mode: nothing was run",
-                        fix=None, errors=[]) for s in sides]
+        results = [dict(_side_info(s), cmd=s["argv"], exec_cmd=s["placement"]["prefix"] + s["argv"],
+                        verdict="skipped", cause="check mode: nothing was run", fix=None, errors=[])
+                   for s in sides]
         _exit(module, single, results, warnings, params["fail_on_error"])
 
     if parse_perftest is None:
@@ -482,14 +547,17 @@ def main():
     install_cleanup_handlers()
     jobs = []
     for side in sides:
-        jobs.append({"argv": side["argv"], "role": side["role"], "timeout": side["timeout"],
+        jobs.append({"argv": side["placement"]["prefix"] + side["argv"], "role": side["role"],
+                     "timeout": side["timeout"],
                      "connect_retries": side["connect_retries"], "step": side["step"],
                      "retryable": _retryable})
     runnable = [i for i, s in enumerate(sides) if not s["tool_missing"]]
+    held = hold_governor(module, transport, warnings)
     try:
         ran = pc.run_sides(transport, [jobs[i] for i in runnable])
     finally:
         stop_all()
+        release_governor(held)
     outputs = dict(zip(runnable, ran))
     results = []
     for num, side in enumerate(sides):
@@ -511,6 +579,47 @@ def main():
     _exit(module, single, results, warnings, params["fail_on_error"])
 
 
+# What cpu_governor did in this module run (returned as cpu_governor).
+_GOVERNOR = {}
+
+
+def hold_governor(module, transport, warnings):
+    """Switch every CPU to the cpu_governor option for the tests; (cpus, changes) to undo, or None."""
+    wanted = module.params.get("cpu_governor")
+    if not wanted:
+        return None
+    _GOVERNOR.update(governor=wanted, previous={}, restored=False)
+    if not gov.GOVERNOR_NAME.match(wanted):
+        module.fail_json(msg="cpu_governor: %r is not a governor name" % (wanted,))
+    if transport.name != "host":
+        _GOVERNOR["skipped"] = "the %s transport cannot set the CPU governor" % transport.name
+        warnings.append("cpu_governor: %s; left alone" % _GOVERNOR["skipped"])
+        return None
+    cpus = gov.read_cpus(module.params["sysfs_root"])
+    if not cpus:
+        _GOVERNOR["skipped"] = "no cpufreq under %s" % module.params["sysfs_root"]
+        return None
+    try:
+        changes = gov.plan_changes(cpus, governor=wanted)[1]
+        gov.apply_changes(cpus, changes)
+    except gov.GovernorError as exc:
+        module.fail_json(msg="cpu_governor: %s" % exc, cpu_governor=dict(_GOVERNOR))
+    _GOVERNOR["previous"] = dict((name, before) for name, (before, _after) in changes.items())
+    return cpus, changes
+
+
+def release_governor(held):
+    """Put back what hold_governor changed."""
+    if not held:
+        return
+    cpus, changes = held
+    try:
+        gov.apply_changes(cpus, dict((name, (after, before)) for name, (before, after) in changes.items()))
+        _GOVERNOR["restored"] = True
+    except gov.GovernorError as exc:
+        _GOVERNOR["restore_error"] = str(exc)
+
+
 def _retryable(result):
     parsed = parse_perftest((result.get("stdout") or "") + "\n" + (result.get("stderr") or ""))
     return pc.is_connect_failure(result, parsed)
@@ -518,14 +627,34 @@ def _retryable(result):
 
 def _side_info(side):
     keys = ("role", "peer", "rail", "step", "round", "test", "metric", "device", "ib_port", "gid_index", "tcp_port",
-            "server", "expected_gbps", "bidirectional", "size", "all_sizes", "duration", "iterations", "qps")
+            "server", "expected_gbps", "bidirectional", "size", "all_sizes", "duration", "iterations", "qps",
+            "placement", "findings")
     return dict((k, side.get(k)) for k in keys)
+
+
+def place(module, transport, side):
+    """NUMA pinning prefix and GPU of one side (numa.side_placement); fails the task before anything runs."""
+    params = module.params
+    try:
+        plan = numa.side_placement(side.get("device"), params.get("rdma_facts"), transport.read_file,
+                                   transport.which, params["sysfs_root"], params["numa_pin"], params["gpu_select"],
+                                   side.get("use_cuda"))
+    except numa.NumaError as exc:
+        module.fail_json(msg="%s side on %s: %s" % (side["role"], side.get("device") or "the default device", exc))
+    if plan["use_cuda"] != side.get("use_cuda"):
+        side["use_cuda"] = plan["use_cuda"]
+    side["findings"] = plan.pop("findings")
+    gpu = plan.get("gpu")
+    plan["gpu"] = dict((k, gpu.get(k)) for k in ("index", "pci", "numa_node")) if gpu else None
+    side["placement"] = plan
 
 
 def _exit(module, single, results, warnings, fail_on_error):
     worst = max(results, key=lambda r: VERDICT_RANK.get(r["verdict"], 0))
     out = dict(changed=False, sides=results, verdict=worst["verdict"], cause=worst.get("cause"),
                fix=worst.get("fix"))
+    if _GOVERNOR:
+        out["cpu_governor"] = dict(_GOVERNOR)
     if single:
         one = results[0]
         for key in ("cmd", "rc", "stdout", "stderr", "timed_out", "attempts", "perftest", "metrics", "errors"):

@@ -133,14 +133,18 @@ ansible_facts:
         devices:
           description:
             - RDMA devices, sorted by name, each with C(name), C(hca_type), C(fw_ver), C(node_guid),
-              C(board_id), C(sys_image_guid), C(node_desc), C(numa_node), C(pci), C(bond) (null or
-              C(netdev), C(slaves), C(mode)) and C(ports).
+              C(board_id), C(sys_image_guid), C(node_desc), C(numa_node), C(local_cpulist) (the CPUs near the
+              device), C(pci), C(pci_path) (PCI functions from the root port down, when sysfs shows them),
+              C(bond) (null or C(netdev), C(slaves), C(mode)) and C(ports).
             - Each port has C(port) (int), C(state) (C(ACTIVE), C(DOWN), C(INIT), C(ARMED)), C(phys_state)
               (C(LinkUp), C(Polling), C(Disabled), ...), C(link_layer) (C(Ethernet) or C(InfiniBand)),
               C(rate_gbps), C(rate) (the kernel's text), C(lid), C(sm_lid), C(netdev), C(netdev_state),
               C(netdev_mtu), C(active_mtu) (from C(ibv_devinfo) when it ran), C(ipv4) (addresses),
               C(gids) (C(index), C(gid), C(type) C(IB/RoCE v1) or C(RoCE v2), C(netdev), C(ipv4) or null),
-              C(gid_index), C(gid_reason), C(counters) and C(hw_counters) (error counters).
+              C(gid_index), C(gid_reason), C(counters) and C(hw_counters) (error and RoCE congestion
+              counters), C(traffic_class) (mlx5 C(tc/<port>/traffic_class), null when unset or unreadable),
+              C(roce_tos) (rdma_cm configfs C(default_roce_tos) or null) and, when the addresses come from C(ip),
+              C(ipv4_cidr) (addresses with prefix length).
           type: list
           elements: dict
           sample:
@@ -186,8 +190,9 @@ ansible_facts:
         host:
           description:
             - Host facts used by the findings, C(memlock) (C(soft), C(hard)), C(netns_mode), C(in_container),
-              C(perftest) (path or null), C(gpus), C(gpudirect_module), C(cpu_governors) (count per
-              governor), C(modules).
+              C(perftest) (path or null), C(gpus) (C(present), C(evidence), C(pci), C(devices) with C(index),
+              C(pci), C(numa_node), C(pci_path)), C(gpudirect_module), C(cpu_governors) (count per
+              governor), C(modules), C(numa_nodes) (NUMA node -> CPU list).
           type: dict
         records:
           description:

@@ -108,9 +108,9 @@ def test_slowed_host_is_named_and_nothing_is_left(lab, tmp_path):
     assert "of its 6 rdma_bw links are bad on every rail" in named[0]["cause"]
     assert "Show the outcome" in proc.stdout and "bad nodes ['%s']" % slow in proc.stdout
     assert_nothing_left(lab)
-    # the governor was switched for the run and restored afterwards
+    # the perftest module switched the governor for its tests and restored it afterwards
+    # (tests/integration/test_reliability_lab.py sees it switched while the tests run)
     assert dict((h, governors(lab, h)) for h in lab.hosts) == before
-    assert "Set the CPU governor for the tests" in proc.stdout
     assert "Run every round of this host" in proc.stdout
 
 

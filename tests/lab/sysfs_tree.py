@@ -38,7 +38,11 @@ it reads a real node:
   scaling_available_governors, scaling_driver}``.
 - ``module/<name>/`` (``initstate`` = ``live``) for loaded modules, with
   ``parameters/<p>`` files (e.g. ``ib_core`` ``netns_mode`` = ``Y``/``N``).
-- ``gpus=N`` adds N NVIDIA GPU PCI functions (vendor 0x10de, class 0x030200).
+- ``gpus=N`` adds N NVIDIA GPU PCI functions (vendor 0x10de, class 0x030200),
+  on NUMA node 0 or ``gpu_numa_nodes[i]``.
+- ``devices/system/node/node<N>/cpulist`` from ``numa_nodes`` ({node:
+  cpulist}; default: one node 0 with all ``cpus``), and each device's PCI
+  ``local_cpulist`` (its ``local_cpulist`` or its node's cpulist).
 
 Arguments
 ---------
@@ -314,9 +318,16 @@ def _netdev_dir(root, netdev, pci_dir, spec, ll):
     return ndir
 
 
-def build_sysfs(root, devices, cpus=None, modules=(), net=None, gpus=0, unused_gid_style="unreadable"):
+def build_sysfs(root, devices, cpus=None, modules=(), net=None, gpus=0, unused_gid_style="unreadable",
+                numa_nodes=None, gpu_numa_nodes=None):
     """Write an emulated /sys under root; return root. See the module docstring."""
     net = dict(net or {})
+    if numa_nodes is None and cpus is not None:
+        count = cpus if isinstance(cpus, int) else len(cpus)
+        numa_nodes = {0: "0-%d" % (count - 1) if count > 1 else "0"} if count else {}
+    numa_nodes = dict((int(k), v) for k, v in (numa_nodes or {}).items())
+    for node, cpulist in sorted(numa_nodes.items()):
+        _write(os.path.join(root, "devices", "system", "node", "node%d" % node, "cpulist"), "%s\n" % cpulist)
     os.makedirs(os.path.join(root, "class", "infiniband"), exist_ok=True)
     os.makedirs(os.path.join(root, "class", "net"), exist_ok=True)
     os.makedirs(os.path.join(root, "module"), exist_ok=True)
@@ -335,6 +346,9 @@ def build_sysfs(root, devices, cpus=None, modules=(), net=None, gpus=0, unused_g
                            ("class", "0x020700" if is_ib else "0x020000"),
                            ("numa_node", dev.get("numa_node", -1))):
             _write(os.path.join(pci_dir, key), "%s\n" % value)
+        if dev.get("local_cpulist") or numa_nodes.get(dev.get("numa_node", -1)):
+            _write(os.path.join(pci_dir, "local_cpulist"),
+                   "%s\n" % (dev.get("local_cpulist") or numa_nodes[dev.get("numa_node", -1)]))
         _link(os.path.relpath(pci_dir, bus), os.path.join(bus, pci))
         ddir = os.path.join(pci_dir, "infiniband", name)
         node_guid = dev.get("node_guid") or _guid_for(name)
@@ -410,7 +424,9 @@ def build_sysfs(root, devices, cpus=None, modules=(), net=None, gpus=0, unused_g
     for num in range(int(gpus or 0)):
         pci = "0000:%02x:00.0" % (0x80 + num)
         gdir = os.path.join(pci_root, pci)
-        for key, value in (("vendor", "0x10de"), ("device", "0x2330"), ("class", "0x030200"), ("numa_node", 0)):
+        gpu_node = (gpu_numa_nodes or {}).get(num, 0)
+        for key, value in (("vendor", "0x10de"), ("device", "0x2330"), ("class", "0x030200"),
+                           ("numa_node", gpu_node)):
             _write(os.path.join(gdir, key), "%s\n" % value)
         _link(os.path.relpath(gdir, bus), os.path.join(bus, pci))
     if cpus is not None:

@@ -1,0 +1,109 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: commcheck_localize
+short_description: Name the most likely faulty component (host, NIC/rail, link, fabric) from pairwise results
+version_added: 1.0.0
+description:
+  - Reads the per-rail link matrix of a pairwise check (pair records of one kind, rail k of host A against rail
+    k of host B, with the retest records of C(clusterops.commcheck.commcheck_retest_classify) among them) and
+    decides which component is most likely at fault, with the evidence.
+  - C(host) when most of a host's links are bad on every rail it has; C(rail) (its NIC, port or cable) when
+    that holds on some of its rails only; C(link) for one bad pair on one rail that no host explains (both
+    hosts pass with others and with known-good partners); C(fabric) for two or more such pairs on one rail that
+    share no host; C(fleet) when every host of a rail is bad; C(flaky) for pairs that failed and then passed
+    on retest, which are never reported as failed.
+  - A side of a failing pair that also fails with a known-good partner (partner retest) implicates that
+    side's rail, or the whole host when that covers all of its rails.
+options:
+  _input:
+    description: Results-contract records (pair records; other kinds and records without a peer are ignored).
+    type: list
+    elements: dict
+    required: true
+  kind:
+    description: Which records to read.
+    type: str
+    default: rdma_bw
+  check:
+    description: The check name put in the finding records' C(params.check).
+    type: str
+    default: rdma_perf
+  bad_verdicts:
+    description: Verdicts that make a link bad.
+    type: list
+    elements: str
+    default: [fail, error]
+  host_fraction:
+    description: A host's rail is bad when more than this share of its links on that rail are bad.
+    type: float
+    default: 0.5
+  min_bad_links:
+    description: ... and at least this many.
+    type: int
+    default: 2
+  retest_summary:
+    description: The C(summary) of C(clusterops.commcheck.commcheck_retest_classify), shown in the summary record.
+    type: dict
+  counter_deltas:
+    description:
+      - Port counter deltas of the run (the C(deltas) of C(clusterops.commcheck.commcheck_counter_deltas) of every
+        host); those of a component's host and device are added to its evidence.
+    type: list
+    elements: dict
+'''
+
+EXAMPLES = r'''
+- name: Localize the faults of the RDMA check
+  ansible.builtin.set_fact:
+    commcheck_localization: "{{ pair_records | clusterops.commcheck.commcheck_localize(kind='rdma_bw') }}"
+
+- name: Say what is most likely broken
+  ansible.builtin.debug:
+    msg: "{{ commcheck_localization.summary.most_likely }}"
+'''
+
+RETURN = r'''
+_value:
+  description:
+    - C(components) (most severe first; each with C(component) host|rail|link|fabric|fleet|flaky, C(finding)
+      bad_node|bad_nic|bad_link|fabric|fleet|flaky, C(host), C(peer), C(rail), C(rails), C(devices),
+      C(confidence) high|medium|low, C(verdict), C(cause), C(fix), C(evidence), C(links)), C(primary) (the
+      first component or null), C(links) (status per rail and pair good|bad|flaky|unknown, C(confirmed)),
+      C(hosts) (per host and rail C(links), C(bad), C(flaky), C(device)), C(summary) (C(verdict) pass|fail|flaky,
+      C(most_likely), C(hosts), C(rails), C(links), C(fabric), C(fleet), C(flaky), link counts).
+    - C(findings) (one C(finding) record per component), C(summary_record) (a C(localization) record, host
+      C(*)) and C(records) (the input records, with the component that explains each bad one added to their
+      C(evidence)).
+  type: dict
+'''
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import localization as loc
+
+
+def commcheck_localize(records, kind="rdma_bw", check="rdma_perf", bad_verdicts=None, host_fraction=0.5,
+                       min_bad_links=2, retest_summary=None, counter_deltas=None):
+    if not isinstance(records, (list, tuple)):
+        raise AnsibleFilterError("commcheck_localize: the input must be a list of records")
+    bad = tuple(bad_verdicts) if bad_verdicts else loc.BAD_VERDICTS
+    try:
+        result = loc.localize_records(list(records), kind, bad, float(host_fraction), int(min_bad_links))
+        loc.attach_counter_evidence(result, counter_deltas or [])
+    except (loc.LocalizationError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError("commcheck_localize: %s" % exc)
+    result["findings"] = loc.finding_records(result, check, kind)
+    result["summary_record"] = loc.summary_record(result, check, kind, retest_summary)
+    result["records"] = loc.annotate_records(list(records), result, kind)
+    return result
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"commcheck_localize": commcheck_localize}

@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: commcheck_retest_plan
+short_description: Plan retests of the failing pairs, as is and against known-good partners
+version_added: 1.0.0
+description:
+  - For every failing pair record (verdict in O(bad_verdicts), retest records ignored) plans O(repeats) retests
+    B(as is) (same server, client, rail and test) and, with O(partners), O(repeats) retests of each side with a
+    host that passed on that rail (a B(known-good partner)), keeping the side's role.
+  - A known-good host has no bad link on the rail; when there is none, a host whose bad links all involve a
+    host that is bad with most of its peers.
+  - The retests are packed into rounds in which a host runs at most one test per rail, each round in the shape
+    of C(clusterops.commcheck.commcheck_round_plan) (C(sides) per host, C(jobs)), so the same perftest task runs
+    them; every job carries C(retest) (the params its records get).
+options:
+  _input:
+    description: The pair records of the check (results contract).
+    type: list
+    elements: dict
+    required: true
+  host_rails:
+    description: Host to rails (C(clusterops.commcheck.commcheck_rdma_rails)) for the sides' devices and addresses.
+    type: dict
+  repeats:
+    description: Retests per failing pair and purpose (0 plans none).
+    type: int
+    default: 1
+  partners:
+    description: Also retest each side with a known-good partner.
+    type: bool
+    default: true
+  base_port:
+    description: TCP port of rail 0 (rail k uses base_port + k).
+    type: int
+    default: 18515
+  bad_verdicts:
+    description: Verdicts that make a pair failing.
+    type: list
+    elements: str
+    default: [fail, error]
+  exclude_hosts:
+    description: Hosts never used (for example unreachable ones).
+    type: list
+    elements: str
+  max_jobs:
+    description: At most this many retests (the rest are reported as skipped).
+    type: int
+    default: 200
+  round_offset:
+    description: Round number of the first retest round (sides and jobs carry C(round)).
+    type: int
+    default: 0
+  per_host:
+    description:
+      - A host bad with most of its peers on a rail would serialize every retest through itself (N - 1 steps); only
+        this many of its failing pairs are retested as is, the others are C(skipped) with C(sampled_host) and take
+        the outcome of the sampled ones (C(clusterops.commcheck.commcheck_retest_classify) with O(skipped)). 0
+        retests every pair.
+    type: int
+    default: 0
+  merge:
+    description:
+      - One plan holding every retest round as a step (C(steps) the count), for the pipelined strategy, like
+        C(clusterops.commcheck.commcheck_round_plan) with C(merge).
+    type: bool
+    default: false
+'''
+
+EXAMPLES = r'''
+- name: Plan the retests
+  ansible.builtin.set_fact:
+    retest_plan: "{{ pair_records | clusterops.commcheck.commcheck_retest_plan(host_rails=rails_by_host, repeats=1) }}"
+'''
+
+RETURN = r'''
+_value:
+  description:
+    - C(retests) (C(id), C(purpose) as_is|partner, C(attempt), C(server), C(client), C(rail), C(test), C(metric),
+      C(subject), C(partner), C(origin)), C(rounds) (round plans, jobs with C(retest)), C(skipped) (with
+      C(reason)), C(summary) (C(failing_pairs), C(planned), C(as_is), C(partner), C(rounds), C(skipped)).
+  type: dict
+'''
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.schedule import ScheduleError
+
+
+def commcheck_retest_plan(records, host_rails=None, repeats=1, partners=True, base_port=18515, bad_verdicts=None,
+                          exclude_hosts=None, max_jobs=200, round_offset=0, merge=False, per_host=0):
+    if not isinstance(records, (list, tuple)):
+        raise AnsibleFilterError("commcheck_retest_plan: the input must be a list of pair records")
+    try:
+        return rt.plan_retests(list(records), host_rails or {}, int(repeats), bool(partners), int(base_port),
+                               tuple(bad_verdicts) if bad_verdicts else rt.BAD_VERDICTS, exclude_hosts or (),
+                               int(max_jobs), int(round_offset), bool(merge), int(per_host) or None)
+    except (rt.RetestError, ScheduleError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError("commcheck_retest_plan: %s" % exc)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"commcheck_retest_plan": commcheck_retest_plan}

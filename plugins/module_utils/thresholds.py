@@ -1,0 +1,372 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Three thresholds for a bandwidth, and which of them tripped (pure).
+
+1. ``hardware``: what the hardware should give. For a pair, the discovered
+   link rate (the lower of the two ports; twice that when bidirectional) x
+   an efficiency per operation (:data:`DEFAULT_EFFICIENCY`, configurable);
+   for a collective, rails x link rate / 8 (GB/s) x an efficiency per
+   collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`).
+2. ``fleet``: the record is a low outlier among comparable records of the
+   same run (same kind, op, metric, size, rail): robust z-score from the
+   median and the MAD below ``-outlier_z`` and at least ``outlier_min_rel``
+   below the median.
+3. ``history``: the value is more than ``history_threshold`` below its own
+   baseline: the median of the same pair's passing values over the last
+   ``history_k`` runs, or, when the pair has no history, the median of the
+   host's passing links of that kind (its own history baseline).
+
+:func:`evaluate` annotates records: ``metrics`` gains ``link_rate_gbps``,
+``hw_expected_gbps`` (``hw_expected_busbw_gbs`` for collectives),
+``fleet_median``, ``robust_z``, ``history_baseline``; the record gains
+``thresholds`` (``tripped``: the names that tripped, and each check's
+numbers) and an evidence line; the cause of a bad record ends with
+``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
+``fail`` when the hardware threshold tripped and ``warn`` when only the fleet
+or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import math
+import re
+
+# atomics move 8-byte messages: their bandwidth is a message rate, not judged against line rate
+DEFAULT_EFFICIENCY = {"write": 0.9, "read": 0.9, "send": 0.9, "tcp": 0.9, "atomic": None}
+DEFAULT_COLLECTIVE_EFFICIENCY = {"all_reduce": 0.8, "allreduce": 0.8, "all_gather": 0.8, "allgather": 0.8,
+                                 "reduce_scatter": 0.8, "reducescatter": 0.8, "broadcast": 0.8, "reduce": 0.8,
+                                 "alltoall": 0.6, "all_to_all": 0.6, "sendrecv": 0.8}
+CHECKS = ("hardware", "fleet", "history")
+_GROUP_PARAMS = ("op", "metric", "size", "rail")
+_IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
+                  "retest_purpose", "retest_id", "subject", "partner", "origin", "origins")
+
+
+class ThresholdError(ValueError):
+    """Bad configuration (a clear message)."""
+
+
+def natural_key(text):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
+
+
+def _number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if math.isnan(value) or math.isinf(value):
+        return None
+    return float(value)
+
+
+def median(values):
+    data = sorted(values)
+    if not data:
+        return None
+    mid = len(data) // 2
+    return float(data[mid]) if len(data) % 2 else (data[mid - 1] + data[mid]) / 2.0
+
+
+def _efficiency_table(defaults, override, name):
+    table = dict(defaults)
+    if override is None:
+        return table
+    if isinstance(override, (int, float)) and not isinstance(override, bool):
+        # one number: every op that has an efficiency gets it
+        number = override
+        override = dict((key, number) for key, value in table.items() if value is not None)
+        override["default"] = number
+    if not isinstance(override, dict):
+        raise ThresholdError("%s must be a number or a dict of op -> fraction, got %r" % (name, override))
+    for key, value in override.items():
+        number = _number(value)
+        if value is not None and (number is None or not 0 < number <= 1):
+            raise ThresholdError("%s[%s] must be a fraction in (0, 1], got %r" % (name, key, value))
+        table[str(key)] = number
+    return table
+
+
+def efficiency_for(op, efficiency=None, collective=False):
+    """The efficiency of an op (None: the op is not judged against line rate, e.g. atomics)."""
+    table = _efficiency_table(DEFAULT_COLLECTIVE_EFFICIENCY if collective else DEFAULT_EFFICIENCY, efficiency,
+                              "collective_efficiency" if collective else "efficiency")
+    key = str(op or "").lower()
+    if key in table:
+        return table[key]
+    return table.get("default", 0.8 if collective else 0.9)
+
+
+def expected_bw(rate_gbps, op, efficiency=None, bidirectional=False):
+    """(expected Gb/s, efficiency) for a pair: link rate x efficiency (x2 bidirectional); None if unknown."""
+    rate = _number(rate_gbps)
+    eff = efficiency_for(op, efficiency)
+    if rate is None or rate <= 0 or eff is None:
+        return None, eff
+    return round(rate * eff * (2 if bidirectional else 1), 6), eff
+
+
+def expected_busbw(rails, rate_gbps, op, efficiency=None):
+    """(expected bus bandwidth in GB/s, efficiency) for a collective: rails x rate / 8 x efficiency."""
+    rate = _number(rate_gbps)
+    eff = efficiency_for(op, efficiency, collective=True)
+    if rate is None or rate <= 0 or not rails or eff is None:
+        return None, eff
+    return round(int(rails) * rate / 8.0 * eff, 6), eff
+
+
+def spread_of(values, floor_rel=0.005):
+    """(median, MAD with a floor of floor_rel x |median|) of values; (None, None) when empty."""
+    med = median(values)
+    if med is None:
+        return None, None
+    spread = median([abs(v - med) for v in values])
+    return med, max(spread, floor_rel * abs(med), 1e-12)
+
+
+def robust_z(values, value, floor_rel=0.005):
+    """(median, robust z of value) within values (MAD with a floor of floor_rel x |median|)."""
+    med, spread = spread_of(values, floor_rel)
+    if med is None:
+        return None, None
+    return med, round(0.6745 * (value - med) / spread, 2)
+
+
+def _metric(rec):
+    metrics = rec.get("metrics") or {}
+    params = rec.get("params") or {}
+    if rec.get("kind") == "collective":
+        return "busbw_gbs", _number(metrics.get("busbw_gbs")), True
+    if params.get("metric") == "lat" or str(rec.get("kind", "")).endswith("_lat"):
+        return "lat_us", _number(metrics.get("lat_us")), False
+    return "bw_gbps", _number(metrics.get("bw_gbps")), True
+
+
+def _group(rec):
+    params = rec.get("params") or {}
+    return (rec.get("kind"),) + tuple(str(params.get(k)) for k in _GROUP_PARAMS)
+
+
+def _identity(rec):
+    params = rec.get("params") or {}
+    shown = tuple(sorted((k, str(v)) for k, v in params.items() if k not in _IDENTITY_SKIP))
+    return (rec.get("kind"), rec.get("host"), rec.get("peer"), shown)
+
+
+def history_baselines(history_records, k=5, exclude_run=None):
+    """Baselines from history: ``(pairs, hosts)``.
+
+    ``pairs``: identity -> median over the last ``k`` runs of passing values;
+    ``hosts``: (host, group) -> median over the last ``k`` runs of the run's
+    median value of the host's passing records in that group.
+    """
+    per_pair = {}
+    per_host = {}
+    for rec in history_records or []:
+        if not isinstance(rec, dict) or rec.get("verdict") != "pass" or rec.get("run_id") == exclude_run:
+            continue
+        if rec.get("kind") in ("summary", "finding", "regression"):
+            continue
+        name, value, _higher = _metric(rec)
+        if value is None:
+            continue
+        run = rec.get("run_id") or rec.get("time")
+        when = rec.get("time") or ""
+        entry = per_pair.setdefault(_identity(rec), {}).setdefault(run, [when, []])
+        entry[0] = max(entry[0], when)
+        entry[1].append(value)
+        for node in (rec.get("host"), rec.get("peer")):
+            if node:
+                hentry = per_host.setdefault((node, _group(rec)), {}).setdefault(run, [when, []])
+                hentry[0] = max(hentry[0], when)
+                hentry[1].append(value)
+    k = max(1, int(k))
+
+    def reduce(table):
+        out = {}
+        for key, runs in table.items():
+            ordered = sorted(runs.items(), key=lambda item: (item[1][0], str(item[0])))[-k:]
+            out[key] = {"baseline": median([median(vals) for _run, (_when, vals) in ordered]), "runs": len(ordered)}
+        return out
+
+    return reduce(per_pair), reduce(per_host)
+
+
+def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None, outlier_z=3.5,
+             outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=1, set_verdicts=False,
+             run_id=None):
+    """Annotated copies of ``records`` and a summary of which thresholds tripped (see module doc).
+
+    ``rates``: ``{host: {rail: Gb/s}}`` (default: each pair record's
+    ``expected_gbps``, the lower link rate the pair analysis used);
+    ``history``: past records (``commcheck_history`` lookup), ``run_id``: the
+    current run (left out of the history).
+    """
+    for name, value in (("outlier_z", outlier_z), ("outlier_min_rel", outlier_min_rel),
+                        ("history_threshold", history_threshold)):
+        if _number(value) is None or value < 0:
+            raise ThresholdError("%s must be a number >= 0, got %r" % (name, value))
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
+        raise ThresholdError("min_runs must be an integer >= 1, got %r" % (min_runs,))
+    _efficiency_table(DEFAULT_EFFICIENCY, efficiency, "efficiency")
+    _efficiency_table(DEFAULT_COLLECTIVE_EFFICIENCY, collective_efficiency, "collective_efficiency")
+    pair_base, host_base = history_baselines(history, history_k, run_id)
+    out = []
+    groups = {}
+    for rec in records or []:
+        rec = dict(rec)
+        rec["metrics"] = dict(rec.get("metrics") or {})
+        out.append(rec)
+        name, value, _higher = _metric(rec)
+        if value is not None and rec.get("verdict") not in ("error", "skipped"):
+            groups.setdefault(_group(rec), []).append(rec)
+    counts = dict((c, 0) for c in CHECKS)
+    tripped_records = []
+    stats = dict((key, (len(recs),) + spread_of([_metric(r)[1] for r in recs])) for key, recs in groups.items())
+    for rec in out:
+        name, value, higher = _metric(rec)
+        params = rec.get("params") or {}
+        metrics = rec["metrics"]
+        if value is None or rec.get("kind") in ("finding", "summary") or rec.get("verdict") in ("error", "skipped"):
+            continue
+        result = {"tripped": []}
+        # hardware
+        hw = {"checked": False}
+        if higher and rec.get("kind") == "collective":
+            expected = _number(metrics.get("expected_busbw_gbs"))
+            eff = efficiency_for(params.get("op"), collective_efficiency, collective=True)
+            if params.get("rails") and params.get("rate_gbps"):
+                expected, eff = expected_busbw(params["rails"], params["rate_gbps"], params.get("op"),
+                                               collective_efficiency)
+            if expected:
+                hw = {"checked": True, "expected": expected, "efficiency": eff, "value": value,
+                      "tripped": value < expected}
+                metrics["hw_expected_busbw_gbs"] = expected
+        elif higher:
+            rate = _rate(rec, rates)
+            expected, eff = expected_bw(rate, params.get("op") or ("tcp" if rec.get("kind") == "tcp_bw" else None),
+                                        efficiency, bool(params.get("bidirectional")) and rates is not None)
+            if expected:
+                hw = {"checked": True, "link_rate": rate, "efficiency": eff, "expected": expected, "value": value,
+                      "tripped": value < expected}
+                metrics["link_rate_gbps"] = rate
+                metrics["hw_expected_gbps"] = expected
+        result["hardware"] = hw
+        # fleet
+        count, med, spread = stats.get(_group(rec), (0, None, None))
+        fleet = {"checked": False}
+        if count >= 3:
+            z = round(0.6745 * (value - med) / spread, 2)
+            rel = abs(value - med) / abs(med) if med else 0.0
+            low = (z < -outlier_z) if higher else (z > outlier_z)
+            fleet = {"checked": True, "median": med, "robust_z": z, "n": count,
+                     "tripped": bool(low and rel >= outlier_min_rel)}
+            metrics["fleet_median"] = med
+            metrics["robust_z"] = z
+        result["fleet"] = fleet
+        # history
+        hist = {"checked": False}
+        base = pair_base.get(_identity(rec))
+        scope = "pair"
+        if not base or base["runs"] < min_runs:
+            candidates = [host_base.get((node, _group(rec))) for node in (rec.get("host"), rec.get("peer")) if node]
+            candidates = [c for c in candidates if c and c["runs"] >= min_runs]
+            base = max(candidates, key=lambda c: c["baseline"]) if candidates and higher else (
+                min(candidates, key=lambda c: c["baseline"]) if candidates else None)
+            scope = "host"
+        if base and base["runs"] >= min_runs and base["baseline"]:
+            change = (value - base["baseline"]) / base["baseline"]
+            worse = change < -history_threshold if higher else change > history_threshold
+            hist = {"checked": True, "scope": scope, "baseline": base["baseline"], "runs": base["runs"],
+                    "change": round(change, 4), "tripped": bool(worse)}
+            metrics["history_baseline"] = base["baseline"]
+        result["history"] = hist
+        result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
+        rec["thresholds"] = result
+        for check in result["tripped"]:
+            counts[check] += 1
+        if result["tripped"]:
+            tripped_records.append(rec)
+            rec["evidence"] = list(rec.get("evidence") or []) + [_evidence(result, name)]
+            if set_verdicts and rec.get("verdict") in ("pass", "warn"):
+                if "hardware" in result["tripped"]:
+                    rec["verdict"] = "fail"
+                    rec["cause"] = "%s is below the hardware expectation %s (%s)" % (
+                        _fmt(value), _fmt(hw["expected"]), _hw_text(hw))
+                elif rec.get("verdict") == "pass":
+                    rec["verdict"] = "warn"
+                    rec["cause"] = _evidence(result, name)
+            if rec.get("verdict") in ("fail", "warn", "flaky") and "thresholds tripped" not in (rec.get("cause") or ""):
+                rec["cause"] = "%s [thresholds tripped: %s]" % (
+                    rec.get("cause") or rec["verdict"], ", ".join(result["tripped"]))
+    summary = {"records": sum(1 for r in out if "thresholds" in r), "tripped": counts,
+               "tripped_records": len(tripped_records),
+               "only_fleet_or_history": sum(1 for r in tripped_records
+                                            if "hardware" not in r["thresholds"]["tripped"]),
+               "hosts_below_history": _hosts_below(out, host_base, history_threshold, min_runs)}
+    return {"records": out, "summary": summary}
+
+
+def _rate(rec, rates):
+    params = rec.get("params") or {}
+    if rates:
+        rail = params.get("rail")
+        found = []
+        for node in (rec.get("host"), rec.get("peer")):
+            table = rates.get(node) or {}
+            value = table.get(rail, table.get(str(rail))) if isinstance(table, dict) else table
+            if _number(value):
+                found.append(float(value))
+        if found:
+            return min(found)
+    return _number((rec.get("metrics") or {}).get("expected_gbps"))
+
+
+def _fmt(value):
+    return "n/a" if value is None else ("%.3g" % value)
+
+
+def _hw_text(hw):
+    if "link_rate" in hw:
+        return "link rate %s x efficiency %s" % (_fmt(hw["link_rate"]), hw["efficiency"])
+    return "rails x rate x efficiency %s" % hw.get("efficiency")
+
+
+def _evidence(result, name):
+    parts = []
+    if "hardware" in result["tripped"]:
+        hw = result["hardware"]
+        parts.append("hardware: %s < %s (%s)" % (_fmt(hw["value"]), _fmt(hw["expected"]), _hw_text(hw)))
+    if "fleet" in result["tripped"]:
+        fl = result["fleet"]
+        parts.append("fleet: robust z %s against the median %s of %d" % (fl["robust_z"], _fmt(fl["median"]), fl["n"]))
+    if "history" in result["tripped"]:
+        hi = result["history"]
+        parts.append("history: %+.0f%% against the %s baseline %s (%d runs)" % (
+            hi["change"] * 100, hi["scope"], _fmt(hi["baseline"]), hi["runs"]))
+    return "thresholds tripped (%s) -- %s" % (", ".join(result["tripped"]), "; ".join(parts))
+
+
+def _hosts_below(records, host_base, threshold, min_runs):
+    """Hosts whose median in a group fell more than threshold below their own history baseline."""
+    per_host = {}
+    for rec in records:
+        if "thresholds" not in rec:
+            continue
+        name, value, higher = _metric(rec)
+        if not higher:
+            continue
+        for node in (rec.get("host"), rec.get("peer")):
+            if node:
+                per_host.setdefault((node, _group(rec)), []).append(value)
+    out = []
+    for (node, group), values in sorted(per_host.items(), key=lambda item: (natural_key(item[0][0]), item[0][1])):
+        base = host_base.get((node, group))
+        if not base or base["runs"] < min_runs or not base["baseline"]:
+            continue
+        current = median(values)
+        change = (current - base["baseline"]) / base["baseline"]
+        if change < -threshold:
+            out.append({"host": node, "group": list(group), "median": current, "baseline": base["baseline"],
+                        "change": round(change, 4), "runs": base["runs"]})
+    return out

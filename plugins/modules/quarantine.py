@@ -1,0 +1,360 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: quarantine
+short_description: Label / taint Kubernetes nodes or drain Slurm nodes that a communication check found bad
+version_added: 1.0.0
+description:
+  - Takes the nodes a check found bad (a localization result of C(clusterops.commcheck.commcheck_localize),
+    C(finding) records, or an explicit list) and quarantines them.
+  - O(backend=kubernetes) labels each node C(commcheck.clusterops.io/result=fail), puts the reason in the
+    annotation C(commcheck.clusterops.io/reason) and, with O(taint=true), taints it
+    C(commcheck.clusterops.io/result=fail:NoSchedule). Each command is a C(kubectl) argv list; the node's
+    current object is read first so only what is missing runs. O(state=absent) removes them again.
+  - O(backend=slurm) generates a POSIX C(sh) script of C(scontrol update NodeName=... State=DRAIN
+    Reason=...) lines (C(State=RESUME) with O(state=absent)), written to O(script_path) for review; the
+    commands run only with O(dry_run=false).
+  - B(Dry run by default), O(dry_run=true) plans and reports the commands and runs none of them.
+  - Node names and keys are validated before anything runs; the reason is reduced to one line of printable
+    text.
+author:
+  - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
+options:
+  backend:
+    description: Where to quarantine.
+    type: str
+    choices: [kubernetes, slurm]
+    required: true
+  localization:
+    description: A localization result (the output of C(clusterops.commcheck.commcheck_localize)).
+    type: dict
+  findings:
+    description: C(finding) records (C(params.finding) or C(params.component) name the fault).
+    type: list
+    elements: dict
+  hosts:
+    description: Hosts to quarantine explicitly, with O(reason).
+    type: list
+    elements: str
+    default: []
+  reason:
+    description: Reason for the hosts in O(hosts).
+    type: str
+    default: named by the operator
+  components:
+    description:
+      - Which localized faults quarantine a node. A V(link) quarantines both of its hosts; V(fabric) and
+        V(fleet) name no single node and are ignored. Flaky results never quarantine.
+    type: list
+    elements: str
+    choices: [host, rail, link, fabric, fleet]
+    default: [host, rail]
+  node_names:
+    description: Inventory host name to Kubernetes / Slurm node name, where they differ.
+    type: dict
+    default: {}
+  state:
+    description: V(present) quarantines; V(absent) releases (removes label, annotation, taint; resumes).
+    type: str
+    choices: [present, absent]
+    default: present
+  dry_run:
+    description: Plan and report only; run nothing. The Slurm script is still written when O(script_path) is set.
+    type: bool
+    default: true
+  taint:
+    description: Also taint the Kubernetes node (O(backend=kubernetes)).
+    type: bool
+    default: false
+  taint_effect:
+    description: Effect of the taint.
+    type: str
+    choices: [NoSchedule, PreferNoSchedule, NoExecute]
+    default: NoSchedule
+  label_key:
+    description: Label (and taint) key.
+    type: str
+    default: commcheck.clusterops.io/result
+  annotation_key:
+    description: Annotation key of the reason.
+    type: str
+    default: commcheck.clusterops.io/reason
+  kubectl_binary:
+    description: Path of kubectl (found on E(PATH) when omitted).
+    type: path
+  kubeconfig:
+    description: kubeconfig for the node commands; its contents are never logged.
+    type: path
+  kube_context:
+    description: kubeconfig context for the node commands.
+    type: str
+  scontrol_binary:
+    description: Path of scontrol (found on E(PATH) when omitted).
+    type: path
+  script_path:
+    description: Where to write the Slurm drain script (O(backend=slurm)); mode 0750.
+    type: path
+  timeout:
+    description: Seconds each command may take.
+    type: int
+    default: 60
+attributes:
+  check_mode:
+    support: full
+    description: Plans the commands; runs nothing and writes no script.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  platform:
+    support: full
+    platforms: posix
+    description: Runs kubectl / scontrol on the host the module runs on (usually the controller), or in a pod.
+notes:
+  - Quarantine is opt-in; the C(clusterops.commcheck.quarantine) role runs it only with C(commcheck_quarantine=true),
+    on the faults a check run localized.
+seealso:
+  - plugin: clusterops.commcheck.commcheck_localize
+    plugin_type: filter
+    description: Names the faulty components this module quarantines.
+'''
+
+EXAMPLES = r'''
+- name: Show what would be labelled (dry run)
+  clusterops.commcheck.quarantine:
+    backend: kubernetes
+    localization: "{{ commcheck_localization }}"
+  delegate_to: localhost
+  run_once: true
+
+- name: Label and taint the bad nodes for real
+  clusterops.commcheck.quarantine:
+    backend: kubernetes
+    localization: "{{ commcheck_localization }}"
+    taint: true
+    dry_run: false
+  delegate_to: localhost
+  run_once: true
+
+- name: Write a Slurm drain script to review
+  clusterops.commcheck.quarantine:
+    backend: slurm
+    findings: "{{ commcheck_run_records | selectattr('kind', 'equalto', 'finding') | list }}"
+    script_path: /var/tmp/commcheck-drain.sh
+  delegate_to: localhost
+  run_once: true
+'''
+
+RETURN = r'''
+nodes:
+  description: The nodes to quarantine, each with C(host), C(node), C(components) and C(reason).
+  returned: always
+  type: list
+  elements: dict
+actions:
+  description: The commands planned (dry run) or run, each with C(node), C(action), C(argv) and, when run, C(rc).
+  returned: always
+  type: list
+  elements: dict
+dry_run:
+  description: Whether the commands were only planned.
+  returned: always
+  type: bool
+script:
+  description: The Slurm drain script.
+  returned: when O(backend=slurm)
+  type: str
+script_path:
+  description: Where the script was written.
+  returned: when O(script_path) is set and not in check mode
+  type: str
+report:
+  description: Lines for the report, saying what was (or would be) done.
+  returned: always
+  type: list
+  elements: str
+records:
+  description:
+    - One C(quarantine) record per node (results contract, verdict C(warn)) saying what was, or in a dry run would
+      be, done and why, for C(clusterops.commcheck.record) and the report.
+  returned: always
+  type: list
+  elements: dict
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import quarantine as q
+from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
+
+
+def argument_spec():
+    spec = dict(
+        backend=dict(type="str", choices=["kubernetes", "slurm"], required=True),
+        localization=dict(type="dict"),
+        findings=dict(type="list", elements="dict"),
+        hosts=dict(type="list", elements="str", default=[]),
+        reason=dict(type="str", default="named by the operator"),
+        components=dict(type="list", elements="str", choices=list(q.COMPONENTS), default=list(q.DEFAULT_COMPONENTS)),
+        node_names=dict(type="dict", default={}),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        dry_run=dict(type="bool", default=True),
+        taint=dict(type="bool", default=False),
+        taint_effect=dict(type="str", choices=list(q.TAINT_EFFECTS), default="NoSchedule"),
+        label_key=dict(type="str", default=q.LABEL_KEY, no_log=False),
+        annotation_key=dict(type="str", default=q.ANNOTATION_KEY, no_log=False),
+        kubectl_binary=dict(type="path"),
+        kubeconfig=dict(type="path", no_log=True),
+        kube_context=dict(type="str"),
+        scontrol_binary=dict(type="path"),
+        script_path=dict(type="path"),
+        timeout=dict(type="int", default=60),
+    )
+    spec.update(TRANSPORT_ARGSPEC)
+    return spec
+
+
+def collect_nodes(params):
+    nodes = []
+    names = dict((str(k), str(v)) for k, v in (params.get("node_names") or {}).items())
+    components = params["components"]
+    if params.get("localization"):
+        nodes += q.bad_nodes(params["localization"], components, names)
+    if params.get("findings"):
+        nodes += q.bad_nodes(params["findings"], components, names)
+    if params.get("hosts"):
+        nodes += q.bad_nodes([{"host": h, "reason": params["reason"]} for h in params["hosts"]], ["host"], names)
+    merged = {}
+    for item in nodes:
+        entry = merged.setdefault(item["node"], dict(item))
+        if entry is not item and item["reason"] not in entry["reason"]:
+            entry["reason"] = q.clean_reason(entry["reason"] + "; " + item["reason"].replace("commcheck: ", ""))
+    return [merged[k] for k in sorted(merged, key=q.natural_key)]
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    if params["timeout"] < 1:
+        module.fail_json(msg="timeout must be at least 1 second, got %d" % params["timeout"])
+    try:
+        nodes = collect_nodes(params)
+        for item in nodes:
+            if params["backend"] == "kubernetes":
+                q.check_k8s_node(item["node"])
+            else:
+                q.check_slurm_node(item["node"])
+    except q.QuarantineError as exc:
+        module.fail_json(msg=str(exc))
+    transport = get_transport(module)
+    planning_only = params["dry_run"] or module.check_mode
+    if params["backend"] == "kubernetes":
+        result = kubernetes(module, transport, nodes, planning_only)
+    else:
+        result = slurm(module, transport, nodes, planning_only)
+    result["nodes"] = nodes
+    result["dry_run"] = bool(planning_only)
+    result["report"] = q.report_lines(result["actions"], params["backend"], planning_only,
+                                      result.get("script_path"))
+    result["records"] = q.quarantine_records(nodes, result["actions"], params["backend"], planning_only,
+                                             params["state"])
+    module.exit_json(**result)
+
+
+def _binary(module, transport, given, name):
+    if given:
+        return given
+    found = transport.which(name)
+    return found or name
+
+
+def kubernetes(module, transport, nodes, planning_only):
+    params = module.params
+    kubectl = _binary(module, transport, params.get("kubectl_binary"), "kubectl")
+    options = dict(kubectl=kubectl, kubeconfig=params.get("kubeconfig"), context=params.get("kube_context"))
+    try:
+        plan_args = dict(state=params["state"], taint=params["taint"], taint_effect=params["taint_effect"],
+                         label_key=params["label_key"], annotation_key=params["annotation_key"], **options)
+        if planning_only:
+            return {"changed": False, "actions": q.kubectl_plan(nodes, None, **plan_args)}
+        q.kubectl_plan(nodes, None, **plan_args)  # validates keys and names before anything runs
+    except q.QuarantineError as exc:
+        module.fail_json(msg=str(exc))
+    if not transport.which(kubectl):
+        module.fail_json(msg="kubectl not found (%s); install it or set kubectl_binary" % kubectl)
+    current = {}
+    for item in nodes:
+        argv = q.kubectl_get_argv(item["node"], **options)
+        res = transport.run(argv, params["timeout"])
+        obj = q.parse_node_json(res.get("stdout")) if res.get("rc") == 0 else None
+        if obj is None:
+            why = (res.get("stderr") or "").strip()[-500:] or "kubectl get failed"
+            module.fail_json(msg="cannot read node %s: %s" % (item["node"], why),
+                             rc=res.get("rc"), stdout=res.get("stdout"), stderr=res.get("stderr"), cmd=argv)
+        current[item["node"]] = obj
+    plan = q.kubectl_plan(nodes, current, **plan_args)
+    return _run(module, transport, plan)
+
+
+def _run(module, transport, plan):
+    done = []
+    for item in plan:
+        res = transport.run(item["argv"], module.params["timeout"])
+        entry = dict(item, rc=res.get("rc"))
+        done.append(entry)
+        if res.get("rc") != 0:
+            module.fail_json(msg="%s of %s failed: %s" % (item["action"], item["node"],
+                                                          (res.get("stderr") or "").strip()[-500:]),
+                             rc=res.get("rc"), stdout=res.get("stdout"), stderr=res.get("stderr"), cmd=item["argv"],
+                             actions=done, changed=len(done) > 1)
+    return {"changed": bool(done), "actions": done}
+
+
+def slurm(module, transport, nodes, planning_only):
+    params = module.params
+    scontrol = _binary(module, transport, params.get("scontrol_binary"), "scontrol")
+    try:
+        script = q.slurm_script(nodes, params["state"], scontrol="scontrol")
+        plan = q.slurm_argvs(nodes, params["state"], scontrol)
+    except q.QuarantineError as exc:
+        module.fail_json(msg=str(exc))
+    result = {"changed": False, "actions": plan, "script": script}
+    path = params.get("script_path")
+    if path and not module.check_mode:
+        old = None
+        if os.path.exists(path):
+            with open(path) as handle:
+                old = handle.read()
+        if old != script:
+            directory = os.path.dirname(path) or "."
+            if not os.path.isdir(directory):
+                module.fail_json(msg="the directory of script_path %s does not exist" % path)
+            tmp = path + ".tmp"
+            with open(tmp, "w") as handle:
+                handle.write(script)
+            os.chmod(tmp, 0o750)
+            os.rename(tmp, path)
+            result["changed"] = True
+        result["script_path"] = path
+    if planning_only:
+        return result
+    if not transport.which(scontrol):
+        module.fail_json(msg="scontrol not found (%s); install Slurm's client or set scontrol_binary, or keep "
+                             "dry_run and run the script where scontrol is" % scontrol, script=script)
+    ran = _run(module, transport, plan)
+    result["actions"] = ran["actions"]
+    result["changed"] = result["changed"] or ran["changed"]
+    return result
+
+
+if __name__ == "__main__":
+    main()

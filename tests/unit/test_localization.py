@@ -1,0 +1,354 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Localization over synthetic per-rail bandwidth matrices: host, rail, link, fabric, fleet, flaky."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import random
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import localization as loc
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_localize import commcheck_localize
+
+RATE = 100.0
+GOOD = 95.0
+BAD = 30.0
+
+
+def hosts(n):
+    return ["h%d" % (i + 1) for i in range(n)]
+
+
+def matrix(n, rails, bad, noise=0.0, seed=0):
+    """A full mesh, rail k of every host against rail k of every other; bad(a, b, rail) -> True slows it."""
+    rnd = random.Random(seed)
+    names = hosts(n)
+    grids = {}
+    for rail in range(rails):
+        grid = [[None] * n for dummy in names]
+        for i in range(n):
+            for j in range(i + 1, n):
+                value = BAD if bad(names[i], names[j], rail) else GOOD
+                grid[i][j] = value * (1 + rnd.uniform(-noise, noise))
+        grids[rail] = grid
+    return {"hosts": names, "rails": grids}
+
+
+def localize(mat, **kwargs):
+    obs = loc.observations_from_matrix(mat, expected=RATE, min_fraction=0.9,
+                                       devices=dict((r, "mlx5_%d" % r) for r in mat["rails"]))
+    return loc.localize(obs, **kwargs)
+
+
+def kinds(result):
+    return [(c["component"], c["host"], c["peer"], c["rail"]) for c in result["components"]]
+
+
+def test_all_good_names_nothing():
+    result = localize(matrix(4, 2, lambda a, b, r: False))
+    assert result["components"] == [] and result["primary"] is None
+    assert result["summary"]["verdict"] == "pass" and result["summary"]["links_total"] == 12
+
+
+def test_slow_host_on_every_rail_is_the_host():
+    result = localize(matrix(4, 2, lambda a, b, r: "h3" in (a, b)))
+    assert kinds(result) == [("host", "h3", None, None)]
+    comp = result["primary"]
+    assert comp["finding"] == "bad_node" and comp["devices"] == ["mlx5_0", "mlx5_1"]
+    assert comp["links"] == {"total": 6, "bad": 6}
+    assert "6 of its 6 links are bad on every rail" in comp["cause"]
+    assert "h3 rail 0 (mlx5_0): 3 of 3 links bad (with h1, h2, h4)" in comp["evidence"]
+    assert result["summary"]["most_likely"] == "host h3" and result["summary"]["hosts"] == ["h3"]
+
+
+def test_one_slow_rail_of_a_host_is_that_rail_not_the_host():
+    result = localize(matrix(4, 2, lambda a, b, r: r == 1 and "h2" in (a, b)))
+    assert kinds(result) == [("rail", "h2", None, 1)]
+    comp = result["primary"]
+    assert comp["finding"] == "bad_nic" and comp["devices"] == ["mlx5_1"]
+    assert "its other rail (0) is fine" in comp["cause"]
+    assert "h2 rail 0 (mlx5_0): 0 of 3 links bad" in comp["evidence"]
+    assert result["summary"]["most_likely"] == "h2 rail 1 (mlx5_1)"
+    # the victims of the bad rail are not blamed
+    assert result["summary"]["links"] == [] and result["summary"]["hosts"] == []
+
+
+def test_one_slow_pair_on_one_rail_is_the_link():
+    result = localize(matrix(4, 2, lambda a, b, r: r == 0 and set((a, b)) == set(("h1", "h2"))))
+    assert kinds(result) == [("link", "h1", "h2", 0)]
+    comp = result["primary"]
+    assert comp["finding"] == "bad_link" and comp["devices"] == ["mlx5_0"]
+    assert "h1 rail 0 (mlx5_0): 1 of 3 links bad" in comp["evidence"]
+    # not confirmed by a retest and no partner data: low confidence
+    assert comp["confidence"] == "low"
+
+
+def test_bad_pairs_that_share_no_host_are_the_fabric():
+    bad = (set(("h1", "h2")), set(("h3", "h4")))
+    result = localize(matrix(6, 2, lambda a, b, r: r == 1 and set((a, b)) in bad))
+    assert kinds(result) == [("fabric", "*", None, 1)]
+    assert "2 bad pairs that share no host" in result["primary"]["cause"]
+    assert result["summary"]["fabric"] == [1]
+
+
+def test_bad_pairs_sharing_a_host_below_majority_are_links_with_a_note():
+    bad = (set(("h1", "h2")), set(("h1", "h3")))
+    result = localize(matrix(6, 1, lambda a, b, r: set((a, b)) in bad))
+    assert kinds(result) == [("link", "h1", "h2", 0), ("link", "h1", "h3", 0)]
+    assert any("h1 is in 2 of the bad pairs on rail 0" in line for line in result["primary"]["evidence"])
+
+
+def test_every_host_bad_on_a_rail_is_fleet_wide():
+    result = localize(matrix(5, 2, lambda a, b, r: r == 0))
+    assert kinds(result) == [("fleet", "*", None, 0)]
+    assert result["primary"]["links"] == {"total": 10, "bad": 10}
+
+
+def test_two_hosts_only_cannot_tell_link_from_host():
+    result = localize(matrix(2, 1, lambda a, b, r: True))
+    assert kinds(result) == [("link", "h1", "h2", 0)]
+    assert result["primary"]["confidence"] == "low"
+    assert any("cannot be told apart" in line for line in result["primary"]["evidence"])
+
+
+def test_single_rail_host_says_host_and_nic_are_the_same():
+    result = localize(matrix(4, 1, lambda a, b, r: "h4" in (a, b)))
+    assert kinds(result) == [("host", "h4", None, None)]
+    assert "on its only rail" in result["primary"]["cause"]
+    assert "one rail only: the host and its NIC cannot be told apart" in result["primary"]["evidence"]
+
+
+def test_a_host_bad_on_two_of_three_rails_is_two_rails():
+    result = localize(matrix(5, 3, lambda a, b, r: r in (0, 2) and "h5" in (a, b)))
+    assert kinds(result) == [("rail", "h5", None, 0), ("rail", "h5", None, 2)]
+
+
+def test_matrix_given_in_either_orientation():
+    mat = matrix(4, 1, lambda a, b, r: "h2" in (a, b))
+    grid = mat["rails"][0]
+    flipped = [[grid[j][i] for j in range(4)] for i in range(4)]
+    assert kinds(localize({"hosts": mat["hosts"], "rails": {0: flipped}})) == kinds(localize(mat))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_fleets_with_noise(seed):
+    rnd = random.Random(seed)
+    n = rnd.randint(4, 10)
+    rails = rnd.randint(2, 4)
+    names = hosts(n)
+    host = rnd.choice(names)
+    rail = rnd.randrange(rails)
+    a, b = rnd.sample(names, 2)
+    cases = {
+        "host": (lambda x, y, r: host in (x, y), [("host", host, None, None)]),
+        "rail": (lambda x, y, r: r == rail and host in (x, y), [("rail", host, None, rail)]),
+        "link": (lambda x, y, r: r == rail and set((x, y)) == set((a, b)),
+                 [("link",) + tuple(sorted((a, b), key=loc.natural_key)) + (rail,)]),
+    }
+    for name, (bad, expected) in cases.items():
+        result = localize(matrix(n, rails, bad, noise=0.03, seed=seed))
+        assert kinds(result) == expected, (name, n, rails, result["components"])
+
+
+def obs(host, peer, rail, verdict, value=None, **kw):
+    return loc.observation(host, peer, rail, verdict, value, RATE, "write", "mlx5_%d" % rail, "mlx5_%d" % rail, **kw)
+
+
+def mesh_obs(names, rails, bad):
+    out = []
+    for rail in range(rails):
+        for i, x in enumerate(names):
+            for y in names[i + 1:]:
+                failing = bad(x, y, rail)
+                out.append(obs(x, y, rail, "fail" if failing else "pass", BAD if failing else GOOD))
+    return out
+
+
+def test_flaky_links_are_never_failures():
+    names = hosts(4)
+    data = mesh_obs(names, 2, lambda x, y, r: r == 0 and set((x, y)) == set(("h1", "h2")))
+    data.append(obs("h1", "h2", 0, "pass", GOOD, retest="as_is", attempt=1))
+    result = loc.localize(data)
+    assert kinds(result) == [("flaky", "h1", "h2", 0)]
+    assert result["summary"]["verdict"] == "flaky" and result["summary"]["links_bad"] == 0
+    assert result["summary"]["links_flaky"] == 1
+    assert "passed on retest" in result["primary"]["cause"]
+
+
+def test_a_slow_moment_on_one_host_is_a_flaky_host():
+    names = hosts(4)
+    data = mesh_obs(names, 2, lambda x, y, r: "h3" in (x, y))
+    for rail in range(2):
+        for peer in ("h1", "h2", "h4"):
+            data.append(obs("h3", peer, rail, "pass", GOOD, retest="as_is", attempt=1))
+    result = loc.localize(data)
+    assert kinds(result) == [("flaky", "h3", None, None)]
+    assert result["summary"]["verdict"] == "flaky"
+
+
+def test_confirmed_retests_raise_confidence():
+    names = hosts(4)
+    data = mesh_obs(names, 2, lambda x, y, r: r == 1 and "h2" in (x, y))
+    for peer in ("h1", "h3", "h4"):
+        data.append(obs("h2", peer, 1, "fail", BAD, retest="as_is", attempt=1))
+    result = loc.localize(data)
+    assert kinds(result) == [("rail", "h2", None, 1)]
+    assert result["primary"]["confidence"] == "high"
+    assert result["summary"]["links_confirmed"] == 3
+    assert any("retest as is: 1 of 1 failed again" in line for line in result["primary"]["evidence"])
+
+
+def test_partner_retests_blame_the_side_that_fails_with_everyone():
+    # only the pair h1-h2 ran (pattern "pairs"); partner retests decide
+    data = [obs("h1", "h2", 0, "fail", BAD), obs("h1", "h2", 1, "pass", GOOD),
+            obs("h1", "h2", 0, "fail", BAD, retest="as_is", attempt=1),
+            obs("h1", "h3", 0, "fail", BAD, retest="partner", subject="h1", origin="h1-h2"),
+            obs("h4", "h2", 0, "pass", GOOD, retest="partner", subject="h2", origin="h1-h2")]
+    result = loc.localize(data)
+    assert kinds(result) == [("rail", "h1", None, 0)]
+    assert "fails with a known-good partner" in result["primary"]["cause"]
+    assert "h1 rail 0 (mlx5_0) with known-good h3: fail 30.0" in result["primary"]["evidence"]
+
+
+def test_partner_retests_that_pass_on_both_sides_point_at_the_path():
+    data = mesh_obs(hosts(4), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
+    data += [obs("h1", "h2", 0, "fail", BAD, retest="as_is", attempt=1),
+             obs("h1", "h3", 0, "pass", GOOD, retest="partner", subject="h1", origin="h1-h2"),
+             obs("h4", "h2", 0, "pass", GOOD, retest="partner", subject="h2", origin="h1-h2")]
+    result = loc.localize(data)
+    assert kinds(result) == [("link", "h1", "h2", 0)]
+    assert result["primary"]["confidence"] == "high"
+    assert "and with known-good partners" in result["primary"]["cause"]
+
+
+def test_both_sides_failing_with_partners_blames_both():
+    data = [obs("h1", "h2", 0, "fail", BAD),
+            obs("h1", "h3", 0, "fail", BAD, retest="partner", subject="h1"),
+            obs("h4", "h2", 0, "fail", BAD, retest="partner", subject="h2")]
+    result = loc.localize(data)
+    assert sorted(kinds(result)) == [("host", "h1", None, None), ("host", "h2", None, None)]
+
+
+def test_errors_are_bad_and_skipped_are_unknown():
+    data = mesh_obs(hosts(4), 1, lambda x, y, r: False)
+    data = [dict(o, verdict="error") if "h4" in (o["host"], o["peer"]) else o for o in data]
+    data.append(obs("h1", "h5", 0, "skipped"))
+    result = loc.localize(data)
+    assert kinds(result) == [("host", "h4", None, None)]
+    assert [l["status"] for l in result["links"] if "h5" in (l["host"], l["peer"])] == ["unknown"]
+
+
+def test_an_error_that_names_its_side_blames_that_side():
+    data = [obs("h4", "h1", 0, "error", cause="server side on h4: No RDMA device is visible"),
+            obs("h4", "h1", 1, "error", cause="server side on h4: No RDMA device is visible")]
+    result = loc.localize(data)
+    assert kinds(result) == [("host", "h4", None, None)]
+    assert "(its side of the tests failed)" in result["primary"]["cause"]
+    assert "h4 rail 0 (mlx5_0): its side of the test failed: server side on h4: No RDMA device is visible" in \
+        result["primary"]["evidence"]
+    # both sides named: no side blamed
+    data = [obs("h1", "h2", 0, "error", cause="no result from h1 and h2 (host unreachable, or ...)")]
+    assert kinds(loc.localize(data)) == [("link", "h1", "h2", 0)]
+    assert loc.error_side(data[0]) == ["h1", "h2"]
+    assert loc.error_side(obs("h1", "h2", 0, "error", cause="client side on h9: x")) is None
+
+
+def test_bad_verdicts_can_include_warn():
+    data = mesh_obs(hosts(4), 1, lambda x, y, r: False)
+    data = [dict(o, verdict="warn") if "h4" in (o["host"], o["peer"]) else o for o in data]
+    assert loc.localize(data)["components"] == []
+    assert kinds(loc.localize(data, bad_verdicts=("fail", "error", "warn"))) == [("host", "h4", None, None)]
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(loc.LocalizationError):
+        loc.observation("h1", "h1")
+    with pytest.raises(loc.LocalizationError):
+        loc.observation("h1", "h2", rail="x")
+    with pytest.raises(loc.LocalizationError):
+        loc.observation("h1", "h2", retest="partner", subject="h9")
+    with pytest.raises(loc.LocalizationError):
+        loc.localize([], host_fraction=1.5)
+    with pytest.raises(loc.LocalizationError):
+        loc.observations_from_matrix({"hosts": ["a", "b"], "rails": {0: [[None]]}})
+
+
+def pair_record(host, peer, rail, verdict, value, **params):
+    base = {"op": "write", "metric": "bw", "rail": rail, "device": "mlx5_%d" % rail,
+            "peer_device": "mlx5_%d" % rail}
+    base.update(params)
+    return {"kind": "rdma_bw", "host": host, "peer": peer, "params": base,
+            "metrics": {"bw_gbps": value, "expected_gbps": RATE}, "verdict": verdict,
+            "cause": "slow" if verdict == "fail" else None, "fix": None, "evidence": []}
+
+
+def mesh_records(names, rails, bad):
+    out = []
+    for rail in range(rails):
+        for i, x in enumerate(names):
+            for y in names[i + 1:]:
+                failing = bad(x, y, rail)
+                out.append(pair_record(x, y, rail, "fail" if failing else "pass", BAD if failing else GOOD))
+    return out
+
+
+def test_records_findings_summary_and_annotations():
+    records = mesh_records(hosts(4), 2, lambda x, y, r: r == 1 and "h2" in (x, y))
+    records.append({"kind": "rdma_lat", "host": "h1", "peer": "h2", "params": {"rail": 0}, "metrics": {},
+                    "verdict": "fail"})
+    result = commcheck_localize(records, kind="rdma_bw", check="rdma_perf")
+    assert [(f["params"]["finding"], f["host"], f["params"]["rail"], f["params"].get("devices"))
+            for f in result["findings"]] == [("bad_nic", "h2", 1, ["mlx5_1"])]
+    finding = result["findings"][0]
+    assert finding["kind"] == "finding" and finding["verdict"] == "fail" and finding["evidence"]
+    assert finding["params"]["component"] == "rail" and finding["params"]["confidence"] in ("high", "medium", "low")
+    summary = result["summary_record"]
+    assert summary["kind"] == "localization" and summary["host"] == "*" and summary["verdict"] == "fail"
+    assert summary["cause"].startswith("most likely: h2 rail 1 (mlx5_1)")
+    assert summary["metrics"]["bad_links"] == 3
+    annotated = [r for r in result["records"] if r["verdict"] == "fail" and r["kind"] == "rdma_bw"]
+    assert len(annotated) == 3
+    assert all("localized: h2 rail 1 (mlx5_1) (rail, " in r["evidence"][-1] for r in annotated)
+    assert all(r["fix"].startswith("h2 rail 1 (mlx5_1): check that NIC and its port only") for r in annotated)
+    # the input records are not changed in place
+    assert all(r["evidence"] == [] for r in records if r["kind"] == "rdma_bw")
+    # other kinds are not localized here
+    assert result["records"][-1] == records[-1]
+
+
+def test_counter_deltas_join_the_evidence_of_their_component():
+    records = mesh_records(hosts(4), 2, lambda x, y, r: r == 1 and "h2" in (x, y))
+    deltas = [{"host": "h2", "device": "mlx5_1", "port": 1, "counter": "symbol_error", "delta": 40,
+               "severity": "warning", "meaning": "bit errors"},
+              {"host": "h2", "device": "mlx5_0", "port": 1, "counter": "symbol_error", "delta": 1,
+               "severity": "warning", "meaning": "bit errors"},
+              {"host": "h2", "device": "mlx5_1", "port": 1, "counter": "np_cnp_sent", "delta": 9,
+               "severity": "info", "meaning": "congestion"},
+              {"host": "h3", "device": "mlx5_1", "port": 1, "counter": "link_downed", "delta": 1,
+               "severity": "error", "meaning": "down"}]
+    result = commcheck_localize(records, counter_deltas=deltas)
+    comp = result["primary"]
+    assert comp["evidence"][-1] == "h2 mlx5_1/1: symbol_error +40 during the run (bit errors)"
+    assert comp["counter_evidence"] == 1
+    assert result["findings"][0]["evidence"][-1] == comp["evidence"][-1]
+
+
+def test_summary_record_counts_retests():
+    records = mesh_records(hosts(3), 1, lambda x, y, r: False)
+    result = commcheck_localize(records, retest_summary={"retests": 3, "failing_pairs": 1, "confirmed": [],
+                                                         "flaky": ["h1-h2 rail 0 write bw"]})
+    rec = result["summary_record"]
+    assert rec["verdict"] == "pass" and rec["metrics"]["retests"] == 3 and rec["metrics"]["flaky_pairs"] == 1
+    assert "flaky: h1-h2 rail 0 write bw" in rec["evidence"][-1]
+
+
+def test_filter_errors_are_clear():
+    with pytest.raises(AnsibleFilterError, match="must be a list"):
+        commcheck_localize({"not": "a list"})
+    with pytest.raises(AnsibleFilterError, match="host_fraction"):
+        commcheck_localize([], host_fraction=2)

@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Hardware, fleet and history thresholds, and which of them tripped."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import thresholds as th
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_thresholds import commcheck_thresholds
+
+
+def rec(host, peer, value, rail=0, op="write", rate=400.0, verdict="pass", kind="rdma_bw", **params):
+    base = {"op": op, "metric": "bw", "rail": rail, "size": 65536}
+    base.update(params)
+    return {"kind": kind, "host": host, "peer": peer, "params": base,
+            "metrics": {"bw_gbps": value, "expected_gbps": rate}, "verdict": verdict, "cause": None, "fix": None,
+            "evidence": []}
+
+
+def test_expected_bandwidth_is_rate_times_efficiency():
+    assert th.expected_bw(400, "write") == (360.0, 0.9)
+    assert th.expected_bw(400, "read", {"read": 0.8}) == (320.0, 0.8)
+    assert th.expected_bw(400, "write", 0.95, bidirectional=True) == (760.0, 0.95)
+    assert th.expected_bw(400, "atomic") == (None, None)
+    assert th.expected_bw(400, "atomic", {"atomic": 0.5}) == (200.0, 0.5)
+    assert th.expected_bw(400, "atomic", 0.95) == (None, None)
+    assert th.expected_bw(None, "write") == (None, 0.9)
+    assert th.expected_bw(400, "weird", {"default": 0.7}) == (280.0, 0.7)
+
+
+def test_collective_expectation_from_rails_and_rate():
+    # 8 rails of 400 Gb/s = 400 GB/s of bus bandwidth at line rate
+    assert th.expected_busbw(8, 400, "all_reduce") == (320.0, 0.8)
+    assert th.expected_busbw(8, 400, "alltoall") == (240.0, 0.6)
+    assert th.expected_busbw(2, 100, "all_gather", {"all_gather": 0.9}) == (22.5, 0.9)
+    assert th.expected_busbw(0, 100, "all_reduce")[0] is None
+
+
+def test_bad_efficiency_is_refused():
+    with pytest.raises(th.ThresholdError):
+        th.efficiency_for("write", {"write": 1.5})
+    with pytest.raises(th.ThresholdError):
+        th.efficiency_for("write", "fast")
+    with pytest.raises(AnsibleFilterError, match="efficiency"):
+        commcheck_thresholds([], efficiency={"read": 0})
+
+
+def fleet(values, **kw):
+    return [rec("h%d" % i, "h%d" % (i + 10), v, **kw) for i, v in enumerate(values)]
+
+
+def test_hardware_only():
+    recs = fleet([380, 385, 350, 382])
+    recs[2].update(verdict="fail", cause="350 Gb/s is below 90% of the expected 400 Gb/s")
+    out = th.evaluate(recs)
+    low = out["records"][2]
+    assert low["cause"] == "350 Gb/s is below 90% of the expected 400 Gb/s [thresholds tripped: hardware]"
+    assert low["thresholds"]["tripped"] == ["hardware"]
+    assert low["metrics"]["hw_expected_gbps"] == 360.0 and low["metrics"]["link_rate_gbps"] == 400.0
+    assert "hardware: 350 < 360 (link rate 400 x efficiency 0.9)" in low["evidence"][-1]
+    assert out["summary"]["tripped"] == {"hardware": 1, "fleet": 0, "history": 0}
+    assert all(r["thresholds"]["tripped"] == [] for i, r in enumerate(out["records"]) if i != 2)
+
+
+def test_fleet_outlier_that_passes_the_hardware_line():
+    out = th.evaluate(fleet([398, 399, 397, 398, 396, 399, 362]), outlier_min_rel=0.05)
+    low = out["records"][-1]
+    assert low["thresholds"]["tripped"] == ["fleet"]
+    assert low["thresholds"]["fleet"]["median"] == 398 and low["thresholds"]["fleet"]["robust_z"] < -3.5
+    assert out["summary"]["only_fleet_or_history"] == 1
+    # with the default 20% minimum distance it is not an outlier
+    assert th.evaluate(fleet([398, 399, 397, 398, 396, 399, 362]))["summary"]["tripped_records"] == 0
+
+
+def history_runs(values_by_run, host="h1", peer="h2"):
+    out = []
+    for num, value in enumerate(values_by_run):
+        record = rec(host, peer, value)
+        record.update(run_id="run%d" % num, time="2025-01-%02dT00:00:00Z" % (num + 1))
+        out.append(record)
+    return out
+
+
+def test_history_of_the_pair_and_of_the_host():
+    past = history_runs([395, 396, 394])
+    now = [rec("h1", "h2", 370), rec("h3", "h4", 396), rec("h5", "h6", 397)]
+    out = th.evaluate(now, history=past, history_threshold=0.05)
+    first = out["records"][0]
+    assert first["thresholds"]["tripped"] == ["history"]
+    assert first["thresholds"]["history"]["scope"] == "pair" and first["thresholds"]["history"]["baseline"] == 395
+    assert first["metrics"]["history_baseline"] == 395
+    assert "history: -6% against the pair baseline 395 (3 runs)" in first["evidence"][-1]
+    # a new peer of h1: the host's own baseline is used
+    out = th.evaluate([rec("h1", "h9", 300)], history=past, history_threshold=0.05)
+    hist = out["records"][0]["thresholds"]["history"]
+    assert hist["scope"] == "host" and hist["tripped"]
+    assert out["summary"]["hosts_below_history"][0]["host"] == "h1"
+    # min_runs: not enough history yet
+    out = th.evaluate(now, history=past, history_threshold=0.05, min_runs=4)
+    assert out["records"][0]["thresholds"]["history"] == {"checked": False}
+
+
+def test_history_ignores_failed_runs_and_the_current_run():
+    past = history_runs([395, 396, 394])
+    past[1]["verdict"] = "fail"
+    past.append(dict(rec("h1", "h2", 100), run_id="now", time="2025-02-01T00:00:00Z"))
+    out = th.evaluate([rec("h1", "h2", 370)], history=past, run_id="now", history_threshold=0.05)
+    assert out["records"][0]["thresholds"]["history"]["runs"] == 2
+
+
+def test_all_three_and_verdicts():
+    past = history_runs([395] * 3)
+    now = [rec("h1", "h2", 120)] + [rec("h%d" % i, "h%d" % (i + 1), 396 + i % 3) for i in range(3, 12, 2)]
+    out = th.evaluate(now, history=past, set_verdicts=True)
+    first = out["records"][0]
+    assert first["thresholds"]["tripped"] == ["hardware", "fleet", "history"]
+    assert first["verdict"] == "fail" and first["cause"].startswith("120 is below the hardware expectation 360")
+    assert first["cause"].endswith("[thresholds tripped: hardware, fleet, history]")
+    assert all(r["verdict"] == "pass" for r in out["records"][1:])
+    # fleet only: pass -> warn; error / flaky / skipped / fail untouched
+    recs = fleet([398, 399, 397, 398, 396, 399, 300], rate=300)
+    recs.append(rec("x", "y", 10, verdict="flaky"))
+    recs.append(rec("x", "z", None, verdict="error"))
+    out = th.evaluate(recs, set_verdicts=True)
+    assert out["records"][6]["verdict"] == "warn" and out["records"][6]["thresholds"]["tripped"] == ["fleet"]
+    assert out["records"][6]["cause"].startswith("thresholds tripped (fleet) -- fleet: robust z")
+    assert out["records"][7]["verdict"] == "flaky" and "thresholds" not in out["records"][8]
+    assert recs[6]["verdict"] == "pass"
+
+
+def test_rates_override_and_latency_and_collectives():
+    out = th.evaluate([rec("h1", "h2", 150, rate=None)], rates={"h1": {0: 200}, "h2": {"0": 400}})
+    assert out["records"][0]["metrics"]["link_rate_gbps"] == 200 and out["records"][0]["thresholds"]["tripped"] == [
+        "hardware"]
+    lat = [{"kind": "rdma_lat", "host": "h%d" % i, "peer": "x", "params": {"op": "write", "metric": "lat"},
+            "metrics": {"lat_us": v}, "verdict": "pass"} for i, v in enumerate([2.0, 2.1, 2.0, 2.05, 9.0])]
+    out = th.evaluate(lat)
+    assert [r["thresholds"]["tripped"] for r in out["records"]] == [[], [], [], [], ["fleet"]]
+    assert out["records"][0]["thresholds"]["hardware"] == {"checked": False}
+    coll = {"kind": "collective", "host": "pool", "peer": None, "verdict": "pass",
+            "params": {"op": "all_reduce", "rails": 2, "rate_gbps": 100}, "metrics": {"busbw_gbs": 15.0}}
+    out = th.evaluate([coll])
+    hw = out["records"][0]["thresholds"]["hardware"]
+    assert hw["expected"] == 20.0 and hw["tripped"] and out["records"][0]["metrics"]["hw_expected_busbw_gbs"] == 20.0
+
+
+def test_filter_wraps_and_checks():
+    out = commcheck_thresholds(fleet([380, 300, 390]), efficiency={"write": 0.5})
+    assert out["summary"]["tripped"]["hardware"] == 0
+    with pytest.raises(AnsibleFilterError, match="must be a list"):
+        commcheck_thresholds("x")
+    with pytest.raises(AnsibleFilterError, match="min_runs"):
+        commcheck_thresholds([], min_runs=0)
