@@ -95,32 +95,16 @@ _value:
       sample: ACTIVE
 '''
 
-from collections.abc import Mapping
-
-from ansible.errors import AnsibleFilterError
-from ansible.module_utils.common.text.converters import to_text
-
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibdev2netdev import (
     parse_ibdev2netdev,
     parse_ibdev2netdev_full,
 )
 
 
-def _text(data, name):
-    if isinstance(data, Mapping):
-        if "stdout" not in data:
-            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
-                                     "without stdout" % name)
-        parts = [data.get("stdout"), data.get("stderr")]
-        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
-    if data is None or isinstance(data, (str, bytes, list, tuple)):
-        return data
-    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
-
-
 def parse_ibdev2netdev_filter(data, full=False):
     """Filter: Parse ibdev2netdev output (plain and -v) into a list of RDMA port to netdev mappings."""
-    text = _text(data, "parse_ibdev2netdev")
+    text = filter_input_text(data, "parse_ibdev2netdev")
     if full:
         return parse_ibdev2netdev_full(text)
     return parse_ibdev2netdev(text)

@@ -94,32 +94,16 @@ _value:
       elements: dict
 '''
 
-from collections.abc import Mapping
-
-from ansible.errors import AnsibleFilterError
-from ansible.module_utils.common.text.converters import to_text
-
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibstat import (
     parse_ibstat,
     parse_ibstat_full,
 )
 
 
-def _text(data, name):
-    if isinstance(data, Mapping):
-        if "stdout" not in data:
-            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
-                                     "without stdout" % name)
-        parts = [data.get("stdout"), data.get("stderr")]
-        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
-    if data is None or isinstance(data, (str, bytes, list, tuple)):
-        return data
-    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
-
-
 def parse_ibstat_filter(data, full=False):
     """Filter: Parse ibstat (or ibstatus) output into a list of channel adapters and their ports."""
-    text = _text(data, "parse_ibstat")
+    text = filter_input_text(data, "parse_ibstat")
     if full:
         return parse_ibstat_full(text)
     return parse_ibstat(text)

@@ -104,32 +104,16 @@ _value:
       elements: dict
 '''
 
-from collections.abc import Mapping
-
-from ansible.errors import AnsibleFilterError
-from ansible.module_utils.common.text.converters import to_text
-
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibv_devinfo import (
     parse_ibv_devinfo,
     parse_ibv_devinfo_full,
 )
 
 
-def _text(data, name):
-    if isinstance(data, Mapping):
-        if "stdout" not in data:
-            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
-                                     "without stdout" % name)
-        parts = [data.get("stdout"), data.get("stderr")]
-        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
-    if data is None or isinstance(data, (str, bytes, list, tuple)):
-        return data
-    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
-
-
 def parse_ibv_devinfo_filter(data, full=False):
     """Filter: Parse ibv_devinfo output (plain and -v) into a list of RDMA devices and their ports."""
-    text = _text(data, "parse_ibv_devinfo")
+    text = filter_input_text(data, "parse_ibv_devinfo")
     if full:
         return parse_ibv_devinfo_full(text)
     return parse_ibv_devinfo(text)

@@ -122,31 +122,15 @@ _value:
       elements: float
 '''
 
-from collections.abc import Mapping
-
-from ansible.errors import AnsibleFilterError
-from ansible.module_utils.common.text.converters import to_text
-
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import (
     parse_iperf3,
 )
 
 
-def _text(data, name):
-    if isinstance(data, Mapping):
-        if "stdout" not in data:
-            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
-                                     "without stdout" % name)
-        parts = [data.get("stdout"), data.get("stderr")]
-        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
-    if data is None or isinstance(data, (str, bytes, list, tuple)):
-        return data
-    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
-
-
 def parse_iperf3_filter(data):
     """Filter: Parse iperf3 -J output into bandwidth, retransmits, UDP loss, CPU and errors."""
-    text = _text(data, "parse_iperf3")
+    text = filter_input_text(data, "parse_iperf3")
     return parse_iperf3(text)
 
 

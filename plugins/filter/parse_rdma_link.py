@@ -75,32 +75,16 @@ _value:
       type: int
 '''
 
-from collections.abc import Mapping
-
-from ansible.errors import AnsibleFilterError
-from ansible.module_utils.common.text.converters import to_text
-
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_rdma_link import (
     parse_rdma_link,
     parse_rdma_link_full,
 )
 
 
-def _text(data, name):
-    if isinstance(data, Mapping):
-        if "stdout" not in data:
-            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
-                                     "without stdout" % name)
-        parts = [data.get("stdout"), data.get("stderr")]
-        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
-    if data is None or isinstance(data, (str, bytes, list, tuple)):
-        return data
-    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
-
-
 def parse_rdma_link_filter(data, full=False):
     """Filter: Parse iproute2 rdma link output into a list of RDMA ports."""
-    text = _text(data, "parse_rdma_link")
+    text = filter_input_text(data, "parse_rdma_link")
     if full:
         return parse_rdma_link_full(text)
     return parse_rdma_link(text)

@@ -90,32 +90,16 @@ _value:
       sample: up
 '''
 
-from collections.abc import Mapping
-
-from ansible.errors import AnsibleFilterError
-from ansible.module_utils.common.text.converters import to_text
-
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_show_gids import (
     parse_show_gids,
     parse_show_gids_full,
 )
 
 
-def _text(data, name):
-    if isinstance(data, Mapping):
-        if "stdout" not in data:
-            raise AnsibleFilterError("%s: expected the tool's text or a command result with stdout, got a dict "
-                                     "without stdout" % name)
-        parts = [data.get("stdout"), data.get("stderr")]
-        return "\n".join(p if isinstance(p, str) else to_text(p) for p in parts if p)
-    if data is None or isinstance(data, (str, bytes, list, tuple)):
-        return data
-    raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
-
-
 def parse_show_gids_filter(data, full=False):
     """Filter: Parse show_gids (or Huawei hiroce3 gids) output into a list of GID table entries."""
-    text = _text(data, "parse_show_gids")
+    text = filter_input_text(data, "parse_show_gids")
     if full:
         return parse_show_gids_full(text)
     return parse_show_gids(text)
