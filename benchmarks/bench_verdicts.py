@@ -127,8 +127,8 @@ def main(argv=None):
     parser.add_argument("--json")
     args = parser.parse_args(argv)
     rows = []
-    print("%6s %5s %8s %8s %6s %8s %10s %9s %9s %s" % ("hosts", "rails", "records", "retests", "steps", "plan s",
-                                                      "classify s", "thresh s", "locate s", "named right"))
+    print("%6s %5s %8s %8s %6s %8s %10s %9s %9s %s" % (
+        "hosts", "rails", "records", "retests", "steps", "plan s", "classify s", "thresh s", "locate s", "named right"))
     for n in args.hosts:
         row = bench(n, args.rails, args.per_host)
         rows.append(row)
