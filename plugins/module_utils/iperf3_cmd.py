@@ -16,7 +16,7 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.perftest_cmd import (
     ArgumentError,
-    TOKEN_RE,
+    check_extra_args as _check_extra_args,
     shell_meta_error,
     valid_address,
 )
@@ -83,29 +83,6 @@ def _int(params, key, low, high):
     return number
 
 
-def check_extra_args(extra_args):
-    if extra_args is None:
-        return []
-    if isinstance(extra_args, str) or not isinstance(extra_args, (list, tuple)):
-        raise ArgumentError("extra_args must be a list of separate arguments, got %r" % (extra_args,))
-    out = []
-    for idx, token in enumerate(extra_args):
-        if isinstance(token, bool) or not isinstance(token, (str, int, float)):
-            raise ArgumentError("extra_args[%d] must be a string, got %r" % (idx, token))
-        token = str(token)
-        err = shell_meta_error("extra_args[%d]" % idx, token)
-        if err:
-            raise ArgumentError(err)
-        if not TOKEN_RE.match(token):
-            raise ArgumentError("extra_args[%d] %r has characters outside [A-Za-z0-9_.,:=/+@%%-]" % (idx, token))
-        option = token.split("=", 1)[0]
-        if option in MANAGED_OPTIONS:
-            raise ArgumentError("extra_args[%d] %r sets %s, which has its own option" % (
-                idx, token, MANAGED_OPTIONS[option]))
-        out.append(token)
-    return out
-
-
 def normalize(params):
     """Validate one iperf3 side; return a normalized copy (raises ArgumentError)."""
     p = dict(params or {})
@@ -135,7 +112,7 @@ def normalize(params):
         "omit": _int(p, "omit", 0, 600),
         "reverse": bool(p.get("reverse")),
         "bidirectional": bool(p.get("bidirectional")),
-        "extra_args": check_extra_args(p.get("extra_args")),
+        "extra_args": _check_extra_args(p.get("extra_args"), managed=MANAGED_OPTIONS),
         "timeout": _int(p, "timeout", 1, 86400) or 60,
         "connect_retries": _int(p, "connect_retries", 0, 100000),
     }

@@ -138,8 +138,13 @@ def parse_gid_index(value):
     return number
 
 
-def check_extra_args(extra_args):
-    """Validate extra_args tokens; return them as a list of strings."""
+def check_extra_args(extra_args, managed=None):
+    """Validate extra_args tokens; return them as a list of strings.
+
+    ``managed`` maps the options the module sets itself to the module option
+    that sets them (default: perftest's); extra_args may not set those.
+    """
+    managed = MANAGED_OPTIONS if managed is None else managed
     if extra_args is None:
         return []
     if isinstance(extra_args, str) or not isinstance(extra_args, (list, tuple)):
@@ -155,9 +160,9 @@ def check_extra_args(extra_args):
         if not TOKEN_RE.match(token):
             raise ArgumentError("extra_args[%d] %r has characters outside [A-Za-z0-9_.,:=/+@%%-]" % (idx, token))
         option = token.split("=", 1)[0]
-        if option in MANAGED_OPTIONS:
+        if option in managed:
             raise ArgumentError("extra_args[%d] %r sets %s, which has its own option" % (
-                idx, token, MANAGED_OPTIONS[option]))
+                idx, token, managed[option]))
         out.append(token)
     return out
 
