@@ -99,7 +99,7 @@ def test_mixed_cluster_every_check_runs_where_it_can(lab, tmp_path):
     assert summary["run_id"] == run.run_id
     _directory, results = assert_report_matches_history(run)
     assert results["summary"]["counts"].get("skipped") == 3
-    assert not oc.leftover_test_processes(lab)
+    assert not oc.wait_no_test_processes(lab, timeout=5)
     for host in lab.hosts:
         assert oc.governors(lab, host) == oc.GOVERNORS, host
 
@@ -127,7 +127,7 @@ def test_collective_library_follows_what_the_hosts_have(lab, tmp_path):
     assert all(r["verdict"] == "skipped" and r["params"]["reason"] == "tool_missing" for r in records)
     assert all("nccl-tests binary all_reduce_perf not found in %s" % extra["commcheck_collective_binary_dir"]
                in r["cause"] for r in records), records[0]["cause"]
-    assert not oc.leftover_test_processes(lab)
+    assert not oc.wait_no_test_processes(lab, timeout=5)
 
 
 def test_no_collective_binary_anywhere_is_skipped_with_the_reason(lab, tmp_path):

@@ -211,8 +211,27 @@ def test_server_whose_client_never_comes_is_bounded(lab, tmp_path):
     assert {r["host"] for r in records} | {r["peer"] for r in records} == {server, client}
     # both sides stopped at their 10 s deadline (plus ansible's own time), not after the hour the client sleeps
     assert run.elapsed < 10 + 90, run.elapsed
-    assert not oc.leftover_test_processes(lab)
+    assert not oc.wait_no_test_processes(lab, timeout=5)
     assert not [p for p in lab.pids() if "sleep" in " ".join(p["cmdline"])]
+
+
+def _perftest_processes(lab):
+    return dict((p["pid"], p["host"]) for p in oc.leftover_test_processes(lab)
+                if "perftest_emulator" in " ".join(p["cmdline"]))
+
+
+def _governors_while_perftest_runs(lab, proc, timeout=120):
+    """(host, governors) read while a perftest process of that host was running before and after the read."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert proc.poll() is None, open(proc.log_path).read()[-4000:]
+        assert time.monotonic() < deadline, "no test process seen running"
+        running = _perftest_processes(lab)
+        for pid, host in sorted(running.items()):
+            seen = oc.governors(lab, host)
+            if _perftest_processes(lab).get(pid) == host:
+                return host, seen
+        time.sleep(0.2)
 
 
 def test_interrupted_run_leaves_no_process_and_restores_governors(lab, tmp_path):
@@ -220,25 +239,27 @@ def test_interrupted_run_leaves_no_process_and_restores_governors(lab, tmp_path)
     proc, history, report = oc.start_oneclick(lab, tmp_path, {
         "commcheck_checks": ["rdma", "tcp"], "commcheck_rdma_duration": 3, "commcheck_rdma_timeout": 20},
         name="interrupted")
-    deadline = time.monotonic() + 120
-    while not [p for p in oc.leftover_test_processes(lab) if "perftest_emulator" in " ".join(p["cmdline"])]:
-        assert proc.poll() is None, open(proc.log_path).read()[-4000:]
-        assert time.monotonic() < deadline, "no test process started"
-        time.sleep(0.2)
-    # while perftest runs, its host runs at the performance governor (commcheck_cpu_governor's default)
-    busy = sorted(set(p["host"] for p in oc.leftover_test_processes(lab) if "perftest_emulator" in " ".join(p["cmdline"])))
-    assert oc.governors(lab, busy[0]) == ["performance"] * len(oc.GOVERNORS), busy
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
-    assert proc.returncode == 99, open(proc.log_path).read()[-3000:]     # "User interrupted execution"
-    # every test process ends by its own deadline at the latest
-    left = oc.wait_no_test_processes(lab, timeout=90)
-    assert not left, left
-    assert time.monotonic() - started < 240
-    after = dict((host, oc.governors(lab, host)) for host in lab.hosts)
-    oc.set_governors(lab, oc.GOVERNORS)        # leave the lab as it was for the next tests
-    for host in lab.hosts:
-        assert after[host] == oc.GOVERNORS, host
+    try:
+        # while perftest runs, its host runs at the performance governor (commcheck_cpu_governor's default)
+        host, seen = _governors_while_perftest_runs(lab, proc)
+        assert seen == ["performance"] * len(oc.GOVERNORS), host
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        assert proc.returncode == 99, open(proc.log_path).read()[-3000:]     # "User interrupted execution"
+        # every test process ends by its own deadline at the latest
+        left = oc.wait_no_test_processes(lab, timeout=90)
+        assert not left, left
+        assert time.monotonic() - started < 240
+        after = dict((host, oc.governors(lab, host)) for host in lab.hosts)
+        for host in lab.hosts:
+            assert after[host] == oc.GOVERNORS, host
+    finally:
+        # leave the lab as it was for the next tests, whatever happened above
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+        oc.wait_no_test_processes(lab, timeout=90)
+        oc.set_governors(lab, oc.GOVERNORS)
 
 
 def test_two_runs_at_once_keep_both_histories_complete(lab, tmp_path):
@@ -282,7 +303,7 @@ def test_two_runs_at_once_keep_both_histories_complete(lab, tmp_path):
         assert len([r for r in results["records"] if r["kind"] != "regression"]) == len(
             [r for r in records if r["kind"] != "regression"])
     assert time.monotonic() - started < 600
-    assert not oc.leftover_test_processes(lab)
+    assert not oc.wait_no_test_processes(lab, timeout=5)
     for host in lab.hosts:
         assert oc.governors(lab, host) == before[host], host
 
