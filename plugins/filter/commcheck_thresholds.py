@@ -11,9 +11,12 @@ short_description: Judge bandwidths against hardware, the fleet and history, and
 version_added: 1.0.0
 description:
   - C(hardware); the link rate (the lower of the pair's ports, doubled when bidirectional) x an efficiency per
-    operation (write, read, send 0.9 by default; atomics are not judged), or for a collective rails x link rate /
-    8 x an efficiency per collective (all_reduce 0.8, alltoall 0.6, ...).
-  - C(fleet); a low outlier among comparable records of the run (robust z-score from median and MAD).
+    operation (write, read, send 0.9 by default; atomics are not judged). For a collective, the run's own pass
+    line when the C(clusterops.commcheck.collective) module judged it (C(threshold_busbw_gbs)), else rails x link
+    rate / 8 x an efficiency per collective (all_reduce 0.8, alltoall 0.6, ...), else its C(expected_busbw_gbs) x
+    that efficiency.
+  - C(fleet); a low outlier among comparable records of the run (robust z-score from median and MAD). Collective
+    runs are comparable within the same library, mode, stage, operation, node and rank counts and sizes.
   - C(history); more than O(history_threshold) below the pair's own baseline (median of its passing values in
     the last O(history_k) runs), or the host's baseline when the pair has no history.
   - Adds C(thresholds) (C(tripped) and each check's numbers) and the metrics C(link_rate_gbps),

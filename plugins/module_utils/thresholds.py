@@ -6,8 +6,12 @@
 1. ``hardware``: what the hardware should give. For a pair, the discovered
    link rate (the lower of the two ports; twice that when bidirectional) x
    an efficiency per operation (:data:`DEFAULT_EFFICIENCY`, configurable);
-   for a collective, rails x link rate / 8 (GB/s) x an efficiency per
-   collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`).
+   for a collective, its own pass line when the collective module judged
+   it (``threshold_busbw_gbs``), else rails x link rate / 8 (GB/s) x an
+   efficiency per collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`), else
+   its nominal ``expected_busbw_gbs`` x that efficiency. Collective runs are
+   compared with the fleet only within the same library, mode, stage,
+   operation, node and rank counts and sizes (per-node runs: node against node).
 2. ``fleet``: the record is a low outlier among comparable records of the
    same run (same kind, op, metric, size, rail): robust z-score from the
    median and the MAD below ``-outlier_z`` and at least ``outlier_min_rel``
@@ -40,6 +44,7 @@ DEFAULT_COLLECTIVE_EFFICIENCY = {"all_reduce": 0.8, "allreduce": 0.8, "all_gathe
                                  "alltoall": 0.6, "all_to_all": 0.6, "sendrecv": 0.8}
 CHECKS = ("hardware", "fleet", "history")
 _GROUP_PARAMS = ("op", "metric", "size", "rail")
+_COLLECTIVE_GROUP_PARAMS = ("library", "mode", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
                   "retest_purpose", "retest_id", "subject", "partner", "origin", "origins")
 
@@ -144,6 +149,9 @@ def _metric(rec):
 
 def _group(rec):
     params = rec.get("params") or {}
+    if rec.get("kind") == "collective":
+        # comparable collective runs: same test on the same number of nodes and ranks
+        return (rec.get("kind"),) + tuple(str(params.get(k)) for k in _COLLECTIVE_GROUP_PARAMS) + (str(_op(params)),)
     return (rec.get("kind"),) + tuple(str(params.get(k)) for k in _GROUP_PARAMS)
 
 
@@ -233,13 +241,9 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         # hardware
         hw = {"checked": False}
         if higher and rec.get("kind") == "collective":
-            expected = _number(metrics.get("expected_busbw_gbs"))
-            eff = efficiency_for(params.get("op"), collective_efficiency, collective=True)
-            if params.get("rails") and params.get("rate_gbps"):
-                expected, eff = expected_busbw(params["rails"], params["rate_gbps"], params.get("op"),
-                                               collective_efficiency)
+            expected, eff, source = _collective_expectation(rec, collective_efficiency)
             if expected:
-                hw = {"checked": True, "expected": expected, "efficiency": eff, "value": value,
+                hw = {"checked": True, "expected": expected, "efficiency": eff, "source": source, "value": value,
                       "tripped": value < expected}
                 metrics["hw_expected_busbw_gbs"] = expected
         elif higher:
@@ -307,6 +311,34 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     return {"records": out, "summary": summary}
 
 
+def _op(params):
+    return params.get("op") or params.get("operation")
+
+
+def _collective_expectation(rec, collective_efficiency):
+    """(expected busbw GB/s, efficiency, source) of a collective record; expected None when unknown.
+
+    The run's own pass line (``threshold_busbw_gbs``: its expectation x
+    ``min_fraction``, from the collective module) comes first, so the two
+    judgements agree; then rails x rate from ``params``; then the run's
+    nominal ``expected_busbw_gbs`` x the collective's efficiency.
+    """
+    params = rec.get("params") or {}
+    metrics = rec.get("metrics") or {}
+    op = _op(params)
+    own = _number(metrics.get("threshold_busbw_gbs"))
+    if own:
+        return own, None, "pass line of the run"
+    if params.get("rails") and params.get("rate_gbps"):
+        expected, eff = expected_busbw(params["rails"], params["rate_gbps"], op, collective_efficiency)
+        return expected, eff, "rails x rate x efficiency"
+    nominal = _number(metrics.get("expected_busbw_gbs"))
+    eff = efficiency_for(op, collective_efficiency, collective=True)
+    if nominal and eff:
+        return round(nominal * eff, 6), eff, "expected x efficiency"
+    return None, eff, None
+
+
 def _rate(rec, rates):
     params = rec.get("params") or {}
     if rates:
@@ -329,7 +361,9 @@ def _fmt(value):
 def _hw_text(hw):
     if "link_rate" in hw:
         return "link rate %s x efficiency %s" % (_fmt(hw["link_rate"]), hw["efficiency"])
-    return "rails x rate x efficiency %s" % hw.get("efficiency")
+    if hw.get("efficiency") is None:
+        return hw.get("source") or "expectation"
+    return "%s, efficiency %s" % (hw.get("source") or "rails x rate x efficiency", hw["efficiency"])
 
 
 def _evidence(result, name):

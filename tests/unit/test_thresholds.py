@@ -156,3 +156,42 @@ def test_filter_wraps_and_checks():
         commcheck_thresholds("x")
     with pytest.raises(AnsibleFilterError, match="min_runs"):
         commcheck_thresholds([], min_runs=0)
+
+
+def _coll(host, busbw, operation="all_reduce", verdict="pass", **metrics):
+    params = {"library": "nccl", "operation": operation, "mode": "per_node", "stage": "pool", "hosts": [host],
+              "nodes": 1, "ranks": 8, "min_bytes": 1024, "max_bytes": 1 << 30, "datatype": "float"}
+    metrics = dict(metrics, busbw_gbs=busbw)
+    return {"kind": "collective", "host": host, "peer": None, "params": params, "metrics": metrics,
+            "verdict": verdict}
+
+
+def test_collective_hardware_uses_the_runs_own_pass_line_first():
+    # the collective module judged against 100 GB/s x min_fraction 0.8 = 80: the thresholds agree with it
+    ok, low = th.evaluate([_coll("n1", 85.0, expected_busbw_gbs=100.0, threshold_busbw_gbs=80.0),
+                           _coll("n2", 70.0, expected_busbw_gbs=100.0, threshold_busbw_gbs=80.0)])["records"]
+    assert ok["thresholds"]["hardware"]["tripped"] is False and ok["metrics"]["hw_expected_busbw_gbs"] == 80.0
+    assert low["thresholds"]["hardware"]["tripped"] is True
+    assert "pass line of the run" in low["evidence"][-1]
+    # only the nominal expectation: x the collective's efficiency (all_gather 0.8, alltoall 0.6)
+    (rec,) = th.evaluate([_coll("n1", 70.0, operation="alltoall", expected_busbw_gbs=100.0)])["records"]
+    assert rec["thresholds"]["hardware"]["expected"] == 60.0 and rec["thresholds"]["tripped"] == []
+
+
+def test_collective_fleet_compares_like_with_like():
+    records = [_coll("n%d" % i, v) for i, v in enumerate([180.0, 182.0, 179.0, 181.0, 120.0])]
+    # all_gather runs are slower by nature: they are not outliers among all_reduce runs, nor make n4 normal
+    records += [_coll("n%d" % i, 90.0, operation="all_gather") for i in range(5)]
+    out = th.evaluate(records, set_verdicts=True)["records"]
+    tripped = [(r["host"], r["params"]["operation"]) for r in out if r["thresholds"]["tripped"]]
+    assert tripped == [("n4", "all_reduce")]
+    assert out[4]["verdict"] == "warn" and out[4]["thresholds"]["tripped"] == ["fleet"]
+    assert all(r["verdict"] == "pass" for r in out[:4] + out[5:])
+
+
+def test_collective_history_baseline_per_node():
+    past = [dict(_coll("n1", 180.0 + run), run_id="r%d" % run, time="2026-11-0%dT00:00:00Z" % (run + 1))
+            for run in range(3)]
+    (rec,) = th.evaluate([_coll("n1", 120.0)], history=past, set_verdicts=True)["records"]
+    assert rec["thresholds"]["history"]["checked"] and rec["thresholds"]["tripped"] == ["history"]
+    assert rec["thresholds"]["history"]["scope"] == "pair" and rec["verdict"] == "warn"
