@@ -176,6 +176,9 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
     bad_links, peers_of, bad_peers_of, bad_hosts = set(), {}, {}, set()
     for record in checks:
         host, peer = record.get("host"), record.get("peer")
+        if _is_retest_run(record):
+            # a retest pairs a suspect with a known-good partner on purpose: evidence, not another bad link
+            continue
         if peer:
             for a, b in ((host, peer), (peer, host)):
                 peers_of.setdefault(a, set()).add(b)

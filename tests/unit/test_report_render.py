@@ -77,6 +77,19 @@ def test_one_bad_link_does_not_blame_a_host():
     assert "node-a" not in summary["bad_hosts"] and "node-b" not in summary["bad_hosts"]
 
 
+def test_retests_with_good_partners_are_not_bad_links():
+    recs = _run()
+    recs[0]["verdict"] = "fail"
+    # the suspect node-a retested against node-c and node-d (both fine elsewhere): still failing
+    for partner in ("node-c", "node-d"):
+        recs.append(dict(recs[0], kind="rdma_bw_retest", peer=partner,
+                         params=dict(recs[0]["params"], retest=True, retest_purpose="partner")))
+    summary = rr.summarize(recs)
+    assert summary["bad_links"] == ["node-a<->node-b"]
+    assert "node-a" not in summary["bad_hosts"]
+    assert summary["by_kind"]["rdma_bw_retest"] == {"fail": 2}
+
+
 def test_heatmaps_one_per_op_with_fractions(compared):
     maps = dict((hm["title"], hm) for hm in rr.heatmaps(compared))
     assert sorted(maps) == ["rdma_bw read", "rdma_bw write", "tcp_bw tcp"]
