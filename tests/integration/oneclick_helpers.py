@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+from lab_checks import history_env, read_history
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PLAYBOOK = "playbooks/commcheck.yml"
@@ -108,20 +110,6 @@ def empty_sysfs(name):
     return root
 
 
-def read_history(history_dir):
-    """Every history line (parsed); raises on a line that is not JSON."""
-    lines = []
-    for path in sorted(glob.glob(os.path.join(str(history_dir), "*.jsonl"))):
-        with open(path) as handle:
-            for num, line in enumerate(handle, 1):
-                if line.strip():
-                    try:
-                        lines.append(json.loads(line))
-                    except ValueError:
-                        raise AssertionError("%s:%d is not JSON: %r" % (path, num, line[:200]))
-    return lines
-
-
 def report_of(report_dir, run_id=None):
     """(directory, results.json) of the run's report (the only one when run_id is None)."""
     dirs = sorted(d for d in glob.glob(os.path.join(str(report_dir), "*")) if os.path.isdir(d))
@@ -130,13 +118,6 @@ def report_of(report_dir, run_id=None):
     assert len(dirs) == 1, "report directories: %s" % dirs
     with open(os.path.join(dirs[0], "results.json")) as handle:
         return dirs[0], json.load(handle)
-
-
-def run_env(history_dir, extra=None):
-    env = {"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
-           "COMMCHECK_HISTORY_DIR": str(history_dir), "COMMCHECK_HISTORY_FSYNC": "false"}
-    env.update(extra or {})
-    return env
 
 
 def overlay_args(tmp_path, overlay, name="overlay"):
@@ -187,7 +168,7 @@ def oneclick(lab, tmp_path, extra_vars=None, overlay=None, limit=None, name="run
     started = time.monotonic()
     proc = lab.ansible_playbook(PLAYBOOK, extra_vars=variables, limit=limit,
                                 args=overlay_args(tmp_path, overlay, name + "-overlay"),
-                                env=run_env(history, env), timeout=timeout)
+                                env=history_env(history, env), timeout=timeout)
     return Run(proc, history, report, time.monotonic() - started)
 
 
@@ -207,7 +188,7 @@ def start_oneclick(lab, tmp_path, extra_vars=None, overlay=None, limit=None, nam
         argv += ["--limit", limit]
     argv.append(PLAYBOOK)
     out = open(os.path.join(str(tmp_path), name + ".log"), "w")
-    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=lab.env(run_env(history)), cwd=REPO)
+    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=lab.env(history_env(history)), cwd=REPO)
     proc.log_path = out.name
     out.close()
     return proc, history, report

@@ -23,7 +23,6 @@ tests ~20 s; lab tests about 4-5 minutes (the 8-host bisection alone 60-80 s).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import glob
 import json
 import os
 import shutil
@@ -32,6 +31,8 @@ import sys
 import time
 
 import pytest
+
+from lab_checks import assert_nothing_left, run_with_history, slow_rate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -204,18 +205,9 @@ def lab_args(lab, binary_dir, hosts=None, **kw):
     return args
 
 
-def assert_nothing_left(lab, wait=20):
-    deadline = time.monotonic() + wait
-    left = lab.pids()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = lab.pids()
-    assert left == [], "processes left on lab hosts: %r" % ([(p["host"], p["cmdline"]) for p in left],)
-
-
-def slow_rate(lab):
+def fiftieth_rate(lab):
     """A fiftieth of the lab's nominal link rate (at least 10 Mbit/s)."""
-    return "%dmbit" % max(10, int(lab.rate_gbps * 1000 / 50))
+    return slow_rate(lab, divisor=50, floor_mbit=10)
 
 
 def lab_expectation(lab, hosts):
@@ -237,20 +229,10 @@ def lab(lab4):
     lab4.heal()
 
 
-def history_records(tmp_path):
-    lines = []
-    for path in sorted(glob.glob(str(tmp_path / "history" / "*.jsonl"))):
-        with open(path) as handle:
-            lines += [json.loads(line) for line in handle if line.strip()]
-    return lines
-
-
 def run_playbook(lab, playbook, extra_vars, tmp_path):
-    env = {"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
-           "COMMCHECK_HISTORY_DIR": str(tmp_path / "history"), "COMMCHECK_HISTORY_FSYNC": "false"}
-    proc = lab.ansible_playbook(playbook, extra_vars=extra_vars, env=env)
+    proc, records, _elapsed = run_with_history(lab, playbook, tmp_path, extra_vars)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    return history_records(tmp_path)
+    return records
 
 
 def role_vars(lab, binary_dir, **kw):
@@ -281,7 +263,7 @@ def test_healthy_pool_passes_through_the_role(lab, binary_dir, tmp_path):
     assert not pool["thresholds"]["fleet"]["checked"] and not pool["thresholds"]["history"]["checked"]
     assert "mpirun" in pool["evidence"][0] and "all_reduce_perf" in pool["evidence"][0]
     assert not [r for r in records if r.get("kind") == "finding"]
-    assert_nothing_left(lab)
+    assert_nothing_left(lab, wait=20)
 
 
 def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir, tmp_path):
@@ -306,12 +288,12 @@ def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir,
     assert nodes == [(h, "pass", 1) for h in sorted(lab.hosts)]
     # each node was compared with the other three
     assert all(r["thresholds"]["fleet"]["n"] == 4 for r in records if r.get("kind") == "collective")
-    assert_nothing_left(lab)
+    assert_nothing_left(lab, wait=20)
 
 
 def test_slow_host_is_named_by_bisection(lab, binary_dir, tmp_path):
     slow = lab.hosts[2]
-    lab.slow(slow, rate=slow_rate(lab))
+    lab.slow(slow, rate=fiftieth_rate(lab))
     records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir), tmp_path)
     runs = [r for r in records if r.get("kind") == "collective"]
     findings = [r for r in records if r.get("kind") == "finding"]
@@ -323,7 +305,7 @@ def test_slow_host_is_named_by_bisection(lab, binary_dir, tmp_path):
     sys.stderr.write("\n4-host bisection: %d collective runs (pool included): %s\n" % (
         len(runs), [(r["params"]["hosts"], r["verdict"], r["metrics"]["busbw_gbs"]) for r in runs]))
     assert len(runs) <= 6
-    assert_nothing_left(lab)
+    assert_nothing_left(lab, wait=20)
 
 
 def test_slow_host_is_named_among_eight(lab_factory, binary_dir):
@@ -334,7 +316,7 @@ def test_slow_host_is_named_among_eight(lab_factory, binary_dir):
         healthy = lab_module(lab8, lab8.hosts[0], lab_args(lab8, binary_dir, **expect))
         assert healthy["verdict"] == "pass", (healthy.get("cause"), healthy.get("busbw_gbs"))
         slow = lab8.hosts[5]
-        lab8.slow(slow, rate=slow_rate(lab8))
+        lab8.slow(slow, rate=fiftieth_rate(lab8))
         started = time.monotonic()
         out = lab_module(lab8, lab8.hosts[0], lab_args(lab8, binary_dir, bisect=True, **expect))
         elapsed = time.monotonic() - started
@@ -345,7 +327,7 @@ def test_slow_host_is_named_among_eight(lab_factory, binary_dir):
         sys.stderr.write("\n8-host bisection: %d collective runs (pool included) in %.0fs, healthy pool %.4f GB/s, "
                          "threshold %.4f: %s\n" % (len(runs), elapsed, healthy["busbw_gbs"],
                                                    out["threshold_busbw_gbs"], runs))
-        assert_nothing_left(lab8)
+        assert_nothing_left(lab8, wait=20)
     finally:
         lab8.heal()
 
@@ -359,7 +341,7 @@ def test_unreachable_host_is_a_clear_error(lab, binary_dir, tmp_path):
     assert out["bad_nodes"] == ["ghost"]
     assert ghost in out["cause"] and ("No route to host" in out["cause"] or "timed out" in out["cause"])
     assert len(out["runs"]) == 1
-    assert_nothing_left(lab)
+    assert_nothing_left(lab, wait=20)
 
 
 def test_missing_binary_is_a_clear_error(lab, binary_dir, tmp_path):
@@ -370,7 +352,7 @@ def test_missing_binary_is_a_clear_error(lab, binary_dir, tmp_path):
     assert "all_reduce_perf was not found in %s on the launcher host" % empty in out["cause"]
     strict = lab_module(lab, lab.hosts[0], lab_args(lab, str(empty), fail_on_error=True))
     assert strict["failed"] and "was not found" in strict["msg"]
-    assert_nothing_left(lab)
+    assert_nothing_left(lab, wait=20)
 
 
 def test_timeout_kills_every_rank(lab, binary_dir, tmp_path):

@@ -46,6 +46,8 @@ import time
 
 import pytest
 
+from lab_checks import assert_nothing_left, history_env, read_history
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 STANDIN_PY = os.path.join(REPO, "tests", "lab", "kubectl_standin.py")
@@ -315,7 +317,7 @@ def test_playbook_tcp_in_local_pods_without_root(tmp_path, local_nodes):
                            "-e", "@" + str(extra_file), PLAYBOOK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, env=env, cwd=REPO, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    records = history(tmp_path)
+    records = read_history(tmp_path / "history")
     tcp = [r for r in records if r.get("kind") == "tcp_bw"]
     assert [(r["host"], r["peer"]) for r in tcp] in ([("node-a", "node-b")], [("node-b", "node-a")]), tcp
     assert sorted(r["host"] for r in records if r.get("kind") == "discover") == ["node-a", "node-b"]
@@ -402,30 +404,11 @@ def _after(argv, program, flag):
     return None
 
 
-def history(tmp_path):
-    lines = []
-    for path in sorted(glob.glob(str(tmp_path / "history" / "*.jsonl"))):
-        with open(path) as handle:
-            lines += [json.loads(line) for line in handle if line.strip()]
-    return lines
-
-
 def run_k8s_playbook(lab, tmp_path, extra_vars, config):
-    env = {"COMMCHECK_KUBECTL_STANDIN": config,
-           "ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
-           "COMMCHECK_HISTORY_DIR": str(tmp_path / "history"), "COMMCHECK_HISTORY_FSYNC": "false"}
+    env = history_env(tmp_path / "history", {"COMMCHECK_KUBECTL_STANDIN": config})
     started = time.monotonic()
     proc = lab.ansible_playbook(PLAYBOOK, extra_vars=extra_vars, env=env, timeout=900)
     return proc, time.monotonic() - started
-
-
-def assert_nothing_left(lab, wait=20):
-    deadline = time.monotonic() + wait
-    left = lab.pids()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = lab.pids()
-    assert left == [], "processes left on lab hosts: %r" % ([(p["host"], p["cmdline"]) for p in left],)
 
 
 @pytest.fixture
@@ -456,9 +439,9 @@ def test_full_check_in_pods(lab, tmp_path):
     deletes = [e for e in log if e["event"] == "delete"]
     assert sorted(e["pod"] for e in deletes) == ["commcheck/commcheck-e2e1-%s" % n for n in nodes]
     assert [k for e in deletes for k in e["killed"]] == [], deletes
-    assert_nothing_left(lab)
+    assert_nothing_left(lab, wait=20)
 
-    records = history(tmp_path)
+    records = read_history(tmp_path / "history")
     kinds = {}
     for rec in records:
         kinds.setdefault(rec.get("kind"), []).append(rec)
@@ -522,7 +505,7 @@ def test_failed_check_still_deletes_the_pods(lab, tmp_path):
     assert "finding(s) at or above 'warning'" in output, output
     assert pods_in(state) == {}, output
     assert len([e for e in events(state) if e["event"] == "delete"]) == 2
-    assert_nothing_left(lab)
+    assert_nothing_left(lab, wait=20)
 
 
 def test_pods_that_never_get_ready_are_deleted(lab, tmp_path):

@@ -13,11 +13,10 @@ test_rdma_perf_lab.py). Takes about a minute.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import glob
-import json
-import time
 
 import pytest
+
+from lab_checks import assert_nothing_left, run_with_history, slow_rate
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -25,36 +24,7 @@ PLAYBOOK = "playbooks/tcp.yml"
 
 
 def run_check(lab, tmp_path, extra_vars, inventory_overlay=None):
-    history = tmp_path / "history"
-    env = {"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
-           "COMMCHECK_HISTORY_DIR": str(history), "COMMCHECK_HISTORY_FSYNC": "false"}
-    args = []
-    if inventory_overlay:
-        overlay = tmp_path / "overlay.json"
-        overlay.write_text(json.dumps(inventory_overlay))
-        args = ["-i", str(overlay)]
-    started = time.monotonic()
-    proc = lab.ansible_playbook(PLAYBOOK, extra_vars=extra_vars, env=env, args=args)
-    elapsed = time.monotonic() - started
-    lines = []
-    for path in sorted(glob.glob(str(history / "*.jsonl"))):
-        with open(path) as handle:
-            lines += [json.loads(line) for line in handle if line.strip()]
-    return proc, lines, elapsed
-
-
-def assert_nothing_left(lab):
-    deadline = time.monotonic() + 5
-    left = lab.pids()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = lab.pids()
-    assert left == [], "test processes left on lab hosts: %r" % (left,)
-
-
-def slow_rate(lab):
-    """A fifth of the lab's nominal link rate, as tc writes it."""
-    return "%dmbit" % max(50, int(lab.rate_gbps * 1000 / 5))
+    return run_with_history(lab, PLAYBOOK, tmp_path, extra_vars, inventory_overlay)
 
 
 @pytest.fixture

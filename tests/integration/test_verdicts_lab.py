@@ -25,7 +25,6 @@ cores). About 2.5 minutes on the 2-core build machine (4 under load).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import glob
 import json
 import os
 import subprocess
@@ -33,6 +32,8 @@ import threading
 import time
 
 import pytest
+
+from lab_checks import assert_nothing_left, history_env, read_history, slow_rate
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -45,24 +46,10 @@ BASE_VARS = {"commcheck_rdma_ops": ["write"], "commcheck_rdma_metrics": ["bw"], 
              "commcheck_retest_repeats": 1}
 
 
-def slow_rate(lab):
-    """A fifth of the lab's nominal link rate, as tc writes it."""
-    return "%dmbit" % max(50, int(lab.rate_gbps * 1000 / 5))
-
-
-def read_history(history):
-    lines = []
-    for path in sorted(glob.glob(str(history / "*.jsonl"))):
-        with open(path) as handle:
-            lines += [json.loads(line) for line in handle if line.strip()]
-    return lines
-
-
 def run_check(lab, tmp_path, extra=None, on_line=None, playbook=PLAYBOOK):
     """ansible-playbook rdma.yml with the history callback; on_line(line) sees the output as it comes."""
     history = tmp_path / "history"
-    env = lab.env({"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
-                   "COMMCHECK_HISTORY_DIR": str(history), "COMMCHECK_HISTORY_FSYNC": "false"})
+    env = lab.env(history_env(history))
     extra_vars = dict(BASE_VARS, **(extra or {}))
     varfile = tmp_path / "vars.json"
     varfile.write_text(json.dumps(extra_vars))
@@ -93,15 +80,6 @@ def components(lines):
 
 def of_kind(lines, kind):
     return [r for r in lines if r.get("kind") == kind]
-
-
-def assert_nothing_left(lab):
-    deadline = time.monotonic() + 5
-    left = lab.pids()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = lab.pids()
-    assert left == [], "test processes left on lab hosts: %r" % (left,)
 
 
 @pytest.fixture

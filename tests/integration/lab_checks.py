@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the lab tests share: run a playbook with the history callback, read
+the history back, slow a host, and check that no test process is left."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import glob
+import json
+import os
+import time
+
+
+def history_env(history_dir, extra=None):
+    """Environment that enables the commcheck_history callback into history_dir (fsync off: speed)."""
+    env = {"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
+           "COMMCHECK_HISTORY_DIR": str(history_dir), "COMMCHECK_HISTORY_FSYNC": "false"}
+    env.update(extra or {})
+    return env
+
+
+def read_history(history_dir):
+    """Every history line (parsed); raises on a line that is not JSON."""
+    lines = []
+    for path in sorted(glob.glob(os.path.join(str(history_dir), "*.jsonl"))):
+        with open(path) as handle:
+            for num, line in enumerate(handle, 1):
+                if line.strip():
+                    try:
+                        lines.append(json.loads(line))
+                    except ValueError:
+                        raise AssertionError("%s:%d is not JSON: %r" % (path, num, line[:200]))
+    return lines
+
+
+def run_with_history(lab, playbook, tmp_path, extra_vars, inventory_overlay=None, env=None, timeout=900):
+    """ansible-playbook on the lab with the history in tmp_path/history: (CompletedProcess, lines, seconds)."""
+    history = tmp_path / "history"
+    args = []
+    if inventory_overlay:
+        overlay = tmp_path / "overlay.json"
+        overlay.write_text(json.dumps(inventory_overlay))
+        args = ["-i", str(overlay)]
+    started = time.monotonic()
+    proc = lab.ansible_playbook(playbook, extra_vars=extra_vars, env=history_env(history, env), args=args,
+                                timeout=timeout)
+    return proc, read_history(history), time.monotonic() - started
+
+
+def slow_rate(lab, divisor=5, floor_mbit=50):
+    """A divisor-th of the lab's nominal link rate (at least floor_mbit), as tc writes it."""
+    return "%dmbit" % max(floor_mbit, int(lab.rate_gbps * 1000 / divisor))
+
+
+def assert_nothing_left(lab, wait=5):
+    """No process is left on any lab host after wait seconds."""
+    deadline = time.monotonic() + wait
+    left = lab.pids()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = lab.pids()
+    assert left == [], "processes left on lab hosts: %r" % ([(p["host"], p["cmdline"]) for p in left],)
