@@ -23,6 +23,8 @@ import ipaddress
 import re
 import time
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import controller_gone
+
 TESTS = ("write", "read", "send", "atomic")
 METRICS = ("bw", "lat")
 ROLES = ("server", "client")
@@ -540,7 +542,7 @@ BACKOFF_S = (0.05, 0.1, 0.2, 0.3, 0.5)
 POLL_S = 0.05
 
 
-def run_sides(transport, jobs, clock=time.monotonic, sleep=time.sleep):
+def run_sides(transport, jobs, clock=time.monotonic, sleep=time.sleep, abandoned=controller_gone):
     """Run every job (one side each) of one host; return their results in order.
 
     A job: ``argv``, ``role`` (server | client), ``timeout`` (seconds, the
@@ -551,13 +553,55 @@ def run_sides(transport, jobs, clock=time.monotonic, sleep=time.sleep):
     failed to connect). A result: the transport's dict plus ``attempts``,
     ``connect_failed`` and ``started`` / ``ended`` (epoch seconds of the
     side's step). Every process is stopped before this returns.
+
+    When ``abandoned()`` turns true (nobody waits for the module any more:
+    ansible-playbook was interrupted) the running sides are stopped and the
+    steps not started yet are not run; their results say so.
     """
     results = [None] * len(jobs)
     steps = sorted(set(int(j.get("step") or 0) for j in jobs))
     for step in steps:
+        if abandoned():
+            break
         idxs = [i for i, j in enumerate(jobs) if int(j.get("step") or 0) == step]
-        _run_step(transport, jobs, idxs, results, clock, sleep)
+        _run_step(transport, jobs, idxs, results, clock, sleep, abandoned)
+    for i, res in enumerate(results):
+        if res is None:
+            results[i] = {"cmd": list(jobs[i]["argv"]), "rc": None, "stdout": "", "timed_out": False,
+                          "stderr": "not run: the controller went away (ansible-playbook was interrupted)",
+                          "duration_s": 0.0, "attempts": 0, "connect_failed": False, "abandoned": True}
     return results
+
+
+VERDICT_RANK = {"pass": 0, "skipped": 0, "fail": 1, "error": 2}
+# what a module with one side (role given, not sides) also returns at its top level
+SINGLE_SIDE_KEYS = ("cmd", "rc", "stdout", "stderr", "timed_out", "attempts", "metrics", "errors")
+
+
+def side_result(info, argv, result, **outcome):
+    """One side as a module returns it: its parameters (``info``), what ran and how it ended (a
+    ``run_sides`` result), then ``outcome`` (the parsed output, metrics, verdict, cause, fix...)."""
+    item = dict(info)
+    item.update(cmd=argv, exec_cmd=result.get("cmd") or argv, rc=result.get("rc"),
+                stdout=result.get("stdout", ""), stderr=result.get("stderr", ""),
+                timed_out=bool(result.get("timed_out")), duration_s=result.get("duration_s"),
+                started=result.get("started"), ended=result.get("ended"), attempts=result.get("attempts", 0))
+    item.update(outcome)
+    return item
+
+
+def sides_outcome(results, single, parsed_key):
+    """(module result, first error side or None) of a host's sides: the worst verdict with its cause
+    and fix; with ``single`` the one side's run keys and ``parsed_key`` at the top level too."""
+    worst = max(results, key=lambda r: VERDICT_RANK.get(r["verdict"], 0))
+    out = dict(changed=False, sides=results, verdict=worst["verdict"], cause=worst.get("cause"),
+               fix=worst.get("fix"))
+    if single:
+        for key in SINGLE_SIDE_KEYS + (parsed_key,):
+            if key in results[0]:
+                out[key] = results[0][key]
+    errors = [r for r in results if r["verdict"] == "error"]
+    return out, (errors[0] if errors else None)
 
 
 class _Slot(object):
@@ -573,11 +617,12 @@ class _Slot(object):
         self.started = time.time()
 
 
-def _run_step(transport, jobs, idxs, results, clock, sleep):
+def _run_step(transport, jobs, idxs, results, clock, sleep, abandoned):
     now = clock()
     # servers first, so a local client of a loopback pair finds its server
     order = sorted(idxs, key=lambda i: 0 if jobs[i].get("role") == "server" else 1)
     slots = dict((i, _Slot(jobs[i], now)) for i in order)
+    gone = False
     try:
         while any(s.done is None for s in slots.values()):
             now = clock()
@@ -609,12 +654,18 @@ def _run_step(transport, jobs, idxs, results, clock, sleep):
                     slot.connect_failed = slot.connect_failed and bool(res.get("timed_out"))
                 slot.done = _finish(res, slot)
             if any(s.done is None for s in slots.values()):
+                if abandoned():
+                    gone = True
+                    break
                 sleep(POLL_S)
     finally:
         for slot in slots.values():
             if slot.bg is not None:
                 res = slot.bg.result()
                 res["timed_out"] = True
+                if gone:
+                    res["abandoned"] = True
+                    res["stderr"] = (res.get("stderr") or "") + "\nstopped: the controller went away"
                 slot.done = slot.done or _finish(res, slot)
                 slot.bg = None
     for i in idxs:

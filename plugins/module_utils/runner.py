@@ -13,8 +13,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import select
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -91,6 +93,25 @@ def stop_all():
     """Stop every background command this process started and has not collected."""
     for job in list(_LIVE):
         job.stop()
+
+
+def controller_gone(fd=1):
+    """True when ``fd`` (the module's stdout) is a pipe whose reader has gone away.
+
+    A module's stdout is the pipe its result goes back through (the ssh
+    session, the async wrapper, the local worker). When ansible-playbook is
+    interrupted the ssh session ends without a signal to the module; the
+    closed pipe is how the module can tell nobody waits for it any more.
+    Anything else (a file, a terminal, /dev/null, an unusable fd) is False.
+    """
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, 0)
+        return any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def install_cleanup_handlers():

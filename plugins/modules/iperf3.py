@@ -236,7 +236,8 @@ sides:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import iperf3_cmd as ic
-from ansible_collections.clusterops.commcheck.plugins.module_utils.perftest_cmd import ArgumentError, run_sides
+from ansible_collections.clusterops.commcheck.plugins.module_utils.perftest_cmd import (
+    ArgumentError, run_sides, side_result, sides_outcome)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import install_cleanup_handlers, stop_all
 from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
 
@@ -248,7 +249,6 @@ except ImportError:  # pragma: no cover - the parser ships with the collection
 SIDE_KEYS = ("role", "peer", "server", "bind", "tcp_port", "rail", "step", "round", "expected_gbps")
 COMMON_KEYS = ("server", "bind", "tcp_port", "duration", "parallel", "reverse", "bidirectional", "omit",
                "extra_args", "timeout", "connect_retries", "expected_gbps")
-VERDICT_RANK = {"pass": 0, "skipped": 0, "fail": 1, "error": 2}
 
 
 def argument_spec():
@@ -340,16 +340,9 @@ def main():
         parsed = parse_iperf3(res.get("stdout") or "") if (res.get("stdout") or "").strip() else \
             {"sent_gbps": None, "received_gbps": None, "retransmits": None, "errors": [], "ok": False}
         verdict = ic.side_verdict(side, res, parsed, params["min_fraction"])
-        item = _side_info(side)
-        item.update(cmd=side["argv"], exec_cmd=res.get("cmd") or side["argv"], rc=res.get("rc"), stdout=res.get("stdout", ""),
-                    stderr=res.get("stderr", ""), timed_out=bool(res.get("timed_out")),
-                    duration_s=res.get("duration_s"), started=res.get("started"), ended=res.get("ended"),
-                    attempts=res.get("attempts", 0), iperf3=parsed,
-                    metrics={"bw_gbps": ic.bandwidth(parsed), "sent_gbps": parsed.get("sent_gbps"),
-                             "received_gbps": parsed.get("received_gbps"),
-                             "retransmits": parsed.get("retransmits")})
-        item.update(verdict)
-        results.append(item)
+        metrics = {"bw_gbps": ic.bandwidth(parsed), "sent_gbps": parsed.get("sent_gbps"),
+                   "received_gbps": parsed.get("received_gbps"), "retransmits": parsed.get("retransmits")}
+        results.append(side_result(_side_info(side), side["argv"], res, iperf3=parsed, metrics=metrics, **verdict))
     _exit(module, single, results, params["fail_on_error"])
 
 
@@ -360,18 +353,9 @@ def _side_info(side):
 
 
 def _exit(module, single, results, fail_on_error):
-    worst = max(results, key=lambda r: VERDICT_RANK.get(r["verdict"], 0))
-    out = dict(changed=False, sides=results, verdict=worst["verdict"], cause=worst.get("cause"),
-               fix=worst.get("fix"))
-    if single:
-        one = results[0]
-        for key in ("cmd", "rc", "stdout", "stderr", "timed_out", "attempts", "iperf3", "metrics", "errors"):
-            if key in one:
-                out[key] = one[key]
-    errors = [r for r in results if r["verdict"] == "error"]
-    if errors and fail_on_error:
-        first = errors[0]
-        module.fail_json(msg="iperf3 %s side: %s" % (first["role"], first.get("cause") or "error"), **out)
+    out, first_error = sides_outcome(results, single, "iperf3")
+    if first_error and fail_on_error:
+        module.fail_json(msg="iperf3 %s side: %s" % (first_error["role"], first_error.get("cause") or "error"), **out)
     module.exit_json(**out)
 
 

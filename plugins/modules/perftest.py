@@ -415,7 +415,6 @@ SIDE_KEYS = ("role", "peer", "server", "device", "ib_port", "gid_index", "tcp_po
 COMMON_KEYS = ("test", "metric", "device", "ib_port", "gid_index", "server", "tcp_port", "size", "all_sizes",
                "iterations", "duration", "qps", "bidirectional", "rdma_cm", "mtu", "use_cuda", "extra_args",
                "timeout", "connect_retries", "expected_gbps")
-VERDICT_RANK = {"pass": 0, "skipped": 0, "fail": 1, "error": 2}
 
 
 def argument_spec():
@@ -568,14 +567,8 @@ def main():
                    "duration_s": 0.0, "attempts": 0, "connect_failed": False, "tool_missing": True}
         parsed = parse_perftest((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
         verdict = pc.side_verdict(side, res, parsed, params["min_fraction"])
-        item = _side_info(side)
-        item.update(cmd=side["argv"], exec_cmd=res.get("cmd") or side["argv"], rc=res.get("rc"), stdout=res.get("stdout", ""),
-                    stderr=res.get("stderr", ""), timed_out=bool(res.get("timed_out")),
-                    duration_s=res.get("duration_s"), started=res.get("started"), ended=res.get("ended"),
-                    attempts=res.get("attempts", 0), perftest=parsed,
-                    metrics=pc.summarize(parsed))
-        item.update(verdict)
-        results.append(item)
+        results.append(pc.side_result(_side_info(side), side["argv"], res, perftest=parsed,
+                                      metrics=pc.summarize(parsed), **verdict))
     _exit(module, single, results, warnings, params["fail_on_error"])
 
 
@@ -650,21 +643,12 @@ def place(module, transport, side):
 
 
 def _exit(module, single, results, warnings, fail_on_error):
-    worst = max(results, key=lambda r: VERDICT_RANK.get(r["verdict"], 0))
-    out = dict(changed=False, sides=results, verdict=worst["verdict"], cause=worst.get("cause"),
-               fix=worst.get("fix"))
+    out, first = pc.sides_outcome(results, single, "perftest")
     if _GOVERNOR:
         out["cpu_governor"] = dict(_GOVERNOR)
-    if single:
-        one = results[0]
-        for key in ("cmd", "rc", "stdout", "stderr", "timed_out", "attempts", "perftest", "metrics", "errors"):
-            if key in one:
-                out[key] = one[key]
     for warning in warnings:
         module.warn(warning)
-    errors = [r for r in results if r["verdict"] == "error"]
-    if errors and fail_on_error:
-        first = errors[0]
+    if first and fail_on_error:
         msg = "%s side of %s: %s" % (first["role"], pc.tool_name(first["test"], first["metric"]),
                                      first.get("cause") or "error")
         module.fail_json(msg=msg, **out)

@@ -18,7 +18,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils import iperf3
 from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import parse_iperf3
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import parse_perftest
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport, controller_gone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "fixtures", "corpus")
@@ -352,6 +352,60 @@ def test_run_sides_server_stopped_at_deadline_and_steps_in_order(tmp_path):
     assert time.monotonic() - started < 8
 
 
+def test_run_sides_stops_when_the_controller_goes_away(tmp_path):
+    marker = str(tmp_path / "order")
+    sleeper = "import sys, time\nopen(sys.argv[1], 'a').write(sys.argv[2])\ntime.sleep(float(sys.argv[3]))\n"
+    jobs = [{"argv": [PY, "-c", sleeper, marker, "A", "60"], "role": "server", "timeout": 30, "step": 0},
+            {"argv": [PY, "-c", sleeper, marker, "B", "0"], "role": "server", "timeout": 30, "step": 1}]
+    gone_at = time.monotonic() + 1.0
+    started = time.monotonic()
+    first, second = pc.run_sides(HostTransport(), jobs, abandoned=lambda: time.monotonic() > gone_at)
+    # the running side is stopped at once, not at its 30 s deadline, and step 1 never starts
+    assert time.monotonic() - started < 6
+    assert first["abandoned"] and first["timed_out"] and "controller went away" in first["stderr"]
+    assert second["abandoned"] and second["rc"] is None and second["attempts"] == 0
+    with open(marker) as handle:
+        assert handle.read() == "A"
+
+
+def test_controller_gone_only_for_a_pipe_nobody_reads(tmp_path):
+    read_end, write_end = os.pipe()
+    try:
+        assert controller_gone(write_end) is False
+        os.close(read_end)
+        assert controller_gone(write_end) is True
+    finally:
+        os.close(write_end)
+    with open(str(tmp_path / "out"), "w") as handle:
+        assert controller_gone(handle.fileno()) is False
+    assert controller_gone(987654) is False
+
+
 def test_run_sides_missing_binary():
     (res,) = pc.run_sides(HostTransport(), [{"argv": ["/nonexistent/ib_write_bw"], "role": "server", "timeout": 5}])
     assert res["rc"] not in (0, None) or res.get("tool_missing")
+
+
+def test_side_result_keeps_parameters_run_and_outcome():
+    ran = {"cmd": ["timeout", "30", "ib_write_bw"], "rc": 0, "stdout": "out", "stderr": "", "timed_out": False,
+           "duration_s": 2.5, "started": 10.0, "ended": 12.5, "attempts": 2}
+    item = pc.side_result({"role": "client", "peer": "h2"}, ["ib_write_bw"], ran, metrics={"bw_gbps": 90.0},
+                          verdict="pass", cause=None)
+    assert item["role"] == "client" and item["peer"] == "h2"
+    assert item["cmd"] == ["ib_write_bw"] and item["exec_cmd"] == ran["cmd"]
+    assert (item["rc"], item["attempts"], item["duration_s"], item["ended"]) == (0, 2, 2.5, 12.5)
+    assert item["metrics"] == {"bw_gbps": 90.0} and item["verdict"] == "pass"
+    # a side that never ran (tool missing) still has every key
+    bare = pc.side_result({}, ["ib_write_bw"], {}, verdict="error")
+    assert bare["exec_cmd"] == ["ib_write_bw"] and bare["stdout"] == "" and bare["attempts"] == 0
+
+
+def test_sides_outcome_worst_first_and_single_side_keys():
+    sides = [{"role": "server", "verdict": "pass", "cause": None, "fix": None, "rc": 0, "perftest": {"ok": True}},
+             {"role": "client", "verdict": "error", "cause": "no device", "fix": "load mlx5_ib", "rc": 1},
+             {"role": "client", "verdict": "fail", "cause": "slow", "fix": "cable"}]
+    out, first = pc.sides_outcome(sides, False, "perftest")
+    assert (out["verdict"], out["cause"], out["fix"]) == ("error", "no device", "load mlx5_ib")
+    assert first is sides[1] and out["sides"] == sides and out["changed"] is False and "rc" not in out
+    out, first = pc.sides_outcome(sides[:1], True, "perftest")
+    assert first is None and out["verdict"] == "pass" and out["rc"] == 0 and out["perftest"] == {"ok": True}
