@@ -173,6 +173,8 @@ def check_inside(option, value, directory):
     check_text(option, value)
     if value == "":
         fail(option, value, "must not be empty")
+    if ".." in value.split("/"):
+        fail(option, value, "must not contain '..' components")
     joined = value if value.startswith("/") else posixpath.join(base, value)
     path = check_path(option, joined)
     if path != base and not path.startswith(base.rstrip("/") + "/"):
