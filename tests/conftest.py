@@ -2,9 +2,17 @@
 
 The repository root is the collection root; tests import it through a
 symlink in .build/collections (the same path ANSIBLE_COLLECTIONS_PATH uses).
+
+Also shared by every test: no test may depend on how fast this machine is.
+Hypothesis gets no per-example deadline and no "too slow" health check (both
+are wall-clock limits), and the ``wait_until`` fixture waits for an event
+with a wide deadline that only bounds the wait.
 """
 import os
 import sys
+import time
+
+import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
@@ -19,3 +27,37 @@ if not os.path.lexists(LINK):
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", COLLECTIONS)
+
+try:
+    from hypothesis import HealthCheck, settings as hypothesis_settings
+except ImportError:  # hypothesis is a dev requirement; without it the property tests fail on import anyway
+    hypothesis_settings = None
+if hypothesis_settings is not None:
+    # Loaded before any test module is imported, so every @settings(...) inherits it.
+    hypothesis_settings.register_profile("commcheck", deadline=None,
+                                         suppress_health_check=[HealthCheck.too_slow])
+    hypothesis_settings.load_profile("commcheck")
+
+# How long wait_until waits for an event by default: it only bounds a wait for
+# something that normally takes milliseconds, so a busy machine never hits it.
+EVENT_WAIT_S = 60.0
+
+
+def wait_until(condition, within=EVENT_WAIT_S, every=0.05):
+    """Call condition() until it returns something true or ``within`` seconds passed; return its last value.
+
+    The caller asserts on the returned value, so a test fails only when the
+    event never came, not because this machine was slow to bring it.
+    """
+    deadline = time.monotonic() + within
+    while True:
+        value = condition()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(every)
+
+
+@pytest.fixture(name="wait_until")
+def wait_until_fixture():
+    """The ``wait_until(condition, within=60, every=0.05)`` helper of tests/conftest.py."""
+    return wait_until

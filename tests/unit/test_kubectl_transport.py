@@ -1,4 +1,5 @@
 """kubectl transport: the argv it builds, and that real kubectl accepts it."""
+import os
 import shutil
 import subprocess
 
@@ -48,21 +49,26 @@ def test_real_kubectl_parses_our_exec_argv(tmp_path):
     assert "127.0.0.1:9" in err or "connection refused" in err
 
 
-def test_kubectl_transport_with_stand_in(tmp_path):
+def test_kubectl_transport_with_stand_in(tmp_path, wait_until):
     """Run, deadline and stop through a stand-in that execs locally."""
     fake = tmp_path / "kubectl"
     fake.write_text("#!/usr/bin/env python3\nimport os, sys\na = sys.argv[1:]\ni = a.index('--')\n"
                     "os.execvp(a[i + 1], a[i + 1:])\n")
     fake.chmod(0o755)
     t = runner.KubectlTransport(pod="p1", binary=str(fake))
-    res = t.run(["echo", "hello"], 10)
+    res = t.run(["echo", "hello"], 120)
     assert res["rc"] == 0 and res["stdout"] == "hello\n" and res["cmd"] == ["echo", "hello"]
     slow = t.run(["sleep", "30"], 1)
     assert slow["timed_out"] and slow["rc"] in (124, -15, 137)
     assert t.which("sh").endswith("/sh") and t.which("no-such-tool-xyz") is None
-    job = t.start(["sleep", "77.5"], 60)
-    job.wait(1.0)
+    marker = "77.%d" % os.getpid()     # this test's own sleep, also when others run it at the same time
+    job = t.start(["sleep", marker], 120)
+    # stop it once the remote command is seen running (an event, not a delay), then it must go away
+    assert wait_until(lambda: _pgrep_f("^sleep " + marker), within=60), "the remote sleep never started"
     job.stop()
     job.result()
-    left = subprocess.run(["pgrep", "-f", "sleep 77.5"], capture_output=True, text=True, check=False)
-    assert left.stdout.strip() == ""
+    assert wait_until(lambda: not _pgrep_f("sleep " + marker), within=30), _pgrep_f("sleep " + marker)
+
+
+def _pgrep_f(pattern):
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False).stdout.split()

@@ -290,58 +290,102 @@ def test_iperf3_verdicts_from_real_json():
 PY = sys.executable
 
 CLIENT_SCRIPT = (
-    "import os, sys, time\n"
-    "flag = sys.argv[1]\n"
-    "if not os.path.exists(flag):\n"
+    "import os, sys\n"
+    "flag, attempts = sys.argv[1], sys.argv[2]\n"
+    "listening = os.path.exists(flag)\n"
+    "open(attempts, 'a').write('connected\\n' if listening else 'refused\\n')\n"
+    "if not listening:\n"
     "    print(\"Couldn't connect to 127.0.0.1:18515\"); sys.exit(1)\n"
     "print('connected'); sys.exit(0)\n")
+# The server listens once it has seen the client's first refused attempt: an event, not a delay.
 SERVER_SCRIPT = (
-    "import sys, time\n"
-    "time.sleep(float(sys.argv[2]))\n"
-    "open(sys.argv[1], 'w').close()\n"
-    "time.sleep(0.3)\n"
+    "import os, sys, time\n"
+    "flag, attempts = sys.argv[1], sys.argv[2]\n"
+    "while not (os.path.exists(attempts) and 'refused' in open(attempts).read()):\n"
+    "    time.sleep(0.02)\n"
+    "open(flag, 'w').close()\n"
+    "while 'connected' not in open(attempts).read():\n"
+    "    time.sleep(0.02)\n"
     "print('server done')\n")
+# A side that records that it started, then runs for argv[3] seconds.
+SLEEPER = "import sys, time\nopen(sys.argv[1], 'a').write(sys.argv[2])\ntime.sleep(float(sys.argv[3]))\n"
+
+
+def _client(tmp_path, timeout, connect_retries=None):
+    flag, attempts = str(tmp_path / "listening"), str(tmp_path / "attempts.log")
+    return {"argv": [PY, "-c", CLIENT_SCRIPT, flag, attempts], "role": "client", "timeout": timeout,
+            "connect_retries": connect_retries}
 
 
 def test_run_sides_client_retries_until_server_listens(tmp_path):
-    flag = str(tmp_path / "listening")
-    jobs = [
-        {"argv": [PY, "-c", CLIENT_SCRIPT, flag], "role": "client", "timeout": 20, "connect_retries": None},
-        {"argv": [PY, "-c", SERVER_SCRIPT, flag, "1.0"], "role": "server", "timeout": 20},
-    ]
-    started = time.monotonic()
+    flag, attempts = str(tmp_path / "listening"), str(tmp_path / "attempts.log")
+    # deadlines only bound the test; the server's wait for the refused attempt is what orders the sides
+    jobs = [_client(tmp_path, 120),
+            {"argv": [PY, "-c", SERVER_SCRIPT, flag, attempts], "role": "server", "timeout": 120}]
     client, server = pc.run_sides(HostTransport(), jobs)
     assert client["rc"] == 0 and "connected" in client["stdout"]
     assert client["attempts"] >= 2 and not client["connect_failed"] and not client["timed_out"]
-    assert server["rc"] == 0 and server["attempts"] == 1
-    assert time.monotonic() - started < 10
+    assert server["rc"] == 0 and server["attempts"] == 1 and "server done" in server["stdout"]
+    with open(attempts) as handle:
+        seen = handle.read().split()
+    assert seen[0] == "refused" and seen[-1] == "connected" and len(seen) == client["attempts"], seen
 
 
-def test_run_sides_client_gives_up_at_deadline(tmp_path):
-    flag = str(tmp_path / "never")
-    started = time.monotonic()
-    (client,) = pc.run_sides(HostTransport(), [
-        {"argv": [PY, "-c", CLIENT_SCRIPT, flag], "role": "client", "timeout": 2, "connect_retries": None}])
-    elapsed = time.monotonic() - started
-    assert client["timed_out"] and client["connect_failed"] and client["attempts"] >= 2
-    assert elapsed < 4
+class _RefusingTransport(object):
+    """Every client attempt is refused at once; time moves only when the runner sleeps (an injected clock)."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.starts = []
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+    def start(self, argv, timeout, env=None):  # pylint: disable=unused-argument
+        self.starts.append((self.now, timeout))
+        return _Ended({"cmd": list(argv), "rc": 1, "stdout": "Couldn't connect to 127.0.0.1:18515\n",
+                       "stderr": "", "timed_out": False, "duration_s": 0.0})
+
+
+class _Ended(object):
+    def __init__(self, result):
+        self._result = result
+
+    def poll(self):
+        return self._result["rc"]
+
+    def result(self):
+        return dict(self._result)
+
+
+def test_run_sides_client_gives_up_at_deadline():
+    transport = _RefusingTransport()
+    (client,) = pc.run_sides(transport, [{"argv": ["ib_write_bw", "10.0.0.9"], "role": "client", "timeout": 2,
+                                          "connect_retries": None}],
+                             clock=transport.clock, sleep=transport.sleep, abandoned=lambda: False)
+    assert client["timed_out"] and client["connect_failed"] and client["attempts"] == len(transport.starts) >= 2
+    # it kept retrying into the last second of its budget, each attempt got what was left, and it gave up in time
+    assert transport.starts[-1][0] >= 1.0 and transport.now <= 2.0
+    assert all(abs(started + timeout - 2.0) < 1e-9 for started, timeout in transport.starts)
     verdict = pc.side_verdict({"role": "client"}, client, parse_perftest(client["stdout"]))
     assert verdict["errors"][0]["code"] == "connect_failed"
 
 
 def test_run_sides_retry_limit(tmp_path):
-    flag = str(tmp_path / "never")
-    (client,) = pc.run_sides(HostTransport(), [
-        {"argv": [PY, "-c", CLIENT_SCRIPT, flag], "role": "client", "timeout": 30, "connect_retries": 2}])
+    (client,) = pc.run_sides(HostTransport(), [_client(tmp_path, 120, connect_retries=2)])
     assert client["attempts"] == 3 and client["rc"] == 1 and not client["timed_out"]
 
 
 def test_run_sides_server_stopped_at_deadline_and_steps_in_order(tmp_path):
     marker = str(tmp_path / "order")
-    sleeper = "import sys, time\nopen(sys.argv[1], 'a').write(sys.argv[2])\ntime.sleep(float(sys.argv[3]))\n"
+    # A (step 0) records that it started at once, then sleeps far past its deadline; B (step 1) gets a wide one
+    sh_sleeper = 'printf A >> "$1"; exec sleep 300'
     jobs = [
-        {"argv": [PY, "-c", sleeper, marker, "B", "0"], "role": "server", "timeout": 5, "step": 1},
-        {"argv": [PY, "-c", sleeper, marker, "A", "60"], "role": "server", "timeout": 1.5, "step": 0},
+        {"argv": [PY, "-c", SLEEPER, marker, "B", "0"], "role": "server", "timeout": 120, "step": 1},
+        {"argv": ["sh", "-c", sh_sleeper, "sh", marker], "role": "server", "timeout": 3, "step": 0},
     ]
     started = time.monotonic()
     second, first = pc.run_sides(HostTransport(), jobs)
@@ -349,19 +393,25 @@ def test_run_sides_server_stopped_at_deadline_and_steps_in_order(tmp_path):
     assert second["rc"] == 0 and not second["timed_out"]
     with open(marker) as handle:
         assert handle.read() == "AB"
-    assert time.monotonic() - started < 8
+    # stopped at its 3 s deadline, not after the 300 s it sleeps (a 10x margin for a busy machine)
+    assert time.monotonic() - started < 30
 
 
 def test_run_sides_stops_when_the_controller_goes_away(tmp_path):
     marker = str(tmp_path / "order")
-    sleeper = "import sys, time\nopen(sys.argv[1], 'a').write(sys.argv[2])\ntime.sleep(float(sys.argv[3]))\n"
-    jobs = [{"argv": [PY, "-c", sleeper, marker, "A", "60"], "role": "server", "timeout": 30, "step": 0},
-            {"argv": [PY, "-c", sleeper, marker, "B", "0"], "role": "server", "timeout": 30, "step": 1}]
-    gone_at = time.monotonic() + 1.0
-    started = time.monotonic()
-    first, second = pc.run_sides(HostTransport(), jobs, abandoned=lambda: time.monotonic() > gone_at)
-    # the running side is stopped at once, not at its 30 s deadline, and step 1 never starts
-    assert time.monotonic() - started < 6
+    jobs = [{"argv": [PY, "-c", SLEEPER, marker, "A", "600"], "role": "server", "timeout": 300, "step": 0},
+            {"argv": [PY, "-c", SLEEPER, marker, "B", "0"], "role": "server", "timeout": 300, "step": 1}]
+    gone = []
+
+    def controller_gone_once_a_started():
+        # the controller goes away once side A is seen running (an event, not a point in time)
+        if not gone and os.path.exists(marker) and open(marker).read() == "A":
+            gone.append(time.monotonic())
+        return bool(gone)
+
+    first, second = pc.run_sides(HostTransport(), jobs, abandoned=controller_gone_once_a_started)
+    # the running side is stopped at once, not at its 300 s deadline, and step 1 never starts
+    assert gone and time.monotonic() - gone[0] < 60
     assert first["abandoned"] and first["timed_out"] and "controller went away" in first["stderr"]
     assert second["abandoned"] and second["rc"] is None and second["attempts"] == 0
     with open(marker) as handle:
