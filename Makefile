@@ -6,8 +6,10 @@ VENV := $(ROOT)/.venv
 PY := $(VENV)/bin/python
 BUILD := $(ROOT)/.build
 COLLECTIONS := $(BUILD)/collections
-# Outside the repository: inside it ansible-test would only see files git tracks.
-SANITY_ROOT := $(or $(TMPDIR),/tmp)/commcheck-sanity/ansible_collections/clusterops/commcheck
+# ansible-lint's own cache (ANSIBLE_HOME), private to this checkout: see lint.
+LINT_HOME := $(BUILD)/ansible-lint-home
+# The stages of `make test`, in order; each one runs even when an earlier one failed.
+TEST_STAGES := unit integration lint changelog-lint sanity build
 APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev perftest \
 	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
@@ -24,11 +26,12 @@ help:
 
 setup: apt venv link
 
+# tools/apt-install waits (up to 10 minutes) for apt/dpkg locks others hold instead of failing at once.
 apt:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing: $$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  $(ROOT)/tools/apt-install $$missing; \
 	fi
 
 venv: $(VENV)/.installed
@@ -60,30 +63,51 @@ unit: venv link
 integration: venv link
 	$(PY) -m pytest -q tests/integration
 
+# Lint this working tree only. With ANSIBLE_COLLECTIONS_PATH set, ansible-lint uses
+# ANSIBLE_HOME (default ~/.ansible, shared by every checkout) as its cache, puts its
+# collections directory first, and (unless --offline) installs a copy of the tree
+# there; a copy left by another checkout would be linted instead. --offline and a
+# private ANSIBLE_HOME leave only .build's link to this tree.
 lint: venv link
-	$(VENV)/bin/ansible-lint --profile production
+	mkdir -p $(LINT_HOME)
+	ANSIBLE_HOME=$(LINT_HOME) $(VENV)/bin/ansible-lint --offline --profile production
 
 changelog-lint: venv
 	$(VENV)/bin/antsibull-changelog lint
 
+# ansible-test runs in a copy of the tree outside the repository (inside it, it would
+# only see files git tracks), in a directory of its own per run: other checkouts on
+# this machine, and other runs of this one, never share it. It is removed afterwards.
 sanity: venv
-	rm -rf $(SANITY_ROOT) && mkdir -p $(SANITY_ROOT)
-	git ls-files -co --exclude-standard | rsync -a --files-from=- $(ROOT)/ $(SANITY_ROOT)/
-	mkdir -p $(HOME)/.ansible/test/cache
-	cp tests/tools/ansible_test_get_pip.py $(HOME)/.ansible/test/cache/get_pip_24_2.py
-	cd $(SANITY_ROOT) && $(VENV)/bin/ansible-test sanity --venv --python 3.11 --color no
+	@set -e; \
+	tree=$$(mktemp -d "$${TMPDIR:-/tmp}/commcheck-sanity.XXXXXX"); \
+	trap 'rm -rf "$$tree"' EXIT; \
+	dest="$$tree/ansible_collections/clusterops/commcheck"; \
+	echo "sanity tree: $$dest"; \
+	mkdir -p "$$dest" $(HOME)/.ansible/test/cache; \
+	git ls-files -co --exclude-standard | rsync -a --ignore-missing-args --files-from=- $(ROOT)/ "$$dest/"; \
+	cp tests/tools/ansible_test_get_pip.py "$$tree/get_pip.py"; \
+	mv -f "$$tree/get_pip.py" $(HOME)/.ansible/test/cache/get_pip_24_2.py; \
+	cd "$$dest" && $(VENV)/bin/ansible-test sanity --venv --python 3.11 --color no
 
 build: venv
 	mkdir -p $(BUILD)/dist
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path $(BUILD)/dist .
 
+# Every stage runs even when an earlier one failed; a summary of all of them comes
+# at the end, and the exit status is non-zero when any failed (pytest's 5, "no
+# tests collected", is a failure like any other non-zero status).
 test: setup
-	$(MAKE) unit
-	$(MAKE) integration
-	$(MAKE) lint
-	$(MAKE) changelog-lint
-	$(MAKE) sanity
-	$(MAKE) build
+	@failed=0; summary=""; \
+	for stage in $(TEST_STAGES); do \
+	  echo "==> make $$stage"; \
+	  start=$$(date +%s); \
+	  if $(MAKE) --no-print-directory $$stage; then result=pass; else result=FAIL; failed=1; fi; \
+	  summary+=$$(printf '%-16s %-6s %6ss' "$$stage" "$$result" "$$(( $$(date +%s) - start ))")$$'\n'; \
+	done; \
+	echo; echo "make test summary:"; printf '%-16s %-6s %7s\n' stage result time; printf '%s' "$$summary"; \
+	if [ "$$failed" -ne 0 ]; then echo "make test: FAILED"; exit 1; fi; \
+	echo "make test: all stages passed"
 
 clean:
 	rm -rf $(BUILD) reports
