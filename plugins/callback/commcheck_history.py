@@ -38,8 +38,13 @@ requirements:
   - enable in ansible.cfg or with ANSIBLE_CALLBACKS_ENABLED
 options:
   history_dir:
-    description: Directory of the history files; created when missing.
-    type: path
+    description:
+      - Directory of the history files; created when missing.
+      - An absolute path, or one that starts with C(~/); C($VARIABLES) are expanded and the path is normalised.
+        A relative path, a C(..) component, a NUL byte or a line break are refused, and so is an empty value
+        (an empty C(COMMCHECK_HISTORY_DIR)); the callback then writes nothing, never into the current
+        directory, and says so in a warning; the play goes on.
+    type: str
     default: ~/.ansible/commcheck/history
     env:
       - name: COMMCHECK_HISTORY_DIR
@@ -86,8 +91,14 @@ options:
 notes:
   - Under AWX, the job's execution environment is thrown away after the job; point O(history_dir) at
     a persistent path exposed to jobs (for example a volume mount) to keep the history between jobs.
-  - Lines of one run are written when each task finishes, so an interrupted run leaves the records of
-    its finished tasks and no summary line.
+  - Lines of one run are written when each task finishes, so an interrupted run keeps the records of
+    its finished tasks. A run stopped by C(SIGINT) (Ctrl-C), C(SIGTERM) or C(SIGHUP), or ended early by an
+    error, ends with a summary line with C(verdict=interrupted), C(interrupted=true), the C(signal) and
+    the C(partial_verdict) of its records; Ansible then handles the signal as it would have without the
+    callback. A controller killed outright (C(SIGKILL)) leaves records and no summary line; readers
+    (C(list_runs()) of the history API) call such a run C(incomplete).
+  - The verdict of the summary line is the report's overall verdict (C(fail), C(warn) or C(pass)),
+    computed by the same function, with failed or unreachable hosts counting as C(fail).
 seealso:
   - plugin: clusterops.commcheck.commcheck_history
     plugin_type: lookup
@@ -107,13 +118,20 @@ EXAMPLES = r'''
 # COMMCHECK_RUN_ID=nightly-42 ansible-playbook -i inventory.yml clusterops.commcheck.commcheck
 '''
 
+import atexit
 import os
+import signal
 import socket
+import threading
 
 from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import history
+
+# Signals after which the run ends with an "interrupted" summary line. SIGKILL cannot be caught:
+# such a run has records and no summary, and readers call it incomplete.
+INTERRUPT_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
 class CallbackModule(CallbackBase):
@@ -131,17 +149,47 @@ class CallbackModule(CallbackBase):
         self._written = 0
         self._warned = False
         self._disabled = False
+        self._dir = None
+        self._fsync = True
+        self._hosts = {}                 # host -> "ok" | "failed" | "unreachable", as seen so far
+        self._started = False            # a play started: an end of the run is due
+        self._summary_written = False
+        self._pid = os.getpid()          # workers are forked: only this process writes the summary
+        self._lock = threading.Lock()    # one append at a time (results thread and main thread)
+        self._busy = set()               # threads inside an append
+        self._pending_signal = None      # a signal that arrived while the main thread was appending
+        self._previous_handlers = {}
 
     # -- options and run id -------------------------------------------------
 
     def set_options(self, task_keys=None, var_options=None, direct=None):
         super(CallbackModule, self).set_options(task_keys=task_keys, var_options=var_options, direct=direct)
-        self._dir = os.path.abspath(os.path.expanduser(self.get_option("history_dir")))
+        self._fsync = self.get_option("fsync")
+        try:
+            self._dir = history.check_history_dir(self.get_option("history_dir"), self._history_dir_source())
+        except ValueError as exc:
+            self._disabled = True
+            self._display.warning("commcheck_history: the history is OFF for this run, nothing is written: %s" % exc)
+            return
         # Tasks and lookups of this run (the report role, the history lookup) read the same directory.
         os.environ["COMMCHECK_HISTORY_DIR"] = self._dir
-        self._fsync = self.get_option("fsync")
         if context.CLIARGS.get("check") and not self.get_option("write_in_check_mode"):
             self._disabled = True
+            return
+        self._catch_interruptions()
+
+    def _history_dir_source(self):
+        """Where history_dir came from, for error messages ('COMMCHECK_HISTORY_DIR', 'history_dir in ...')."""
+        try:
+            _value, origin = self.get_option_and_origin("history_dir")
+        except (AttributeError, KeyError):  # pragma: no cover - older cores
+            return "history_dir"
+        origin = str(origin or "")
+        if origin.startswith("env:"):
+            return origin.split(":", 1)[1].strip() or "COMMCHECK_HISTORY_DIR"
+        if origin and origin != "default":
+            return "history_dir (from %s)" % origin
+        return "history_dir"
 
     def _ensure_run_id(self, play=None):
         if self._run_id:
@@ -169,19 +217,95 @@ class CallbackModule(CallbackBase):
             self._display.warning("commcheck_history: %s" % message)
             self._warned = True
 
+    # -- interruptions ----------------------------------------------------------
+
+    def _catch_interruptions(self):
+        """Write an "interrupted" summary when a signal or an early exit ends the run.
+
+        Each handler writes the summary, then hands the signal to the handler
+        it replaced (Ansible's own: it stops the workers, then raises
+        KeyboardInterrupt or ends the process), so Ansible behaves as before.
+        An ignored signal (nohup) stays ignored.
+        """
+        if self._previous_handlers:
+            return
+        for name in INTERRUPT_SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            try:
+                previous = signal.getsignal(signum)
+                if previous == signal.SIG_IGN:
+                    continue
+                signal.signal(signum, self._on_signal)
+            except (ValueError, OSError):  # not the main thread: no handlers, an early exit stays incomplete
+                continue
+            self._previous_handlers[signum] = previous
+        atexit.register(self._on_exit)
+
+    def _on_signal(self, signum, frame):
+        if os.getpid() == self._pid:
+            if threading.get_ident() in self._busy:
+                # the signal interrupted our own append: finish it, then handle the signal (_write)
+                self._pending_signal = (signum, frame)
+                return
+            self._write_interrupted_summary(signal.Signals(signum).name)
+        self._pass_signal_on(signum, frame)
+
+    def _pass_signal_on(self, signum, frame):
+        previous = self._previous_handlers.get(signum)
+        if callable(previous):
+            previous(signum, frame)
+            return
+        # the default action: end the process the way the signal would have
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    def _on_exit(self):
+        """The process ends without v2_playbook_on_stats (an error stopped the playbook)."""
+        if os.getpid() == self._pid:
+            self._write_interrupted_summary("ansible-playbook exited early, see its error")
+
+    def _write_interrupted_summary(self, reason):
+        if self._disabled or self._summary_written or not self._started or not self.get_option("write_summary"):
+            return
+        self._write_summary(self._seen_hosts(), stats=None, interrupted_by=reason)
+
+    def _seen_hosts(self):
+        hosts = {"ok": [], "failed": [], "unreachable": []}
+        for host, state in self._hosts.items():
+            hosts[state].append(host)
+        return hosts
+
+    def _see_host(self, result, state):
+        host = getattr(getattr(result, "_host", None), "name", None)
+        if host and self._hosts.get(host) != "unreachable" and not (state == "ok" and host in self._hosts):
+            self._hosts[host] = state
+
     # -- events ---------------------------------------------------------------
 
     def v2_playbook_on_start(self, playbook):
+        # ansible-playbook a.yml b.yml: one summary per playbook file, the last one covers the whole run
         self._playbook = os.path.basename(getattr(playbook, "_file_name", "") or "")
+        self._summary_written = False
 
     def v2_playbook_on_play_start(self, play):
+        self._started = True
         self._ensure_run_id(play)
 
     def v2_runner_on_ok(self, result):
+        self._see_host(result, "ok")
         self._collect(result)
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._see_host(result, "ok" if ignore_errors else "failed")
         self._collect(result)
+
+    def v2_runner_on_unreachable(self, result):
+        self._see_host(result, "unreachable")
+
+    def v2_runner_on_skipped(self, result):
+        self._see_host(result, "ok")
 
     def v2_runner_item_on_ok(self, result):
         self._collect(result)
@@ -190,7 +314,7 @@ class CallbackModule(CallbackBase):
         self._collect(result)
 
     def v2_playbook_on_stats(self, stats):
-        if self._disabled or not self.get_option("write_summary"):
+        if self._disabled or self._summary_written or not self.get_option("write_summary"):
             return
         hosts = sorted(stats.processed.keys())
         failed = sorted(h for h in hosts if stats.failures.get(h))
@@ -199,27 +323,16 @@ class CallbackModule(CallbackBase):
         custom = {}
         if getattr(stats, "custom", None):
             custom = history.redact(history.plain(stats.custom.get("_run", {}), "custom"))
-        bad = sum(self._counts.get(v, 0) for v in history.BAD_VERDICTS)
-        summary = {
-            "kind": "summary",
-            "host": None,
-            "peer": None,
-            "playbook": self._playbook,
-            "controller": socket.gethostname(),
-            "hosts": {"ok": ok, "failed": failed, "unreachable": unreachable},
-            "counts": dict(self._counts),
-            "params": {"playbook": self._playbook, "check_mode": bool(context.CLIARGS.get("check"))},
-            "metrics": {"records": self._written, "hosts": len(hosts), "hosts_ok": len(ok),
-                        "hosts_failed": len(failed), "hosts_unreachable": len(unreachable)},
-            "verdict": "fail" if (failed or unreachable or bad) else "pass",
-            "cause": None,
-            "fix": None,
-            "evidence": [],
-            "stats": custom,
-        }
-        self._write([summary])
+        self._write_summary({"ok": ok, "failed": failed, "unreachable": unreachable}, stats=custom)
 
     # -- work -------------------------------------------------------------------
+
+    def _write_summary(self, hosts, stats, interrupted_by=None):
+        self._summary_written = True
+        summary = history.summary_record(
+            self._playbook, socket.gethostname(), hosts, self._counts, self._written,
+            check_mode=context.CLIARGS.get("check"), stats=stats, interrupted_by=interrupted_by)
+        self._write([summary])
 
     def _collect(self, result):
         if self._disabled:
@@ -247,10 +360,25 @@ class CallbackModule(CallbackBase):
         self._write(good)
 
     def _write(self, records):
-        if not records:
+        if not records or self._disabled:
             return
         self._ensure_run_id()
+        me = threading.get_ident()
+        self._busy.add(me)
         try:
-            history.append_records(self._dir, records, self._run_id, fsync=self._fsync)
-        except (OSError, IOError) as exc:
-            self._warn("cannot write history to %s: %s" % (self._dir, exc))
+            with self._lock:
+                try:
+                    history.append_records(self._dir, records, self._run_id, fsync=self._fsync)
+                except (OSError, IOError) as exc:
+                    self._warn("cannot write history to %s: %s" % (self._dir, exc))
+        finally:
+            self._busy.discard(me)
+        self._handle_pending_signal()
+
+    def _handle_pending_signal(self):
+        """A signal that came during the main thread's append is handled once the append is whole."""
+        if self._pending_signal is None or threading.current_thread() is not threading.main_thread():
+            return
+        signum, frame = self._pending_signal
+        self._pending_signal = None
+        self._on_signal(signum, frame)

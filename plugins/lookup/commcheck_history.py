@@ -24,8 +24,11 @@ options:
     description: Kinds of records to return (for example C(rdma_bw), C(tcp_bw)); the same as O(kind).
     required: false
   history_dir:
-    description: Directory of the history files.
-    type: path
+    description:
+      - Directory of the history files, an absolute path, or one that starts with C(~/).
+      - An empty value (an empty C(COMMCHECK_HISTORY_DIR)), a relative path, a C(..) component, a NUL byte
+        or a line break is an error.
+    type: str
     default: ~/.ansible/commcheck/history
     env:
       - name: COMMCHECK_HISTORY_DIR
@@ -130,7 +133,10 @@ class LookupModule(LookupBase):
             elif term:
                 kinds.append(str(term))
         report = history.ReadReport()
-        directory = self.get_option("history_dir")
+        try:
+            directory = history.check_history_dir(self.get_option("history_dir"), "history_dir")
+        except ValueError as exc:
+            raise AnsibleError("commcheck_history lookup: %s" % exc)
         try:
             result = history.query(
                 directory,

@@ -11,7 +11,14 @@ history directory.
 
 Writers append whole lines with one ``write`` under an exclusive
 ``fcntl.flock``, then flush and fsync. Readers stream the files line by
-line, skip a torn last line (a writer that died mid-line) and report it.
+line, skip a torn last line (a writer that died mid-line) and report it,
+and skip (and report) lines that are not records: not JSON, not an object, or
+without ``kind`` / ``host``.
+
+A run ends with one ``kind: summary`` line; a run stopped by a signal ends with
+a summary whose verdict is ``interrupted``; a run with records and no summary
+(a controller killed outright, or a run still going) is ``incomplete`` in
+:func:`list_runs`.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -22,6 +29,8 @@ import json
 import math
 import os
 import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import run_verdict
 
 try:
     import fcntl
@@ -261,6 +270,90 @@ def run_id_from_env(environ=None):
 
 
 # --------------------------------------------------------------------------
+# The history directory
+# --------------------------------------------------------------------------
+
+DEFAULT_HISTORY_DIR = "~/.ansible/commcheck/history"
+_BAD_PATH_CHARS = ("\x00", "\n", "\r")
+
+
+def check_history_dir(value, source="history_dir"):
+    """The history directory as a normalised absolute path.
+
+    ``~`` and ``$VARIABLES`` are expanded. Raises ValueError, naming
+    ``source``, for a value that is empty (an empty COMMCHECK_HISTORY_DIR is
+    never taken as the current directory), holds a NUL or a line break, has a
+    ``..`` component, or is relative (a relative path would depend on where
+    the controller was started, so it is refused).
+    """
+    if value is None:
+        raise ValueError("%s is not set" % source)
+    if not isinstance(value, str):
+        raise ValueError("%s must be a path, got %s" % (source, type(value).__name__))
+    if not value.strip():
+        raise ValueError("%s is empty: set it to an absolute directory, or unset it for the default %s"
+                         % (source, DEFAULT_HISTORY_DIR))
+    expanded = os.path.expanduser(os.path.expandvars(value))
+    if any(char in value or char in expanded for char in _BAD_PATH_CHARS):
+        raise ValueError("%s contains a NUL byte or a line break: %r" % (source, value))
+    if ".." in expanded.split(os.sep):
+        raise ValueError("%s must not have a '..' component: %r" % (source, value))
+    if not os.path.isabs(expanded):
+        raise ValueError("%s must be an absolute path (or start with ~/), got %r" % (source, value))
+    return os.path.normpath(expanded)
+
+
+# --------------------------------------------------------------------------
+# The summary line of a run
+# --------------------------------------------------------------------------
+
+def summary_record(playbook, controller, hosts, counts, records, check_mode=False, stats=None,
+                   interrupted_by=None):
+    """The ``kind: summary`` line of a run (not yet stamped).
+
+    hosts: {"ok": [...], "failed": [...], "unreachable": [...]}. counts:
+    records by verdict; records: how many records the run wrote. The verdict
+    is run_verdict.overall_verdict, the report's, with failed or unreachable
+    hosts counting as a failure. When interrupted_by (a signal name such as
+    ``SIGINT``, or why else the run ended early) says the run did not reach its end, the verdict
+    is ``interrupted`` and ``partial_verdict`` is the verdict of what was
+    recorded until then.
+    """
+    ok, failed, unreachable = (sorted(hosts.get(k) or []) for k in ("ok", "failed", "unreachable"))
+    counts = dict(counts or {})
+    verdict = run_verdict.overall_verdict(counts, failed_hosts=len(failed) + len(unreachable))
+    summary = {
+        "kind": "summary",
+        "host": None,
+        "peer": None,
+        "playbook": playbook,
+        "controller": controller,
+        "hosts": {"ok": ok, "failed": failed, "unreachable": unreachable},
+        "counts": counts,
+        "params": {"playbook": playbook, "check_mode": bool(check_mode)},
+        "metrics": {"records": records, "hosts": len(ok) + len(failed) + len(unreachable), "hosts_ok": len(ok),
+                    "hosts_failed": len(failed), "hosts_unreachable": len(unreachable)},
+        "verdict": verdict,
+        "interrupted": bool(interrupted_by),
+        "cause": None,
+        "fix": None,
+        "evidence": [],
+        "stats": stats or {},
+    }
+    if interrupted_by:
+        by_signal = str(interrupted_by).startswith("SIG")
+        summary.update(
+            verdict=run_verdict.INTERRUPTED,
+            partial_verdict=verdict,
+            signal=interrupted_by if by_signal else None,
+            cause="%s before the end of the playbook: it wrote %d record(s), the checks after them did not run" % (
+                "the run was stopped by %s" % interrupted_by if by_signal else "the run ended (%s)" % interrupted_by,
+                records),
+            fix="Run the check again to completion.")
+    return summary
+
+
+# --------------------------------------------------------------------------
 # Writing
 # --------------------------------------------------------------------------
 
@@ -446,6 +539,25 @@ class _Filter(object):
         return True
 
 
+def record_line_problem(record):
+    """Why a parsed history line is not a record (None when it is one).
+
+    A record is a JSON object with a non-empty string ``kind`` and a ``host``:
+    a non-empty string, or null on a ``kind: summary`` line.
+    """
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    kind = record.get("kind")
+    if not isinstance(kind, str) or not kind.strip():
+        return "no 'kind' (a record needs a non-empty string kind)"
+    host = record.get("host")
+    if "host" not in record or (host is None and kind != "summary"):
+        return "no 'host' (a record needs a host; only a summary line has host null)"
+    if host is not None and (not isinstance(host, str) or not host.strip()):
+        return "bad 'host' %r (a record needs a non-empty string host or, on a summary line, null)" % (host,)
+    return None
+
+
 def _parse_lines(path, report, raw_filter):
     decode = json.JSONDecoder().decode
     for number, raw in iter_lines(path, report):
@@ -465,8 +577,9 @@ def _parse_lines(path, report, raw_filter):
         except ValueError as exc:
             report.corrupt.append({"file": path, "line": number, "reason": "not JSON: %s" % exc})
             continue
-        if not isinstance(record, dict):
-            report.corrupt.append({"file": path, "line": number, "reason": "not a JSON object"})
+        problem = record_line_problem(record)
+        if problem:
+            report.corrupt.append({"file": path, "line": number, "reason": problem})
             continue
         yield record
 
@@ -660,27 +773,61 @@ def jmespath_search(expression, data):
 
 _RUN_KEY = b'"run_id":"'
 _SUMMARY_TOKEN = b'"kind":"summary"'
+_KIND_AFTER_TIME = b',"kind":"'
+_HOST_AFTER_KIND = b',"host":"'
+RUN_COMPLETE, RUN_INTERRUPTED, RUN_INCOMPLETE = "complete", "interrupted", "incomplete"
 
 
 def _raw_run(raw):
-    """(run_id, time) of a line written by this module without parsing it, or None."""
+    """(run_id, time) of a record line as this module writes it, without parsing it; else None.
+
+    Such a line starts with the stamp keys, then a non-empty ``kind`` and a
+    non-empty string ``host``, none of them with escapes; any other line is
+    parsed and checked in full.
+    """
     if not raw.startswith(_HEAD):
         return None
-    index = raw.find(_RUN_KEY, 0, 64)
-    if index < 0:
+    run_at = raw.find(_RUN_KEY, 0, 64)
+    if run_at < 0:
         return None
-    end = raw.find(b'"', index + 10)
-    value = raw[index + 10:end]
-    if end < 0 or b"\\" in value:
+    run_at += len(_RUN_KEY)
+    run_end = raw.find(b'"', run_at)
+    time_at = raw.find(_TIME_KEY, run_end, 320) if run_end > run_at else -1
+    if time_at < 0:
         return None
-    when = raw_time(raw)
-    if when is None:
+    time_at += len(_TIME_KEY)
+    if raw[time_at + 26:time_at + 28] != b'Z"':           # the canonical 27-character time
         return None
-    return value.decode("utf-8", "replace"), when
+    kind_at = time_at + 28 + len(_KIND_AFTER_TIME)
+    if not raw.startswith(_KIND_AFTER_TIME, time_at + 28):
+        return None
+    kind_end = raw.find(b'"', kind_at)
+    if kind_end <= kind_at or not raw.startswith(_HOST_AFTER_KIND, kind_end + 1):
+        return None
+    host_at = kind_end + 1 + len(_HOST_AFTER_KIND)
+    host_end = raw.find(b'"', host_at)
+    if host_end <= host_at or b"\\" in raw[run_at:host_end]:
+        return None
+    try:
+        return raw[run_at:run_end].decode("utf-8"), raw[time_at:time_at + 27].decode("ascii")
+    except UnicodeDecodeError:
+        return None
+
+
+def run_status(summary):
+    """``complete`` (a summary line ended the run), ``interrupted`` (a signal stopped it: its summary
+    says so) or ``incomplete`` (records without a summary: the controller was killed outright, the
+    run is still going, or the summary line was turned off)."""
+    if summary is None:
+        return RUN_INCOMPLETE
+    if summary.get("interrupted") or summary.get("verdict") == run_verdict.INTERRUPTED:
+        return RUN_INTERRUPTED
+    return RUN_COMPLETE
 
 
 def list_runs(directory, since=None, until=None, report=None, now=None):
-    """One entry per run: run_id, first/last time, record count, summary (if written), in time order."""
+    """One entry per run, in time order: run_id, first/last time, record count, summary (if written)
+    and status (see run_status). Bad lines are skipped and reported, as by query()."""
     now = now or utc_now()
     since_dt, until_dt = parse_time(since, now), parse_time(until, now)
     since_text, until_text = _time_text_bound(since_dt), _time_text_bound(until_dt)
@@ -709,17 +856,22 @@ def list_runs(directory, since=None, until=None, report=None, now=None):
             if fast is not None:
                 account(fast[0], fast[1], None)
                 continue
+            if not raw.strip():
+                continue
             report.parsed += 1
             try:
                 record = json.loads(raw)
             except ValueError as exc:
                 report.corrupt.append({"file": path, "line": number, "reason": "not JSON: %s" % exc})
                 continue
-            if not isinstance(record, dict):
-                report.corrupt.append({"file": path, "line": number, "reason": "not a JSON object"})
+            problem = record_line_problem(record)
+            if problem:
+                report.corrupt.append({"file": path, "line": number, "reason": problem})
                 continue
             when = record.get("time") or ""
             account(record.get("run_id"), when, record if record.get("kind") == "summary" else None)
+    for entry in runs.values():
+        entry["status"] = run_status(entry["summary"])
     return sorted(runs.values(), key=lambda e: (e["first"] or "", str(e["run_id"])))
 
 

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from html import escape as _html_escape
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline as _baseline
+from ansible_collections.clusterops.commcheck.plugins.module_utils import run_verdict as _run_verdict
 
 RESULTS_SCHEMA = 1
 _NOT_A_HOST = ("*", "-", "all", "pool")
@@ -203,12 +204,7 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
         if len(bad) >= 2 and len(bad) * 2 > len(peers_of.get(host, ())):
             regressed_hosts.add(host)
     total = len(checks)
-    if counts.get("fail") or counts.get("error"):
-        verdict = "fail"
-    elif regressions or counts.get("warn") or counts.get("flaky"):
-        verdict = "warn"
-    else:
-        verdict = "pass"
+    verdict = _run_verdict.overall_verdict(counts, regressions=len(regressions))
     return {
         "run_id": run_id,
         "generated": generated,

@@ -1,10 +1,15 @@
 # -*- coding: utf-8 -*-
-"""docs/examples/commcheck_service.py: ansible_runner.run() against the lab, summary from stats and history.
+"""ansible_runner.run() against the lab: docs/examples/commcheck_service.py, and the snippet of
+docs/ansible-runner.md run exactly as the doc has it.
 
-Takes about 40 s (one RDMA ring over 4 lab hosts, then the report).
+The service test takes about 40 s (one RDMA ring over 4 lab hosts, then the report); the snippet
+runs the one-click playbook (discovery and RDMA) on 2 lab hosts.
 """
 import importlib.util
+import json
 import os
+import re
+import subprocess
 import sys
 
 import pytest
@@ -12,6 +17,8 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)
 PLAYBOOK = os.path.join(REPO, "tests", "integration", "playbooks", "rdma_report.yml")
+DOC = os.path.join(REPO, "docs", "ansible-runner.md")
+COLLECTIONS = os.path.join(REPO, ".build", "collections")
 
 
 def _service():
@@ -61,3 +68,52 @@ def test_service_runs_the_check_with_ansible_runner_against_the_lab(lab_factory,
     assert result["history_problems"] == []
     assert {bad} <= set(f["host"] for f in result["failing"]) | set(f["peer"] for f in result["failing"])
     assert result["regressions"] == []   # first run in this history: nothing to compare with
+
+
+def doc_snippet():
+    """The Python block under 'The essentials' in docs/ansible-runner.md, exactly as written."""
+    with open(DOC) as handle:
+        text = handle.read()
+    section = text.split("## The essentials", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```python\n(.*?)^```$", section, re.S | re.M)
+    assert len(blocks) == 1, "expected one python block under 'The essentials' in %s" % DOC
+    return blocks[0]
+
+
+def test_doc_snippet_is_found_whole():
+    code = doc_snippet()
+    compile(code, DOC, "exec")   # a syntax error in the doc fails here, before any lab
+    assert "os.makedirs(private_data_dir" in code and "sys.path.insert" in code
+    assert code.index("sys.path.insert") < code.index("from ansible_collections.clusterops.commcheck")
+
+
+@pytest.mark.slow
+def test_doc_snippet_runs_as_written_against_the_lab(lab_factory, tmp_path):
+    pytest.importorskip("ansible_runner")
+    lab = lab_factory("hdoc", hosts=2, rails=1)
+    script = tmp_path / "snippet.py"
+    script.write_text(doc_snippet())
+    state = tmp_path / "state"                     # does not exist: the snippet creates what it needs
+    env = dict((k, v) for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "COMMCHECK_RUN_ID", "COMMCHECK_HISTORY_DIR", "JOB_ID", "AWX_JOB_ID"))
+    env.update({
+        "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS,   # the snippet puts it on sys.path itself
+        "COMMCHECK_INVENTORY": lab.inventory,
+        "COMMCHECK_STATE_DIR": str(state),
+        "ANSIBLE_CONFIG": lab.ansible_cfg,         # ansible-runner passes the service's environment on
+        "PATH": VENV_BIN + os.pathsep + env.get("PATH", ""),
+    })
+    # a fresh interpreter in a directory without the collection: only the snippet's sys.path makes the import work
+    proc = subprocess.run([sys.executable, "-I", str(script)], cwd=str(tmp_path), env=env, capture_output=True,
+                          text=True, timeout=1500, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["status"] == "successful", out
+    assert os.path.isdir(str(state / "runner" / "artifacts" / out["run_id"]))
+    assert sorted(out["stats"]["ok"]) == sorted(lab.hosts)
+    assert not out["stats"]["failures"] and not out["stats"]["dark"]
+    # the report, the history's summary line and the reader agree on the run and its verdict
+    assert out["verdict"] in ("pass", "warn", "fail")
+    assert out["history"] == {"status": "complete", "verdict": out["verdict"]}
+    assert out["records"] > 0
+    assert os.path.isfile(out["report"]) and out["report"].startswith(str(state / "reports"))

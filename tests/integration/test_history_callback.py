@@ -2,10 +2,14 @@
 """The commcheck_history callback under real ansible-playbook and ansible_runner.run() (localhost only)."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import history
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)
@@ -102,6 +106,7 @@ def _check_lines(text, lines, run_id=None):
     assert summary["hosts"] == {"ok": ["localhost"], "failed": [], "unreachable": []}
     assert summary["playbook"] == "publish.yml"
     assert summary["stats"] == {"commcheck_summary": {"verdict": "fail"}}
+    assert summary["verdict"] == "fail" and summary["interrupted"] is False
     return summary
 
 
@@ -180,3 +185,232 @@ def test_under_ansible_runner_with_its_own_stdout_callback(tmp_path):
     assert stats_events[0]["event_data"]["artifact_data"] == {"commcheck_summary": {"verdict": "fail"}}
     text, lines = _history(tmp_path)
     _check_lines(text, lines, run_id="runner-1")
+
+
+# --------------------------------------------------------------------------
+# The summary line has the report's verdict
+# --------------------------------------------------------------------------
+
+WARN_PLAYBOOK = """
+- name: A run the report calls WARN
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    records:
+      - {kind: tcp_bw, host: a, peer: b, metrics: {bw_gbps: 9.5}, verdict: pass}
+      - {kind: tcp_bw, host: b, peer: a, metrics: {bw_gbps: 7.5}, verdict: warn, cause: "slower than usual"}
+  tasks:
+    - name: Publish the records
+      clusterops.commcheck.record:
+        records: "{{ records }}"
+    - name: Report on the same records
+      clusterops.commcheck.report:
+        records: "{{ records }}"
+        report_dir: "%(reports)s"
+        formats: [json]
+        compare: false
+"""
+
+
+def test_summary_verdict_of_a_warn_run_is_the_reports_warn(tmp_path):
+    playbook = tmp_path / "warn.yml"
+    playbook.write_text(WARN_PLAYBOOK % {"reports": tmp_path / "reports"})
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,", str(playbook)],
+                          env=_env(tmp_path), capture_output=True, text=True, check=False, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with open(str(tmp_path / "reports" / "results.json")) as handle:
+        report = json.load(handle)
+    _text, lines = _history(tmp_path)
+    [summary] = [r for r in lines if r["kind"] == "summary"]
+    assert report["summary"]["verdict"] == "warn"
+    assert summary["verdict"] == "warn" and summary["counts"] == {"pass": 1, "warn": 1}
+
+
+# --------------------------------------------------------------------------
+# Interrupted runs keep their records and end with an "interrupted" summary
+# --------------------------------------------------------------------------
+
+# The second task holds the run until the test releases it (or a 900 s safety deadline passes).
+HOLD = ("import os, sys, time\n"
+        "open(sys.argv[1], 'w').close()\n"
+        "deadline = time.monotonic() + 900\n"
+        "while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:\n"
+        "    time.sleep(0.1)\n")
+
+INTERRUPT_PLAYBOOK = """
+- name: A run that is stopped in the middle
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Publish a record
+      clusterops.commcheck.record:
+        records:
+          - {kind: tcp_bw, host: a, peer: b, metrics: {bw_gbps: 7.5}, verdict: warn}
+    - name: Wait for the test
+      ansible.builtin.command:
+        argv: [%(python)s, -c, %(hold)s, %(started)s, %(release)s]
+    - name: Never reached
+      clusterops.commcheck.record:
+        records:
+          - {kind: never, host: a, verdict: pass}
+"""
+
+
+def _process_tree(pid):
+    """pid and its descendants (from /proc)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_for(condition, what, proc=None, deadline_s=180):
+    """Wait for an event (a file, a history line); wide deadline, fails early if the playbook ended."""
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError("ansible-playbook ended (rc %s) before %s: %s" % (
+                proc.returncode, what, proc.stdout.read() if proc.stdout else ""))
+        if time.monotonic() > deadline:
+            raise AssertionError("no %s within %d s" % (what, deadline_s))
+        time.sleep(0.05)
+
+
+def _history_has(tmp_path, token):
+    directory = tmp_path / "history"
+    if not directory.is_dir():
+        return False
+    return any(token in (directory / name).read_text() for name in os.listdir(str(directory)))
+
+
+@pytest.mark.parametrize("signame, rc", [("SIGINT", 99), ("SIGTERM", -signal.SIGTERM), ("SIGHUP", -signal.SIGHUP),
+                                         ("SIGKILL", -signal.SIGKILL)])
+def test_a_stopped_run_keeps_its_records_and_says_how_it_ended(tmp_path, signame, rc):
+    started, release = tmp_path / "started", tmp_path / "release"
+    playbook = tmp_path / "stopped.yml"
+    playbook.write_text(INTERRUPT_PLAYBOOK % dict((k, json.dumps(str(v))) for k, v in (
+        ("python", sys.executable), ("hold", HOLD), ("started", started), ("release", release))))
+    argv = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,", "-e",
+            "ansible_python_interpreter=%s" % sys.executable, str(playbook)]
+    proc = subprocess.Popen(argv, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    tree = [proc.pid]
+    try:
+        _wait_for(lambda: _history_has(tmp_path, '"kind":"tcp_bw"'), "record line in the history", proc)
+        _wait_for(started.exists, "start of the second task", proc)
+        tree = _process_tree(proc.pid)
+        proc.send_signal(getattr(signal, signame))
+        output = proc.communicate(timeout=180)[0]
+    finally:
+        release.write_text("go")      # the held task ends, also in workers the controller left behind
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(60)
+        _wait_for(lambda: not any(_alive(pid) for pid in tree), "end of the run's processes", deadline_s=180)
+    assert proc.returncode == rc, output
+    report = history.ReadReport()
+    lines = history.query(str(tmp_path / "history"), include_summary=True, report=report)
+    assert report.problems == []
+    assert [(r["kind"], r["verdict"]) for r in lines if r["kind"] != "summary"] == [("tcp_bw", "warn")]
+    [run] = history.list_runs(str(tmp_path / "history"))
+    assert run["records"] == 1
+    if signame == "SIGKILL":   # nothing can catch it: records and no summary, which readers call incomplete
+        assert run["summary"] is None and run["status"] == "incomplete"
+        return
+    [summary] = [r for r in lines if r["kind"] == "summary"]
+    assert run["status"] == "interrupted"
+    assert summary["verdict"] == "interrupted" and summary["interrupted"] is True
+    assert summary["signal"] == signame and summary["partial_verdict"] == "warn"
+    assert summary["counts"] == {"warn": 1} and summary["metrics"]["records"] == 1
+    assert summary["run_id"] == lines[0]["run_id"]
+
+
+ERROR_PLAYBOOK = """
+- name: A first play that runs
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Publish a record
+      clusterops.commcheck.record:
+        records:
+          - {kind: tcp_bw, host: a, peer: b, metrics: {bw_gbps: 9.5}, verdict: pass}
+- name: A second play that stops ansible-playbook with an error
+  hosts: "{{ no_such_variable }}"
+  gather_facts: false
+  tasks:
+    - name: Never reached
+      ansible.builtin.debug:
+        msg: never
+"""
+
+
+def test_a_run_stopped_by_an_error_ends_with_an_interrupted_summary(tmp_path):
+    playbook = tmp_path / "error.yml"
+    playbook.write_text(ERROR_PLAYBOOK)
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,", str(playbook)],
+                          env=_env(tmp_path), capture_output=True, text=True, check=False, timeout=180)
+    assert proc.returncode != 0 and "no_such_variable" in proc.stdout + proc.stderr
+    [run] = history.list_runs(str(tmp_path / "history"))
+    assert run["records"] == 1 and run["status"] == "interrupted"
+    assert run["summary"]["signal"] is None and run["summary"]["partial_verdict"] == "pass"
+
+
+# --------------------------------------------------------------------------
+# The history directory
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, message", [
+    ("", "COMMCHECK_HISTORY_DIR is empty"),
+    ("relative/history", "COMMCHECK_HISTORY_DIR must be an absolute path"),
+    ("%(tmp)s/a/../history", "COMMCHECK_HISTORY_DIR must not have a '..' component"),
+    ("%(tmp)s/his\ntory", "COMMCHECK_HISTORY_DIR contains a NUL byte or a line break"),
+])
+def test_a_bad_history_dir_turns_the_history_off_with_a_warning(tmp_path, value, message):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    home = tmp_path / "home"       # the default directory would be under HOME: it must stay unused too
+    home.mkdir()
+    env = _env(tmp_path, COMMCHECK_HISTORY_DIR=value % {"tmp": tmp_path}, HOME=str(home))
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,", _playbook(tmp_path)],
+                          cwd=str(cwd), env=env, capture_output=True, text=True, check=False, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr       # the play goes on
+    output = " ".join((proc.stdout + proc.stderr).split())
+    assert "commcheck_history: the history is OFF for this run, nothing is written: %s" % message in output
+    assert os.listdir(str(cwd)) == []
+    written = [os.path.join(root, name) for root, _dirs, names in os.walk(str(tmp_path))
+               for name in names if name.endswith(".jsonl")]
+    assert written == []
+    assert not os.path.exists(os.path.join(str(home), ".ansible", "commcheck"))
+
+
+def test_the_lookup_refuses_an_empty_history_dir(tmp_path):
+    env = _env(tmp_path, COMMCHECK_HISTORY_DIR="")
+    env.pop("ANSIBLE_CALLBACKS_ENABLED")
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible"), "localhost", "-c", "local", "-m", "ansible.builtin.debug",
+                           "-a", "msg={{ query('clusterops.commcheck.commcheck_history') }}"],
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, check=False, timeout=180)
+    assert proc.returncode != 0
+    assert "commcheck_history lookup: history_dir is empty" in " ".join((proc.stdout + proc.stderr).split())

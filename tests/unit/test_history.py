@@ -206,3 +206,217 @@ def test_history_api_for_services(tmp_path):
     assert api.last_run()["run_id"] == "svc-7"
     with pytest.raises(history.RecordError):
         api.append([{"kind": "x"}], run_id="svc-8")
+
+
+# --------------------------------------------------------------------------
+# The history directory
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, expected", [
+    ("/var/lib/commcheck/history", "/var/lib/commcheck/history"),
+    ("/var/lib//commcheck/./history/", "/var/lib/commcheck/history"),
+    ("~/h", os.path.join(os.path.expanduser("~"), "h")),
+    ("$COMMCHECK_TEST_BASE/h", "/srv/base/h"),
+])
+def test_history_dir_is_normalised(monkeypatch, value, expected):
+    monkeypatch.setenv("COMMCHECK_TEST_BASE", "/srv/base")
+    assert history.check_history_dir(value) == expected
+
+
+@pytest.mark.parametrize("value, message", [
+    ("", "COMMCHECK_HISTORY_DIR is empty"),
+    ("   ", "COMMCHECK_HISTORY_DIR is empty"),
+    (None, "COMMCHECK_HISTORY_DIR is not set"),
+    ("history", "must be an absolute path"),
+    ("./history", "must be an absolute path"),
+    ("/var/lib/../tmp/history", "must not have a '..' component"),
+    ("/var/lib/history/..", "must not have a '..' component"),
+    ("../history", "must not have a '..' component"),
+    ("/var/lib/hi\x00story", "NUL byte or a line break"),
+    ("/var/lib/history\n", "NUL byte or a line break"),
+    ("/var/lib/hi\rstory", "NUL byte or a line break"),
+    ("$COMMCHECK_TEST_BAD/h", "NUL byte or a line break"),
+    (["/var/lib"], "must be a path"),
+])
+def test_bad_history_dirs_are_refused_with_the_source_named(monkeypatch, value, message):
+    monkeypatch.setenv("COMMCHECK_TEST_BAD", "/a\nb")
+    with pytest.raises(ValueError, match=message.replace(".", r"\.")) as info:
+        history.check_history_dir(value, "COMMCHECK_HISTORY_DIR")
+    assert str(info.value).startswith("COMMCHECK_HISTORY_DIR")
+
+
+def test_a_dot_dot_inside_a_name_is_not_a_component():
+    assert history.check_history_dir("/var/lib/a..b/history") == "/var/lib/a..b/history"
+
+
+# --------------------------------------------------------------------------
+# Lines that are not records
+# --------------------------------------------------------------------------
+
+def _append_raw(directory, objects, when=None):
+    when = when or datetime.datetime(2026, 3, 1, tzinfo=UTC)
+    path = history.history_file(directory, when)
+    history.append_lines(path, [o if isinstance(o, str) else json.dumps(o) for o in objects])
+    return path
+
+
+def test_lines_without_kind_or_host_are_skipped_and_reported(tmp_path):
+    d = str(tmp_path)
+    when = datetime.datetime(2026, 3, 1, tzinfo=UTC)
+    stamp = {"schema": 1, "run_id": "r1", "time": history.format_time(when)}
+    good = dict(stamp, kind="rdma_bw", host="a", peer="b", verdict="pass")
+    summary = dict(stamp, kind="summary", host=None, peer=None, verdict="pass")
+    path = _append_raw(d, [
+        good,
+        dict(stamp, host="a", verdict="pass"),                 # 2: no kind
+        dict(stamp, kind="rdma_bw", verdict="pass"),           # 3: no host
+        dict(stamp, kind="rdma_bw", host=None, verdict="pass"),  # 4: host null on a record
+        dict(stamp, kind="", host="a", verdict="pass"),        # 5: empty kind
+        dict(stamp, kind="rdma_bw", host=7, verdict="pass"),   # 6: host not a string
+        summary,                                               # 7: a summary has host null: fine
+        "[1, 2]",                                              # 8: not an object
+    ], when)
+    report = history.ReadReport()
+    records = history.query(d, include_summary=True, report=report)
+    assert [(r["kind"], r["host"]) for r in records] == [("rdma_bw", "a"), ("summary", None)]
+    assert [(p["line"], p["reason"].split(" (")[0]) for p in report.corrupt] == [
+        (2, "no 'kind'"), (3, "no 'host'"), (4, "no 'host'"), (5, "no 'kind'"), (6, "bad 'host' 7"),
+        (8, "not a JSON object")]
+    assert all(p["file"] == path for p in report.corrupt)
+    # the run list reads the same lines the same way
+    runs_report = history.ReadReport()
+    [run] = history.list_runs(d, report=runs_report)
+    assert run["records"] == 1 and run["summary"]["kind"] == "summary"
+    assert [p["line"] for p in runs_report.corrupt] == [2, 3, 4, 5, 6, 8]
+
+
+def test_the_fast_run_list_checks_kind_and_host_of_lines_it_does_not_parse(tmp_path):
+    """Lines in the writer's own layout skip parsing in list_runs; a line in that layout without a host
+    still has to be caught."""
+    d = str(tmp_path)
+    when = datetime.datetime(2026, 3, 1, tzinfo=UTC)
+    written = history.stamp({"kind": "rdma_bw", "host": "a", "peer": None, "verdict": "pass"}, "r1", when)
+    no_host = history.stamp({"kind": "rdma_bw", "peer": None, "verdict": "pass"}, "r1", when)
+    empty_host = history.stamp({"kind": "rdma_bw", "host": "", "verdict": "pass"}, "r1", when)
+    _append_raw(d, [history.dumps(written), history.dumps(no_host), history.dumps(empty_host)], when)
+    assert history.dumps(no_host).startswith('{"schema":1,"run_id":"r1","time":"')
+    report = history.ReadReport()
+    [run] = history.list_runs(d, report=report)
+    assert run["records"] == 1
+    assert [p["line"] for p in report.corrupt] == [2, 3]
+    assert report.parsed == 2   # the good line took the fast path
+
+
+# --------------------------------------------------------------------------
+# Summary lines: the report's verdict, interrupted and incomplete runs
+# --------------------------------------------------------------------------
+
+HOSTS_OK = {"ok": ["a", "b"], "failed": [], "unreachable": []}
+
+
+@pytest.mark.parametrize("counts, hosts, verdict", [
+    ({"pass": 3}, HOSTS_OK, "pass"),
+    ({"pass": 3, "warn": 1}, HOSTS_OK, "warn"),
+    ({"pass": 3, "flaky": 1}, HOSTS_OK, "warn"),
+    ({"pass": 3, "skipped": 2}, HOSTS_OK, "pass"),
+    ({"pass": 3, "warn": 1, "fail": 1}, HOSTS_OK, "fail"),
+    ({"error": 1}, HOSTS_OK, "fail"),
+    ({"pass": 3}, {"ok": ["a"], "failed": ["b"], "unreachable": []}, "fail"),
+    ({"pass": 3}, {"ok": ["a"], "failed": [], "unreachable": ["b"]}, "fail"),
+    ({}, {"ok": [], "failed": [], "unreachable": []}, "pass"),
+])
+def test_summary_verdict(counts, hosts, verdict):
+    summary = history.summary_record("p.yml", "ctl", hosts, counts, sum(counts.values()))
+    assert summary["verdict"] == verdict
+    assert summary["interrupted"] is False and "partial_verdict" not in summary
+    assert history.record_line_problem(summary) is None
+
+
+@pytest.mark.parametrize("verdicts", [
+    ["pass", "pass"], ["pass", "warn"], ["pass", "flaky"], ["pass", "fail"], ["error"], ["skipped"], ["warn", "fail"],
+])
+def test_summary_line_and_report_give_a_run_the_same_verdict(verdicts):
+    from ansible_collections.clusterops.commcheck.plugins.module_utils import report_render
+
+    records = [_rec(host="h%d" % i, peer=None, kind="finding", verdict=v) for i, v in enumerate(verdicts)]
+    counts = {}
+    for record in records:
+        counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
+    summary = history.summary_record("p.yml", "ctl", HOSTS_OK, counts, len(records))
+    assert summary["verdict"] == report_render.summarize(records)["verdict"]
+
+
+def test_a_regression_record_makes_both_warn():
+    """The report counts regressions; the history counts the regression records (verdict warn) it publishes."""
+    from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline, report_render
+
+    regressed = {"value": 50.0, "baseline": 100.0, "change": -0.5, "threshold": 0.2}
+    checked = dict(_rec(), regression={"metrics": {"bw_gbps": regressed}, "baseline_runs": ["r0"]})
+    published = [checked] + baseline.regression_records([checked])
+    counts = {}
+    for record in published:
+        counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
+    assert counts == {"pass": 1, "warn": 1}
+    assert report_render.summarize([checked])["verdict"] == "warn"
+    assert history.summary_record("p.yml", "ctl", HOSTS_OK, counts, 2)["verdict"] == "warn"
+
+
+def test_interrupted_summary():
+    summary = history.summary_record("p.yml", "ctl", HOSTS_OK, {"pass": 1, "warn": 1}, 2, interrupted_by="SIGTERM")
+    assert summary["verdict"] == "interrupted" and summary["interrupted"] is True
+    assert summary["partial_verdict"] == "warn" and summary["signal"] == "SIGTERM"
+    assert "SIGTERM" in summary["cause"] and "2 record(s)" in summary["cause"]
+    early = history.summary_record("p.yml", "ctl", HOSTS_OK, {}, 0, interrupted_by="ansible-playbook exited early")
+    assert early["verdict"] == "interrupted" and early["signal"] is None
+
+
+def test_runs_are_complete_interrupted_or_incomplete(tmp_path):
+    d = str(tmp_path)
+    base = datetime.datetime(2026, 3, 1, tzinfo=UTC)
+    for number, ending in enumerate(["summary", "interrupted", None]):
+        when = base + datetime.timedelta(hours=number)
+        run = "run-%d" % number
+        history.append_records(d, [_rec()], run, when=when)
+        if ending:
+            summary = history.summary_record("p.yml", "ctl", HOSTS_OK, {"pass": 1}, 1,
+                                             interrupted_by="SIGINT" if ending == "interrupted" else None)
+            history.append_records(d, [summary], run, when=when + datetime.timedelta(seconds=1))
+    runs = history.list_runs(d)
+    assert [(r["run_id"], r["status"]) for r in runs] == [
+        ("run-0", "complete"), ("run-1", "interrupted"), ("run-2", "incomplete")]
+    assert runs[2]["summary"] is None and runs[2]["records"] == 1
+    assert history.History(d).last_run()["status"] == "incomplete"
+
+
+def test_a_signal_in_the_middle_of_an_append_is_handled_once_the_lines_are_whole(tmp_path, monkeypatch):
+    """The callback's signal handler runs in the main thread; when it interrupts the main thread's own
+    append (which holds the file lock), it waits until the append is done, then writes the summary and
+    hands the signal on."""
+    import signal
+
+    from ansible_collections.clusterops.commcheck.plugins.callback import commcheck_history
+
+    callback = commcheck_history.CallbackModule()
+    callback._plugin_options = {"write_summary": True, "fsync": False}
+    callback._dir, callback._run_id, callback._started, callback._fsync = str(tmp_path), "r1", True, False
+    handed_on = []
+    callback._previous_handlers = {signal.SIGTERM: lambda signum, frame: handed_on.append(signum)}
+    append = history.append_records
+
+    def append_while_a_signal_comes(directory, records, run_id, **kwargs):
+        if records[0]["kind"] != "summary":
+            callback._on_signal(signal.SIGTERM, None)
+            assert handed_on == [] and not callback._summary_written   # not yet: the append is not done
+        return append(directory, records, run_id, **kwargs)
+
+    monkeypatch.setattr(history, "append_records", append_while_a_signal_comes)
+    record, _removed = history.normalize_record(_rec(verdict="warn"))
+    callback._counts, callback._written = {"warn": 1}, 1
+    callback._write([record])
+    assert handed_on == [signal.SIGTERM]
+    lines = [json.loads(line) for line in _lines(str(tmp_path))]
+    assert [(r["kind"], r["verdict"]) for r in lines] == [("rdma_bw", "warn"), ("summary", "interrupted")]
+    assert lines[1]["signal"] == "SIGTERM" and lines[1]["partial_verdict"] == "warn"
+    # a second signal does not write a second summary, and is still handed on
+    callback._on_signal(signal.SIGTERM, None)
+    assert handed_on == [signal.SIGTERM, signal.SIGTERM] and len(_lines(str(tmp_path))) == 2
