@@ -12,6 +12,7 @@ own session so the whole process group is killed on timeout or stop.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import contextlib
 import os
 import select
 import shutil
@@ -87,6 +88,10 @@ def _result(argv, rc, stdout, stderr, timed_out, started):
 
 
 _LIVE = set()
+# While a command is being started its process already runs but is not in _LIVE
+# yet: a cleanup signal arriving then is held back until it is (see _starting).
+_STARTING = [0]
+_HELD_SIGNALS = []
 
 
 def stop_all():
@@ -121,14 +126,33 @@ def install_cleanup_handlers():
     these signals; our children live in their own sessions and would survive.
     """
     def _handler(signum, frame):
-        stop_all()
-        raise SystemExit(128 + signum)
+        if _STARTING[0]:
+            _HELD_SIGNALS.append(signum)
+            return
+        _stop_all_and_exit(signum)
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         try:
             signal.signal(sig, _handler)
         except (ValueError, OSError):
             pass
+
+
+def _stop_all_and_exit(signum):
+    stop_all()
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def _starting():
+    """Start a command inside this: a cleanup signal meanwhile stops it too, once it is in _LIVE."""
+    _STARTING[0] += 1
+    try:
+        yield
+    finally:
+        _STARTING[0] -= 1
+        if _HELD_SIGNALS and not _STARTING[0]:
+            _stop_all_and_exit(_HELD_SIGNALS.pop())
 
 
 class Background:
@@ -142,15 +166,16 @@ class Background:
         self._out = tempfile.TemporaryFile()
         self._err = tempfile.TemporaryFile()
         self.timed_out = False
-        try:
-            self.proc = subprocess.Popen(
-                self.argv, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
-                env=command_env(env), cwd=cwd, start_new_session=True, close_fds=True)
-        except OSError as exc:
-            self._out.close()
-            self._err.close()
-            raise CommandError("cannot start %s: %s" % (self.argv[0], exc))
-        _LIVE.add(self)
+        with _starting():
+            try:
+                self.proc = subprocess.Popen(
+                    self.argv, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
+                    env=command_env(env), cwd=cwd, start_new_session=True, close_fds=True)
+            except OSError as exc:
+                self._out.close()
+                self._err.close()
+                raise CommandError("cannot start %s: %s" % (self.argv[0], exc))
+            _LIVE.add(self)
 
     @property
     def pid(self):
