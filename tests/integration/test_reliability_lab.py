@@ -44,7 +44,7 @@ ANSIBLE_PLAYBOOK = os.path.join(oc.REPO, ".venv", "bin", "ansible-playbook")
 TRIPWIRE_TOOLS = ("ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_read_lat", "ib_send_bw", "iperf3", "mpirun",
                   "all_reduce_perf", "all_reduce_test", "kubectl")
 
-# (id, extra vars, what the error must say)
+# (id, extra vars, what the error must say: a fragment, or a tuple of fragments that must all be there)
 HOSTILE = [
     # wrong types and unknown choices (argument specs)
     ("port-not-a-number", {"commcheck_ib_port": "one"}, "commcheck_ib_port"),
@@ -63,7 +63,7 @@ HOSTILE = [
      "commcheck_tcp_extra_args"),
     ("env-ld-preload", {"commcheck_collective_env": {"LD_PRELOAD": "/tmp/evil.so"}}, "'LD_PRELOAD' is not allowed"),
     ("env-newline", {"commcheck_collective_env": {"NCCL_DEBUG": "INFO\nrm -rf /"}},
-     "the value of NCCL_DEBUG contains a control character"),
+     ("commcheck_collective_env: ", "NCCL_DEBUG", "contains a control character")),
     ("mca-key-command", {"commcheck_mpi_mca": {"plm_rsh_agent; id": "ssh"}}, "'plm_rsh_agent; id'"),
     ("environment-name", {"commcheck_environment": {"PATH;id": "/bin"}}, "commcheck_environment"),
     ("governor-command", {"commcheck_cpu_governor": "performance;reboot"}, "commcheck_cpu_governor"),
@@ -72,18 +72,20 @@ HOSTILE = [
     # path traversal
     ("run-id-traversal", {"commcheck_run_id": "../../etc/cron.d/x"}, "commcheck_run_id"),
     ("binary-dir-traversal", {"commcheck_collective_binary_dir": "/opt/nccl/../../../bin"},
-     "must not contain '..' (path traversal)"),
-    ("sysfs-traversal", {"commcheck_sysfs_root": "/sys/../../etc"}, "must not contain '..' (path traversal)"),
+     "commcheck_collective_binary_dir: '/opt/nccl/../../../bin' must not contain '..'"),
+    ("sysfs-traversal", {"commcheck_sysfs_root": "/sys/../../etc"},
+     "commcheck_sysfs_root: '/sys/../../etc' must not contain '..'"),
     ("mpirun-traversal", {"commcheck_collective_mpirun": "../../bin/sh"}, "commcheck_collective_mpirun"),
     ("device-traversal", {"commcheck_devices": ["../../mlx5_0"]}, "is not an RDMA device name"),
     ("report-dir-newline", {"commcheck_report_dir": "/tmp/report\n/etc"}, "contains a control character"),
     ("history-dir-tab", {"commcheck_history_dir": "/tmp/h\tx"}, "contains a control character"),
     # huge (and impossible) numbers
     ("port-huge", {"commcheck_ib_port": 99999999999999999999}, "commcheck_ib_port"),
-    ("gpus-huge", {"commcheck_gpus_per_node": 1000000000}, "commcheck_gpus_per_node: 1000000000 is out of range"),
-    ("gpus-negative", {"commcheck_gpus_per_node": -8}, "commcheck_gpus_per_node: -8 is out of range"),
+    ("gpus-huge", {"commcheck_gpus_per_node": 1000000000},
+     "commcheck_gpus_per_node: 1000000000 must be between 1 and 1024"),
+    ("gpus-negative", {"commcheck_gpus_per_node": -8}, "commcheck_gpus_per_node: -8 must be between 1 and 1024"),
     ("duration-huge", {"commcheck_rdma_duration": 10 ** 12}, "commcheck_rdma_duration"),
-    ("tcp-duration-zero", {"commcheck_tcp_duration": 0}, "commcheck_tcp_duration: 0 is out of range"),
+    ("tcp-duration-zero", {"commcheck_tcp_duration": 0}, "commcheck_tcp_duration: 0 must be between 1 and"),
     ("size-huge", {"commcheck_collective_max_bytes": "99999999999G"}, "commcheck_collective_max_bytes"),
     ("fraction-huge", {"commcheck_min_fraction": 1e308}, "commcheck_min_fraction"),
     ("port-number-huge", {"commcheck_rdma_base_port": 70000}, "commcheck_rdma_base_port"),
@@ -123,7 +125,7 @@ def local_hosts(tmp_path_factory):
     return {"base": base, "inventory": str(inventory), "tripwire": tripwire}
 
 
-def _run_hostile(local, case_id, extra):
+def _run_hostile(local, case_id, extra, playbook=oc.PLAYBOOK):
     work = local["base"] / case_id
     work.mkdir()
     history = work / "history"
@@ -138,7 +140,7 @@ def _run_hostile(local, case_id, extra):
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_HOST_KEY_CHECKING="false")
     env.pop("ANSIBLE_CONFIG", None)
     started = time.monotonic()
-    proc = subprocess.run([ANSIBLE_PLAYBOOK, "-i", local["inventory"], "-e", "@" + str(varfile), oc.PLAYBOOK],
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, "-i", local["inventory"], "-e", "@" + str(varfile), playbook],
                           cwd=oc.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, timeout=300, check=False)
     return {"proc": proc, "history": read_history(history), "report": report,
@@ -163,12 +165,26 @@ def test_hostile_value_is_refused_before_anything_runs(hostile_runs, local_hosts
     run = hostile_runs[case_id]
     out = run["proc"].stdout
     assert run["proc"].returncode == 2, out[-4000:]
-    assert expected in out, out[-4000:]
+    for fragment in expected if isinstance(expected, tuple) else (expected,):
+        assert fragment in out, out[-4000:]
     # nothing ran: no tool started, no check result, no report
     assert not sorted(p.name for p in local_hosts["tripwire"].glob("ran-*")), case_id
     assert [r for r in run["history"] if r.get("kind") != "summary"] == []
     assert not run["report"].exists()
     assert "Run every pair" not in out and "Look for the test tools" not in out
+
+
+def test_nccl_playbook_refuses_hostile_hosts(local_hosts):
+    """The collective role alone (playbooks/nccl.yml) names the bad option instead of failing inside a template."""
+    run = _run_hostile(local_hosts, "nccl-hosts-flag", {"commcheck_collective_hosts": ["--help"]},
+                       playbook="playbooks/nccl.yml")
+    out = run["proc"].stdout
+    assert run["proc"].returncode == 2, out[-4000:]
+    assert "Bad option(s), nothing was run: commcheck_collective_hosts: '--help' must not start with '-'" in out, \
+        out[-4000:]
+    assert "Task failed: ansible._internal" not in out and "has no element" not in out
+    assert not sorted(p.name for p in local_hosts["tripwire"].glob("ran-*"))
+    assert [r for r in run["history"] if r.get("kind") != "summary"] == []
 
 
 def test_good_values_pass_the_same_checks(local_hosts):

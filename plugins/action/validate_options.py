@@ -1,0 +1,230 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action clusterops.commcheck.validate_options: check every variable of roles before anything runs.
+
+Runs on the controller only and never contacts a host. Reads the roles'
+meta/argument_specs.yml, takes the values the task sees (the current host's,
+every precedence level) plus the host-level values of every other host of the
+play, and checks them with ``module_utils.role_options`` (types and choices
+of the specs, then the rule of each variable). Any problem fails the task
+with one message naming every bad option.
+
+Which value of another host is checked: a variable the current host gets
+from the host level (inventory, facts, extra vars) or from a default can
+differ per host; for those, every other host's own inventory value (or,
+when it has none, the default) is checked in that host's context. A variable
+the play, a role or a task sets (above the inventory) is the same for every
+host and is checked once.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+from collections.abc import Mapping
+
+import yaml
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.collections import is_sequence
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils import role_options
+
+ARGUMENT_SPEC = dict(
+    roles=dict(type="list", elements="str", required=True),
+    entry_point=dict(type="str", default="main"),
+)
+ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
+FQCN_PREFIX = "clusterops.commcheck."
+_MISSING = object()
+
+
+def role_name(name):
+    """'clusterops.commcheck.discover' or 'discover' -> 'discover'."""
+    return name[len(FQCN_PREFIX):] if name.startswith(FQCN_PREFIX) else name
+
+
+def load_specs(roles, roles_dir=ROLES_DIR):
+    """{role: the argument_specs mapping of its meta/argument_specs.yml}."""
+    specs = {}
+    for role in roles:
+        path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
+        with open(path) as handle:
+            specs[role] = (yaml.safe_load(handle) or {}).get("argument_specs") or {}
+    return specs
+
+
+def plain(value):
+    """A templated value as builtin types (dict, list, str, int, float, bool, None)."""
+    if isinstance(value, Mapping):
+        return dict((plain(k), plain(v)) for k, v in value.items())
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if is_sequence(value):
+        return [plain(v) for v in value]
+    return value
+
+
+def has_template(value):
+    """True when a raw value holds Jinja, so its templated value can differ per host."""
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value
+    if isinstance(value, Mapping):
+        return any(has_template(k) or has_template(v) for k, v in value.items())
+    if is_sequence(value):
+        return any(has_template(v) for v in value)
+    return False
+
+
+def _same(left, right):
+    try:
+        return bool(left is right or left == right)
+    except Exception:  # pylint: disable=broad-except
+        return False
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        roles = [role_name(r) for r in args["roles"]]
+        unknown = [r for r in roles if r not in role_options.ROLES]
+        if not roles or unknown:
+            result.update(failed=True, msg="clusterops.commcheck.validate_options: roles must be some of %s, got %s"
+                          % (", ".join(role_options.ROLES), ", ".join(unknown) or "none"))
+            return result
+        try:
+            specs = load_specs(role_options.ROLES)
+        except (OSError, IOError, yaml.YAMLError) as exc:
+            result.update(failed=True, msg="clusterops.commcheck.validate_options: cannot read the argument specs: %s"
+                          % exc)
+            return result
+        spec = role_options.merge_specs(specs, roles, args["entry_point"])
+        if not spec:
+            result.update(failed=True, msg="clusterops.commcheck.validate_options: the roles %s have no entry point %r"
+                          % (", ".join(roles), args["entry_point"]))
+            return result
+        all_specs = role_options.merge_specs(specs, role_options.ROLES)
+        problems, hosts = self._problems(spec, all_specs, task_vars)
+        result.update(changed=False, roles=roles, hosts=len(hosts))
+        if problems:
+            result.update(failed=True, msg=role_options.message(problems), problems=problems)
+        else:
+            result.update(checked=sorted(spec),
+                          msg="%d option(s) of %s checked on %d host(s)" % (len(spec), ", ".join(roles), len(hosts)))
+        return result
+
+    # ------------------------------------------------------------ values
+
+    def _template(self, option, value, problems):
+        try:
+            return plain(self._templar.template(value))
+        except AnsibleError as exc:
+            problems.append("%s: cannot be evaluated: %s" % (option, str(exc).splitlines()[0][:300]))
+            return _MISSING
+
+    def _current_values(self, spec, task_vars, problems):
+        values = {}
+        for option in spec:
+            if option in task_vars:
+                value = self._template(option, task_vars[option], problems)
+                if value is not _MISSING:
+                    values[option] = value
+        return values
+
+    @staticmethod
+    def _host_level(option, spec, task_vars, raw_current):
+        """True when the current host's value of ``option`` is host level (or a default), so others may differ."""
+        given = task_vars.get(option, _MISSING)
+        if option in raw_current:
+            return _same(given, raw_current[option])
+        return given is _MISSING or _same(given, spec[option].get("default"))
+
+    def _other_hosts(self, spec, task_vars):
+        """{host: {option: value (or _MISSING: the default)}} for the hosts whose own values differ."""
+        hostvars = task_vars.get("hostvars")
+        current = task_vars.get("inventory_hostname")
+        hosts = [h for h in (task_vars.get("ansible_play_hosts_all") or []) if h != current]
+        if not hosts or hostvars is None or not hasattr(hostvars, "raw_get"):
+            return {}
+        raw_current = hostvars.raw_get(current)
+        if not isinstance(raw_current, Mapping):
+            return {}
+        options = [o for o in spec if self._host_level(o, spec, task_vars, raw_current)]
+        differ = {}
+        for host in hosts:
+            raw = hostvars.raw_get(host)
+            if not isinstance(raw, Mapping):
+                continue
+            own = {}
+            for option in options:
+                mine, theirs = raw_current.get(option, _MISSING), raw.get(option, _MISSING)
+                if theirs is _MISSING and mine is _MISSING:
+                    continue
+                if theirs is _MISSING:
+                    own[option] = _MISSING
+                elif mine is _MISSING or not _same(mine, theirs) or has_template(theirs):
+                    own[option] = theirs
+            if own:
+                differ[host] = own
+        return differ
+
+    def _host_values(self, host, own, base, spec, task_vars, problems):
+        values = dict(base)
+        host_vars = None
+        for option, raw in own.items():
+            if raw is _MISSING:
+                values.pop(option, None)
+                if "default" in spec[option]:
+                    values[option] = spec[option]["default"]
+                continue
+            try:
+                if host_vars is None:
+                    host_vars = task_vars["hostvars"][host]
+                values[option] = plain(host_vars[option])
+            except (AnsibleError, KeyError) as exc:
+                values.pop(option, None)
+                problems.append("%s: cannot be evaluated: %s" % (option, str(exc).splitlines()[0][:300]))
+        return values
+
+    # ------------------------------------------------------------ problems
+
+    def _problems(self, spec, all_specs, task_vars):
+        current = task_vars.get("inventory_hostname", "localhost")
+        hosts = list(task_vars.get("ansible_play_hosts_all") or [])
+        if current not in hosts:
+            hosts.insert(0, current)
+        known = list(((task_vars.get("groups") or {}).get("all")) or []) + hosts
+
+        memo = {}
+        base_problems = []
+        base = self._current_values(spec, task_vars, base_problems)
+        base_problems += role_options.check_values(spec, base, known, all_specs, memo)
+        by_host = {current: base_problems}
+        seen = {}
+        for host, own in self._other_hosts(spec, task_vars).items():
+            problems = []
+            values = self._host_values(host, own, base, spec, task_vars, problems)
+            key = repr(sorted((k, v) for k, v in values.items() if not _same(v, base.get(k, _MISSING))))
+            if key not in seen:
+                seen[key] = role_options.check_values(spec, values, known, all_specs, memo)
+            by_host[host] = problems + seen[key]
+        for host in hosts:
+            by_host.setdefault(host, base_problems)
+        return role_options.merge_host_problems(by_host, hosts), hosts

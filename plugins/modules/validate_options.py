@@ -1,0 +1,121 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: validate_options
+short_description: Check every variable of commcheck roles before anything runs
+version_added: 1.0.0
+description:
+  - Checks the variables of the roles named in O(roles) once, on the controller, before the roles run anything on
+    a host. Each value is checked against the type and choices of the role's C(meta/argument_specs.yml), then
+    against the rule of that variable - ranges of numbers, names (RDMA devices, Kubernetes objects, hosts), paths
+    without C(..), programs (an absolute path or a command name, never relative), message sizes, the extra
+    arguments of perftest and iperf3, environment and MCA names, and the options that go together.
+  - A value that is not set is checked as its default. A variable that can differ per host (set in the inventory,
+    as a fact or from a template) is checked for every host of the play, not only the one the task runs for.
+  - >-
+    Any problem fails the task with one message that says nothing was run and names every bad option, as
+    C(<option>: <why>) separated by semicolons, quoting at most 200 characters of a value; a problem that only
+    some hosts have names them.
+  - Every role of the collection calls it as its first task (C(run_once), C(any_errors_fatal)); the one-click role
+    C(clusterops.commcheck.commcheck) checks all the roles it runs at once and its roles do not check again.
+  - This is an action plugin; it runs on the controller only and never connects to a host.
+author:
+  - commcheck developers (@clusterops)
+options:
+  roles:
+    description:
+      - The roles whose variables are checked (C(discover), C(rdma_perf), C(collective), C(tcp_perf), C(report),
+        C(k8s_pods), C(quarantine), C(commcheck)), by short name or C(clusterops.commcheck.<role>).
+      - A variable several roles share takes the type and choices of the first role listed that has it.
+    type: list
+    elements: str
+    required: true
+  entry_point:
+    description: The entry point of the roles' argument specs.
+    type: str
+    default: main
+attributes:
+  check_mode:
+    support: full
+    description: Nothing changes in either mode; the check runs in check mode too.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  platform:
+    support: full
+    platforms: all
+    description: Runs on the controller.
+notes:
+  - Run it with C(run_once=true) and C(any_errors_fatal=true) so that one bad value on any host stops the play
+    before anything runs.
+  - Values are templated as the task sees them; a value that cannot be evaluated is reported as a problem.
+seealso:
+  - module: ansible.builtin.validate_argument_spec
+'''
+
+EXAMPLES = r'''
+- name: Check the options of this role before anything runs
+  clusterops.commcheck.validate_options:
+    roles: collective
+  run_once: true
+  any_errors_fatal: true
+
+- name: Check the options of every role the one-click run uses, once
+  clusterops.commcheck.validate_options:
+    roles: [commcheck, discover, rdma_perf, collective, tcp_perf, report, quarantine]
+  run_once: true
+  any_errors_fatal: true
+'''
+
+RETURN = r'''
+roles:
+  description: The roles checked (short names).
+  returned: always
+  type: list
+  elements: str
+  sample: [collective]
+checked:
+  description: The variables checked.
+  returned: success
+  type: list
+  elements: str
+  sample: [commcheck_collective_hosts, commcheck_collective_library, commcheck_collective_ops]
+hosts:
+  description: How many hosts' values were checked.
+  returned: always
+  type: int
+  sample: 4
+problems:
+  description: >-
+    One C(<option>: <why>) per problem, with C((on <hosts>)) when not every host has it.
+  returned: failure
+  type: list
+  elements: str
+  sample: ["commcheck_collective_hosts: '--help' must not start with '-' (it would be read as an option)"]
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    # The action plugin of the same name runs instead of this module; it needs
+    # the variables and the roles of the play, which only the controller has.
+    module = AnsibleModule(
+        argument_spec=dict(
+            roles=dict(type="list", elements="str", required=True),
+            entry_point=dict(type="str", default="main"),
+        ),
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="clusterops.commcheck.validate_options runs as an action plugin on the controller; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()
