@@ -24,22 +24,28 @@ options:
     type: dict
     suboptions:
       namespace:
-        description: Namespace of the pod.
+        description: Namespace of the pod (a DNS-1123 label).
         type: str
         default: default
       pod:
-        description: Name of the pod.
+        description: Name of the pod (a Kubernetes name; never one that starts with C(-)).
         type: str
       container:
-        description: Container in the pod; the pod's default container when omitted.
+        description: Container in the pod (a DNS-1123 label); the pod's default container when omitted.
         type: str
       context:
-        description: kubeconfig context to use.
+        description:
+          - kubeconfig context to use. Letters, digits and C(_.@:/-), not starting with C(-)
+            (the names cloud CLIs write, such as C(arn:aws:eks:...) or C(gke_project_zone_name), fit).
         type: str
       kubeconfig:
-        description: Path of the kubeconfig file; its contents are never logged.
+        description:
+          - Path of the kubeconfig file; its contents are never logged.
+          - An absolute path without C(..) components.
         type: path
       binary:
-        description: Path of the kubectl binary; found on E(PATH) when omitted.
+        description:
+          - The kubectl binary, an absolute path to an executable file or a bare command name found on
+            E(PATH). Relative paths and C(..) are refused. C(kubectl) from E(PATH) when omitted.
         type: path
 '''

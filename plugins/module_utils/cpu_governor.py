@@ -17,23 +17,34 @@ import glob
 import os
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import show
+
 _CPU_DIR = re.compile(r"^cpu(\d+)$")
 GOVERNOR_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+# The largest CPU number Linux can have (NR_CPUS is at most 8192).
+CPU_MAX = 8191
 
 
 class GovernorError(Exception):
     """Bad input or a failed write; the message says which and why."""
 
 
+def _cpu_number(text, value):
+    number = int(text)
+    if number > CPU_MAX:
+        raise GovernorError("%s is not a CPU: CPU numbers go up to %d" % (show(value), CPU_MAX))
+    return number
+
+
 def cpu_key(value):
     """'cpu3', '3' or 3 -> 'cpu3'; raises GovernorError otherwise."""
     text = str(value).strip()
     if text.isdigit():
-        return "cpu%d" % int(text)
+        return "cpu%d" % _cpu_number(text, value)
     match = _CPU_DIR.match(text)
     if match:
-        return "cpu%d" % int(match.group(1))
-    raise GovernorError("%r is not a CPU (use 3 or cpu3)" % (value,))
+        return "cpu%d" % _cpu_number(match.group(1), value)
+    raise GovernorError("%s is not a CPU (use 3 or cpu3)" % show(value))
 
 
 def parse_cpu_list(items):
@@ -46,9 +57,9 @@ def parse_cpu_list(items):
                 continue
             match = re.match(r"^(\d+)\s*-\s*(\d+)$", part)
             if match:
-                low, high = int(match.group(1)), int(match.group(2))
+                low, high = _cpu_number(match.group(1), part), _cpu_number(match.group(2), part)
                 if low > high:
-                    raise GovernorError("CPU range %r goes backwards" % part)
+                    raise GovernorError("CPU range %s goes backwards" % show(part))
                 out.update("cpu%d" % n for n in range(low, high + 1))
             else:
                 out.add(cpu_key(part))
@@ -107,7 +118,7 @@ def plan_changes(cpus, governor=None, governors=None, selected=None):
             targets[name] = value
     for name, wanted in sorted(targets.items()):
         if not isinstance(wanted, str) or not GOVERNOR_NAME.match(wanted):
-            raise GovernorError("%r is not a governor name" % (wanted,))
+            raise GovernorError("%s is not a governor name" % show(wanted))
         if name not in cpus:
             raise GovernorError("%s has no cpufreq scaling_governor under this sysfs root" % name)
         available = cpus[name].get("available")
@@ -141,7 +152,7 @@ def apply_changes(cpus, changes):
             done.append(name)
             now = _read(cpus[name]["path"])
             if now != changes[name][1]:
-                raise GovernorError("%s still reads %r after writing %r" % (name, now, changes[name][1]))
+                raise GovernorError("%s still reads %s after writing %s" % (name, show(now), show(changes[name][1])))
     except (IOError, OSError, GovernorError) as exc:
         restored = []
         for name in done:

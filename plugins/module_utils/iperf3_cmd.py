@@ -14,9 +14,12 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import cli_grammar, option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.perftest_cmd import (
     ArgumentError,
-    check_extra_args as _check_extra_args,
+    check_extra_args as _check_tokens,
+    checked,
     shell_meta_error,
     valid_address,
 )
@@ -25,17 +28,58 @@ ROLES = ("server", "client")
 DEFAULT_PORT = 5201
 DURATION_MAX = 86400
 PARALLEL_MAX = 128
+OMIT_MAX = 600
+TIMEOUT_MAX = 86400
+RAIL_MAX = 1023
+STEP_MAX = 10000
+ROUND_MAX = 1000000
+EXPECTED_GBPS_MAX = 100000
 
+# iperf3's own option table (src/iperf_api.c, iperf_parse_arguments): the
+# getopt_long short string and long options of iperf3 3.12 (Debian 12) and of
+# the newest release, together; options that only some builds have
+# (HAVE_SSL, HAVE_SCTP_H, HAVE_TCP_KEEPALIVE... in the source) are listed too.
+IPERF3_SHORTOPTS = "p:f:i:D1VJvsc:ub:t:n:k:l:P:Rw:B:M:N46S:L:ZO:F:A:T:C:dI:mhX:"
+_R, _N, _O = cli_grammar.REQUIRED_ARGUMENT, cli_grammar.NO_ARGUMENT, cli_grammar.OPTIONAL_ARGUMENT
+IPERF3_LONGOPTS = (
+    ("port", _R, "p"), ("format", _R, "f"), ("interval", _R, "i"), ("daemon", _N, "D"), ("one-off", _N, "1"),
+    ("verbose", _N, "V"), ("json", _N, "J"), ("json-stream", _N, None), ("json-stream-full-output", _N, None),
+    ("version", _N, "v"), ("server", _N, "s"), ("client", _R, "c"), ("udp", _N, "u"), ("bitrate", _R, "b"),
+    ("bandwidth", _R, "b"), ("server-bitrate-limit", _R, None), ("server-max-duration", _R, None),
+    ("time", _R, "t"), ("bytes", _R, "n"), ("blockcount", _R, "k"), ("length", _R, "l"), ("parallel", _R, "P"),
+    ("reverse", _N, "R"), ("bidir", _N, None), ("window", _R, "w"), ("bind", _R, "B"), ("bind-dev", _R, None),
+    ("cport", _R, None), ("set-mss", _R, "M"), ("no-delay", _N, "N"), ("version4", _N, "4"),
+    ("version6", _N, "6"), ("tos", _R, "S"), ("dscp", _R, None), ("extra-data", _R, None),
+    ("flowlabel", _R, "L"), ("zerocopy", _N, "Z"), ("omit", _R, "O"), ("file", _R, "F"),
+    ("repeating-payload", _N, None), ("timestamps", _O, None), ("affinity", _R, "A"), ("title", _R, "T"),
+    ("congestion", _R, "C"), ("linux-congestion", _R, "C"), ("sctp", _N, None), ("nstreams", _R, None),
+    ("xbind", _R, "X"), ("pidfile", _R, "I"), ("logfile", _R, None), ("forceflush", _N, None),
+    ("get-server-output", _N, None), ("udp-counters-64bit", _N, None), ("no-fq-socket-pacing", _N, None),
+    ("dont-fragment", _N, None), ("skip-rx-copy", _N, None), ("username", _R, None),
+    ("rsa-public-key-path", _R, None), ("rsa-private-key-path", _R, None), ("authorized-users-path", _R, None),
+    ("time-skew-threshold", _R, None), ("use-pkcs1-padding", _N, None), ("fq-rate", _R, None),
+    ("pacing-timer", _R, None), ("connect-timeout", _R, None), ("idle-timeout", _R, None),
+    ("rcv-timeout", _R, None), ("snd-timeout", _R, None), ("cntl-ka", _O, None), ("mptcp", _N, "m"),
+    ("gsro", _N, None), ("debug", _O, "d"), ("help", _N, "h"),
+)
+IPERF3_GRAMMAR = cli_grammar.Grammar("iperf3", IPERF3_SHORTOPTS, IPERF3_LONGOPTS)
+
+# Options the module sets itself (canonical keys: -p stands for --port, --po,
+# -p1...), and those that write files, daemonize or change the output format.
 MANAGED_OPTIONS = {
-    "-s": "role", "--server": "role", "-c": "server", "--client": "server", "-p": "tcp_port",
-    "--port": "tcp_port", "-B": "bind", "--bind": "bind", "-t": "duration", "--time": "duration",
-    "-P": "parallel", "--parallel": "parallel", "-R": "reverse", "--reverse": "reverse",
-    "--bidir": "bidirectional", "-O": "omit", "--omit": "omit", "-J": "(JSON output)", "--json": "(JSON output)",
-    "-1": "(one-off server)", "--one-off": "(one-off server)", "-D": "(daemon)", "--daemon": "(daemon)",
-    "--logfile": "(output)", "-I": "(pidfile)", "--pidfile": "(pidfile)", "-F": "(file)", "--file": "(file)",
-    "-h": "(help)", "--help": "(help)", "-v": "(version)", "--version": "(version)",
-    "-n": "duration", "--bytes": "duration", "-k": "duration", "--blockcount": "duration",
+    "-s": "role", "-c": "server", "-p": "tcp_port", "-B": "bind", "-t": "duration", "-P": "parallel",
+    "-R": "reverse", "--bidir": "bidirectional", "-O": "omit", "-n": "duration", "-k": "duration",
+    "-J": "(JSON output)", "--json-stream": "(JSON output)", "--json-stream-full-output": "(JSON output)",
+    "-1": "(one-off server)", "-D": "(daemon)", "--logfile": "(output)", "-I": "(pidfile)", "-F": "(file)",
+    "-h": "(help)", "-v": "(version)",
 }
+IPERF3_RULES = cli_grammar.ArgumentRules(
+    IPERF3_GRAMMAR, managed=MANAGED_OPTIONS,
+    value_rules={
+        "--rsa-public-key-path": cli_grammar.path_value, "--rsa-private-key-path": cli_grammar.path_value,
+        "--authorized-users-path": cli_grammar.path_value,
+        "--bind-dev": lambda label, value: option_rules.check_name(label, value, "netdev"),
+    })
 
 CATALOG = {
     "tool_missing": (
@@ -68,19 +112,37 @@ _CONNECT_RE = re.compile(r"unable to connect to server|server is busy|Connection
                          r"unable to receive control message|No route to host", re.I)
 
 
+def check_extra_args(extra_args):
+    """extra_args for iperf3, read with iperf3's own option grammar (see perftest_cmd.check_extra_args)."""
+    return _check_tokens(extra_args, IPERF3_RULES)
+
+
 def _int(params, key, low, high):
     value = params.get(key)
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
     try:
         number = int(value)
-    except (TypeError, ValueError):
-        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+    except (TypeError, ValueError, OverflowError):
+        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
+    if isinstance(value, float) and value != number:
+        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
     if number < low or number > high:
-        raise ArgumentError("%s must be between %d and %d, got %d" % (key, low, high, number))
+        raise ArgumentError("%s must be between %d and %d, got %s" % (key, low, high, show(number)))
     return number
+
+
+def check_side_labels(p):
+    """What a side carries only to be reported back (peer, rail, step, round, expected_gbps)."""
+    if p.get("peer") is not None:
+        checked(option_rules.check_text, "peer", p["peer"], 255)
+    _int(p, "rail", 0, RAIL_MAX)
+    _int(p, "step", 0, STEP_MAX)
+    _int(p, "round", 0, ROUND_MAX)
+    if p.get("expected_gbps") is not None:
+        checked(option_rules.check_number, "expected_gbps", p["expected_gbps"], 0, EXPECTED_GBPS_MAX)
 
 
 def normalize(params):
@@ -92,16 +154,17 @@ def normalize(params):
             raise ArgumentError(err)
     role = p.get("role")
     if role not in ROLES:
-        raise ArgumentError("role must be one of %s, got %r" % (", ".join(ROLES), role))
+        raise ArgumentError("role must be one of %s, got %s" % (", ".join(ROLES), show(role)))
     server = p.get("server")
     if role == "client":
         if not server:
             raise ArgumentError("server (the address of the server side) is required for role=client")
         if not valid_address(server):
-            raise ArgumentError("server %r is not a host name or an IP address" % (server,))
+            raise ArgumentError("server %s is not a host name or an IP address" % show(server))
     bind = p.get("bind")
     if bind not in (None, "") and not valid_address(bind):
-        raise ArgumentError("bind %r is not a host name or an IP address" % (bind,))
+        raise ArgumentError("bind %s is not a host name or an IP address" % show(bind))
+    check_side_labels(p)
     out = {
         "role": role,
         "server": server if role == "client" else None,
@@ -109,11 +172,11 @@ def normalize(params):
         "tcp_port": _int(p, "tcp_port", 1, 65535) or DEFAULT_PORT,
         "duration": _int(p, "duration", 1, DURATION_MAX) or 10,
         "parallel": _int(p, "parallel", 1, PARALLEL_MAX),
-        "omit": _int(p, "omit", 0, 600),
+        "omit": _int(p, "omit", 0, OMIT_MAX),
         "reverse": bool(p.get("reverse")),
         "bidirectional": bool(p.get("bidirectional")),
-        "extra_args": _check_extra_args(p.get("extra_args"), managed=MANAGED_OPTIONS),
-        "timeout": _int(p, "timeout", 1, 86400) or 60,
+        "extra_args": check_extra_args(p.get("extra_args")),
+        "timeout": _int(p, "timeout", 1, TIMEOUT_MAX) or 60,
         "connect_retries": _int(p, "connect_retries", 0, 100000),
     }
     if out["reverse"] and out["bidirectional"]:
@@ -127,6 +190,8 @@ def normalize(params):
 def build_argv(params, binary=None):
     """argv of one iperf3 side (validated with ``normalize``)."""
     p = normalize(params)
+    if binary is not None:
+        checked(option_rules.check_binary, "binary", binary, None, False)
     argv = [binary or "iperf3"]
     if p["role"] == "server":
         argv += ["-s", "-1", "-J", "-p", str(p["tcp_port"])]

@@ -26,6 +26,10 @@ __metaclass__ = type
 import ipaddress
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import check_dns_label
+
 SCRIPT_NAME = "kubexec.sh"
 CONFIG_NAME = "kubexec.conf"
 DEFAULT_DIR = "/tmp/commcheck-kubexec"
@@ -88,11 +92,8 @@ INSTALL_SH = (
     '&& printf "%s" "$c" > "$d/kubexec.conf" && echo written'
 )
 
-_DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*$")
+# Open MPI splits its agent on spaces: the directory holds no space or shell character.
 _PATH = re.compile(r"^/[A-Za-z0-9._/+-]{0,1023}$")
-_COMMAND = re.compile(r"^[A-Za-z0-9._/+-]{1,1024}$")
 
 EXEC_RULES = [
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
@@ -101,33 +102,48 @@ EXEC_RULES = [
 ]
 
 
-class KubexecError(ValueError):
+class KubexecError(option_rules.OptionError):
     """A value that cannot go into the agent's configuration."""
+
+
+def _checked(check, *args):
+    """An option_rules check whose OptionError comes out as KubexecError."""
+    try:
+        return check(*args)
+    except KubexecError:
+        raise
+    except option_rules.OptionError as exc:
+        raise KubexecError(str(exc))
+
+
+def _check_label(option, value):
+    """A DNS-1123 label (namespace, container, service account)."""
+    return _checked(check_dns_label, option, value)
 
 
 def check_dir(path):
     """An absolute directory without spaces or shell-special characters (Open MPI splits the agent on spaces)."""
-    if not isinstance(path, str) or not _PATH.match(path) or "/../" in path + "/" or path.rstrip("/") == "":
-        raise KubexecError("mpi agent directory %r must be an absolute path of letters, digits and ._/+-" % (path,))
+    path = _checked(option_rules.check_path, "mpi agent directory", path)
+    if not _PATH.match(path) or path == "/":
+        raise KubexecError("mpi agent directory %s must be an absolute path of letters, digits and ._/+- "
+                           "(not /)" % show(path))
     return path.rstrip("/")
 
 
 def check_kubectl(binary):
-    """The kubectl inside the pods: a bare name on PATH or an absolute path."""
-    if not isinstance(binary, str) or not _COMMAND.match(binary) or binary.startswith("-"):
-        raise KubexecError("kubectl binary %r must be a command name or an absolute path" % (binary,))
-    return binary
+    """The kubectl inside the pods: a bare name (found on the pods' PATH) or an absolute path; not checked here."""
+    return _checked(option_rules.check_binary, "mpi agent kubectl", binary, None, False)
 
 
 def _check_host_key(key):
     if not isinstance(key, str) or not key:
-        raise KubexecError("host name or address must be a non-empty string, got %r" % (key,))
+        raise KubexecError("host name or address must be a non-empty string, got %s" % show(key))
     try:
         return str(ipaddress.ip_address(key))
     except ValueError:
         pass
-    if key.startswith("-") or not _HOSTNAME.match(key):
-        raise KubexecError("%r is not a host name or an IP address" % (key,))
+    if not option_rules.is_host(key):
+        raise KubexecError("%s is not a host name or an IP address" % show(key))
     return key
 
 
@@ -146,16 +162,13 @@ def agent_config(pods, namespace, container=None, kubectl="kubectl"):
     ``pods`` are test pod summaries (name, address, pod_ip, network_ips); a key
     that two pods claim is refused (mpirun would reach the wrong pod).
     """
-    if not _DNS_LABEL.match(namespace or ""):
-        raise KubexecError("namespace %r is not a valid Kubernetes namespace" % (namespace,))
-    if container is not None and not _DNS_LABEL.match(container):
-        raise KubexecError("container %r is not a valid container name" % (container,))
+    _check_label("namespace", namespace)
+    if container is not None:
+        _check_label("container", container)
     lines = ["kubectl %s" % check_kubectl(kubectl), "namespace %s" % namespace]
     owner = {}
     for pod in pods or []:
-        name = pod.get("name")
-        if not isinstance(name, str) or not _DNS_NAME.match(name):
-            raise KubexecError("pod name %r is not a valid Kubernetes name" % (name,))
+        name = _checked(option_rules.check_name, "pod name", pod.get("name"), "k8s_name")
         for key in pod_host_keys(pod):
             key = _check_host_key(key)
             if owner.get(key, name) != name:
@@ -200,12 +213,9 @@ def mca_options(directory, extra=None):
 
 def rbac_manifests(namespace, service_account="commcheck", name=None):
     """ServiceAccount, Role and RoleBinding that let the test pods ``kubectl exec`` into each other."""
-    for key, value in (("namespace", namespace), ("service_account", service_account)):
-        if not isinstance(value, str) or not _DNS_LABEL.match(value):
-            raise KubexecError("%s %r must be a DNS-1123 label" % (key, value))
-    name = name or "%s-kubexec" % service_account
-    if not _DNS_LABEL.match(name):
-        raise KubexecError("name %r must be a DNS-1123 label" % (name,))
+    _check_label("namespace", namespace)
+    _check_label("service_account", service_account)
+    name = _check_label("name", name or "%s-kubexec" % service_account)
     labels = {"app.kubernetes.io/name": "commcheck"}
     meta = {"namespace": namespace, "labels": labels}
     return [

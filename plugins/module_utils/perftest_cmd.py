@@ -23,6 +23,8 @@ import ipaddress
 import re
 import time
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import cli_grammar, option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import controller_gone
 
 TESTS = ("write", "read", "send", "atomic")
@@ -40,31 +42,97 @@ GID_MIN, GID_MAX = 0, 255
 DURATION_MAX = 86400
 TIMEOUT_MAX = 86400
 GPU_MAX = 1023
+# Ranges of what a side only carries to be reported back.
+RAIL_MAX = 1023
+STEP_MAX = 10000
+ROUND_MAX = 1000000
+EXPECTED_GBPS_MAX = 100000
 
-DEVICE_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+DEVICE_RE = option_rules.NAME_KINDS["rdma_device"][0]
 # A token of extra_args: an option or a value, without any shell
 # metacharacter, quote, glob or whitespace.
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.,:=/+@%-]+$")
-HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*\.?$")
 SHELL_META = set(";&|$`<>(){}[]*?!~'\"\\\n\r\t #")
 
-# Options the module sets itself: extra_args may not repeat them (the parsed
+# perftest's own option table (src/perftest_parameters.c, parser of every
+# ib_*_bw / ib_*_lat tool): the getopt_long short string and long options of
+# perftest 4.5-0.17 (Debian 12) and of the newest release, together; options
+# that only some builds have (HAVE_* in the source) are listed too.
+PERFTEST_SHORTOPTS = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:M:r:Q:A:l:D:f:B:T:L:E:J:j:K:k:X:W:aFegzRvhbNVCHUOZP"
+_R, _N = cli_grammar.REQUIRED_ARGUMENT, cli_grammar.NO_ARGUMENT
+PERFTEST_LONGOPTS = (
+    ("port", _R, "p"), ("ib-dev", _R, "d"), ("ib-port", _R, "i"), ("mtu", _R, "m"), ("size", _R, "s"),
+    ("iters", _R, "n"), ("tx-depth", _R, "t"), ("qp-timeout", _R, "u"), ("sl", _R, "S"), ("gid-index", _R, "x"),
+    ("all", _N, "a"), ("CPU-freq", _N, "F"), ("connection", _R, "c"), ("qp", _R, "q"), ("events", _N, "e"),
+    ("vector", _R, "X"), ("inline_size", _R, "I"), ("outs", _R, "o"), ("mcg", _N, "g"), ("comm_rdma_cm", _N, "z"),
+    ("rdma_cm", _N, "R"), ("tos", _R, "T"), ("hop_limit", _R, "L"), ("help", _N, "h"), ("MGID", _R, "M"),
+    ("rx-depth", _R, "r"), ("bidirectional", _N, "b"), ("cq-mod", _R, "Q"), ("noPeak", _N, "N"),
+    ("version", _N, "V"), ("report-cycles", _N, "C"), ("report-histogrm", _N, "H"), ("report-unsorted", _N, "U"),
+    ("atomic_type", _R, "A"), ("dualport", _N, "O"), ("post_list", _R, "l"), ("duration", _R, "D"),
+    ("margin", _R, "f"), ("source_mac", _R, "B"), ("dest_mac", _R, "E"), ("dest_ip", _R, "J"),
+    ("source_ip", _R, "j"), ("dest_port", _R, "K"), ("source_port", _R, "k"), ("ethertype", _R, "Y"),
+    ("limit_bw", _R, "w"), ("limit_msgrate", _R, "y"), ("server", _N, "Z"), ("client", _N, "P"),
+    ("mac_fwd", _N, "v"), ("use_rss", _N, "G"), ("report-counters", _R, "W"),
+)
+# long options without a short form: those that take a value, then the flags
+_PERFTEST_LONG_WITH_VALUE = (
+    "force-link", "remote_mac", "local_mac", "remote_ip", "local_ip", "remote_port", "local_port", "pkey_index",
+    "burst_size", "typical_pkt_size", "rate_limit", "rate_limit_type", "rate_units", "output", "out_json_file",
+    "latency_gap", "flow_label", "retry_count", "payload_file_path", "use_cuda", "use_cuda_bus_id",
+    "cuda_mem_type", "use_musa", "use_musa_bus_id", "use_rocm", "use_neuron", "use_hl", "use_mlu", "use_opencl",
+    "opencl_platform_id", "use_ib_dm_dmabuf", "gpu_touch", "mmap", "mmap-offset", "dlid", "tclass",
+    "wait_destroy", "flows", "flows_burst", "reply_every", "vlan_pcp", "recv_post_list", "aes_block_size",
+    "kek_path", "credentials_path", "data_enc_keys_number", "data_enc_key_app_path", "log_dci_streams",
+    "log_active_dci_streams", "congest_type", "bind_source_ip", "cqe_poll", "tph_mem", "cpu_id", "ph",
+    "pin_cores", "numa_node", "inline_recv")
+_PERFTEST_LONG_FLAGS = (
+    "run_infinitely", "report_gbits", "use-srq", "no_lock", "use-null-mr", "report-both", "reversed", "tcp",
+    "cpu_util", "out_json", "dont_xchg_versions", "use_cuda_dmabuf", "use_cuda_pcie_mapping", "use_data_direct",
+    "use_musa_dmabuf", "use_musa_pcie_mapping", "use_rocm_dmabuf", "use_neuron_dmabuf", "use_mlu_dmabuf", "ipv6",
+    "ipv6-addr", "raw_ipv6", "report-per-port", "odp", "use_hugepages", "use_old_post_send", "promiscuous",
+    "sniffer", "raw_mcast", "mr_per_qp", "perform_warm_up", "vlan_en", "aes_xts", "encrypt_on_tx", "sig_before",
+    "disable_pcie_relaxed", "use_ooo", "write_with_imm", "send_with_imm", "no_enhanced_reorder",
+    "unsolicited_write", "connectionless", "disable_dynamic_polling", "sig_offload", "data_validation",
+    "data_validation_debug", "disable_numa")
+PERFTEST_LONGOPTS += tuple((name, _R, None) for name in _PERFTEST_LONG_WITH_VALUE)
+PERFTEST_LONGOPTS += tuple((name, _N, None) for name in _PERFTEST_LONG_FLAGS)
+PERFTEST_GRAMMAR = cli_grammar.Grammar("perftest", PERFTEST_SHORTOPTS, PERFTEST_LONGOPTS)
+
+# Options the module sets itself (by their canonical key: -p stands for --port,
+# --po, -p1...): extra_args may not set them in any spelling (the parsed
 # settings would no longer match the module's parameters).
 MANAGED_OPTIONS = {
-    "-d": "device", "--ib-dev": "device", "-i": "ib_port", "--ib-port": "ib_port",
-    "-x": "gid_index", "--gid-index": "gid_index", "-p": "tcp_port", "--port": "tcp_port",
-    "-s": "size", "--size": "size", "-a": "all_sizes", "--all": "all_sizes",
-    "-n": "iterations", "--iters": "iterations", "-D": "duration", "--duration": "duration",
-    "-q": "qps", "--qp": "qps", "-b": "bidirectional", "--bidirectional": "bidirectional",
-    "-R": "rdma_cm", "--rdma_cm": "rdma_cm", "-m": "mtu", "--mtu": "mtu",
-    "--use_cuda": "use_cuda", "--report_gbits": "report_gbits",
-    "--out_json": "(output format)", "--out_json_file": "(output format)",
-    "-h": "(help)", "--help": "(help)", "-V": "(version)", "--version": "(version)",
-    "--run_infinitely": "(never ends)",
+    "-d": "device", "-i": "ib_port", "-x": "gid_index", "-p": "tcp_port", "-s": "size", "-a": "all_sizes",
+    "-n": "iterations", "-D": "duration", "-q": "qps", "-b": "bidirectional", "-R": "rdma_cm", "-m": "mtu",
+    "--use_cuda": "use_cuda", "--use_cuda_bus_id": "use_cuda", "--report_gbits": "report_gbits",
+    "-Z": "role", "-P": "role",
+    "--out_json": "(output format)", "--out_json_file": "(output format)", "--output": "(output format)",
+    "-h": "(help)", "-V": "(version)", "--run_infinitely": "(never ends)",
+}
+# Options extra_args may not hold at all, and why.
+REFUSED_OPTIONS = {
+    "--mmap": "perftest maps that file as its test buffer and writes into it",
+    "--kek_path": "perftest runs it through a shell (system()) to make AES-XTS keys",
+    "--data_enc_key_app_path": "perftest runs it through a shell (system()) to make AES-XTS keys",
+    "--credentials_path": "AES-XTS needs --kek_path and --data_enc_key_app_path, which perftest runs through a shell",
 }
 
 
-class ArgumentError(ValueError):
+def _counter_list(label, value):
+    """--report-counters: comma-separated counter files under the port's sysfs directory."""
+    for item in value.split(","):
+        option_rules.check_path(label, item, absolute=False)
+        if item.startswith("/"):
+            option_rules.fail(label, value, "must name counters relative to the port (counters/NAME)")
+    return value
+
+
+PERFTEST_RULES = cli_grammar.ArgumentRules(
+    PERFTEST_GRAMMAR, managed=MANAGED_OPTIONS, refused=REFUSED_OPTIONS,
+    value_rules={"--payload_file_path": cli_grammar.path_value, "-W": _counter_list})
+
+
+class ArgumentError(option_rules.OptionError):
     """An option value that must not reach a command line."""
 
 
@@ -78,7 +146,7 @@ def shell_meta_error(name, value):
     if isinstance(value, str):
         bad = sorted(set(value) & SHELL_META)
         if bad:
-            return "%s %r contains shell metacharacter(s) %s" % (name, value, " ".join(repr(c) for c in bad))
+            return "%s %s contains shell metacharacter(s) %s" % (name, show(value), " ".join(repr(c) for c in bad))
         return None
     if isinstance(value, (list, tuple)):
         for idx, item in enumerate(value):
@@ -95,13 +163,17 @@ def shell_meta_error(name, value):
 
 def valid_address(value):
     """True for an IPv4/IPv6 address or a DNS host name that cannot be an option."""
-    if not isinstance(value, str) or not value or value.startswith("-"):
-        return False
+    return option_rules.is_host(value)
+
+
+def checked(check, *args):
+    """Run an ``option_rules`` check; its OptionError comes out as ArgumentError (one type for callers)."""
     try:
-        ipaddress.ip_address(value)
-        return True
-    except ValueError:
-        return bool(HOSTNAME_RE.match(value))
+        return check(*args)
+    except ArgumentError:
+        raise
+    except option_rules.OptionError as exc:
+        raise ArgumentError(str(exc))
 
 
 def _int(params, key, low, high, required=False):
@@ -111,16 +183,24 @@ def _int(params, key, low, high, required=False):
             raise ArgumentError("%s is required" % key)
         return None
     if isinstance(value, bool):
-        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
     try:
         number = int(value)
-    except (TypeError, ValueError):
-        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+    except (TypeError, ValueError, OverflowError):
+        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
     if isinstance(value, float) and value != number:
-        raise ArgumentError("%s must be an integer, got %r" % (key, value))
+        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
     if number < low or number > high:
-        raise ArgumentError("%s must be between %d and %d, got %d" % (key, low, high, number))
+        raise ArgumentError("%s must be between %d and %d, got %s" % (key, low, high, show(number)))
     return number
+
+
+def _number(params, key, low, high):
+    """A finite number in [low, high], or None when the option is not set."""
+    value = params.get(key)
+    if value is None:
+        return None
+    return checked(option_rules.check_number, key, value, low, high)
 
 
 def parse_gid_index(value):
@@ -130,43 +210,70 @@ def parse_gid_index(value):
     if isinstance(value, str) and value.strip().lower() == "auto":
         return "auto"
     if isinstance(value, bool):
-        raise ArgumentError("gid_index must be an integer or 'auto', got %r" % (value,))
+        raise ArgumentError("gid_index must be an integer or 'auto', got %s" % show(value))
     text = str(value).strip()
     if not re.match(r"^\d+$", text):
-        raise ArgumentError("gid_index must be an integer or 'auto', got %r" % (value,))
+        raise ArgumentError("gid_index must be an integer or 'auto', got %s" % show(value))
     number = int(text)
     if number < GID_MIN or number > GID_MAX:
         raise ArgumentError("gid_index must be between %d and %d, got %d" % (GID_MIN, GID_MAX, number))
     return number
 
 
-def check_extra_args(extra_args, managed=None):
+def check_extra_args(extra_args, rules=None):
     """Validate extra_args tokens; return them as a list of strings.
 
-    ``managed`` maps the options the module sets itself to the module option
-    that sets them (default: perftest's); extra_args may not set those.
+    ``rules`` (a ``cli_grammar.ArgumentRules``, perftest's by default) reads
+    the tokens with the tool's own option grammar and refuses what the module
+    sets itself (in any spelling: ``-p1``, ``--po=1``, ``-bd X``), unknown
+    options, positionals, ``--`` and values that start with '-'.
     """
-    managed = MANAGED_OPTIONS if managed is None else managed
+    rules = PERFTEST_RULES if rules is None else rules
     if extra_args is None:
         return []
     if isinstance(extra_args, str) or not isinstance(extra_args, (list, tuple)):
-        raise ArgumentError("extra_args must be a list of separate arguments, got %r" % (extra_args,))
+        raise ArgumentError("extra_args must be a list of separate arguments, got %s" % show(extra_args))
     out = []
     for idx, token in enumerate(extra_args):
         if isinstance(token, bool) or not isinstance(token, (str, int, float)):
-            raise ArgumentError("extra_args[%d] must be a string, got %r" % (idx, token))
+            raise ArgumentError("extra_args[%d] must be a string, got %s" % (idx, show(token)))
         token = str(token)
         err = shell_meta_error("extra_args[%d]" % idx, token)
         if err:
             raise ArgumentError(err)
         if not TOKEN_RE.match(token):
-            raise ArgumentError("extra_args[%d] %r has characters outside [A-Za-z0-9_.,:=/+@%%-]" % (idx, token))
-        option = token.split("=", 1)[0]
-        if option in managed:
-            raise ArgumentError("extra_args[%d] %r sets %s, which has its own option" % (
-                idx, token, managed[option]))
+            raise ArgumentError("extra_args[%d] %s has characters outside [A-Za-z0-9_.,:=/+@%%-]" % (idx, show(token)))
         out.append(token)
+    checked(rules.check, out, "extra_args")
     return out
+
+
+def check_side_labels(p):
+    """What a side carries only to be reported back (peer, rail, step, round, expected_gbps)."""
+    if p.get("peer") is not None:
+        checked(option_rules.check_text, "peer", p["peer"], 255)
+    _int(p, "rail", 0, RAIL_MAX)
+    _int(p, "step", 0, STEP_MAX)
+    _int(p, "round", 0, ROUND_MAX)
+    _number(p, "expected_gbps", 0, EXPECTED_GBPS_MAX)
+
+
+def check_min_fraction(value):
+    """The share of the expected bandwidth a side must reach: above 0, at most 1."""
+    if value is None:
+        return None
+    number = checked(option_rules.check_number, "min_fraction", value, 0, 1)
+    if number <= 0:
+        raise ArgumentError("min_fraction must be in (0, 1], got %s" % show(value))
+    return number
+
+
+def check_server(role, server):
+    """The server address: required for a client, a host name or an IP address when given."""
+    if role == "client" and not server:
+        raise ArgumentError("server (the address of the server side) is required for role=client")
+    if server not in (None, "") and not valid_address(server):
+        raise ArgumentError("server %s is not a host name or an IP address" % show(server))
 
 
 def normalize(params):
@@ -182,25 +289,19 @@ def normalize(params):
             raise ArgumentError(err)
     role = p.get("role")
     if role not in ROLES:
-        raise ArgumentError("role must be one of %s, got %r" % (", ".join(ROLES), role))
+        raise ArgumentError("role must be one of %s, got %s" % (", ".join(ROLES), show(role)))
     test = p.get("test") or "write"
     if test not in TESTS:
-        raise ArgumentError("test must be one of %s, got %r" % (", ".join(TESTS), test))
+        raise ArgumentError("test must be one of %s, got %s" % (", ".join(TESTS), show(test)))
     metric = p.get("metric") or "bw"
     if metric not in METRICS:
-        raise ArgumentError("metric must be one of %s, got %r" % (", ".join(METRICS), metric))
+        raise ArgumentError("metric must be one of %s, got %s" % (", ".join(METRICS), show(metric)))
     device = p.get("device")
-    if device is not None and (not isinstance(device, str) or not DEVICE_RE.match(device)):
-        raise ArgumentError("device %r is not an RDMA device name (allowed: letters, digits, _ . : -)" % (device,))
+    if device is not None:
+        checked(option_rules.check_name, "device", device, "rdma_device")
     server = p.get("server")
-    if role == "client":
-        if not server:
-            raise ArgumentError("server (the address of the server side) is required for role=client")
-        if not valid_address(server):
-            raise ArgumentError("server %r is not a host name or an IP address" % (server,))
-    elif server not in (None, ""):
-        if not valid_address(server):
-            raise ArgumentError("server %r is not a host name or an IP address" % (server,))
+    check_server(role, server)
+    check_side_labels(p)
     out = {
         "role": role, "test": test, "metric": metric, "device": device,
         "server": server if role == "client" else None,
@@ -250,6 +351,8 @@ def build_argv(params, binary=None):
     """
     p = normalize(params)
     bw = p["metric"] == "bw"
+    if binary is not None:
+        checked(option_rules.check_binary, "binary", binary, None, False)
     argv = [binary or tool_name(p["test"], p["metric"])]
     if p["device"]:
         argv += ["-d", p["device"]]
@@ -350,7 +453,8 @@ def gid_index_from_facts(rdma_facts, device, ib_port):
             if str(port.get("link_layer") or "").lower() == "infiniband":
                 return True, None
             if port.get("gid_index") is not None:
-                return True, int(port["gid_index"])
+                return True, _int({"rdma_facts gid_index of %s port %d" % (device, number): port["gid_index"]},
+                                  "rdma_facts gid_index of %s port %d" % (device, number), GID_MIN, GID_MAX)
             gids = port.get("gids") or []
             entries = [g for g in gids if isinstance(g, dict)]
             for g in entries:

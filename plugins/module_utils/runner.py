@@ -23,6 +23,8 @@ import tempfile
 import time
 import math
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules
+
 KILL_GRACE_S = 3
 SYSTEM_PATHS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
@@ -305,6 +307,35 @@ class RemoteBackground(Background):
         return res
 
 
+def check_dns_label(option, value):
+    """A DNS-1123 label (namespaces, containers): a Kubernetes name without '.', at most 63 characters."""
+    option_rules.check_not_flag(option, value)
+    if len(value) > 63 or "." in value or not option_rules.NAME_KINDS["k8s_name"][0].match(value):
+        option_rules.fail(option, value, "is not a DNS-1123 label (lower-case letters, digits and '-', at most 63)")
+    return value
+
+
+def check_kubectl_settings(pod, namespace="default", container=None, context=None, kubeconfig=None, binary=None,
+                           label="kubectl", which=None):
+    """Raise option_rules.OptionError naming the first setting that must not reach kubectl's command line.
+
+    ``pod`` a Kubernetes name; ``namespace`` / ``container`` DNS-1123 labels;
+    ``context`` a context name; ``kubeconfig`` an absolute path; none of them
+    may start with '-'. ``binary``: an absolute path or a bare command name;
+    with ``which`` (a lookup on this host) it must also exist.
+    """
+    option_rules.check_name("%s.pod" % label, pod, "k8s_name")
+    check_dns_label("%s.namespace" % label, namespace)
+    if container is not None:
+        check_dns_label("%s.container" % label, container)
+    if context is not None:
+        option_rules.check_name("%s.context" % label, context, "k8s_context")
+    if kubeconfig:
+        option_rules.check_path("%s.kubeconfig" % label, kubeconfig)
+    if binary:
+        option_rules.check_binary("%s.binary" % label, binary, which=which, must_exist=which is not None)
+
+
 class KubectlTransport(HostTransport):
     """Runs commands inside a pod with ``kubectl exec``, from the controller.
 
@@ -321,6 +352,7 @@ class KubectlTransport(HostTransport):
         HostTransport.__init__(self)
         if not pod:
             raise CommandError("the kubectl transport needs a pod name")
+        check_kubectl_settings(pod, namespace or "default", container, context, kubeconfig, binary)
         self.pod = pod
         self.namespace = namespace or "default"
         self.container = container

@@ -12,11 +12,11 @@ read_file) is the same whichever transport is used.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import re
-
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import (
     HostTransport,
     KubectlTransport,
+    check_kubectl_settings,
 )
 
 TRANSPORT_ARGSPEC = dict(
@@ -34,24 +34,24 @@ TRANSPORT_ARGSPEC = dict(
     ),
 )
 
-# RFC 1123 names (pods, containers, namespaces); contexts are freer but never
-# start with '-' so they cannot turn into options.
-_DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-_CONTEXT = re.compile(r"^[A-Za-z0-9_.@:/][-A-Za-z0-9_.@:/]{0,252}$")
 
+def kubectl_options_error(options, which=None):
+    """Return an error message for bad kubectl options, or None.
 
-def kubectl_options_error(options):
-    """Return an error message for bad kubectl options, or None."""
+    Names follow Kubernetes' rules (pod: RFC 1123 name; namespace and
+    container: DNS-1123 labels), the context is a context name, kubeconfig an
+    absolute path, and none may start with '-'. ``binary`` is an absolute path
+    or a bare command name; with ``which`` (a lookup on this host) it must exist.
+    """
     options = options or {}
     if not options.get("pod"):
         return "transport=kubectl needs kubectl.pod"
-    for key in ("pod", "namespace", "container"):
-        value = options.get(key)
-        if value is not None and not _DNS_NAME.match(value):
-            return "kubectl.%s %r is not a valid Kubernetes name" % (key, value)
-    context = options.get("context")
-    if context is not None and not _CONTEXT.match(context):
-        return "kubectl.context %r is not a valid context name" % (context,)
+    try:
+        check_kubectl_settings(options["pod"], options.get("namespace") or "default", options.get("container"),
+                               options.get("context"), options.get("kubeconfig"), options.get("binary"),
+                               which=which)
+    except OptionError as exc:
+        return str(exc)
     return None
 
 
@@ -61,7 +61,7 @@ def get_transport(module):
     if params.get("transport", "host") == "host":
         return HostTransport()
     options = params.get("kubectl") or {}
-    error = kubectl_options_error(options)
+    error = kubectl_options_error(options, which=HostTransport().which)
     if error:
         module.fail_json(msg=error)
     return KubectlTransport(

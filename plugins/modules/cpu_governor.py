@@ -34,12 +34,12 @@ options:
   cpus:
     description:
       - CPUs to change, as numbers, C(cpuN) names, ranges (C(0-7)) or comma lists; all CPUs with cpufreq
-        when empty.
+        when empty. CPU numbers go from 0 to 8191 (the most CPUs Linux supports).
     type: list
     elements: str
     default: []
   sysfs_root:
-    description: The directory that stands for C(/sys).
+    description: The directory that stands for C(/sys); an absolute path without C(..) components.
     type: path
     default: /sys
 attributes:
@@ -108,15 +108,34 @@ skipped_reason:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import (
+    OptionError,
+    check_path,
+    check_text,
+    show,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.cpu_governor import (
     GOVERNOR_NAME,
     GovernorError,
     apply_changes,
+    cpu_key,
     diff_text,
     parse_cpu_list,
     plan_changes,
     read_cpus,
 )
+
+
+def governors_error(governors):
+    """Why the governors option (CPU -> governor name) is unusable, or None."""
+    for key, value in governors.items():
+        try:
+            cpu_key(key)
+        except GovernorError as exc:
+            return "governors: %s" % exc
+        if not isinstance(value, str) or not GOVERNOR_NAME.match(value):
+            return "governors.%s %s is not a governor name" % (key, show(value))
+    return None
 
 
 def main():
@@ -134,16 +153,25 @@ def main():
     params = module.params
     governor = params["governor"]
     if governor is not None and not GOVERNOR_NAME.match(governor):
-        module.fail_json(msg="governor %r is not a governor name" % governor)
+        module.fail_json(msg="governor %s is not a governor name" % show(governor))
     try:
-        selected = parse_cpu_list(params["cpus"])
-        governors = None
-        if params["governors"] is not None:
-            governors = dict((k, v) for k, v in params["governors"].items())
-            for key in governors:
-                parse_cpu_list([key])
-    except GovernorError as exc:
+        params["sysfs_root"] = check_path("sysfs_root", params["sysfs_root"])
+    except OptionError as exc:
         module.fail_json(msg=str(exc))
+    try:
+        for idx, item in enumerate(params["cpus"]):
+            check_text("cpus[%d]" % idx, item, 1024)
+        selected = parse_cpu_list(params["cpus"])
+    except OptionError as exc:
+        module.fail_json(msg=str(exc))
+    except GovernorError as exc:
+        module.fail_json(msg="cpus: %s" % exc)
+    governors = None
+    if params["governors"] is not None:
+        governors = dict((k, v) for k, v in params["governors"].items())
+        error = governors_error(governors)
+        if error:
+            module.fail_json(msg=error)
 
     cpus = read_cpus(params["sysfs_root"])
     if not cpus:

@@ -30,17 +30,17 @@ options:
     type: str
     choices: [server, client]
   server:
-    description: Address (IP or host name) of the server. Required with O(role=client).
+    description: Address (IP or host name, never one that starts with C(-)) of the server. Required with O(role=client).
     type: str
   bind:
     description: Local address to bind to (C(-B)); for a server, the address it listens on.
     type: str
   tcp_port:
-    description: TCP port of the test (C(-p)).
+    description: TCP port of the test (C(-p)), 1 to 65535.
     type: int
     default: 5201
   duration:
-    description: Seconds the client sends (C(-t)).
+    description: Seconds the client sends (C(-t)), 1 to 86400; negative or zero values are refused.
     type: int
     default: 10
   parallel:
@@ -55,31 +55,40 @@ options:
     type: bool
     default: false
   omit:
-    description: Seconds at the start left out of the result (C(-O)), to skip TCP slow start.
+    description: Seconds at the start left out of the result (C(-O)), to skip TCP slow start; 0 to 600.
     type: int
   extra_args:
     description:
       - More iperf3 arguments, one list item each (for example C([-Z, -w, 4M])).
-      - Items may hold letters, digits and the characters C(_.,:=/+@%-) only, and may not repeat an option this
-        module sets itself.
+      - They are read with iperf3's own option grammar (getopt_long, as iperf3 reads them), so every spelling
+        counts the same (C(-p1), C(--port=1), C(--po 1), clustered C(-RZ)). Refused before anything runs are the
+        following.
+      - An option this module sets itself (C(-s), C(-c), C(-p), C(-B), C(-t), C(-n), C(-k), C(-P), C(-R),
+        C(--bidir), C(-O)) or one that changes its output, daemonizes or writes files (C(-J), C(--json-stream),
+        C(-1), C(-D), C(--logfile), C(-I), C(-F)), C(-h), C(-v).
+      - An option iperf3 does not have, an ambiguous abbreviation, a positional argument or C(--).
+      - A value that starts with C(-), or key paths that are not absolute or contain C(..).
+      - Items may hold letters, digits and the characters C(_.,:=/+@%-) only.
     type: list
     elements: str
     default: []
   timeout:
     description:
       - Seconds each side (each step of O(sides)) may run, connection retries included. A client's timeout
-        must be longer than O(duration) + O(omit).
+        must be longer than O(duration) + O(omit). 1 to 86400.
     type: int
     default: 60
   connect_retries:
-    description: How many more times a client tries again while the server is not listening yet.
+    description: How many more times a client tries again while the server is not listening yet (0 to 100000).
     type: int
     default: 100
   expected_gbps:
-    description: Expected TCP bandwidth in Gb/s; a client below O(min_fraction) of it gets V(fail).
+    description:
+      - Expected TCP bandwidth in Gb/s, 0 to 100000 (0 - no expectation); a client below O(min_fraction) of it
+        gets V(fail).
     type: float
   min_fraction:
-    description: Share of O(expected_gbps) a bandwidth must reach to pass.
+    description: Share of O(expected_gbps) a bandwidth must reach to pass; above 0, at most 1.
     type: float
     default: 0.9
   fail_on_error:
@@ -110,14 +119,14 @@ options:
         description: TCP port of this side.
         type: int
       rail:
-        description: Rail number (reported back).
+        description: Rail number (reported back), 0 to 1023.
         type: int
       step:
-        description: Sides of step N start after every side of the steps before has ended.
+        description: Sides of step N start after every side of the steps before has ended (0 to 10000).
         type: int
         default: 0
       round:
-        description: Round of the schedule this side belongs to (reported back).
+        description: Round of the schedule this side belongs to (reported back), 0 to 1000000.
         type: int
       expected_gbps:
         description: Expected bandwidth in Gb/s.
@@ -236,8 +245,9 @@ sides:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import iperf3_cmd as ic
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.perftest_cmd import (
-    ArgumentError, run_sides, side_result, sides_outcome)
+    check_min_fraction, run_sides, side_result, sides_outcome)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import install_cleanup_handlers, stop_all
 from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
 
@@ -292,8 +302,10 @@ def main():
     raw_sides = [{"role": params["role"]}] if single else list(params.get("sides") or [])
     if not raw_sides:
         module.fail_json(msg="sides is empty: nothing to run")
-    if params["min_fraction"] is not None and not 0 < params["min_fraction"] <= 1:
-        module.fail_json(msg="min_fraction must be in (0, 1], got %r" % params["min_fraction"])
+    try:
+        check_min_fraction(params["min_fraction"])
+    except OptionError as exc:
+        module.fail_json(msg=str(exc))
     transport = get_transport(module)
 
     sides = []
@@ -304,7 +316,7 @@ def main():
                 merged[key] = raw[key]
         try:
             norm = ic.normalize(merged)
-        except ArgumentError as exc:
+        except OptionError as exc:
             module.fail_json(msg=("sides[%d]: %s" % (num, exc)) if not single else str(exc))
         norm.update(step=int(merged.get("step") or 0), peer=merged.get("peer"), rail=merged.get("rail"),
                     round=merged.get("round"),
@@ -312,8 +324,11 @@ def main():
         sides.append(norm)
 
     binary = "iperf3" if module.check_mode else transport.which("iperf3")
-    for side in sides:
-        side["argv"] = ic.build_argv(side, binary=binary or "iperf3")
+    try:
+        for side in sides:
+            side["argv"] = ic.build_argv(side, binary=binary or "iperf3")
+    except OptionError as exc:
+        module.fail_json(msg=str(exc))
 
     if module.check_mode:
         results = [dict(_side_info(s), cmd=s["argv"], verdict="skipped", cause="check mode: nothing was run",

@@ -46,11 +46,11 @@ options:
     default: bw
   device:
     description:
-      - RDMA device (for example C(mlx5_0)); letters, digits, underscore, dot, colon and hyphen only.
-        perftest takes the first device when omitted.
+      - RDMA device (for example C(mlx5_0)) as the kernel names it; letters, digits, underscore, dot, colon and
+        hyphen only, at most 64 characters, never starting with C(-). perftest takes the first device when omitted.
     type: str
   ib_port:
-    description: Port of O(device) (C(-i)).
+    description: Port of O(device) (C(-i)), 1 to 255.
     type: int
     default: 1
   gid_index:
@@ -67,7 +67,7 @@ options:
   sysfs_root:
     description:
       - Root of the sysfs tree read by O(gid_index=auto) when O(rdma_facts) does not know the port, and where
-        O(cpu_governor) finds the CPUs' cpufreq.
+        O(cpu_governor) finds the CPUs' cpufreq. An absolute path without C(..) components.
     type: path
     default: /sys
   cpu_governor:
@@ -81,7 +81,7 @@ options:
     type: str
   server:
     description:
-      - Address (IP or host name) of the server side. Required with O(role=client).
+      - Address (IP or host name, never one that starts with C(-)) of the server side. Required with O(role=client).
     type: str
   tcp_port:
     description: TCP port of perftest's out-of-band connection (C(-p)), 1 to 65535.
@@ -100,7 +100,9 @@ options:
     description: Number of iterations (C(-n)), 5 to 100000000. Mutually exclusive with O(duration).
     type: int
   duration:
-    description: Run for this many seconds (C(-D)) instead of a number of iterations.
+    description:
+      - Run for this many seconds (C(-D)) instead of a number of iterations; 1 to 86400 (negative or zero values
+        are refused).
     type: int
   qps:
     description: Number of queue pairs (C(-q)), 1 to 16384; bandwidth tests only.
@@ -119,8 +121,8 @@ options:
     choices: [256, 512, 1024, 2048, 4096]
   use_cuda:
     description:
-      - Index of the GPU whose memory is used for GPUDirect RDMA (C(--use_cuda=N)). Needs a perftest built
-        with CUDA; a build without it rejects the option and the verdict says so.
+      - Index of the GPU whose memory is used for GPUDirect RDMA (C(--use_cuda=N)), 0 to 1023. Needs a perftest
+        built with CUDA; a build without it rejects the option and the verdict says so.
     type: int
   gpu_select:
     description:
@@ -143,30 +145,40 @@ options:
   extra_args:
     description:
       - More perftest arguments, one list item each (for example C([-F, --tclass=106])).
-      - Items may hold letters, digits and the characters C(_.,:=/+@%-) only, and may not repeat an option this
-        module sets itself.
+      - They are read with perftest's own option grammar (getopt_long, as every C(ib_*) tool reads them), so every
+        spelling counts the same (C(-p1), C(--port=1), C(--por 1), clustered C(-bd X)). Refused before anything
+        runs are the following.
+      - An option this module sets itself (C(-d), C(-i), C(-x), C(-p), C(-s), C(-a), C(-n), C(-D), C(-q), C(-b),
+        C(-R), C(-m), C(--use_cuda), C(--use_cuda_bus_id), C(--report_gbits), C(--server), C(--client)) or one that
+        changes its output or never ends (C(--out_json), C(--out_json_file), C(--output), C(--run_infinitely)),
+        C(-h), C(-V).
+      - C(--mmap) (perftest writes into that file) and the AES-XTS key options C(--kek_path),
+        C(--data_enc_key_app_path), C(--credentials_path) (perftest runs them through a shell).
+      - An option perftest does not have, an ambiguous abbreviation, a positional argument or C(--).
+      - A value that starts with C(-), a C(--payload_file_path) that is not absolute or contains C(..).
+      - Items may hold letters, digits and the characters C(_.,:=/+@%-) only.
     type: list
     elements: str
     default: []
   timeout:
     description:
       - Seconds each side (each step of O(sides)) may run, connection retries included; the process is
-        stopped at this deadline. Must be longer than O(duration).
+        stopped at this deadline. 1 to 86400; must be longer than O(duration).
     type: int
     default: 120
   connect_retries:
     description:
       - How many more times a client tries again while the server is not listening yet (always within
-        O(timeout)).
+        O(timeout)); 0 to 100000.
     type: int
     default: 100
   expected_gbps:
     description:
-      - Expected bandwidth in Gb/s (usually the port's link rate). A client whose bandwidth is below
-        O(min_fraction) of it gets the verdict V(fail).
+      - Expected bandwidth in Gb/s (usually the port's link rate), 0 to 100000 (0 - no expectation). A client
+        whose bandwidth is below O(min_fraction) of it gets the verdict V(fail).
     type: float
   min_fraction:
-    description: Share of O(expected_gbps) a bandwidth must reach to pass.
+    description: Share of O(expected_gbps) a bandwidth must reach to pass; above 0, at most 1.
     type: float
     default: 0.9
   fail_on_error:
@@ -207,14 +219,14 @@ options:
         description: TCP port of this side's connection.
         type: int
       rail:
-        description: Rail number (reported back).
+        description: Rail number (reported back), 0 to 1023.
         type: int
       step:
-        description: Sides of step N start after every side of the steps before has ended.
+        description: Sides of step N start after every side of the steps before has ended (0 to 10000).
         type: int
         default: 0
       round:
-        description: Round of the schedule this side belongs to (reported back).
+        description: Round of the schedule this side belongs to (reported back), 0 to 1000000.
         type: int
       test:
         description: The RDMA operation.
@@ -401,6 +413,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import cpu_governor as gov
 from ansible_collections.clusterops.commcheck.plugins.module_utils import numa
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import install_cleanup_handlers, stop_all
 from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
@@ -507,8 +520,10 @@ def main():
     err = pc.shell_meta_error("extra_args", params.get("extra_args"))
     if err:
         module.fail_json(msg=err)
-    if params["min_fraction"] is not None and not 0 < params["min_fraction"] <= 1:
-        module.fail_json(msg="min_fraction must be in (0, 1], got %r" % params["min_fraction"])
+    try:
+        check_host_options(params)
+    except option_rules.OptionError as exc:
+        module.fail_json(msg=str(exc))
     transport = get_transport(module)
 
     sides = []
@@ -516,7 +531,7 @@ def main():
         merged = side_params(params, raw)
         try:
             norm = pc.normalize(merged)
-        except pc.ArgumentError as exc:
+        except option_rules.OptionError as exc:
             module.fail_json(msg=("sides[%d]: %s" % (num, exc)) if not single else str(exc))
         norm.update(step=merged["step"], peer=merged.get("peer"), rail=merged.get("rail"), round=merged.get("round"),
                     expected_gbps=merged.get("expected_gbps"))
@@ -524,7 +539,10 @@ def main():
 
     warnings = []
     for side in sides:
-        resolve_gid(module, transport, side, warnings)
+        try:
+            resolve_gid(module, transport, side, warnings)
+        except option_rules.OptionError as exc:
+            module.fail_json(msg=str(exc))
     for side in sides:
         place(module, transport, side)
     binaries = {}
@@ -532,7 +550,10 @@ def main():
         tool = pc.tool_name(side["test"], side["metric"])
         if tool not in binaries:
             binaries[tool] = transport.which(tool) if not module.check_mode else tool
-        side["argv"] = pc.build_argv(side, binary=binaries[tool] or tool)
+        try:
+            side["argv"] = pc.build_argv(side, binary=binaries[tool] or tool)
+        except option_rules.OptionError as exc:
+            module.fail_json(msg="%s side on %s: %s" % (side["role"], side.get("device") or "the default device", exc))
         side["tool_missing"] = binaries[tool] is None
 
     if module.check_mode:
@@ -572,6 +593,15 @@ def main():
     _exit(module, single, results, warnings, params["fail_on_error"])
 
 
+def check_host_options(params):
+    """The options of the host rather than of a side: min_fraction, sysfs_root, cpu_governor."""
+    pc.check_min_fraction(params["min_fraction"])
+    params["sysfs_root"] = option_rules.check_path("sysfs_root", params["sysfs_root"])
+    if params.get("cpu_governor") and not gov.GOVERNOR_NAME.match(params["cpu_governor"]):
+        raise option_rules.OptionError("cpu_governor %s is not a governor name" % option_rules.show(
+            params["cpu_governor"]))
+
+
 # What cpu_governor did in this module run (returned as cpu_governor).
 _GOVERNOR = {}
 
@@ -582,8 +612,6 @@ def hold_governor(module, transport, warnings):
     if not wanted:
         return None
     _GOVERNOR.update(governor=wanted, previous={}, restored=False)
-    if not gov.GOVERNOR_NAME.match(wanted):
-        module.fail_json(msg="cpu_governor: %r is not a governor name" % (wanted,))
     if transport.name != "host":
         _GOVERNOR["skipped"] = "the %s transport cannot set the CPU governor" % transport.name
         warnings.append("cpu_governor: %s; left alone" % _GOVERNOR["skipped"])

@@ -33,11 +33,13 @@ options:
   sysfs_root:
     description:
       - The directory that stands for C(/sys) (on the target, or inside the pod with the C(kubectl) transport).
+        An absolute path without C(..) components.
     type: path
     default: /sys
   expected_rate_gbps:
     description:
-      - Link rate in Gb/s every ACTIVE port should run at; slower ports get a C(rate_below_expected) finding.
+      - Link rate in Gb/s every ACTIVE port should run at (above 0, at most 100000); slower ports get a
+        C(rate_below_expected) finding.
       - When not set, ports of the same adapter type that run slower than their peers on the host get a
         C(rate_inconsistent) finding instead.
     type: float
@@ -48,8 +50,8 @@ options:
     type: str
   ib_gid_index:
     description:
-      - GID index to report for InfiniBand ports (when that slot is in use). InfiniBand needs none, so by
-        default their C(gid_index) is null.
+      - GID index to report for InfiniBand ports (when that slot is in use), 0 to 255. InfiniBand needs none,
+        so by default their C(gid_index) is null.
     type: int
   tools:
     description:
@@ -68,7 +70,7 @@ options:
     choices: [auto, ip, gids]
     default: auto
   timeout:
-    description: Deadline in seconds for reading sysfs (the dump command with the C(kubectl) transport).
+    description: Deadline in seconds for reading sysfs (the dump command with the C(kubectl) transport), 1 to 86400.
     type: int
     default: 60
 attributes:
@@ -210,6 +212,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError, show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.rdma_discovery import (
     collect,
     discovery_records,
@@ -219,6 +223,32 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.transport imp
     TRANSPORT_ARGSPEC,
     get_transport,
 )
+
+
+RATE_MAX_GBPS = 100000
+GID_INDEX_MAX = 255
+TIMEOUT_MAX = 86400
+
+
+def check_options(params):
+    """Every option that reaches a path, a command or a comparison; raises OptionError naming the first bad one."""
+    rate = params["expected_rate_gbps"]
+    if rate is not None:
+        option_rules.check_number("expected_rate_gbps", rate, 0, RATE_MAX_GBPS)
+        if rate <= 0:
+            raise OptionError("expected_rate_gbps must be a positive number of Gb/s, got %s" % show(rate))
+    if params["subnet"] is not None:
+        option_rules.check_text("subnet", params["subnet"], 64)
+    error = subnet_error(params["subnet"])
+    if error:
+        raise OptionError(error)
+    index = params["ib_gid_index"]
+    if index is not None:
+        if index < 0:
+            raise OptionError("ib_gid_index must be 0 or more, got %s" % show(index))
+        option_rules.check_int("ib_gid_index", index, 0, GID_INDEX_MAX)
+    option_rules.check_int("timeout", params["timeout"], 1, TIMEOUT_MAX)
+    params["sysfs_root"] = option_rules.check_path("sysfs_root", params["sysfs_root"])
 
 
 def main():
@@ -234,22 +264,15 @@ def main():
     argument_spec.update(TRANSPORT_ARGSPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
+    try:
+        check_options(params)
+    except OptionError as exc:
+        module.fail_json(msg=str(exc))
     rate = params["expected_rate_gbps"]
-    if rate is not None and rate <= 0:
-        module.fail_json(msg="expected_rate_gbps must be a positive number of Gb/s, got %s" % rate)
-    error = subnet_error(params["subnet"])
-    if error:
-        module.fail_json(msg=error)
-    if params["ib_gid_index"] is not None and params["ib_gid_index"] < 0:
-        module.fail_json(msg="ib_gid_index must be 0 or more, got %s" % params["ib_gid_index"])
-    if params["timeout"] <= 0:
-        module.fail_json(msg="timeout must be positive, got %s" % params["timeout"])
     root = params["sysfs_root"]
-    if not root or not root.startswith("/"):
-        module.fail_json(msg="sysfs_root must be an absolute path, got %r" % (root,))
     transport = get_transport(module)
     if not transport.remote and not os.path.isdir(root):
-        module.fail_json(msg="sysfs_root %s is not a directory" % root)
+        module.fail_json(msg="sysfs_root %s is not a directory" % show(root))
 
     facts = collect(transport, sysfs_root=root, expected_rate_gbps=rate, subnet=params["subnet"] or None,
                     ib_gid_index=params["ib_gid_index"], tools=params["tools"],

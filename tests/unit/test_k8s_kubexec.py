@@ -44,13 +44,15 @@ def test_config_maps_every_name_of_a_pod():
 
 
 @pytest.mark.parametrize("pods,namespace,container,kubectl,message", [
-    ([dict(PODS[0], name="Bad_Pod")], "ns", None, "kubectl", "not a valid Kubernetes name"),
+    ([dict(PODS[0], name="Bad_Pod")], "ns", None, "kubectl", "pod name .* is not a Kubernetes name"),
     ([dict(PODS[0], address="10.0.0.1;id")], "ns", None, "kubectl", "not a host name or an IP address"),
     ([dict(PODS[0], address="-oProxyCommand=x")], "ns", None, "kubectl", "not a host name"),
-    (PODS, "ns;x", None, "kubectl", "not a valid Kubernetes namespace"),
-    (PODS, "ns", "c d", "kubectl", "not a valid container name"),
-    (PODS, "ns", None, "kubectl --insecure", "must be a command name or an absolute path"),
-    (PODS, "ns", None, "-kubectl", "must be a command name"),
+    (PODS, "ns;x", None, "kubectl", "namespace .* is not a DNS-1123 label"),
+    (PODS, "ns", "c d", "kubectl", "container .* is not a DNS-1123 label"),
+    (PODS, "ns", None, "kubectl --insecure", "must be an absolute path or a command name"),
+    (PODS, "ns", None, "-kubectl", "must not start with '-'"),
+    (PODS, "ns", None, "bin/kubectl", "must be an absolute path or a command name"),
+    (PODS, "ns", None, "/opt/../bin/kubectl", "'..'"),
     ([PODS[0], dict(PODS[1], pod_ip="10.244.1.5")], "ns", None, "kubectl", "stands for two pods"),
     ([], "ns", None, "kubectl", "no test pods"),
 ])
@@ -174,7 +176,7 @@ def test_job_launcher_command_and_manifest(kind):
     (["gpu-01"], "mpijob", {"env": {"LD_PRELOAD": "/x.so"}}, "not allowed"),
     (["gpu-01"], "mpijob", {"min_bytes": "8X"}, "min_bytes must be a size"),
     (["gpu-01"], "mpijob", {"hosts": ["a"]}, "unknown collective options: hosts"),
-    (["-oops"], "mpijob", {}, "not a hostname"),
+    (["-oops"], "mpijob", {}, "nodes\\[0\\] '-oops' must not start with '-'"),
 ])
 def test_job_command_refuses_bad_input(nodes, kind, collective, message):
     with pytest.raises(Exception, match=message):

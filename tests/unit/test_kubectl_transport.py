@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import runner, transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError
 
 
 def test_exec_argv_shape():
@@ -26,9 +27,51 @@ def test_exec_argv_shape():
     ({"pod": "p1"}, True), ({"pod": "p1", "namespace": "kube-system", "container": "main"}, True),
     ({}, False), ({"pod": "--help"}, False), ({"pod": "p1", "namespace": "a;b"}, False),
     ({"pod": "p1", "context": "-x"}, False), ({"pod": "p1", "context": "arn:aws:eks:us-east-1:1:cluster/x"}, True),
+    ({"pod": "p1", "context": "--kubeconfig=/tmp/x"}, False), ({"pod": "p1", "context": "a\nb"}, False),
+    ({"pod": "p1", "kubeconfig": "/k/config"}, True), ({"pod": "p1", "kubeconfig": "-x"}, False),
+    ({"pod": "p1", "kubeconfig": "relative/config"}, False), ({"pod": "p1", "kubeconfig": "/k/../config"}, False),
+    ({"pod": "p1", "kubeconfig": "/k/config\x00"}, False), ({"pod": "p1", "namespace": "a.b"}, False),
+    ({"pod": "p1", "namespace": "-n"}, False), ({"pod": "p1", "container": "-c"}, False),
+    ({"pod": "p1", "container": "x" * 64}, False), ({"pod": "p1", "binary": "/opt/kube/kubectl"}, True),
+    ({"pod": "p1", "binary": "kubectl"}, True), ({"pod": "p1", "binary": "bin/kubectl"}, False),
+    ({"pod": "p1", "binary": "../kubectl"}, False), ({"pod": "p1", "binary": "/opt/../kubectl"}, False),
+    ({"pod": "p1", "binary": "-kubectl"}, False),
 ])
 def test_kubectl_options_validation(options, ok):
     assert (transport.kubectl_options_error(options) is None) is ok
+
+
+def test_kubectl_options_messages_name_the_option():
+    assert transport.kubectl_options_error({"pod": "p1", "kubeconfig": "-x"}) == \
+        "kubectl.kubeconfig '-x' must be an absolute path"
+    assert transport.kubectl_options_error({"pod": "p1", "context": "-x"}) == \
+        "kubectl.context '-x' must not start with '-' (it would be read as an option)"
+    long_pod = transport.kubectl_options_error({"pod": "-" + "p" * 5000})
+    assert long_pod.startswith("kubectl.pod '-ppp") and len(long_pod) < 400
+
+
+def test_kubectl_binary_must_exist_when_a_lookup_is_given(tmp_path):
+    tool = tmp_path / "kubectl"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    found = {"kubectl": str(tool)}.get
+    assert transport.kubectl_options_error({"pod": "p1", "binary": str(tool)}, which=found) is None
+    assert transport.kubectl_options_error({"pod": "p1", "binary": "kubectl"}, which=found) is None
+    assert "was not found on PATH" in transport.kubectl_options_error({"pod": "p1", "binary": "kubectl2"},
+                                                                      which=found)
+    assert "is not an executable file" in transport.kubectl_options_error(
+        {"pod": "p1", "binary": str(tmp_path / "missing")}, which=found)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"context": "-x"}, {"kubeconfig": "--insecure-skip-tls-verify"}, {"namespace": "--all-namespaces"},
+    {"container": "-c"}, {"binary": "bin/kubectl"}, {"pod": "--help"},
+])
+def test_the_transport_itself_refuses_values_that_would_become_flags(kwargs):
+    """Whoever builds a KubectlTransport (modules, test_pods), no value turns into a kubectl option."""
+    args = dict({"pod": "p1"}, **kwargs)
+    with pytest.raises(OptionError):
+        runner.KubectlTransport(**args)
 
 
 @pytest.mark.skipif(not shutil.which("kubectl"), reason="no kubectl binary on this machine")

@@ -7,6 +7,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
+import shutil
+import subprocess
 import sys
 import time
 
@@ -14,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import cli_grammar
 from ansible_collections.clusterops.commcheck.plugins.module_utils import iperf3_cmd as ic
 from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import parse_iperf3
@@ -46,6 +50,29 @@ def test_server_lat_argv_has_no_bw_only_options_and_no_address():
     argv = pc.build_argv({"role": "server", "test": "read", "metric": "lat", "device": "mlx5_1", "duration": 5,
                           "server": "10.0.0.9", "timeout": 30})
     assert argv == ["ib_read_lat", "-d", "mlx5_1", "-i", "1", "-p", "18515", "-D", "5"]
+
+
+def test_binary_found_by_a_transport_must_be_a_program():
+    for binary in ("bin/ib_write_bw", "-x", "/usr/../bin/ib_write_bw", "ib write"):
+        with pytest.raises(pc.ArgumentError, match="binary"):
+            pc.build_argv({"role": "server"}, binary=binary)
+        with pytest.raises(pc.ArgumentError, match="binary"):
+            ic.build_argv({"role": "server"}, binary=binary)
+
+
+@pytest.mark.parametrize("value,ok", [(0.9, True), (1, True), (0, False), (-0.1, False), (1.5, False),
+                                      (float("nan"), False), (float("inf"), False), ("x", False)])
+def test_min_fraction(value, ok):
+    if ok:
+        assert pc.check_min_fraction(value) == value
+    else:
+        with pytest.raises(pc.ArgumentError, match="min_fraction"):
+            pc.check_min_fraction(value)
+
+
+def test_argument_errors_are_option_errors():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError
+    assert issubclass(pc.ArgumentError, OptionError) and issubclass(cli_grammar.CliError, OptionError)
 
 
 def test_all_sizes_and_binary_path():
@@ -102,6 +129,19 @@ def test_auto_gid_left_out_until_resolved():
     ({"role": "server", "metric": "msgrate"}, "metric must be one of"),
     ({"role": "server", "size": "big"}, "size must be an integer"),
     ({"role": "server", "qps": True}, "qps must be an integer"),
+    ({"role": "server", "size": float("inf")}, "size must be an integer"),
+    ({"role": "server", "duration": -5}, "duration must be between 1 and 86400, got -5"),
+    ({"role": "server", "device": "--help"}, "device '--help' must not start with '-'"),
+    ({"role": "server", "device": "a" * 65}, "not an RDMA device name"),
+    ({"role": "server", "device": "x" * 5000}, r"device 'x+\.\.\.\(5002 characters\) is longer"),
+    ({"role": "server", "peer": "a\x00b"}, "peer .* control character"),
+    ({"role": "server", "rail": -1}, "rail must be between 0 and 1023"),
+    ({"role": "server", "step": 10001}, "step must be between 0 and 10000"),
+    ({"role": "server", "round": -1}, "round must be between 0"),
+    ({"role": "server", "expected_gbps": float("nan")}, "expected_gbps nan must be a finite number"),
+    ({"role": "server", "expected_gbps": -1}, "expected_gbps -1 must be between 0 and 100000"),
+    ({"role": "server", "extra_args": ["-p1"]}, r"'-p1' \(-p\) sets tcp_port"),
+    ({"role": "server", "extra_args": ["10.0.0.3"]}, "may not add positional arguments"),
 ])
 def test_invalid_values_fail_before_anything_runs(params, message):
     with pytest.raises(pc.ArgumentError, match=message):
@@ -253,6 +293,12 @@ def test_iperf3_argv():
     ({"role": "client", "server": "h", "extra_args": ["--logfile=/tmp/x"]}, "has its own option"),
     ({"role": "client", "server": "h", "extra_args": ["-c"]}, "sets server"),
     ({"role": "server", "tcp_port": 70000}, "tcp_port must be between"),
+    ({"role": "client", "server": "--help"}, "server '--help' is not a host name"),
+    ({"role": "client", "server": "h", "duration": -1}, "duration must be between 1"),
+    ({"role": "client", "server": "h", "omit": 601}, "omit must be between 0 and 600"),
+    ({"role": "client", "server": "h", "extra_args": ["-cevil.example"]}, "sets server"),
+    ({"role": "server", "rail": 1024}, "rail must be between"),
+    ({"role": "server", "expected_gbps": 1e9}, "expected_gbps"),
 ])
 def test_iperf3_invalid(params, message):
     with pytest.raises(pc.ArgumentError, match=message):
@@ -459,3 +505,208 @@ def test_sides_outcome_worst_first_and_single_side_keys():
     assert first is sides[1] and out["sides"] == sides and out["changed"] is False and "rc" not in out
     out, first = pc.sides_outcome(sides[:1], True, "perftest")
     assert first is None and out["verdict"] == "pass" and out["rc"] == 0 and out["perftest"] == {"ok": True}
+
+
+# --- extra_args: the tools' own option grammar -----------------------------------------
+
+TOY = cli_grammar.Grammar("toy", "ab:c::", [
+    ("alpha", cli_grammar.NO_ARGUMENT, "a"), ("bravo", cli_grammar.REQUIRED_ARGUMENT, "b"),
+    ("bravissimo", cli_grammar.REQUIRED_ARGUMENT, "b"), ("charlie", cli_grammar.OPTIONAL_ARGUMENT, "c"),
+    ("delta", cli_grammar.REQUIRED_ARGUMENT, None), ("delta-x", cli_grammar.NO_ARGUMENT, None),
+    ("echo", cli_grammar.NO_ARGUMENT, None), ("echo2", cli_grammar.NO_ARGUMENT, None)])
+
+
+@pytest.mark.parametrize("tokens,pairs,positionals", [
+    (["-a"], [("-a", None)], []),
+    (["-ab1"], [("-a", None), ("-b", "1")], []),              # clustered flag, then an attached value
+    (["-ab", "1"], [("-a", None), ("-b", "1")], []),          # clustered, the value is the next argument
+    (["-b", "-a"], [("-b", "-a")], []),                       # a required value is taken even if it looks like a flag
+    (["-c"], [("-c", None)], []), (["-cX"], [("-c", "X")], []),
+    (["--alpha"], [("-a", None)], []), (["--al"], [("-a", None)], []),
+    (["--bravo=1"], [("-b", "1")], []), (["--bravo", "1"], [("-b", "1")], []),
+    (["--br", "1"], [("-b", "1")], []),                       # bravo and bravissimo are one option: not ambiguous
+    (["--charlie"], [("-c", None)], []), (["--charlie=2"], [("-c", "2")], []),
+    (["--charlie", "2"], [("-c", None)], [(1, "2")]),         # an optional value only goes with '='
+    (["--delta", "x"], [("--delta", "x")], []), (["--delta-x"], [("--delta-x", None)], []),
+    (["--echo"], [("--echo", None)], []),                    # an exact name wins over longer ones
+    (["x", "-a", "-"], [("-a", None)], [(0, "x"), (2, "-")]),
+    (["-a", "--", "-b", "1"], [("-a", None)], [(2, "-b"), (3, "1")]),
+])
+def test_grammar_reads_arguments_as_getopt_long_does(tokens, pairs, positionals):
+    parsed = TOY.parse(tokens)
+    assert parsed.pairs() == pairs and parsed.positionals == positionals
+
+
+@pytest.mark.parametrize("tokens,message", [
+    (["-z"], "toy has no option -z"), (["-az"], "toy has no option -z"), (["-:"], "no option -:"),
+    (["--zulu"], "no option --zulu"), (["--"] + ["--zulu"], None), (["--ec"], "--ec is ambiguous"),
+    (["--del", "1"], "--del is ambiguous"), (["--alpha=1"], "--alpha takes no value"), (["--=x"], "no option --"),
+])
+def test_grammar_refuses_what_getopt_long_refuses(tokens, message):
+    if message is None:
+        assert TOY.parse(tokens).positionals == [(1, "--zulu")]
+        return
+    with pytest.raises(cli_grammar.CliError, match=message):
+        TOY.parse(tokens)
+
+
+def test_grammar_reports_a_missing_value():
+    item = TOY.parse(["-a", "--bravo"]).options[-1]
+    assert (item.key, item.missing) == ("-b", True)
+    assert TOY.parse(["-ab"]).options[-1].missing
+
+
+def test_rules_refuse_unknown_keys_in_their_tables():
+    with pytest.raises(ValueError, match="no option"):
+        cli_grammar.ArgumentRules(TOY, managed={"-q": "x"})
+    with pytest.raises(ValueError):
+        cli_grammar.Grammar("bad", "a:::", [])
+
+
+def _unique_prefixes(grammar, name):
+    """The abbreviations of --name that getopt_long reads as --name."""
+    has_arg, key = grammar.long[name]
+    out = []
+    for end in range(1, len(name)):
+        matches = [n for n in grammar.long if n.startswith(name[:end])]
+        if all(grammar.long[n] == (has_arg, key) for n in matches):
+            out.append(name[:end])
+    return out
+
+
+def _spellings(grammar, key, flag):
+    """Every way to write the option ``key``: short, attached, clustered after ``flag``, long, '=', abbreviated."""
+    out = []
+    letter = key[1] if len(key) == 2 else None
+    if letter:
+        has_arg = grammar.short[letter]
+        out += [[key, "1"], [key + "1"], [flag + letter, "1"]] if has_arg else [[key], [flag + letter]]
+    for name, (has_arg, long_key) in grammar.long.items():
+        if long_key != key:
+            continue
+        for spelled in [name] + _unique_prefixes(grammar, name):
+            out += [["--%s=1" % spelled], ["--" + spelled, "1"]] if has_arg else [["--" + spelled]]
+    return out
+
+
+@pytest.mark.parametrize("rules,flag", [(pc.PERFTEST_RULES, "-F"), (ic.IPERF3_RULES, "-Z")])
+def test_a_managed_option_is_refused_in_every_spelling(rules, flag):
+    checked = 0
+    for key, option in sorted(rules.managed.items()):
+        spellings = _spellings(rules.grammar, key, flag)
+        assert spellings, key
+        for tokens in spellings:
+            with pytest.raises(pc.ArgumentError, match="sets %s" % re.escape(option)):
+                pc.check_extra_args(tokens, rules)
+            checked += 1
+    assert checked > 3 * len(rules.managed)
+
+
+@pytest.mark.parametrize("tokens,message", [
+    (["-dmlx5_9"], r"'-dmlx5_9' \(-d\) sets device"), (["-p1"], r"\(-p\) sets tcp_port"),
+    (["-bd", "mlx5_1"], r"'-bd' \(-b\) sets bidirectional"), (["-Fd", "mlx5_1"], r"\(-d\) sets device"),
+    (["--por=1"], r"\(--port\) sets tcp_port"), (["--report_g"], "sets report_gbits"),
+    (["--po=1"], "--po is ambiguous"), (["10.0.0.9"], "extra_args\\[0\\] '10.0.0.9' is not an option"),
+    (["-F", "--"], r"extra_args\[1\] '--' would end the options"), (["-"], "may not add positional"),
+    (["--bogus"], "perftest has no option --bogus"), (["-G"], "perftest has no option -G"),
+    (["--tclass", "-5"], r"extra_args\[1\] \(the value of --tclass\) '-5' must not start with '-'"),
+    (["--tclass=-5"], "must not start with '-'"), (["--tclass="], "is empty"),
+    (["--tclass"], r"'--tclass' needs a value after it"), (["-F", "-l"], r"'-l' needs a value"),
+    (["--CPU-freq=1"], "takes no value"), (["--serv"], r"\(--server\) sets role"), (["-P"], "sets role"),
+    (["--mmap=/etc/passwd"], "perftest maps that file"), (["--kek_path=/k"], "through a shell"),
+    (["--data_enc_key_app_path=/bin/sh"], "through a shell"), (["--credentials_path=/c"], "through a shell"),
+    (["--payload_file_path=../x"], "must be an absolute path"), (["--payload_file_path=/a/../b"], "'..'"),
+    (["-W", "counters/../../../etc/x"], "'..'"), (["-W/etc/shadow"], "relative to the port"),
+    (["--out_json_file=/etc/x"], "sets \\(output format\\)"), (["--output=bandwidth"], "sets \\(output format\\)"),
+])
+def test_perftest_extra_args_refused(tokens, message):
+    with pytest.raises(pc.ArgumentError, match=message):
+        pc.check_extra_args(tokens)
+
+
+@pytest.mark.parametrize("tokens,message", [
+    (["-cevil.example"], r"\(-c\) sets server"), (["-RZ"], "sets reverse"), (["-ZR"], "sets reverse"),
+    (["--po", "1"], r"\(--port\) sets tcp_port"), (["--par=4"], r"\(--parallel\) sets parallel"),
+    (["-n1G"], "sets duration"), (["--json-stream"], "JSON output"), (["--json-s"], "ambiguous"),
+    (["--logf=/tmp/x"], "sets \\(output\\)"), (["-F/etc/passwd"], "sets \\(file\\)"), (["-I", "/tmp/p"], "pidfile"),
+    (["-w", "-5"], "must not start with '-'"), (["--debug", "3"], "'3' is not an option of iperf3"),
+    (["--rsa-private-key-path=key"], "must be an absolute path"), (["--bind-dev=-x"], "must not start"),
+    (["--bind-dev=a/b"], "network interface name"), (["-m", "x"], "'x' is not an option"),
+])
+def test_iperf3_extra_args_refused(tokens, message):
+    with pytest.raises(pc.ArgumentError, match=message):
+        ic.check_extra_args(tokens)
+
+
+def test_ordinary_extra_args_pass_unchanged():
+    perftest = ["-F", "--tclass=106", "-l", "4", "--cpu_util", "-Wcounters/port_xmit_data", "--tcl=96", "-z"]
+    assert pc.check_extra_args(perftest) == perftest
+    iperf3 = ["-Z", "-w", "4M", "--cport=5300", "-u", "-b", "1G", "--debug=2", "--timestamps", "-C", "bbr"]
+    assert ic.check_extra_args(iperf3) == iperf3
+
+
+# What the Debian 12 builds (perftest 4.5-0.17, iperf3 3.12) lack from the tables: options added later
+# upstream, and options that only builds with a feature have (#ifdef HAVE_* in the sources).
+PERFTEST_NEWER = {
+    "no_lock", "use-null-mr", "payload_file_path", "use_cuda_dmabuf", "use_cuda_pcie_mapping", "use_data_direct",
+    "cuda_mem_type", "use_musa", "use_musa_bus_id", "use_musa_dmabuf", "use_musa_pcie_mapping", "use_rocm_dmabuf",
+    "use_neuron", "use_neuron_dmabuf", "use_hl", "use_mlu", "use_mlu_dmabuf", "use_opencl", "opencl_platform_id",
+    "use_ib_dm_dmabuf", "gpu_touch", "ipv6-addr", "congest_type", "bind_source_ip", "write_with_imm",
+    "send_with_imm", "no_enhanced_reorder", "unsolicited_write", "connectionless", "cqe_poll", "tph_mem", "cpu_id",
+    "ph", "disable_dynamic_polling", "sig_offload", "data_validation", "data_validation_debug", "pin_cores",
+    "numa_node", "disable_numa"}
+PERFTEST_BUILD_DEPENDENT = {
+    "use_cuda", "use_cuda_bus_id", "use_rocm", "raw_ipv6", "sniffer", "aes_xts", "encrypt_on_tx", "sig_before",
+    "aes_block_size", "kek_path", "credentials_path", "data_enc_keys_number", "data_enc_key_app_path",
+    "log_dci_streams", "log_active_dci_streams", "disable_pcie_relaxed", "use_ooo"}
+# perftest's --help spells --comm_rdma_cm as --com_rdma_cm (a typo in its usage text)
+PERFTEST_HELP_TYPOS = {"com_rdma_cm"}
+IPERF3_NEWER = {"json-stream", "json-stream-full-output", "server-max-duration", "skip-rx-copy",
+                "use-pkcs1-padding", "cntl-ka", "mptcp", "gsro"}
+IPERF3_BUILD_DEPENDENT = {"bind-dev", "flowlabel", "affinity", "congestion", "linux-congestion", "sctp", "nstreams",
+                          "xbind", "dont-fragment", "username", "rsa-public-key-path", "rsa-private-key-path",
+                          "authorized-users-path", "time-skew-threshold"}
+PROBE = "--zzz-commcheck-probe"
+
+
+def _getopt_refused(tool, tokens, cwd):
+    """Whether the real tool's getopt_long refuses tokens[0]; a probe option after it ends every run at once."""
+    proc = subprocess.run([tool] + tokens + [PROBE], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, cwd=str(cwd), timeout=60, check=False)
+    first = tokens[0]
+    if first.startswith("--"):
+        name = re.escape(first.split("=", 1)[0])
+        pattern = r"unrecognized option '%s(=[^']*)?'|option '%s' (is ambiguous|requires|doesn't allow)" % (name, name)
+    else:
+        letter = re.escape(first[1])
+        pattern = r"invalid option -- '%s'|option requires an argument -- '%s'" % (letter, letter)
+    return re.search(pattern, proc.stdout) is not None
+
+
+def _help_names(tool):
+    proc = subprocess.run([tool, "--help"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=60, check=False)
+    return set(re.findall(r"--([A-Za-z][-A-Za-z0-9_]*)", proc.stdout))
+
+
+@pytest.mark.parametrize("tool,grammar,missing", [
+    ("ib_write_bw", pc.PERFTEST_GRAMMAR, PERFTEST_NEWER | PERFTEST_BUILD_DEPENDENT),
+    ("iperf3", ic.IPERF3_GRAMMAR, IPERF3_NEWER | IPERF3_BUILD_DEPENDENT),
+])
+def test_the_installed_tool_reads_the_table_as_we_do(tmp_path, tool, grammar, missing):
+    """Every option of the table that the installed build has is an option for it, and nothing more is."""
+    if not shutil.which(tool):
+        pytest.skip("%s is not installed (Debian: apt install perftest iperf3)" % tool)
+    refused = set()
+    for name, (has_arg, _key) in sorted(grammar.long.items()):
+        if _getopt_refused(tool, ["--%s=1" % name if has_arg else "--" + name], tmp_path):
+            refused.add(name)
+    assert refused <= missing, "the table has options this %s does not: %s" % (tool, sorted(refused - missing))
+    assert len(grammar.long) - len(refused) > 60
+    letters = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+    short_refused = set(c for c in letters if _getopt_refused(tool, ["-" + c + ("1" if grammar.short.get(c) else "")],
+                                                              tmp_path))
+    newer_short = set(grammar.short) & set(k[1] for n, (_a, k) in grammar.long.items() if n in missing and len(k) == 2)
+    assert short_refused == letters - set(grammar.short) | (short_refused & newer_short)
+    unknown = _help_names(tool) - set(grammar.long) - PERFTEST_HELP_TYPOS
+    assert not unknown, "%s --help lists options the table lacks: %s" % (tool, sorted(unknown))
