@@ -226,7 +226,7 @@ def test_standin_exec_outlives_a_killed_local_kubectl(tmp_path, local_nodes):
     proc = subprocess.Popen([STANDIN, "-n", "commcheck", "exec", "commcheck-t1-node-a", "--", "sleep", marker],
                             env=dict(os.environ, COMMCHECK_KUBECTL_STANDIN=config), start_new_session=True)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60     # only bounds the wait for the remote sleep to start
         while not _pgrep("sleep " + marker) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _pgrep("sleep " + marker)

@@ -78,5 +78,7 @@ def test_client_whose_server_never_answers_is_bounded(lab, tmp_path):
     (rec,) = [r for r in lines if r.get("kind") == "tcp_bw"]
     assert rec["verdict"] == "error" and rec["host"] == server and rec["peer"] == client
     assert rec["cause"].startswith("client side on %s: the client could not reach the server" % client), rec["cause"]
-    assert elapsed < 6 + 40, elapsed
+    # bounded by its 6 s deadline: 10x that plus ansible's own time on a busy machine, far below the
+    # playbook's 900 s limit that a client retrying without end would reach
+    assert elapsed < 10 * 6 + 180, elapsed
     assert_nothing_left(lab)
