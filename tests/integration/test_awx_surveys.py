@@ -1,19 +1,70 @@
 # -*- coding: utf-8 -*-
-"""AWX survey specs and job templates: AWX's format, and every variable accepted by the roles."""
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""AWX survey specs and job templates: AWX takes every survey, and every default works.
+
+Static (no lab):
+
+- every survey passes the rules AWX applies when a survey spec is saved and
+  when a job is launched (tests/tools/awx_survey_check.py re-states them from
+  AWX's source; tests/unit/test_awx_survey_check.py shows it refuses what AWX
+  refuses), and no question names a program to run;
+- every survey variable is an option of a role its playbook runs, and every
+  default -- as AWX passes it: multi-select as a list, integer as an int,
+  float as a float, text as a string -- validates against the argument spec of
+  EVERY role of the collection that declares the variable (type and choices).
+
+Lab (root; 3 network-namespace hosts, real ssh, emulated RDMA and collective
+test tools, see tests/lab/README.md): every job template's playbook is
+launched with its survey's defaults as extra variables, the way AWX passes
+them, plus only what the lab itself needs, named in ``LAB_NEEDS`` (the report
+directory goes to the test's tmp directory instead of /var/lib/commcheck; the
+lab has no GPU, so the collective runs with commcheck_require_accelerators=false
+where it is to run; mpirun runs as root there; the collective's message sizes
+are small so that 8 ranks per host -- the survey's default -- finish in
+seconds). Each launch must get past every option validation and run: rc 0
+and the records of what it ran. k8s_commcheck.yml runs against the kubectl
+STAND-IN (tests/lab/kubectl_standin.py), as tests/integration/test_k8s_lab.py
+does, and also needs the image and the nodes, which its survey leaves to the
+user. The collective role is also run on its own with
+commcheck_collective_library=auto.
+
+Run times on the 2-core build machine (3 lab hosts, load average about 12
+from other work): the static tests under a second; the whole file 4.5 minutes:
+commcheck.yml 92 s (its survey's defaults: discover, RDMA write bandwidth and
+latency in a ring, 5 s per test; NCCL with 8 ranks per host; TCP), rdma.yml
+43 s (mesh, 5 s per test), tcp.yml 19 s, nccl.yml 18 s, hccl.yml 13 s,
+discover.yml 4 s, k8s_commcheck.yml 67 s, the collective role alone (three
+runs) about 10 s.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
 import glob
 import json
 import os
 import re
+import sys
 
 import pytest
 import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from lab_checks import assert_nothing_left, run_with_history
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AWX = os.path.join(REPO, "awx")
+TOOLS = os.path.join(REPO, "tests", "tools")
+if TOOLS not in sys.path:
+    sys.path.insert(0, TOOLS)
+
+import awx_survey_check as awx  # noqa: E402  pylint: disable=wrong-import-position
+
 SURVEYS = sorted(glob.glob(os.path.join(AWX, "surveys", "*.json")))
-TYPES = ("text", "textarea", "password", "integer", "float", "multiplechoice", "multiselect")
+SURVEY_IDS = [os.path.basename(p) for p in SURVEYS]
 # what a survey answer of each type may feed, by argument-spec type
 COMPATIBLE = {
     "text": ("str", "path", "raw", "list", "float", "int"),
@@ -29,13 +80,16 @@ EXPECTED_PLAYBOOKS = ["commcheck.yml", "discover.yml", "rdma.yml", "tcp.yml", "n
 
 
 def _load_specs():
-    """{role: {variable: spec}} of every roles/*/meta/argument_specs.yml (entry point main)."""
+    """{role: {variable: spec}} of every roles/*/meta/argument_specs.yml, all entry points."""
     specs = {}
     for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "meta", "argument_specs.yml"))):
         role = path.split(os.sep)[-3]
         with open(path) as handle:
             doc = yaml.safe_load(handle) or {}
-        specs[role] = ((doc.get("argument_specs") or {}).get("main") or {}).get("options") or {}
+        specs[role] = {}
+        for entry, body in sorted((doc.get("argument_specs") or {}).items()):
+            for variable, spec in ((body or {}).get("options") or {}).items():
+                specs[role].setdefault(variable, []).append((entry, spec))
     return specs
 
 
@@ -47,29 +101,8 @@ def _survey(path):
         return json.load(handle)
 
 
-def _answer(question):
-    """The extra variable AWX passes for the question's default."""
-    default = question.get("default")
-    if question["type"] == "multiselect":
-        if isinstance(default, list):
-            return default
-        return [line for line in (default or "").split("\n") if line]
-    if question["type"] == "integer":
-        return int(default)
-    if question["type"] == "float":
-        return float(default)
-    return default
-
-
-def _choices(question):
-    choices = question.get("choices")
-    if isinstance(choices, str):
-        choices = [c for c in choices.split("\n") if c]
-    return choices
-
-
 def _roles_of_playbook(playbook):
-    """(roles the playbook names itself, all roles it runs including those the roles include)."""
+    """Every role the playbook runs, including the roles those roles include."""
     found, todo = set(), []
 
     def scan(node):
@@ -90,7 +123,6 @@ def _roles_of_playbook(playbook):
 
     with open(playbook) as handle:
         scan(yaml.safe_load(handle))
-    direct = set(name.split(".")[-1] for name in todo if "{{" not in name)
     while todo:
         role = todo.pop().split(".")[-1]
         if role in found or "{{" in role:
@@ -99,79 +131,95 @@ def _roles_of_playbook(playbook):
         for tasks in glob.glob(os.path.join(REPO, "roles", role, "tasks", "*.yml")):
             with open(tasks) as handle:
                 scan(yaml.safe_load(handle))
-    return direct, found
+    return found
 
+
+def _spec_problems(question, answers, role, entry, spec):
+    """What the argument spec of one role (entry point) says about a survey question and its default."""
+    variable = question["variable"]
+    spec = dict(spec)
+    for key in ("description", "version_added"):
+        spec.pop(key, None)
+    where = "%s: %s (entry point %s)" % (variable, role, entry)
+    problems = []
+    if spec.get("type", "str") not in COMPATIBLE[question["type"]]:
+        problems.append("%s: survey type %s cannot feed type %s" % (where, question["type"], spec.get("type", "str")))
+    if question["type"] in awx.CHOICE_TYPES and spec.get("choices"):
+        extra = set(awx.choice_list(question)) - set(str(c) for c in spec["choices"])
+        if extra:
+            problems.append("%s: survey choices %s are not among the role's %s"
+                            % (where, sorted(extra), spec["choices"]))
+    if variable in answers:
+        result = ArgumentSpecValidator({variable: spec}).validate({variable: copy.deepcopy(answers[variable])})
+        if result.error_messages:
+            problems.append("%s: default %r refused: %s" % (where, answers[variable], "; ".join(result.error_messages)))
+    return problems
+
+
+# ------------------------------------------------------------------- static
 
 def test_there_is_a_survey_per_playbook():
     names = sorted(os.path.basename(p)[:-5] + ".yml" for p in SURVEYS)
     assert names == sorted(EXPECTED_PLAYBOOKS)
 
 
-@pytest.mark.parametrize("path", SURVEYS, ids=[os.path.basename(p) for p in SURVEYS])
-def test_survey_is_in_awx_format(path):
+@pytest.mark.parametrize("path", SURVEYS, ids=SURVEY_IDS)
+def test_awx_takes_the_survey_and_its_defaults(path):
     survey = _survey(path)
-    assert set(survey) == {"name", "description", "spec"}
-    assert survey["name"] and isinstance(survey["spec"], list) and survey["spec"]
-    variables = [q["variable"] for q in survey["spec"]]
-    assert len(variables) == len(set(variables)), "duplicate variables"
+    assert awx.spec_problems(survey) == []
+    assert awx.default_problems(survey) == []
+    assert awx.project_problems(survey) == []
+    answers = awx.awx_answers(survey)
+    # a launch that keeps the defaults (and answers what has no default) passes AWX's launch validation
+    for variable in awx.unanswered_required(survey):
+        answers[variable] = "x"
     for question in survey["spec"]:
-        assert {"question_name", "variable", "type", "required", "default"} <= set(question), question
-        assert question["type"] in TYPES
-        assert re.match(r"^[a-zA-Z_][a-zA-Z0-9_]*$", question["variable"])
-        assert isinstance(question["required"], bool)
-        if question["type"] in ("multiplechoice", "multiselect"):
-            choices = _choices(question)
-            assert choices and len(choices) == len(set(choices))
-            answer = _answer(question)
-            for value in (answer if isinstance(answer, list) else [answer]):
-                assert value in choices, (question["variable"], value)
-        if question["type"] in ("integer", "float") and question["default"] not in ("", None):
-            value = _answer(question)
-            assert question["min"] <= value <= question["max"], question["variable"]
-        if question["type"] in ("text", "textarea", "password") and question["default"]:
-            assert question.get("min", 0) <= len(question["default"]) <= question.get("max", 1024)
-        if question["required"] and question["type"] not in ("text", "textarea", "password"):
-            assert question["default"] not in ("", None), "%s: required without default" % question["variable"]
+        assert awx.answer_problems(question, answers) == []
 
 
-@pytest.mark.parametrize("path", SURVEYS, ids=[os.path.basename(p) for p in SURVEYS])
-def test_every_survey_variable_is_accepted_by_the_roles_and_defaults_validate(path):
+def test_only_the_image_has_no_default():
+    """A required question without a usable default must be answered at every launch: only the k8s image."""
+    missing = dict((os.path.basename(p), awx.unanswered_required(_survey(p))) for p in SURVEYS)
+    assert missing == dict((name, ["commcheck_k8s_image"] if name == "k8s_commcheck.json" else [])
+                           for name in SURVEY_IDS)
+
+
+def test_no_survey_names_a_program():
+    """No survey question sets a binary, its directory, kubectl, a script, a command or the environment."""
+    programs = sorted(v for role in SPECS.values() for v in role if awx.PROGRAM_VARIABLE.search(v))
+    # the rule bites on real options of the roles (so keeping them out of the surveys means something)
+    assert {"commcheck_collective_mpirun", "commcheck_k8s_kubectl_binary", "commcheck_environment"} <= set(programs)
+    asked = sorted(q["variable"] for p in SURVEYS for q in _survey(p)["spec"])
+    assert sorted(set(asked) & set(programs)) == []
+
+
+@pytest.mark.parametrize("path", SURVEYS, ids=SURVEY_IDS)
+def test_every_default_validates_against_every_role_that_declares_it(path):
     survey = _survey(path)
     playbook = os.path.join(REPO, "playbooks", os.path.basename(path)[:-5] + ".yml")
-    if os.path.exists(playbook):
-        direct, every = _roles_of_playbook(playbook)
-        direct = sorted(r for r in direct if r in SPECS)
-        roles = sorted(r for r in every if r in SPECS)
-        scope = "the roles of %s (%s)" % (os.path.basename(playbook), ", ".join(roles) or "none with a spec")
-    else:
-        direct, roles = [], sorted(SPECS)
-        scope = "any role (playbook %s does not exist yet)" % os.path.basename(playbook)
+    runs = _roles_of_playbook(playbook)
+    answers = awx.awx_answers(survey)
     problems = []
     for question in survey["spec"]:
         variable = question["variable"]
-        # the role the playbook runs takes the answer first (it may translate it for the roles it includes)
-        owners = [r for r in direct if variable in SPECS[r]] or [r for r in roles if variable in SPECS[r]]
-        if not owners:
-            problems.append("%s: not in the argument specs of %s" % (variable, scope))
-            continue
-        for role in owners:
-            spec = dict(SPECS[role][variable])
-            spec.pop("description", None)
-            spec.pop("version_added", None)
-            if spec.get("type", "str") not in COMPATIBLE[question["type"]]:
-                problems.append("%s: survey type %s cannot feed %s's type %s"
-                                % (variable, question["type"], role, spec.get("type", "str")))
-            if question["type"] in ("multiplechoice", "multiselect") and spec.get("choices"):
-                extra = set(_choices(question)) - set(str(c) for c in spec["choices"])
-                if extra:
-                    problems.append("%s: survey choices %s are not in %s's choices" % (variable, sorted(extra), role))
-            if question.get("default") in ("", None):
-                continue
-            result = ArgumentSpecValidator({variable: spec}).validate({variable: _answer(question)})
-            if result.error_messages:
-                problems.append("%s: default %r rejected by %s: %s" % (
-                    variable, question["default"], role, "; ".join(result.error_messages)))
+        declaring = sorted(role for role in SPECS if variable in SPECS[role])
+        if not set(declaring) & runs:
+            problems.append("%s: no role that %s runs (%s) declares it"
+                            % (variable, os.path.basename(playbook), ", ".join(sorted(runs))))
+        for role in declaring:
+            for entry, spec in SPECS[role][variable]:
+                problems += _spec_problems(question, answers, role, entry, spec)
     assert not problems, "\n".join(problems)
+
+
+def test_the_one_click_default_auto_is_a_choice_of_the_collective_role():
+    """The defect that started this: AWX passes commcheck_collective_library=auto to every role of the run."""
+    [question] = [q for q in _survey(os.path.join(AWX, "surveys", "commcheck.json"))["spec"]
+                  if q["variable"] == "commcheck_collective_library"]
+    assert question["default"] == "auto"
+    for role in ("commcheck", "collective"):
+        [(_entry, spec)] = SPECS[role]["commcheck_collective_library"]
+        assert "auto" in spec["choices"], role
 
 
 def test_job_templates():
@@ -180,24 +228,28 @@ def test_job_templates():
     templates = doc["commcheck_awx_job_templates"]
     assert sorted(os.path.basename(t["playbook"]) for t in templates) == sorted(EXPECTED_PLAYBOOKS)
     assert len(set(t["name"] for t in templates)) == len(templates)
-    missing = []
     for template in templates:
         assert set(template) >= {"name", "description", "playbook", "survey", "job_type", "timeout"}
         assert template["job_type"] in ("run", "check")
+        # variables beyond the survey (inventory-like settings of the lab or the site) need this (AWX rule L7)
+        assert template["ask_variables_on_launch"] is True
         assert os.path.exists(os.path.join(AWX, template["survey"])), template["survey"]
         assert os.path.basename(template["survey"])[:-5] == os.path.basename(template["playbook"])[:-4]
-        if not os.path.exists(os.path.join(REPO, template["playbook"])):
-            missing.append(template["playbook"])
-    assert not missing, "job templates name playbooks that do not exist: %s" % ", ".join(missing)
+        assert os.path.exists(os.path.join(REPO, template["playbook"])), template["playbook"]
 
 
-def test_survey_validation_catches_bad_input():
-    """The check itself can fail: a wrong type, an unknown choice and an unknown variable are found."""
-    spec = {"type": "int"}
-    assert ArgumentSpecValidator({"x": spec}).validate({"x": "many"}).error_messages
-    spec = {"type": "list", "elements": "str", "choices": ["write", "read"]}
-    assert ArgumentSpecValidator({"x": spec}).validate({"x": ["write", "bogus"]}).error_messages
-    assert not ArgumentSpecValidator({"x": spec}).validate({"x": "write,read"}).error_messages
+def test_role_spec_validation_catches_bad_input():
+    """The role-spec half of the check can fail: a wrong type and an unknown choice are found."""
+    question = {"variable": "x", "type": "multiselect", "choices": ["write", "read"]}
+    both = {"type": "list", "elements": "str", "choices": ["write", "read"]}
+    assert _spec_problems(question, {"x": ["write"]}, "r", "main", both) == []
+    assert _spec_problems(question, {"x": ["write"]}, "r", "main", dict(both, choices=["read"]))
+    assert _spec_problems(question, {"x": ["write"]}, "r", "main", {"type": "int"})
+    question = {"variable": "lib", "type": "multiplechoice", "choices": ["auto", "nccl"]}
+    problems = _spec_problems(question, {"lib": "auto"}, "collective", "main",
+                              {"type": "str", "choices": ["nccl", "hccl"]})
+    assert any("survey choices ['auto']" in p for p in problems)
+    assert any("default 'auto' refused" in p for p in problems)
 
 
 def test_execution_environment_definition():
@@ -229,3 +281,226 @@ def test_execution_environment_definition():
         names.add(match.group(1))
     for tool in ("perftest", "openmpi-bin", "openmpi", "iperf3"):
         assert tool in names, tool
+
+
+# ---------------------------------------------------------------------- lab
+
+BUILD = os.path.join(REPO, ".build", "awx-lab")
+VENV_PYTHON = os.path.join(REPO, ".venv", "bin", "python")
+STANDIN_PY = os.path.join(REPO, "tests", "lab", "kubectl_standin.py")
+IMAGE = "registry.example.com/commcheck-tools:lab"
+# What the lab needs beyond the survey answers (see the module docstring): the collective runs as root
+# in the lab, with small messages (the survey leaves the sizes to the role: 32M to 8G).
+COLLECTIVE_IN_THE_LAB = {
+    "commcheck_collective_allow_run_as_root": True,
+    "commcheck_collective_min_bytes": "1M",
+    "commcheck_collective_max_bytes": "1M",
+    "commcheck_collective_iterations": 3,
+    "commcheck_collective_warmup_iterations": 1,
+    "commcheck_collective_timeout": 300,
+}
+LAB_NEEDS = {
+    "commcheck.yml": dict(COLLECTIVE_IN_THE_LAB, commcheck_require_accelerators=False),
+    "discover.yml": {},
+    "rdma.yml": {},
+    "tcp.yml": {},
+    "nccl.yml": COLLECTIVE_IN_THE_LAB,
+    "hccl.yml": COLLECTIVE_IN_THE_LAB,
+}
+MEASURED = ("pass", "warn", "fail", "flaky")      # a check ran and measured (a lab link may miss 0.9 under load)
+
+
+def _templates():
+    with open(os.path.join(AWX, "job_templates.yml")) as handle:
+        return yaml.safe_load(handle)["commcheck_awx_job_templates"]
+
+
+def _survey_answers(template):
+    return awx.awx_answers(_survey(os.path.join(AWX, template["survey"])))
+
+
+HOST_TEMPLATES = [t for t in _templates() if os.path.basename(t["playbook"]) != "k8s_commcheck.yml"]
+[K8S_TEMPLATE] = [t for t in _templates() if os.path.basename(t["playbook"]) == "k8s_commcheck.yml"]
+
+
+@pytest.fixture(scope="module")
+def lab(lab_factory):
+    handle = lab_factory("awx", hosts=3, rails=1)
+    handle.heal()
+    return handle
+
+
+def _kinds(records):
+    kinds = {}
+    for record in records:
+        kinds.setdefault(record.get("kind"), []).append(record)
+    return kinds
+
+
+def _verdicts(records):
+    return sorted(set(r["verdict"] for r in records))
+
+
+def _check_oneclick(lab, kinds, extra_vars, tmp_path):
+    assert sorted(r["host"] for r in kinds["discover"]) == sorted(lab.hosts)
+    for kind in ("rdma_bw", "rdma_lat"):        # ring of 3: 3 pairs
+        assert len(kinds[kind]) == 3 and set(_verdicts(kinds[kind])) <= set(MEASURED), kinds[kind]
+    assert len(kinds["tcp_bw"]) == 3 and set(_verdicts(kinds["tcp_bw"])) <= set(MEASURED), kinds["tcp_bw"]
+    # auto: the lab hosts have nccl-tests (the emulator) on PATH, so NCCL ran on all three, 8 ranks each
+    [run] = kinds["collective"]
+    assert run["params"]["library"] == "nccl" and sorted(run["params"]["hosts"]) == sorted(lab.hosts), run
+    assert run["verdict"] in MEASURED, (run["verdict"], run["cause"])
+    assert glob.glob(os.path.join(extra_vars["commcheck_report_dir"], "*", "report.html"))
+
+
+def _check_collective(lab, kinds, library):
+    runs = kinds["collective"]
+    assert runs and all(r["params"]["library"] == library for r in runs), runs
+    assert runs[0]["params"]["hosts"] == lab.hosts and runs[0]["params"]["stage"] == "pool"
+    assert all(r["verdict"] in MEASURED for r in runs), [(r["verdict"], r["cause"]) for r in runs]
+
+
+def _check_launch(lab, playbook, kinds, extra_vars, tmp_path):
+    if playbook == "commcheck.yml":
+        _check_oneclick(lab, kinds, extra_vars, tmp_path)
+    elif playbook == "discover.yml":
+        assert sorted(r["host"] for r in kinds["discover"]) == sorted(lab.hosts)
+    elif playbook == "rdma.yml":               # mesh of 3: 3 pairs, bandwidth and latency
+        for kind in ("rdma_bw", "rdma_lat"):
+            assert len(kinds[kind]) == 3 and set(_verdicts(kinds[kind])) <= set(MEASURED), kinds[kind]
+    elif playbook == "tcp.yml":
+        assert len(kinds["tcp_bw"]) == 3 and set(_verdicts(kinds["tcp_bw"])) <= set(MEASURED), kinds["tcp_bw"]
+    else:
+        _check_collective(lab, kinds, playbook[:-4])
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("template", HOST_TEMPLATES, ids=[os.path.basename(t["playbook"]) for t in HOST_TEMPLATES])
+def test_job_template_launch_with_survey_defaults(lab, tmp_path, template):
+    playbook = os.path.basename(template["playbook"])
+    extra_vars = dict(_survey_answers(template))
+    if "commcheck_report_dir" in extra_vars:
+        extra_vars["commcheck_report_dir"] = str(tmp_path / "reports")
+    extra_vars.update(LAB_NEEDS[playbook])
+    proc, records, elapsed = run_with_history(lab, template["playbook"], tmp_path, extra_vars, timeout=900)
+    sys.stderr.write("\n%s with the survey defaults: %.0f s\n" % (playbook, elapsed))
+    output = proc.stdout[-5000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, output
+    assert not [r for r in records if r.get("verdict") == "error"], [
+        (r.get("kind"), r.get("host"), r.get("cause")) for r in records if r.get("verdict") == "error"]
+    _check_launch(lab, playbook, _kinds(records), extra_vars, tmp_path)
+    assert_nothing_left(lab, wait=20)
+
+
+# ---------------------------------------------- the collective role alone, auto
+
+def _emulator_dir(library):
+    """A directory with only one library's all_reduce test: the lab's EMULATOR launcher under the real name."""
+    path = os.path.join(BUILD, library)
+    os.makedirs(path, exist_ok=True)
+    name = "all_reduce_perf" if library == "nccl" else "all_reduce_test"
+    emulator = os.path.join(REPO, "tests", "lab", "emulators",
+                            "nccl_tests_emulator.py" if library == "nccl" else "hccl_test_emulator.py")
+    target = os.path.join(path, name)
+    tmp = "%s.%d" % (target, os.getpid())
+    with open(tmp, "w") as handle:
+        handle.write("#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s runs %s\nexec %s %s --emulate=all_reduce "
+                     "\"$@\"\n" % (name, os.path.basename(emulator), VENV_PYTHON, emulator))
+    os.chmod(tmp, 0o755)
+    os.rename(tmp, target)
+    return path
+
+
+@pytest.mark.lab
+def test_collective_role_alone_resolves_auto(lab, tmp_path):
+    """playbooks/nccl.yml with commcheck_collective_library=auto: the library of the binaries the hosts have."""
+    extra_vars = dict(COLLECTIVE_IN_THE_LAB, commcheck_collective_library="auto", commcheck_gpus_per_node=1,
+                      commcheck_require_accelerators=False, commcheck_collective_binary_dir=_emulator_dir("hccl"))
+    proc, records, _elapsed = run_with_history(lab, "playbooks/nccl.yml", tmp_path / "hccl", extra_vars)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    kinds = _kinds(records)
+    _check_collective(lab, kinds, "hccl")
+    assert "HCCL pool: 1 test(s)" in proc.stdout
+
+    # without accelerators required (the default), hosts without a GPU / NPU are skipped with the reason
+    extra_vars.pop("commcheck_require_accelerators")
+    proc, records, _elapsed = run_with_history(lab, "playbooks/nccl.yml", tmp_path / "gpu", extra_vars)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    runs = _kinds(records)["collective"]
+    assert sorted(r["host"] for r in runs) == sorted(lab.hosts), runs
+    assert all(r["verdict"] == "skipped" and r["params"]["reason"] == "no_accelerator" for r in runs), runs
+
+    # no test binary of either library: skipped with the reason, nothing run, not an error
+    empty = tmp_path / "no-binaries"
+    empty.mkdir()
+    extra_vars.update(commcheck_require_accelerators=False, commcheck_collective_binary_dir=str(empty))
+    proc, records, _elapsed = run_with_history(lab, "playbooks/nccl.yml", tmp_path / "none", extra_vars)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    runs = _kinds(records)["collective"]
+    assert sorted(r["host"] for r in runs) == sorted(lab.hosts) and _verdicts(runs) == ["skipped"], runs
+    assert all("neither nccl-tests (all_reduce_perf) nor hccl_test (all_reduce_test)" in r["cause"] for r in runs)
+    assert "NO LIBRARY pool: 0 test(s)" in proc.stdout
+    assert_nothing_left(lab, wait=20)
+
+
+# ---------------------------------------------------- k8s_commcheck.yml
+
+def _standin_launcher():
+    os.makedirs(BUILD, exist_ok=True)
+    path = os.path.join(BUILD, "kubectl-standin")
+    tmp = "%s.%d" % (path, os.getpid())
+    with open(tmp, "w") as handle:
+        handle.write("#!/bin/sh\n# STAND-IN launcher (commcheck lab): this is not kubectl\nexec %s %s \"$@\"\n"
+                     % (VENV_PYTHON, STANDIN_PY))
+    os.chmod(tmp, 0o755)
+    os.rename(tmp, path)
+    return path
+
+
+def _standin_config(lab, tmp_path):
+    """Stand-in nodes gpu-h1.. for the lab hosts (their namespaces, addresses and environment)."""
+    config, state = tmp_path / "standin.json", tmp_path / "k8s-state.json"
+    nodes = {}
+    for host in lab.hosts:
+        env = lab.environment(host)
+        env["COMMCHECK_KUBECTL_STANDIN"] = str(config)
+        nodes["gpu-" + host] = {"netns": lab.host(host)["netns"], "pid": lab.lab.sshd_pid(host),
+                                "addresses": [lab.address(host, r) for r in range(lab.rails)], "env": env,
+                                "labels": {"commcheck.example.com/rdma": "true"}}
+    config.write_text(json.dumps({"state": str(state), "nodes": nodes}))
+    return str(config), str(state)
+
+
+@pytest.mark.lab
+def test_k8s_job_template_launch_with_survey_defaults(lab, tmp_path):
+    """Survey defaults, plus the image and the nodes (the survey leaves them to the user) and the lab's stand-in."""
+    config, state = _standin_config(lab, tmp_path)
+    answers = _survey_answers(K8S_TEMPLATE)
+    assert answers["commcheck_k8s_nodes"] == "" and answers["commcheck_k8s_node_selector"] == ""
+    extra_vars = dict(answers)
+    extra_vars.update({
+        # what the user answers: the image (no default) and which nodes (the lab's)
+        "commcheck_k8s_image": IMAGE,
+        "commcheck_k8s_node_selector": "commcheck.example.com/rdma=true",
+        # the lab: kubectl is the stand-in, each node's emulated sysfs, reports under tmp_path
+        "commcheck_k8s_kubectl_binary": _standin_launcher(),
+        "commcheck_k8s_node_vars": {"gpu-" + h: {"commcheck_sysfs_root": lab.lab.sysfs_root(h)} for h in lab.hosts},
+        "commcheck_report_dir": str(tmp_path / "reports"),
+    })
+    proc, records, elapsed = run_with_history(lab, os.path.join(REPO, K8S_TEMPLATE["playbook"]), tmp_path,
+                                              extra_vars, env={"COMMCHECK_KUBECTL_STANDIN": config})
+    sys.stderr.write("\nk8s_commcheck.yml with the survey defaults: %.0f s\n" % elapsed)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    nodes = ["gpu-" + h for h in lab.hosts]
+    kinds = _kinds(records)
+    assert sorted(r["host"] for r in kinds["discover"]) == nodes
+    for kind in ("rdma_bw", "rdma_lat", "tcp_bw"):       # ring of 3
+        assert len(kinds[kind]) == 3 and set(_verdicts(kinds[kind])) <= set(MEASURED), kinds[kind]
+    # auto (the one-click role's default): nccl-tests is in the pods, no GPU is: skipped with the reason
+    runs = kinds["collective"]
+    assert sorted(r["host"] for r in runs) == nodes, runs
+    assert all(r["verdict"] == "skipped" and r["params"]["reason"] == "no_accelerator" for r in runs), runs
+    with open(state) as handle:
+        assert json.load(handle) == {}, "pods left"
+    assert glob.glob(str(tmp_path / "reports" / "*" / "report.html"))
+    assert_nothing_left(lab, wait=20)
