@@ -288,9 +288,7 @@ def select_rails(rdma_facts=None, devices=None, address=None):
             known[(dev.get("name"), int(port.get("port", 1)))] = port
     rails = []
     if devices:
-        if isinstance(devices, (str, dict)):
-            devices = [devices]
-        for spec in devices:
+        for spec in _device_specs(devices):
             want = _parse_device_spec(spec)
             port = known.get((want["device"], want["port"]), {})
             rails.append(_rail(want["device"], want["port"], port, address, want))
@@ -302,6 +300,15 @@ def select_rails(rdma_facts=None, devices=None, address=None):
     for num, rail in enumerate(rails):
         rail["rail"] = num
     return rails
+
+
+def _device_specs(devices):
+    """A device list as given: a list, one dict, or text such as a survey's 'mlx5_0,mlx5_1:2'."""
+    if isinstance(devices, str):
+        return [item.strip() for item in devices.split(",") if item.strip()]
+    if isinstance(devices, dict):
+        return [devices]
+    return list(devices)
 
 
 def _rail(device, port_num, port, address, override):

@@ -288,3 +288,11 @@ def test_merged_plan_ports_cycle_in_a_window():
     assert ports == [5201, 5202, 5203]
     (plan,) = sch.plan_rounds(rounds, {}, [{}], base_port=65534, merge=True)
     assert max(j["tcp_port"] for j in plan["jobs"]) == 65535
+
+
+def test_select_rails_splits_comma_separated_text():
+    """An AWX text answer ('mlx5_0,mlx5_1:2') names two rails, as a list would."""
+    from_text = sch.select_rails(devices=" mlx5_0, mlx5_1:2 ,", address="10.0.0.1")
+    from_list = sch.select_rails(devices=["mlx5_0", "mlx5_1:2"], address="10.0.0.1")
+    assert [(r["device"], r["port"], r["rail"]) for r in from_text] == [("mlx5_0", 1, 0), ("mlx5_1", 2, 1)]
+    assert from_text == from_list
