@@ -32,6 +32,7 @@ _RDMA_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 _NETDEV = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,14}$")
 # RFC 1123 subdomain (pods, namespaces, nodes, containers) and label values.
 _K8S_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_K8S_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _K8S_LABEL_VALUE = re.compile(r"^(|[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
 # kubeconfig context names are free text in kubeconfig; these are the ones
 # that cloud CLIs write (arn:aws:eks:..., gke_project_zone_name, user@cluster).
@@ -45,8 +46,10 @@ NAME_KINDS = {
     "rdma_device": (_RDMA_DEVICE, "an RDMA device name (letters, digits, _ . : -, at most 64)"),
     "netdev": (_NETDEV, "a network interface name (at most 15 characters)"),
     "k8s_name": (_K8S_NAME, "a Kubernetes name (RFC 1123: lower-case letters, digits, '-' and '.')"),
+    "k8s_label": (_K8S_LABEL, "a DNS-1123 label (lower-case letters, digits and '-', at most 63)"),
     "k8s_label_value": (_K8S_LABEL_VALUE, "a Kubernetes label value"),
     "k8s_context": (_CONTEXT, "a kubeconfig context name"),
+    "env_name": (re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"), "an environment variable name"),
     "word": (_WORD, "one word of letters, digits and _ . , : = / + @ % -"),
 }
 

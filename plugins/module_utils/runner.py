@@ -309,10 +309,7 @@ class RemoteBackground(Background):
 
 def check_dns_label(option, value):
     """A DNS-1123 label (namespaces, containers): a Kubernetes name without '.', at most 63 characters."""
-    option_rules.check_not_flag(option, value)
-    if len(value) > 63 or "." in value or not option_rules.NAME_KINDS["k8s_name"][0].match(value):
-        option_rules.fail(option, value, "is not a DNS-1123 label (lower-case letters, digits and '-', at most 63)")
-    return value
+    return option_rules.check_name(option, value, "k8s_label")
 
 
 def check_kubectl_settings(pod, namespace="default", container=None, context=None, kubeconfig=None, binary=None,
