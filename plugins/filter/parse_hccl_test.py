@@ -62,7 +62,9 @@ _value:
       type: list
       elements: dict
     warnings:
-      description: Things worth knowing that are not errors.
+      description: Things worth knowing that are not errors, among them lines no rule knows that report a
+        problem (warnings libraries such as libibverbs print, other programs' error lines); they never make
+        C(ok) false.
       type: list
       elements: str
     ok:

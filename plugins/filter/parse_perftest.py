@@ -128,7 +128,10 @@ _value:
       type: list
       elements: dict
     warnings:
-      description: CPU-frequency warnings, MTU adjustments, BW-peak and duration-mode notes, and so on.
+      description: CPU-frequency warnings, MTU adjustments, BW-peak and duration-mode notes, the warnings
+        libraries print (for example libibverbs and mlx4 on SR-IOV pods) and lines no rule knows that report
+        a problem; none of them makes C(ok) false. An error-looking line no rule knows is an C(unknown) error
+        only when no result table was read.
       type: list
       elements: str
     connected_at:

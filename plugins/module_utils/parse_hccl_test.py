@@ -19,7 +19,7 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.mpi_errors import (
     MPI_ERRORS, ErrorCollector, scan_launcher_line)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
-    clean_lines, snake_case, to_float, to_int, to_text)
+    Notes, clean_lines, is_context_line, is_diagnostic_line, snake_case, to_float, to_int, to_text)
 
 # HcclResult (hccl_types.h): value -> (name, cause, fix)
 _HCCL_RESULTS = {
@@ -136,6 +136,9 @@ HCCL_TEST_ERRORS.update({
 
 _SECONDARY = ("rank_failed", "no_table", "hccl_op_failed")
 _MAX_LINE = 4096
+_MAX_WARNINGS = 100  # listed; more are counted
+_MAX_UNKNOWN_LISTED = 50  # lines no rule knows, listed as warnings; more are counted
+_MAX_STAGES = 20   # stages listed per error
 
 _PREAMBLE = re.compile(r"the minbytes is\s+\d+", re.I)
 _PREAMBLE_KV = re.compile(r"([A-Za-z_]{1,40})\s+is\s+(-?\d+)")
@@ -157,6 +160,16 @@ _OP_FAILED = re.compile(r"hccl_op_base execute failed|hccl_op_base destory_alloc
 _ROOT_INFO = re.compile(r"HcclGetRootInfo failed|received invalid data from root process", re.I)
 _EXTRA_PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*|\d+:\s+(?=\S))")
 _WARNING = re.compile(r"^Warning:|calculation result overflows|No verification is performed", re.I)
+_FRAME = re.compile(r"^-{20,}$")   # Open MPI frames its help messages with dash lines
+_CANN_FAILURE = re.compile(r"error|fail|timeout|time out|\[ERROR\]", re.I)
+# (lowercase needles, regex, code): tried in order, the regex only when the lowercased line holds a needle.
+_SIMPLE_ERRORS = [
+    (("rootinfo failed", "from root process"), _ROOT_INFO, "hccl_root_info_failed"),
+    (("hccl_op_base",), _OP_FAILED, "hccl_op_failed"),
+    (("alloc memory size", "get ddr memory info failed"), _OOM, "npu_out_of_memory"),
+    (("number of device is 0",), _NO_DEVICE, "npu_not_found"),
+    (("error:", "invalid", "non-option"), _BAD_ARGS, "invalid_arguments"),
+]
 
 
 def _result_code(value):
@@ -176,11 +189,14 @@ def _empty_result():
 
 
 def _column_name(cell):
-    """'aveg_time(us):' -> ('aveg_time', 'us')."""
+    """'aveg_time(us):' -> ('aveg_time', 'us'): the name, and the unit in the parentheses at its end."""
     cell = cell.strip().rstrip(":").strip()
-    match = re.match(r"^(.*?)\s*\(([^)]*)\)\s*:?\s*$", cell)
-    if match:
-        return snake_case(match.group(1)), match.group(2).strip()
+    end = cell[:-1].rstrip() if cell.endswith(":") else cell
+    if end.endswith(")"):
+        body = end[:-1]
+        opening = body.find("(", body.rfind(")") + 1)   # the group's '(' : the first after any other ')'
+        if opening >= 0:
+            return snake_case(body[:opening]), body[opening + 1:].strip()
     return snake_case(cell), None
 
 
@@ -218,9 +234,9 @@ def _check_value(text):
 
 
 def _make_row(cells, columns):
+    """A row from its cells, keyed and scaled by the _Columns of the table."""
     row = {"bytes": None, "avg_time_us": None, "algbw_gbs": None, "check": None, "check_result": None}
-    for (name, unit), cell in zip(columns, cells):
-        key, factor = _field_for(name, unit)
+    for (key, factor), cell in zip(columns.fields, cells):
         cell = cell.strip()
         if key == "bytes":
             row["bytes"] = to_int(cell)
@@ -233,15 +249,15 @@ def _make_row(cells, columns):
         else:
             value = to_float(cell)
             row[key] = value if value is not None else (cell or None)
-    if len(cells) > len(columns):
-        row["extra"] = [c.strip() for c in cells[len(columns):]]
+    if len(cells) > len(columns.names):
+        row["extra"] = [c.strip() for c in cells[len(columns.names):]]
     return row
 
 
 def parse_hccl_test(text):
     """Parse hccl_test output. Never raises; returns header, rows, errors, warnings, ok."""
     try:
-        return _parse(to_text(text))
+        return _Parser().parse(to_text(text))
     except Exception as exc:  # a parser must never raise; report instead
         result = _empty_result()
         errors = ErrorCollector(HCCL_TEST_ERRORS)
@@ -250,134 +266,201 @@ def parse_hccl_test(text):
         return result
 
 
-def _parse(data):
-    result = _empty_result()
-    header = result["header"]
-    warnings = result["warnings"]
-    errors = ErrorCollector(HCCL_TEST_ERRORS)
-    columns = None
-    last_code = None
-    lines = [line[:_MAX_LINE] for line in clean_lines(data)]
+def _may_be_header(content):
+    """False when the line cannot be a column header (no size column, or no time/bandwidth column)."""
+    low = content.lower()
+    return (("size" in low or "bytes" in low or "data" in low)
+            and ("time" in low or "latency" in low or "bandwidth" in low or "bw" in low))
 
-    for index, line in enumerate(lines):
-        content = _EXTRA_PREFIX.sub("", line.strip(), count=1).strip()
-        if not content:
-            continue
 
-        if result["test"] is None and "_test" in content:
+class _Columns(object):
+    """A table's columns: (name, unit) each, with the row key and factor of each and where the size is."""
+
+    def __init__(self, names):
+        self.names = names
+        self.fields = [_field_for(name, unit) for name, unit in names]
+        self.size_at = next((i for i, (key, _factor) in enumerate(self.fields) if key == "bytes"), 0)
+
+
+_DEFAULT = _Columns(_DEFAULT_COLUMNS)
+
+
+class _Parser(object):
+    """One pass over hccl_test output: preamble, table (with or without pipes), errors, and the lines
+    no rule knows (warnings, unless they carry no message). Unanchored regexes are gated by a
+    substring their match must contain."""
+
+    def __init__(self):
+        self.result = _empty_result()
+        self.errors = ErrorCollector(HCCL_TEST_ERRORS)
+        self.warnings = Notes(limit=_MAX_WARNINGS)
+        self.columns = None
+        self.last_code = None
+        self.unknown_lines = 0
+        self.failed_ranks = set()
+        self.frame_lines = None     # lines seen so far inside an Open MPI help frame (dash lines), or None
+        self.joined_line = None
+
+    def parse(self, data):
+        lines = clean_lines(data)
+        for index, line in enumerate(lines):
+            if len(line) > _MAX_LINE:
+                line = lines[index] = line[:_MAX_LINE]
+            content = line.strip()
+            if not content:
+                continue
+            if content[0] == "[" or ":" in content:
+                content = _EXTRA_PREFIX.sub("", content, count=1).strip()
+                if not content:
+                    continue
+            if content[0] == "-" and _FRAME.match(content):
+                self.frame_lines = 0 if self.frame_lines is None else None
+                continue
+            if self.frame_lines is not None:
+                self.frame_lines += 1
+            self._line(lines, index, content)
+        if self.unknown_lines > _MAX_UNKNOWN_LISTED:
+            self.warnings.add("%d more output lines not understood (not listed)"
+                              % (self.unknown_lines - _MAX_UNKNOWN_LISTED))
+        self.result["warnings"] = self.warnings.as_list()
+        _finish(self.result, self.errors)
+        return self.result
+
+    def _line(self, lines, index, content):
+        result = self.result
+        is_command = False
+        if "_test" in content:
             binary = _BINARY.search(content)
             if binary and binary.group("name") not in ("hccl_test", "nccl_test"):
-                result["test"] = binary.group("name")
-
-        if _PREAMBLE.search(content):
+                is_command = True
+                if result["test"] is None:
+                    result["test"] = binary.group("name")
+        if "minbytes" in content.lower() and _PREAMBLE.search(content):
             for key, value in _PREAMBLE_KV.findall(content):
                 name = _PREAMBLE_KEYS.get(key.lower().replace("_", "")) or snake_case(key)
-                header[name] = to_int(value)
-            continue
+                self.result["header"][name] = to_int(value)
+            return
+        if self._table_line(content):
+            return
+        if self._error_line(content) or self._launcher_error(lines, index):
+            return
+        low = content.lower()
+        if ("warning:" in low or "overflows" in low or "verification" in low) and _WARNING.search(content):
+            self.warnings.add(content[:300])
+            return
+        in_frame_body = self.frame_lines is not None and self.frame_lines > 1   # Open MPI help text
+        if (not is_command and index != self.joined_line and not in_frame_body and is_diagnostic_line(content)
+                and not is_context_line(content)):
+            self.unknown_lines += 1
+            if self.unknown_lines <= _MAX_UNKNOWN_LISTED:
+                self.warnings.add(content[:300])
 
+    def _table_line(self, content):
+        """A column header or a result row (pipe-separated or not): True."""
         if "|" in content:
             cells = content.split("|")
-            names = [_column_name(c) for c in cells]
-            keys = [_field_for(n, u)[0] for n, u in names]
-            if "bytes" in keys and ("avg_time_us" in keys or "algbw_gbs" in keys) and to_int(cells[0]) is None:
-                columns = names
-                header["columns"] = [n for n, _u in names]
-                header["column_units"] = [u for _n, u in names]
-                header["time_column"] = next((n for n, _u in names if "time" in n), None)
-                continue
-            use = columns or _DEFAULT_COLUMNS
-            size_at = next((i for i, (n, u) in enumerate(use) if _field_for(n, u)[0] == "bytes"), 0)
-            if len(cells) >= 2 and size_at < len(cells) and to_int(cells[size_at].strip()) is not None:
+            if to_int(cells[0]) is None and _may_be_header(content):
+                names = [_column_name(c) for c in cells]
+                if self._set_columns(names):
+                    return True
+            use = self.columns or _DEFAULT
+            if len(cells) >= 2 and use.size_at < len(cells) and to_int(cells[use.size_at].strip()) is not None:
                 row = _make_row(cells, use)
                 if row["bytes"] is not None and (row["avg_time_us"] is not None or row["algbw_gbs"] is not None):
-                    result["rows"].append(row)
-                    continue
-        elif "data_size" in content and ("time" in content or "bandwidth" in content):
-            names = [_column_name(c) for c in content.split()]
-            keys = [_field_for(n, u)[0] for n, u in names]
-            if "bytes" in keys and ("avg_time_us" in keys or "algbw_gbs" in keys):
-                columns = names
-                header["columns"] = [n for n, _u in names]
-                header["column_units"] = [u for _n, u in names]
-                header["time_column"] = next((n for n, _u in names if "time" in n), None)
-                continue
-        elif columns is not None:
+                    self.result["rows"].append(row)
+                    return True
+        elif "data_size" in content and ("time" in content or "bandwidth" in content) and _may_be_header(content):
+            if self._set_columns([_column_name(c) for c in content.split()]):
+                return True
+        elif self.columns is not None:
             tokens = content.split()
-            size_at = next((i for i, (n, u) in enumerate(columns) if _field_for(n, u)[0] == "bytes"), 0)
-            if (len(tokens) == len(columns) and to_int(tokens[size_at]) is not None
+            columns = self.columns
+            if (len(tokens) == len(columns.names) and to_int(tokens[columns.size_at]) is not None
                     and sum(1 for t in tokens if to_float(t) is not None) >= 2):
                 row = _make_row(tokens, columns)
                 if row["bytes"] is not None:
-                    result["rows"].append(row)
-                    continue
+                    self.result["rows"].append(row)
+                    return True
+        return False
 
-        retcode = _RETCODE.search(content)
-        if retcode:
-            code = "acl_error" if retcode.group("kind").lower() == "acl" else _result_code(retcode.group("code"))
-            last_code = code
-            errors.add(code, content)
-            continue
-        stage = _ERROR_STAGE.search(content)
-        if stage:
-            if last_code and errors.get(last_code) is not None:
-                entry = errors.get(last_code)
-                entry.setdefault("stages", [])
-                if stage.group("stage") not in entry["stages"]:
-                    entry["stages"].append(stage.group("stage"))
-            continue
-        failed_call = _FAILED_CALL.search(content)
-        if failed_call:
-            code = _result_code(failed_call.group("code"))
-            last_code = code
-            errors.add(code, content)
-            continue
-        named = _NAMED_RESULT.search(content)
-        if named and ("fail" in content.lower() or "error" in content.lower() or "ret" in content.lower()):
-            name = named.group(1).lower()
-            code = name if name in HCCL_TEST_ERRORS else "hccl_error"
-            last_code = code
-            errors.add(code, content)
-            continue
-        check = _CHECK_FAILED.search(content)
-        if check:
-            rank = int(check.group("rank"))
-            if rank not in result["failed_ranks"]:
-                result["failed_ranks"].append(rank)
-            errors.add("check_failed", content)
-            continue
-        if _ROOT_INFO.search(content):
-            errors.add("hccl_root_info_failed", content)
-            continue
-        if _OP_FAILED.search(content):
-            errors.add("hccl_op_failed", content)
-            continue
-        if _OOM.search(content):
-            errors.add("npu_out_of_memory", content)
-            continue
-        if _NO_DEVICE.search(content):
-            errors.add("npu_not_found", content)
-            continue
-        if _BAD_ARGS.search(content):
-            errors.add("invalid_arguments", content)
-            continue
-        cann = _CANN_CODE.search(content)
-        if cann and re.search(r"error|fail|timeout|time out|\[ERROR\]", content, re.I):
-            value = cann.group("code")
-            code = {"EI0006": "hccl_socket_timeout", "EI0002": "hccl_notify_timeout"}.get(value, "hccl_cann_error")
-            errors.add(code, content)
-            continue
+    def _set_columns(self, names):
+        columns = _Columns(names)
+        keys = [key for key, _factor in columns.fields]
+        if "bytes" not in keys or ("avg_time_us" not in keys and "algbw_gbs" not in keys):
+            return False
+        header = self.result["header"]
+        self.columns = columns
+        header["columns"] = [n for n, _u in names]
+        header["column_units"] = [u for _n, u in names]
+        header["time_column"] = next((n for n, _u in names if "time" in n), None)
+        return True
+
+    def _error_line(self, content):
+        """Errors HCCL, ACL, CANN and hccl_test print: True."""
+        errors = self.errors
+        low = content.lower()
+        if "interface return err" in low:
+            retcode = _RETCODE.search(content)
+            if retcode:
+                code = "acl_error" if retcode.group("kind").lower() == "acl" else _result_code(retcode.group("code"))
+                self.last_code = code
+                errors.add(code, content)
+                return True
+        if "This is an error in" in content:
+            stage = _ERROR_STAGE.search(content)
+            if stage:
+                entry = errors.get(self.last_code) if self.last_code else None
+                if entry is not None:
+                    stages = entry.setdefault("stages", [])
+                    if len(stages) < _MAX_STAGES and stage.group("stage") not in stages:
+                        stages.append(stage.group("stage"))
+                return True
+        if "ccl" in content and "failed" in content:
+            failed_call = _FAILED_CALL.search(content)
+            if failed_call:
+                code = _result_code(failed_call.group("code"))
+                self.last_code = code
+                errors.add(code, content)
+                return True
+        if "HCCL_E_" in content:
+            named = _NAMED_RESULT.search(content)
+            if named and ("fail" in low or "error" in low or "ret" in low):
+                name = named.group(1).lower()
+                code = name if name in HCCL_TEST_ERRORS else "hccl_error"
+                self.last_code = code
+                errors.add(code, content)
+                return True
+        if "check result failed" in low:
+            check = _CHECK_FAILED.search(content)
+            if check:
+                rank = int(check.group("rank"))
+                if rank not in self.failed_ranks:
+                    self.failed_ranks.add(rank)
+                    self.result["failed_ranks"].append(rank)
+                errors.add("check_failed", content)
+                return True
+        for needles, regex, code in _SIMPLE_ERRORS:
+            if any(needle in low for needle in needles) and regex.search(content):
+                errors.add(code, content)
+                return True
+        if "E" in content:
+            cann = _CANN_CODE.search(content)
+            if cann and _CANN_FAILURE.search(content):
+                value = cann.group("code")
+                code = {"EI0006": "hccl_socket_timeout", "EI0002": "hccl_notify_timeout"}.get(value, "hccl_cann_error")
+                errors.add(code, content)
+                return True
+        return False
+
+    def _launcher_error(self, lines, index):
         launcher = scan_launcher_line(lines, index)
-        if launcher:
-            code, message, hint, host = launcher
-            errors.add(code, message, host=host, hint=hint)
-            continue
-        if _WARNING.search(content):
-            if content not in warnings:
-                warnings.append(content[:300])
-            continue
-
-    _finish(result, errors)
-    return result
+        if not launcher:
+            return False
+        code, message, hint, host = launcher
+        if len(message) > len(lines[index].strip()):
+            self.joined_line = index + 1
+        self.errors.add(code, message, host=host, hint=hint)
+        return True
 
 
 def _finish(result, errors):
@@ -408,7 +491,5 @@ def _finish(result, errors):
         result["completed"] = any(isinstance(r.get("bytes"), int) and r["bytes"] >= max_bytes for r in rows)
     if not rows:
         errors.add("no_table", "no hccl_test result rows in the output")
-    if len(result["warnings"]) > 100:
-        result["warnings"] = result["warnings"][:100] + ["... %d more warnings" % (len(result["warnings"]) - 100)]
     result["errors"] = errors.entries(last=_SECONDARY)
     result["ok"] = bool(rows) and not result["errors"]

@@ -25,6 +25,8 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
     clean_lines,
     error_entry,
+    found_after,
+    is_tagged_warning,
     to_int,
 )
 
@@ -52,26 +54,23 @@ def _lines(text):
     return [line[:_MAX_LINE] for line in clean_lines(text)]
 
 
-# "... port 1 (ACTIVE) ==> ens1f0 (Up)"; the IB port state only with -v.
-_TAIL = re.compile(
-    r"^(?P<head>.*?)\bport\s+(?P<port>\d+)\s*"
-    r"(?:\(\s*(?P<port_state>[^)]*?)\s*\)\s*)?"
-    r"=+>\s*(?P<netdev>[^\s()]+)?\s*(?:\(\s*(?P<state>[^)]*?)\s*\))?\s*$"
-)
-# -v head: "[PCI] DEV (MTxxxx - PARTID) DESCRIPTION fw FW"
-_VERBOSE_HEAD = re.compile(
-    r"(?:(?P<pci>\b[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+)?"
-    r"(?P<device>[^\s()]+)\s*\(\s*(?P<hca_type>[^\s()]+)\s*(?:-\s*(?P<part_id>[^()]*?))?\s*\)"
-    r"\s*(?P<product>.*?)\s*\bfw\s+(?P<fw>\S+)\s*$"
-)
+# "... port 1 (ACTIVE) ==> ens1f0 (Up)"; the IB port state only with -v. Read by _split_tail and
+# _split_verbose_head below, not by one regex: its lazy groups before \s* made long lines quadratic.
+_PORT_AT = re.compile(r"\bport\s+(?P<port>\d+)")
+_RIGHT = re.compile(r"\s*(?:(?P<netdev>[^\s()]+)\s*)?(?:\((?P<state>[^)]*)\)\s*)?$")
+_PCI_END = re.compile(r"\b[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
+_MAX_PORT_CANDIDATES = 8   # "port N" words tried per line (a real line has one)
 _FAMILY = re.compile(
     r"\b(ConnectX-\d+[A-Za-z]*(?:\s+(?:Dx|Lx|Ex|En|VPI))?|Connect-IB|BlueField(?:-\d+)?[A-Za-z]*(?:\s+DPU)?|"
     r"SuperNIC|ConnectX\b)",
     re.IGNORECASE,
 )
 _DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
-_NOT_INSTALLED = re.compile(r"ibdev2netdev:?\s.*(?:command not found|not found|No such file or directory)", re.I)
-_NO_DEVICE = re.compile(r"/sys/class/infiniband\S*:?\s*No such file or directory", re.I)
+# "ibdev2netdev: command not found": the tool's name, later the message (two searches: linear)
+_TOOL = re.compile(r"ibdev2netdev:?\s", re.I)
+_NOT_FOUND = re.compile(r"not found|No such file or directory", re.I)
+# \S{0,200}, not \S*: an unbounded run retried from every "/sys/class/infiniband" of a long word is quadratic.
+_NO_DEVICE = re.compile(r"/sys/class/infiniband\S{0,200}:?\s*No such file or directory", re.I)
 _NA = ("", "NA", "N/A", "N\\A")
 
 
@@ -101,35 +100,128 @@ def _description(product):
     return product
 
 
-def _parse_line(line):
-    match = _TAIL.match(line)
-    if not match:
+def _skip_space(line, at):
+    while at < len(line) and line[at].isspace():
+        at += 1
+    return at
+
+
+def _split_tail(line):
+    """(head, port, port_state, netdev, state) of '<head> port N [(STATE)] ==> [NETDEV] [(State)]', or None.
+
+    The head is the text before the first "port N" after which the rest of the line fits.
+    """
+    for count, match in enumerate(_PORT_AT.finditer(line)):
+        if count >= _MAX_PORT_CANDIDATES:
+            break
+        at = _skip_space(line, match.end())
+        port_state = None
+        if line[at:at + 1] == "(":
+            close = line.find(")", at)
+            if close < 0:
+                continue
+            port_state = line[at + 1:close].strip()
+            at = _skip_space(line, close + 1)
+        arrow = at
+        while line[arrow:arrow + 1] == "=":
+            arrow += 1
+        if arrow == at or line[arrow:arrow + 1] != ">":
+            continue
+        right = _RIGHT.match(line, arrow + 1)
+        if right is None:
+            continue
+        state = right.group("state")
+        return (line[:match.start()], match.group("port"), port_state, right.group("netdev"),
+                state.strip() if state is not None else None)
+    return None
+
+
+def _split_verbose_head(head):
+    """{pci, device, hca_type, part_id, product, fw} of '[PCI] DEV (TYPE - PART) PRODUCT fw FW', or None."""
+    text = head.rstrip()
+    cut = len(text)
+    while cut > 0 and not text[cut - 1].isspace():
+        cut -= 1
+    fw = text[cut:]
+    before = text[:cut].rstrip()
+    if not fw or cut == 0 or cut == len(before) or not before.endswith("fw"):
         return None
-    head = match.group("head").rstrip()
+    product_end = len(before) - 2
+    if product_end > 0 and (before[product_end - 1].isalnum() or before[product_end - 1] == "_"):
+        return None     # "fw" must be a word of its own (\bfw)
+    opening = before.find("(", 0, product_end)
+    while opening >= 0:
+        found = _verbose_group(before, opening, product_end)
+        if found is not None:
+            found["fw"] = fw
+            return found
+        opening = before.find("(", opening + 1, product_end)
+    return None
+
+
+def _verbose_group(text, opening, product_end):
+    """The device and '(TYPE - PART)' group whose '(' is at `opening`, with the product after it; or None."""
+    end = opening
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    start = end
+    while start > 0 and not text[start - 1].isspace() and text[start - 1] not in "()":
+        start -= 1
+    close = text.find(")", opening, product_end)
+    if start == end or close < 0 or "(" in text[opening + 1:close]:
+        return None
+    inside = text[opening + 1:close].strip()
+    if not inside:
+        return None
+    first = inside.split(None, 1)[0]
+    rest = inside[len(first):].strip()
+    if not rest:
+        hca_type, part_id = first, None
+    elif rest.startswith("-"):
+        hca_type, part_id = first, rest[1:].strip()
+    else:
+        dash = first.rfind("-")
+        if dash < 1:
+            return None
+        hca_type, part_id = first[:dash], inside[dash + 1:].strip()
+    pci = None
+    if start > 0:
+        pci_match = _PCI_END.search(text[:start].rstrip())
+        pci = pci_match.group(0) if pci_match else None
+    return {"pci": pci, "device": text[start:end], "hca_type": hca_type, "part_id": part_id,
+            "product": text[close + 1:product_end].strip()}
+
+
+def _parse_line(line):
+    tail = _split_tail(line)
+    if tail is None:
+        return None
+    head, port, port_state, netdev, state = tail
+    head = head.rstrip()
     entry = {
         "device": None,
-        "port": to_int(match.group("port")),
-        "netdev": _na(match.group("netdev")),
-        "state": _norm_link_state(match.group("state")),
+        "port": to_int(port),
+        "netdev": _na(netdev),
+        "state": _norm_link_state(state),
         "pci": None,
         "hca_type": None,
         "part_id": None,
         "product": None,
         "description": None,
         "fw": None,
-        "port_state": _na(match.group("port_state")),
+        "port_state": _na(port_state),
     }
-    verbose = _VERBOSE_HEAD.search(head)
+    verbose = _split_verbose_head(head)
     if verbose:
-        product = _na(verbose.group("product"))
+        product = _na(verbose["product"])
         entry.update(
-            device=verbose.group("device"),
-            pci=verbose.group("pci"),
-            hca_type=_na(verbose.group("hca_type")),
-            part_id=_na(verbose.group("part_id")),
+            device=verbose["device"],
+            pci=verbose["pci"],
+            hca_type=_na(verbose["hca_type"]),
+            part_id=_na(verbose["part_id"]),
             product=product,
             description=_description(product),
-            fw=_na(verbose.group("fw")),
+            fw=_na(verbose["fw"]),
         )
     else:
         tokens = head.split()
@@ -150,7 +242,9 @@ def _parse(text):
         entry = _parse_line(line)
         if entry is not None:
             devices.append(entry)
-        elif _NOT_INSTALLED.search(line):
+        elif is_tagged_warning(line):
+            continue    # "libibverbs: Warning: couldn't stat ...": never an error
+        elif found_after(_TOOL, _NOT_FOUND, line):
             errors.append(error_entry("not_installed", line, IBDEV2NETDEV_ERRORS))
         elif _NO_DEVICE.search(line):
             errors.append(error_entry("no_device", line, IBDEV2NETDEV_ERRORS))

@@ -33,7 +33,10 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
     clean_lines,
     error_entry,
+    found_after,
+    is_tagged_warning,
     snake_case,
+    split_key_value,
     to_float,
     to_int,
 )
@@ -82,11 +85,13 @@ def _lines(text):
 # ibstat's node types: "CA", "Switch", "Router", "iWARP RNIC", "???".
 _CA_HEADER = re.compile(r"^\s*(?P<node_type>CA|Switch|Router|iWARP RNIC|\?\?\?)\s*:?\s*'(?P<name>[^']*)'\s*$")
 _PORT_HEADER = re.compile(r"^\s*Port\s+(?P<port>\d+)\s*:\s*$")
-_KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z0-9 ./_-]*?)\s*:\s*(?P<value>.*?)\s*$")
-_PANIC = re.compile(r"\b(?:ibpanic|iberror)\s*:\s*(?:\[\d+\]\s*)?(?:\w+\s*:\s*)?(?P<msg>.*\S)", re.I)
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9 ./_-]*")   # "Key: value" lines: split_key_value (linear)
+_PANIC = re.compile(r"\b(?:ibpanic|iberror)\s*:\s*(?:\[\d+\]\s*)?(?:\w+\s*:\s*)?(?P<msg>.*)", re.I)
 _WARN = re.compile(r"\bibwarn\s*:", re.I)
 _STAT_FAILED = re.compile(r"stat of IB device '(?P<device>[^']*)' failed(?::\s*(?P<reason>.*))?", re.I)
-_NOT_INSTALLED = re.compile(r"\bibstat(?:us)?:?\s.*(?:command not found|not found)", re.I)
+# "ibstat: command not found": the tool's name, later "not found" (two searches: linear)
+_TOOL = re.compile(r"\bibstat(?:us)?:?\s", re.I)
+_NOT_FOUND = re.compile(r"not found", re.I)
 
 _CA_KEYS = {
     "ca type": "ca_type",
@@ -182,8 +187,8 @@ def _set_port_value(port, key, value):
 def _error_for(line):
     """Map one line to an error entry, or None."""
     panic = _PANIC.search(line)
-    if panic:
-        msg = panic.group("msg")
+    msg = _panic_message(line, panic) if panic else None
+    if msg:
         stat = _STAT_FAILED.search(msg)
         if stat:
             entry = error_entry("stat_failed", line, IBSTAT_ERRORS)
@@ -199,9 +204,17 @@ def _error_for(line):
         if "has no port number" in lowered:
             return error_entry("bad_port", line, IBSTAT_ERRORS)
         return error_entry("unknown", line, IBSTAT_ERRORS)
-    if _NOT_INSTALLED.search(line):
+    if found_after(_TOOL, _NOT_FOUND, line):
         return error_entry("not_installed", line, IBSTAT_ERRORS)
     return None
+
+
+def _panic_message(line, panic):
+    """The message of an ibpanic/iberror line ('' when there is none); "main: msg" when only that is left."""
+    message = panic.group("msg").strip()
+    if message:
+        return message
+    return line[panic.start():].split(":", 1)[1].strip()
 
 
 def _parse_ibstat(text):
@@ -233,11 +246,14 @@ def _parse_ibstat(text):
             if "has no port number" in line:
                 errors.append(error_entry("bad_port", line, IBSTAT_ERRORS))
             continue
-        pair = _KEY_VALUE.match(line)
+        if is_tagged_warning(line):
+            warnings.append(line.strip())   # "libibverbs: Warning: ...": not a field of the CA
+            continue
+        pair = split_key_value(line, _KEY)
         if not pair or ca is None:
             continue
-        raw_key = re.sub(r"\s+", " ", pair.group("key").strip().lower())
-        value = pair.group("value")
+        raw_key = " ".join(pair[0].lower().split())
+        value = pair[1]
         if raw_key in _PORT_KEYS and port is not None:
             _set_port_value(port, _PORT_KEYS[raw_key], value)
         elif raw_key in _CA_KEYS:
@@ -257,8 +273,8 @@ _IBSTATUS_HEADER = re.compile(
     r"^\s*Infiniband device\s+'(?P<device>[^']*)'\s+port\s+(?P<port>\d+)\s+status\s*:?\s*$", re.I
 )
 _IBSTATUS_FATAL = re.compile(r"^\s*Fatal error:\s*(?P<msg>.*)$", re.I)
-_NUMBERED = re.compile(r"^\s*(?P<num>\d+)\s*:\s*(?P<name>.*?)\s*$")
-_RATE = re.compile(r"^\s*(?P<gbps>\d+(?:\.\d+)?)\s*Gb/sec(?:\s*\((?P<width>\d+X)?\s*(?P<speed>[^)]*?)\s*\))?", re.I)
+_NUMBERED = re.compile(r"^\s*(?P<num>\d+)\s*:(?P<name>.*)$")   # name stripped in code (linear)
+_RATE = re.compile(r"^\s*(?P<gbps>\d+(?:\.\d+)?)\s*Gb/sec(?:\s*\((?P<width>\d+X)?(?P<speed>[^)]*)\))?", re.I)
 
 
 def _ibstatus_port(device, number):
@@ -282,7 +298,7 @@ def _set_ibstatus_value(port, key, value):
             number = to_int(numbered.group("num"))
             names = _STATE_NAMES if key == "state" else _PHYS_STATE_NAMES
             port[key + "_num"] = number
-            port[key] = names.get(number, numbered.group("name"))
+            port[key] = names.get(number, numbered.group("name").strip())
         else:
             port[key] = value
     elif key == "rate":
@@ -291,7 +307,7 @@ def _set_ibstatus_value(port, key, value):
         if rate:
             port["rate"] = _number(rate.group("gbps"))
             port["width"] = rate.group("width")
-            port["speed"] = rate.group("speed") or None
+            port["speed"] = (rate.group("speed") or "").strip() or None
         else:
             port["rate"] = _number(value)
     elif key == "link_layer":
@@ -303,6 +319,7 @@ def _set_ibstatus_value(port, key, value):
 def _parse_ibstatus(text):
     cas = []
     errors = []
+    warnings = []
     by_name = {}
     port = None
     for line in _lines(text):
@@ -325,13 +342,16 @@ def _parse_ibstatus(text):
             code = "no_device" if ("no devices" in msg or "sys files not found" in msg) else "unknown"
             errors.append(error_entry(code, line, IBSTAT_ERRORS))
             continue
-        if _NOT_INSTALLED.search(line):
+        if found_after(_TOOL, _NOT_FOUND, line):
             errors.append(error_entry("not_installed", line, IBSTAT_ERRORS))
             continue
-        pair = _KEY_VALUE.match(line)
+        if is_tagged_warning(line):
+            warnings.append(line.strip())
+            continue
+        pair = split_key_value(line, _KEY)
         if pair and port is not None:
-            _set_ibstatus_value(port, snake_case(pair.group("key")), pair.group("value"))
-    return {"cas": cas, "errors": errors, "warnings": []}
+            _set_ibstatus_value(port, snake_case(pair[0]), pair[1])
+    return {"cas": cas, "errors": errors, "warnings": warnings}
 
 
 # ---- public API ---------------------------------------------------------------
@@ -365,7 +385,8 @@ def parse_ibstat_full(text):
     if not result["cas"]:
         status = parse_ibstatus_full(text)
         if status["cas"]:
-            status["errors"] = result["errors"] + [e for e in status["errors"] if e not in result["errors"]]
+            known = set((e["code"], e["message"]) for e in result["errors"])
+            status["errors"] = result["errors"] + [e for e in status["errors"] if (e["code"], e["message"]) not in known]
             status["source"] = "ibstatus"
             return status
     return result

@@ -26,7 +26,10 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
     clean_lines,
     error_entry,
+    found_after,
+    is_tagged_warning,
     snake_case,
+    split_key_value,
     to_float,
     to_int,
 )
@@ -81,9 +84,11 @@ def _lines(text):
 
 _HCA_ID = re.compile(r"^\s*hca_id\s*:\s*(?P<name>\S+)\s*$")
 _PORT = re.compile(r"^\s*port\s*:\s*(?P<port>\d+)\s*$")
-_KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_ ()-]*?)\s*:\s*(?P<value>.*?)\s*$")
-_GID = re.compile(r"^\s*GID\s*\[\s*(?P<index>\d+)\s*\]\s*:\s*(?P<gid>[0-9A-Fa-f:.]+)\s*(?:,\s*(?P<type>.*?))?\s*$")
-_NUMBERED = re.compile(r"^(?P<name>.*?)\s*\(\s*(?P<num>-?\d+)\s*\)$")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_ ()-]*")   # "key: value" lines: split_key_value (linear)
+_GID = re.compile(r"^\s*GID\s*\[\s*(?P<index>\d+)\s*\]\s*:\s*(?P<gid>[0-9A-Fa-f:.]+)\s*(?:,(?P<type>.*))?$")
+_SIGNED_INT = re.compile(r"-?\d+")
+_TOOL = re.compile(r"\bibv_(?:devinfo|devices):?\s")
+_NOT_FOUND = re.compile(r"not found")
 _UNKNOWN_FLAGS = re.compile(r"^\s*Unknown flags\s*:\s*(?P<value>\S+)\s*$", re.I)
 _FLAG = re.compile(r"^\s*[A-Za-z][A-Za-z0-9_ -]*$")
 
@@ -142,24 +147,35 @@ def _mapped_ipv4(gid):
     return None
 
 
+def _numbered(value):
+    """'PORT_ACTIVE (4)' -> ('PORT_ACTIVE', '4'); None when the value does not end in '(number)'."""
+    if not value.endswith(")"):
+        return None
+    name, sep, inner = value[:-1].rpartition("(")
+    inner = inner.strip()
+    if not sep or _SIGNED_INT.fullmatch(inner) is None:
+        return None
+    return name.rstrip(), inner
+
+
 def _set_value(scope, key, value):
     """Store value under key with the conversions the contract asks for."""
-    numbered = _NUMBERED.match(value)
+    numbered = _numbered(value)
     if key in _MTU_KEYS:
-        scope[key] = to_int(numbered.group("name") if numbered else value)
+        scope[key] = to_int(numbered[0] if numbered else value)
         if numbered:
-            scope[key + "_enum"] = to_int(numbered.group("num"))
+            scope[key + "_enum"] = to_int(numbered[1])
         return
     if key == "active_speed":
-        scope[key] = numbered.group("name") if numbered else value
+        scope[key] = numbered[0] if numbered else value
         speed = re.match(r"^\s*(\d+(?:\.\d+)?)\s*Gbps", value, re.I)
         scope["active_speed_gbps"] = to_float(speed.group(1)) if speed else None
         if numbered:
-            scope[key + "_num"] = to_int(numbered.group("num"))
+            scope[key + "_num"] = to_int(numbered[1])
         return
     if numbered and key not in _INT_KEYS:
-        scope[key] = numbered.group("name")
-        scope[key + "_num"] = to_int(numbered.group("num"))
+        scope[key] = numbered[0]
+        scope[key + "_num"] = to_int(numbered[1])
         return
     if key in _INT_KEYS:
         scope[key] = to_int(value)
@@ -193,9 +209,10 @@ def _error_for(line):
         "invalid port requested" in lowered
     ):
         return error_entry("query_failed", line, IBV_DEVINFO_ERRORS), False
-    if re.search(r"\bibv_(?:devinfo|devices):?\s.*(?:command not found|not found)", lowered):
+    if found_after(_TOOL, _NOT_FOUND, lowered):
         return error_entry("not_installed", line, IBV_DEVINFO_ERRORS), False
-    if lowered.lstrip().startswith("libibverbs: warning"):
+    if is_tagged_warning(line):
+        # "libibverbs: Warning: couldn't stat ...", "mlx4: Warning: BlueFlame ...": a warning, not a field
         return error_entry("unknown", line, IBV_DEVINFO_ERRORS), True
     return None, False
 
@@ -233,7 +250,7 @@ def _parse_devinfo(text):
         scope = port if port is not None else device
         gid = _GID.match(line)
         if gid and port is not None:
-            gid_type = gid.group("type") or None
+            gid_type = (gid.group("type") or "").strip() or None
             port["gids"].append({
                 "index": to_int(gid.group("index")),
                 "gid": gid.group("gid"),
@@ -246,10 +263,10 @@ def _parse_devinfo(text):
         if unknown_flags and flag_key:
             _add_flag(scope, flag_key, "Unknown flags: " + unknown_flags.group("value"))
             continue
-        pair = _KEY_VALUE.match(line)
+        pair = split_key_value(line, _KEY)
         if pair:
-            key = snake_case(pair.group("key"))
-            value = pair.group("value")
+            key = snake_case(pair[0])
+            value = pair[1]
             if not key or key in ("hca_id", "ports", "gids"):
                 continue
             if key in _DEVICE_KEYS and scope is port:

@@ -4,9 +4,14 @@
 """Parse ``iperf3 -J`` (and ``--json-stream``) output into one flat result.
 
 The text may hold warnings or launcher noise before and after the JSON
-object, several concatenated objects (the last complete one is used), a
-truncated object (an ``errors`` entry, plus the ``error`` string when it
-can still be read), or iperf3's plain-text ``iperf3: error - ...`` lines.
+object (also on its first line: ``^C{`` after Ctrl-C, a prompt), several
+concatenated objects (the last complete one is used), a truncated object
+(``truncated_json``, plus the ``error`` string when it can still be read),
+or iperf3's plain-text ``iperf3: error - ...`` lines. The side that got
+SIGINT reports ``interrupt - the client/server has terminated``
+(``interrupted``); its peer ``the server/client has terminated``
+(``control_closed``). Reading is linear in the text, however many braces
+the noise holds.
 
 Bandwidth is in Gb/s (10^9 bit/s). ``sent_gbps``/``received_gbps`` come
 from ``end.sum_sent``/``end.sum_received`` (UDP from older iperf3 only has
@@ -23,6 +28,7 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
     clean_lines,
+    decode_json_at,
     error_entry,
     to_float,
     to_int,
@@ -108,6 +114,9 @@ def _lines(text):
 
 # Message fragments (lower case) -> code; first match wins.
 _MESSAGE_CODES = (
+    # iperf3 prints "interrupt - the client has terminated" (or "... the server has terminated") on the
+    # side that got the signal; the peer reads "the client/server has terminated" (control_closed).
+    ("interrupt -", "interrupted"),
     ("connection refused", "connection_refused"),
     ("server is busy", "server_busy"),
     ("no route to host", "no_route"),
@@ -133,12 +142,18 @@ _MESSAGE_CODES = (
     ("not supported", "bad_option"),
     ("interrupt", "interrupted"),
 )
-_TEXT_ERROR = re.compile(r"iperf3?:\s*(?:error|interrupt)\s*-\s*(?P<msg>.*\S)", re.I)
+# (?P<msg>.*) and a strip in code, not .*\S: that backtracks over a run of trailing blanks quadratically.
+_TEXT_ERROR = re.compile(r"iperf3?:\s*(?:error|interrupt)\s*-(?P<msg>.*)", re.I)
 _TEXT_OPTION = re.compile(r"iperf3?:\s*(?:unrecognized|invalid) option.*", re.I)
-_WARNING = re.compile(r"^\s*(?:iperf3:\s*)?warning\s*[:-]\s*(?P<msg>.*\S)", re.I)
+_WARNING = re.compile(r"^\s*(?:iperf3:\s*)?warning\s*[:-](?P<msg>.*)", re.I)
+_MAX_TEXT_ERRORS = 20   # text-mode error lines read; more say nothing new
 _ERROR_STRING = re.compile(r'"error"\s*:\s*"(?P<msg>(?:[^"\\]|\\.)*)"')
-_OBJECT_START = re.compile(r"^[ \t]*\{", re.M)
-_MAX_JSON_ATTEMPTS = 200
+# Where a JSON object can start: a '{' that ends its line or is followed (after white space) by a key
+# or '}' -- anywhere in a line, so that noise in front of it ("^C{" after Ctrl-C, a prompt) does not
+# hide it. Each white-space run is scanned for one brace only: linear.
+_OBJECT_START = re.compile(r'\{(?=[ \t]*(?:\r?\n|\Z)|\s*["}])')
+_MAX_JSON_FAILURES = 100000   # starts that did not decode; the scan stops there (it is linear anyway)
+_MAX_DEEP_FAILURES = 3        # starts nested too deeply to decode (RecursionError): junk, stop early
 _GBPS = 1e9
 
 
@@ -164,28 +179,39 @@ def _is_iperf_object(value):
 
 
 def _json_objects(text):
-    """(objects, spans, failed): complete JSON objects that start a line, in order, and the
-    line-start positions where an object began but did not parse (bounded work on junk)."""
-    decoder = json.JSONDecoder()
+    """(objects, spans, failed): the complete JSON objects in the text, in order, and the positions
+    where an object began but did not decode.
+
+    Linear: after a complete object the scan goes on behind it; after a
+    failure at the position where the decoder stopped (everything before it
+    was a valid JSON prefix, so no object starts there that is not nested in
+    the failed one); an object cut off at the end of the text ends the scan.
+    """
     objects = []
     spans = []
     failed = []
+    deep = 0
     position = 0
-    attempts = 0
-    while attempts < _MAX_JSON_ATTEMPTS:
+    while len(failed) < _MAX_JSON_FAILURES:
         match = _OBJECT_START.search(text, position)
         if not match:
             break
-        attempts += 1
-        start = match.end() - 1
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            failed.append(start)
-            position = start + 1
+        start = match.start()
+        value, end, reason = decode_json_at(text, start)
+        if reason is None:
+            objects.append(value)
+            spans.append((start, end))
+            position = end
             continue
-        objects.append(value)
-        spans.append((start, end))
+        failed.append(start)
+        if reason == "cut":
+            break
+        if reason == "deep":
+            deep += 1
+            newline = text.find("\n", start)
+            if deep >= _MAX_DEEP_FAILURES or newline < 0:
+                break
+            end = newline + 1
         position = end
     return objects, spans, failed
 
@@ -375,17 +401,20 @@ def _parse(text):
     outside.append(text[last:])
     for line in _lines("\n".join(outside)):
         text_error = _TEXT_ERROR.search(line)
-        if text_error:
-            message = text_error.group("msg")
-            if not any(message in entry["message"] for entry in result["errors"]):
+        message = text_error.group("msg").strip() if text_error else ""
+        if message:
+            if len(result["errors"]) < _MAX_TEXT_ERRORS and not any(
+                    message in entry["message"] for entry in result["errors"]):
                 result["errors"].append(_entry(line.strip()))
             continue
         if _TEXT_OPTION.search(line):
-            result["errors"].append(error_entry("bad_option", line.strip(), IPERF3_ERRORS))
+            if len(result["errors"]) < _MAX_TEXT_ERRORS:
+                result["errors"].append(error_entry("bad_option", line.strip(), IPERF3_ERRORS))
             continue
         warning = _WARNING.match(line)
-        if warning:
-            result["warnings"].append(warning.group("msg"))
+        message = warning.group("msg").strip() if warning else ""
+        if message:
+            result["warnings"].append(message)
 
     if data is None:
         if failed:

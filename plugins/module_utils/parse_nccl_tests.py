@@ -23,7 +23,7 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.mpi_errors import (
     MPI_ERRORS, ErrorCollector, scan_launcher_line)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
-    clean_lines, snake_case, strip_launcher_prefix, to_float, to_int, to_text)
+    Notes, clean_lines, is_context_line, is_diagnostic_line, snake_case, unique, strip_launcher_prefix, to_float, to_int, to_text)
 
 NCCL_TESTS_ERRORS = dict(MPI_ERRORS)
 NCCL_TESTS_ERRORS.update({
@@ -122,6 +122,8 @@ NCCL_TESTS_ERRORS.update({
 
 _SECONDARY = ("test_failure", "rank_failed", "no_table")
 _MAX_LINE = 4096  # longer lines are read up to here (no nccl-tests line is that long)
+_MAX_WARNINGS = 100  # listed; more are counted
+_MAX_UNKNOWN_LISTED = 50  # lines no rule knows, listed as warnings; more are counted
 
 # --- line classification -----------------------------------------------------
 
@@ -133,7 +135,7 @@ _LOG_LOOSE = re.compile(r"\b(?P<lib>NCCL|RCCL)\s+(?P<level>INFO|WARN|TRACE|ABORT
 # A log record glued to the end of a partial table row: launcher prefix, or a host starting with a letter.
 _LOG_EMBEDDED = re.compile(
     r"(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s?)?(?:\[[^\]\d][^\]]{0,62}\]\s*)?"
-    r"[A-Za-z][\w.\-]{0,254}:\d+:\d+\s+\[\d+\]\s+(?:\S+:\d+\s+)?(?:NCCL|RCCL)\s+(?:INFO|WARN|TRACE|ABORT|ERROR)\b")
+    r"(?<![^\W\d]|[.\-])[A-Za-z][\w.\-]{0,254}:\d+:\d+\s+\[\d+\]\s+(?:\S+:\d+\s+)?(?:NCCL|RCCL)\s+(?:INFO|WARN|TRACE|ABORT|ERROR)\b")
 
 _VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version (?P<ver>\d+\.\d+[\w.+\-]*)")
 _TESTS_VERSION = re.compile(r"nccl-tests version (?P<ver>[\w.+\-]+)(?P<rest>.*)$")
@@ -141,7 +143,7 @@ _HEADER_KV = re.compile(r"([A-Za-z][A-Za-z_ ]{0,40}?)\s*:?\s+(-?\d+)(?:\((\w+)\)
 _RUN_HEADER = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+.*$")
 _RANK_LINE = re.compile(
     r"\bRank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(?P<host>\S+)\s+"
-    r"device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$")
+    r"device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]{0,64})\]\s*(?P<name>.*)$")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(?P<n>-?\d+)\s*(?P<status>OK|FAILED)?")
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*(?P<bw>[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|nan|inf))\s*(?P<status>OK|FAILED)?",
                   re.I)
@@ -149,38 +151,50 @@ _BITWISE = re.compile(r"Bitwise mismatches\s*:\s*(?P<n>\d+)\s*(?P<status>OK|FAIL
 _REDUCING = re.compile(r"Reducing maxBytes to (?P<n>\d+)")
 _TEST_START = re.compile(r"Collective test starting:\s*(?P<name>\S+)")
 _TEST_END = re.compile(r"Collective test concluded:\s*(?P<name>\S+)")
-_GPU_MEM = re.compile(r"GPU memory usage\s*:\s*(?P<v>.+?)\s*$")
+_GPU_MEM = re.compile(r"GPU memory usage\s*:\s*(?P<v>.+)$")
 _BINARY = re.compile(r"(?:^|[\s/=])(?P<name>[a-z][a-z0-9_]{0,64}_perf)(?:_mpi)?(?=\s|$)")
 # A second launcher prefix clean_lines leaves: padded srun labels (" 3: "), "[0] " after "[1,0]<stdout>:",
 # or a pdsh-style "host: " in front of a '#' line.
 _EXTRA_PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*|\d+:\s+|[A-Za-z][\w.\-]{0,63}:\s+(?=#))")
-_HASH_ERROR = re.compile(r"^\s*#\s*error:\s*(?P<msg>.+?)\s*$")
+_HASH_ERROR = re.compile(r"^\s*#\s*error:\s*(?P<msg>.*)$")
+_FRAME = re.compile(r"^-{20,}$")
+_HEADER_CODES = re.compile(r"nccl-(headers|library)=(\d+)")
+_DIGITS = re.compile(r"\d+")
+_EMBEDDED_JSON = re.compile(r'(?m)^[ \t]*(\{)\s*"(?:version|start_time|config|results|args)"')
+_WEAK_NETWORK = re.compile(r"NET/(IB\w*|Socket)\s*:\s*Using\b")
+_NO_IB_DEVICE = re.compile(r"NET/IB\s*:\s*No device found|Failed to open libibverbs")
+_VIA = re.compile(r"\bvia\s+(\S+(?: [A-Za-z]+)?)")
+_FAILURE_TAIL = re.compile(r"\s+(\S+)\s+'")
 
-_TEST_NCCL_FAILURE = re.compile(r"(?:(?P<host>[^\s:]{1,255}):\s+)?Test NCCL failure\s+(?P<where>\S+)\s+'(?P<msg>.*?)'?\s*$")
-_TEST_CUDA_FAILURE = re.compile(r"(?:(?P<host>[^\s:]{1,255}):\s+)?Test CUDA failure\s+(?P<where>\S+)\s+'(?P<msg>.*?)'?\s*$")
-_TEST_TIMEOUT = re.compile(r"(?:(?P<host>[^\s:]{1,255}):\s+)?Test timeout\b")
 _TEST_TRACE = re.compile(r"^\s*\.\.\s+(?P<host>\S+)\s+pid\s+\d+:\s+Test failure\b")
 _GPU_MISMATCH = re.compile(r"Invalid number of GPUs|requested but only \d+ were found")
 _BAD_ARGS = re.compile(r"invalid sizes? (?:specified )?for|invalid option\b")
 _RANK_WRONG = re.compile(r"\brank=\d+\s+#wrong=\d+")
 
-# Classification of NCCL WARN messages (and last-error strings). First match wins.
+# Classification of NCCL WARN messages (and last-error strings). First match wins. Each regex is
+# only tried when the lowercased message holds one of its needles (substrings every match holds).
 _WARN_RULES = [
-    ("nccl_cuda_failure", re.compile(r"Cuda failure|CUDA (?:error|failure)|cudaError|unhandled cuda error", re.I)),
-    ("ib_transport_error", re.compile(r"Got completion (?:from peer|with error)|with error \d+, opcode|IBV_WC_"
-                                      r"|retry counter exceeded|remote access error|wc status|async event", re.I)),
-    ("ib_setup_failed", re.compile(r"\bibv_\w+|NET/IB\w*\s*:.*(?:fail|unable|error|cannot|could not)"
-                                   r"|Unable to (?:open|query) (?:device|port)|GID index|mlx5\w*.*fail", re.I)),
-    ("shm_exhausted", re.compile(r"/dev/shm|posix_fallocate|shm_open|shared memory segment"
-                                 r"|No space left on device", re.I)),
-    ("nccl_bootstrap_failed", re.compile(r"bootstrap|socket\w*\s*:|Connect to \S+ failed|Connection (?:refused|reset)"
-                                         r"|no socket interface|Message truncated|\bNet\s*:\s", re.I)),
-    ("nccl_timeout", re.compile(r"time ?out|timed out|watchdog", re.I)),
-    ("nccl_remote_error", re.compile(r"remote process exited|remote error|network error", re.I)),
-    ("nccl_system_error", re.compile(r"unhandled system error|system error", re.I)),
-    ("nccl_internal_error", re.compile(r"internal error", re.I)),
-    ("nccl_invalid_usage", re.compile(r"invalid usage", re.I)),
-    ("nccl_invalid_argument", re.compile(r"invalid argument", re.I)),
+    ("nccl_cuda_failure", ("cuda",),
+     re.compile(r"Cuda failure|CUDA (?:error|failure)|cudaError|unhandled cuda error", re.I)),
+    ("ib_transport_error", ("got completion", "with error", "ibv_wc_", "retry counter exceeded", "remote access error",
+                            "wc status", "async event"),
+     re.compile(r"Got completion (?:from peer|with error)|with error \d+, opcode|IBV_WC_"
+                r"|retry counter exceeded|remote access error|wc status|async event", re.I)),
+    ("ib_setup_failed", ("ibv_", "net/ib", "unable to ", "gid index", "mlx5"),
+     re.compile(r"\bibv_\w+|NET/IB\w*\s*:.*(?:fail|unable|error|cannot|could not)"
+                r"|Unable to (?:open|query) (?:device|port)|GID index|mlx5\w*.*fail", re.I)),
+    ("shm_exhausted", ("/dev/shm", "posix_fallocate", "shm_open", "shared memory segment", "no space left on device"),
+     re.compile(r"/dev/shm|posix_fallocate|shm_open|shared memory segment|No space left on device", re.I)),
+    ("nccl_bootstrap_failed", ("bootstrap", "socket", "connect to ", "connection ", "message truncated", "net"),
+     re.compile(r"bootstrap|socket\w*\s*:|Connect to \S+ failed|Connection (?:refused|reset)"
+                r"|no socket interface|Message truncated|\bNet\s*:\s", re.I)),
+    ("nccl_timeout", ("time", "watchdog"), re.compile(r"time ?out|timed out|watchdog", re.I)),
+    ("nccl_remote_error", ("remote", "network error"),
+     re.compile(r"remote process exited|remote error|network error", re.I)),
+    ("nccl_system_error", ("system error",), re.compile(r"unhandled system error|system error", re.I)),
+    ("nccl_internal_error", ("internal error",), re.compile(r"internal error", re.I)),
+    ("nccl_invalid_usage", ("invalid usage",), re.compile(r"invalid usage", re.I)),
+    ("nccl_invalid_argument", ("invalid argument",), re.compile(r"invalid argument", re.I)),
 ]
 
 # 'Test NCCL failure' result strings (ncclGetErrorString) -> code.
@@ -222,6 +236,7 @@ _TOKEN_WORD = re.compile(r"^[A-Za-z][\w.+\-]*$")
 _TOKEN_NUM = re.compile(r"^(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf|infinity)|N/A)$", re.I)
 _TOKEN_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TOKEN_CLOCK = re.compile(r"^\d{1,2}:\d{2}:\d{2}(?:\.\d+)?$")
+_ROW_FIRST = frozenset("0123456789-+.nNiI")   # first characters of a _TOKEN_NUM token
 _ROW_PREFIX = re.compile(r"^(?:\[[^\]]*\](?:<\w+>:)?|<\w+>:|[A-Za-z0-9][\w.\-@]*:)$")
 
 _HEADER_KEYS = {
@@ -284,7 +299,18 @@ def _number(token):
     return to_float(text)
 
 
+def _cell_float(token):
+    """A validated numeric cell as a finite float; None for N/A, nan and inf."""
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if value - value == 0 else None
+
+
 def _wrong_value(token):
+    if token.isdecimal():
+        return int(token)
     text = to_text(token).strip()
     if text.upper() == "N/A" or text == "":
         return None
@@ -312,6 +338,10 @@ class _Layout(object):
         if timestamp:
             specs.extend([("ts", "date", None), ("ts", "clock", None)])
         self.specs = specs
+        self.validators = [_validator(spec) for spec in specs]
+        # per group: the group dict to copy, and (field, converter) per column
+        self.group_plans = [(dict.fromkeys(list(_GROUP_KEYS) + [f for f in fields if f not in _GROUP_KEYS]),
+                             [(field, _converter(field)) for field in fields]) for fields in groups]
 
     @property
     def width(self):
@@ -363,19 +393,32 @@ def _layout_from_header(tokens):
     return _Layout(lead, groups, timestamp=timestamp, source="header", wrong_kind=wrong_kind, time_kind=time_kind)
 
 
-def _valid(spec, token):
+def _validator(spec):
+    """The check a token must pass to fill this column (a compiled regex's match, or accept-all)."""
     kind, name, _index = spec
     if kind == "lead":
         if name in ("bytes", "count"):
-            return bool(_TOKEN_UINT.match(token))
+            return _TOKEN_UINT.match
         if name in ("type", "redop"):
-            return bool(_TOKEN_WORD.match(token))
+            return _TOKEN_WORD.match
         if name == "root":
-            return bool(_TOKEN_INT.match(token))
-        return True
+            return _TOKEN_INT.match
+        return _any_token
     if kind == "ts":
-        return bool(_TOKEN_DATE.match(token) if name == "date" else _TOKEN_CLOCK.match(token))
-    return bool(_TOKEN_NUM.match(token))
+        return _TOKEN_DATE.match if name == "date" else _TOKEN_CLOCK.match
+    return _TOKEN_NUM.match
+
+
+def _any_token(_token):
+    return True
+
+
+def _converter(field):
+    if field == "wrong":
+        return _wrong_value
+    if field == "bitdiff":
+        return to_int
+    return _cell_float
 
 
 def _is_row_start(tokens):
@@ -384,8 +427,15 @@ def _is_row_start(tokens):
             and tokens[2].upper() != "N/A")
 
 
+def _may_start_row(token):
+    """False when a line starting with this token can be no table content (no number, no launcher prefix)."""
+    return token[0] in _ROW_FIRST or token[-1] in ":]"
+
+
 def _strip_row_prefix(tokens):
     """Drop leading launcher/host tokens ("node1:", "[1,0]<stdout>:") in front of a row."""
+    if not tokens or tokens[0][-1] not in ":]":
+        return tokens
     index = 0
     while index < len(tokens) and index < 3 and _ROW_PREFIX.match(tokens[index]) and not _TOKEN_NUM.match(tokens[index]):
         index += 1
@@ -457,25 +507,24 @@ class _Table(object):
         return False
 
     def _extend(self, tokens):
-        specs = self.pending_layout.specs
+        layout = self.pending_layout
+        specs, validators, lead_n = layout.specs, layout.validators, len(layout.lead)
+        pending, extra = self.pending, self.pending_extra
+        width = len(specs)
         for token in tokens:
-            position = len(self.pending)
-            if position < len(specs):
-                spec = specs[position]
-                if spec[0] == "ts" and not _valid(spec, token) and _TOKEN_NUM.match(token) is None:
-                    self.pending_extra.append(token)
-                    continue
-                if not _valid(spec, token):
-                    if position < len(self.pending_layout.lead):
-                        # Not a real row: drop it.
-                        self.pending = None
-                        return
-                    self.pending_extra.append(token)
-                    continue
-                self.pending.append(token)
+            position = len(pending)
+            if position >= width:
+                extra.append(token)
+            elif validators[position](token):
+                pending.append(token)
+            elif specs[position][0] == "ts" and _TOKEN_NUM.match(token) is None:
+                extra.append(token)
+            elif position < lead_n:
+                self.pending = None     # not a real row: drop it
+                return
             else:
-                self.pending_extra.append(token)
-        if self.pending is not None and len(self.pending) >= len(specs):
+                extra.append(token)
+        if len(pending) >= width:
             self._emit(partial=False)
 
     def flush(self):
@@ -495,26 +544,20 @@ class _Table(object):
         row = {"bytes": None, "count": None, "type": None, "redop": None, "root": None}
         for name, token in zip(layout.lead, tokens[:lead_n]):
             if name in ("bytes", "count", "root"):
-                row[name] = to_int(token)
+                row[name] = int(token)
             else:
                 row[name] = token
         groups = []
         position = lead_n
-        for index, fields in enumerate(layout.groups):
-            values = tokens[position:position + len(fields)]
-            position += len(fields)
+        for template, plan in layout.group_plans:
+            values = tokens[position:position + len(plan)]
+            position += len(plan)
             if not values:
                 groups.append(None)
                 continue
-            group = dict((field, None) for field in _GROUP_KEYS)
-            group.update((field, None) for field in fields)
-            for field, token in zip(fields, values):
-                if field == "wrong":
-                    group[field] = _wrong_value(token)
-                elif field == "bitdiff":
-                    group[field] = to_int(token)
-                else:
-                    group[field] = to_float(token)
+            group = template.copy()
+            for (field, convert), token in zip(plan, values):
+                group[field] = convert(token)
             groups.append(group)
         for index, group in enumerate(groups):
             key = _GROUP_NAMES[index] if index < len(_GROUP_NAMES) else "group_%d" % (index + 1)
@@ -537,7 +580,7 @@ class _Table(object):
 
 # --- line helpers -------------------------------------------------------------
 
-def _split_embedded(line):
+def _split_embedded(line, checked=False):
     """Split 'row part<host:pid:tid [d] NCCL INFO ...>' into the row part and the log record.
 
     nccl-tests prints a row in pieces without a newline; a log record printed
@@ -547,28 +590,44 @@ def _split_embedded(line):
     """
     if "NCCL " not in line and "RCCL " not in line:
         return [line]
-    if _LOG_AT_START.match(line):
+    if not checked and _LOG_AT_START.match(line):
         return [line]
-    at = max(line.find("NCCL ", 1), line.find("RCCL ", 1))
-    if at <= 0:
-        return [line]
-    for candidate in _LOG_EMBEDDED.finditer(line, max(0, at - 400)):
-        begin = candidate.start()
-        if begin == 0:
-            continue
-        if line[begin] != "[" and (line[begin - 1].isalpha() or line[begin - 1] in "._-"):
-            continue
-        head = line[:begin]
-        if not head.strip():
-            return [line]
-        return [head, strip_launcher_prefix(line[begin:])]
+    # A record starts at most ~400 characters before its "NCCL"/"RCCL" word and ends just after the
+    # level: only those windows are searched (around the first few such words), so a long line costs
+    # a bounded number of regex attempts, not one per character.
+    for at in _lib_words(line):
+        for candidate in _LOG_EMBEDDED.finditer(line, max(0, at - 400), min(len(line), at + 20)):
+            begin = candidate.start()
+            if begin == 0:
+                continue
+            if line[begin] != "[" and (line[begin - 1].isalpha() or line[begin - 1] in "._-"):
+                continue
+            head = line[:begin]
+            if not head.strip():
+                return [line]
+            return [head, strip_launcher_prefix(line[begin:])]
     return [line]
 
 
+def _lib_words(line, limit=2):
+    """Positions of the first `limit` "NCCL " / "RCCL " words after the line's first character."""
+    found = []
+    for word in ("NCCL ", "RCCL "):
+        at = line.find(word, 1)
+        while at > 0 and len(found) < 2 * limit:
+            found.append(at)
+            at = line.find(word, at + 1)
+    return sorted(found)[:limit]
+
+
 def _classify_warn(message):
-    for code, regex in _WARN_RULES:
-        if regex.search(message):
-            return code
+    low = message.lower()
+    for code, needles, regex in _WARN_RULES:
+        for needle in needles:
+            if needle in low:
+                if regex.search(message):
+                    return code
+                break
     return None
 
 
@@ -644,296 +703,468 @@ def parse_nccl_tests(text):
 def _load_json(text):
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, (dict, list)) else None
 
 
 def _find_embedded_json(data):
-    match = re.search(r'(?m)^\s*\{\s*"(?:version|start_time|config|results|args)"', data)
+    # [ \t]* (not \s*) at the line start: a \s* there spans runs of blank lines and made this search
+    # quadratic in them. The \s* after the brace is tried once per brace, so it stays linear.
+    match = _EMBEDDED_JSON.search(data)
     if not match:
         return None
     try:
-        doc, _end = json.JSONDecoder().raw_decode(data[match.start():].lstrip())
-    except ValueError:
+        doc, _end = json.JSONDecoder().raw_decode(data, match.start(1))
+    except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
 
 
-def _parse_text(data):
-    result = _empty_result()
-    header = result["header"]
-    warnings = result["warnings"]
-    errors = ErrorCollector(NCCL_TESTS_ERRORS)
-    table = _Table(result, warnings)
-    ranks = {}
-    networks = {}
-    weak_networks = {}
-    channels = set()
-    proxy_service = False
-    specific_failure = False
-    trace_hosts = []
-    trace_lines = []
+def _split_lines(data):
+    """clean_lines cut to _MAX_LINE, with log records glued behind a row piece split off.
 
+    Returns (lines, records): records maps the index of each line that is a
+    whole log record to its _LOG_AT_START match, so that no line is matched twice.
+    """
     lines = []
+    records = {}
     for raw in clean_lines(data):
-        lines.extend(_split_embedded(raw[:_MAX_LINE]))
-
-    for index, line in enumerate(lines):
-        if len(line) > _MAX_LINE:
-            line = line[:_MAX_LINE]
-        if not line.strip():
+        if len(raw) > _MAX_LINE:
+            raw = raw[:_MAX_LINE]
+        if "CCL " not in raw:
+            lines.append(raw)
             continue
-        if "ncclProxyService" in line:
-            proxy_service = True
-
-        # 1. NCCL/RCCL log records
-        log = _LOG_AT_START.match(line) if (" INFO" in line or " WARN" in line or " TRACE" in line
-                                            or " ABORT" in line or " ERROR" in line) else None
-        if log is None and ("NCCL " in line or "RCCL " in line) and not line.lstrip().startswith("#"):
-            log = _LOG_LOOSE.search(line)
+        log = _LOG_AT_START.match(raw)
         if log is not None:
-            _handle_log(log, result, errors, warnings, networks, weak_networks, channels)
-            continue
-
-        content = _EXTRA_PREFIX.sub("", line.strip(), count=1).strip()
-        if not content:
-            continue
-        body = content.lstrip("#").strip() if content.startswith("#") else content
-
-        # 2. version / header / footer lines (with or without the leading '#')
-        version = _VERSION_LINE.search(content)
-        if version and "nccl-tests" not in content:
-            result["nccl_version"] = version.group("ver")
-            header["library"] = version.group("lib")
-            continue
-        tests_version = _TESTS_VERSION.search(body)
-        if tests_version:
-            result["version"] = tests_version.group("ver")
-            for key, value in re.findall(r"nccl-(headers|library)=(\d+)", tests_version.group("rest")):
-                header["nccl_%s_code" % key] = int(value)
-            continue
-        if _RUN_HEADER.search(body):
-            _parse_run_header(_RUN_HEADER.search(body).group(0), header)
-            continue
-        start = _TEST_START.search(body)
-        if start:
-            result["test"] = start.group("name")
-            continue
-        if _TEST_END.search(body):
-            result["completed"] = True
-            continue
-        rank = _RANK_LINE.search(body) if "Rank" in body else None
-        if rank:
-            number = int(rank.group("rank"))
-            if number not in ranks:
-                ranks[number] = {
-                    "rank": number, "group": to_int(rank.group("group")), "pid": to_int(rank.group("pid")),
-                    "host": rank.group("host"), "device": to_int(rank.group("device")),
-                    "bus_id": rank.group("bus"), "name": rank.group("name") or None,
-                }
-            continue
-        oob = _OOB.search(body)
-        if oob:
-            table.flush()
-            result["out_of_bounds"] = int(oob.group("n"))
-            result["out_of_bounds_status"] = oob.group("status")
-            result["out_of_bounds_ok"] = (oob.group("status") == "OK") if oob.group("status") else (
-                int(oob.group("n")) == 0)
-            if int(oob.group("n")) > 0:
-                errors.add("wrong_results", content)
-            continue
-        avg = _AVG.search(body)
-        if avg:
-            table.flush()
-            result["avg_busbw_gbs"] = to_float(avg.group("bw"))
-            result["avg_busbw_source"] = "footer" if result["avg_busbw_gbs"] is not None else None
-            result["avg_busbw_status"] = avg.group("status")
-            result["completed"] = True
-            if avg.group("status") == "FAILED":
-                errors.add("bandwidth_below_min", content)
-            continue
-        bitwise = _BITWISE.search(body)
-        if bitwise:
-            header["bitwise_mismatches"] = int(bitwise.group("n"))
-            if int(bitwise.group("n")) > 0:
-                errors.add("wrong_results", content,
-                           hint="Bitwise repeatability check failed: results differ between identical runs.")
-            continue
-        reducing = _REDUCING.search(body)
-        if reducing:
-            header["max_bytes_reduced_to"] = int(reducing.group("n"))
-            warnings.append("maxBytes reduced to %s bytes due to GPU memory limitation" % reducing.group("n"))
-            continue
-        gpu_mem = _GPU_MEM.search(body)
-        if gpu_mem:
-            header["gpu_memory_usage"] = gpu_mem.group("v")
-            continue
-        if content.startswith("#"):
-            low = body.lower()
-            if "blocking enabled" in low:
-                header["blocking"] = True
-            elif "parallel init enabled" in low:
-                header["parallel_init"] = True
-            elif "per-iteration report" in low:
-                header["per_iter_timing"] = True
-            elif low.startswith("bitwise repeatability"):
-                header["bitwise_repeats"] = to_int((re.findall(r"\d+", body) or [None])[0])
-            elif low.startswith("writing json output to"):
-                header["json_output"] = body.split(" to ", 1)[-1].strip()
-            hash_error = _HASH_ERROR.match(content)
-            if hash_error:
-                _last_error(hash_error.group("msg"), errors, warnings)
-                continue
-
-        tokens = body.split()
-        layout = _layout_from_header(tokens) if tokens and tokens[0].lower() == "size" else None
-        if layout is not None:
-            table.set_header(layout)
-            header["columns"] = layout.columns()
-            header["time_kind"] = layout.time_kind
-            if layout.wrong_kind:
-                header["wrong_column"] = "#wrong" if layout.wrong_kind == "count" else "error"
-            continue
-        if content.startswith("#"):
-            continue
-
-        # 3. table data
-        if tokens and table.feed(tokens):
-            continue
-
-        if result["test"] is None and "_perf" in content:
-            binary = _BINARY.search(content)
-            if binary and (" -" in content or "mpirun" in content or "srun" in content or "Running" in content
-                           or content.startswith(("./", "/", ">", "$")) or "$ " in content or "# " in content
-                           or "error while loading" in content or "not found" in content):
-                result["test"] = binary.group("name")
-
-        # 4. errors printed by the test
-        failure = _TEST_NCCL_FAILURE.search(content) if "Test NCCL failure" in content else None
-        if failure:
-            specific_failure = True
-            message = failure.group("msg")
-            code = "nccl_error"
-            result_part, _sep, last_error = message.partition(" / ")
-            for rule_code, regex in _RESULT_RULES:
-                if regex.search(result_part):
-                    code = rule_code
-                    break
-            errors.add(code, content, host=failure.group("host"), hint=_hint_for(code, message))
-            if last_error.strip():
-                _last_error(last_error, errors, warnings, host=failure.group("host"))
-            continue
-        cuda = _TEST_CUDA_FAILURE.search(content) if "Test CUDA failure" in content else None
-        if cuda:
-            specific_failure = True
-            errors.add("nccl_cuda_failure", content, host=cuda.group("host"),
-                       hint=_hint_for("nccl_cuda_failure", cuda.group("msg")))
-            continue
-        timeout = _TEST_TIMEOUT.search(content) if "Test timeout" in content else None
-        if timeout:
-            specific_failure = True
-            errors.add("nccl_timeout", content, host=timeout.group("host"))
-            continue
-        trace = _TEST_TRACE.match(line)
-        if trace:
-            if trace.group("host") not in trace_hosts:
-                trace_hosts.append(trace.group("host"))
-            trace_lines.append(content)
-            continue
-        if _GPU_MISMATCH.search(content):
-            errors.add("gpu_count_mismatch", content)
-            continue
-        if _BAD_ARGS.search(content) and "NCCL" not in content:
-            errors.add("invalid_arguments", content)
-            continue
-        if _RANK_WRONG.search(content):
-            errors.add("wrong_results", content)
-            continue
-        launcher = scan_launcher_line(lines, index)
-        if launcher:
-            code, message, hint, host = launcher
-            errors.add(code, message, host=host, hint=hint)
-            continue
-        if content.startswith(("USAGE:", "invalid type ", "invalid op ", "WARNING:", "Warning:")) and (
-                "Permanently added" not in content and len(warnings) < 200 and content[:300] not in warnings):
-            warnings.append(content[:300])
-            continue
-
-    table.flush()
-
-    # ranks, hosts
-    result["ranks"] = [ranks[k] for k in sorted(ranks)]
-    result["nranks"] = len(result["ranks"])
-    hosts = []
-    for entry in result["ranks"]:
-        if entry["host"] not in hosts:
-            hosts.append(entry["host"])
-    result["hosts"] = hosts
-
-    # NCCL version from the header code when no 'NCCL version' line was printed
-    if result["nccl_version"] is None and header.get("nccl_library_code"):
-        result["nccl_version"] = nccl_version_from_code(header["nccl_library_code"])
-
-    _finish_transport(result, networks, weak_networks, channels)
-
-    if trace_lines and not specific_failure:
-        errors.add("test_failure", trace_lines[0], host=trace_hosts[0] if trace_hosts else None)
-        for host in trace_hosts[1:]:
-            errors.get("test_failure")["hosts"].append(host)
-
-    _finish(result, errors, proxy_service)
-    return result
+            records[len(lines)] = log
+            lines.append(raw)
+        else:
+            lines.extend(_split_embedded(raw, checked=True))
+    return lines, records
 
 
-def _handle_log(log, result, errors, warnings, networks, weak_networks, channels):
-    groups = log.groupdict()
-    level = groups.get("level")
-    message = (groups.get("msg") or "").strip()
-    host = groups.get("host")
-    if level == "INFO":
-        version = _VERSION_LINE.search(message)
-        if version:
-            result["nccl_version"] = version.group("ver")
-            result["header"]["library"] = version.group("lib")
+def _parse_text(data):
+    return _TextParser().parse(data)
+
+
+class _TextParser(object):
+    """One pass over nccl-tests text output; each line is handled by the first kind it turns out to be.
+
+    The kinds, cheapest and most frequent first: NCCL log records, table rows,
+    header and footer lines, comments, errors, and at last lines this parser
+    does not know (a warning when they report a problem, never an error).
+    Every regex that is not anchored is gated by a substring the match must
+    contain, so most lines cost a few substring tests; no regex runs over
+    more than one line.
+    """
+
+    def __init__(self):
+        self.result = _empty_result()
+        self.header = self.result["header"]
+        self.warnings = Notes(limit=_MAX_WARNINGS, width=1000)
+        self.result["warnings"] = self.warnings
+        self.errors = ErrorCollector(NCCL_TESTS_ERRORS)
+        self.table = _Table(self.result, self.warnings)
+        self.ranks = {}
+        self.networks = {}
+        self.weak_networks = {}
+        self.channels = set()
+        self.proxy_service = False
+        self.specific_failure = False
+        self.trace_hosts = []
+        self.trace_lines = []
+        self.unknown_lines = 0
+        self.frame_lines = None     # lines seen so far inside an Open MPI help frame (dash lines), or None
+        self.joined_line = None     # a wrapped line joined to the error message of the line before
+
+    def parse(self, data):
+        lines, records = _split_lines(data)
+        for index, line in enumerate(lines):
+            stripped = line.strip()
+            if stripped:
+                self._line(lines, index, line, stripped, records.get(index))
+        self.table.flush()
+        return self._conclude()
+
+    # --- one line ------------------------------------------------------------
+
+    def _line(self, lines, index, line, stripped, record):
+        if "ncclProxyService" in line:
+            self.proxy_service = True
+        if "CCL" in line and self._log_record(line, stripped, record):
             return
+        content = stripped
+        if content[0] == "[" or ":" in content:
+            content = _EXTRA_PREFIX.sub("", content, count=1).strip()
+            if not content:
+                return
+        if self._frame(content):
+            return
+        fed = False
+        if content[0].isdigit():
+            fed = True
+            if self.table.feed(content.split()):
+                return
+        body = content.lstrip("#").strip() if content[0] == "#" else content
+        if self._header_or_footer(content, body):
+            return
+        if content[0] == "#" and self._comment(content, body):
+            return
+        tokens = body.split()
+        if tokens and tokens[0].lower() == "size":
+            layout = _layout_from_header(tokens)
+            if layout is not None:
+                self._set_columns(layout)
+                return
+        if content[0] == "#":
+            return
+        if not fed and tokens and _may_start_row(tokens[0]) and self.table.feed(tokens):
+            return
+        is_command = self._command_line(content)
+        if self._test_error(line, content) or self._launcher_error(lines, index):
+            return
+        if not is_command and index != self.joined_line:
+            self._unknown(content)
+
+    def _log_record(self, line, stripped, log):
+        """An NCCL/RCCL log record ("host:pid:tid [dev] NCCL INFO ..."): handled, True."""
+        if log is None and (" INFO" in line or " WARN" in line or " TRACE" in line
+                            or " ABORT" in line or " ERROR" in line):
+            log = _LOG_AT_START.match(line)
+        if log is None and ("NCCL " in line or "RCCL " in line) and stripped[0] != "#":
+            log = _LOG_LOOSE.search(line)
+        if log is None:
+            return False
+        level = log.group("level")
+        message = (log.group("msg") or "").strip()
+        host = log.groupdict().get("host")
+        if level == "INFO":
+            self._info(message)
+        elif level in ("WARN", "ABORT", "ERROR"):
+            self._warn(message, host)
+        return True
+
+    def _info(self, message):
+        if "version" in message:
+            version = _VERSION_LINE.search(message)
+            if version:
+                self.result["nccl_version"] = version.group("ver")
+                self.header["library"] = version.group("lib")
+                return
         if "Using network" in message:
             name = message.split("Using network", 1)[1].strip()
             if name:
-                networks[name] = networks.get(name, 0) + 1
+                self.networks[name] = self.networks.get(name, 0) + 1
             return
         if " via " in message:
-            for via in re.findall(r"\bvia\s+(\S+(?: [A-Za-z]+)?)", message):
-                parts = via.split("/")
-                family = parts[0]
-                if family == "NET" and len(parts) > 1 and parts[1].strip():
-                    name = parts[1].strip()
-                    networks["__via__" + name] = networks.get("__via__" + name, 0) + 1
-                    channels.add("NET/" + name)
-                    if "GDRDMA" in message:
-                        result["gdr"] = True
-                    elif result["gdr"] is None:
-                        result["gdr"] = False
-                elif family.split():
-                    channels.add(family.split()[0])
+            self._channel(message)
             return
-        weak = re.match(r"NET/(IB\w*|Socket)\s*:\s*Using\b", message)
+        if "NET/" not in message and "libibverbs" not in message:
+            return
+        weak = _WEAK_NETWORK.match(message)
         if weak:
-            weak_networks[weak.group(1)] = weak_networks.get(weak.group(1), 0) + 1
+            self.weak_networks[weak.group(1)] = self.weak_networks.get(weak.group(1), 0) + 1
             return
-        if re.search(r"NET/IB\s*:\s*No device found|Failed to open libibverbs", message):
-            text = "NCCL found no usable IB/RoCE device (%s)" % message
-            if text not in warnings:
-                warnings.append(text)
-        return
-    if level in ("WARN", "ABORT", "ERROR"):
+        if _NO_IB_DEVICE.search(message):
+            self.warnings.add("NCCL found no usable IB/RoCE device (%s)" % message)
+
+    def _channel(self, message):
+        """'Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA': the transport of a channel."""
+        for via in _VIA.findall(message):
+            parts = via.split("/")
+            family = parts[0]
+            if family == "NET" and len(parts) > 1 and parts[1].strip():
+                name = parts[1].strip()
+                self.networks["__via__" + name] = self.networks.get("__via__" + name, 0) + 1
+                self.channels.add("NET/" + name)
+                if "GDRDMA" in message:
+                    self.result["gdr"] = True
+                elif self.result["gdr"] is None:
+                    self.result["gdr"] = False
+            elif family.split():
+                self.channels.add(family.split()[0])
+
+    def _warn(self, message, host):
         code = _classify_warn(message)
         if code:
-            errors.add(code, message, host=host, hint=_hint_for(code, message))
+            self.errors.add(code, message, host=host, hint=_hint_for(code, message))
         else:
-            text = "NCCL WARN %s" % message
-            if text not in warnings and len(warnings) < 200:
-                warnings.append(text)
+            self.warnings.add("NCCL WARN %s" % message)
+
+    def _header_or_footer(self, content, body):
+        """Version, run header, rank, footer lines (with or without the leading '#'): handled, True."""
+        result, header = self.result, self.header
+        if "CCL version" in content and "nccl-tests" not in content:
+            version = _VERSION_LINE.search(content)
+            if version:
+                result["nccl_version"] = version.group("ver")
+                header["library"] = version.group("lib")
+                return True
+        if "nccl-tests version" in body:
+            tests_version = _TESTS_VERSION.search(body)
+            if tests_version:
+                result["version"] = tests_version.group("ver")
+                for key, value in _HEADER_CODES.findall(tests_version.group("rest")):
+                    header["nccl_%s_code" % key] = int(value)
+                return True
+        if "nThread" in body:
+            run_header = _RUN_HEADER.search(body)
+            if run_header:
+                _parse_run_header(run_header.group(0), header)
+                return True
+        if "Collective test" in body:
+            start = _TEST_START.search(body)
+            if start:
+                result["test"] = start.group("name")
+                return True
+            if _TEST_END.search(body):
+                result["completed"] = True
+                return True
+        if "Rank" in body and self._rank(body):
+            return True
+        if "Out of bounds values" in body and self._out_of_bounds(content, body):
+            return True
+        if "bandwidth" in body.lower() and self._average(content, body):
+            return True
+        if "Bitwise mismatches" in body:
+            bitwise = _BITWISE.search(body)
+            if bitwise:
+                header["bitwise_mismatches"] = int(bitwise.group("n"))
+                if int(bitwise.group("n")) > 0:
+                    self.errors.add("wrong_results", content,
+                                    hint="Bitwise repeatability check failed: results differ between identical runs.")
+                return True
+        if "Reducing maxBytes" in body:
+            reducing = _REDUCING.search(body)
+            if reducing:
+                header["max_bytes_reduced_to"] = int(reducing.group("n"))
+                self.warnings.add("maxBytes reduced to %s bytes due to GPU memory limitation" % reducing.group("n"))
+                return True
+        if "GPU memory usage" in body:
+            gpu_mem = _GPU_MEM.search(body)
+            if gpu_mem:
+                header["gpu_memory_usage"] = gpu_mem.group("v").strip()
+                return True
+        return False
+
+    def _rank(self, body):
+        rank = _RANK_LINE.search(body)
+        if not rank:
+            return False
+        number = int(rank.group("rank"))
+        if number not in self.ranks:
+            self.ranks[number] = {
+                "rank": number, "group": to_int(rank.group("group")), "pid": to_int(rank.group("pid")),
+                "host": rank.group("host"), "device": to_int(rank.group("device")),
+                "bus_id": rank.group("bus"), "name": rank.group("name").strip() or None,
+            }
+        return True
+
+    def _out_of_bounds(self, content, body):
+        oob = _OOB.search(body)
+        if not oob:
+            return False
+        result = self.result
+        self.table.flush()
+        result["out_of_bounds"] = int(oob.group("n"))
+        result["out_of_bounds_status"] = oob.group("status")
+        result["out_of_bounds_ok"] = (oob.group("status") == "OK") if oob.group("status") else (
+            int(oob.group("n")) == 0)
+        if int(oob.group("n")) > 0:
+            self.errors.add("wrong_results", content)
+        return True
+
+    def _average(self, content, body):
+        avg = _AVG.search(body)
+        if not avg:
+            return False
+        result = self.result
+        self.table.flush()
+        result["avg_busbw_gbs"] = to_float(avg.group("bw"))
+        result["avg_busbw_source"] = "footer" if result["avg_busbw_gbs"] is not None else None
+        result["avg_busbw_status"] = avg.group("status")
+        result["completed"] = True
+        if avg.group("status") == "FAILED":
+            self.errors.add("bandwidth_below_min", content)
+        return True
+
+    def _comment(self, content, body):
+        """Flags of '#' lines; '# error: ...' (ncclGetLastError). True when the line is done."""
+        header = self.header
+        low = body.lower()
+        if "blocking enabled" in low:
+            header["blocking"] = True
+        elif "parallel init enabled" in low:
+            header["parallel_init"] = True
+        elif "per-iteration report" in low:
+            header["per_iter_timing"] = True
+        elif low.startswith("bitwise repeatability"):
+            header["bitwise_repeats"] = to_int((_DIGITS.findall(body) or [None])[0])
+        elif low.startswith("writing json output to"):
+            header["json_output"] = body.split(" to ", 1)[-1].strip()
+        if "error:" in content:
+            hash_error = _HASH_ERROR.match(content)
+            if hash_error and hash_error.group("msg").strip():
+                self._last_error(hash_error.group("msg"))
+                return True
+        return False
+
+    def _set_columns(self, layout):
+        self.table.set_header(layout)
+        self.header["columns"] = layout.columns()
+        self.header["time_kind"] = layout.time_kind
+        if layout.wrong_kind:
+            self.header["wrong_column"] = "#wrong" if layout.wrong_kind == "count" else "error"
+
+    def _command_line(self, content):
+        """A command line naming the test binary (it names the test when none was seen): True."""
+        if "_perf" not in content:
+            return False
+        binary = _BINARY.search(content)
+        if not binary or not (" -" in content or "mpirun" in content or "srun" in content or "Running" in content
+                              or content.startswith(("./", "/", ">", "$")) or "$ " in content or "# " in content
+                              or "error while loading" in content or "not found" in content):
+            return False
+        if self.result["test"] is None:
+            self.result["test"] = binary.group("name")
+        return True
+
+    def _test_error(self, line, content):
+        """Errors nccl-tests itself prints (Test NCCL/CUDA failure, timeout, trace, bad arguments): True."""
+        errors = self.errors
+        if "Test NCCL failure" in content:
+            failure = _failure_line(content, "Test NCCL failure")
+            if failure:
+                self._nccl_failure(content, *failure)
+                return True
+        if "Test CUDA failure" in content:
+            failure = _failure_line(content, "Test CUDA failure")
+            if failure:
+                host, _where, message = failure
+                self.specific_failure = True
+                errors.add("nccl_cuda_failure", content, host=host, hint=_hint_for("nccl_cuda_failure", message))
+                return True
+        if "Test timeout" in content:
+            at = content.find("Test timeout")
+            after = content[at + len("Test timeout"):at + len("Test timeout") + 1]
+            if not (after.isalnum() or after == "_"):
+                self.specific_failure = True
+                errors.add("nccl_timeout", content, host=_host_before(content[:at]))
+                return True
+        if ".." in line and "Test failure" in line:
+            trace = _TEST_TRACE.match(line)
+            if trace:
+                self.trace_hosts.append(trace.group("host"))
+                self.trace_lines.append(content)
+                return True
+        if ("GPUs" in content or "were found" in content) and _GPU_MISMATCH.search(content):
+            errors.add("gpu_count_mismatch", content)
+            return True
+        if "invalid" in content and _BAD_ARGS.search(content) and "NCCL" not in content:
+            errors.add("invalid_arguments", content)
+            return True
+        if "#wrong=" in content and _RANK_WRONG.search(content):
+            errors.add("wrong_results", content)
+            return True
+        return False
+
+    def _nccl_failure(self, content, host, _where, message):
+        self.specific_failure = True
+        code = "nccl_error"
+        result_part, _sep, last_error = message.partition(" / ")
+        for rule_code, regex in _RESULT_RULES:
+            if regex.search(result_part):
+                code = rule_code
+                break
+        self.errors.add(code, content, host=host, hint=_hint_for(code, message))
+        if last_error.strip():
+            self._last_error(last_error, host=host)
+
+    def _launcher_error(self, lines, index):
+        launcher = scan_launcher_line(lines, index)
+        if not launcher:
+            return False
+        code, message, hint, host = launcher
+        if len(message) > len(lines[index].strip()):
+            self.joined_line = index + 1
+        self.errors.add(code, message, host=host, hint=hint)
+        return True
+
+    def _frame(self, content):
+        """Open MPI frames its help messages with dash lines: count the lines inside. True for a dash line."""
+        if content[0] == "-" and _FRAME.match(content):
+            self.frame_lines = 0 if self.frame_lines is None else None
+            return True
+        if self.frame_lines is not None:
+            self.frame_lines += 1
+        return False
+
+    def _unknown(self, content):
+        """A line no rule knows never makes the result fail: when it reports a problem in words
+        ("libibverbs: Warning: ...", "mpirun noticed that the job aborted") it is a warning; chatter
+        (progress notes, prompts, wrapped command lines) is left out. Inside an Open MPI help frame
+        only its first line (the headline) is taken; the rest explains it.
+        """
+        if self.frame_lines is not None and self.frame_lines > 1:
+            return
+        if not is_diagnostic_line(content) or is_context_line(content):
+            return
+        self.unknown_lines += 1
+        if self.unknown_lines <= _MAX_UNKNOWN_LISTED:
+            self.warnings.add(content[:300])
+
+    def _last_error(self, message, host=None):
+        _last_error(message, self.errors, self.warnings, host=host)
+
+    # --- end -----------------------------------------------------------------
+
+    def _conclude(self):
+        result, header = self.result, self.header
+        result["ranks"] = [self.ranks[k] for k in sorted(self.ranks)]
+        result["nranks"] = len(result["ranks"])
+        result["hosts"] = unique(entry["host"] for entry in result["ranks"])
+        # NCCL version from the header code when no 'NCCL version' line was printed
+        if result["nccl_version"] is None and header.get("nccl_library_code"):
+            result["nccl_version"] = nccl_version_from_code(header["nccl_library_code"])
+        _finish_transport(result, self.networks, self.weak_networks, self.channels)
+        if self.trace_lines and not self.specific_failure:
+            trace_hosts = unique(self.trace_hosts)
+            self.errors.add("test_failure", self.trace_lines[0], host=trace_hosts[0] if trace_hosts else None)
+            for host in trace_hosts[1:]:
+                self.errors.get("test_failure")["hosts"].append(host)
+        if self.unknown_lines > _MAX_UNKNOWN_LISTED:
+            self.warnings.add("%d more output lines not understood (not listed)"
+                              % (self.unknown_lines - _MAX_UNKNOWN_LISTED))
+        _finish(result, self.errors, self.proxy_service)
+        return result
+
+
+def _host_before(head):
+    """'node1: ' in front of a 'Test ... failure' marker -> 'node1' (at most 255 characters), else None."""
+    if not head or not head[-1].isspace():
+        return None
+    head = head.rstrip()
+    if not head.endswith(":"):
+        return None
+    word = head[:-1].rsplit(None, 1)[-1] if head[:-1].strip() else ""
+    if not word or head[-2:-1].isspace():
+        return None
+    word = word.rsplit(":", 1)[-1][-255:]
+    return word or None
+
+
+def _failure_line(content, marker):
+    """(host, where, message) of "[host: ]Test NCCL failure common.cu:1005 'message'", or None."""
+    at = content.find(marker)
+    tail = content[at + len(marker):]
+    match = _FAILURE_TAIL.match(tail)
+    if not match:
+        return None
+    message = tail[match.end():].rstrip()
+    if message.endswith("'"):
+        message = message[:-1]
+    return _host_before(content[:at]), match.group(1), message
 
 
 def _last_error(message, errors, warnings, host=None):
@@ -944,8 +1175,8 @@ def _last_error(message, errors, warnings, host=None):
     code = _classify_warn(message)
     if code:
         errors.add(code, message, host=host, hint=_hint_for(code, message))
-    elif message not in warnings:
-        warnings.append("NCCL last error: %s" % message)
+    else:
+        warnings.add("NCCL last error: %s" % message)
 
 
 def _finish_transport(result, networks, weak_networks, channels):
@@ -958,12 +1189,7 @@ def _finish_transport(result, networks, weak_networks, channels):
             break
     result["transport"] = transport
     result["transport_kind"] = _net_kind(transport)
-    seen = []
-    for source in (named, via, weak_networks):
-        for name in sorted(source):
-            if name not in seen:
-                seen.append(name)
-    result["networks"] = seen
+    result["networks"] = unique(name for source in (named, via, weak_networks) for name in sorted(source))
     result["channel_transports"] = sorted(channels)
 
 
@@ -1028,20 +1254,10 @@ def _finish(result, errors, proxy_service):
     if not result["rows"]:
         errors.add("no_table", "no nccl-tests result rows in the output")
     elif not result["completed"] and result["format"] == "text":
-        result["warnings"].append("no result footer (Avg bus bandwidth): the output may be cut or the run unfinished")
-    result["warnings"] = _dedupe(result["warnings"])
+        result["warnings"].add("no result footer (Avg bus bandwidth): the output may be cut or the run unfinished")
+    result["warnings"] = result["warnings"].as_list()
     result["errors"] = errors.entries(last=_SECONDARY)
     result["ok"] = bool(result["rows"]) and not result["errors"]
-
-
-def _dedupe(items, limit=100):
-    out = []
-    for item in items:
-        if item not in out:
-            out.append(item)
-    if len(out) > limit:
-        out = out[:limit] + ["... %d more warnings" % (len(out) - limit)]
-    return out
 
 
 # --- JSON ----------------------------------------------------------------------
@@ -1109,6 +1325,7 @@ def parse_nccl_tests_json(data):
     """
     result = _empty_result()
     result["format"] = "json"
+    result["warnings"] = Notes(limit=_MAX_WARNINGS, width=1000)
     errors = ErrorCollector(NCCL_TESTS_ERRORS)
     try:
         doc = data
@@ -1169,9 +1386,7 @@ def _json_nccl(doc, result, errors):
             "name": _json_str(dev.get("device_info")),
         })
     result["nranks"] = len(result["ranks"])
-    for entry in result["ranks"]:
-        if entry["host"] and entry["host"] not in result["hosts"]:
-            result["hosts"].append(entry["host"])
+    result["hosts"] = unique(entry["host"] for entry in result["ranks"] if entry["host"])
     results = doc.get("results") if isinstance(doc.get("results"), list) else []
     for item in results:
         if not isinstance(item, dict):

@@ -24,6 +24,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
     MIB_PER_SEC_TO_GBPS,
     clean_lines,
     error_entry,
+    found_after,
+    is_context_line,
+    is_diagnostic_line,
     snake_case,
     to_float,
     to_int,
@@ -186,7 +189,8 @@ _GPU_MR_DETAIL = (
 _ERROR_RULES = [
     ("not_installed", ("command not found", "executable file not found"), None),
     ("not_installed", (": not found",), r": not found$"),
-    ("not_installed", ("no such file or directory",), r"no such file or directory.*ib_\w+_(?:bw|lat)"),
+    # "no such file or directory" and later a perftest binary's name (_After: two searches, not one .*)
+    ("not_installed", ("no such file or directory",), ("no such file or directory", r"ib_\w{1,32}?_(?:bw|lat)")),
     ("no_device", ("did not detect devices", "if device exists, check if driver is up",
                    "unable to find the infiniband/roce device", "no ib devices found",
                    "failed to get ib devices list", "no rdma devices"), None),
@@ -276,7 +280,25 @@ _ERROR_RULES = [
                         "parser function exited with error"), None),
     ("invalid_option", ("usage:", "invalid "), r"^(?:usage:|invalid )"),
 ]
-_ERROR_RULES = [(code, needles, re.compile(regex) if regex else None) for code, needles, regex in _ERROR_RULES]
+
+
+class _After(object):
+    """A regex pair searched as first.*then, in linear time (first match of `first`, then `then` after it)."""
+
+    def __init__(self, first, then):
+        self.first, self.then = re.compile(first), re.compile(then)
+
+    def search(self, text):
+        return found_after(self.first, self.then, text)
+
+
+def _rule_regex(regex):
+    if regex is None:
+        return None
+    return _After(*regex) if isinstance(regex, tuple) else re.compile(regex)
+
+
+_ERROR_RULES = [(code, needles, _rule_regex(regex)) for code, needles, regex in _ERROR_RULES]
 _ERROR_CODES = tuple(sorted(set(rule[0] for rule in _ERROR_RULES)))
 
 # Error-looking lines no rule above knows become "unknown".
@@ -292,12 +314,16 @@ _WARNING_NEEDLES = (
     "changing cq moderation", "post list requested", "setting inline size to", "rate_limit type is forced",
     "providing sw rate limit", "bw peak won't be measured", "cpu frequency is not max",
 )
+_TAGGED_WARNING = re.compile(r"^(?:[\w.\-/]{1,64}:\s*){1,2}warn(?:ing)?\b")
 _CUDA_NEEDLES = ("initializing cuda", "cuda device", "cumemalloc", "cuda ctx", "--use_cuda", "cuinit")
 _ROCM_NEEDLES = ("using rocm device", "hipmalloc", "--use_rocm", "rocm device")
 
 
 def _is_warning(low):
-    return low.lstrip("* ").startswith("warning") or any(needle in low for needle in _WARNING_NEEDLES)
+    """A warning or note: perftest's own, or a line its tool marks as one ("libibverbs: warning: ...",
+    "mlx4: warning: bluefame ..."): never an error, whatever words it holds."""
+    return (low.lstrip("* ").startswith("warning") or any(needle in low for needle in _WARNING_NEEDLES)
+            or ("warn" in low and _TAGGED_WARNING.match(low) is not None))
 
 
 _CLIENT_HINT = re.compile(
@@ -356,6 +382,7 @@ LAT_ROW_KEYS = ("bytes", "iterations", "t_min_us", "t_max_us", "t_typical_us", "
 _LAT_TIME_KEYS = ("t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p99_9")
 _MAX_PROBE = 1024
 _MAX_WARNINGS = 200
+_MAX_UNKNOWN_LISTED = 50   # lines no rule knows, listed as warnings; more are counted
 
 
 def classify_perftest_error(line):
@@ -567,6 +594,7 @@ class _State(object):
         self.plan = None
         self.seen_row_header = False
         self.plan_signature = None
+        self.unknown_lines = 0
 
 
 def _add_warning(state, text):
@@ -822,6 +850,9 @@ def _finish(state):
         if entry["code"] == "mr_alloc_failed" and gpu:
             entry["detail"] = _GPU_MR_DETAIL.format(gpu=gpu.upper() if gpu == "cuda" else "ROCm")
 
+    if result["rows"]:
+        _demote_unknown_errors(state)
+
     keys = LAT_ROW_KEYS if result["metric"] == "lat" else BW_ROW_KEYS
     for row in result["rows"]:
         for key in keys:
@@ -841,11 +872,25 @@ def _finish(state):
                      % state.bad_rows)
     if result["side"] == "server" and not result["rows"] and not result["errors"] and result["banner"] is None:
         _add_warning(state, "server side: only the waiting banner, no client connected")
+    if state.unknown_lines > _MAX_UNKNOWN_LISTED:
+        _add_warning(state, "%d more output lines not understood (not listed)" % (
+            state.unknown_lines - _MAX_UNKNOWN_LISTED))
     if state.dropped_warnings:
         state.warnings.append("%d more warning line(s) not listed" % state.dropped_warnings)
     result["warnings"] = state.warnings
     result["ok"] = bool(result["rows"]) and not result["errors"]
     return result
+
+
+def _demote_unknown_errors(state):
+    """With a result table read, error-looking lines no rule knows are warnings: only a recognised
+    error (or no table) makes the result fail."""
+    entry = state.error_index.pop("unknown", None)
+    if entry is None:
+        return
+    state.result["errors"].remove(entry)
+    for line in entry["evidence"]:
+        _add_warning(state, line)
 
 
 def _process_line(state, raw_line):
@@ -950,8 +995,19 @@ def _process_line(state, raw_line):
             if _CYCLES_FLAG_RE.search(probe):
                 result["time_unit"] = "cycles"
         return
-    if state.in_header and ":" in probe:
-        _handle_header_fields(state, probe, True)
+    if state.in_header and ":" in probe and _handle_header_fields(state, probe, True):
+        return
+    _unknown_line(state, probe)
+
+
+def _unknown_line(state, line):
+    """A line no rule knows is never an error: a warning when it reports a problem in words,
+    else chatter (CUDA set-up notes, wrapped command lines) that is left out."""
+    if not is_diagnostic_line(line) or is_context_line(line):
+        return
+    state.unknown_lines += 1
+    if state.unknown_lines <= _MAX_UNKNOWN_LISTED:
+        _add_warning(state, line)
 
 
 def _split_glued(line):

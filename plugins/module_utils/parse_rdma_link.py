@@ -22,12 +22,14 @@ followed by ``key value`` pairs (``subnet_prefix``, ``lid``, ``sm_lid``,
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
     clean_lines,
+    decode_json_at,
     error_entry,
+    found_after,
+    is_tagged_warning,
     snake_case,
     to_int,
     to_text,
@@ -65,17 +67,28 @@ def _lines(text):
     return [line[:_MAX_LINE] for line in clean_lines(text)]
 
 
-_NEW_FORM = re.compile(r"^\s*link\s+(?P<device>[^\s/]+)/(?P<port>\d+)(?:\s+(?P<rest>.*?))?\s*$")
+# The rest of a line is taken whole ((?P<rest>.*)$, split in code): a lazy .*? before \s*$ would
+# backtrack over every run of blanks, quadratic in its length.
+_NEW_FORM = re.compile(r"^\s*link\s+(?P<device>[^\s/]+)/(?P<port>\d+)(?:\s+(?P<rest>.*))?$")
 _OLD_FORM = re.compile(
-    r"^\s*(?P<index>\d+)/(?P<port0>\d+):\s*(?P<device>[^\s/]+)/(?P<port>\d+):?(?:\s+(?P<rest>.*?))?\s*$"
+    r"^\s*(?P<index>\d+)/(?P<port0>\d+):\s*(?P<device>[^\s/]+)/(?P<port>\d+):?(?:\s+(?P<rest>.*))?$"
 )
-_CAPS = re.compile(r"^\s*caps:\s*<(?P<caps>[^>]*)>?\s*$")
+_CAPS = re.compile(r"^\s*caps:\s*<(?P<caps>[^>]*)(?:>\s*)?$")
 _INT_FIELDS = ("lid", "sm_lid", "lmc", "netdev_index", "index", "port")
 _STR_FIELDS = ("state", "physical_state", "netdev", "subnet_prefix")
 _JSON_START = re.compile(r"^[ \t]*[\[{]", re.M)
-_MAX_JSON_ATTEMPTS = 200
-_SYSTEM_LINE = re.compile(r"^\s*netns\s+(?P<rest>\S.*?)\s*$")
-_NOT_INSTALLED = re.compile(r"\brdma:?\s.*(?:command not found|not found)|No such file or directory.*\brdma\b", re.I)
+_MAX_JSON_FAILURES = 100000
+_SYSTEM_LINE = re.compile(r"^\s*netns\s+(?P<rest>\S.*)$")
+# "X.*Y" searches are two searches (found_after): linear.
+_RDMA_WORD = re.compile(r"\brdma:?\s", re.I)
+_NOT_FOUND = re.compile(r"not found", re.I)
+_NO_SUCH_FILE = re.compile(r"No such file or directory", re.I)
+_RDMA_NAME = re.compile(r"\brdma\b", re.I)
+_UNSUPPORTED = re.compile(r"\bis unknown\b|unknown option")
+_TRY_RDMA = re.compile(r'try "rdma')
+_HELP = re.compile(r'help"')
+_COMMAND = re.compile(r"command ")
+_IS_UNKNOWN = re.compile(r" is unknown")
 
 
 def _new_link(device, port, index=None):
@@ -107,12 +120,15 @@ def _apply_pairs(link, rest):
 
 
 def _error_for(line):
+    if is_tagged_warning(line):
+        return None     # "libibverbs: Warning: ...": never an error
     lowered = line.lower()
-    if _NOT_INSTALLED.search(line):
+    if found_after(_RDMA_WORD, _NOT_FOUND, line) or found_after(_NO_SUCH_FILE, _RDMA_NAME, line):
         return error_entry("not_installed", line, RDMA_LINK_ERRORS)
     if "wrong device name" in lowered or "no such device" in lowered or "unknown device" in lowered:
         return error_entry("no_device", line, RDMA_LINK_ERRORS)
-    if re.search(r"\bis unknown\b|unknown option|try \"rdma.*help\"|command .* is unknown", lowered):
+    if (_UNSUPPORTED.search(lowered) or found_after(_TRY_RDMA, _HELP, lowered)
+            or found_after(_COMMAND, _IS_UNKNOWN, lowered)):
         return error_entry("unsupported", line, RDMA_LINK_ERRORS)
     if "netlink" in lowered and ("error" in lowered or "failed" in lowered):
         return error_entry("no_rdma_netlink", line, RDMA_LINK_ERRORS)
@@ -122,22 +138,26 @@ def _error_for(line):
 
 
 def _json_values(text):
-    """Yield the JSON arrays/objects found at the starts of lines (rdma -j / -jp output)."""
-    decoder = json.JSONDecoder()
+    """Yield the JSON arrays/objects found at the starts of lines (rdma -j / -jp output).
+
+    Linear: after a value the scan goes on behind it, after a failure at the
+    position where the decoder stopped (no value starts before it that is not
+    nested in the failed one); a value cut off at the end ends the scan.
+    """
     position = 0
-    attempts = 0
-    while attempts < _MAX_JSON_ATTEMPTS:
+    failures = 0
+    while failures < _MAX_JSON_FAILURES:
         match = _JSON_START.search(text, position)
         if not match:
             return
-        attempts += 1
         start = match.end() - 1
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            position = start + 1
-            continue
-        yield value
+        value, end, reason = decode_json_at(text, start)
+        if reason is None:
+            yield value
+        elif reason in ("cut", "deep"):
+            return
+        else:
+            failures += 1
         position = end
 
 

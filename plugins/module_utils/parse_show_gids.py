@@ -26,6 +26,8 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.text import (
     clean_lines,
     error_entry,
+    found_after,
+    is_tagged_warning,
     to_int,
 )
 
@@ -92,8 +94,11 @@ _VERSION_JOINED = re.compile(r"^(?:IB/)?RoCE[_-]?v?[12]$", re.I)
 _LINK = re.compile(r"^(?:up|down|unknown|active|inactive|disabled)$", re.I)
 _N_GIDS = re.compile(r"n_gids_found\s*=\s*(?P<n>\d+)")
 _NA = ("N/A", "N\\A", "NA", "-", "--")
-_NO_DEVICE = re.compile(r"/sys/class/infiniband\S*:?\s*No such file or directory", re.I)
-_NOT_INSTALLED = re.compile(r"\b(?:show_gids|hiroce3):?\s.*(?:command not found|not found)", re.I)
+# \S{0,200}, not \S*: an unbounded run retried from every "/sys/class/infiniband" of a long word is quadratic.
+_NO_DEVICE = re.compile(r"/sys/class/infiniband\S{0,200}:?\s*No such file or directory", re.I)
+# "show_gids: command not found": the tool's name, later "not found" (two searches: linear)
+_TOOL = re.compile(r"\b(?:show_gids|hiroce3):?\s", re.I)
+_NOT_FOUND = re.compile(r"not found", re.I)
 
 
 def _is_gid(token):
@@ -155,6 +160,9 @@ def _take(kind, tokens, position):
 
 def _header_columns(line):
     """Column kinds of a header line, or None when the line is not a GID table header."""
+    low = line.lower()
+    if "gid" not in low or "port" not in low:
+        return None     # a header names at least the gid and port columns
     tokens = line.split()
     kinds = []
     for token in tokens:
@@ -208,10 +216,13 @@ def _parse(text):
         if n_gids:
             n_found = (n_found or 0) + to_int(n_gids.group("n"), 0)
             continue
+        if is_tagged_warning(line):
+            warnings.append(line.strip())   # "libibverbs: Warning: couldn't stat '/sys/class/infiniband/...'"
+            continue
         if _NO_DEVICE.search(line):
             errors.append(error_entry("no_device", line, SHOW_GIDS_ERRORS))
             continue
-        if _NOT_INSTALLED.search(line):
+        if found_after(_TOOL, _NOT_FOUND, line):
             errors.append(error_entry("not_installed", line, SHOW_GIDS_ERRORS))
             continue
         tokens = line.split()

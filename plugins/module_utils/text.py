@@ -6,6 +6,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
 import math
 import re
 
@@ -17,6 +18,7 @@ _LAUNCHER_PREFIX = re.compile(
     r"|\d+:\s(?=\s*[#\dA-Za-z]))"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_PREFIX_FIRST = frozenset("[0123456789")
 
 
 def to_text(data):
@@ -38,19 +40,171 @@ def strip_launcher_prefix(line):
 
 
 def clean_lines(text):
-    """Split raw tool output into lines without CRs, ANSI codes and launcher prefixes."""
-    lines = []
-    for raw in to_text(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        line = _ANSI.sub("", raw).replace("\x00", "")
-        lines.append(strip_launcher_prefix(line))
-    return lines
+    """Split raw tool output into lines without CRs, ANSI codes and launcher prefixes.
+
+    Linear in the text: the CR, ANSI and NUL passes run once over the whole
+    text (none of them can span a line), and the launcher-prefix regex only on
+    lines that start like one ('[' or a digit).
+    """
+    text = to_text(text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    strip = _LAUNCHER_PREFIX.sub
+    return [strip("", line, count=1) if line[:1] in _PREFIX_FIRST else line for line in text.split("\n")]
+
+
+# Lines that carry no message of their own: a shell prompt with the command it
+# runs ("$ cmd", "user@host:~$ cmd", "[root@n1 ~]# cmd", "~# cmd", "> continued"),
+# a separator, a bare address (a wrapped command line's last word), ssh's
+# known-hosts note and kubectl's container note.
+_PROMPT = re.compile(r"^(?:\[[^\]]{0,100}\]|[^\s$#%>]{0,200})[$#%>](?:\s|$)")
+_SEPARATOR = re.compile(r"^[-=*_~+.#\s]+$")
+_ADDRESS = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}"
+                      r"|[A-Za-z0-9][\w\-]{0,62}(?:\.[\w\-]{1,63}){1,8})(?::\d{1,5})?$")
+_CONTEXT_NEEDLES = ("Permanently added", "Defaulted container", "to the list of known hosts")
+# "libibverbs: Warning: couldn't stat ...", "mlx4: Warning: BlueFlame ...", "WARNING: ...": a tool says it is a warning.
+_TAGGED_WARNING = re.compile(r"^(?:[\w.\-/]{1,64}:\s*){0,2}warn(?:ing)?\b", re.I)
+
+
+def is_context_line(line):
+    """True for a line that carries no message: a prompt/command echo, a separator, a bare address, ssh notes."""
+    text = to_text(line).strip()
+    if not text:
+        return True
+    if len(text) > 4096:
+        text = text[:4096]
+    if _PROMPT.match(text) or _SEPARATOR.match(text) or text.endswith("\\"):
+        return True
+    if " " not in text and _ADDRESS.match(text):
+        return True
+    return any(needle in text for needle in _CONTEXT_NEEDLES)
+
+
+# Words of a line that says something went wrong or may have: such a line, when no rule knows it,
+# is worth a warning. Other unknown lines (progress chatter, wrapped command lines) are not.
+# (Substring tests on the lowercased line: a regex alternation of these is ~50x slower on long lines.)
+_DIAGNOSTIC_WORDS = (
+    "warn", "error", "fail", "fatal", "abort", "cannot", "can't", "couldn't", "couldnt", "could not", "unable",
+    "invalid", "denied", "refused", "not found", "no such", "timeout", "time out", "timed out", "killed", "panic",
+    "exception", "mismatch", "not supported", "unsupported", "unreachable", "illegal", "corrupt", "lost",
+    "exceed", "insufficient", "too small", "too large", "too big", "too many", "too few",
+)
+
+
+def is_diagnostic_line(line):
+    """True for a line that warns or reports a problem in words (it may still be benign)."""
+    low = to_text(line)[:4096].lower()
+    for word in _DIAGNOSTIC_WORDS:
+        if word in low:
+            return True
+    return False
+
+
+def is_tagged_warning(line):
+    """True for a line its tool marks as a warning ("libibverbs: Warning: ...", "mlx4: Warning: ...", "WARNING: ...")."""
+    return bool(_TAGGED_WARNING.match(to_text(line).strip()[:200]))
+
+
+def unique(items):
+    """The items in first-seen order, each once (a set remembers them: linear, not quadratic)."""
+    seen = set()
+    out = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def split_key_value(line, key_re):
+    """'  Key name : value ' -> ('Key name', 'value'), or None when the text before the first ':'
+    (stripped) is not all a key (key_re.fullmatch).
+
+    The same as ^\\s*(key*?)\\s*:\\s*(.*?)\\s*$ but linear: those lazy groups before \\s* backtrack over
+    every run of blanks, quadratic in its length.
+    """
+    head, sep, tail = line.partition(":")
+    if not sep:
+        return None
+    key = head.strip()
+    if not key or key_re.fullmatch(key) is None:
+        return None
+    return key, tail.strip()
+
+
+def found_after(first, then, line):
+    """True when regex `first` matches in line and regex `then` somewhere after it: the same as
+    searching first.*then, but linear (that search retries .* from every match of `first`)."""
+    match = first.search(line)
+    return match is not None and then.search(line, match.end()) is not None
+
+
+class Notes(object):
+    """Warnings in first-seen order, each once; at most `limit` are listed, the rest only counted.
+
+    Adding is O(1) (a set, not a scan of the list), so a parser stays linear
+    however many warning lines the input holds.
+    """
+
+    def __init__(self, limit=100, width=300):
+        self.limit = limit
+        self.width = width
+        self.items = []
+        self._seen = set()
+        self.dropped = 0
+
+    def add(self, text):
+        text = to_text(text).strip()[:self.width]
+        if not text or text in self._seen:
+            return
+        if len(self.items) >= self.limit:
+            if len(self._seen) < 100000:
+                self._seen.add(text)
+            self.dropped += 1
+            return
+        self._seen.add(text)
+        self.items.append(text)
+
+    append = add
+
+    def __contains__(self, text):
+        return to_text(text).strip()[:self.width] in self._seen
+
+    def __len__(self):
+        return len(self.items)
+
+    def as_list(self):
+        """The listed warnings, plus one line counting those not listed."""
+        if self.dropped:
+            return self.items + ["... %d more warnings" % self.dropped]
+        return list(self.items)
+
+
+_NOT_ALNUM = re.compile(r"[^0-9A-Za-z]+")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_UNDERSCORES = re.compile(r"_+")
+_SNAKE_CACHE = {}
 
 
 def snake_case(name):
-    """'Number of qps' -> 'number_of_qps', 'CQ Moderation' -> 'cq_moderation'."""
-    name = re.sub(r"[^0-9A-Za-z]+", "_", to_text(name).strip())
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return re.sub(r"_+", "_", name).strip("_").lower()
+    """'Number of qps' -> 'number_of_qps', 'CQ Moderation' -> 'cq_moderation'.
+
+    Parsers call it for every key of every line: short names are remembered.
+    """
+    text = to_text(name)
+    cached = _SNAKE_CACHE.get(text)
+    if cached is not None:
+        return cached
+    value = _NOT_ALNUM.sub("_", text.strip())
+    value = _CAMEL.sub(r"\1_\2", value)
+    value = _UNDERSCORES.sub("_", value).strip("_").lower()
+    if len(text) <= 64 and len(_SNAKE_CACHE) < 4096:
+        _SNAKE_CACHE[text] = value
+    return value
 
 
 def to_int(value, default=None):
@@ -88,3 +242,39 @@ def error_entry(code, message, catalog):
     """Build {code, message, cause, fix} from a parser's error catalog."""
     cause, fix = catalog.get(code, catalog.get("unknown", ("", "")))
     return {"code": code, "message": to_text(message).strip(), "cause": cause, "fix": fix}
+
+
+_DECODER = json.JSONDecoder()
+
+
+def decode_json_at(text, start, window=256):
+    """Decode the JSON value that starts at text[start], in time linear in what it reads.
+
+    Returns (value, end, None) on success, else (None, stop, reason): reason
+    "invalid" when the text is no JSON at stop (a valid prefix ends there),
+    "cut" when the text ends inside the value, "deep" when it nests deeper
+    than the decoder can follow. The decoder runs on a window that grows x4
+    while the failure is at the window's end: a failure's error message counts
+    the lines before it, which on the whole text would make many failed starts
+    quadratic.
+    """
+    size = len(text)
+    while True:
+        stop = min(size, start + window)
+        chunk = text[start:stop]
+        try:
+            value, end = _DECODER.raw_decode(chunk)
+        except RecursionError:
+            return None, start, "deep"
+        except ValueError as exc:
+            pos = getattr(exc, "pos", 0) or 0
+            message = str(getattr(exc, "msg", ""))
+            # 16: the longest token a window can cut so that the error is reported before it (true, false, \uXXXX)
+            at_end = message.startswith("Unterminated string") or pos >= len(chunk.rstrip()) - 16
+            if not at_end:
+                return None, start + max(pos, 1), "invalid"
+            if stop >= size:
+                return None, size, "cut"
+            window *= 4
+            continue
+        return value, start + end, None

@@ -249,3 +249,116 @@ def test_live_iperf3_on_loopback():
     finally:
         server.kill()
         server.wait(timeout=10)
+
+
+# --- interrupted runs, noise in front of the JSON, truncation ---------------------------------------
+# The four error_*interrupted*/error_*_side_* files are real iperf 3.12 outputs on loopback: the client
+# or the server got SIGINT (Ctrl-C) during a 10 s test (see README.md).
+
+@pytest.mark.parametrize("name", ["error_interrupted_client_sigint.json", "error_interrupted_server_sigint.json"])
+def test_the_interrupted_side_says_interrupted(name):
+    data = raw(name)
+    assert data["error"].startswith("interrupt - the ")
+    result = parse_iperf3(fixture(name))
+    assert [e["code"] for e in result["errors"]] == ["interrupted"]
+    assert result["errors"][0]["message"] == data["error"]
+    assert result["ok"] is False
+    # the partial totals are still read
+    assert result["sent_gbps"] == gbps(data["end"]["sum_sent"])
+
+
+@pytest.mark.parametrize("name", ["error_server_side_client_interrupted.json", "error_client_side_server_interrupted.json"])
+def test_the_peer_of_an_interrupted_side_says_the_connection_closed(name):
+    data = raw(name)
+    assert not data["error"].startswith("interrupt")
+    result = parse_iperf3(fixture(name))
+    assert [e["code"] for e in result["errors"]] == ["control_closed"]
+    assert result["ok"] is False
+
+
+@pytest.mark.parametrize("message", ["interrupt - the client has terminated", "interrupt - the server has terminated",
+                                     "iperf3: interrupt - the client has terminated"])
+def test_interrupt_messages_classify_as_interrupted(message):
+    assert classify(message) == "interrupted"
+    # iperf3 without -J prints it as "iperf3: interrupt - ..." (a text-mode error line)
+    text = message if message.startswith("iperf3:") else "iperf3: " + message
+    assert [e["code"] for e in parse_iperf3(text + "\n")["errors"]] == ["interrupted"]
+
+
+NOISE_PREFIXES = [
+    "^C",                                                   # the terminal's echo of Ctrl-C, same line
+    "^C\n",
+    "user@node1:~$ iperf3 -J -c 10.0.0.2 -t 10\n",
+    "user@node1:~$ ",                                       # the JSON right behind a prompt
+    "Warning: Permanently added 'node2' (ED25519) to the list of known hosts.\nWelcome to node2 {banner}\n",
+    "[1,0]<stdout>: starting\n{\n",                         # a stray brace line before the real object
+]
+
+
+@pytest.mark.parametrize("prefix", NOISE_PREFIXES)
+def test_json_behind_noise_is_found(prefix):
+    name = "error_interrupted_client_sigint.json"
+    clean = parse_iperf3(fixture(name))
+    result = parse_iperf3(prefix + fixture(name))
+    assert [e["code"] for e in result["errors"]] == ["interrupted"]
+    for key in ("sent_gbps", "received_gbps", "retransmits", "interval_gbps", "remote_port"):
+        assert result[key] == clean[key], key
+    ok = parse_iperf3(prefix + fixture("tcp_loopback.json"))
+    assert ok["ok"] is True and ok["sent_gbps"] == gbps(raw("tcp_loopback.json")["end"]["sum_sent"])
+
+
+@pytest.mark.parametrize("prefix", ["", "^C", "user@node1:~$ ", "banner line\n"])
+@pytest.mark.parametrize("suffix", ["", "\nConnection to node2 closed.\n"])
+def test_json_cut_anywhere_is_truncated_not_invalid(prefix, suffix):
+    text = fixture("error_interrupted_client_sigint.json")
+    for cut in sorted(set([1, 2, 3, 17, 100, len(text) // 3, len(text) // 2, len(text) - 2])
+                      | set(range(1, len(text) - 1, 97))):
+        result = parse_iperf3(prefix + text[:cut] + suffix)
+        assert result["ok"] is False
+        assert result["errors"][0]["code"] == "truncated_json", (prefix, cut, suffix)
+
+
+def test_the_json_scan_is_linear_counted_in_decoded_characters(monkeypatch):
+    """Linearity without a clock: the characters handed to the JSON decoder grow ~10x for a 10x
+    larger input (a rescan per failed start would make it ~100x), and the real object is still found."""
+    from ansible_collections.clusterops.commcheck.plugins.module_utils import text as text_utils
+    decoded = []
+    real = text_utils._DECODER
+
+    class Counting(object):
+        def raw_decode(self, chunk):
+            decoded.append(len(chunk))
+            return real.raw_decode(chunk)
+
+    monkeypatch.setattr(text_utils, "_DECODER", Counting())
+    body = fixture("tcp_loopback.json")
+    expected = gbps(raw("tcp_loopback.json")["end"]["sum_sent"])
+
+    def work(text):
+        decoded[:] = []
+        result = parse_iperf3(text)
+        return result, sum(decoded)
+
+    for junk in ("{\n", '{"a": 1,\n', "{ }\n", '{"a": "\n', "^C{ x\n"):
+        small, small_work = work(junk * 2000 + body)
+        large, large_work = work(junk * 20000 + body)
+        assert small_work > 0 and small["ok"] is True and large["ok"] is True and large["sent_gbps"] == expected, junk
+        assert large_work <= 12 * small_work, (junk, small_work, large_work)
+
+    data = json.loads(body)
+    data["intervals"] = data["intervals"] * 300
+    small_text = json.dumps(data, indent="\t")
+    data["intervals"] = data["intervals"] * 10
+    large_text = json.dumps(data, indent="\t")
+    for cut in (0, 10):
+        small, small_work = work(small_text[:len(small_text) - cut])
+        large, large_work = work(large_text[:len(large_text) - cut])
+        assert (small["ok"], large["ok"]) == ((True, True) if cut == 0 else (False, False))
+        assert large_work <= 12 * small_work and large_work <= 4 * len(large_text)
+
+
+def test_deeply_nested_junk_is_an_error_not_an_exception():
+    for junk in ("[" * 100000, "{" * 100000, '{"a": ' * 100000, '{"a":\n' * 50000):
+        result = parse_iperf3(junk)
+        assert result["ok"] is False
+        assert result["errors"][0]["code"] in ("truncated_json", "invalid_json")
