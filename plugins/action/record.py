@@ -6,6 +6,10 @@
 Nothing runs on the target: the records are checked against the results
 contract, normalized, stripped of secret-looking keys and values, and returned
 as ``commcheck_records`` (which the commcheck_history callback writes out).
+Records are data: no value of a record names a file, a directory or a
+program here (the history files are named by month, the report files are
+fixed names), so hostile strings stay strings. An error message quotes at
+most about 200 characters of a bad value.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,10 +21,16 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.history impor
     RecordError,
     normalize_records,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import QUOTE_LIMIT
 
 ARGUMENT_SPEC = dict(
     records=dict(type="list", elements="dict", required=True),
 )
+
+
+def short_message(text, limit=2 * QUOTE_LIMIT):
+    """A message cut to about ``limit`` characters (a huge bad value must not flood the output)."""
+    return text if len(text) <= limit else "%s...(%d characters)" % (text[:limit], len(text))
 
 
 class ActionModule(ActionBase):
@@ -38,7 +48,7 @@ class ActionModule(ActionBase):
         try:
             records, redacted = normalize_records(args.get("records"))
         except RecordError as exc:
-            result.update(failed=True, msg="clusterops.commcheck.record: %s" % exc)
+            result.update(failed=True, msg="clusterops.commcheck.record: %s" % short_message(str(exc)))
             return result
         result.update(
             changed=False,

@@ -13,13 +13,13 @@ __metaclass__ = type
 
 import datetime
 import os
-import re
 import tempfile
 
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline as bl
 from ansible_collections.clusterops.commcheck.plugins.module_utils import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils import report_render as rr
 
 FORMATS = rr.FORMATS
@@ -27,10 +27,42 @@ FILE_NAMES = rr.FILE_NAMES
 ARGUMENT_SPEC = rr.REPORT_ARGUMENT_SPEC
 
 
-def safe_dir_name(run_id):
-    """A run id as one directory name (no path separators, no leading dot)."""
-    name = re.sub(r"[^A-Za-z0-9_.+=-]", "_", str(run_id)).lstrip(".")
-    return name or "run"
+MAX_BASELINE_RUNS = 1000
+MAX_THRESHOLD = 1000.0
+NAME_LIMIT = 255
+
+
+def check_options(args):
+    """Every option that names a file, a directory or a number, before anything is read or written.
+
+    Returns the report directory (absolute, normalised; history_dir is
+    normalised in ``args``). Raises OptionError naming the option.
+    """
+    report_dir = rules.check_path("report_dir", args["report_dir"], absolute=False)
+    if args["history_dir"] is not None:
+        args["history_dir"] = rules.check_path("history_dir", args["history_dir"], absolute=False)
+    if args["run_id"] is not None:
+        rules.check_text("run_id", args["run_id"], NAME_LIMIT)
+        if args["run_subdir"]:
+            rules.check_file_name("run_id", args["run_id"])
+    for name in ("history_run", "baseline_run", "baseline_max_age"):
+        if args[name] is not None:
+            rules.check_text(name, args[name], NAME_LIMIT)
+    rules.check_int("baseline_runs", args["baseline_runs"], 1, MAX_BASELINE_RUNS)
+    rules.check_int("min_runs", args["min_runs"], 1, MAX_BASELINE_RUNS)
+    rules.check_number("threshold", args["threshold"], 0, MAX_THRESHOLD)
+    for metric, value in (args["thresholds"] or {}).items():
+        rules.check_not_flag("thresholds key", str(metric))
+        rules.check_number("thresholds[%s]" % metric, value, 0, MAX_THRESHOLD)
+    for index, name in enumerate(args["ignore_params"] or []):
+        rules.check_text("ignore_params[%d]" % index, name, NAME_LIMIT)
+    return os.path.abspath(report_dir)
+
+
+def run_dir(report_dir, run_id):
+    """The run's own subdirectory: the run id must be one plain file name, and the result inside report_dir."""
+    rules.check_file_name("run_id", run_id)
+    return rules.check_inside("run_id", run_id, report_dir)
 
 
 def write_atomic(path, text, mode=0o644):
@@ -49,6 +81,11 @@ def write_atomic(path, text, mode=0o644):
         raise
 
 
+def cut(text, limit=2000):
+    """A message cut to ``limit`` characters (history errors may quote long lines)."""
+    return text if len(text) <= limit else "%s...(%d characters)" % (text[:limit], len(text))
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -63,12 +100,11 @@ class ActionModule(ActionBase):
         try:
             return self._run(args, result)
         except (history.RecordError, ValueError, OSError) as exc:
-            result.update(failed=True, msg="clusterops.commcheck.report: %s" % exc)
+            result.update(failed=True, msg="clusterops.commcheck.report: %s" % cut(str(exc)))
             return result
 
     def _run(self, args, result):
-        if args["threshold"] < 0 or args["baseline_runs"] < 1 or args["min_runs"] < 1:
-            raise ValueError("threshold must be >= 0, baseline_runs and min_runs >= 1")
+        report_dir = check_options(args)
         history_dir = args["history_dir"]
         read_report = history.ReadReport()
         run_id = args["run_id"]
@@ -87,7 +123,7 @@ class ActionModule(ActionBase):
             else:
                 chosen = next((r for r in runs if r["run_id"] == wanted), None)
                 if chosen is None:
-                    raise ValueError("run %r not found in %s" % (wanted, history_dir))
+                    raise ValueError("history_run %s not found in %s" % (rules.show(wanted), history_dir))
             run_id = chosen["run_id"]
             records = [r for r in history.query(history_dir, run_id=run_id, report=read_report)
                        if r.get("kind") not in ("regression", "summary")]
@@ -103,11 +139,10 @@ class ActionModule(ActionBase):
             compared = True
         now = history.utc_now()
         generated = history.format_time(now)
-        report_dir = os.path.abspath(os.path.expanduser(args["report_dir"]))
         if args["run_subdir"]:
             if not run_id:
                 run_id = history.new_run_id(now)
-            report_dir = os.path.join(report_dir, safe_dir_name(run_id))
+            report_dir = run_dir(report_dir, run_id)
         summary = rr.summarize(records, run_id=run_id, generated=generated, report_dir=report_dir)
         meta = {"baseline": {"k": args["baseline_runs"], "threshold": args["threshold"],
                              "run": args["baseline_run"] or None, "history_dir": history_dir} if compared else None}
@@ -118,7 +153,7 @@ class ActionModule(ActionBase):
             "junit": lambda: rr.render_junit(records, summary, meta, regression_fails=args["regression_fails"]),
             "prom": lambda: rr.render_prometheus(records, summary, meta, now=now),
         }
-        files = dict((fmt, os.path.join(report_dir, FILE_NAMES[fmt])) for fmt in args["formats"])
+        files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
         summary["files"] = files
         texts = dict((fmt, renderers[fmt]()) for fmt in args["formats"])
         if not self._task.check_mode:

@@ -25,7 +25,9 @@ options:
     elements: str
     required: true
   command:
-    description: The launcher's argv (for example the C(cmd) that M(clusterops.commcheck.collective) returns in check mode).
+    description:
+      - The launcher's argv (for example the output of C(clusterops.commcheck.commcheck_job_command)). Its first item
+        is a program name or an absolute path in the image (no relative path, no C(..), not starting with C(-)).
     type: list
     elements: str
     required: true
@@ -61,16 +63,23 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_jobs impo
     mpijob_manifest,
     volcano_job_manifest,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import validate_params
+from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import command_errors, validate_params
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import show
 
 
 def commcheck_job_manifest(params, nodes, command, kind="mpijob"):
+    if not isinstance(params or {}, dict):
+        raise AnsibleFilterError("commcheck_job_manifest: the input must be a dict of pod parameters")
+    if not isinstance(nodes, (list, tuple)):
+        raise AnsibleFilterError("commcheck_job_manifest: nodes must be a list of node names")
     params = dict(params or {}, nodes=list(nodes or []), state="present")
     errors = validate_params(params)
-    if not command or not all(isinstance(c, str) for c in command):
+    if not command or not isinstance(command, (list, tuple)) or not all(isinstance(c, str) for c in command):
         errors.append("command must be a non-empty list of strings")
+    else:
+        errors += command_errors(command)
     if kind not in ("mpijob", "volcano"):
-        errors.append("kind must be mpijob or volcano")
+        errors.append("kind must be mpijob or volcano, got %s" % show(kind))
     if errors:
         raise AnsibleFilterError("commcheck_job_manifest: " + "; ".join(errors))
     render = mpijob_manifest if kind == "mpijob" else volcano_job_manifest

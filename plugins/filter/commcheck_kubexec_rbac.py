@@ -51,12 +51,18 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubexec import KubexecError, rbac_manifests
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError, check_not_flag
 
 
 def commcheck_kubexec_rbac(namespace, service_account="commcheck", name=None):
     try:
+        # kubexec.rbac_manifests holds them to DNS-1123 labels; first: strings that are no flags, quoted short
+        check_not_flag("namespace (the input)", namespace)
+        check_not_flag("service_account", service_account)
+        if name is not None:
+            check_not_flag("name", name)
         return rbac_manifests(namespace, service_account=service_account, name=name)
-    except KubexecError as exc:
+    except (KubexecError, OptionError) as exc:
         raise AnsibleFilterError("commcheck_kubexec_rbac: %s" % exc)
 
 

@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import (
     APP_LABEL,
     RUN_LABEL,
@@ -139,13 +140,17 @@ def launcher_command(kind, nodes, collective=None):
     Raises mpi_cmd.MpiCmdError on bad input.
     """
     if kind not in JOB_KINDS:
-        raise mpi_cmd.MpiCmdError("kind must be one of %s, got %r" % (", ".join(JOB_KINDS), kind))
+        raise mpi_cmd.MpiCmdError("kind must be one of %s, got %s" % (", ".join(JOB_KINDS), rules.show(kind)))
     if not nodes:
         raise mpi_cmd.MpiCmdError("nodes must be a non-empty list")
+    for index, node in enumerate(nodes):
+        mpi_cmd.rule(rules.check_name, "nodes[%d]" % index, node, "k8s_name")
     opts = dict(collective or {})
-    unknown = sorted(set(opts) - set(_COLLECTIVE_KEYS))
+    unknown = sorted(set(opts) - set(_COLLECTIVE_KEYS), key=str)
     if unknown:
-        raise mpi_cmd.MpiCmdError("unknown collective options: %s" % ", ".join(unknown))
+        names = ", ".join(str(name) for name in unknown)
+        raise mpi_cmd.MpiCmdError("unknown collective options: %s" % (
+            names if len(names) <= rules.QUOTE_LIMIT else names[:rules.QUOTE_LIMIT] + "..."))
     library = opts.get("library") or "nccl"
     operation = opts.get("operation") or "all_reduce"
     params = mpi_cmd.test_params(
@@ -155,19 +160,19 @@ def launcher_command(kind, nodes, collective=None):
         datatype=opts.get("datatype"), reduce_op=opts.get("reduce_op", "sum"), root=opts.get("root", 0),
         gpus_per_process=opts.get("gpus_per_process", 1), gpus_per_node=opts.get("gpus_per_node", 1))
     program = mpi_cmd.binary_argv(mpi_cmd.binary_path(library, operation, opts.get("binary_dir")), params)
-    hosts = [{"address": mpi_cmd.check_host(str(n)), "slots": 4096, "name": str(n)} for n in nodes]
+    hosts = [{"address": str(n), "slots": 4096, "name": str(n)} for n in nodes]
     layout = mpi_cmd.ranks_layout(library, hosts, params["gpus_per_node"], params["gpus_per_process"])
-    argv = [mpi_cmd.check_value("mpirun", opts.get("mpirun") or "mpirun")]
+    argv = [mpi_cmd.check_mpirun(opts.get("mpirun") or "mpirun", "collective.mpirun")]
     if opts.get("allow_run_as_root"):
         argv.append("--allow-run-as-root")
     argv += ["-np", str(layout["np"]), "--map-by", "ppr:%d:node" % layout["processes_per_node"]]
     if kind == "volcano":
         argv += ["--hostfile", VOLCANO_HOSTFILE]
-    env = dict(opts.get("env") or {})
+    env = dict(mpi_cmd.check_env(opts.get("env"), "collective.env"))
     if library == "nccl":
         env.setdefault("NCCL_DEBUG", "INFO")
-    for key, value in mpi_cmd.check_env(env).items():
+    for key, value in sorted(env.items()):
         argv += ["-x", "%s=%s" % (key, value)]
-    for key, value in mpi_cmd.check_mca(opts.get("mca")).items():
+    for key, value in mpi_cmd.check_mca(opts.get("mca"), "collective.mca").items():
         argv += ["--mca", key, value]
     return argv + list(program)

@@ -9,6 +9,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
+
 RUN_LABEL = "commcheck.clusterops.io/run"
 NODE_LABEL = "commcheck.clusterops.io/node"
 APP_LABEL = "app.kubernetes.io/name"
@@ -16,15 +18,20 @@ CONTAINER_NAME = "commcheck"
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 NETWORK_STATUS_ANNOTATIONS = ("k8s.v1.cni.cncf.io/network-status", "k8s.v1.cni.cncf.io/networks-status")
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$")
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$")
 _CAPABILITY = re.compile(r"^[A-Z_]{2,32}$")
 _NETWORK = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?(@[A-Za-z0-9_.-]{1,15})?$")
+# A label selector as kubectl -l takes it: key=value, key!=value, key in (a,b), !key, comma separated.
+_SELECTOR = re.compile(r"^[A-Za-z0-9_./=!,() -]+$")
+TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
+TOLERATION_OPERATORS = ("Exists", "Equal")
+TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+MAX_GPUS = 1024
+MAX_DEADLINE_S = 30 * 24 * 3600
+MAX_WAIT_S = 24 * 3600
 
 
 def pod_name(prefix, run_id, node):
@@ -46,45 +53,123 @@ def _fnv1a(text):
     return value
 
 
+def _check(errors, check, *args):
+    """Run one option_rules check; collect its message instead of raising."""
+    try:
+        return check(*args)
+    except rules.OptionError as exc:
+        errors.append(str(exc))
+        return None
+
+
+def _match(errors, option, value, pattern, what):
+    """A value that is not a flag and matches ``pattern``."""
+    if _check(errors, rules.check_not_flag, option, value) is None:
+        return
+    if not pattern.match(value):
+        errors.append("%s %s is not %s" % (option, rules.show(value), what))
+
+
+def _dns_label(errors, option, value):
+    _check(errors, rules.check_name, option, value, "k8s_label")
+
+
+def _check_tolerations(errors, tolerations):
+    for index, item in enumerate(tolerations or []):
+        where = "tolerations[%d]" % index
+        if not isinstance(item, dict):
+            errors.append("%s must be a dict, got %s" % (where, rules.show(item)))
+            continue
+        unknown = sorted(set(item) - set(TOLERATION_KEYS), key=str)
+        if unknown:
+            errors.append("%s has unknown keys %s (known: %s)" % (where, rules.show(unknown),
+                                                                  ", ".join(TOLERATION_KEYS)))
+        if item.get("key") not in (None, ""):
+            _match(errors, where + ".key", item["key"], _LABEL_KEY, "a label key")
+        if item.get("value") not in (None, ""):
+            _check(errors, rules.check_name, where + ".value", item["value"], "k8s_label_value")
+        if item.get("operator") not in (None,) + TOLERATION_OPERATORS:
+            errors.append("%s.operator %s must be one of %s" % (where, rules.show(item["operator"]),
+                                                                ", ".join(TOLERATION_OPERATORS)))
+        if item.get("effect") not in (None, "") + TOLERATION_EFFECTS:
+            errors.append("%s.effect %s must be one of %s" % (where, rules.show(item["effect"]),
+                                                              ", ".join(TOLERATION_EFFECTS)))
+        if item.get("tolerationSeconds") is not None:
+            _check(errors, rules.check_int, where + ".tolerationSeconds", item["tolerationSeconds"], 0,
+                   MAX_DEADLINE_S)
+
+
+def _check_numbers(errors, params):
+    for name, low, high in (("gpus", 0, MAX_GPUS), ("active_deadline_seconds", 0, MAX_DEADLINE_S),
+                            ("wait_timeout", 1, MAX_WAIT_S)):
+        if params.get(name) is not None:
+            _check(errors, rules.check_int, name, params[name], low, high)
+
+
 def validate_params(params):
-    """Return a list of error strings for test-pod parameters (empty = valid)."""
+    """Return a list of error strings for test-pod parameters (empty = valid); each names its option."""
     errors = []
-    for node in params.get("nodes") or []:
-        if not _NODE_NAME.match(str(node)):
-            errors.append("node name %r is not a valid Kubernetes node name" % (node,))
+    for index, node in enumerate(params.get("nodes") or []):
+        _check(errors, rules.check_name, "nodes[%d]" % index, node, "k8s_name")
     if params.get("state", "present") == "present":
         if not params.get("nodes") and not params.get("node_selector"):
             errors.append("nodes or node_selector is required when state=present")
         image = params.get("image")
-        if not image or not _IMAGE.match(image):
-            errors.append("image %r is not a valid image reference" % (image,))
+        if not image:
+            errors.append("image is required when state=present")
+        elif ".." in str(image).split("/"):
+            errors.append("image %s must not contain '..' components" % rules.show(image))
+        else:
+            _match(errors, "image", image, _IMAGE, "a valid image reference")
     selector = params.get("node_selector")
-    if selector and not re.match(r"^[A-Za-z0-9_./=!,() -]+$", selector):
-        errors.append("node_selector %r is not a label selector" % (selector,))
+    if selector:
+        _match(errors, "node_selector", selector, _SELECTOR, "a label selector")
     for key in ("namespace", "name_prefix", "run_id"):
         value = params.get(key)
-        if value and not _DNS_LABEL.match(value):
-            errors.append("%s %r must be a DNS-1123 label (lowercase letters, digits, '-')" % (key, value))
+        if value:
+            _dns_label(errors, key, value)
+    for key in ("service_account",):
+        if params.get(key):
+            _check(errors, rules.check_name, key, params[key], "k8s_name")
+    for index, secret in enumerate(params.get("image_pull_secrets") or []):
+        _check(errors, rules.check_name, "image_pull_secrets[%d]" % index, secret, "k8s_name")
+    if params.get("gpu_resource") is not None:
+        _match(errors, "gpu_resource", params["gpu_resource"], _RESOURCE_NAME, "an extended resource name")
     for name, quantity in (params.get("resources") or {}).items():
-        if not _RESOURCE_NAME.match(str(name)):
-            errors.append("resource name %r is not a valid extended resource name" % (name,))
-        if not _QUANTITY.match(str(quantity)):
-            errors.append("resource %s quantity %r is not a Kubernetes quantity" % (name, quantity))
+        _match(errors, "resources key", str(name), _RESOURCE_NAME, "an extended resource name")
+        _match(errors, "resources[%s]" % name, str(quantity), _QUANTITY, "a Kubernetes quantity")
     shm = params.get("shm_size")
-    if shm and not _QUANTITY.match(str(shm)):
-        errors.append("shm_size %r is not a Kubernetes quantity" % (shm,))
+    if shm:
+        _match(errors, "shm_size", str(shm), _QUANTITY, "a Kubernetes quantity")
     for key, value in (params.get("labels") or {}).items():
-        if not _LABEL_KEY.match(str(key)) or not _LABEL_VALUE.match(str(value)):
-            errors.append("label %r=%r is not a valid Kubernetes label" % (key, value))
-    for cap in params.get("capabilities") or []:
-        if not _CAPABILITY.match(str(cap)):
-            errors.append("capability %r is not a Linux capability name (like IPC_LOCK)" % (cap,))
-    for net in _network_list(params.get("networks")):
-        if not _NETWORK.match(net):
-            errors.append("network %r is not a NetworkAttachmentDefinition reference" % (net,))
-    for item in params.get("command") or []:
-        if "\x00" in str(item):
-            errors.append("command items must not contain NUL bytes")
+        _match(errors, "labels key", str(key), _LABEL_KEY, "a Kubernetes label key")
+        _check(errors, rules.check_name, "labels[%s]" % key, str(value), "k8s_label_value")
+    for key, value in (params.get("annotations") or {}).items():
+        _match(errors, "annotations key", str(key), _LABEL_KEY, "a Kubernetes annotation key")
+        if not isinstance(value, str) or "\x00" in value or len(value) > 65536:
+            errors.append("annotations[%s] must be a string without NUL of at most 65536 characters" % key)
+    for index, cap in enumerate(params.get("capabilities") or []):
+        _match(errors, "capabilities[%d]" % index, str(cap), _CAPABILITY, "a Linux capability name (like IPC_LOCK)")
+    for index, net in enumerate(_network_list(params.get("networks"))):
+        _match(errors, "networks[%d]" % index, net, _NETWORK, "a NetworkAttachmentDefinition reference")
+    errors += command_errors(params.get("command"))
+    _check_tolerations(errors, params.get("tolerations"))
+    _check_numbers(errors, params)
+    return errors
+
+
+def command_errors(command, option="command"):
+    """Problems with a container's command: a program (a name or an absolute path in the image), then arguments."""
+    errors = []
+    if not command:
+        return errors
+    if not isinstance(command, (list, tuple)):
+        return ["%s must be a list of strings, got %s" % (option, rules.show(command))]
+    _check(errors, rules.check_binary, "%s[0]" % option, command[0], None, False)
+    for index, item in enumerate(command):
+        if not isinstance(item, str) or "\x00" in item or len(item) > rules.PATH_MAX:
+            errors.append("%s[%d] %s must be a string without NUL of at most %d characters"
+                          % (option, index, rules.show(item), rules.PATH_MAX))
     return errors
 
 

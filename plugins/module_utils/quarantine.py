@@ -11,9 +11,9 @@ Opt-in (``commcheck_quarantine: true``) and dry-run by default:
   each as a ``kubectl`` argv list; :func:`kubectl_plan` compares with the
   node's current labels / annotations / taints so only what is missing runs.
   ``state=absent`` removes them again.
-- Slurm: a generated POSIX ``sh`` script of ``scontrol update NodeName=<n>
-  State=DRAIN Reason=<quoted>`` lines (``State=RESUME`` for absent), written
-  for a person to review, and run only when asked.
+- Slurm: ``scontrol update NodeName=<n> State=DRAIN Reason=<reason>``
+  (``State=RESUME`` for absent), each as an argv list; a dry run shows them,
+  an executed run runs them one by one. No script is ever written.
 
 :func:`bad_nodes` picks the nodes from a localization result (components
 ``host`` and ``rail`` by default; ``flaky`` never), from ``finding`` records,
@@ -26,6 +26,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
+
 LABEL_KEY = "commcheck.clusterops.io/result"
 ANNOTATION_KEY = "commcheck.clusterops.io/reason"
 LABEL_VALUE = "fail"
@@ -36,33 +38,49 @@ FINDING_COMPONENT = {"bad_node": "host", "bad_nic": "rail", "bad_link": "link", 
 MAX_REASON = 1024
 SLURM_REASON_MAX = 256
 
-# Kubernetes node names: RFC 1123 subdomains
-_K8S_NODE = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # qualified label / annotation keys: optional DNS prefix + "/" + name
 _KEY_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_KEY_PREFIX = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
-# Slurm node names: host names (letters, digits, - _ .)
+# Slurm node names: host names (letters, digits, - _ .); no ',', '=', '[' or
+# spaces, which scontrol would read as a list, another field or a host range.
 _SLURM_NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _CONTROL = re.compile(u"[\x00-\x1f\x7f]+")
 
 
-class QuarantineError(ValueError):
+class QuarantineError(rules.OptionError):
     """Bad input (reported before anything runs)."""
+
+
+def rule(check, *args, **kwargs):
+    """Run an option_rules check; its OptionError becomes a QuarantineError (same message)."""
+    try:
+        return check(*args, **kwargs)
+    except QuarantineError:
+        raise
+    except rules.OptionError as exc:
+        raise QuarantineError(str(exc))
 
 
 def natural_key(text):
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
 
 
-def check_key(key, what="label key"):
+def check_key(key, what="label_key"):
     """A qualified Kubernetes key (prefix/name); raises QuarantineError."""
     if not isinstance(key, str) or not key:
         raise QuarantineError("%s must be a non-empty string" % what)
+    rule(rules.check_not_flag, what, key)
     prefix, _sep, name = key.rpartition("/")
-    if not _KEY_NAME.match(name) or (prefix and not _KEY_PREFIX.match(prefix)):
-        raise QuarantineError("%s %r is not a valid Kubernetes key (prefix/name)" % (what, key))
+    if not _KEY_NAME.match(name) or (prefix and not _is_dns_subdomain(prefix)):
+        raise QuarantineError("%s %s is not a valid Kubernetes key (prefix/name)" % (what, rules.show(key)))
     return key
+
+
+def _is_dns_subdomain(text):
+    try:
+        rules.check_name("prefix", text, "k8s_name")
+        return True
+    except rules.OptionError:
+        return False
 
 
 def clean_reason(text, limit=MAX_REASON):
@@ -85,7 +103,7 @@ def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None):
     """
     for comp in components or ():
         if comp not in COMPONENTS:
-            raise QuarantineError("components must be among %s, got %r" % (", ".join(COMPONENTS), comp))
+            raise QuarantineError("components must be among %s, got %s" % (", ".join(COMPONENTS), rules.show(comp)))
     node_names = node_names or {}
     items = []
     if isinstance(source, dict) and "components" in source:
@@ -105,7 +123,7 @@ def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None):
                 items.append((entry.get("component", "host"), entry["host"], None,
                               entry.get("reason") or "named for quarantine"))
             else:
-                raise QuarantineError("cannot read a bad node from %r" % (entry,))
+                raise QuarantineError("cannot read a bad node from %s" % rules.show(entry))
     elif source is not None:
         raise QuarantineError("expected a localization result or a list of findings / hosts, got %s"
                               % type(source).__name__)
@@ -131,20 +149,21 @@ def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None):
 
 
 def _kubectl_base(kubectl, kubeconfig=None, context=None):
-    argv = [kubectl or "kubectl"]
+    argv = [rule(rules.check_binary, "kubectl_binary", kubectl or "kubectl", must_exist=False)]
     if kubeconfig:
-        argv += ["--kubeconfig", kubeconfig]
+        argv += ["--kubeconfig", rule(rules.check_path, "kubeconfig", kubeconfig, absolute=False)]
     if context:
-        if context.startswith("-"):
-            raise QuarantineError("kubectl context %r may not start with '-'" % (context,))
-        argv += ["--context", context]
+        argv += ["--context", rule(rules.check_name, "kube_context", context, "k8s_context")]
     return argv
 
 
-def check_k8s_node(name):
-    if not isinstance(name, str) or not _K8S_NODE.match(name):
-        raise QuarantineError("%r is not a valid Kubernetes node name (RFC 1123 subdomain)" % (name,))
-    return name
+def check_k8s_node(name, where="node"):
+    """A Kubernetes node name (RFC 1123 subdomain), never a flag."""
+    try:
+        return rules.check_name(where, name, "k8s_name")
+    except rules.OptionError:
+        raise QuarantineError("%s %s is not a valid Kubernetes node name (RFC 1123 subdomain, not starting "
+                              "with '-')" % (where, rules.show(name)))
 
 
 def _taint_text(key, value, effect):
@@ -162,13 +181,13 @@ def kubectl_plan(nodes, current=None, state="present", taint=False, taint_effect
     and their removals (``unlabel``, ``unannotate``, ``untaint``).
     """
     if state not in ("present", "absent"):
-        raise QuarantineError("state must be present or absent, got %r" % (state,))
+        raise QuarantineError("state must be present or absent, got %s" % rules.show(state))
     if taint_effect not in TAINT_EFFECTS:
-        raise QuarantineError("taint_effect must be one of %s, got %r" % (", ".join(TAINT_EFFECTS), taint_effect))
-    check_key(label_key, "label key")
-    check_key(annotation_key, "annotation key")
-    if not _LABEL_VALUE.match(label_value or ""):
-        raise QuarantineError("label value %r is not a valid Kubernetes label value" % (label_value,))
+        raise QuarantineError("taint_effect must be one of %s, got %s" % (", ".join(TAINT_EFFECTS),
+                                                                          rules.show(taint_effect)))
+    check_key(label_key, "label_key")
+    check_key(annotation_key, "annotation_key")
+    rule(rules.check_name, "label value", label_value or "", "k8s_label_value")
     base = _kubectl_base(kubectl, kubeconfig, context)
     current = current or {}
     plan = []
@@ -219,59 +238,54 @@ def parse_node_json(text):
     return obj if isinstance(obj, dict) and obj.get("kind") in ("Node", None) else None
 
 
-def check_slurm_node(name):
+def check_slurm_node(name, where="node"):
+    """A Slurm node name (letters, digits, - _ .), never a flag, a list or a host range."""
     if not isinstance(name, str) or not _SLURM_NODE.match(name):
-        raise QuarantineError("%r is not a valid Slurm node name (letters, digits, - _ .)" % (name,))
+        raise QuarantineError("%s %s is not a valid Slurm node name (letters, digits, - _ .)"
+                              % (where, rules.show(name)))
     return name
 
 
 def slurm_argvs(nodes, state="present", scontrol="scontrol"):
     """``scontrol update`` argv lists: drain (present) or resume (absent) each node."""
     if state not in ("present", "absent"):
-        raise QuarantineError("state must be present or absent, got %r" % (state,))
+        raise QuarantineError("state must be present or absent, got %s" % rules.show(state))
+    scontrol = rule(rules.check_binary, "scontrol_binary", scontrol or "scontrol", must_exist=False)
     out = []
     for item in nodes or []:
         node = check_slurm_node(item["node"])
         if state == "present":
             reason = clean_reason(item.get("reason") or "commcheck: found bad", SLURM_REASON_MAX)
             out.append({"node": node, "action": "drain", "argv": [
-                scontrol or "scontrol", "update", "NodeName=%s" % node, "State=DRAIN", "Reason=%s" % reason]})
+                scontrol, "update", "NodeName=%s" % node, "State=DRAIN", "Reason=%s" % reason]})
         else:
             out.append({"node": node, "action": "resume", "argv": [
-                scontrol or "scontrol", "update", "NodeName=%s" % node, "State=RESUME"]})
+                scontrol, "update", "NodeName=%s" % node, "State=RESUME"]})
     return out
 
 
 def sh_quote(text):
-    """POSIX shell single quoting."""
+    """POSIX shell single quoting, for showing an argv to a person (never to run it)."""
     text = str(text)
     if text and re.match(r"^[A-Za-z0-9_./=:,+@%-]+$", text):
         return text
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def slurm_script(nodes, state="present", scontrol="scontrol", generated=None):
-    """The text of a POSIX sh script that drains (or resumes) ``nodes``; review it, then run it."""
-    commands = slurm_argvs(nodes, state, scontrol)
-    note = " (%s)" % clean_reason(generated, 80) if generated else ""
-    lines = ["#!/bin/sh",
-             "# Generated by clusterops.commcheck quarantine%s." % note,
-             "# %s %d node(s) the communication check found bad. Review, then run it." % (
-                 "Drains" if state == "present" else "Resumes", len(commands)),
-             "set -eu"]
-    for item in commands:
-        lines.append(" ".join(sh_quote(arg) for arg in item["argv"]))
-    return "\n".join(lines) + "\n"
+def show_argv(argv):
+    """An argv as one line a person can read (and paste)."""
+    return " ".join(sh_quote(arg) for arg in argv)
 
 
-def report_lines(plan, backend, dry_run, script_path=None):
+def report_lines(plan, backend, dry_run):
     """Human-readable lines for the report: what was (or would be) done."""
     head = "quarantine (%s, %s): %d action(s)" % (backend, "dry run" if dry_run else "applied", len(plan))
     lines = [head]
     for item in plan:
-        lines.append("%s %s: %s" % (item["action"], item["node"], " ".join(sh_quote(a) for a in item["argv"])))
-    if script_path:
-        lines.append("drain script: %s" % script_path)
+        line = "%s %s: %s" % (item["action"], item["node"], show_argv(item["argv"]))
+        if "rc" in item:
+            line += " (rc %s)" % item["rc"]
+        lines.append(line)
     return lines
 
 
@@ -300,5 +314,5 @@ def quarantine_records(nodes, actions, backend, dry_run, state="present"):
                     "cause": "%s: %s" % (head, node.get("reason")),
                     "fix": "repair the component named in the reason, rerun the check, then release the node "
                            "(commcheck_quarantine_state=absent)" if state == "present" else None,
-                    "evidence": [" ".join(sh_quote(a) for a in item["argv"]) for item in acts]})
+                    "evidence": [show_argv(item["argv"]) for item in acts]})
     return out

@@ -22,7 +22,11 @@ description:
     [-r ROOT] [-J FILE.json]); hccl_test gets C(<op>_test -p NPUS -b MIN -e MAX -f FACTOR -n ITERS -w WARMUP
     -c CHECK -d TYPE [-o OP] [-r ROOT]).
   - Every parameter is validated before anything runs (host names, sizes, datatypes, environment names and
-    values, MCA names); bad input fails the task without starting a process.
+    values, MCA names and values, the launcher and test binaries, paths, number ranges); bad input fails the task
+    without starting a process, with a message that names the option.
+  - How C(mpirun) starts its daemons on the other hosts (Open MPI's launch agent, C(plm_*), C(orte_*), C(prte_*),
+    exec paths, prefixes) is never taken from O(mca) or O(env); the module sets it itself from O(mpi_agent_dir)
+    (the Kubernetes agent) or O(ssh_config).
   - When the nccl-tests binary lists C(-J,--output_file) in its C(--help) (nccl-tests 2.16 and later), its JSON
     file is read for full-precision numbers; otherwise its text output is parsed. Either way the output is
     parsed with C(clusterops.commcheck.parse_nccl_tests) / C(clusterops.commcheck.parse_hccl_test).
@@ -65,11 +69,11 @@ options:
     elements: raw
     required: true
   gpus_per_node:
-    description: GPUs (NCCL) or NPUs (HCCL, passed as C(-p)) each host uses.
+    description: GPUs (NCCL) or NPUs (HCCL, passed as C(-p)) each host uses, 1 to 1024.
     type: int
     default: 1
   gpus_per_process:
-    description: GPUs each nccl-tests process drives (C(-g)). Ignored for hccl_test (one process per NPU).
+    description: GPUs each nccl-tests process drives (C(-g)), 1 to 64. Ignored for hccl_test (one process per NPU).
     type: int
     default: 1
   processes_per_node:
@@ -123,13 +127,31 @@ options:
         C(-genv NAME value) (MPICH), for example C(NCCL_IB_HCA), C(NCCL_IB_GID_INDEX), C(NCCL_SOCKET_IFNAME),
         C(HCCL_SOCKET_IFNAME).
       - Names must start with C(NCCL_), C(HCCL_), C(UCX_), C(OMPI_), C(CUDA_), C(NVIDIA_), C(HOROVOD_) or
-        C(ASCEND_); values may not contain control characters.
+        C(ASCEND_). Names with a word that loads code, starts a program or writes a file on every host are
+        refused (C(PLUGIN), C(PRELOAD), C(LIB), C(LIBRARY), C(PATH), C(DIR), C(FILE), C(HOME), C(PREFIX), C(AGENT),
+        C(EXEC), ..., so C(NCCL_NET_PLUGIN), C(NCCL_DEBUG_FILE), C(NCCL_TOPO_FILE), C(UCX_MODULE_DIR)).
+      - C(OMPI_MCA_<key>), C(PMIX_MCA_<key>) and C(PRTE_MCA_<key>) set MCA parameters; their C(<key>) obeys the
+        rules of O(mca).
+      - Values may not contain control characters or start with C(-).
     type: dict
     default: {}
   mca:
     description:
-      - Open MPI MCA parameters, passed as C(--mca key value) (for example C(btl_tcp_if_include),
-        C(oob_tcp_if_include), C(plm_rsh_args), C(pml)). Not allowed with O(launcher=mpich).
+      - Open MPI MCA parameters, passed as C(--mca key value). Not allowed with O(launcher=mpich).
+      - "Keys come from an allow-list: C(btl), C(pml), C(osc), C(coll), C(mtl), C(oob),
+        C(hwloc_base_binding_policy), C(hwloc_base_use_hwthreads_as_cpus), C(rmaps_base_mapping_policy),
+        C(rmaps_base_ranking_policy), C(rmaps_base_oversubscribe) and the families C(btl_tcp_*) (for example
+        C(btl_tcp_if_include), C(btl_tcp_if_exclude)), C(oob_tcp_*) (C(oob_tcp_if_include)), C(btl_openib_*),
+        C(btl_vader_*), C(btl_sm_*), C(btl_smcuda_*), C(btl_uct_*), C(btl_self_*), C(btl_base_*), C(pml_ucx_*),
+        C(pml_ob1_*), C(pml_base_*), C(osc_ucx_*), C(osc_rdma_*), C(osc_base_*), C(coll_hcoll_*), C(coll_tuned_*),
+        C(coll_ucc_*), C(coll_base_*), C(mtl_ofi_*), C(mtl_base_*), C(opal_common_ucx_*) and C(mpi_*)."
+      - Refused whatever the allow-list says - keys that choose how remote daemons start or where programs, libraries
+        and files come from; C(plm_*), C(orte_*), C(prte_*), C(pls_*), C(odls_*), C(ess_*), C(mca_base_*),
+        C(pmix_*), any key with C(agent), C(exec), C(prefix), C(launch), C(spawn), C(daemon) in it or with a word
+        C(rsh), C(ssh), C(path), C(dir), C(file), C(args), ... (so C(plm_rsh_agent), C(orte_launch_agent),
+        C(plm_rsh_args)). Use O(ssh_config) for ssh settings.
+      - Values are one word (letters, digits and the characters C(_.,:=/+@%-)), optionally after C(^) (Open MPI's
+        all-but, as in C(btl=^openib)).
     type: dict
     default: {}
   launcher:
@@ -140,7 +162,9 @@ options:
     default: openmpi
     choices: [openmpi, mpich]
   mpirun:
-    description: The launcher binary, a name looked up on E(PATH) or an absolute path.
+    description:
+      - The launcher binary, a name looked up on E(PATH) of the launcher or an absolute path (no relative path, no
+        C(..)).
     type: str
     default: mpirun
   allow_run_as_root:
@@ -149,8 +173,9 @@ options:
     default: false
   binary_dir:
     description:
-      - Directory of the test binaries on every host (for example C(/opt/nccl-tests/build)). When omitted the
-        binary is looked up on E(PATH) of the launcher, and that path is used on every host.
+      - Directory of the test binaries on every host (for example C(/opt/nccl-tests/build)), an absolute path
+        without C(..). When omitted the binary is looked up on E(PATH) of the launcher, and that path is used on
+        every host.
     type: path
   json_output:
     description:
@@ -166,7 +191,7 @@ options:
     type: bool
     default: true
   timeout:
-    description: Seconds one C(mpirun) may run (each bisection run gets the same).
+    description: Seconds one C(mpirun) may run (each bisection run gets the same), 1 to 604800.
     type: int
     default: 900
   expected_busbw_gbs:
@@ -226,8 +251,22 @@ options:
     default: true
   workdir:
     description:
-      - Directory on the launcher for the MPICH hostfile and the JSON files; a new temporary directory (removed
+      - Directory on the launcher for the MPICH hostfile and the JSON files (an absolute path without C(..); the
+        module writes only C(hostfile-N) and C(run-N.json) inside it); a new temporary directory (removed
         afterwards) when omitted.
+    type: path
+  mpi_agent_dir:
+    description:
+      - With O(transport=kubectl), the directory inside the pods where M(clusterops.commcheck.test_pods) installed
+        the C(kubexec.sh) agent (its O(clusterops.commcheck.test_pods#module:mpi_agent_dir)). The module then adds
+        C(--mca plm_rsh_agent <dir>/kubexec.sh --mca plm_rsh_no_tree_spawn 1), so C(mpirun) in the first pod starts
+        its daemons in the other pods with C(kubectl exec).
+    type: str
+  ssh_config:
+    description:
+      - An ssh client configuration file on the launcher (absolute path, no spaces) for the ssh that Open MPI starts
+        its daemons with (C(--mca plm_rsh_args "-F <file>")), for a port, key or user other than the launcher
+        user's C(~/.ssh/config).
     type: path
   fail_on_error:
     description:
@@ -406,13 +445,16 @@ bisect:
 '''
 
 import os
+import re
 import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import collective_plan as plan_utils
+from ansible_collections.clusterops.commcheck.plugins.module_utils import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_hccl_test import parse_hccl_test
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_nccl_tests import (
     parse_nccl_tests,
@@ -429,6 +471,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.transport imp
 
 STDOUT_LIMIT = 256 * 1024
 STDERR_LIMIT = 64 * 1024
+MAX_TIMEOUT_S = 7 * 24 * 3600
+MAX_BUSBW_GBS = 100000.0
+MAX_NIC_GBPS = 100000.0
+# What this module makes on the launcher when no workdir is given (removed afterwards).
+TEMP_WORKDIR = re.compile(r"^/tmp/commcheck-collective\.[A-Za-z0-9]{6,}$")
 
 ARGUMENT_SPEC = dict(
     library=dict(type="str", required=True, choices=["nccl", "hccl"]),
@@ -467,15 +514,71 @@ ARGUMENT_SPEC = dict(
     bisect_confirm=dict(type="bool", default=True),
     bisect_verify=dict(type="bool", default=True),
     workdir=dict(type="path"),
+    mpi_agent_dir=dict(type="str"),
+    ssh_config=dict(type="path"),
     fail_on_error=dict(type="bool", default=True),
 )
 ARGUMENT_SPEC.update(TRANSPORT_ARGSPEC)
 
 
+def check_fraction(name, value):
+    """A part of a whole, in (0, 1]."""
+    value = rules.check_number(name, value, 0, 1)
+    if value <= 0:
+        rules.fail(name, value, "must be greater than 0")
+    return value
+
+
+def check_rate(name, value, high):
+    """A positive number up to ``high``."""
+    value = rules.check_number(name, value, 0, high)
+    if value <= 0:
+        rules.fail(name, value, "must be greater than 0")
+    return value
+
+
+def check_counts(params):
+    """Every count and duration has a range; negative numbers are errors, never dropped."""
+    for name, low, high in (("gpus_per_node", 1, 1024), ("gpus_per_process", 1, 64), ("timeout", 1, MAX_TIMEOUT_S)):
+        rules.check_int(name, params[name], low, high)
+    for name, low, high in (("processes_per_node", 1, 4096), ("bisect_max_runs", 1, 1000)):
+        if params[name] is not None:
+            rules.check_int(name, params[name], low, high)
+    for name in ("min_fraction", "link_efficiency"):
+        check_fraction(name, params[name])
+    if params["expected_busbw_gbs"] is not None:
+        check_rate("expected_busbw_gbs", params["expected_busbw_gbs"], MAX_BUSBW_GBS)
+    if len(params["nic_rates_gbps"]) > 64:
+        rules.fail("nic_rates_gbps", params["nic_rates_gbps"], "lists more than 64 NICs")
+    for index, rate in enumerate(params["nic_rates_gbps"]):
+        check_rate("nic_rates_gbps[%d]" % index, rate, MAX_NIC_GBPS)
+
+
+def check_launch(params):
+    """How mpirun reaches the other hosts: the Kubernetes agent or an ssh configuration, set here only."""
+    agent = ssh_config = None
+    if params["mpi_agent_dir"] is not None:
+        if params["transport"] != "kubectl":
+            rules.fail("mpi_agent_dir", params["mpi_agent_dir"], "needs transport=kubectl (the agent runs in the pods)")
+        directory = rules.check_path("mpi_agent_dir", params["mpi_agent_dir"])
+        try:
+            agent = kubexec.mca_options(directory)["plm_rsh_agent"]
+        except kubexec.KubexecError as exc:
+            rules.fail("mpi_agent_dir", params["mpi_agent_dir"], "is not usable: %s" % exc)
+    if params["ssh_config"] is not None:
+        ssh_config = rules.check_path("ssh_config", params["ssh_config"])
+        if params["transport"] == "host" and not os.path.isfile(ssh_config):
+            rules.fail("ssh_config", params["ssh_config"], "is not a file on the launcher host")
+    if (agent or ssh_config) and params["launcher"] != "openmpi":
+        rules.fail("launcher", params["launcher"], "takes no mpi_agent_dir or ssh_config (they are Open MPI's)")
+    return mpi_cmd.launch_mca(agent=agent, ssh_config=ssh_config)
+
+
 def validate(params):
-    """Everything the runs need, checked before anything runs; raises MpiCmdError."""
+    """Everything the runs need, checked before anything runs; raises option_rules.OptionError."""
     library = params["library"]
     mpi_cmd.binary_name(library, params["operation"])
+    check_counts(params)
     test = mpi_cmd.test_params(
         library, params["operation"], min_bytes=params["min_bytes"], max_bytes=params["max_bytes"],
         step_factor=params["step_factor"], iterations=params["iterations"],
@@ -487,7 +590,7 @@ def validate(params):
     hosts = mpi_cmd.normalize_hosts(params["hosts"], max(1, default_slots))
     names = [h["name"] for h in hosts]
     if len(set(names)) != len(names):
-        raise mpi_cmd.MpiCmdError("host names are not unique: %s" % names)
+        raise mpi_cmd.MpiCmdError("hosts: names are not unique: %s" % rules.show(names))
     layout = mpi_cmd.ranks_layout(library, hosts, params["gpus_per_node"], params["gpus_per_process"],
                                   params["processes_per_node"])
     env = mpi_cmd.check_env(params["env"])
@@ -497,29 +600,18 @@ def validate(params):
     mca = mpi_cmd.check_mca(params["mca"])
     if params["launcher"] == "mpich" and mca:
         raise mpi_cmd.MpiCmdError("mca options are Open MPI's; the mpich launcher does not take them")
-    mpi_cmd.check_value("mpirun", params["mpirun"])
-    if params["mpirun"].startswith("-"):
-        raise mpi_cmd.MpiCmdError("mpirun must be a program name or path, got %r" % params["mpirun"])
+    launch = check_launch(params)
+    mpi_cmd.check_mpirun(params["mpirun"])
     binary = mpi_cmd.binary_path(library, params["operation"], params["binary_dir"])
-    for name in ("timeout",):
-        mpi_cmd.check_int(name, params[name], 1, 7 * 24 * 3600)
-    if params["bisect_max_runs"] is not None:
-        mpi_cmd.check_int("bisect_max_runs", params["bisect_max_runs"], 1, 1000)
-    for name in ("min_fraction", "link_efficiency"):
-        if not 0 < params[name] <= 1:
-            raise mpi_cmd.MpiCmdError("%s must be in (0, 1], got %r" % (name, params[name]))
-    if params["expected_busbw_gbs"] is not None and params["expected_busbw_gbs"] <= 0:
-        raise mpi_cmd.MpiCmdError("expected_busbw_gbs must be > 0")
-    for rate in params["nic_rates_gbps"]:
-        if rate is None or rate <= 0:
-            raise mpi_cmd.MpiCmdError("nic_rates_gbps must be positive numbers, got %r" % (rate,))
-    if params["workdir"]:
-        mpi_cmd.check_value("workdir", params["workdir"])
+    for index, device in enumerate(params["ib_devices"]):
+        rules.check_name("ib_devices[%d]" % index, device, "rdma_device")
+    if params["workdir"] is not None:
+        rules.check_path("workdir", params["workdir"])
     expected = params["expected_busbw_gbs"]
     if expected is None:
         expected = plan_utils.expected_busbw(params["nic_rates_gbps"], params["link_efficiency"])
     return {"library": library, "test": test, "hosts": hosts, "layout": layout, "env": env, "mca": mca,
-            "binary": binary, "expected": expected}
+            "launch": launch, "binary": binary, "expected": expected}
 
 
 class CollectiveRunner(object):
@@ -539,16 +631,18 @@ class CollectiveRunner(object):
     # -- setup / teardown
     def make_workdir(self):
         if self.params["workdir"]:
-            self.workdir = self.params["workdir"]
+            self.workdir = rules.check_path("workdir", self.params["workdir"])
             if not self.transport.remote:
                 if not os.path.isdir(self.workdir):
                     os.makedirs(self.workdir)
             return
         if self.transport.remote:
             res = self.transport.run(["mktemp", "-d", "/tmp/commcheck-collective.XXXXXX"], 30)
-            if res["rc"] != 0 or not res["stdout"].strip():
-                raise CommandError("cannot make a work directory on the launcher: %s" % res["stderr"].strip())
-            self.workdir = res["stdout"].strip().splitlines()[-1]
+            made = (res["stdout"] or "").strip().splitlines()
+            if res["rc"] != 0 or not made or not TEMP_WORKDIR.match(made[-1]):
+                raise CommandError("cannot make a work directory on the launcher: %s" % rules.show(
+                    (res["stderr"] or res["stdout"] or "").strip()[-500:]))
+            self.workdir = made[-1]
         else:
             self.workdir = tempfile.mkdtemp(prefix="commcheck-collective.")
         self.own_workdir = True
@@ -560,6 +654,10 @@ class CollectiveRunner(object):
             self.transport.run(["rm", "-rf", "--", self.workdir], 30)
         else:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def work_file(self, name):
+        """A file of this run, inside the work directory."""
+        return rules.check_inside("workdir", name, self.workdir)
 
     def write_file(self, path, lines):
         if self.transport.remote:
@@ -576,15 +674,16 @@ class CollectiveRunner(object):
         spec = self.spec
         json_file = None
         if self.json_file:
-            json_file = os.path.join(self.workdir, "run-%d.json" % seq)
+            json_file = self.work_file("run-%d.json" % seq)
         program = mpi_cmd.binary_argv(spec["binary"], spec["test"], json_file=json_file)
         hostfile = None
         if self.params["launcher"] == "mpich":
-            hostfile = os.path.join(self.workdir, "hostfile-%d" % seq)
+            hostfile = self.work_file("hostfile-%d" % seq)
         layout = dict(spec["layout"], np=spec["layout"]["processes_per_node"] * len(hosts))
         argv = mpi_cmd.launcher_argv(self.params["launcher"], hosts, layout, program, env=spec["env"],
                                      mca=spec["mca"], mpirun=self.params["mpirun"],
-                                     allow_run_as_root=self.params["allow_run_as_root"], hostfile=hostfile)
+                                     allow_run_as_root=self.params["allow_run_as_root"], hostfile=hostfile,
+                                     launch=spec["launch"])
         return argv, hostfile, json_file, layout
 
     def planned_cmd(self):
@@ -600,7 +699,7 @@ class CollectiveRunner(object):
         """Find mpirun and the binary on the launcher; decide on JSON. Returns an error judgement or None."""
         mpirun = self.params["mpirun"]
         if not self.transport.which(mpirun):
-            return {"verdict": "error", "cause": "the launcher %r is not installed on the launcher host" % mpirun,
+            return {"verdict": "error", "cause": "the launcher %s is not installed on the launcher host" % rules.show(mpirun),
                     "fix": "install Open MPI (or MPICH for launcher=mpich) on the launcher host, or set mpirun to "
                            "its path", "errors": [{"code": "mpirun_not_found", "message": mpirun}]}
         binary = self.spec["binary"]
@@ -613,7 +712,7 @@ class CollectiveRunner(object):
                     "fix": "install %s at the same path on every host and set binary_dir" % (
                         "nccl-tests (built with MPI=1)" if self.spec["library"] == "nccl" else "hccl_test"),
                     "errors": [{"code": "binary_not_found", "message": binary}]}
-        self.spec["binary"] = found if os.sep in found else binary
+        self.spec["binary"] = found if os.sep in found and is_program_path(found) else binary
         mode = self.params["json_output"]
         if self.spec["library"] == "nccl" and mode != "never":
             res = self.transport.run([self.spec["binary"], "--help"], 30)
@@ -661,6 +760,14 @@ class CollectiveRunner(object):
         return record, res, parsed, judgement
 
 
+def is_program_path(path):
+    """True for an absolute program path without '..' or control characters (what `which` should answer)."""
+    try:
+        return rules.check_binary("binary", path, must_exist=False).startswith("/")
+    except rules.OptionError:
+        return False
+
+
 def compact(parsed):
     """The parsed result without bulky or environment-revealing parts."""
     out = dict(parsed or {})
@@ -679,7 +786,7 @@ def main():
     params = module.params
     try:
         spec = validate(params)
-    except mpi_cmd.MpiCmdError as exc:
+    except rules.OptionError as exc:
         module.fail_json(msg="collective: %s" % exc)
     transport = get_transport(module)
     names = [h["name"] for h in spec["hosts"]]

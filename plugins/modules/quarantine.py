@@ -17,12 +17,14 @@ description:
     annotation C(commcheck.clusterops.io/reason) and, with O(taint=true), taints it
     C(commcheck.clusterops.io/result=fail:NoSchedule). Each command is a C(kubectl) argv list; the node's
     current object is read first so only what is missing runs. O(state=absent) removes them again.
-  - O(backend=slurm) generates a POSIX C(sh) script of C(scontrol update NodeName=... State=DRAIN
-    Reason=...) lines (C(State=RESUME) with O(state=absent)), written to O(script_path) for review; the
-    commands run only with O(dry_run=false).
-  - B(Dry run by default), O(dry_run=true) plans and reports the commands and runs none of them.
-  - Node names and keys are validated before anything runs; the reason is reduced to one line of printable
-    text.
+  - O(backend=slurm) plans one C(scontrol update NodeName=... State=DRAIN Reason=...) per node
+    (C(State=RESUME) with O(state=absent)), each an argv list; with O(dry_run=false) it runs them one by one and
+    reports each result. No script is ever written.
+  - B(Dry run by default), O(dry_run=true) plans and reports the commands (RV(actions), RV(report)) and runs none
+    of them.
+  - Every option is validated before anything runs (node names, keys, the C(kubectl) / C(scontrol) binaries, paths,
+    the timeout); a bad value fails with a message that names the option. The reason is reduced to one line of
+    printable text.
 author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
@@ -46,7 +48,7 @@ options:
     elements: str
     default: []
   reason:
-    description: Reason for the hosts in O(hosts).
+    description: Reason for the hosts in O(hosts); one line of at most 1024 characters.
     type: str
     default: named by the operator
   components:
@@ -67,7 +69,7 @@ options:
     choices: [present, absent]
     default: present
   dry_run:
-    description: Plan and report only; run nothing. The Slurm script is still written when O(script_path) is set.
+    description: Plan and report only; run nothing.
     type: bool
     default: true
   taint:
@@ -88,22 +90,19 @@ options:
     type: str
     default: commcheck.clusterops.io/reason
   kubectl_binary:
-    description: Path of kubectl (found on E(PATH) when omitted).
+    description: Absolute path of kubectl, or a command name (found on E(PATH) when omitted).
     type: path
   kubeconfig:
-    description: kubeconfig for the node commands; its contents are never logged.
+    description: kubeconfig for the node commands (no C(..) components); its contents are never logged.
     type: path
   kube_context:
     description: kubeconfig context for the node commands.
     type: str
   scontrol_binary:
-    description: Path of scontrol (found on E(PATH) when omitted).
-    type: path
-  script_path:
-    description: Where to write the Slurm drain script (O(backend=slurm)); mode 0750.
+    description: Absolute path of scontrol, or a command name (found on E(PATH) when omitted).
     type: path
   timeout:
-    description: Seconds each command may take.
+    description: Seconds each command may take, 1 to 3600.
     type: int
     default: 60
 attributes:
@@ -143,11 +142,19 @@ EXAMPLES = r'''
   delegate_to: localhost
   run_once: true
 
-- name: Write a Slurm drain script to review
+- name: Show the scontrol commands that would drain the bad Slurm nodes (dry run)
   clusterops.commcheck.quarantine:
     backend: slurm
     findings: "{{ commcheck_run_records | selectattr('kind', 'equalto', 'finding') | list }}"
-    script_path: /var/tmp/commcheck-drain.sh
+  delegate_to: localhost
+  run_once: true
+  register: drain
+
+- name: Drain them
+  clusterops.commcheck.quarantine:
+    backend: slurm
+    findings: "{{ commcheck_run_records | selectattr('kind', 'equalto', 'finding') | list }}"
+    dry_run: false
   delegate_to: localhost
   run_once: true
 '''
@@ -159,22 +166,18 @@ nodes:
   type: list
   elements: dict
 actions:
-  description: The commands planned (dry run) or run, each with C(node), C(action), C(argv) and, when run, C(rc).
+  description:
+    - The commands planned (dry run) or run, each with C(node), C(action) and C(argv) (an argv list, never a shell
+      string) and, when run, C(rc) and C(stderr) (its last 500 characters).
   returned: always
   type: list
   elements: dict
+  sample: [{"node": "gpu001", "action": "drain", "argv": ["scontrol", "update", "NodeName=gpu001", "State=DRAIN",
+            "Reason=commcheck: gpu001: 6 of its 6 links are bad"]}]
 dry_run:
   description: Whether the commands were only planned.
   returned: always
   type: bool
-script:
-  description: The Slurm drain script.
-  returned: when O(backend=slurm)
-  type: str
-script_path:
-  description: Where the script was written.
-  returned: when O(script_path) is set and not in check mode
-  type: str
 report:
   description: Lines for the report, saying what was (or would be) done.
   returned: always
@@ -189,12 +192,14 @@ records:
   elements: dict
 '''
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils import quarantine as q
 from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
+
+
+MAX_TIMEOUT_S = 3600
 
 
 def argument_spec():
@@ -216,11 +221,41 @@ def argument_spec():
         kubeconfig=dict(type="path", no_log=True),
         kube_context=dict(type="str"),
         scontrol_binary=dict(type="path"),
-        script_path=dict(type="path"),
         timeout=dict(type="int", default=60),
     )
     spec.update(TRANSPORT_ARGSPEC)
     return spec
+
+
+def check_options(params):
+    """The options that reach a command line, checked before anything runs; raises OptionError."""
+    rules.check_int("timeout", params["timeout"], 1, MAX_TIMEOUT_S)
+    rules.check_text("reason", params["reason"], q.MAX_REASON)
+    for index, host in enumerate(params["hosts"]):
+        rules.check_not_flag("hosts[%d]" % index, host)
+    for host, node in (params["node_names"] or {}).items():
+        rules.check_not_flag("node_names key", str(host))
+        rules.check_not_flag("node_names[%s]" % host, node)
+    q.check_key(params["label_key"], "label_key")
+    q.check_key(params["annotation_key"], "annotation_key")
+    for name in ("kubectl_binary", "scontrol_binary"):
+        if params[name] is not None:
+            rules.check_binary(name, params[name], must_exist=False)
+    if params["kubeconfig"] is not None:
+        rules.check_path("kubeconfig", params["kubeconfig"], absolute=False)
+    if params["kube_context"] is not None:
+        rules.check_name("kube_context", params["kube_context"], "k8s_context")
+
+
+def node_source(params, item):
+    """Which option a bad node came from, for the message that refuses its name."""
+    host = item["host"]
+    if host in (params.get("node_names") or {}):
+        return "node_names[%s]" % host
+    if host in (params.get("hosts") or []):
+        return "hosts[%d]" % params["hosts"].index(host)
+    return "node of host %s (from %s)" % (rules.show(host, 60), "localization" if params.get("localization")
+                                          else "findings")
 
 
 def collect_nodes(params):
@@ -241,20 +276,22 @@ def collect_nodes(params):
     return [merged[k] for k in sorted(merged, key=q.natural_key)]
 
 
+def check_nodes(params, nodes):
+    """Every node name fits its backend (raises QuarantineError naming where the name came from)."""
+    check = q.check_k8s_node if params["backend"] == "kubernetes" else q.check_slurm_node
+    for item in nodes:
+        check(item["node"], node_source(params, item))
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    if params["timeout"] < 1:
-        module.fail_json(msg="timeout must be at least 1 second, got %d" % params["timeout"])
     try:
+        check_options(params)
         nodes = collect_nodes(params)
-        for item in nodes:
-            if params["backend"] == "kubernetes":
-                q.check_k8s_node(item["node"])
-            else:
-                q.check_slurm_node(item["node"])
-    except q.QuarantineError as exc:
-        module.fail_json(msg=str(exc))
+        check_nodes(params, nodes)
+    except rules.OptionError as exc:
+        module.fail_json(msg="quarantine: %s" % exc)
     transport = get_transport(module)
     planning_only = params["dry_run"] or module.check_mode
     if params["backend"] == "kubernetes":
@@ -263,23 +300,33 @@ def main():
         result = slurm(module, transport, nodes, planning_only)
     result["nodes"] = nodes
     result["dry_run"] = bool(planning_only)
-    result["report"] = q.report_lines(result["actions"], params["backend"], planning_only,
-                                      result.get("script_path"))
+    result["report"] = q.report_lines(result["actions"], params["backend"], planning_only)
     result["records"] = q.quarantine_records(nodes, result["actions"], params["backend"], planning_only,
                                              params["state"])
     module.exit_json(**result)
 
 
-def _binary(module, transport, given, name):
+def _binary(transport, given, name):
+    """The binary given, else the one found on PATH, else the bare name (a dry run shows it as is)."""
     if given:
         return given
     found = transport.which(name)
-    return found or name
+    try:
+        return rules.check_binary(name, found, must_exist=False) if found else name
+    except rules.OptionError:
+        return name
+
+
+def _require(module, transport, binary, tool, extra=None):
+    """Before running anything: the binary must be there."""
+    if not transport.which(binary):
+        module.fail_json(msg="quarantine: %s not found (%s); install it or set %s_binary" % (
+            tool, rules.show(binary), tool), **(extra or {}))
 
 
 def kubernetes(module, transport, nodes, planning_only):
     params = module.params
-    kubectl = _binary(module, transport, params.get("kubectl_binary"), "kubectl")
+    kubectl = _binary(transport, params.get("kubectl_binary"), "kubectl")
     options = dict(kubectl=kubectl, kubeconfig=params.get("kubeconfig"), context=params.get("kube_context"))
     try:
         plan_args = dict(state=params["state"], taint=params["taint"], taint_effect=params["taint_effect"],
@@ -287,10 +334,9 @@ def kubernetes(module, transport, nodes, planning_only):
         if planning_only:
             return {"changed": False, "actions": q.kubectl_plan(nodes, None, **plan_args)}
         q.kubectl_plan(nodes, None, **plan_args)  # validates keys and names before anything runs
-    except q.QuarantineError as exc:
-        module.fail_json(msg=str(exc))
-    if not transport.which(kubectl):
-        module.fail_json(msg="kubectl not found (%s); install it or set kubectl_binary" % kubectl)
+    except rules.OptionError as exc:
+        module.fail_json(msg="quarantine: %s" % exc)
+    _require(module, transport, kubectl, "kubectl")
     current = {}
     for item in nodes:
         argv = q.kubectl_get_argv(item["node"], **options)
@@ -298,7 +344,7 @@ def kubernetes(module, transport, nodes, planning_only):
         obj = q.parse_node_json(res.get("stdout")) if res.get("rc") == 0 else None
         if obj is None:
             why = (res.get("stderr") or "").strip()[-500:] or "kubectl get failed"
-            module.fail_json(msg="cannot read node %s: %s" % (item["node"], why),
+            module.fail_json(msg="quarantine: cannot read node %s: %s" % (item["node"], why),
                              rc=res.get("rc"), stdout=res.get("stdout"), stderr=res.get("stderr"), cmd=argv)
         current[item["node"]] = obj
     plan = q.kubectl_plan(nodes, current, **plan_args)
@@ -306,54 +352,31 @@ def kubernetes(module, transport, nodes, planning_only):
 
 
 def _run(module, transport, plan):
+    """Run each planned argv; stop at the first that fails (what ran so far is reported)."""
     done = []
     for item in plan:
         res = transport.run(item["argv"], module.params["timeout"])
-        entry = dict(item, rc=res.get("rc"))
+        entry = dict(item, rc=res.get("rc"), stderr=(res.get("stderr") or "").strip()[-500:])
         done.append(entry)
         if res.get("rc") != 0:
-            module.fail_json(msg="%s of %s failed: %s" % (item["action"], item["node"],
-                                                          (res.get("stderr") or "").strip()[-500:]),
-                             rc=res.get("rc"), stdout=res.get("stdout"), stderr=res.get("stderr"), cmd=item["argv"],
-                             actions=done, changed=len(done) > 1)
+            module.fail_json(msg="quarantine: %s of %s failed (rc %s): %s" % (
+                item["action"], item["node"], res.get("rc"), entry["stderr"] or "no message"),
+                rc=res.get("rc"), stdout=res.get("stdout"), stderr=res.get("stderr"), cmd=item["argv"],
+                actions=done, changed=len(done) > 1)
     return {"changed": bool(done), "actions": done}
 
 
 def slurm(module, transport, nodes, planning_only):
     params = module.params
-    scontrol = _binary(module, transport, params.get("scontrol_binary"), "scontrol")
+    scontrol = _binary(transport, params.get("scontrol_binary"), "scontrol")
     try:
-        script = q.slurm_script(nodes, params["state"], scontrol="scontrol")
         plan = q.slurm_argvs(nodes, params["state"], scontrol)
-    except q.QuarantineError as exc:
-        module.fail_json(msg=str(exc))
-    result = {"changed": False, "actions": plan, "script": script}
-    path = params.get("script_path")
-    if path and not module.check_mode:
-        old = None
-        if os.path.exists(path):
-            with open(path) as handle:
-                old = handle.read()
-        if old != script:
-            directory = os.path.dirname(path) or "."
-            if not os.path.isdir(directory):
-                module.fail_json(msg="the directory of script_path %s does not exist" % path)
-            tmp = path + ".tmp"
-            with open(tmp, "w") as handle:
-                handle.write(script)
-            os.chmod(tmp, 0o750)
-            os.rename(tmp, path)
-            result["changed"] = True
-        result["script_path"] = path
+    except rules.OptionError as exc:
+        module.fail_json(msg="quarantine: %s" % exc)
     if planning_only:
-        return result
-    if not transport.which(scontrol):
-        module.fail_json(msg="scontrol not found (%s); install Slurm's client or set scontrol_binary, or keep "
-                             "dry_run and run the script where scontrol is" % scontrol, script=script)
-    ran = _run(module, transport, plan)
-    result["actions"] = ran["actions"]
-    result["changed"] = result["changed"] or ran["changed"]
-    return result
+        return {"changed": False, "actions": plan}
+    _require(module, transport, scontrol, "scontrol", {"actions": plan})
+    return _run(module, transport, plan)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.history impor
     RecordError,
     normalize_records,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import QUOTE_LIMIT
 
 
 def main():
@@ -123,7 +124,10 @@ def main():
     try:
         records, redacted = normalize_records(module.params["records"])
     except RecordError as exc:
-        module.fail_json(msg="clusterops.commcheck.record: %s" % exc)
+        text = str(exc)
+        if len(text) > 2 * QUOTE_LIMIT:
+            text = "%s...(%d characters)" % (text[:2 * QUOTE_LIMIT], len(text))
+        module.fail_json(msg="clusterops.commcheck.record: %s" % text)
     module.exit_json(changed=False, commcheck_records=records, redacted=redacted,
                      msg="%d record(s)" % len(records))
 

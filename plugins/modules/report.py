@@ -31,11 +31,17 @@ options:
     elements: dict
     default: []
   report_dir:
-    description: Directory to write the report files into; created when missing.
+    description:
+      - Directory to write the report files into; created when missing. No C(..) components, control characters or
+        leading C(-); the module writes only its fixed file names (C(report.md), C(report.html), C(results.json),
+        C(junit.xml), C(commcheck.prom)) inside it.
     type: path
     required: true
   run_subdir:
-    description: Write into a subdirectory of O(report_dir) named after the run id (a new id when there is none).
+    description:
+      - Write into a subdirectory of O(report_dir) named after the run id (a new id when there is none). The run id
+        must then be one plain file name (no C(/), not C(.) or C(..), not starting with C(-)); anything else is
+        refused, so the files stay inside O(report_dir).
     type: bool
     default: false
   run_id:
@@ -44,7 +50,9 @@ options:
       - The C(clusterops.commcheck.commcheck_history) callback exports it as C(COMMCHECK_RUN_ID).
     type: str
   history_dir:
-    description: History directory to read baselines (and O(history_run)) from. Without it nothing is compared.
+    description:
+      - History directory to read baselines (and O(history_run)) from (no C(..) components). Without it nothing is
+        compared.
     type: path
   history_run:
     description:
@@ -56,7 +64,7 @@ options:
     type: bool
     default: true
   baseline_runs:
-    description: K, the number of most recent passing runs whose median is the baseline.
+    description: K, the number of most recent passing runs whose median is the baseline, 1 to 1000.
     type: int
     default: 5
   baseline_run:
@@ -68,13 +76,13 @@ options:
       - Without it the whole history may be read when a check has fewer than O(baseline_runs) passing runs.
     type: str
   min_runs:
-    description: Compare only when the baseline has at least this many runs.
+    description: Compare only when the baseline has at least this many runs, 1 to 1000.
     type: int
     default: 1
   threshold:
     description:
       - Relative change that counts as a regression, for example C(0.2) flags bandwidth more than 20% below,
-        or latency more than 20% above, its baseline.
+        or latency more than 20% above, its baseline. 0 to 1000.
     type: float
     default: 0.2
   thresholds:

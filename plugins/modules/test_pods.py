@@ -28,7 +28,9 @@ options:
     choices: [present, absent]
     default: present
   nodes:
-    description: Kubernetes node names to put one test pod on each. Required with O(state=present).
+    description:
+      - Kubernetes node names (RFC 1123) to put one test pod on each. Required with O(state=present) unless
+        O(node_selector) is set.
     type: list
     elements: str
     default: []
@@ -63,7 +65,9 @@ options:
     elements: str
     default: []
   command:
-    description: Command the container runs; it must keep running (tests are started with C(kubectl exec)).
+    description:
+      - Command the container runs; it must keep running (tests are started with C(kubectl exec)). The first item is
+        the program, a name or an absolute path in the image (no relative path, no C(..), not starting with C(-)).
     type: list
     elements: str
     default: [sleep, infinity]
@@ -76,7 +80,7 @@ options:
     type: dict
     default: {}
   gpus:
-    description: Number of GPUs to request (0 for none).
+    description: Number of GPUs to request (0 for none, at most 1024).
     type: int
     default: 0
   gpu_resource:
@@ -124,11 +128,11 @@ options:
   active_deadline_seconds:
     description:
       - The pods end themselves after this many seconds (C(activeDeadlineSeconds)), so a run that is
-        interrupted before its cleanup leaves nothing behind for long. 0 disables it.
+        interrupted before its cleanup leaves nothing behind for long. 0 disables it; at most 2592000 (30 days).
     type: int
     default: 7200
   wait_timeout:
-    description: Seconds to wait for every pod to be Ready (or deleted).
+    description: Seconds to wait for every pod to be Ready (or deleted), 1 to 86400.
     type: int
     default: 300
   delete_on_failure:
@@ -140,7 +144,9 @@ options:
       - When set, installs into every test pod, in this directory, Open MPI's remote agent C(kubexec.sh)
         (a constant script that starts a command in another test pod with C(kubectl exec), as mpi-operator does)
         and its C(kubexec.conf) (which pod each address and name stands for), so C(mpirun) started in any pod
-        reaches the others with C(--mca plm_rsh_agent <dir>/kubexec.sh) (see RV(mpi_agent.mca)).
+        reaches the others with C(--mca plm_rsh_agent <dir>/kubexec.sh) (see RV(mpi_agent.mca)); give the same
+        directory to M(clusterops.commcheck.collective) as its O(clusterops.commcheck.collective#module:mpi_agent_dir),
+        which adds those options itself (they are never taken from its C(mca)).
       - The pods need C(kubectl) (O(mpi_agent_kubectl)) and a service account allowed to exec into pods;
         C(clusterops.commcheck.commcheck_kubexec_rbac) renders one.
     type: str
@@ -155,7 +161,7 @@ options:
     description: kubeconfig context to use.
     type: str
   kubectl_binary:
-    description: Path of kubectl; found on E(PATH) when omitted.
+    description: Absolute path of kubectl, or a command name found on E(PATH) (C(kubectl) on E(PATH) when omitted).
     type: path
 attributes:
   check_mode:
@@ -274,7 +280,9 @@ mpi_agent:
       type: str
       returned: always
     mca:
-      description: Open MPI MCA options for C(mpirun) in a pod (C(plm_rsh_agent) and C(plm_rsh_no_tree_spawn)).
+      description:
+        - The Open MPI MCA options that C(mpirun) in a pod needs (C(plm_rsh_agent) and C(plm_rsh_no_tree_spawn)), for
+          information; M(clusterops.commcheck.collective) adds them itself from its O(clusterops.commcheck.collective#module:mpi_agent_dir).
       type: dict
       returned: always
     config:
@@ -296,6 +304,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import (
     CONTAINER_NAME,
     RUN_LABEL,
@@ -404,7 +413,34 @@ def mpi_agent(module, kubectl, pods):
 
 
 class AgentError(Exception):
-    pass
+    """Installing the MPI agent into the pods failed."""
+
+
+def _problem(check, *args, **kwargs):
+    """The message of an option_rules check that fails, or None."""
+    try:
+        check(*args, **kwargs)
+    except (rules.OptionError, kubexec.KubexecError) as exc:
+        return str(exc)
+    return None
+
+
+def kubectl_option_errors(params):
+    """Problems with the options that reach the kubectl command lines (binaries, paths, context)."""
+    checks = [(rules.check_binary, "mpi_agent_kubectl", params["mpi_agent_kubectl"], None, False)]
+    if params["kubectl_binary"] is not None:
+        checks.append((rules.check_binary, "kubectl_binary", params["kubectl_binary"], HostTransport().which))
+    if params["kubeconfig"] is not None:
+        checks.append((rules.check_path, "kubeconfig", params["kubeconfig"], False))
+    if params["context"] is not None:
+        checks.append((rules.check_name, "context", params["context"], "k8s_context"))
+    if params["mpi_agent_dir"] is not None:
+        checks.append((rules.check_path, "mpi_agent_dir", params["mpi_agent_dir"]))
+    problems = [_problem(*check) for check in checks]
+    if params["mpi_agent_dir"] is not None and not any(problems):
+        problems += [_problem(kubexec.check_dir, params["mpi_agent_dir"]),
+                     _problem(kubexec.check_kubectl, params["mpi_agent_kubectl"])]
+    return [p for p in problems if p]
 
 
 def main():
@@ -445,15 +481,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    errors = validate_params(params)
-    if params["gpus"] < 0 or params["wait_timeout"] <= 0 or params["active_deadline_seconds"] < 0:
-        errors.append("gpus and active_deadline_seconds must be >= 0 and wait_timeout > 0")
-    if params["mpi_agent_dir"]:
-        try:
-            kubexec.check_dir(params["mpi_agent_dir"])
-            kubexec.check_kubectl(params["mpi_agent_kubectl"])
-        except kubexec.KubexecError as exc:
-            errors.append(str(exc))
+    errors = validate_params(params) + kubectl_option_errors(params)
     if errors:
         module.fail_json(msg="invalid test pod parameters: " + "; ".join(errors), errors=errors)
 
@@ -461,7 +489,8 @@ def main():
     if params["node_selector"] and params["state"] == "present":
         selected = selectable_nodes(kubectl.get_json(["nodes", "-l", params["node_selector"]]))
         if not selected and not params["nodes"]:
-            module.fail_json(msg="no Ready, schedulable node matches node_selector %r" % params["node_selector"])
+            module.fail_json(msg="no Ready, schedulable node matches node_selector %s"
+                             % rules.show(params["node_selector"]))
         params["nodes"] = list(params["nodes"]) + [n for n in selected if n not in params["nodes"]]
     existing = {p["metadata"]["name"]: p for p in kubectl.run_pods(params["run_id"])}
     result = dict(changed=False, pods=[], manifests=[], created=[], deleted=[])

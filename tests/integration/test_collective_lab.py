@@ -198,8 +198,7 @@ def lab_args(lab, binary_dir, hosts=None, **kw):
     subnet = lab.lab.state["rails"][0]["subnet"]
     args = dict(SIZES, library="nccl", binary_dir=binary_dir, allow_run_as_root=True, gpus_per_node=1,
                 hosts=[{"address": lab.address(h), "name": h} for h in names],
-                mca={"plm_rsh_args": "-F %s" % lab.ssh_config, "btl_tcp_if_include": subnet,
-                     "oob_tcp_if_include": subnet},
+                ssh_config=lab.ssh_config, mca={"btl_tcp_if_include": subnet, "oob_tcp_if_include": subnet},
                 timeout=240, fail_on_error=False)
     args.update(kw)
     return args

@@ -750,8 +750,8 @@ def _inventory(lab):
         "ansible_python_interpreter": _python(),
         "commcheck_collective_binary_dir": os.path.join(d, "bin"),
         "commcheck_collective_allow_run_as_root": True,
+        "commcheck_mpi_ssh_config": os.path.join(d, "ssh_config"),
         "commcheck_mpi_mca": {
-            "plm_rsh_args": "-F %s" % os.path.join(d, "ssh_config"),
             "btl_tcp_if_include": rail0["subnet"],
             "oob_tcp_if_include": rail0["subnet"],
         },

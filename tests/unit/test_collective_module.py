@@ -111,8 +111,8 @@ def base(tools, **kw):
 
 
 @pytest.mark.parametrize("override,message", [
-    ({"hosts": ["n1", "n2;reboot"]}, "not a hostname"),
-    ({"hosts": ["-oProxyCommand=touch /tmp/x", "n2"]}, "not a hostname"),
+    ({"hosts": ["n1", "n2;reboot"]}, "hosts[1] 'n2;reboot' is not a host name"),
+    ({"hosts": ["-oProxyCommand=touch /tmp/x", "n2"]}, "hosts[0] '-oProxyCommand=touch /tmp/x' is not a host name"),
     ({"hosts": []}, "non-empty"),
     ({"env": {"LD_PRELOAD": "/tmp/evil.so"}}, "not allowed"),
     ({"env": {"NCCL_DEBUG": "INFO\n-x EVIL=1"}}, "control character"),
@@ -124,7 +124,14 @@ def base(tools, **kw):
     ({"launcher": "mpich", "mca": {"pml": "ob1"}}, "mca options"),
     ({"gpus_per_process": 3}, "multiple"),
     ({"hosts": ["n1:4", "n2:4"], "gpus_per_process": 1}, "slot"),
-    ({"mpirun": "-np"}, "program name"),
+    ({"mpirun": "-np"}, "mpirun '-np' must not start with '-'"),
+    ({"mpirun": "../bin/mpirun"}, "mpirun '../bin/mpirun' must be an absolute path or a command name"),
+    ({"mca": {"plm_rsh_agent": "/tmp/evil"}}, "mca key 'plm_rsh_agent' is refused"),
+    ({"env": {"OMPI_MCA_plm_rsh_agent": "/tmp/evil"}}, "env OMPI_MCA_plm_rsh_agent (an MCA parameter) key"),
+    ({"timeout": -1}, "timeout -1 must be between 1 and"),
+    ({"mpi_agent_dir": "/tmp/commcheck-kubexec"}, "mpi_agent_dir '/tmp/commcheck-kubexec' needs transport=kubectl"),
+    ({"ssh_config": "/nonexistent/ssh_config"}, "ssh_config '/nonexistent/ssh_config' is not a file"),
+    ({"workdir": "/tmp/../etc"}, "workdir '/tmp/../etc' must not contain '..'"),
     ({"min_fraction": 1.5}, "min_fraction"),
     ({"binary_dir": "relative/bin"}, "absolute"),
 ])
@@ -259,3 +266,25 @@ def test_launcher_failure_names_the_unreachable_host(tools, monkeypatch, tmp_pat
     assert out["bad_nodes"] == ["n9"]
     assert "No route to host" in out["cause"]
     assert len(out["runs"]) == 1  # named by the error itself: no bisection
+
+
+def test_launch_settings_come_from_their_own_options(tools, tmp_path):
+    """ssh_config and mpi_agent_dir are how mpirun reaches other hosts; mca can never set them."""
+    config = tmp_path / "ssh_config"
+    config.write_text("Host *\n  Port 2222\n")
+    out = run_module(base(tools, ssh_config=str(config), mca={"btl_tcp_if_include": "10.0.0.0/24"}), tools,
+                     check_mode=True)
+    assert not out.get("failed"), out
+    cmd = out["cmd"]
+    assert cmd[cmd.index("plm_rsh_args") - 1:cmd.index("plm_rsh_args") + 2] == [
+        "--mca", "plm_rsh_args", "-F %s" % config]
+    agent = run_module(base(tools, transport="kubectl", kubectl={"pod": "commcheck-r1-node-a"},
+                            mpi_agent_dir="/tmp/commcheck-kubexec"), tools, check_mode=True)
+    assert not agent.get("failed"), agent
+    assert agent["cmd"][agent["cmd"].index("plm_rsh_agent") + 1] == "/tmp/commcheck-kubexec/kubexec.sh"
+    both = run_module(base(tools, transport="kubectl", kubectl={"pod": "p"}, mpi_agent_dir="/tmp/commcheck-kubexec",
+                           ssh_config=str(config)), tools)
+    assert both["failed"] and "exclude each other" in both["msg"]
+    mpich = run_module(base(tools, launcher="mpich", ssh_config=str(config)), tools)
+    assert mpich["failed"] and "launcher 'mpich' takes no mpi_agent_dir or ssh_config" in mpich["msg"]
+    assert mpirun_calls(tools) == []

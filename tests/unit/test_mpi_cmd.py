@@ -90,15 +90,72 @@ def test_env_refused(env):
 
 
 def test_mca_values_stay_one_argv_item():
-    mca = mpi_cmd.check_mca({"plm_rsh_args": "-F /lab/ssh_config", "btl_tcp_if_include": "10.0.0.0/24"})
-    assert mca == {"btl_tcp_if_include": "10.0.0.0/24", "plm_rsh_args": "-F /lab/ssh_config"}
+    mca = mpi_cmd.check_mca({"btl": "^openib", "btl_tcp_if_include": "10.0.0.0/24", "pml_ucx_tls": "rc,ud"})
+    assert mca == {"btl": "^openib", "btl_tcp_if_include": "10.0.0.0/24", "pml_ucx_tls": "rc,ud"}
 
 
 @pytest.mark.parametrize("mca", [{"--prefix": "/x"}, {"Btl": "tcp"}, {"btl tcp": "x"}, {"btl": "tcp\nself"},
-                                 {"": "x"}, ["btl", "tcp"]])
+                                 {"": "x"}, ["btl", "tcp"], {"btl": "-tcp"}, {"btl": "tcp self"},
+                                 {"btl_tcp_if_include": "^-x"}, {"no_such_param": "1"}])
 def test_mca_refused(mca):
     with pytest.raises(MpiCmdError):
         mpi_cmd.check_mca(mca)
+
+
+@pytest.mark.parametrize("key", [
+    "plm_rsh_agent", "plm_ssh_agent", "orte_rsh_agent", "pls_rsh_agent", "orte_launch_agent", "prte_launch_agent",
+    "plm_rsh_args", "plm_rsh_no_tree_spawn", "orte_prefix", "opal_prefix", "opal_install_dirs_bindir",
+    "mca_base_param_files", "mca_base_envar_file_prefix", "orte_fork_agent", "odls_base_sigkill_timeout",
+    "btl_tcp_agent", "btl_openib_exec", "mpi_show_mca_params_file", "pml_ucx_path", "btl_openib_prefix",
+    "coll_tuned_dynamic_rules_filename", "plm", "orte", "prte", "pmix_server_tmpdir"])
+def test_launch_agents_exec_paths_and_prefixes_are_refused_whatever_the_allow_list(key, monkeypatch):
+    """Even a key someone put on the allow-list is refused when it names a program, an agent or a location."""
+    monkeypatch.setattr(mpi_cmd, "MCA_ALLOWED", mpi_cmd.MCA_ALLOWED + (key,))
+    with pytest.raises(MpiCmdError, match="refused"):
+        mpi_cmd.check_mca({key: "x"})
+    with pytest.raises(MpiCmdError, match="refused"):
+        mpi_cmd.check_env({"OMPI_MCA_" + key: "x"})
+
+
+@pytest.mark.parametrize("name", ["OMPI_MCA_plm_rsh_agent", "PMIX_MCA_plm_rsh_agent", "PRTE_MCA_plm_ssh_agent",
+                                  "OMPI_MCA_PLM_RSH_AGENT", "OMPI_MCA_orte_launch_agent", "NCCL_NET_PLUGIN",
+                                  "NCCL_DEBUG_FILE", "UCX_MODULE_DIR", "ASCEND_OPP_PATH", "CUDA_HOME",
+                                  "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "PATH", "OMPI_MCA_no_such_param",
+                                  "NCCL_TUNER_PLUGIN", "NCCL_TOPO_FILE"])
+def test_env_that_loads_code_or_sets_the_launcher_is_refused(name):
+    with pytest.raises(MpiCmdError) as err:
+        mpi_cmd.check_env({name: "x"})
+    assert name in str(err.value)
+
+
+def test_env_may_set_allowed_mca_parameters_and_common_tuning():
+    env = {"OMPI_MCA_btl_tcp_if_include": "eth0", "NCCL_P2P_DIRECT_DISABLE": "1", "NCCL_IB_HCA": "=mlx5_0:1",
+           "NCCL_SOCKET_IFNAME": "^docker,lo", "OMPI_ALLOW_RUN_AS_ROOT": "1"}
+    assert mpi_cmd.check_env(env) == env
+
+
+def test_launch_settings_come_only_from_launch_mca():
+    assert mpi_cmd.launch_mca(agent="/tmp/commcheck-kubexec/kubexec.sh") == {
+        "plm_rsh_agent": "/tmp/commcheck-kubexec/kubexec.sh", "plm_rsh_no_tree_spawn": "1"}
+    assert mpi_cmd.launch_mca(ssh_config="/lab/ssh_config") == {"plm_rsh_args": "-F /lab/ssh_config"}
+    for bad in ({"agent": "kubexec.sh"}, {"agent": "/a/../b"}, {"agent": "/a b/kubexec.sh"},
+                {"ssh_config": "rel/config"}, {"ssh_config": "/a/../b"}, {"ssh_config": "/a b"},
+                {"agent": "/a/k.sh", "ssh_config": "/c"}):
+        with pytest.raises(MpiCmdError):
+            mpi_cmd.launch_mca(**bad)
+    pool = hosts("a", "b")
+    layout = mpi_cmd.ranks_layout("nccl", pool)
+    argv = mpi_cmd.launcher_argv("openmpi", pool, layout, ["prog"], mca={"btl": "tcp,self"},
+                                 launch=mpi_cmd.launch_mca(ssh_config="/lab/ssh_config"))
+    assert argv[-7:] == ["--mca", "btl", "tcp,self", "--mca", "plm_rsh_args", "-F /lab/ssh_config", "prog"]
+    with pytest.raises(MpiCmdError, match="launch setting"):
+        mpi_cmd.launcher_argv("openmpi", pool, layout, ["prog"], launch={"orte_launch_agent": "/x"})
+
+
+@pytest.mark.parametrize("mpirun", ["../bin/mpirun", "bin/mpirun", "-np", "/opt/../bin/mpirun", "mpi run", ""])
+def test_mpirun_is_a_name_or_an_absolute_path(mpirun):
+    with pytest.raises(MpiCmdError, match="mpirun"):
+        mpi_cmd.check_mpirun(mpirun)
 
 
 # --------------------------------------------------------------- binaries
@@ -238,7 +295,7 @@ def test_hostile_env_never_becomes_an_option_or_shell(env):
     assert len(forwarded) == len(env)
     for item in forwarded:
         name, dummy, value = item.partition("=")
-        assert mpi_cmd.ENV_KEY.match(name)
+        assert mpi_cmd.check_env_name(name) == name
         assert env[name] == value
         assert not any(ord(c) < 32 for c in value)
     assert argv[-1] == "prog"

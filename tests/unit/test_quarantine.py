@@ -103,8 +103,9 @@ def test_kubectl_plan_only_what_is_missing():
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"state": "gone"}, "state"), ({"taint_effect": "Never"}, "taint_effect"),
-    ({"label_key": "bad key"}, "label key"), ({"annotation_key": "-x/y"}, "annotation key"),
-    ({"label_value": "not ok!"}, "label value"), ({"context": "--all"}, "context")])
+    ({"label_key": "bad key"}, "label_key"), ({"annotation_key": "-x/y"}, "annotation_key"),
+    ({"label_value": "not ok!"}, "label value"), ({"context": "--all"}, "kube_context"),
+    ({"kubectl": "../kubectl"}, "kubectl_binary"), ({"kubeconfig": "/k/../config"}, "kubeconfig")])
 def test_kubectl_plan_refuses_bad_options(kwargs, match):
     with pytest.raises(q.QuarantineError, match=match):
         q.kubectl_plan(NODES, **kwargs)
@@ -116,24 +117,24 @@ def test_bad_kubernetes_node_names(name):
         q.kubectl_plan([{"node": name, "reason": "x"}])
 
 
-def test_slurm_argvs_and_script_quote_the_reason(tmp_path):
+def test_slurm_argvs_keep_the_reason_in_one_argument():
     nodes = [{"node": "gpu001", "reason": "commcheck: it's bad; $(reboot) `x`"}, {"node": "gpu002", "reason": "ok"}]
     argvs = q.slurm_argvs(nodes)
     assert argvs[0]["argv"] == ["scontrol", "update", "NodeName=gpu001", "State=DRAIN",
                                 "Reason=commcheck: it's bad; $(reboot) `x`"]
     assert q.slurm_argvs(nodes, state="absent")[1]["argv"] == ["scontrol", "update", "NodeName=gpu002",
                                                                "State=RESUME"]
-    script = q.slurm_script(nodes)
-    assert script.startswith("#!/bin/sh\n") and "set -eu" in script
-    # the shell reads back exactly the argv (no expansion of the reason)
-    recorder = tmp_path / "scontrol"
-    recorder.write_text("#!%s\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n" % sys.executable)
-    recorder.chmod(0o755)
-    proc = subprocess.run(["sh", "-c", script.replace("\nscontrol ", "\n%s " % recorder)], stdout=subprocess.PIPE,
-                          universal_newlines=True, check=True, timeout=30)
-    assert [json.loads(line) for line in proc.stdout.splitlines()] == [a["argv"][1:] for a in argvs]
-    with pytest.raises(q.QuarantineError):
-        q.slurm_argvs([{"node": "gpu 1", "reason": "x"}])
+    assert q.slurm_argvs(nodes, scontrol="/opt/slurm/bin/scontrol")[0]["argv"][0] == "/opt/slurm/bin/scontrol"
+    # shown to a person as one line, quoted so a paste would not expand it
+    assert q.show_argv(argvs[0]["argv"]) == (
+        "scontrol update NodeName=gpu001 State=DRAIN 'Reason=commcheck: it'\"'\"'s bad; $(reboot) `x`'")
+    assert not hasattr(q, "slurm_script")    # no script is ever written
+    for bad in ("gpu 1", "-gpu1", "gpu[1-4]", "gpu1,gpu2", "NodeName=x"):
+        with pytest.raises(q.QuarantineError, match="not a valid Slurm node name"):
+            q.slurm_argvs([{"node": bad, "reason": "x"}])
+    for scontrol in ("../scontrol", "bin/scontrol", "-scontrol", "/opt/../scontrol"):
+        with pytest.raises(q.QuarantineError, match="scontrol_binary"):
+            q.slurm_argvs(nodes, scontrol=scontrol)
 
 
 @pytest.mark.skipif(not shutil.which("kubectl"), reason="kubectl is not installed here")
@@ -297,30 +298,61 @@ def test_module_refuses_bad_names_before_running(tmp_path, doubles):
     res = run_module({"backend": "slurm", "hosts": ["gpu 1"]}, tmp_path, doubles)
     assert res.get("failed") and "not a valid Slurm node name" in res["msg"]
     res = run_module({"backend": "kubernetes", "hosts": ["n1"], "label_key": "a b"}, tmp_path, doubles)
-    assert res.get("failed") and "label key" in res["msg"]
+    assert res.get("failed") and "label_key" in res["msg"]
     assert calls(doubles) == []
 
 
-def test_module_slurm_script_written_not_run_unless_asked(tmp_path, doubles):
-    script = tmp_path / "drain.sh"
+def test_module_slurm_dry_run_shows_the_argv_lists_and_writes_nothing(tmp_path, doubles):
     findings = [{"kind": "finding", "host": "node-3", "peer": None, "params": {"finding": "bad_node"},
                  "cause": "node-3 is slow; it's bad"}]
-    res = run_module({"backend": "slurm", "findings": findings, "script_path": str(script)}, tmp_path, doubles)
-    assert res["changed"] is True and res["dry_run"] is True and res["script_path"] == str(script)
-    text = script.read_text()
-    assert "scontrol update NodeName=node-3 State=DRAIN 'Reason=commcheck: node-3 is slow; it'\"'\"'s bad'" in text
-    assert oct(os.stat(str(script)).st_mode & 0o777) == "0o750"
+    before = sorted(os.listdir(str(tmp_path)))
+    res = run_module({"backend": "slurm", "findings": findings}, tmp_path, doubles)
+    assert res["changed"] is False and res["dry_run"] is True
+    [action] = res["actions"]
+    assert action["argv"][1:] == ["update", "NodeName=node-3", "State=DRAIN",
+                                  "Reason=commcheck: node-3 is slow; it's bad"]
+    assert os.path.basename(action["argv"][0]) == "scontrol" and "rc" not in action
+    assert "script" not in res and "script_path" not in res
+    assert res["records"][0]["evidence"] == [q.show_argv(action["argv"])]
     assert calls(doubles) == []
-    # same content again: nothing changes
-    assert run_module({"backend": "slurm", "findings": findings, "script_path": str(script)}, tmp_path,
-                      doubles)["changed"] is False
-    res = run_module({"backend": "slurm", "findings": findings, "script_path": str(script), "dry_run": False},
-                     tmp_path, doubles)
-    assert res["changed"] is True and res["actions"][0]["rc"] == 0
-    assert json.loads(doubles["state"].read_text())["slurm"] == {"node-3": "DRAIN"}
+    # only the module's own argument file appeared
+    assert [f for f in sorted(os.listdir(str(tmp_path))) if f not in before and not f.startswith("args-")] == []
+    gone = run_module({"backend": "slurm", "findings": findings, "script_path": str(tmp_path / "x.sh")},
+                      tmp_path, doubles)
+    assert gone.get("failed") and "script_path" in gone["msg"] and not (tmp_path / "x.sh").exists()
+
+
+def test_module_slurm_runs_scontrol_and_reports_each_result(tmp_path, doubles):
+    findings = [{"kind": "finding", "host": h, "peer": None, "params": {"finding": "bad_node"}, "cause": "slow"}
+                for h in ("node-3", "node-2")]
+    res = run_module({"backend": "slurm", "findings": findings, "dry_run": False}, tmp_path, doubles)
+    assert res["changed"] is True and res["dry_run"] is False
+    assert [(a["node"], a["action"], a["rc"]) for a in res["actions"]] == [
+        ("node-2", "drain", 0), ("node-3", "drain", 0)]
+    assert json.loads(doubles["state"].read_text())["slurm"] == {"node-2": "DRAIN", "node-3": "DRAIN"}
+    assert [c[0] for c in calls(doubles)] == ["scontrol", "scontrol"]
+    assert res["report"][0] == "quarantine (slurm, applied): 2 action(s)" and res["report"][1].endswith("(rc 0)")
+    resumed = run_module({"backend": "slurm", "hosts": ["node-3"], "state": "absent", "dry_run": False},
+                         tmp_path, doubles)
+    assert resumed["changed"] is True and resumed["actions"][0]["argv"][-1] == "State=RESUME"
+    assert json.loads(doubles["state"].read_text())["slurm"]["node-3"] == "RESUME"
+    checked = run_module({"backend": "slurm", "hosts": ["node-3"], "dry_run": False}, tmp_path, doubles,
+                         check_mode=True)
+    assert checked["changed"] is False and checked["dry_run"] is True and len(calls(doubles)) == 3
+
+
+def test_module_slurm_failure_stops_and_reports_what_ran(tmp_path, doubles):
+    failing = tmp_path / "failing-scontrol"
+    failing.write_text("#!/bin/sh\necho 'slurm_update error: Invalid node name specified' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    res = run_module({"backend": "slurm", "hosts": ["gpu001", "gpu002"], "dry_run": False,
+                      "scontrol_binary": str(failing)}, tmp_path, doubles)
+    assert res.get("failed") and "drain of gpu001 failed (rc 1): slurm_update error" in res["msg"]
+    assert [a["node"] for a in res["actions"]] == ["gpu001"] and res["changed"] is False
 
 
 def test_module_slurm_without_scontrol_says_so(tmp_path):
     res = run_module({"backend": "slurm", "hosts": ["gpu001"], "dry_run": False,
                       "scontrol_binary": str(tmp_path / "no-scontrol")}, tmp_path)
-    assert res.get("failed") and "scontrol not found" in res["msg"] and "State=DRAIN" in res["script"]
+    assert res.get("failed") and "scontrol not found" in res["msg"] and "scontrol_binary" in res["msg"]
+    assert res["actions"][0]["argv"][-2:] == ["State=DRAIN", "Reason=commcheck: named by the operator"]
