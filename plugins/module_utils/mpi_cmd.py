@@ -103,6 +103,9 @@ ENV_KEY = re.compile(r"^(NCCL|HCCL|UCX|OMPI|CUDA|NVIDIA|HOROVOD|ASCEND)_[A-Za-z0
 ENV_REFUSED_WORDS = ("PLUGIN", "PLUGINS", "PRELOAD", "AUDIT", "LIB", "LIBS", "LIBRARY", "PATH", "PATHS", "DIR",
                      "DIRS", "DIRECTORY", "FILE", "FILES", "FILENAME", "HOME", "PREFIX", "AGENT", "EXEC", "LAUNCH",
                      "LAUNCHER", "SCRIPT", "CMD", "COMMAND", "PROGRAM", "BINARY")
+# Files the stacks only read, needed on some clouds (Azure ND topology files):
+# allowed by name, with an absolute path as their value.
+ENV_READ_FILES = ("NCCL_TOPO_FILE",)
 # Environment variables that set MCA parameters: the key after the prefix obeys check_mca_key.
 ENV_MCA_PREFIXES = ("OMPI_MCA_", "PMIX_MCA_", "PRTE_MCA_")
 
@@ -211,6 +214,8 @@ def check_env_name(key, option="env"):
         if key.startswith(prefix):
             check_mca_key(key[len(prefix):], "%s %s (an MCA parameter)" % (option, key))
             return key
+    if key in ENV_READ_FILES:
+        return key
     if not ENV_KEY.match(key):
         raise MpiCmdError("%s %s is not allowed: names start with %s" % (
             option, rules.show(key), ", ".join(p + "_" for p in ENV_PREFIXES)))
@@ -232,6 +237,8 @@ def check_env(env, option="env"):
     for key in sorted(env, key=str):
         check_env_name(key, option)
         out[key] = check_argv_value("%s %s" % (option, key), env[key])
+        if key in ENV_READ_FILES:
+            out[key] = rule(rules.check_path, "%s %s" % (option, key), out[key])
     return out
 
 

@@ -299,3 +299,14 @@ def test_hostile_env_never_becomes_an_option_or_shell(env):
         assert env[name] == value
         assert not any(ord(c) < 32 for c in value)
     assert argv[-1] == "prog"
+
+
+def test_topology_file_is_the_one_file_variable_allowed():
+    """NCCL_TOPO_FILE (read only, Azure ND topologies) passes with an absolute path; other file variables never do."""
+    assert mpi_cmd.check_env({"NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml"}) == {
+        "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml"}
+    for value in ("topo.xml", "/opt/../etc/shadow", "-x"):
+        with pytest.raises(mpi_cmd.MpiCmdError, match="NCCL_TOPO_FILE"):
+            mpi_cmd.check_env({"NCCL_TOPO_FILE": value})
+    with pytest.raises(mpi_cmd.MpiCmdError, match="NCCL_DEBUG_FILE"):
+        mpi_cmd.check_env({"NCCL_DEBUG_FILE": "/tmp/x"})
