@@ -26,7 +26,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline, history  # noqa: E402
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline  # noqa: E402
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history  # noqa: E402
 
 UTC = datetime.timezone.utc
 

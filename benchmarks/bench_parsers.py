@@ -43,7 +43,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CODE = sys.argv[sys.argv.index("--code") + 1] if "--code" in sys.argv[:-1] else os.path.join(REPO, ".build", "collections")
 sys.path.insert(0, _CODE)
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import (  # noqa: E402
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import (  # noqa: E402
     parse_hccl_test, parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_iperf3, parse_nccl_tests,
     parse_perftest, parse_rdma_link, parse_show_gids)
 

@@ -34,9 +34,9 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import localization as loc  # noqa: E402
-from ansible_collections.clusterops.commcheck.plugins.module_utils import retest as rt  # noqa: E402
-from ansible_collections.clusterops.commcheck.plugins.module_utils import thresholds as th  # noqa: E402
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc  # noqa: E402
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt  # noqa: E402
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th  # noqa: E402
 
 RATE = 400.0
 

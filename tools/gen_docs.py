@@ -71,7 +71,7 @@ def troubleshooting_md():
            "the history and the report, with the likely cause and the fix below.", ""]
     for title, module, attr in CATALOGS:
         try:
-            mod = importlib.import_module("ansible_collections.clusterops.commcheck.plugins.module_utils." + module)
+            mod = importlib.import_module("ansible_collections.clusterops.commcheck.plugins.module_utils.parsers." + module)
         except ImportError:
             continue
         catalog = getattr(mod, attr, None)

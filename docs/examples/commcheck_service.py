@@ -43,7 +43,7 @@ def _history_api():
     for path in paths:
         if os.path.isdir(os.path.join(path, "ansible_collections", "clusterops", "commcheck")) and path not in sys.path:
             sys.path.insert(0, path)
-    from ansible_collections.clusterops.commcheck.plugins.module_utils import history  # noqa: E402
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history  # noqa: E402
     return history
 
 

@@ -17,11 +17,11 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.history import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history import (
     RecordError,
     normalize_records,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import QUOTE_LIMIT
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import QUOTE_LIMIT
 
 ARGUMENT_SPEC = dict(
     records=dict(type="list", elements="dict", required=True),

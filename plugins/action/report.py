@@ -4,7 +4,7 @@
 """Action clusterops.commcheck.report: compare a run with its history and write the report files.
 
 Runs on the controller only: reads the history directory, renders with the
-pure functions of module_utils/report_render.py and writes the files
+pure functions of module_utils/records/report_render.py and writes the files
 atomically (temporary file + rename) into ``report_dir``.
 """
 
@@ -17,10 +17,10 @@ import tempfile
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline as bl
-from ansible_collections.clusterops.commcheck.plugins.module_utils import history
-from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils import report_render as rr
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as bl
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render as rr
 
 FORMATS = rr.FORMATS
 FILE_NAMES = rr.FILE_NAMES

@@ -6,7 +6,7 @@
 Runs on the controller only and never contacts a host. Reads the roles'
 meta/argument_specs.yml, takes the values the task sees (the current host's,
 every precedence level) plus the host-level values of every other host of the
-play, and checks them with ``module_utils.role_options`` (types and choices
+play, and checks them with ``plugin_utils.role_options`` (types and choices
 of the specs, then the rule of each variable). Any problem fails the task
 with one message naming every bad option.
 
@@ -30,7 +30,7 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.collections import is_sequence
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import role_options
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options
 
 ARGUMENT_SPEC = dict(
     roles=dict(type="list", elements="str", required=True),

@@ -127,7 +127,7 @@ import threading
 from ansible import context
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 
 # Signals after which the run ends with an "interrupted" summary line. SIGKILL cannot be caught:
 # such a run has records and no summary, and readers call it incomplete.

@@ -50,7 +50,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.collective_plan import collective_records
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_plan import collective_records
 
 
 def commcheck_collective_records(results, mode="pool", unreachable=None):

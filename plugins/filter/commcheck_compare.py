@@ -81,7 +81,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
 
 
 def commcheck_compare(records, history, k=5, threshold=0.2, baseline_run=None, exclude_runs=None, min_runs=1,

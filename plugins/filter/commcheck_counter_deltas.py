@@ -54,7 +54,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import counters as ct
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import counters as ct
 
 
 def commcheck_counter_deltas(before, after=None, host=None, check="rdma_perf"):

@@ -53,7 +53,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import counters as ct
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import counters as ct
 
 
 def commcheck_counter_trend(records, min_runs=3, min_rises=None, counters=None):

@@ -61,7 +61,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_jobs import launcher_command
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_jobs import launcher_command
 
 
 def commcheck_job_command(nodes, kind="mpijob", collective=None):

@@ -59,12 +59,12 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_jobs import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_jobs import (
     mpijob_manifest,
     volcano_job_manifest,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import command_errors, validate_params
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import command_errors, validate_params
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 
 
 def commcheck_job_manifest(params, nodes, command, kind="mpijob"):

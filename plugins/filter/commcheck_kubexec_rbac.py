@@ -50,8 +50,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubexec import KubexecError, rbac_manifests
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError, check_not_flag
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.kubexec import KubexecError, rbac_manifests
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, check_not_flag
 
 
 def commcheck_kubexec_rbac(namespace, service_account="commcheck", name=None):

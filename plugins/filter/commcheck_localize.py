@@ -85,7 +85,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import localization as loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
 
 
 def commcheck_localize(records, kind="rdma_bw", check="rdma_perf", bad_verdicts=None, host_fraction=0.5,

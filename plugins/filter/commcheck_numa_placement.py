@@ -56,7 +56,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import numa
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
 
 
 def commcheck_numa_placement(rdma_facts, devices=None, use_cuda=None, gpu_select="given", host=None):

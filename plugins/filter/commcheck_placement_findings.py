@@ -40,7 +40,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import numa
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
 
 
 def commcheck_placement_findings(sides, check="rdma_perf"):

@@ -48,7 +48,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.schedule import ScheduleError, select_rails
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError, select_rails
 
 
 def commcheck_rdma_rails(rdma_facts, devices=None, address=None):

@@ -71,7 +71,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
 
 
 def commcheck_retest_classify(records, retest_records=None, rounds=None, bad_verdicts=None, check="rdma_perf",

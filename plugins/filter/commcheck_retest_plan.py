@@ -89,8 +89,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import retest as rt
-from ansible_collections.clusterops.commcheck.plugins.module_utils.schedule import ScheduleError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError
 
 
 def commcheck_retest_plan(records, host_rails=None, repeats=1, partners=True, base_port=18515, bad_verdicts=None,

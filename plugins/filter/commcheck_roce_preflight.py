@@ -53,7 +53,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import roce_consistency as rc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import roce_consistency as rc
 
 
 def commcheck_roce_preflight(jobs, facts=None, host_rails=None, subnet=None):

@@ -83,7 +83,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.schedule import ScheduleError, plan_rounds
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError, plan_rounds
 
 
 def commcheck_round_plan(rounds, host_rails=None, tests=None, base_port=18515, port_stride=None, rails=None,

@@ -62,7 +62,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.schedule import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import (
     ScheduleError,
     commcheck_schedule as schedule,
 )

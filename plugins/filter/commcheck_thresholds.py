@@ -85,7 +85,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import thresholds as th
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
 
 
 def commcheck_thresholds(records, history=None, efficiency=None, collective_efficiency=None, rates=None,

@@ -72,7 +72,7 @@ _value:
       type: bool
 """
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_hccl_test import parse_hccl_test
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
 
 
 class FilterModule(object):

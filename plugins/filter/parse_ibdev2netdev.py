@@ -96,7 +96,7 @@ _value:
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibdev2netdev import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import (
     parse_ibdev2netdev,
     parse_ibdev2netdev_full,
 )

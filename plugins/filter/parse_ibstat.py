@@ -95,7 +95,7 @@ _value:
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibstat import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import (
     parse_ibstat,
     parse_ibstat_full,
 )

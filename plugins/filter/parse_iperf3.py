@@ -123,7 +123,7 @@ _value:
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import (
     parse_iperf3,
 )
 

@@ -107,7 +107,7 @@ _value:
       type: bool
 """
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_nccl_tests import parse_nccl_tests
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 
 
 class FilterModule(object):

@@ -148,7 +148,7 @@ _value:
       type: bool
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import (
     parse_perftest as _parse_perftest,
 )
 

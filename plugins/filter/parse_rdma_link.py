@@ -76,7 +76,7 @@ _value:
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_rdma_link import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import (
     parse_rdma_link,
     parse_rdma_link_full,
 )

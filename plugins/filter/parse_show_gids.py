@@ -91,7 +91,7 @@ _value:
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_show_gids import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import (
     parse_show_gids,
     parse_show_gids_full,
 )

@@ -117,7 +117,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 
 display = Display()
 

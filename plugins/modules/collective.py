@@ -451,20 +451,20 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import collective_plan as plan_utils
-from ansible_collections.clusterops.commcheck.plugins.module_utils import kubexec
-from ansible_collections.clusterops.commcheck.plugins.module_utils import mpi_cmd
-from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_hccl_test import parse_hccl_test
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_nccl_tests import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
     parse_nccl_tests,
     parse_nccl_tests_json,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     CommandError,
     install_cleanup_handlers,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
     TRANSPORT_ARGSPEC,
     get_transport,
 )

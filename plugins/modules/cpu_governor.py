@@ -108,13 +108,13 @@ skipped_reason:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import (
     OptionError,
     check_path,
     check_text,
     show,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.cpu_governor import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.cpu_governor import (
     GOVERNOR_NAME,
     GovernorError,
     apply_changes,

@@ -244,15 +244,15 @@ sides:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import iperf3_cmd as ic
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError
-from ansible_collections.clusterops.commcheck.plugins.module_utils.perftest_cmd import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.perftest_cmd import (
     check_min_fraction, run_sides, side_result, sides_outcome)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import install_cleanup_handlers, stop_all
-from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
 
 try:
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import parse_iperf3
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
 except ImportError:  # pragma: no cover - the parser ships with the collection
     parse_iperf3 = None
 

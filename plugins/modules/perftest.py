@@ -411,15 +411,15 @@ sides:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import cpu_governor as gov
-from ansible_collections.clusterops.commcheck.plugins.module_utils import numa
-from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import install_cleanup_handlers, stop_all
-from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as gov
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
 
 try:
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import parse_perftest
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
 except ImportError:  # pragma: no cover - the parser ships with the collection
     parse_perftest = None
 

@@ -194,9 +194,9 @@ records:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils import quarantine as q
-from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC, get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine as q
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
 
 
 MAX_TIMEOUT_S = 3600

@@ -212,14 +212,14 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError, show
-from ansible_collections.clusterops.commcheck.plugins.module_utils.rdma_discovery import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import (
     collect,
     discovery_records,
     subnet_error,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
     TRANSPORT_ARGSPEC,
     get_transport,
 )

@@ -107,11 +107,11 @@ redacted:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.history import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history import (
     RecordError,
     normalize_records,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import QUOTE_LIMIT
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import QUOTE_LIMIT
 
 
 def main():

@@ -196,7 +196,7 @@ history_problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.report_render import REPORT_ARGUMENT_SPEC
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_render import REPORT_ARGUMENT_SPEC
 
 
 def main():

@@ -303,9 +303,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import kubexec
-from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
     CONTAINER_NAME,
     RUN_LABEL,
     build_pod_manifest,
@@ -315,7 +315,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.k8s_pods impo
     selectable_nodes,
     validate_params,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport, KubectlTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport, KubectlTransport
 
 POLL_S = 2
 

@@ -22,9 +22,9 @@ import sys
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import parse_perftest
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTIONS = os.path.join(REPO, ".build", "collections")

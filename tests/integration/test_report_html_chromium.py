@@ -11,7 +11,8 @@ import zlib
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import history, report_render
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)

@@ -4,7 +4,8 @@ import datetime
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline, history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2026, 5, 1, tzinfo=UTC)

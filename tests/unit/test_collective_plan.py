@@ -17,9 +17,9 @@ from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_bisect im
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_collective_records import (
     commcheck_collective_records,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils import collective_plan as cp
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_hccl_test import parse_hccl_test
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_nccl_tests import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as cp
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
     parse_nccl_tests,
     parse_nccl_tests_json,
 )

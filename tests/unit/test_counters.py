@@ -13,9 +13,9 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import counters as ct
-from ansible_collections.clusterops.commcheck.plugins.module_utils.rdma_discovery import discover
-from ansible_collections.clusterops.commcheck.plugins.module_utils.sysfs_snapshot import snapshot_from_fs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import counters as ct
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import discover
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import snapshot_from_fs
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_counter_deltas import commcheck_counter_deltas
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_counter_trend import commcheck_counter_trend
 

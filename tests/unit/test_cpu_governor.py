@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import cpu_governor as cg
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as cg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.join(os.path.dirname(HERE), "lab")

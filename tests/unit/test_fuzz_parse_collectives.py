@@ -17,9 +17,9 @@ import os
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_hccl_test import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import (
     HCCL_TEST_ERRORS, parse_hccl_test)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_nccl_tests import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
     NCCL_TESTS_ERRORS, parse_nccl_tests)
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus")

@@ -16,7 +16,7 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import (
     BW_ROW_KEYS,
     LAT_ROW_KEYS,
     PERFTEST_ERRORS,

@@ -25,27 +25,27 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibdev2netdev import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import (
     parse_ibdev2netdev,
     parse_ibdev2netdev_full,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibstat import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import (
     parse_ibstat,
     parse_ibstat_full,
     parse_ibstatus_full,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibv_devinfo import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import (
     parse_ibv_devices_full,
     parse_ibv_devinfo,
     parse_ibv_devinfo_full,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import parse_iperf3
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_rdma_link import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import (
     parse_rdma_link,
     parse_rdma_link_full,
     parse_rdma_system,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_show_gids import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import (
     parse_show_gids,
     parse_show_gids_full,
 )

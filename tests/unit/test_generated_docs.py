@@ -13,8 +13,8 @@ def test_generated_docs_are_current():
 
 
 def test_troubleshooting_lists_every_perftest_and_nccl_code():
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import PERFTEST_ERRORS
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_nccl_tests import NCCL_TESTS_ERRORS
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import PERFTEST_ERRORS
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import NCCL_TESTS_ERRORS
     with open(os.path.join(ROOT, "docs", "troubleshooting.md")) as handle:
         text = handle.read()
     for code in list(PERFTEST_ERRORS) + list(NCCL_TESTS_ERRORS):

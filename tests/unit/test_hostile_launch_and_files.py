@@ -42,10 +42,10 @@ from ansible_collections.clusterops.commcheck.plugins.action import report as re
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_command import commcheck_job_command
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_manifest import commcheck_job_manifest
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_kubexec_rbac import commcheck_kubexec_rbac
-from ansible_collections.clusterops.commcheck.plugins.module_utils import mpi_cmd
-from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.report_render import REPORT_ARGUMENT_SPEC
-from ansible_collections.clusterops.commcheck.plugins.module_utils.transport import TRANSPORT_ARGSPEC
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_render import REPORT_ARGUMENT_SPEC
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC
 from ansible_collections.clusterops.commcheck.plugins.modules import collective
 from ansible_collections.clusterops.commcheck.plugins.modules import quarantine
 from ansible_collections.clusterops.commcheck.plugins.modules import test_pods
@@ -188,7 +188,7 @@ def assert_refused(result, option, value):
 # option -> kind. Kinds in HOSTILE are checked here with every hostile value of the kind; the others:
 #   choice / bool: Ansible's argument spec refuses anything else (checked with a sample below);
 #   hosts, env, mca, mpi_agent_dir, node_source, node_names, records, ...: their own tests below;
-#   transport: the transport / kubectl options, checked by module_utils/transport.py (another plugin).
+#   transport: the transport / kubectl options, checked by module_utils/commands/transport.py (another plugin).
 COLLECTIVE_KINDS = {
     "library": "choice", "operation": "choice", "hosts": "hosts", "gpus_per_node": "int", "gpus_per_process": "int",
     "processes_per_node": "int", "min_bytes": "size", "max_bytes": "size", "step_factor": "int",
@@ -244,7 +244,7 @@ def test_every_option_of_every_plugin_here_is_classified():
         with pytest.raises(Stop):
             test_pods.main()
     assert sorted(TEST_PODS_KINDS) == sorted(captured)
-    # the transport options belong to module_utils/transport.py and are only delegated here
+    # the transport options belong to module_utils/commands/transport.py and are only delegated here
     assert sorted(k for k, v in COLLECTIVE_KINDS.items() if v == "transport") == ["kubectl"]
     assert set(TRANSPORT_ARGSPEC) == set(["transport", "kubectl"])
 

@@ -2,7 +2,7 @@
 import kubernetes_validate
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import k8s_jobs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_jobs
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_manifest import commcheck_job_manifest
 
 PARAMS = {"image": "nvcr.io/nvidia/pytorch:24.05-py3", "gpus": 8, "run_id": "r1", "namespace": "ml",

@@ -17,8 +17,9 @@ import pytest
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_command import commcheck_job_command
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_manifest import commcheck_job_manifest
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_kubexec_rbac import commcheck_kubexec_rbac
-from ansible_collections.clusterops.commcheck.plugins.module_utils import k8s_jobs, kubexec
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_jobs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
 
 PODS = [
     {"name": "commcheck-r1-gpu-01", "address": "192.168.10.11", "pod_ip": "10.244.1.5",

@@ -4,7 +4,7 @@ import json
 import kubernetes_validate
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import k8s_pods
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_pods
 
 BASE = dict(
     state="present", nodes=["gpu-node-01", "gpu-node-02"], run_id="r20261121", namespace="commcheck",

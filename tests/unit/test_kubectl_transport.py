@@ -5,8 +5,9 @@ import subprocess
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import runner, transport
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import runner
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
 
 
 def test_exec_argv_shape():

@@ -12,7 +12,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import localization as loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_localize import commcheck_localize
 
 RATE = 100.0

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Launcher and test-binary argv building (plugins/module_utils/mpi_cmd.py)."""
+"""Launcher and test-binary argv building (plugins/module_utils/commands/mpi_cmd.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -9,8 +9,8 @@ __metaclass__ = type
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import mpi_cmd
-from ansible_collections.clusterops.commcheck.plugins.module_utils.mpi_cmd import MpiCmdError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.mpi_cmd import MpiCmdError
 
 
 def hosts(*items, slots=1):

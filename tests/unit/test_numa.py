@@ -15,9 +15,9 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import numa
-from ansible_collections.clusterops.commcheck.plugins.module_utils.rdma_discovery import discover
-from ansible_collections.clusterops.commcheck.plugins.module_utils.sysfs_snapshot import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import discover
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import (
     snapshot_from_dump, snapshot_from_fs, dump_argv)
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_numa_placement import \
     commcheck_numa_placement
@@ -277,7 +277,7 @@ def test_placement_findings_filter():
 
 
 def test_pair_records_show_the_pinning():
-    from ansible_collections.clusterops.commcheck.plugins.module_utils import pair_analysis as pa
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_analysis as pa
     pinned = {"prefix": ["/usr/bin/numactl", "--cpunodebind=1", "--membind=1"], "reason": "numactl on node 1"}
     sides = [{"host": "h1", "role": "server", "peer": "h2", "rail": 0, "round": 0, "step": 0, "cmd": ["ib_write_bw"],
               "verdict": "pass", "placement": pinned},

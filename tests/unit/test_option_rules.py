@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
 
 LONG = "x" * 5000
 

@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import pair_analysis as pa
-from ansible_collections.clusterops.commcheck.plugins.module_utils.schedule import commcheck_schedule, plan_rounds
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_analysis as pa
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
 from ansible.errors import AnsibleFilterError
 

@@ -12,10 +12,10 @@ import os
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.filter.parse_hccl_test import FilterModule
-from ansible_collections.clusterops.commcheck.plugins.module_utils.mpi_errors import MPI_ERRORS
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_hccl_test import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import MPI_ERRORS
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import (
     HCCL_TEST_ERRORS, parse_hccl_test)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_nccl_tests import parse_nccl_tests
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus", "hccl_tests")
 

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import classify, parse_iperf3
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import classify, parse_iperf3
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "iperf3")
@@ -321,7 +321,7 @@ def test_json_cut_anywhere_is_truncated_not_invalid(prefix, suffix):
 def test_the_json_scan_is_linear_counted_in_decoded_characters(monkeypatch):
     """Linearity without a clock: the characters handed to the JSON decoder grow ~10x for a 10x
     larger input (a rescan per failed start would make it ~100x), and the real object is still found."""
-    from ansible_collections.clusterops.commcheck.plugins.module_utils import text as text_utils
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import text as text_utils
     decoded = []
     real = text_utils._DECODER
 

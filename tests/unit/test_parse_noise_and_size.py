@@ -25,17 +25,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import parse_hccl_test as hccl_mod
-from ansible_collections.clusterops.commcheck.plugins.module_utils import parse_ibdev2netdev as ibdev_mod
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_hccl_test import parse_hccl_test
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibdev2netdev import parse_ibdev2netdev_full
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibstat import parse_ibstat_full
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibv_devinfo import parse_ibv_devinfo_full
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_nccl_tests import parse_nccl_tests
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import parse_perftest
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_rdma_link import parse_rdma_link_full
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_show_gids import parse_show_gids_full
-from ansible_collections.clusterops.commcheck.plugins.module_utils.text import split_key_value
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import parse_hccl_test as hccl_mod
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import parse_ibdev2netdev as ibdev_mod
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import parse_ibdev2netdev_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import parse_ibstat_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import parse_ibv_devinfo_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import parse_rdma_link_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import parse_show_gids_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import split_key_value
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus")
 

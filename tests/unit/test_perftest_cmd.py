@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import cli_grammar
-from ansible_collections.clusterops.commcheck.plugins.module_utils import iperf3_cmd as ic
-from ansible_collections.clusterops.commcheck.plugins.module_utils import perftest_cmd as pc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_iperf3 import parse_iperf3
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_perftest import parse_perftest
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport, controller_gone
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import cli_grammar
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport, controller_gone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "fixtures", "corpus")
@@ -71,7 +71,7 @@ def test_min_fraction(value, ok):
 
 
 def test_argument_errors_are_option_errors():
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.option_rules import OptionError
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
     assert issubclass(pc.ArgumentError, OptionError) and issubclass(cli_grammar.CliError, OptionError)
 
 
@@ -172,7 +172,7 @@ def test_valid_address(address, ok):
 
 # --- GID choice -------------------------------------------------------------------
 
-def test_choose_gid_prefers_roce_v2_ipv4():
+def test_auto_gid_prefers_roce_v2_ipv4():
     entries = [
         {"index": 0, "gid": "fe80:0000:0000:0000:0e42:a1ff:fe00:0001", "type": "IB/RoCE v1"},
         {"index": 1, "gid": "fe80:0000:0000:0000:0e42:a1ff:fe00:0001", "type": "RoCE v2"},
@@ -180,12 +180,36 @@ def test_choose_gid_prefers_roce_v2_ipv4():
         {"index": 3, "gid": "0000:0000:0000:0000:0000:ffff:0a00:0001", "type": "RoCE v2"},
         {"index": 4, "gid": "fd00:0000:0000:0000:0000:0000:0000:0002", "type": "RoCE v2"},
     ]
-    assert pc.choose_gid_index(entries) == 3
-    assert pc.choose_gid_index(entries[:2] + entries[4:]) == 4
-    assert pc.choose_gid_index(entries[:2]) == 1
-    assert pc.choose_gid_index(entries[:1]) is None
-    assert pc.choose_gid_index([{"index": 5, "gid": "0000:0000:0000:0000:0000:0000:0000:0000",
-                                 "type": "RoCE v2"}]) is None
+    assert pc.port_gid_index(entries) == 3
+    assert pc.port_gid_index(entries[:2] + entries[4:]) == 4
+    assert pc.port_gid_index(entries[:2]) == 1
+    assert pc.port_gid_index(entries[:1]) is None
+    assert pc.port_gid_index([{"index": 5, "gid": "0000:0000:0000:0000:0000:0000:0000:0000", "type": "RoCE v2"}]) is None
+
+
+def test_auto_and_discovery_choose_the_same_gid_when_a_vlan_gid_comes_first():
+    """A VLAN on the port has its RoCE v2 GID at index 3, the port's own address at 5: both pick 5."""
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import select_gid
+
+    def entry(index, gid, kind, netdev):
+        return {"index": index, "gid": gid, "type": kind, "netdev": netdev}
+    entries = [entry(0, "fe80:0000:0000:0000:0e42:a1ff:fe00:0001", "IB/RoCE v1", "ens1f0"),
+               entry(1, "fe80:0000:0000:0000:0e42:a1ff:fe00:0001", "RoCE v2", "ens1f0"),
+               entry(2, "0000:0000:0000:0000:0000:ffff:c0a8:6405", "IB/RoCE v1", "ens1f0.100"),
+               entry(3, "0000:0000:0000:0000:0000:ffff:c0a8:6405", "RoCE v2", "ens1f0.100"),
+               entry(4, "0000:0000:0000:0000:0000:ffff:0a00:0005", "IB/RoCE v1", "ens1f0"),
+               entry(5, "0000:0000:0000:0000:0000:ffff:0a00:0005", "RoCE v2", "ens1f0")]
+    assert select_gid(entries, "Ethernet", netdev="ens1f0")["gid_index"] == 5
+    assert pc.port_gid_index(entries, netdev="ens1f0") == 5
+    files = {"/s/class/infiniband/mlx5_0/ports/1/link_layer": "Ethernet\n"}
+    for e in entries:
+        files["/s/class/infiniband/mlx5_0/ports/1/gids/%d" % e["index"]] = e["gid"] + "\n"
+        files["/s/class/infiniband/mlx5_0/ports/1/gid_attrs/types/%d" % e["index"]] = e["type"] + "\n"
+        files["/s/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/%d" % e["index"]] = e["netdev"] + "\n"
+    assert pc.gid_index_from_sysfs(files.get, "/s", "mlx5_0", 1) == (True, 5)
+    facts = {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "link_layer": "Ethernet", "netdev": "ens1f0",
+                                                       "gid_index": None, "gids": entries}]}]}
+    assert pc.gid_index_from_facts(facts, "mlx5_0", 1) == (True, 5)
 
 
 def test_gid_index_from_facts():

@@ -243,7 +243,7 @@ def test_interrupted_module_leaves_nothing(tmp_path, wait_until):
 # Popen has not returned yet (Ansible interrupting a module as it starts a test).
 SIGNAL_WHILE_STARTING = (
     "import os, signal, sys\n"
-    "from ansible_collections.clusterops.commcheck.plugins.module_utils import runner\n"
+    "from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import runner\n"
     "real_popen = runner.subprocess.Popen\n"
     "def popen_then_signal(*args, **kwargs):\n"
     "    proc = real_popen(*args, **kwargs)\n"

@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import quarantine as q
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine as q
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

@@ -12,13 +12,13 @@ import sys
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import rdma_discovery as rd
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibdev2netdev import parse_ibdev2netdev
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibstat import parse_ibstat
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_ibv_devinfo import parse_ibv_devinfo_full
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parse_show_gids import parse_show_gids
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
-from ansible_collections.clusterops.commcheck.plugins.module_utils.sysfs_snapshot import snapshot_from_fs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import rdma_discovery as rd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import parse_ibdev2netdev
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import parse_ibstat
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import parse_ibv_devinfo_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import parse_show_gids
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import snapshot_from_fs
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_select_gid import commcheck_select_gid
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_discovery_table import (
     commcheck_discovery_table,
@@ -561,7 +561,7 @@ def test_table_and_records(tmp_path):
     assert [(r["kind"], r["params"]["code"], r["verdict"]) for r in records[1:]] == [
         ("finding", "phys_state_polling", "fail"), ("finding", "port_down", "fail")]
     assert all(r["host"] == "node1" and r["peer"] is None for r in records)
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.history import normalize_records
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history import normalize_records
     normalized = normalize_records(records)[0]
     assert len(normalized) == 3
 

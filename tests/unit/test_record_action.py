@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)

@@ -8,8 +8,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import baseline, history
-from ansible_collections.clusterops.commcheck.plugins.module_utils import report_render as rr
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render as rr
 
 HOSTS = ["node-a", "node-b", "node-c", "node-d"]
 

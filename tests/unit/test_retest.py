@@ -10,10 +10,10 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import retest as rt
-from ansible_collections.clusterops.commcheck.plugins.module_utils import localization as loc
-from ansible_collections.clusterops.commcheck.plugins.module_utils import pair_analysis as pa
-from ansible_collections.clusterops.commcheck.plugins.module_utils.schedule import commcheck_schedule, plan_rounds
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_analysis as pa
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_plan import commcheck_retest_plan
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_classify import \
     commcheck_retest_classify

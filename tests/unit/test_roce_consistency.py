@@ -14,10 +14,10 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import roce_consistency as rc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.rdma_discovery import discover
-from ansible_collections.clusterops.commcheck.plugins.module_utils.schedule import commcheck_schedule, plan_rounds
-from ansible_collections.clusterops.commcheck.plugins.module_utils.sysfs_snapshot import snapshot_from_fs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import roce_consistency as rc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import discover
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import snapshot_from_fs
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_roce_preflight import commcheck_roce_preflight
 
 LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab")

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
-"""module_utils/role_options: the rule of every role variable (pure; specs read from roles/*/meta)."""
+"""plugin_utils/role_options: the rule of every role variable (pure; specs read from roles/*/meta)."""
 import os
 import re
 
 import pytest
 import yaml
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import role_options as ro
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options as ro
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOSTS = ("n1", "n2")

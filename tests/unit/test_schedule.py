@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import schedule as sch
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import schedule as sch
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_schedule import (
     commcheck_schedule as schedule_filter,
 )

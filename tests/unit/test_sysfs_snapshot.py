@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import sysfs_snapshot as ss
-from ansible_collections.clusterops.commcheck.plugins.module_utils.runner import HostTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import sysfs_snapshot as ss
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.join(os.path.dirname(HERE), "lab")

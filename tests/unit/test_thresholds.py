@@ -10,7 +10,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils import thresholds as th
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_thresholds import commcheck_thresholds
 
 

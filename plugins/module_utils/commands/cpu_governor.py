@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""CPU frequency governors under a sysfs root: read, plan, apply (with rollback).
+
+Pure parts: :func:`parse_cpu_list`, :func:`plan_changes`, :func:`diff_text`.
+File access: :func:`read_cpus` and :func:`apply_changes` (``sysfs_root``
+stands for ``/sys``; the files are
+``devices/system/cpu/cpu<N>/cpufreq/scaling_governor`` and
+``scaling_available_governors``).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import glob
+import os
+import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
+
+_CPU_DIR = re.compile(r"^cpu(\d+)$")
+GOVERNOR_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+# The largest CPU number Linux can have (NR_CPUS is at most 8192).
+CPU_MAX = 8191
+
+
+class GovernorError(Exception):
+    """Bad input or a failed write; the message says which and why."""
+
+
+def _cpu_number(text, value):
+    number = int(text)
+    if number > CPU_MAX:
+        raise GovernorError("%s is not a CPU: CPU numbers go up to %d" % (show(value), CPU_MAX))
+    return number
+
+
+def cpu_key(value):
+    """'cpu3', '3' or 3 -> 'cpu3'; raises GovernorError otherwise."""
+    text = str(value).strip()
+    if text.isdigit():
+        return "cpu%d" % _cpu_number(text, value)
+    match = _CPU_DIR.match(text)
+    if match:
+        return "cpu%d" % _cpu_number(match.group(1), value)
+    raise GovernorError("%s is not a CPU (use 3 or cpu3)" % show(value))
+
+
+def parse_cpu_list(items):
+    """CPU selections like [0, '2-5', '8,10', 'cpu12'] -> sorted list of 'cpuN' keys."""
+    out = set()
+    for item in items or []:
+        for part in str(item).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            match = re.match(r"^(\d+)\s*-\s*(\d+)$", part)
+            if match:
+                low, high = _cpu_number(match.group(1), part), _cpu_number(match.group(2), part)
+                if low > high:
+                    raise GovernorError("CPU range %s goes backwards" % show(part))
+                out.update("cpu%d" % n for n in range(low, high + 1))
+            else:
+                out.add(cpu_key(part))
+    return sorted(out, key=lambda k: int(k[3:]))
+
+
+def _read(path):
+    try:
+        with open(path, "r") as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return None
+
+
+def read_cpus(sysfs_root):
+    """{'cpuN': {'governor': str|None, 'available': [..]|None, 'path': file}} for CPUs with cpufreq."""
+    base = os.path.join(sysfs_root, "devices", "system", "cpu")
+    try:
+        pattern = os.path.join(glob.escape(base), "cpu*", "cpufreq", "scaling_governor")
+    except AttributeError:  # Python 2
+        pattern = os.path.join(base, "cpu*", "cpufreq", "scaling_governor")
+    cpus = {}
+    for path in glob.glob(pattern):
+        name = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        if not _CPU_DIR.match(name):
+            continue
+        available = _read(os.path.join(os.path.dirname(path), "scaling_available_governors"))
+        cpus[name] = {
+            "governor": _read(path),
+            "available": available.split() if available else None,
+            "path": path,
+        }
+    return cpus
+
+
+def plan_changes(cpus, governor=None, governors=None, selected=None):
+    """What to write: (targets {cpu: wanted}, changes {cpu: (before, after)}).
+
+    ``governor`` sets every selected CPU (all CPUs with cpufreq by default);
+    ``governors`` ({cpu: governor}, e.g. a previous run's ``previous``) sets
+    each CPU it names. Raises GovernorError for unknown CPUs, bad names, or
+    a governor a CPU does not offer.
+    """
+    if (governor is None) == (governors is None):
+        raise GovernorError("give exactly one of governor or governors")
+    targets = {}
+    if governor is not None:
+        names = selected if selected else sorted(cpus, key=lambda k: int(k[3:]))
+        for name in names:
+            targets[name] = governor
+    else:
+        for key, value in (governors or {}).items():
+            name = cpu_key(key)
+            if selected and name not in selected:
+                continue
+            targets[name] = value
+    for name, wanted in sorted(targets.items()):
+        if not isinstance(wanted, str) or not GOVERNOR_NAME.match(wanted):
+            raise GovernorError("%s is not a governor name" % show(wanted))
+        if name not in cpus:
+            raise GovernorError("%s has no cpufreq scaling_governor under this sysfs root" % name)
+        available = cpus[name].get("available")
+        if available and wanted not in available:
+            raise GovernorError("%s does not offer the %s governor (available: %s)" % (
+                name, wanted, " ".join(available)))
+    changes = dict((name, (cpus[name]["governor"], wanted)) for name, wanted in targets.items()
+                   if cpus[name]["governor"] != wanted)
+    return targets, changes
+
+
+def diff_text(cpus, changes, after=False):
+    """'cpu0: powersave\\n...' for the CPUs in changes (before or after values)."""
+    lines = []
+    for name in sorted(changes, key=lambda k: int(k[3:])):
+        lines.append("%s: %s\n" % (name, changes[name][1] if after else changes[name][0]))
+    return "".join(lines)
+
+
+def _write(path, value):
+    with open(path, "w") as handle:
+        handle.write(value)
+
+
+def apply_changes(cpus, changes):
+    """Write the changes; on a failure restore what was written and raise GovernorError."""
+    done = []
+    try:
+        for name in sorted(changes, key=lambda k: int(k[3:])):
+            _write(cpus[name]["path"], changes[name][1])
+            done.append(name)
+            now = _read(cpus[name]["path"])
+            if now != changes[name][1]:
+                raise GovernorError("%s still reads %s after writing %s" % (name, show(now), show(changes[name][1])))
+    except (IOError, OSError, GovernorError) as exc:
+        restored = []
+        for name in done:
+            try:
+                _write(cpus[name]["path"], changes[name][0])
+                restored.append(name)
+            except (IOError, OSError):
+                pass
+        raise GovernorError("setting the governor failed: %s (restored %s)" % (
+            exc, ", ".join(restored) or "nothing"))
+    return done

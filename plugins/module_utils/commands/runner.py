@@ -1,0 +1,415 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one private command runner: argv lists only, deadlines, no orphans.
+
+Every command a module runs goes through a transport built here. A transport
+runs an argv list with a deadline (``run``) or starts one in the background
+with a deadline it cannot outlive (``start``). Processes are started in their
+own session so the whole process group is killed on timeout or stop.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import contextlib
+import os
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+import math
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
+
+KILL_GRACE_S = 3
+SYSTEM_PATHS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+class CommandError(Exception):
+    """A command could not be started at all (missing binary, bad argv)."""
+
+
+def check_argv(argv):
+    """Refuse anything that is not a non-empty list of strings without NULs."""
+    if not isinstance(argv, (list, tuple)) or not argv:
+        raise CommandError("command must be a non-empty argv list, got %r" % (argv,))
+    for item in argv:
+        if not isinstance(item, str):
+            raise CommandError("argv items must be strings, got %r in %r" % (item, argv))
+        if "\x00" in item:
+            raise CommandError("argv item contains a NUL byte: %r" % (item,))
+    return list(argv)
+
+
+def command_env(extra=None):
+    """The environment commands run with: the caller's, LC_ALL=C, plus extra."""
+    env = dict(os.environ)
+    env["LC_ALL"] = "C"
+    env["LANG"] = "C"
+    for key, value in (extra or {}).items():
+        env[str(key)] = str(value)
+    return env
+
+
+def _kill_group(proc, sig):
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def stop_process(proc, grace=KILL_GRACE_S):
+    """TERM the process group, then KILL it if it is still there after grace seconds."""
+    if proc.poll() is None:
+        _kill_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    # Children may survive their leader; the group id stays valid while any does.
+    _kill_group(proc, signal.SIGKILL)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _result(argv, rc, stdout, stderr, timed_out, started):
+    return {
+        "cmd": list(argv),
+        "rc": rc,
+        "stdout": stdout,
+        "stderr": stderr,
+        "timed_out": timed_out,
+        "duration_s": round(time.monotonic() - started, 3),
+    }
+
+
+_LIVE = set()
+# While a command is being started its process already runs but is not in _LIVE
+# yet: a cleanup signal arriving then is held back until it is (see _starting).
+_STARTING = [0]
+_HELD_SIGNALS = []
+
+
+def stop_all():
+    """Stop every background command this process started and has not collected."""
+    for job in list(_LIVE):
+        job.stop()
+
+
+def controller_gone(fd=1):
+    """True when ``fd`` (the module's stdout) is a pipe whose reader has gone away.
+
+    A module's stdout is the pipe its result goes back through (the ssh
+    session, the async wrapper, the local worker). When ansible-playbook is
+    interrupted the ssh session ends without a signal to the module; the
+    closed pipe is how the module can tell nobody waits for it any more.
+    Anything else (a file, a terminal, /dev/null, an unusable fd) is False.
+    """
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, 0)
+        return any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def install_cleanup_handlers():
+    """Make SIGTERM / SIGHUP / SIGINT stop every started command before exiting.
+
+    Ansible's async wrapper and an interrupted ssh session end a module with
+    these signals; our children live in their own sessions and would survive.
+    """
+    def _handler(signum, frame):
+        if _STARTING[0]:
+            _HELD_SIGNALS.append(signum)
+            return
+        _stop_all_and_exit(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        try:
+            signal.signal(sig, _handler)
+        except (ValueError, OSError):
+            pass
+
+
+def _stop_all_and_exit(signum):
+    stop_all()
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def _starting():
+    """Start a command inside this: a cleanup signal meanwhile stops it too, once it is in _LIVE."""
+    _STARTING[0] += 1
+    try:
+        yield
+    finally:
+        _STARTING[0] -= 1
+        if _HELD_SIGNALS and not _STARTING[0]:
+            _stop_all_and_exit(_HELD_SIGNALS.pop())
+
+
+class Background:
+    """A command running in its own process group, with a hard deadline."""
+
+    def __init__(self, argv, timeout, env=None, cwd=None):
+        self.argv = check_argv(argv)
+        self.timeout = float(timeout)
+        self.started = time.monotonic()
+        self.deadline = self.started + self.timeout
+        self._out = tempfile.TemporaryFile()
+        self._err = tempfile.TemporaryFile()
+        self.timed_out = False
+        with _starting():
+            try:
+                self.proc = subprocess.Popen(
+                    self.argv, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
+                    env=command_env(env), cwd=cwd, start_new_session=True, close_fds=True)
+            except OSError as exc:
+                self._out.close()
+                self._err.close()
+                raise CommandError("cannot start %s: %s" % (self.argv[0], exc))
+            _LIVE.add(self)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def poll(self):
+        if self.proc.poll() is None and time.monotonic() >= self.deadline:
+            self.timed_out = True
+            stop_process(self.proc)
+        return self.proc.poll()
+
+    def wait(self, timeout=None):
+        """Wait until exit, the deadline, or timeout seconds; return rc or None."""
+        limit = self.deadline if timeout is None else min(self.deadline, time.monotonic() + timeout)
+        while self.proc.poll() is None and time.monotonic() < limit:
+            try:
+                self.proc.wait(timeout=max(0.01, min(0.2, limit - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                pass
+        return self.poll()
+
+    def stop(self):
+        stop_process(self.proc)
+        _LIVE.discard(self)
+
+    def result(self):
+        """Stop if still running, then collect output as a result dict."""
+        self.stop()
+        self._out.seek(0)
+        self._err.seek(0)
+        stdout = self._out.read().decode("utf-8", "replace")
+        stderr = self._err.read().decode("utf-8", "replace")
+        self._out.close()
+        self._err.close()
+        return _result(self.argv, self.proc.returncode, stdout, stderr, self.timed_out, self.started)
+
+
+class HostTransport:
+    """Runs commands on the machine the module runs on."""
+
+    name = "host"
+    remote = False
+
+    def __init__(self, path_prefix=None):
+        self.path_prefix = list(path_prefix or [])
+
+    def which(self, name):
+        """Full path of an executable, or None (PATH, then the sbin directories)."""
+        if os.sep in name:
+            return name if os.access(name, os.X_OK) else None
+        search = self.path_prefix + os.environ.get("PATH", "").split(os.pathsep) + list(SYSTEM_PATHS)
+        return shutil.which(name, path=os.pathsep.join(p for p in search if p))
+
+    def wrap(self, argv, timeout):
+        """The argv as executed: under coreutils timeout when there is one.
+
+        The Python-side deadline already kills the group; timeout(1) also holds
+        when this module process itself is killed with SIGKILL.
+        """
+        argv = check_argv(argv)
+        timeout_bin = self.which("timeout")
+        if not timeout_bin:
+            return argv
+        return [timeout_bin, "-k", str(KILL_GRACE_S), str(int(math.ceil(timeout)) + 1)] + argv
+
+    def run(self, argv, timeout, env=None, cwd=None):
+        """Run argv to completion or its deadline; return a result dict, never raise on rc."""
+        job = self.start(argv, timeout, env=env, cwd=cwd)
+        job.wait()
+        return job.result()
+
+    def start(self, argv, timeout, env=None, cwd=None):
+        """Start argv in the background; it is killed at its deadline at the latest."""
+        return Background(self.wrap(argv, timeout), timeout, env=env, cwd=cwd)
+
+    def read_file(self, path, default=None):
+        try:
+            with open(path, "rb") as handle:
+                return handle.read().decode("utf-8", "replace")
+        except (IOError, OSError):
+            return default
+
+
+# The remote side of a kubectl exec: print our PID (the process group that
+# timeout(1) leads after exec), then run the argv under a hard deadline. The
+# script is constant; the deadline and the argv arrive as positional args.
+_REMOTE_WRAPPER_SH = 'echo "commcheck-remote-pid $$"; k=$1; t=$2; shift 2; exec timeout -k "$k" "$t" "$@"'
+_PID_MARKER = "commcheck-remote-pid "
+
+
+def _strip_pid_line(stdout):
+    """Remove the wrapper's PID line; return (pid or None, rest of stdout)."""
+    if stdout.startswith(_PID_MARKER):
+        first, rest = stdout.split("\n", 1) if "\n" in stdout else (stdout, "")
+        try:
+            return int(first[len(_PID_MARKER):].strip()), rest
+        except ValueError:
+            return None, rest
+    return None, stdout
+
+
+class RemoteBackground(Background):
+    """A kubectl exec whose remote process group is killed on stop."""
+
+    def __init__(self, transport, argv, timeout, env=None):
+        self.transport = transport
+        Background.__init__(self, argv, timeout, env=env)
+
+    def remote_pid(self):
+        self._out.flush()
+        pos = self._out.tell()
+        self._out.seek(0)
+        head = self._out.read(64).decode("utf-8", "replace")
+        self._out.seek(pos)
+        return _strip_pid_line(head)[0]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            pid = self.remote_pid()
+            if pid:
+                self.transport.run_plain(["kill", "-TERM", "--", "-%d" % pid], 10)
+        Background.stop(self)
+
+    def result(self):
+        res = Background.result(self)
+        res["remote_pid"], res["stdout"] = _strip_pid_line(res["stdout"])
+        return res
+
+
+def check_dns_label(option, value):
+    """A DNS-1123 label (namespaces, containers): a Kubernetes name without '.', at most 63 characters."""
+    return option_rules.check_name(option, value, "k8s_label")
+
+
+def check_kubectl_settings(pod, namespace="default", container=None, context=None, kubeconfig=None, binary=None,
+                           label="kubectl", which=None):
+    """Raise option_rules.OptionError naming the first setting that must not reach kubectl's command line.
+
+    ``pod`` a Kubernetes name; ``namespace`` / ``container`` DNS-1123 labels;
+    ``context`` a context name; ``kubeconfig`` an absolute path; none of them
+    may start with '-'. ``binary``: an absolute path or a bare command name;
+    with ``which`` (a lookup on this host) it must also exist.
+    """
+    option_rules.check_name("%s.pod" % label, pod, "k8s_name")
+    check_dns_label("%s.namespace" % label, namespace)
+    if container is not None:
+        check_dns_label("%s.container" % label, container)
+    if context is not None:
+        option_rules.check_name("%s.context" % label, context, "k8s_context")
+    if kubeconfig:
+        option_rules.check_path("%s.kubeconfig" % label, kubeconfig)
+    if binary:
+        option_rules.check_binary("%s.binary" % label, binary, which=which, must_exist=which is not None)
+
+
+class KubectlTransport(HostTransport):
+    """Runs commands inside a pod with ``kubectl exec``, from the controller.
+
+    The argv runs under timeout(1) inside the pod, so a command cannot outlive
+    its deadline even when the local kubectl is killed; ``stop`` also kills the
+    remote process group.
+    """
+
+    name = "kubectl"
+    remote = True
+
+    def __init__(self, pod, namespace="default", container=None, context=None,
+                 kubeconfig=None, binary=None):
+        HostTransport.__init__(self)
+        if not pod:
+            raise CommandError("the kubectl transport needs a pod name")
+        check_kubectl_settings(pod, namespace or "default", container, context, kubeconfig, binary)
+        self.pod = pod
+        self.namespace = namespace or "default"
+        self.container = container
+        self.context = context
+        self.kubeconfig = kubeconfig
+        self.binary = binary
+        self._which_cache = {}
+
+    def kubectl_argv(self):
+        """``kubectl [--kubeconfig F] [--context C] -n NS exec POD [-c C] --``."""
+        binary = self.binary or HostTransport.which(self, "kubectl") or "kubectl"
+        argv = [binary]
+        if self.kubeconfig:
+            argv += ["--kubeconfig", self.kubeconfig]
+        if self.context:
+            argv += ["--context", self.context]
+        argv += ["-n", self.namespace, "exec", self.pod]
+        if self.container:
+            argv += ["-c", self.container]
+        return argv + ["--"]
+
+    def wrap(self, argv, timeout):
+        argv = check_argv(argv)
+        deadline = str(int(math.ceil(timeout)) + 1)
+        return self.kubectl_argv() + ["sh", "-c", _REMOTE_WRAPPER_SH, "sh", str(KILL_GRACE_S), deadline] + argv
+
+    def run_plain(self, argv, timeout):
+        """Run argv in the pod without the deadline wrapper (kill, cat, command -v)."""
+        job = Background(self.kubectl_argv() + check_argv(argv), timeout + 5)
+        job.wait()
+        return job.result()
+
+    def start(self, argv, timeout, env=None, cwd=None):
+        if env:
+            argv = ["env"] + ["%s=%s" % (k, v) for k, v in sorted(env.items())] + list(argv)
+        if cwd:
+            raise CommandError("the kubectl transport does not support cwd")
+        # The local kubectl gets a little longer than the remote deadline so
+        # the remote timeout(1) acts first and its exit status comes back.
+        return RemoteBackground(self, self.wrap(argv, timeout), timeout + KILL_GRACE_S + 5)
+
+    def run(self, argv, timeout, env=None, cwd=None):
+        job = self.start(argv, timeout, env=env, cwd=cwd)
+        job.wait()
+        res = job.result()
+        res["cmd"] = list(argv)
+        res["exec_cmd"] = job.argv
+        # kubectl exits 124/137 through the remote timeout(1); the local
+        # deadline only trips when the API server or the pod does not answer.
+        if res["rc"] in (124, 137) and not res["timed_out"]:
+            res["timed_out"] = True
+        return res
+
+    def which(self, name):
+        if name not in self._which_cache:
+            res = self.run_plain(["sh", "-c", 'command -v "$1"', "sh", name], 30)
+            path = res["stdout"].strip().splitlines()
+            self._which_cache[name] = path[-1] if res["rc"] == 0 and path else None
+        return self._which_cache[name]
+
+    def read_file(self, path, default=None):
+        res = self.run_plain(["cat", "--", path], 30)
+        return res["stdout"] if res["rc"] == 0 else default

@@ -1,0 +1,74 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Choose the transport a module's commands go through (host or kubectl exec).
+
+Modules add TRANSPORT_ARGSPEC to their argument spec, extend their
+DOCUMENTATION with the ``clusterops.commcheck.transport`` doc fragment, and
+call ``get_transport(module)``. Everything else (run, start, which,
+read_file) is the same whichever transport is used.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
+    HostTransport,
+    KubectlTransport,
+    check_kubectl_settings,
+)
+
+TRANSPORT_ARGSPEC = dict(
+    transport=dict(type="str", default="host", choices=["host", "kubectl"]),
+    kubectl=dict(
+        type="dict",
+        options=dict(
+            namespace=dict(type="str", default="default"),
+            pod=dict(type="str"),
+            container=dict(type="str"),
+            context=dict(type="str"),
+            kubeconfig=dict(type="path", no_log=True),
+            binary=dict(type="path"),
+        ),
+    ),
+)
+
+
+def kubectl_options_error(options, which=None):
+    """Return an error message for bad kubectl options, or None.
+
+    Names follow Kubernetes' rules (pod: RFC 1123 name; namespace and
+    container: DNS-1123 labels), the context is a context name, kubeconfig an
+    absolute path, and none may start with '-'. ``binary`` is an absolute path
+    or a bare command name; with ``which`` (a lookup on this host) it must exist.
+    """
+    options = options or {}
+    if not options.get("pod"):
+        return "transport=kubectl needs kubectl.pod"
+    try:
+        check_kubectl_settings(options["pod"], options.get("namespace") or "default", options.get("container"),
+                               options.get("context"), options.get("kubeconfig"), options.get("binary"),
+                               which=which)
+    except OptionError as exc:
+        return str(exc)
+    return None
+
+
+def get_transport(module):
+    """The transport named by the module's ``transport`` / ``kubectl`` options."""
+    params = module.params
+    if params.get("transport", "host") == "host":
+        return HostTransport()
+    options = params.get("kubectl") or {}
+    error = kubectl_options_error(options, which=HostTransport().which)
+    if error:
+        module.fail_json(msg=error)
+    return KubectlTransport(
+        pod=options["pod"],
+        namespace=options.get("namespace") or "default",
+        container=options.get("container"),
+        context=options.get("context"),
+        kubeconfig=options.get("kubeconfig"),
+        binary=options.get("binary"),
+    )

@@ -1,0 +1,215 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rules every option value obeys before it may reach a command or a file.
+
+One place for the checks that modules, action plugins and roles share: names
+(RDMA devices, netdevs, Kubernetes objects, hosts), values that would turn
+into flags, numbers with ranges, binaries, and paths that must stay inside
+the directory their option names. Every check raises ``OptionError`` with a
+message that names the option and quotes at most ``QUOTE_LIMIT`` characters
+of the rejected value, and returns the cleaned value otherwise.
+
+The tool-specific modules keep their own error classes as subclasses of
+``OptionError``, so a caller catches one type.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import ipaddress
+import math
+import os
+import posixpath
+import re
+
+QUOTE_LIMIT = 200
+PATH_MAX = 4096
+
+# Kernel RDMA device names (ib_register_device: up to IB_DEVICE_NAME_MAX=64,
+# e.g. mlx5_0, mlx5_bond_0, rocep65s0f0, hns_0, irdma-x722) and netdev names
+# (IFNAMSIZ-1 = 15, no '/', ':' only for aliases, never whitespace).
+_RDMA_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+_NETDEV = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,14}$")
+# RFC 1123 subdomain (pods, namespaces, nodes, containers) and label values.
+_K8S_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_K8S_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_K8S_LABEL_VALUE = re.compile(r"^(|[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
+# kubeconfig context names are free text in kubeconfig; these are the ones
+# that cloud CLIs write (arn:aws:eks:..., gke_project_zone_name, user@cluster).
+_CONTEXT = re.compile(r"^[A-Za-z0-9_.@:/][-A-Za-z0-9_.@:/]{0,252}$")
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*\.?$")
+_WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.,:=/+@%-]{0,255}$")
+_BARE_COMMAND = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,254}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+NAME_KINDS = {
+    "rdma_device": (_RDMA_DEVICE, "an RDMA device name (letters, digits, _ . : -, at most 64)"),
+    "netdev": (_NETDEV, "a network interface name (at most 15 characters)"),
+    "k8s_name": (_K8S_NAME, "a Kubernetes name (RFC 1123: lower-case letters, digits, '-' and '.')"),
+    "k8s_label": (_K8S_LABEL, "a DNS-1123 label (lower-case letters, digits and '-', at most 63)"),
+    "k8s_label_value": (_K8S_LABEL_VALUE, "a Kubernetes label value"),
+    "k8s_context": (_CONTEXT, "a kubeconfig context name"),
+    "env_name": (re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"), "an environment variable name"),
+    "word": (_WORD, "one word of letters, digits and _ . , : = / + @ % -"),
+}
+
+
+class OptionError(ValueError):
+    """An option value that must not reach a command line or a file."""
+
+
+def show(value, limit=QUOTE_LIMIT):
+    """repr(value), cut to about ``limit`` characters so a huge value cannot flood a message."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return "%s...(%d characters)" % (text[:limit], len(text))
+
+
+def fail(option, value, why):
+    raise OptionError("%s %s %s" % (option, show(value), why))
+
+
+def check_text(option, value, max_length=PATH_MAX):
+    """A string without control characters (NUL, newline, escape...) and not too long."""
+    if not isinstance(value, str):
+        fail(option, value, "must be a string")
+    if _CONTROL.search(value):
+        fail(option, value, "contains a control character (NUL, newline, tab...)")
+    if len(value) > max_length:
+        fail(option, value, "is longer than %d characters" % max_length)
+    return value
+
+
+def check_not_flag(option, value):
+    """A value that goes after a flag or as a positional must not read as an option."""
+    check_text(option, value)
+    if value.startswith("-"):
+        fail(option, value, "must not start with '-' (it would be read as an option)")
+    return value
+
+
+def check_name(option, value, kind):
+    """A name of the given kind (see NAME_KINDS), never a flag."""
+    pattern, what = NAME_KINDS[kind]
+    check_not_flag(option, value)
+    if not pattern.match(value):
+        fail(option, value, "is not %s" % what)
+    return value
+
+
+def is_host(value):
+    """True for an IPv4/IPv6 address or a DNS host name (never something that starts with '-')."""
+    if not isinstance(value, str) or not value or value.startswith("-") or _CONTROL.search(value):
+        return False
+    try:
+        ipaddress.ip_address(value)
+        return True
+    except ValueError:
+        return bool(_HOSTNAME.match(value))
+
+
+def check_host(option, value):
+    """A host name or an IP address."""
+    if not is_host(value):
+        fail(option, value, "is not a host name or an IP address")
+    return value
+
+
+def check_int(option, value, low, high):
+    """An integer in [low, high]; an integral float or a digit string is accepted, a bool is not."""
+    if isinstance(value, bool):
+        fail(option, value, "must be an integer")
+    if isinstance(value, str) and re.match(r"^\s*[-+]?\d+\s*$", value):
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int):
+        fail(option, value, "must be an integer")
+    if value < low or value > high:
+        fail(option, value, "must be between %s and %s" % (low, high))
+    return value
+
+
+def check_number(option, value, low, high):
+    """A finite number in [low, high] (a numeric string is accepted, a bool is not)."""
+    if isinstance(value, bool):
+        fail(option, value, "must be a number")
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            fail(option, value, "must be a number")
+    if not isinstance(number, (int, float)) or math.isnan(number) or math.isinf(number):
+        fail(option, value, "must be a finite number")
+    if number < low or number > high:
+        fail(option, value, "must be between %s and %s" % (low, high))
+    return number
+
+
+def check_path(option, value, absolute=True):
+    """A normalised path without '..' components or control characters.
+
+    ``absolute``: the path must start with '/' (relative paths depend on
+    where a process happens to run).
+    """
+    check_text(option, value)
+    if value == "":
+        fail(option, value, "must not be empty")
+    if absolute and not value.startswith("/"):
+        fail(option, value, "must be an absolute path")
+    if not absolute and value.startswith("-"):
+        fail(option, value, "must not start with '-'")
+    if ".." in value.split("/"):
+        fail(option, value, "must not contain '..' components")
+    normal = posixpath.normpath(value)
+    # normpath keeps a leading '//' (POSIX allows it a meaning); nothing here wants that.
+    if normal.startswith("//"):
+        normal = "/" + normal.lstrip("/")
+    return normal
+
+
+def check_inside(option, value, directory):
+    """A path (absolute, or relative to ``directory``) that stays inside ``directory``."""
+    base = check_path("%s (directory)" % option, directory)
+    check_text(option, value)
+    if value == "":
+        fail(option, value, "must not be empty")
+    if ".." in value.split("/"):
+        fail(option, value, "must not contain '..' components")
+    joined = value if value.startswith("/") else posixpath.join(base, value)
+    path = check_path(option, joined)
+    if path != base and not path.startswith(base.rstrip("/") + "/"):
+        fail(option, value, "must stay inside %s" % base)
+    return path
+
+
+def check_file_name(option, value):
+    """One file name: no '/', not '.' or '..', no control characters, not a flag."""
+    check_not_flag(option, value)
+    if value in ("", ".", "..") or "/" in value or len(value) > 255:
+        fail(option, value, "must be a plain file name (no '/', not '.' or '..')")
+    return value
+
+
+def check_binary(option, value, which=None, must_exist=True):
+    """A program: an absolute path to an executable file, or a bare name (found on PATH).
+
+    Relative paths and '..' are refused: what they reach depends on the
+    working directory. ``which`` looks a bare name up (shutil.which, or the
+    transport's own); ``must_exist=False`` skips the existence checks for a
+    program that runs elsewhere (inside a pod, on another host).
+    """
+    check_not_flag(option, value)
+    if value.startswith("/"):
+        path = check_path(option, value)
+        if must_exist and not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            fail(option, value, "is not an executable file")
+        return path
+    if "/" in value or not _BARE_COMMAND.match(value):
+        fail(option, value, "must be an absolute path or a command name without '/'")
+    if must_exist and which is not None and not which(value):
+        fail(option, value, "was not found on PATH")
+    return value

@@ -1,0 +1,297 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Errors of the launch layer (mpirun / orted / ssh / UCX / signals) shared by the
+collective-test parsers, and the error collector they use.
+
+One table of rules lives here so that parse_nccl_tests and parse_hccl_test
+classify launcher failures the same way.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import to_text
+
+# code: (cause, fix) -- one line each, written for a cluster operator.
+MPI_ERRORS = {
+    "orted_not_found": (
+        "The remote shell started by mpirun could not run the MPI daemon (Open MPI orted/prted, MPICH hydra_pmi_proxy): "
+        "it is not on PATH (or its libraries are not on LD_LIBRARY_PATH) in non-interactive ssh sessions on a node.",
+        "Install the same MPI at the same path on every node and run Open MPI's mpirun with --prefix <openmpi dir> "
+        "(or export PATH/LD_LIBRARY_PATH in ~/.bashrc before its interactive-shell guard); "
+        "also kill leftover MPI/test processes on the nodes.",
+    ),
+    "mpi_lib_missing": (
+        "The test binary cannot load the MPI library (libmpi.so...) on at least one node.",
+        "Add the MPI lib directory to LD_LIBRARY_PATH on every node and pass it with mpirun -x LD_LIBRARY_PATH, "
+        "or rebuild the test against the MPI that is installed there.",
+    ),
+    "shared_lib_missing": (
+        "A shared library the test binary needs (CUDA, NCCL, CANN, ...) is not found on at least one node.",
+        "Install the library on every node (same version) and put its directory on LD_LIBRARY_PATH; "
+        "forward it with mpirun -x LD_LIBRARY_PATH.",
+    ),
+    "mpirun_not_found": (
+        "The MPI launcher (mpirun/mpiexec) is not installed or not on PATH where the test is started.",
+        "Install Open MPI or MPICH on the launch node and put its bin directory on PATH.",
+    ),
+    "binary_not_found": (
+        "The test executable does not exist or is not executable at the given path on at least one node.",
+        "Build or copy the test binaries to the same path on every node (or use a shared file system) "
+        "and check the path given to mpirun.",
+    ),
+    "hostname_unresolvable": (
+        "A node name used by mpirun or by the test cannot be resolved to an address.",
+        "Add every node's name and address to /etc/hosts (or DNS) on all nodes, including each node's own hostname.",
+    ),
+    "mpi_launch_failed": (
+        "mpirun could not start or keep its daemons on all nodes (ssh failure, daemon died, "
+        "lost connection, or not enough slots).",
+        "Check passwordless ssh from the launch node to every node, the same MPI version everywhere, "
+        "firewalls between nodes, and that hostfile slots cover -np.",
+    ),
+    "ucx_error": (
+        "UCX (the MPI transport layer) failed on an RDMA device before the collective test started.",
+        "Restrict MPI's UCX transport to usable devices (-x UCX_NET_DEVICES=<dev>:<port>, -x UCX_TLS=...) "
+        "or run MPI over TCP (--mca pml ob1 --mca btl tcp,self); NCCL does not need UCX.",
+    ),
+    "segfault": (
+        "A test process crashed with a segmentation fault (signal 11).",
+        "If the stack shows ncclProxyService, give the pod/container the IPC_LOCK capability and an unlimited "
+        "memlock limit; otherwise check that the NCCL/CUDA (or CANN) libraries match the ones the test was built with.",
+    ),
+    "bus_error": (
+        "A test process died with a bus error (signal 7), typically when shared memory (/dev/shm) is too small.",
+        "Enlarge /dev/shm (docker --shm-size, or an emptyDir with medium: Memory mounted at /dev/shm in the pod).",
+    ),
+    "process_killed": (
+        "A test process was killed (signal 9): out-of-memory killer, a time limit, or an operator.",
+        "Check dmesg/kubectl describe for OOMKilled, raise the pod/host memory limit or lower the maximum "
+        "message size, and raise the job time limit.",
+    ),
+    "rank_failed": (
+        "At least one MPI rank exited with an error, which aborted the whole job.",
+        "Look at the first error printed by the failing rank (listed with this result) and fix that node.",
+    ),
+    "unknown": (
+        "The test failed for a reason this parser does not recognise.",
+        "Read the raw output of the run.",
+    ),
+}
+
+# Each rule: (code, needles, compiled regex, hint or None). First match wins. The regex is only
+# tried on a line holding one of the needles (literal substrings every match contains): most
+# lines hold none, and fifteen substring tests cost far less than fifteen regex searches.
+_SHELL_NOT_FOUND = (
+    r"(?:command not found|未找到命令|找不到命令|Befehl nicht gefunden|commande introuvable"
+    r"|コマンドが見つかりません|comando non trovato|comando no encontrado|not found"
+    r"|No such file or directory)"
+)
+_MPI_LIBS = r"lib(?:mpi|open-rte|open-pal|pmix|pmi|prrte|mpich|mpicxx|mpifort|ucp|ucs|uct|ucm|hcoll|psm)"
+_RULES = [
+    ("orted_not_found", ("orted", "prted", "prte_daemon", "hydra_pmi_proxy"),
+     re.compile(r"\b(?:orted|prted|prte_daemon|hydra_pmi_proxy)\s*:\s*(?:line \d+\s*:\s*)?" + _SHELL_NOT_FOUND), None),
+    ("orted_not_found", ("died unexpectedly with status 127",),
+     re.compile(r"daemon \(pid \w+\) died unexpectedly with status 127\b"), None),
+    ("mpi_lib_missing", ("error while loading shared libraries",),
+     re.compile(r"error while loading shared libraries:\s*" + _MPI_LIBS + r"\S*"), None),
+    ("shared_lib_missing", ("error while loading shared libraries",),
+     re.compile(r"error while loading shared libraries:\s*\S+"), None),
+    ("mpirun_not_found", ("mpirun", "mpiexec", "orterun", "prterun"),
+     re.compile(r"\b(?:mpirun|mpiexec|mpiexec\.hydra|orterun|prterun)\s*:\s*(?:line \d+\s*:\s*)?"
+                + _SHELL_NOT_FOUND), None),
+    ("binary_not_found", ("was unable to find the specified executable file",
+                          "could not access or execute an executable", "execvp error on file", "_perf", "_test"),
+     re.compile(r"was unable to find the specified executable file"
+                r"|could not access or execute an executable"
+                r"|execvp error on file"
+                r"|\b[\w.\-/]{0,200}_(?:perf|test)(?:_mpi)?\s*:\s*(?:line \d+\s*:\s*)?" + _SHELL_NOT_FOUND), None),
+    ("hostname_unresolvable", ("gethostbyname failed", "Could not resolve hostname", "Name or service not known",
+                               "Temporary failure in name resolution", "unable to resolve host"),
+     re.compile(r"gethostbyname failed|Could not resolve hostname|Name or service not known"
+                r"|Temporary failure in name resolution|unable to resolve host"), None),
+    ("mpi_launch_failed", ("not enough slots available",),
+     re.compile(r"There are not enough slots available|not enough slots available in the system"),
+     "Give each hostfile entry slots=<ranks per node> (or -H host:N) so the slots cover -np."),
+    ("mpi_launch_failed", ("ssh: connect to host", "Permission denied (publickey", "Host key verification failed",
+                           "Connection closed by ", "exchange_identification"),
+     re.compile(r"ssh: connect to host|Permission denied \(publickey|Host key verification failed"
+                r"|Connection closed by (?:remote host|[\d.]+ port)|ssh_exchange_identification|kex_exchange_identification"),
+     "Set up passwordless ssh (key, known_hosts) from the launch node to every node on the port mpirun uses."),
+    ("mpi_launch_failed", ("RTE", "daemon", "HYD", "unable to connect to", "mpirun was unable to launch",
+                           "PMIX_ERROR", "orted_main"),
+     re.compile(r"(?:ORTE|PRTE|PRRTE) was unable to reliably start|(?:ORTE|PRTE|PRRTE) has lost communication"
+                r"|An? (?:ORTE|PRTE) daemon has unexpectedly failed|daemon \(pid \w+\) died unexpectedly"
+                r"|daemon on node \S+ (?:failed|died)|HYD_\w+|HYDU_\w+|unable to connect to (?:the )?(?:proxy|server)"
+                r"|mpirun was unable to launch|ORTE_ERROR_LOG|PMIX_ERROR|orted_main|prte_daemon"),
+     "Check that every node runs the same MPI version, can reach the launch node (firewall, "
+     "--mca oob_tcp_if_include <subnet>), and has no leftover daemons."),
+    ("ucx_error", ("UCX",),
+     re.compile(r"\bUCX\s+(?:ERROR|FATAL)\b"), None),
+    ("segfault", ("signal 11", "Segmentation fault", "SIGSEGV", "EXIT CODE"),
+     re.compile(r"signal 11\b|Segmentation fault|SIGSEGV|Caught signal 11|EXIT CODE:\s*139\b"), None),
+    ("bus_error", ("signal 7", "Bus error", "SIGBUS", "EXIT CODE"),
+     re.compile(r"signal 7\b|\bBus error\b|SIGBUS|EXIT CODE:\s*135\b"), None),
+    ("process_killed", ("signal 9", "SIGKILL", "oom-kill", "Out of memory: Kill", "(Killed)", "OOMKilled", "EXIT CODE"),
+     re.compile(r"signal 9\b|\bSIGKILL\b|\boom-kill|Out of memory: Kill|\(Killed\)|OOMKilled|EXIT CODE:\s*137\b"),
+     None),
+    ("rank_failed", ("exited with non-zero status", "returned a non-zero exit code", "MPI_ABORT was invoked",
+                     "exited on signal", "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"),
+     re.compile(r"exited with non-zero status|returned a non-zero exit code|MPI_ABORT was invoked"
+                r"|exited on signal \d+|BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"), None),
+]
+
+_UCX_HINTS = [
+    (re.compile(r"No such device"),
+     "UCX tried an RDMA device that cannot be used from here (e.g. an SR-IOV VF or a port of another "
+     "namespace); set -x UCX_NET_DEVICES to the usable device or use --mca pml ob1 --mca btl tcp,self."),
+    (re.compile(r"Cannot allocate memory|ibv_reg_mr"),
+     "Raise the memlock limit (ulimit -l unlimited; IPC_LOCK in containers)."),
+]
+
+_MISSING_LIB = re.compile(r"error while loading shared libraries:\s*([^\s:]+)")
+
+_HOST_PATTERNS = [
+    re.compile(r"\bon node (\S+?)[,.]?(?:\s|$)"),
+    re.compile(r"connect to host (\S+)"),
+    re.compile(r"Could not resolve hostname (\S+?):"),
+    re.compile(r"^\s*Local host:\s*(\S+)"),
+    re.compile(r"RUNNING AT (\S+)"),
+    re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@([\w.\-]+)\]"),
+    re.compile(r"^\[([A-Za-z0-9][\w.\-]*):\d+\]"),
+]
+
+
+def classify_launcher_line(line):
+    """Return (code, hint, host) for a launcher/MPI/signal error line, else None."""
+    line = to_text(line)
+    if not line.strip() or len(line) > 4096:
+        return None
+    for code, needles, regex, hint in _RULES:
+        if _holds_any(line, needles) and regex.search(line):
+            return code, hint or launcher_hint(code, line), launcher_host(line)
+    return None
+
+
+def _holds_any(line, needles):
+    for needle in needles:
+        if needle in line:
+            return True
+    return False
+
+
+def launcher_hint(code, message):
+    """A more specific fix for some launcher errors (from the message), or None."""
+    if code == "ucx_error":
+        for hint_re, ucx_hint in _UCX_HINTS:
+            if hint_re.search(message):
+                return ucx_hint
+    if code in ("mpi_lib_missing", "shared_lib_missing"):
+        match = _MISSING_LIB.search(message)
+        if match:
+            return "%s is missing on the node: add its directory to LD_LIBRARY_PATH there (mpirun -x LD_LIBRARY_PATH)." % (
+                match.group(1))
+    return None
+
+
+def launcher_host(line):
+    """Return the host named in an MPI/ssh error line, or None."""
+    for regex in _HOST_PATTERNS:
+        match = regex.search(line)
+        if match:
+            return match.group(1).rstrip(".,:;")
+    return None
+
+
+def continued_message(lines, index, code):
+    """The message of an error line, with a wrapped continuation line joined.
+
+    UCX errors are long and terminals or logs wrap them; the next line is
+    joined when it is not itself a record of its own.
+    """
+    message = to_text(lines[index]).strip()
+    if code != "ucx_error" or index + 1 >= len(lines):
+        return message
+    nxt = to_text(lines[index + 1]).strip()
+    if (nxt and not nxt.startswith(("#", "[", "-", "*")) and "UCX" not in nxt
+            and classify_launcher_line(nxt) is None and len(nxt) < 400):
+        return message + " " + nxt
+    return message
+
+
+def scan_launcher_line(lines, index):
+    """Classify lines[index] as a launcher error.
+
+    Return (code, message, hint, host) -- the message with a wrapped
+    continuation joined -- or None.
+    """
+    found = classify_launcher_line(lines[index])
+    if found is None:
+        return None
+    code, hint, host = found
+    message = continued_message(lines, index, code)
+    return code, message, hint or launcher_hint(code, message), host
+
+
+class ErrorCollector(object):
+    """Collect errors once per code, counting repeats and the hosts involved.
+
+    Each entry: code, message (the first one seen), cause, fix (from the
+    catalog), hint (a more specific fix when the message tells more, or
+    None), count, hosts, evidence (up to five distinct messages).
+    """
+
+    MAX_EVIDENCE = 5
+
+    def __init__(self, catalog):
+        self.catalog = catalog
+        self._entries = {}
+        self._order = []
+        self._hosts = {}     # code -> set of its hosts (the entry lists them in first-seen order)
+
+    def add(self, code, message, host=None, hint=None):
+        message = to_text(message).strip()
+        if len(message) > 1000:
+            message = message[:1000] + "..."
+        entry = self._entries.get(code)
+        if entry is None:
+            cause, fix = self.catalog.get(code, self.catalog.get("unknown", ("", "")))
+            entry = {"code": code, "message": message, "cause": cause, "fix": fix,
+                     "hint": hint, "count": 0, "hosts": [], "evidence": []}
+            self._entries[code] = entry
+            self._order.append(code)
+        entry["count"] += 1
+        if hint and not entry["hint"]:
+            entry["hint"] = hint
+        if host:
+            hosts = self._hosts.setdefault(code, set(entry["hosts"]))
+            if host not in hosts:
+                hosts.add(host)
+                entry["hosts"].append(host)
+        if message and message not in entry["evidence"] and len(entry["evidence"]) < self.MAX_EVIDENCE:
+            entry["evidence"].append(message)
+        return entry
+
+    def has(self, code):
+        return code in self._entries
+
+    def get(self, code):
+        return self._entries.get(code)
+
+    def codes(self):
+        return list(self._order)
+
+    def remove(self, code):
+        if code in self._entries:
+            del self._entries[code]
+            self._hosts.pop(code, None)
+            self._order.remove(code)
+
+    def entries(self, last=()):
+        """Entries in first-seen order, the codes in `last` (consequences) at the end."""
+        first = [self._entries[c] for c in self._order if c not in last]
+        tail = [self._entries[c] for c in self._order if c in last]
+        return first + tail

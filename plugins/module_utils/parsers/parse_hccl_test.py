@@ -1,0 +1,495 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for Huawei Ascend CANN ``hccl_test`` output (``all_reduce_test`` and friends).
+
+The binary prints ``the minbytes is 8192, maxbytes is ..., iters is 20,
+warmup_iters is 5``, then a pipe-separated table whose header the real
+binary spells ``aveg_time(us):`` (the documentation shows ``avg_time(us):``)
+and whose ``check_result`` is ``success``, ``failed`` or ``NULL`` (not
+checked). Columns are mapped by their header names. ``parse_hccl_test``
+never raises.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import (
+    MPI_ERRORS, ErrorCollector, scan_launcher_line)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
+    Notes, clean_lines, is_context_line, is_diagnostic_line, snake_case, to_float, to_int, to_text)
+
+# HcclResult (hccl_types.h): value -> (name, cause, fix)
+_HCCL_RESULTS = {
+    1: ("HCCL_E_PARA", "HCCL rejected a parameter.",
+        "Check the test options (-b/-e/-d/-o/-r/-p) and that every rank runs the same binary and options."),
+    2: ("HCCL_E_PTR", "HCCL got an empty pointer.",
+        "Use the same CANN version on every node; rerun and read the plog under ~/ascend/log/."),
+    3: ("HCCL_E_MEMORY", "HCCL could not allocate or use device memory.",
+        "Lower -e (max size) or HCCL_BUFFSIZE and stop other processes on the NPUs (npu-smi info)."),
+    4: ("HCCL_E_INTERNAL", "HCCL hit an internal error.",
+        "Use the same CANN/driver version on every node; read the plog under ~/ascend/log/ of the failing rank."),
+    5: ("HCCL_E_NOT_SUPPORT", "The requested feature is not supported on this NPU/CANN version.",
+        "Use options supported by the product (data type, operator, -p) or upgrade CANN."),
+    6: ("HCCL_E_NOT_FOUND", "HCCL did not find a resource it needs (device, rank, NIC).",
+        "Check the NPUs (npu-smi info), HCCL_TEST_USE_DEVS/-p, and the NPU NIC configuration (hccn_tool)."),
+    7: ("HCCL_E_UNAVAIL", "An HCCL resource is unavailable, typically held by leftover hccl_test processes on a peer node.",
+        "Kill leftover test processes on all nodes (mpirun -hostfile <hostfile> -n <N> pkill -9 -f hccl_test) "
+        "and rerun."),
+    8: ("HCCL_E_SYSCALL", "A system call made by HCCL failed.",
+        "Check the HCCL_IF_IP/HCCL_SOCKET_IFNAME interface, ulimits and permissions; read the plog."),
+    9: ("HCCL_E_TIMEOUT", "An HCCL operation timed out: a peer did not answer (link down, hung rank, or "
+        "ranks started too far apart).",
+        "Check NPU links (hccn_tool -i <dev> -link -g), that every rank started, and raise HCCL_CONNECT_TIMEOUT "
+        "/ HCCL_EXEC_TIMEOUT only if start-up is slow."),
+    10: ("HCCL_E_OPEN_FILE_FAILURE", "HCCL could not open a file (rank table, config or log).",
+         "Check the file paths and permissions HCCL uses (rank table, log directory)."),
+    11: ("HCCL_E_TCP_CONNECT", "A TCP connection between ranks failed.",
+         "Check that HCCL_IF_IP/HCCL_SOCKET_IFNAME name a reachable interface on every node and open the ports "
+         "between nodes."),
+    12: ("HCCL_E_ROCE_CONNECT", "A RoCE connection between NPUs failed.",
+         "Check NPU NIC link and addresses (hccn_tool -i <dev> -link -g / -ip -g), the switch ports, and "
+         "that the NPU IPs of all nodes can reach each other (hccn_tool -ping)."),
+    13: ("HCCL_E_TCP_TRANSFER", "A TCP transfer between ranks failed.",
+         "Check the network between the nodes and that no other job uses the same ports."),
+    14: ("HCCL_E_ROCE_TRANSFER", "A RoCE transfer between NPUs failed (link errors, PFC/lossless problems).",
+         "Check the NPU NIC error counters and link state (hccn_tool -i <dev> -stat -g / -link -g) and the "
+         "switch PFC/ECN configuration."),
+    15: ("HCCL_E_RUNTIME", "An Ascend runtime call failed.",
+         "Check the NPU health (npu-smi info) and the driver/firmware/CANN version match; read the plog."),
+    16: ("HCCL_E_DRV", "An NPU driver call failed.",
+         "Check the driver and firmware (npu-smi info, dmesg) and that the container sees /dev/davinci*."),
+    17: ("HCCL_E_PROFILING", "A profiling call failed.",
+         "Unset HCCL_TEST_PROFILING or fix its output path."),
+    18: ("HCCL_E_CCE", "A CCE (compute) call failed.",
+         "Check the NPU health and the CANN installation."),
+    19: ("HCCL_E_NETWORK", "A network call failed (NPU NIC or host network).",
+         "Check the NPU NIC configuration and links (hccn_tool) and the host network."),
+    20: ("HCCL_E_AGAIN", "HCCL asked to try again.", "Rerun the test."),
+    21: ("HCCL_E_REMOTE", "An error completion (CQE) arrived from a remote NPU.",
+         "Check the link and the remote node named in the plog; rerun the pair."),
+    22: ("HCCL_E_SUSPENDING", "The HCCL communicator was suspended.", "Rerun the test."),
+    23: ("HCCL_E_OPRETRY_FAIL", "HCCL's operation retry failed.",
+         "Check link stability of the nodes involved (link flaps)."),
+    24: ("HCCL_E_OOM", "The NPU ran out of memory.", "Lower -e (max size) or HCCL_BUFFSIZE; free the NPUs."),
+}
+
+HCCL_TEST_ERRORS = dict(MPI_ERRORS)
+for _value, (_name, _cause, _fix) in _HCCL_RESULTS.items():
+    HCCL_TEST_ERRORS[_name.lower()] = (_cause, _fix)
+HCCL_TEST_ERRORS.update({
+    "hccl_error": (
+        "An HCCL call failed with a return code this parser does not know.",
+        "Read the plog under ~/ascend/log/ of the failing rank for the HCCL error.",
+    ),
+    "acl_error": (
+        "An Ascend (ACL) runtime call failed: device, memory or stream setup.",
+        "Check the NPUs (npu-smi info), that the container sees /dev/davinci*, and the CANN/driver versions; "
+        "read the plog under ~/ascend/log/.",
+    ),
+    "hccl_root_info_failed": (
+        "The root rank could not create or share the HCCL root info, so no communicator was built.",
+        "Set HCCL_IF_IP or HCCL_SOCKET_IFNAME to an interface of the root node that all nodes reach, "
+        "and free its port (leftover test processes).",
+    ),
+    "hccl_op_failed": (
+        "The collective operation failed during the test.",
+        "Read the plog under /root/ascend/log/ of the failing rank; check NPU links with hccn_tool.",
+    ),
+    "hccl_socket_timeout": (
+        "HCCL ranks timed out while connecting sockets (EI0006): a node did not start or is unreachable.",
+        "Check that every node started the test, the HCCL_IF_IP/HCCL_SOCKET_IFNAME network, and raise "
+        "HCCL_CONNECT_TIMEOUT when start-up is slow.",
+    ),
+    "hccl_notify_timeout": (
+        "A collective waited too long for a peer (EI0002 notify wait timeout): a hung rank or a broken link.",
+        "Check NPU links of the nodes (hccn_tool -link -g) and that all ranks run; raise HCCL_EXEC_TIMEOUT only "
+        "for very large sizes.",
+    ),
+    "hccl_cann_error": (
+        "CANN reported an error code (E..../EI....) during the test.",
+        "Look the code up in the CANN error code reference and read the plog under ~/ascend/log/.",
+    ),
+    "npu_not_found": (
+        "The test found no NPU (device count 0) or fewer NPUs than requested.",
+        "Check the driver (npu-smi info), /dev/davinci* in the container, and -p / HCCL_TEST_USE_DEVS.",
+    ),
+    "npu_out_of_memory": (
+        "The NPU has less free memory than the test needs.",
+        "Lower -e (max size) or free the NPUs (other processes, npu-smi info).",
+    ),
+    "invalid_arguments": (
+        "hccl_test rejected its command line.",
+        "Fix the options (sizes like 8K, 64M; -b not larger than -e; -p not above the NPUs per node).",
+    ),
+    "check_failed": (
+        "The collective returned wrong data on at least one rank (check_result failed).",
+        "Rerun to confirm, then bisect the nodes; check NPU health and links and remove the failing NPU/node.",
+    ),
+    "no_table": (
+        "The output holds no hccl_test result rows: the test did not run or stopped before measuring.",
+        "Read the other errors of this result, or the raw output, to see why the test did not start.",
+    ),
+})
+
+_SECONDARY = ("rank_failed", "no_table", "hccl_op_failed")
+_MAX_LINE = 4096
+_MAX_WARNINGS = 100  # listed; more are counted
+_MAX_UNKNOWN_LISTED = 50  # lines no rule knows, listed as warnings; more are counted
+_MAX_STAGES = 20   # stages listed per error
+
+_PREAMBLE = re.compile(r"the minbytes is\s+\d+", re.I)
+_PREAMBLE_KV = re.compile(r"([A-Za-z_]{1,40})\s+is\s+(-?\d+)")
+_PREAMBLE_KEYS = {"minbytes": "min_bytes", "maxbytes": "max_bytes", "iters": "iters", "warmupiters": "warmup_iters",
+                  "stepbytes": "step_bytes", "stepfactor": "step_factor"}
+_RETCODE = re.compile(r"(?P<kind>hccl|acl) interface return err(?:return err)?\s+(?P<where>\S+?),?\s+retcode:\s*(?P<code>-?\d+)",
+                      re.I)
+_NAMED_RESULT = re.compile(r"\b(HCCL_E_[A-Z_]+)\b")
+_FAILED_CALL = re.compile(r"\b(?P<call>[Hh]ccl\w{1,64})\s+(?:execute\s+)?failed\b.{0,200}?\bret(?:code|urn)?\s*[:=\[(]?\s*(?P<code>-?\d+)")
+_ERROR_STAGE = re.compile(r"This is an error in (?P<stage>\w+)")
+_CHECK_FAILED = re.compile(r"rank id (?P<rank>\d+), check result failed", re.I)
+_CANN_CODE = re.compile(r"\b(?P<code>E[A-Z]\d{4})\b")
+_BINARY = re.compile(r"(?:^|[\s/=])(?P<name>[a-z][a-z0-9_]{0,64}_test)(?=[\s:]|$)")
+_BAD_ARGS = re.compile(r"^Error:.*(?:is invalid|must be)|invalid size specified for|^invalid option|non-option ARGV-elements"
+                       r"|invalid option: maxbytes < minbytes")
+_NO_DEVICE = re.compile(r"number of device is 0", re.I)
+_OOM = re.compile(r"Alloc memory size is larger than free memory|Get ddr memory info failed", re.I)
+_OP_FAILED = re.compile(r"hccl_op_base execute failed|hccl_op_base destory_alloc_buf failed", re.I)
+_ROOT_INFO = re.compile(r"HcclGetRootInfo failed|received invalid data from root process", re.I)
+_EXTRA_PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*|\d+:\s+(?=\S))")
+_WARNING = re.compile(r"^Warning:|calculation result overflows|No verification is performed", re.I)
+_FRAME = re.compile(r"^-{20,}$")   # Open MPI frames its help messages with dash lines
+_CANN_FAILURE = re.compile(r"error|fail|timeout|time out|\[ERROR\]", re.I)
+# (lowercase needles, regex, code): tried in order, the regex only when the lowercased line holds a needle.
+_SIMPLE_ERRORS = [
+    (("rootinfo failed", "from root process"), _ROOT_INFO, "hccl_root_info_failed"),
+    (("hccl_op_base",), _OP_FAILED, "hccl_op_failed"),
+    (("alloc memory size", "get ddr memory info failed"), _OOM, "npu_out_of_memory"),
+    (("number of device is 0",), _NO_DEVICE, "npu_not_found"),
+    (("error:", "invalid", "non-option"), _BAD_ARGS, "invalid_arguments"),
+]
+
+
+def _result_code(value):
+    """HcclResult value -> error code (hccl_e_unavail for 7, ...)."""
+    value = to_int(value)
+    if value in _HCCL_RESULTS:
+        return _HCCL_RESULTS[value][0].lower()
+    return "hccl_error"
+
+
+def _empty_result():
+    return {
+        "test": None, "collective": None, "header": {}, "rows": [], "max_algbw_gbs": None,
+        "max_algbw_bytes": None, "algbw_at_max_bytes_gbs": None, "checks_failed": 0,
+        "failed_ranks": [], "completed": False, "errors": [], "warnings": [], "ok": False,
+    }
+
+
+def _column_name(cell):
+    """'aveg_time(us):' -> ('aveg_time', 'us'): the name, and the unit in the parentheses at its end."""
+    cell = cell.strip().rstrip(":").strip()
+    end = cell[:-1].rstrip() if cell.endswith(":") else cell
+    if end.endswith(")"):
+        body = end[:-1]
+        opening = body.find("(", body.rfind(")") + 1)   # the group's '(' : the first after any other ')'
+        if opening >= 0:
+            return snake_case(body[:opening]), body[opening + 1:].strip()
+    return snake_case(cell), None
+
+
+def _field_for(name, unit):
+    """Map a column name to a row key and a factor to us or GB/s."""
+    low = name.lower()
+    unit_low = (unit or "").lower()
+    if "size" in low or low in ("bytes", "data"):
+        return "bytes", 1
+    if "time" in low or "latency" in low:
+        factor = {"ms": 1000.0, "s": 1e6, "ns": 1e-3}.get(unit_low, 1)
+        if low in ("time", "latency") or any(k in low for k in ("avg", "aveg", "average", "alg")):
+            return "avg_time_us", factor
+        return low + "_us", factor
+    if "bandwidth" in low or low.endswith("bw"):
+        factor = {"mb/s": 1e-3, "gbps": 1 / 8.0, "gb/s": 1}.get(unit_low, 1)
+        return ("busbw_gbs" if "bus" in low else "algbw_gbs"), factor
+    if "check" in low or "result" in low:
+        return "check", None
+    return name or "col", None
+
+
+_DEFAULT_COLUMNS = [("data_size", "Bytes"), ("aveg_time", "us"), ("alg_bandwidth", "GB/s"), ("check_result", None)]
+
+
+def _check_value(text):
+    low = text.strip().lower()
+    if low in ("success", "succeeded", "pass", "passed", "ok"):
+        return "success"
+    if low.startswith("fail") or low == "error":
+        return "failed"
+    if low in ("null", "none", "", "n/a", "-"):
+        return None
+    return low
+
+
+def _make_row(cells, columns):
+    """A row from its cells, keyed and scaled by the _Columns of the table."""
+    row = {"bytes": None, "avg_time_us": None, "algbw_gbs": None, "check": None, "check_result": None}
+    for (key, factor), cell in zip(columns.fields, cells):
+        cell = cell.strip()
+        if key == "bytes":
+            row["bytes"] = to_int(cell)
+        elif key == "check":
+            row["check_result"] = cell or None
+            row["check"] = _check_value(cell)
+        elif factor is not None:
+            value = to_float(cell)
+            row[key] = round(value * factor, 6) if value is not None and factor != 1 else value
+        else:
+            value = to_float(cell)
+            row[key] = value if value is not None else (cell or None)
+    if len(cells) > len(columns.names):
+        row["extra"] = [c.strip() for c in cells[len(columns.names):]]
+    return row
+
+
+def parse_hccl_test(text):
+    """Parse hccl_test output. Never raises; returns header, rows, errors, warnings, ok."""
+    try:
+        return _Parser().parse(to_text(text))
+    except Exception as exc:  # a parser must never raise; report instead
+        result = _empty_result()
+        errors = ErrorCollector(HCCL_TEST_ERRORS)
+        errors.add("unknown", "parser error: %s" % exc)
+        result["errors"] = errors.entries()
+        return result
+
+
+def _may_be_header(content):
+    """False when the line cannot be a column header (no size column, or no time/bandwidth column)."""
+    low = content.lower()
+    return (("size" in low or "bytes" in low or "data" in low)
+            and ("time" in low or "latency" in low or "bandwidth" in low or "bw" in low))
+
+
+class _Columns(object):
+    """A table's columns: (name, unit) each, with the row key and factor of each and where the size is."""
+
+    def __init__(self, names):
+        self.names = names
+        self.fields = [_field_for(name, unit) for name, unit in names]
+        self.size_at = next((i for i, (key, _factor) in enumerate(self.fields) if key == "bytes"), 0)
+
+
+_DEFAULT = _Columns(_DEFAULT_COLUMNS)
+
+
+class _Parser(object):
+    """One pass over hccl_test output: preamble, table (with or without pipes), errors, and the lines
+    no rule knows (warnings, unless they carry no message). Unanchored regexes are gated by a
+    substring their match must contain."""
+
+    def __init__(self):
+        self.result = _empty_result()
+        self.errors = ErrorCollector(HCCL_TEST_ERRORS)
+        self.warnings = Notes(limit=_MAX_WARNINGS)
+        self.columns = None
+        self.last_code = None
+        self.unknown_lines = 0
+        self.failed_ranks = set()
+        self.frame_lines = None     # lines seen so far inside an Open MPI help frame (dash lines), or None
+        self.joined_line = None
+
+    def parse(self, data):
+        lines = clean_lines(data)
+        for index, line in enumerate(lines):
+            if len(line) > _MAX_LINE:
+                line = lines[index] = line[:_MAX_LINE]
+            content = line.strip()
+            if not content:
+                continue
+            if content[0] == "[" or ":" in content:
+                content = _EXTRA_PREFIX.sub("", content, count=1).strip()
+                if not content:
+                    continue
+            if content[0] == "-" and _FRAME.match(content):
+                self.frame_lines = 0 if self.frame_lines is None else None
+                continue
+            if self.frame_lines is not None:
+                self.frame_lines += 1
+            self._line(lines, index, content)
+        if self.unknown_lines > _MAX_UNKNOWN_LISTED:
+            self.warnings.add("%d more output lines not understood (not listed)"
+                              % (self.unknown_lines - _MAX_UNKNOWN_LISTED))
+        self.result["warnings"] = self.warnings.as_list()
+        _finish(self.result, self.errors)
+        return self.result
+
+    def _line(self, lines, index, content):
+        result = self.result
+        is_command = False
+        if "_test" in content:
+            binary = _BINARY.search(content)
+            if binary and binary.group("name") not in ("hccl_test", "nccl_test"):
+                is_command = True
+                if result["test"] is None:
+                    result["test"] = binary.group("name")
+        if "minbytes" in content.lower() and _PREAMBLE.search(content):
+            for key, value in _PREAMBLE_KV.findall(content):
+                name = _PREAMBLE_KEYS.get(key.lower().replace("_", "")) or snake_case(key)
+                self.result["header"][name] = to_int(value)
+            return
+        if self._table_line(content):
+            return
+        if self._error_line(content) or self._launcher_error(lines, index):
+            return
+        low = content.lower()
+        if ("warning:" in low or "overflows" in low or "verification" in low) and _WARNING.search(content):
+            self.warnings.add(content[:300])
+            return
+        in_frame_body = self.frame_lines is not None and self.frame_lines > 1   # Open MPI help text
+        if (not is_command and index != self.joined_line and not in_frame_body and is_diagnostic_line(content)
+                and not is_context_line(content)):
+            self.unknown_lines += 1
+            if self.unknown_lines <= _MAX_UNKNOWN_LISTED:
+                self.warnings.add(content[:300])
+
+    def _table_line(self, content):
+        """A column header or a result row (pipe-separated or not): True."""
+        if "|" in content:
+            cells = content.split("|")
+            if to_int(cells[0]) is None and _may_be_header(content):
+                names = [_column_name(c) for c in cells]
+                if self._set_columns(names):
+                    return True
+            use = self.columns or _DEFAULT
+            if len(cells) >= 2 and use.size_at < len(cells) and to_int(cells[use.size_at].strip()) is not None:
+                row = _make_row(cells, use)
+                if row["bytes"] is not None and (row["avg_time_us"] is not None or row["algbw_gbs"] is not None):
+                    self.result["rows"].append(row)
+                    return True
+        elif "data_size" in content and ("time" in content or "bandwidth" in content) and _may_be_header(content):
+            if self._set_columns([_column_name(c) for c in content.split()]):
+                return True
+        elif self.columns is not None:
+            tokens = content.split()
+            columns = self.columns
+            if (len(tokens) == len(columns.names) and to_int(tokens[columns.size_at]) is not None
+                    and sum(1 for t in tokens if to_float(t) is not None) >= 2):
+                row = _make_row(tokens, columns)
+                if row["bytes"] is not None:
+                    self.result["rows"].append(row)
+                    return True
+        return False
+
+    def _set_columns(self, names):
+        columns = _Columns(names)
+        keys = [key for key, _factor in columns.fields]
+        if "bytes" not in keys or ("avg_time_us" not in keys and "algbw_gbs" not in keys):
+            return False
+        header = self.result["header"]
+        self.columns = columns
+        header["columns"] = [n for n, _u in names]
+        header["column_units"] = [u for _n, u in names]
+        header["time_column"] = next((n for n, _u in names if "time" in n), None)
+        return True
+
+    def _error_line(self, content):
+        """Errors HCCL, ACL, CANN and hccl_test print: True."""
+        errors = self.errors
+        low = content.lower()
+        if "interface return err" in low:
+            retcode = _RETCODE.search(content)
+            if retcode:
+                code = "acl_error" if retcode.group("kind").lower() == "acl" else _result_code(retcode.group("code"))
+                self.last_code = code
+                errors.add(code, content)
+                return True
+        if "This is an error in" in content:
+            stage = _ERROR_STAGE.search(content)
+            if stage:
+                entry = errors.get(self.last_code) if self.last_code else None
+                if entry is not None:
+                    stages = entry.setdefault("stages", [])
+                    if len(stages) < _MAX_STAGES and stage.group("stage") not in stages:
+                        stages.append(stage.group("stage"))
+                return True
+        if "ccl" in content and "failed" in content:
+            failed_call = _FAILED_CALL.search(content)
+            if failed_call:
+                code = _result_code(failed_call.group("code"))
+                self.last_code = code
+                errors.add(code, content)
+                return True
+        if "HCCL_E_" in content:
+            named = _NAMED_RESULT.search(content)
+            if named and ("fail" in low or "error" in low or "ret" in low):
+                name = named.group(1).lower()
+                code = name if name in HCCL_TEST_ERRORS else "hccl_error"
+                self.last_code = code
+                errors.add(code, content)
+                return True
+        if "check result failed" in low:
+            check = _CHECK_FAILED.search(content)
+            if check:
+                rank = int(check.group("rank"))
+                if rank not in self.failed_ranks:
+                    self.failed_ranks.add(rank)
+                    self.result["failed_ranks"].append(rank)
+                errors.add("check_failed", content)
+                return True
+        for needles, regex, code in _SIMPLE_ERRORS:
+            if any(needle in low for needle in needles) and regex.search(content):
+                errors.add(code, content)
+                return True
+        if "E" in content:
+            cann = _CANN_CODE.search(content)
+            if cann and _CANN_FAILURE.search(content):
+                value = cann.group("code")
+                code = {"EI0006": "hccl_socket_timeout", "EI0002": "hccl_notify_timeout"}.get(value, "hccl_cann_error")
+                errors.add(code, content)
+                return True
+        return False
+
+    def _launcher_error(self, lines, index):
+        launcher = scan_launcher_line(lines, index)
+        if not launcher:
+            return False
+        code, message, hint, host = launcher
+        if len(message) > len(lines[index].strip()):
+            self.joined_line = index + 1
+        self.errors.add(code, message, host=host, hint=hint)
+        return True
+
+
+def _finish(result, errors):
+    rows = result["rows"]
+    if result["test"]:
+        name = result["test"]
+        result["collective"] = name[:-5] if name.endswith("_test") else name
+    failed = [r for r in rows if r.get("check") == "failed"]
+    result["checks_failed"] = len(failed)
+    if failed:
+        errors.add("check_failed", "check_result failed at sizes %s" % ", ".join(str(r["bytes"]) for r in failed))
+        errors.get("check_failed")["sizes"] = [r["bytes"] for r in failed]
+    best = None
+    for row in rows:
+        bw = row.get("algbw_gbs")
+        if isinstance(bw, (int, float)) and (best is None or bw > best[0]):
+            best = (float(bw), row.get("bytes"))
+    if best:
+        result["max_algbw_gbs"], result["max_algbw_bytes"] = best
+    sized = [r for r in rows if isinstance(r.get("bytes"), int) and isinstance(r.get("algbw_gbs"), (int, float))]
+    if sized:
+        top = max(r["bytes"] for r in sized)
+        result["algbw_at_max_bytes_gbs"] = max(float(r["algbw_gbs"]) for r in sized if r["bytes"] == top)
+    max_bytes = result["header"].get("max_bytes")
+    if max_bytes is None or not rows:
+        result["completed"] = None if rows else False
+    else:
+        result["completed"] = any(isinstance(r.get("bytes"), int) and r["bytes"] >= max_bytes for r in rows)
+    if not rows:
+        errors.add("no_table", "no hccl_test result rows in the output")
+    result["errors"] = errors.entries(last=_SECONDARY)
+    result["ok"] = bool(rows) and not result["errors"]

@@ -1,0 +1,362 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parse ``ibv_devinfo`` (plain and ``-v``) and ``ibv_devices`` (rdma-core libibverbs examples).
+
+``ibv_devinfo`` prints ``hca_id:`` blocks of ``key: value`` lines and
+``port:`` sub-blocks. Values such as ``PORT_ACTIVE (4)`` keep the name in
+``state`` and the number in ``state_num``; MTUs (``4096 (5)``) become bytes.
+``-v`` adds device capabilities (flag names listed under a key are collected
+into that key, or into ``<key>_list`` when the key holds a hex mask), per-port
+attributes (``gid_tbl_len``, ``active_width``, ``active_speed``,
+``phys_state``) and ``GID[  n]:`` lines (with ``, RoCE v2`` type suffixes on
+newer rdma-core) collected into the port's ``gids``.
+
+With no device it prints ``No IB devices found`` (or ``Failed to get IB
+devices list: ...``) and libibverbs warnings: :func:`parse_ibv_devinfo`
+returns an empty list and :func:`parse_ibv_devinfo_full` the messages as
+``errors`` / ``warnings``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
+    clean_lines,
+    error_entry,
+    found_after,
+    is_tagged_warning,
+    snake_case,
+    split_key_value,
+    to_float,
+    to_int,
+)
+
+IBV_DEVINFO_ERRORS = {
+    "no_device": (
+        "libibverbs found no RDMA device: no driver bound, no uverbs device, or (in a pod) no device mounted.",
+        "Check lsmod (mlx5_ib/ib_uverbs), rdma dev and /dev/infiniband; in Kubernetes request the RDMA resource.",
+    ),
+    "no_rdma_support": (
+        "The kernel offers no RDMA verbs interface (ibv_get_device_list failed), e.g. no ib_uverbs module "
+        "or RDMA is not built into this kernel.",
+        "modprobe ib_uverbs (and the NIC's RDMA driver); on a VM or container host, pass the RDMA device through.",
+    ),
+    "provider_missing": (
+        "A kernel RDMA device exists but libibverbs has no user-space provider for it "
+        "(ibverbs-providers / rdma-core package missing or too old for the kernel).",
+        "Install ibverbs-providers (Debian/Ubuntu) or libibverbs/rdma-core (RHEL) matching the driver, "
+        "or MLNX_OFED/DOCA in the image.",
+    ),
+    "config_missing": (
+        "libibverbs cannot open its provider config directory (/etc/libibverbs.d): the providers are not installed.",
+        "Install ibverbs-providers / rdma-core in the host or container image.",
+    ),
+    "device_not_found": (
+        "The device named with -d does not exist on this host.",
+        "List devices with ibv_devices or rdma dev and pass one of those names.",
+    ),
+    "query_failed": (
+        "ibv_devinfo could open the device list but failed to open or query a device or port "
+        "(driver problem, permissions on /dev/infiniband, or firmware error).",
+        "Check dmesg for mlx5 errors, the permissions of /dev/infiniband/uverbs*, and reset or reload the driver.",
+    ),
+    "not_installed": (
+        "ibv_devinfo/ibv_devices is not installed on this host.",
+        "Install ibverbs-utils (Debian/Ubuntu) or libibverbs-utils (RHEL).",
+    ),
+    "parser_error": (
+        "The parser failed on this text (a bug in commcheck); nothing was read from it.",
+        "Report the raw output to the commcheck maintainers.",
+    ),
+    "unknown": ("ibv_devinfo printed an error this parser does not know.", "Read the message and the raw output."),
+}
+
+# No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
+_MAX_LINE = 4096
+
+
+def _lines(text):
+    return [line[:_MAX_LINE] for line in clean_lines(text)]
+
+
+_HCA_ID = re.compile(r"^\s*hca_id\s*:\s*(?P<name>\S+)\s*$")
+_PORT = re.compile(r"^\s*port\s*:\s*(?P<port>\d+)\s*$")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_ ()-]*")   # "key: value" lines: split_key_value (linear)
+_GID = re.compile(r"^\s*GID\s*\[\s*(?P<index>\d+)\s*\]\s*:\s*(?P<gid>[0-9A-Fa-f:.]+)\s*(?:,(?P<type>.*))?$")
+_SIGNED_INT = re.compile(r"-?\d+")
+_TOOL = re.compile(r"\bibv_(?:devinfo|devices):?\s")
+_NOT_FOUND = re.compile(r"not found")
+_UNKNOWN_FLAGS = re.compile(r"^\s*Unknown flags\s*:\s*(?P<value>\S+)\s*$", re.I)
+_FLAG = re.compile(r"^\s*[A-Za-z][A-Za-z0-9_ -]*$")
+
+_DEVICE_KEYS = (
+    "transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id",
+    "hw_ver", "board_id", "phys_port_cnt",
+)
+_PORT_KEYS = ("state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer")
+_INT_KEYS = frozenset((
+    "vendor_part_id", "phys_port_cnt", "sm_lid", "port_lid", "port_lmc", "gid_tbl_len",
+    "pkey_tbl_len", "sm_sl", "subnet_timeout", "init_type_reply", "max_qp", "max_qp_wr",
+    "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr", "max_pd", "max_qp_rd_atom",
+    "max_ee_rd_atom", "max_res_rd_atom", "max_qp_init_rd_atom", "max_ee_init_rd_atom", "max_ee",
+    "max_rdd", "max_mw", "max_raw_ipv6_qp", "max_raw_ethy_qp", "max_mcast_grp", "max_mcast_qp_attach",
+    "max_total_mcast_qp_attach", "max_ah", "max_fmr", "max_map_per_fmr", "max_srq", "max_srq_wr",
+    "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
+))
+_MTU_KEYS = ("max_mtu", "active_mtu")
+
+
+def _new_device(name):
+    device = {"hca_id": name}
+    for key in _DEVICE_KEYS:
+        device[key] = None
+    device["ports"] = []
+    return device
+
+
+def _new_port(number):
+    port = {"port": number}
+    for key in _PORT_KEYS:
+        port[key] = None
+    port["gids"] = []
+    return port
+
+
+def _gid_version(gid_type):
+    text = (gid_type or "").lower()
+    if re.search(r"v2\b", text):
+        return "v2"
+    if re.search(r"v1\b", text):
+        return "v1"
+    return None
+
+
+def _mapped_ipv4(gid):
+    """IPv4 address of an IPv4-mapped GID ('0000:...:ffff:0a6c:a424' or '::ffff:10.108.164.36'), else None."""
+    text = (gid or "").lower()
+    dotted = re.match(r"^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$", text)
+    if dotted:
+        return dotted.group(1)
+    full = re.match(r"^(?:0000:){5}ffff:([0-9a-f]{4}):([0-9a-f]{4})$", text)
+    if full:
+        high, low = int(full.group(1), 16), int(full.group(2), 16)
+        return "%d.%d.%d.%d" % (high >> 8, high & 0xFF, low >> 8, low & 0xFF)
+    return None
+
+
+def _numbered(value):
+    """'PORT_ACTIVE (4)' -> ('PORT_ACTIVE', '4'); None when the value does not end in '(number)'."""
+    if not value.endswith(")"):
+        return None
+    name, sep, inner = value[:-1].rpartition("(")
+    inner = inner.strip()
+    if not sep or _SIGNED_INT.fullmatch(inner) is None:
+        return None
+    return name.rstrip(), inner
+
+
+def _set_value(scope, key, value):
+    """Store value under key with the conversions the contract asks for."""
+    numbered = _numbered(value)
+    if key in _MTU_KEYS:
+        scope[key] = to_int(numbered[0] if numbered else value)
+        if numbered:
+            scope[key + "_enum"] = to_int(numbered[1])
+        return
+    if key == "active_speed":
+        scope[key] = numbered[0] if numbered else value
+        speed = re.match(r"^\s*(\d+(?:\.\d+)?)\s*Gbps", value, re.I)
+        scope["active_speed_gbps"] = to_float(speed.group(1)) if speed else None
+        if numbered:
+            scope[key + "_num"] = to_int(numbered[1])
+        return
+    if numbered and key not in _INT_KEYS:
+        scope[key] = numbered[0]
+        scope[key + "_num"] = to_int(numbered[1])
+        return
+    if key in _INT_KEYS:
+        scope[key] = to_int(value)
+        if scope[key] is None:
+            scope[key + "_raw"] = value
+        return
+    scope[key] = value
+
+
+def _add_flag(scope, key, flag):
+    """Flags listed under 'key:' go to key itself (no value) or to key_list (key holds a mask)."""
+    if scope.get(key) is None and key not in _DEVICE_KEYS and key not in _PORT_KEYS:
+        scope[key] = []
+    target = key if isinstance(scope[key], list) else key + "_list"
+    scope.setdefault(target, []).append(flag)
+
+
+def _error_for(line):
+    lowered = line.lower()
+    if "no ib devices found" in lowered:
+        return error_entry("no_device", line, IBV_DEVINFO_ERRORS), False
+    if "failed to get ib devices list" in lowered:
+        return error_entry("no_rdma_support", line, IBV_DEVINFO_ERRORS), False
+    if "no userspace device-specific driver found" in lowered:
+        return error_entry("provider_missing", line, IBV_DEVINFO_ERRORS), True
+    if "couldn't open config directory" in lowered or "could not open config directory" in lowered:
+        return error_entry("config_missing", line, IBV_DEVINFO_ERRORS), True
+    if re.search(r"ib device '[^']*' wasn't found", lowered):
+        return error_entry("device_not_found", line, IBV_DEVINFO_ERRORS), False
+    if re.search(r"failed to (?:open device|query device|query port|query gid|close device)", lowered) or (
+        "invalid port requested" in lowered
+    ):
+        return error_entry("query_failed", line, IBV_DEVINFO_ERRORS), False
+    if found_after(_TOOL, _NOT_FOUND, lowered):
+        return error_entry("not_installed", line, IBV_DEVINFO_ERRORS), False
+    if is_tagged_warning(line):
+        # "libibverbs: Warning: couldn't stat ...", "mlx4: Warning: BlueFlame ...": a warning, not a field
+        return error_entry("unknown", line, IBV_DEVINFO_ERRORS), True
+    return None, False
+
+
+def _parse_devinfo(text):
+    devices = []
+    errors = []
+    warnings = []
+    device = None
+    port = None
+    flag_key = None
+    for line in _lines(text):
+        if not line.strip():
+            flag_key = None
+            continue
+        error, is_warning = _error_for(line)
+        if error is not None:
+            (warnings if is_warning else errors).append(error)
+            continue
+        hca = _HCA_ID.match(line)
+        if hca:
+            device = _new_device(hca.group("name"))
+            devices.append(device)
+            port = None
+            flag_key = None
+            continue
+        if device is None:
+            continue
+        port_match = _PORT.match(line)
+        if port_match:
+            port = _new_port(to_int(port_match.group("port")))
+            device["ports"].append(port)
+            flag_key = None
+            continue
+        scope = port if port is not None else device
+        gid = _GID.match(line)
+        if gid and port is not None:
+            gid_type = (gid.group("type") or "").strip() or None
+            port["gids"].append({
+                "index": to_int(gid.group("index")),
+                "gid": gid.group("gid"),
+                "type": gid_type,
+                "version": _gid_version(gid_type),
+                "ipv4": _mapped_ipv4(gid.group("gid")),
+            })
+            continue
+        unknown_flags = _UNKNOWN_FLAGS.match(line)
+        if unknown_flags and flag_key:
+            _add_flag(scope, flag_key, "Unknown flags: " + unknown_flags.group("value"))
+            continue
+        pair = split_key_value(line, _KEY)
+        if pair:
+            key = snake_case(pair[0])
+            value = pair[1]
+            if not key or key in ("hca_id", "ports", "gids"):
+                continue
+            if key in _DEVICE_KEYS and scope is port:
+                scope = device
+            if value:
+                _set_value(scope, key, value)
+            # A key with a hex mask or no value may be followed by lines of flag
+            # names (device_cap_flags, *_odp_caps, ...).
+            flag_key = key if (not value or re.match(r"^0x[0-9A-Fa-f]+$", value)) else None
+            continue
+        if flag_key and _FLAG.match(line):
+            _add_flag(scope, flag_key, line.strip())
+    return {"devices": devices, "errors": errors, "warnings": warnings}
+
+
+def parse_ibv_devinfo_full(text):
+    """Return {devices, errors, warnings} for ibv_devinfo output; never raises.
+
+    When no device was read, the libibverbs warnings that explain why are
+    also copied into ``errors`` (before ``no_device``).
+    """
+    try:
+        result = _parse_devinfo(text)
+    except Exception as exc:  # pylint: disable=broad-except
+        message = "%s: %s" % (type(exc).__name__, exc)
+        return {"devices": [], "errors": [error_entry("parser_error", message, IBV_DEVINFO_ERRORS)], "warnings": []}
+    if not result["devices"] and result["errors"] and result["warnings"]:
+        result["errors"] = result["warnings"] + result["errors"]
+    return result
+
+
+def parse_ibv_devinfo_errors(text):
+    """Only the errors of ibv_devinfo output (list of {code, message, cause, fix})."""
+    return parse_ibv_devinfo_full(text)["errors"]
+
+
+def parse_ibv_devinfo(text):
+    """List of {hca_id, transport, fw_ver, node_guid, ..., phys_port_cnt, ports: [{port, state, active_mtu, ...}]}."""
+    return parse_ibv_devinfo_full(text)["devices"]
+
+
+# ---- ibv_devices ---------------------------------------------------------------
+
+_DEVICES_ROW = re.compile(r"^\s*(?P<device>[A-Za-z0-9][A-Za-z0-9_.:-]*)\s+(?P<guid>[0-9A-Fa-f]{16})\s*$")
+_DEVICES_ROW_COLON = re.compile(
+    r"^\s*(?P<device>[A-Za-z0-9][A-Za-z0-9_.:-]*)\s+(?P<guid>[0-9A-Fa-f]{4}(?::[0-9A-Fa-f]{4}){3})\s*$"
+)
+# ibv_devinfo -l: "2 HCAs found:" then one name per line.
+_LIST_HEADER = re.compile(r"^\s*(?P<count>\d+)\s+HCAs?\s+found\s*:\s*$", re.I)
+_LIST_ROW = re.compile(r"^\s+(?P<device>[A-Za-z0-9][A-Za-z0-9_.:-]*)\s*$")
+
+
+def _parse_devices(text):
+    devices = []
+    errors = []
+    warnings = []
+    in_list = False
+    for line in _lines(text):
+        if not line.strip():
+            in_list = False
+            continue
+        error, is_warning = _error_for(line)
+        if error is not None:
+            (warnings if is_warning else errors).append(error)
+            continue
+        row = _DEVICES_ROW.match(line) or _DEVICES_ROW_COLON.match(line)
+        if row and row.group("device").lower() != "device":
+            devices.append({"device": row.group("device"), "node_guid": row.group("guid").lower()})
+            continue
+        if _LIST_HEADER.match(line):
+            in_list = True
+            continue
+        listed = _LIST_ROW.match(line) if in_list else None
+        if listed:
+            devices.append({"device": listed.group("device"), "node_guid": None})
+    return {"devices": devices, "errors": errors, "warnings": warnings}
+
+
+def parse_ibv_devices_full(text):
+    """Return {devices: [{device, node_guid}], errors, warnings} for ibv_devices (or ibv_devinfo -l) output."""
+    try:
+        result = _parse_devices(text)
+    except Exception as exc:  # pylint: disable=broad-except
+        message = "%s: %s" % (type(exc).__name__, exc)
+        return {"devices": [], "errors": [error_entry("parser_error", message, IBV_DEVINFO_ERRORS)], "warnings": []}
+    if not result["devices"] and result["errors"] and result["warnings"]:
+        result["errors"] = result["warnings"] + result["errors"]
+    return result
+
+
+def parse_ibv_devices(text):
+    """List of {device, node_guid} from ibv_devices output."""
+    return parse_ibv_devices_full(text)["devices"]

@@ -1,0 +1,516 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Retests of failing pairs, and what they say (pure).
+
+Before anything is blamed, every failing pair (a pair record whose verdict
+is in ``bad_verdicts``) is measured again:
+
+- ``as_is``: the same server, client, rail and test, ``repeats`` times;
+- ``partner``: each side of the pair with a host that passed (a *known-good*
+  partner on that rail), keeping its role, ``repeats`` times, so a side that
+  fails with everyone is told apart from a path that fails only between the
+  two.
+
+:func:`plan_retests` turns the failing records into retest jobs and packs
+them into rounds (a host runs at most one test per rail per round), each
+round in the shape of ``schedule.round_plan`` (``sides`` per host, ``jobs``)
+so the same perftest task runs it. :func:`tag_retest_records` marks the
+records measured in those rounds (``params.retest`` and friends), and
+:func:`classify` puts originals and retests together: a failing pair that
+passes on an *as is* retest is ``flaky`` (its record's verdict becomes
+``flaky``), one that fails every time is ``confirmed``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import round_plan
+
+BAD_VERDICTS = ("fail", "error")
+PURPOSES = ("as_is", "partner")
+MAX_REPEATS = 10
+RETEST_PARAMS = ("retest", "retest_purpose", "attempt", "subject", "partner", "origin")
+# retest records get their own kind (rdma_bw_retest) so heat maps, baselines and
+# counts of a check's pairs see the planned pairs only
+RETEST_SUFFIX = "_retest"
+
+
+class RetestError(ValueError):
+    """Bad input to the retest planner (a clear message, never a traceback)."""
+
+
+def natural_key(text):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
+
+
+def _rail(value):
+    return 0 if value in (None, "") else int(value)
+
+
+def is_retest(record):
+    """A retest record: ``params.retest`` set, or a kind ending in ``_retest``."""
+    record = record or {}
+    return bool((record.get("params") or {}).get("retest")) or str(record.get("kind") or "").endswith(RETEST_SUFFIX)
+
+
+def pair_id(server, client, rail, op, metric):
+    """'h1-h2 rail 0 write bw': how a failing pair is named in summaries."""
+    return "%s-%s rail %s %s %s" % (server, client, rail, op, metric)
+
+
+def _test_of(rec):
+    params = rec.get("params") or {}
+    return params.get("op"), params.get("metric") or "bw"
+
+
+def failing_pairs(records, bad_verdicts=BAD_VERDICTS, exclude_hosts=()):
+    """Distinct failing (server, client, rail, op, metric) of the original (non-retest) pair records."""
+    seen = []
+    for rec in records or []:
+        if not isinstance(rec, dict) or not rec.get("peer") or is_retest(rec):
+            continue
+        if rec.get("verdict") not in bad_verdicts:
+            continue
+        if rec["host"] in exclude_hosts or rec["peer"] in exclude_hosts:
+            continue
+        op, metric = _test_of(rec)
+        key = (rec["host"], rec["peer"], _rail((rec.get("params") or {}).get("rail")), op, metric)
+        if key not in seen:
+            seen.append(key)
+    return seen
+
+
+def good_hosts(records, rail, bad_verdicts=BAD_VERDICTS, host_fraction=0.5):
+    """Hosts that passed on ``rail``, best first.
+
+    First the hosts with no bad original record on that rail; when there are
+    none, the hosts whose bad records all involve a host that is bad with
+    most of its peers (they are victims, not culprits). Sorted by how many
+    passing links they have (most first), then by name.
+    """
+    links = {}
+    for rec in records or []:
+        if not isinstance(rec, dict) or not rec.get("peer") or is_retest(rec):
+            continue
+        if _rail((rec.get("params") or {}).get("rail")) != rail or rec.get("verdict") == "skipped":
+            continue
+        key = frozenset((rec["host"], rec["peer"]))
+        links[key] = links.get(key, False) or rec.get("verdict") in bad_verdicts
+    stats = {}
+    for key, bad in links.items():
+        for node in key:
+            entry = stats.setdefault(node, {"links": 0, "bad": 0, "bad_peers": set()})
+            entry["links"] += 1
+            if bad:
+                entry["bad"] += 1
+                entry["bad_peers"].update(key - set([node]))
+    clean = [h for h, st in stats.items() if st["bad"] == 0]
+    if not clean:
+        culprits = set(h for h, st in stats.items() if st["bad"] >= 2 and st["bad"] > host_fraction * st["links"])
+        clean = [h for h, st in stats.items() if h not in culprits and st["bad_peers"] <= culprits]
+    return sorted(clean, key=lambda h: (-(stats[h]["links"] - stats[h]["bad"]), natural_key(h)))
+
+
+def bad_with_most(records, bad_verdicts=BAD_VERDICTS, host_fraction=0.5):
+    """{(host, rail, op, metric): [failing peers]} for hosts bad with more than host_fraction of their peers (>= 2)."""
+    links = {}
+    for rec in records or []:
+        if not isinstance(rec, dict) or not rec.get("peer") or is_retest(rec) or rec.get("verdict") == "skipped":
+            continue
+        op, metric = _test_of(rec)
+        rail = _rail((rec.get("params") or {}).get("rail"))
+        for node, other in ((rec["host"], rec["peer"]), (rec["peer"], rec["host"])):
+            entry = links.setdefault((node, rail, op, metric), {})
+            entry[other] = entry.get(other, False) or rec.get("verdict") in bad_verdicts
+    out = {}
+    for key, peers in links.items():
+        bad = sorted((p for p, is_bad in peers.items() if is_bad), key=natural_key)
+        if len(bad) >= 2 and len(bad) > host_fraction * len(peers):
+            out[key] = bad
+    return out
+
+
+def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=18515, bad_verdicts=BAD_VERDICTS,
+                 exclude_hosts=(), max_jobs=200, round_offset=0, merge=False, per_host=None):
+    """Retest jobs for the failing pairs, packed into rounds.
+
+    ``host_rails``: host -> rails (``schedule.select_rails``), used to build
+    each side's device / GID / address. Returns ``{"retests": [...],
+    "rounds": [round_plan dicts with "jobs" carrying "retest"], "skipped":
+    [...], "summary": {...}}``. Round i carries ``round_offset + i`` in its
+    sides and jobs (``round``). ``merge``: one plan holding every round as
+    a step (step i = round i, ``steps`` = the count), for the pipelined
+    strategy; ports then cycle through a window of steps like
+    ``schedule.plan_rounds(merge=True)``. A retest item: ``id``, ``purpose``,
+    ``attempt``, ``server``, ``client``, ``rail``, ``test``, ``metric``,
+    ``subject`` / ``partner`` (partner retests), ``origin``
+    (``{server, client}``).
+
+    ``per_host``: a host bad with most of its peers on a rail would serialize
+    every retest through itself (one test per rail at a time: N - 1 steps);
+    with ``per_host`` only that many of its failing pairs are retested as is
+    (the others are ``skipped`` with ``sampled_host``, and :func:`classify`
+    infers their outcome from the sampled ones). None retests every pair.
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
+        raise RetestError("repeats must be an integer from 0 to %d, got %r" % (MAX_REPEATS, repeats))
+    if isinstance(max_jobs, bool) or not isinstance(max_jobs, int) or max_jobs < 0:
+        raise RetestError("max_jobs must be an integer >= 0, got %r" % (max_jobs,))
+    if not isinstance(records, (list, tuple)):
+        raise RetestError("records must be a list of pair records")
+    if per_host is not None and (isinstance(per_host, bool) or not isinstance(per_host, int) or per_host < 1):
+        raise RetestError("per_host must be an integer >= 1 or None, got %r" % (per_host,))
+    exclude = set(exclude_hosts or ())
+    failing = failing_pairs(records, bad_verdicts, exclude)
+    suspects = bad_with_most(records, bad_verdicts) if per_host else {}
+    sampled = {}
+    items = []
+    skipped = []
+    seen = set()
+    use = {}
+    groups = {}
+    good_by_rail = {}
+    for server, client, rail, op, metric in failing:
+        origin = {"server": server, "client": client}
+        owners = [h for h in (server, client) if (h, rail, op, metric) in suspects]
+        if owners and repeats and all(len(sampled.get((h, rail, op, metric), [])) >= per_host for h in owners):
+            skipped.append({"server": server, "client": client, "rail": rail, "test": op, "metric": metric,
+                            "sampled_host": owners[0], "reason": "%s fails with %d peers on rail %s: %d of its "
+                            "pairs are retested" % (owners[0], len(suspects[(owners[0], rail, op, metric)]), rail,
+                                                    per_host)})
+            continue
+        for host in owners:
+            sampled.setdefault((host, rail, op, metric), []).append((server, client))
+        for attempt in range(1, repeats + 1):
+            key = ("as_is", server, client, rail, op, metric, attempt)
+            if key not in seen:
+                seen.add(key)
+                items.append(_item("as_is", attempt, server, client, rail, op, metric, origin))
+        if not partners or repeats == 0:
+            continue
+        if rail not in good_by_rail:
+            good_by_rail[rail] = [h for h in good_hosts(records, rail, bad_verdicts) if h not in exclude]
+        good = good_by_rail[rail]
+        for subject, role in ((server, "server"), (client, "client")):
+            choices = [h for h in good if h not in (server, client)]
+            if not choices:
+                skipped.append({"server": server, "client": client, "rail": rail, "subject": subject,
+                                "reason": "no host passed every test on rail %s (apart from %s and %s)" % (
+                                    rail, server, client)})
+                continue
+            # a partner test already planned for this subject (from another failing pair) is reused
+            group = (subject, role, rail, op, metric)
+            if group in groups:
+                for item in groups[group]:
+                    item["origins"].append(origin)
+                continue
+            partner = min(choices, key=lambda h: (use.get((h, rail), 0), good.index(h)))
+            use[(partner, rail)] = use.get((partner, rail), 0) + 1
+            groups[group] = []
+            for attempt in range(1, repeats + 1):
+                pair = (subject, partner) if role == "server" else (partner, subject)
+                item = _item("partner", attempt, pair[0], pair[1], rail, op, metric, origin, subject, partner)
+                groups[group].append(item)
+                items.append(item)
+    dropped = 0
+    if len(items) > max_jobs:
+        dropped = len(items) - max_jobs
+        for item in items[max_jobs:]:
+            skipped.append({"server": item["server"], "client": item["client"], "rail": item["rail"],
+                            "subject": item.get("subject"), "reason": "over max_jobs (%d)" % max_jobs})
+        items = items[:max_jobs]
+    for num, item in enumerate(items):
+        item["id"] = "r%d" % (num + 1)
+    if isinstance(round_offset, bool) or not isinstance(round_offset, int) or round_offset < 0:
+        raise RetestError("round_offset must be an integer >= 0, got %r" % (round_offset,))
+    batches = _pack(items)
+    if merge:
+        stride = max([i["rail"] for i in items] + [0]) + 1
+        window = max(1, min(256, len(batches), (65535 - int(base_port)) // stride + 1))
+        merged = {"sides": {}, "jobs": [], "skipped": [], "steps": len(batches)}
+        for num, batch in enumerate(batches):
+            rnd = _round(batch, host_rails, int(base_port) + (num % window) * stride, round_offset + num, num)
+            for host, host_sides in rnd["sides"].items():
+                merged["sides"].setdefault(host, []).extend(host_sides)
+            merged["jobs"].extend(rnd["jobs"])
+            merged["skipped"].extend(rnd["skipped"])
+        rounds = [merged] if batches else []
+    else:
+        rounds = [_round(batch, host_rails, base_port, round_offset + num) for num, batch in enumerate(batches)]
+    summary = {"failing_pairs": len(failing), "planned": len(items),
+               "sampled": sum(1 for s in skipped if s.get("sampled_host")),
+               "as_is": sum(1 for i in items if i["purpose"] == "as_is"),
+               "partner": sum(1 for i in items if i["purpose"] == "partner"),
+               "rounds": len(rounds), "skipped": len(skipped), "dropped": dropped}
+    return {"retests": items, "rounds": rounds, "skipped": skipped, "summary": summary}
+
+
+def _item(purpose, attempt, server, client, rail, op, metric, origin, subject=None, partner=None):
+    item = {"id": None, "purpose": purpose, "attempt": attempt, "server": server, "client": client, "rail": rail,
+            "test": op, "metric": metric, "origin": dict(origin), "origins": [dict(origin)], "subject": subject,
+            "partner": partner}
+    return item
+
+
+def _pack(items):
+    """Greedy first fit: a host at most once per rail per round."""
+    rounds = []
+    busy = []
+    for item in items:
+        need = set(((item["server"], item["rail"]), (item["client"], item["rail"])))
+        for idx, used in enumerate(busy):
+            if not need & used:
+                rounds[idx].append(item)
+                used.update(need)
+                break
+        else:
+            rounds.append([item])
+            busy.append(set(need))
+    return rounds
+
+
+def _round(batch, host_rails, base_port, index, step=0):
+    sides = {}
+    jobs = []
+    skipped = []
+    host_rails = host_rails or {}
+    for item in batch:
+        s_rails = host_rails.get(item["server"])
+        c_rails = host_rails.get(item["client"])
+        sub_rails = {}
+        # only rail k of each host, so it runs as rail k of the round
+        for host, rails in ((item["server"], s_rails), (item["client"], c_rails)):
+            if rails is None:
+                continue
+            chosen = [r for r in rails if _rail(r.get("rail", rails.index(r))) == item["rail"]]
+            sub_rails[host] = chosen
+        test = {"metric": item["metric"]}
+        if item["test"]:
+            test["test"] = item["test"]
+        plan = round_plan([[item["server"], item["client"]]], sub_rails or None, [test], base_port=base_port,
+                          port_stride=1, round_index=index)
+        if plan["skipped"]:
+            for skip in plan["skipped"]:
+                skipped.append(dict(skip, retest=item["id"]))
+            continue
+        for host, host_sides in plan["sides"].items():
+            for side in host_sides:
+                side.update(rail=item["rail"], step=step, tcp_port=int(base_port) + item["rail"])
+                sides.setdefault(host, []).append(side)
+        for job in plan["jobs"]:
+            job.update(rail=item["rail"], step=step, tcp_port=int(base_port) + item["rail"])
+            job["retest"] = _retest_params(item)
+            jobs.append(job)
+    return {"sides": sides, "jobs": jobs, "skipped": skipped}
+
+
+def _retest_params(item):
+    params = {"retest": True, "retest_purpose": item["purpose"], "attempt": item["attempt"],
+              "origin": "%s-%s" % (item["origin"]["server"], item["origin"]["client"]), "retest_id": item["id"]}
+    if item["purpose"] == "partner":
+        params["subject"] = item["subject"]
+        params["partner"] = item["partner"]
+        params["origins"] = ["%s-%s" % (o["server"], o["client"]) for o in item["origins"]]
+    return params
+
+
+def tag_retest_records(records, rounds):
+    """Copies of the records measured in retest ``rounds`` with the retest params added.
+
+    Their kind gets the suffix ``_retest`` (``rdma_bw`` -> ``rdma_bw_retest``).
+
+    A record matches a job by (server, client, rail, op, metric) and round
+    (``params.round`` against the job's ``round`` when both have one).
+    Records that match nothing are returned unchanged.
+    """
+    jobs = {}
+    for num, rnd in enumerate(rounds or []):
+        for job in rnd.get("jobs") or []:
+            key = (job.get("server"), job.get("client"), _rail(job.get("rail")), job.get("test"),
+                   job.get("metric") or "bw")
+            jobs.setdefault(key, []).append((job.get("round", num), job))
+    out = []
+    for rec in records or []:
+        rec = dict(rec)
+        params = dict(rec.get("params") or {})
+        key = (rec.get("host"), rec.get("peer"), _rail(params.get("rail")), params.get("op"),
+               params.get("metric") or "bw")
+        found = jobs.get(key) or []
+        match = [job for num, job in found if params.get("round") in (None, num)] or [job for _n, job in found]
+        if match:
+            params.update(match[0]["retest"])
+            rec["params"] = params
+            if not str(rec.get("kind") or "").endswith(RETEST_SUFFIX):
+                rec["kind"] = "%s%s" % (rec.get("kind"), RETEST_SUFFIX)
+        out.append(rec)
+    return out
+
+
+def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=None):
+    """Originals plus retests -> updated records, per-pair outcomes and a summary.
+
+    ``records``: the original pair records (retest records among them are
+    taken as retests). ``retest_records``: records tagged by
+    :func:`tag_retest_records`. ``skipped``: the plan's ``skipped`` (pairs
+    left out by ``per_host`` sampling take the outcome of their bad host's
+    retested pairs when those all agree). Returns ``{"records": originals
+    (flaky ones with verdict ``flaky``) + retests, "pairs": [...],
+    "summary": {...}}``.
+    """
+    originals = [r for r in records or [] if not is_retest(r)]
+    retests = [r for r in records or [] if is_retest(r)] + [r for r in retest_records or [] if is_retest(r)]
+    as_is = {}
+    partner = {}
+    for rec in retests:
+        params = rec.get("params") or {}
+        op, metric = _test_of(rec)
+        rail = _rail(params.get("rail"))
+        if params.get("retest_purpose") == "partner":
+            for origin in params.get("origins") or [params.get("origin")]:
+                partner.setdefault((origin, rail, op, metric), []).append(rec)
+        else:
+            as_is.setdefault((rec.get("host"), rec.get("peer"), rail, op, metric), []).append(rec)
+    pairs = []
+    out = []
+    for rec in originals:
+        rec = dict(rec)
+        params = rec.get("params") or {}
+        op, metric = _test_of(rec)
+        rail = _rail(params.get("rail"))
+        if rec.get("peer") and rec.get("verdict") in bad_verdicts:
+            again = sorted(as_is.get((rec["host"], rec["peer"], rail, op, metric)) or [],
+                           key=lambda r: (r.get("params") or {}).get("attempt") or 0)
+            partners = partner.get(("%s-%s" % (rec["host"], rec["peer"]), rail, op, metric)) or []
+            outcome = _outcome(rec, again, partners, bad_verdicts)
+            outcome["record"] = len(out)
+            pairs.append(outcome)
+            rec["evidence"] = list(rec.get("evidence") or []) + outcome["evidence"]
+            rec["metrics"] = dict(rec.get("metrics") or {}, retests=len(again) + len(partners))
+        out.append(rec)
+    _infer_sampled(pairs, skipped)
+    for outcome in pairs:
+        rec = out[outcome.pop("record")]
+        if outcome["status"] == "flaky":
+            if outcome.get("inferred_from"):
+                rec["cause"] = "flaky (inferred): %s, and every retested pair of %s on rail %s passed" % (
+                    rec.get("cause") or rec["verdict"], outcome["inferred_from"], outcome["rail"])
+            else:
+                rec["cause"] = "flaky: %s, then passed on retest %s of %d" % (
+                    rec.get("cause") or rec["verdict"], outcome["first_pass"], len(outcome["as_is"]))
+            rec["verdict"] = "flaky"
+            rec["fix"] = ("a transient problem, not a persistent fault: watch this pair's port counters and "
+                          "history; it is a failure when it keeps coming back")
+        if outcome.get("inferred_from"):
+            rec["evidence"] = [e for e in rec["evidence"] if e != "not retested"] + [
+                "not retested itself: %s (inferred from the retested pairs of %s)" % (
+                    outcome["status"], outcome["inferred_from"])]
+    summary = {
+        "retests": len(retests),
+        "as_is": sum(len(v) for v in as_is.values()),
+        "partner": len(retests) - sum(len(v) for v in as_is.values()),
+        "failing_pairs": len(pairs),
+        "confirmed": [p["id"] for p in pairs if p["status"] == "confirmed"],
+        "flaky": [p["id"] for p in pairs if p["status"] == "flaky"],
+        "not_retested": [p["id"] for p in pairs if p["status"] == "not_retested"],
+    }
+    return {"records": out + list(retest_records or []), "pairs": pairs, "summary": summary}
+
+
+def _infer_sampled(pairs, skipped):
+    """A pair left out of the retests by ``per_host`` sampling takes the outcome of its bad host's retested pairs
+    when they all agree (all confirmed, or all flaky); ``inferred_from`` names that host."""
+    left_out = {}
+    for item in skipped or []:
+        if isinstance(item, dict) and item.get("sampled_host"):
+            left_out[(item.get("server"), item.get("client"), _rail(item.get("rail")), item.get("test"),
+                      item.get("metric") or "bw")] = item["sampled_host"]
+    if not left_out:
+        return
+    by_host = {}
+    for outcome in pairs:
+        if outcome["status"] in ("confirmed", "flaky"):
+            for host in (outcome["server"], outcome["client"]):
+                by_host.setdefault((host, outcome["rail"], outcome["op"], outcome["metric"]), set()).add(
+                    outcome["status"])
+    for outcome in pairs:
+        host = left_out.get((outcome["server"], outcome["client"], outcome["rail"], outcome["op"], outcome["metric"]))
+        if outcome["status"] != "not_retested" or not host:
+            continue
+        statuses = by_host.get((host, outcome["rail"], outcome["op"], outcome["metric"]))
+        if statuses and len(statuses) == 1:
+            outcome["status"] = list(statuses)[0]
+            outcome["inferred_from"] = host
+
+
+def _value(rec):
+    metrics = rec.get("metrics") or {}
+    if (rec.get("params") or {}).get("metric") == "lat":
+        return metrics.get("lat_us")
+    return metrics.get("bw_gbps")
+
+
+def _fmt(value):
+    return "n/a" if value is None else ("%.3g" % value)
+
+
+def _outcome(rec, again, partners, bad_verdicts):
+    params = rec.get("params") or {}
+    op, metric = _test_of(rec)
+    rail = _rail(params.get("rail"))
+    verdicts = [r.get("verdict") for r in again]
+    evidence = []
+    first_pass = None
+    for num, r in enumerate(again):
+        if first_pass is None and r.get("verdict") not in bad_verdicts:
+            first_pass = num + 1
+    if not again:
+        status = "not_retested"
+        evidence.append("not retested")
+    elif first_pass is not None:
+        status = "flaky"
+    else:
+        status = "confirmed"
+    if again:
+        evidence.append("retest as is: %s (%s)" % (", ".join(verdicts), "/".join(_fmt(_value(r)) for r in again)))
+    blame = {}
+    for r in partners:
+        rp = r.get("params") or {}
+        subject = rp.get("subject")
+        blame.setdefault(subject, []).append(r.get("verdict") in bad_verdicts)
+        evidence.append("retest of %s with known-good %s: %s %s" % (subject, rp.get("partner"), r.get("verdict"),
+                                                                    _fmt(_value(r))))
+    implicated = sorted((h for h, bads in blame.items() if bads and sum(bads) * 2 >= len(bads)), key=natural_key)
+    cleared = sorted((h for h, bads in blame.items() if bads and not any(bads)), key=natural_key)
+    if status == "confirmed":
+        if implicated:
+            evidence.append("also fails with a known-good partner: %s" % ", ".join(implicated))
+        elif len(cleared) == 2:
+            evidence.append("both sides pass with known-good partners: the path between them is at fault")
+    return {"id": pair_id(rec["host"], rec["peer"], rail, op, metric), "server": rec["host"], "client": rec["peer"],
+            "rail": rail, "op": op, "metric": metric, "original": rec.get("verdict"), "status": status,
+            "as_is": verdicts, "first_pass": first_pass, "implicated": implicated, "cleared": cleared,
+            "partner_retests": len(partners), "evidence": evidence}
+
+
+def summary_record(classified, check="rdma_perf", kind="rdma_bw"):
+    """A ``retest_summary`` record: how many retests ran and which pairs they confirmed."""
+    summary = classified.get("summary") or {}
+    confirmed = summary.get("confirmed") or []
+    flaky = summary.get("flaky") or []
+    verdict = "fail" if confirmed else ("flaky" if flaky else "pass")
+    if not summary.get("failing_pairs"):
+        verdict = "pass"
+    cause = "%d retest(s) of %d failing pair(s): %d confirmed, %d flaky, %d not retested" % (
+        summary.get("retests", 0), summary.get("failing_pairs", 0), len(confirmed), len(flaky),
+        len(summary.get("not_retested") or []))
+    evidence = ["confirmed: %s" % p for p in confirmed] + ["flaky: %s" % p for p in flaky] + \
+        ["not retested: %s" % p for p in summary.get("not_retested") or []]
+    return {"kind": "retest_summary", "host": "*", "peer": None, "params": {"check": check, "family": kind},
+            "metrics": {"retests": summary.get("retests", 0), "as_is_retests": summary.get("as_is", 0),
+                        "partner_retests": summary.get("partner", 0),
+                        "failing_pairs": summary.get("failing_pairs", 0), "confirmed_pairs": len(confirmed),
+                        "flaky_pairs": len(flaky)},
+            "verdict": verdict, "cause": cause, "fix": None, "evidence": evidence}
