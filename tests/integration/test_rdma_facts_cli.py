@@ -143,7 +143,7 @@ def test_memlock_limit_is_read_from_the_module_process(tmp_path, tree_root):
 @pytest.mark.parametrize("args,message", [
     ({"subnet": "10.0.0.0/33"}, "not a valid CIDR"),
     ({"subnet": "fd00::/64"}, "must be an IPv4 network"),
-    ({"expected_rate_gbps": -5}, "expected_rate_gbps must be a positive"),
+    ({"expected_rate_gbps": -5}, "expected_rate_gbps -5.0 must be between 0 and"),
     ({"ib_gid_index": -1}, "ib_gid_index must be 0 or more"),
     ({"address_source": "dns"}, "value of address_source must be one of"),
     ({"transport": "kubectl"}, "transport=kubectl needs kubectl.pod"),

@@ -303,7 +303,7 @@ def test_two_runs_at_once_keep_both_histories_complete(lab, tmp_path):
     assert len(runs) == 2, sorted(runs)
     for run_id, run_lines in runs.items():
         summaries = [r for r in run_lines if r["kind"] == "summary"]
-        assert len(summaries) == 1 and summaries[0]["verdict"] in ("pass", "fail"), summaries
+        assert len(summaries) == 1 and summaries[0]["verdict"] in ("pass", "warn", "fail"), summaries
         hosts = sorted(summaries[0]["hosts"]["ok"])
         assert hosts in [sorted(g) for g in groups], hosts
         records = [r for r in run_lines if r["kind"] != "summary"]
