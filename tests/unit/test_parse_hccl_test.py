@@ -201,3 +201,12 @@ def test_filter_plugin_exposes_the_parser():
     filters = FilterModule().filters()
     assert filters["parse_hccl_test"] is parse_hccl_test
     assert len(filters["parse_hccl_test"](load("all_reduce_test_official_doc_example_8npu.txt"))["rows"]) == 14
+
+
+def test_a_row_without_a_numeric_time_or_bandwidth_is_not_a_result():
+    """Found by the fuzz test: a garbled row ('524288 <junk> <junk> 1000.0') under a header is no result row."""
+    text = ("data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:\n"
+            "524288 \u0395          \u27fa 1000.0")
+    result = parse_hccl_test(text)
+    assert result["rows"] == []
+    assert not result["ok"]

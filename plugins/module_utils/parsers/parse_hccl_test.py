@@ -254,6 +254,11 @@ def _make_row(cells, columns):
     return row
 
 
+def _is_result(row):
+    """A size with a numeric time or bandwidth: what makes a line a result row."""
+    return row["bytes"] is not None and (isinstance(row["avg_time_us"], float) or isinstance(row["algbw_gbs"], float))
+
+
 def parse_hccl_test(text):
     """Parse hccl_test output. Never raises; returns header, rows, errors, warnings, ok."""
     try:
@@ -366,7 +371,7 @@ class _Parser(object):
             use = self.columns or _DEFAULT
             if len(cells) >= 2 and use.size_at < len(cells) and to_int(cells[use.size_at].strip()) is not None:
                 row = _make_row(cells, use)
-                if row["bytes"] is not None and (row["avg_time_us"] is not None or row["algbw_gbs"] is not None):
+                if _is_result(row):
                     self.result["rows"].append(row)
                     return True
         elif "data_size" in content and ("time" in content or "bandwidth" in content) and _may_be_header(content):
@@ -378,7 +383,7 @@ class _Parser(object):
             if (len(tokens) == len(columns.names) and to_int(tokens[columns.size_at]) is not None
                     and sum(1 for t in tokens if to_float(t) is not None) >= 2):
                 row = _make_row(tokens, columns)
-                if row["bytes"] is not None:
+                if _is_result(row):
                     self.result["rows"].append(row)
                     return True
         return False
