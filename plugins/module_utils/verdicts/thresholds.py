@@ -210,6 +210,36 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     ``history``: past records (``commcheck_history`` lookup), ``run_id``: the
     current run (left out of the history).
     """
+    _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency)
+    pair_base, host_base = history_baselines(history, history_k, run_id)
+    out = [dict(rec, metrics=dict(rec.get("metrics") or {})) for rec in records or []]
+    stats = _fleet_stats(out)
+    counts = dict((c, 0) for c in CHECKS)
+    tripped_records = []
+    for rec in out:
+        name, value, higher = _metric(rec)
+        if not _judged(rec, value):
+            continue
+        result = {"tripped": []}
+        result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
+        result["fleet"] = _fleet_check(rec, value, higher, stats, outlier_z, outlier_min_rel)
+        result["history"] = _history_check(rec, value, higher, pair_base, host_base, history_threshold, min_runs)
+        result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
+        rec["thresholds"] = result
+        for check in result["tripped"]:
+            counts[check] += 1
+        if result["tripped"]:
+            tripped_records.append(rec)
+            _record_trip(rec, result, name, value, set_verdicts)
+    summary = {"records": sum(1 for r in out if "thresholds" in r), "tripped": counts,
+               "tripped_records": len(tripped_records),
+               "only_fleet_or_history": sum(1 for r in tripped_records
+                                            if "hardware" not in r["thresholds"]["tripped"]),
+               "hosts_below_history": _hosts_below(out, host_base, history_threshold, min_runs)}
+    return {"records": out, "summary": summary}
+
+
+def _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency):
     for name, value in (("outlier_z", outlier_z), ("outlier_min_rel", outlier_min_rel),
                         ("history_threshold", history_threshold)):
         if _number(value) is None or value < 0:
@@ -218,97 +248,102 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         raise ThresholdError("min_runs must be an integer >= 1, got %r" % (min_runs,))
     _efficiency_table(DEFAULT_EFFICIENCY, efficiency, "efficiency")
     _efficiency_table(DEFAULT_COLLECTIVE_EFFICIENCY, collective_efficiency, "collective_efficiency")
-    pair_base, host_base = history_baselines(history, history_k, run_id)
-    out = []
+
+
+def _judged(rec, value):
+    """Whether a record gets thresholds at all: a value, not a finding or summary, not an error or skipped."""
+    return value is not None and rec.get("kind") not in ("finding", "summary") and \
+        rec.get("verdict") not in ("error", "skipped")
+
+
+def _fleet_stats(records):
+    """group -> (count, median, spread) of the comparable records that have a value (findings included)."""
     groups = {}
-    for rec in records or []:
-        rec = dict(rec)
-        rec["metrics"] = dict(rec.get("metrics") or {})
-        out.append(rec)
-        name, value, _higher = _metric(rec)
+    for rec in records:
+        value = _metric(rec)[1]
         if value is not None and rec.get("verdict") not in ("error", "skipped"):
-            groups.setdefault(_group(rec), []).append(rec)
-    counts = dict((c, 0) for c in CHECKS)
-    tripped_records = []
-    stats = dict((key, (len(recs),) + spread_of([_metric(r)[1] for r in recs])) for key, recs in groups.items())
-    for rec in out:
-        name, value, higher = _metric(rec)
-        params = rec.get("params") or {}
-        metrics = rec["metrics"]
-        if value is None or rec.get("kind") in ("finding", "summary") or rec.get("verdict") in ("error", "skipped"):
-            continue
-        result = {"tripped": []}
-        # hardware
-        hw = {"checked": False}
-        if higher and rec.get("kind") == "collective":
-            expected, eff, source = _collective_expectation(rec, collective_efficiency)
-            if expected:
-                hw = {"checked": True, "expected": expected, "efficiency": eff, "source": source, "value": value,
-                      "tripped": value < expected}
-                metrics["hw_expected_busbw_gbs"] = expected
-        elif higher:
-            rate = _rate(rec, rates)
-            expected, eff = expected_bw(rate, params.get("op") or ("tcp" if rec.get("kind") == "tcp_bw" else None),
-                                        efficiency, bool(params.get("bidirectional")) and rates is not None)
-            if expected:
-                hw = {"checked": True, "link_rate": rate, "efficiency": eff, "expected": expected, "value": value,
-                      "tripped": value < expected}
-                metrics["link_rate_gbps"] = rate
-                metrics["hw_expected_gbps"] = expected
-        result["hardware"] = hw
-        # fleet
-        count, med, spread = stats.get(_group(rec), (0, None, None))
-        fleet = {"checked": False}
-        if count >= 3:
-            z = round(0.6745 * (value - med) / spread, 2)
-            rel = abs(value - med) / abs(med) if med else 0.0
-            low = (z < -outlier_z) if higher else (z > outlier_z)
-            fleet = {"checked": True, "median": med, "robust_z": z, "n": count,
-                     "tripped": bool(low and rel >= outlier_min_rel)}
-            metrics["fleet_median"] = med
-            metrics["robust_z"] = z
-        result["fleet"] = fleet
-        # history
-        hist = {"checked": False}
-        base = pair_base.get(_identity(rec))
-        scope = "pair"
-        if not base or base["runs"] < min_runs:
-            candidates = [host_base.get((node, _group(rec))) for node in (rec.get("host"), rec.get("peer")) if node]
-            candidates = [c for c in candidates if c and c["runs"] >= min_runs]
-            base = max(candidates, key=lambda c: c["baseline"]) if candidates and higher else (
-                min(candidates, key=lambda c: c["baseline"]) if candidates else None)
-            scope = "host"
-        if base and base["runs"] >= min_runs and base["baseline"]:
-            change = (value - base["baseline"]) / base["baseline"]
-            worse = change < -history_threshold if higher else change > history_threshold
-            hist = {"checked": True, "scope": scope, "baseline": base["baseline"], "runs": base["runs"],
-                    "change": round(change, 4), "tripped": bool(worse)}
-            metrics["history_baseline"] = base["baseline"]
-        result["history"] = hist
-        result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
-        rec["thresholds"] = result
-        for check in result["tripped"]:
-            counts[check] += 1
-        if result["tripped"]:
-            tripped_records.append(rec)
-            rec["evidence"] = list(rec.get("evidence") or []) + [_evidence(result, name)]
-            if set_verdicts and rec.get("verdict") in ("pass", "warn"):
-                if "hardware" in result["tripped"]:
-                    rec["verdict"] = "fail"
-                    rec["cause"] = "%s is below the hardware expectation %s (%s)" % (
-                        _fmt(value), _fmt(hw["expected"]), _hw_text(hw))
-                elif rec.get("verdict") == "pass":
-                    rec["verdict"] = "warn"
-                    rec["cause"] = _evidence(result, name)
-            if rec.get("verdict") in ("fail", "warn", "flaky") and "thresholds tripped" not in (rec.get("cause") or ""):
-                rec["cause"] = "%s [thresholds tripped: %s]" % (
-                    rec.get("cause") or rec["verdict"], ", ".join(result["tripped"]))
-    summary = {"records": sum(1 for r in out if "thresholds" in r), "tripped": counts,
-               "tripped_records": len(tripped_records),
-               "only_fleet_or_history": sum(1 for r in tripped_records
-                                            if "hardware" not in r["thresholds"]["tripped"]),
-               "hosts_below_history": _hosts_below(out, host_base, history_threshold, min_runs)}
-    return {"records": out, "summary": summary}
+            groups.setdefault(_group(rec), []).append(value)
+    return dict((key, (len(values),) + spread_of(values)) for key, values in groups.items())
+
+
+def _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates):
+    """The hardware threshold of one record; the expectation goes into its metrics."""
+    if not higher:
+        return {"checked": False}
+    metrics = rec["metrics"]
+    if rec.get("kind") == "collective":
+        expected, eff, source = _collective_expectation(rec, collective_efficiency)
+        if not expected:
+            return {"checked": False}
+        metrics["hw_expected_busbw_gbs"] = expected
+        return {"checked": True, "expected": expected, "efficiency": eff, "source": source, "value": value,
+                "tripped": value < expected}
+    params = rec.get("params") or {}
+    rate = _rate(rec, rates)
+    op = params.get("op") or ("tcp" if rec.get("kind") == "tcp_bw" else None)
+    expected, eff = expected_bw(rate, op, efficiency, bool(params.get("bidirectional")) and rates is not None)
+    if not expected:
+        return {"checked": False}
+    metrics["link_rate_gbps"] = rate
+    metrics["hw_expected_gbps"] = expected
+    return {"checked": True, "link_rate": rate, "efficiency": eff, "expected": expected, "value": value,
+            "tripped": value < expected}
+
+
+def _fleet_check(rec, value, higher, stats, outlier_z, outlier_min_rel):
+    """The fleet threshold: a robust outlier on the bad side, far enough from the median (3 records at least)."""
+    count, med, spread = stats.get(_group(rec), (0, None, None))
+    if count < 3:
+        return {"checked": False}
+    z = round(0.6745 * (value - med) / spread, 2)
+    rel = abs(value - med) / abs(med) if med else 0.0
+    low = (z < -outlier_z) if higher else (z > outlier_z)
+    rec["metrics"]["fleet_median"] = med
+    rec["metrics"]["robust_z"] = z
+    return {"checked": True, "median": med, "robust_z": z, "n": count,
+            "tripped": bool(low and rel >= outlier_min_rel)}
+
+
+def _history_baseline(rec, higher, pair_base, host_base, min_runs):
+    """(baseline entry, scope): the pair's own, else the best (for latency: lowest) of its hosts' baselines."""
+    base = pair_base.get(_identity(rec))
+    if base and base["runs"] >= min_runs:
+        return base, "pair"
+    candidates = [host_base.get((node, _group(rec))) for node in (rec.get("host"), rec.get("peer")) if node]
+    candidates = [c for c in candidates if c and c["runs"] >= min_runs]
+    if not candidates:
+        return None, "host"
+    pick = max if higher else min
+    return pick(candidates, key=lambda c: c["baseline"]), "host"
+
+
+def _history_check(rec, value, higher, pair_base, host_base, history_threshold, min_runs):
+    """The history threshold: more than ``history_threshold`` worse than the record's baseline."""
+    base, scope = _history_baseline(rec, higher, pair_base, host_base, min_runs)
+    if not base or base["runs"] < min_runs or not base["baseline"]:
+        return {"checked": False}
+    change = (value - base["baseline"]) / base["baseline"]
+    worse = change < -history_threshold if higher else change > history_threshold
+    rec["metrics"]["history_baseline"] = base["baseline"]
+    return {"checked": True, "scope": scope, "baseline": base["baseline"], "runs": base["runs"],
+            "change": round(change, 4), "tripped": bool(worse)}
+
+
+def _record_trip(rec, result, name, value, set_verdicts):
+    """Evidence, and with ``set_verdicts`` the verdict, of a record whose thresholds tripped; its cause says which."""
+    rec["evidence"] = list(rec.get("evidence") or []) + [_evidence(result, name)]
+    if set_verdicts and rec.get("verdict") in ("pass", "warn"):
+        if "hardware" in result["tripped"]:
+            hw = result["hardware"]
+            rec["verdict"] = "fail"
+            rec["cause"] = "%s is below the hardware expectation %s (%s)" % (
+                _fmt(value), _fmt(hw["expected"]), _hw_text(hw))
+        elif rec.get("verdict") == "pass":
+            rec["verdict"] = "warn"
+            rec["cause"] = _evidence(result, name)
+    if rec.get("verdict") in ("fail", "warn", "flaky") and "thresholds tripped" not in (rec.get("cause") or ""):
+        rec["cause"] = "%s [thresholds tripped: %s]" % (
+            rec.get("cause") or rec["verdict"], ", ".join(result["tripped"]))
 
 
 def _op(params):
