@@ -229,17 +229,24 @@ def check_env_name(key, option="env"):
 
 def check_env(env, option="env"):
     """Validate the environment forwarded to the ranks; return {KEY: 'value'} sorted."""
-    if env is None:
+    return _checked_mapping(env, option, "NAME: value", _env_item)
+
+
+def _env_item(option, key, value):
+    check_env_name(key, option)
+    value = check_argv_value("%s %s" % (option, key), value)
+    if key in ENV_READ_FILES:
+        value = rule(rules.check_path, "%s %s" % (option, key), value)
+    return value
+
+
+def _checked_mapping(mapping, option, shape, check_item):
+    """{key: checked value} sorted by key; ``check_item(option, key, value)`` checks one item."""
+    if mapping is None:
         return {}
-    if not isinstance(env, dict):
-        raise MpiCmdError("%s must be a dict of NAME: value, got %s" % (option, rules.show(env)))
-    out = {}
-    for key in sorted(env, key=str):
-        check_env_name(key, option)
-        out[key] = check_argv_value("%s %s" % (option, key), env[key])
-        if key in ENV_READ_FILES:
-            out[key] = rule(rules.check_path, "%s %s" % (option, key), out[key])
-    return out
+    if not isinstance(mapping, dict):
+        raise MpiCmdError("%s must be a dict of %s, got %s" % (option, shape, rules.show(mapping)))
+    return dict((key, check_item(option, key, mapping[key])) for key in sorted(mapping, key=str))
 
 
 def mca_key_refusal(key):
@@ -281,15 +288,12 @@ def check_mca_value(name, value):
 
 def check_mca(mca, option="mca"):
     """Validate Open MPI MCA parameters; return {key: 'value'} sorted."""
-    if mca is None:
-        return {}
-    if not isinstance(mca, dict):
-        raise MpiCmdError("%s must be a dict of key: value, got %s" % (option, rules.show(mca)))
-    out = {}
-    for key in sorted(mca, key=str):
-        check_mca_key(key, option)
-        out[key] = check_mca_value("%s %s" % (option, key), mca[key])
-    return out
+    return _checked_mapping(mca, option, "key: value", _mca_item)
+
+
+def _mca_item(option, key, value):
+    check_mca_key(key, option)
+    return check_mca_value("%s %s" % (option, key), value)
 
 
 def launch_mca(agent=None, ssh_config=None):
