@@ -155,89 +155,29 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
     (the others are ``skipped`` with ``sampled_host``, and :func:`classify`
     infers their outcome from the sampled ones). None retests every pair.
     """
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
-        raise RetestError("repeats must be an integer from 0 to %d, got %r" % (MAX_REPEATS, repeats))
-    if isinstance(max_jobs, bool) or not isinstance(max_jobs, int) or max_jobs < 0:
-        raise RetestError("max_jobs must be an integer >= 0, got %r" % (max_jobs,))
-    if not isinstance(records, (list, tuple)):
-        raise RetestError("records must be a list of pair records")
-    if per_host is not None and (isinstance(per_host, bool) or not isinstance(per_host, int) or per_host < 1):
-        raise RetestError("per_host must be an integer >= 1 or None, got %r" % (per_host,))
+    _check_plan_options(records, repeats, max_jobs, per_host)
     exclude = set(exclude_hosts or ())
     failing = failing_pairs(records, bad_verdicts, exclude)
-    suspects = bad_with_most(records, bad_verdicts) if per_host else {}
-    sampled = {}
-    items = []
-    skipped = []
-    seen = set()
-    use = {}
-    groups = {}
-    good_by_rail = {}
+    planner = _Planner(records, repeats, bad_verdicts, exclude, per_host)
     for server, client, rail, op, metric in failing:
-        origin = {"server": server, "client": client}
-        owners = [h for h in (server, client) if (h, rail, op, metric) in suspects]
-        if owners and repeats and all(len(sampled.get((h, rail, op, metric), [])) >= per_host for h in owners):
-            skipped.append({"server": server, "client": client, "rail": rail, "test": op, "metric": metric,
-                            "sampled_host": owners[0], "reason": "%s fails with %d peers on rail %s: %d of its "
-                            "pairs are retested" % (owners[0], len(suspects[(owners[0], rail, op, metric)]), rail,
-                                                    per_host)})
+        if not planner.sample(server, client, rail, op, metric):
             continue
-        for host in owners:
-            sampled.setdefault((host, rail, op, metric), []).append((server, client))
-        for attempt in range(1, repeats + 1):
-            key = ("as_is", server, client, rail, op, metric, attempt)
-            if key not in seen:
-                seen.add(key)
-                items.append(_item("as_is", attempt, server, client, rail, op, metric, origin))
-        if not partners or repeats == 0:
-            continue
-        if rail not in good_by_rail:
-            good_by_rail[rail] = [h for h in good_hosts(records, rail, bad_verdicts) if h not in exclude]
-        good = good_by_rail[rail]
-        for subject, role in ((server, "server"), (client, "client")):
-            choices = [h for h in good if h not in (server, client)]
-            if not choices:
-                skipped.append({"server": server, "client": client, "rail": rail, "subject": subject,
-                                "reason": "no host passed every test on rail %s (apart from %s and %s)" % (
-                                    rail, server, client)})
-                continue
-            # a partner test already planned for this subject (from another failing pair) is reused
-            group = (subject, role, rail, op, metric)
-            if group in groups:
-                for item in groups[group]:
-                    item["origins"].append(origin)
-                continue
-            partner = min(choices, key=lambda h: (use.get((h, rail), 0), good.index(h)))
-            use[(partner, rail)] = use.get((partner, rail), 0) + 1
-            groups[group] = []
-            for attempt in range(1, repeats + 1):
-                pair = (subject, partner) if role == "server" else (partner, subject)
-                item = _item("partner", attempt, pair[0], pair[1], rail, op, metric, origin, subject, partner)
-                groups[group].append(item)
-                items.append(item)
-    dropped = 0
-    if len(items) > max_jobs:
-        dropped = len(items) - max_jobs
-        for item in items[max_jobs:]:
-            skipped.append({"server": item["server"], "client": item["client"], "rail": item["rail"],
-                            "subject": item.get("subject"), "reason": "over max_jobs (%d)" % max_jobs})
-        items = items[:max_jobs]
+        planner.as_is(server, client, rail, op, metric)
+        if partners and repeats:
+            planner.with_partners(server, client, rail, op, metric)
+    items, skipped = planner.items, planner.skipped
+    dropped = max(0, len(items) - max_jobs)
+    for item in items[max_jobs:]:
+        skipped.append({"server": item["server"], "client": item["client"], "rail": item["rail"],
+                        "subject": item.get("subject"), "reason": "over max_jobs (%d)" % max_jobs})
+    items = items[:max_jobs]
     for num, item in enumerate(items):
         item["id"] = "r%d" % (num + 1)
     if isinstance(round_offset, bool) or not isinstance(round_offset, int) or round_offset < 0:
         raise RetestError("round_offset must be an integer >= 0, got %r" % (round_offset,))
     batches = _pack(items)
     if merge:
-        stride = max([i["rail"] for i in items] + [0]) + 1
-        window = max(1, min(256, len(batches), (65535 - int(base_port)) // stride + 1))
-        merged = {"sides": {}, "jobs": [], "skipped": [], "steps": len(batches)}
-        for num, batch in enumerate(batches):
-            rnd = _round(batch, host_rails, int(base_port) + (num % window) * stride, round_offset + num, num)
-            for host, host_sides in rnd["sides"].items():
-                merged["sides"].setdefault(host, []).extend(host_sides)
-            merged["jobs"].extend(rnd["jobs"])
-            merged["skipped"].extend(rnd["skipped"])
-        rounds = [merged] if batches else []
+        rounds = _merged_rounds(batches, items, host_rails, base_port, round_offset)
     else:
         rounds = [_round(batch, host_rails, base_port, round_offset + num) for num, batch in enumerate(batches)]
     summary = {"failing_pairs": len(failing), "planned": len(items),
@@ -246,6 +186,106 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
                "partner": sum(1 for i in items if i["purpose"] == "partner"),
                "rounds": len(rounds), "skipped": len(skipped), "dropped": dropped}
     return {"retests": items, "rounds": rounds, "skipped": skipped, "summary": summary}
+
+
+def _check_plan_options(records, repeats, max_jobs, per_host):
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
+        raise RetestError("repeats must be an integer from 0 to %d, got %r" % (MAX_REPEATS, repeats))
+    if isinstance(max_jobs, bool) or not isinstance(max_jobs, int) or max_jobs < 0:
+        raise RetestError("max_jobs must be an integer >= 0, got %r" % (max_jobs,))
+    if not isinstance(records, (list, tuple)):
+        raise RetestError("records must be a list of pair records")
+    if per_host is not None and (isinstance(per_host, bool) or not isinstance(per_host, int) or per_host < 1):
+        raise RetestError("per_host must be an integer >= 1 or None, got %r" % (per_host,))
+
+
+class _Planner(object):
+    """The retest items of the failing pairs, in order, and what was left out (``skipped``)."""
+
+    def __init__(self, records, repeats, bad_verdicts, exclude, per_host):
+        self.records = records
+        self.repeats = repeats
+        self.bad_verdicts = bad_verdicts
+        self.exclude = exclude
+        self.per_host = per_host
+        self.suspects = bad_with_most(records, bad_verdicts) if per_host else {}
+        self.items = []
+        self.skipped = []
+        self._sampled = {}
+        self._seen = set()
+        self._use = {}
+        self._groups = {}
+        self._good_by_rail = {}
+
+    def sample(self, server, client, rail, op, metric):
+        """False (and a ``sampled_host`` skip) once every bad-with-most host of the pair has per_host pairs."""
+        owners = [h for h in (server, client) if (h, rail, op, metric) in self.suspects]
+        if owners and self.repeats and all(len(self._sampled.get((h, rail, op, metric), [])) >= self.per_host
+                                           for h in owners):
+            self.skipped.append({
+                "server": server, "client": client, "rail": rail, "test": op, "metric": metric,
+                "sampled_host": owners[0], "reason": "%s fails with %d peers on rail %s: %d of its pairs are "
+                "retested" % (owners[0], len(self.suspects[(owners[0], rail, op, metric)]), rail, self.per_host)})
+            return False
+        for host in owners:
+            self._sampled.setdefault((host, rail, op, metric), []).append((server, client))
+        return True
+
+    def as_is(self, server, client, rail, op, metric):
+        origin = {"server": server, "client": client}
+        for attempt in range(1, self.repeats + 1):
+            key = ("as_is", server, client, rail, op, metric, attempt)
+            if key not in self._seen:
+                self._seen.add(key)
+                self.items.append(_item("as_is", attempt, server, client, rail, op, metric, origin))
+
+    def _good(self, rail):
+        if rail not in self._good_by_rail:
+            self._good_by_rail[rail] = [h for h in good_hosts(self.records, rail, self.bad_verdicts)
+                                        if h not in self.exclude]
+        return self._good_by_rail[rail]
+
+    def with_partners(self, server, client, rail, op, metric):
+        """Each side with a known-good partner in its own role; the least used partner first."""
+        origin = {"server": server, "client": client}
+        good = self._good(rail)
+        for subject, role in ((server, "server"), (client, "client")):
+            choices = [h for h in good if h not in (server, client)]
+            if not choices:
+                self.skipped.append({"server": server, "client": client, "rail": rail, "subject": subject,
+                                     "reason": "no host passed every test on rail %s (apart from %s and %s)" % (
+                                         rail, server, client)})
+                continue
+            # a partner test already planned for this subject (from another failing pair) is reused
+            group = (subject, role, rail, op, metric)
+            if group in self._groups:
+                for item in self._groups[group]:
+                    item["origins"].append(origin)
+                continue
+            partner = min(choices, key=lambda h: (self._use.get((h, rail), 0), good.index(h)))
+            self._use[(partner, rail)] = self._use.get((partner, rail), 0) + 1
+            self._groups[group] = []
+            for attempt in range(1, self.repeats + 1):
+                pair = (subject, partner) if role == "server" else (partner, subject)
+                item = _item("partner", attempt, pair[0], pair[1], rail, op, metric, origin, subject, partner)
+                self._groups[group].append(item)
+                self.items.append(item)
+
+
+def _merged_rounds(batches, items, host_rails, base_port, round_offset):
+    """One plan holding every batch as a step; ports cycle through a window of steps."""
+    stride = max([i["rail"] for i in items] + [0]) + 1
+    window = max(1, min(256, len(batches), (65535 - int(base_port)) // stride + 1))
+    if not batches:
+        return []
+    merged = {"sides": {}, "jobs": [], "skipped": [], "steps": len(batches)}
+    for num, batch in enumerate(batches):
+        rnd = _round(batch, host_rails, int(base_port) + (num % window) * stride, round_offset + num, num)
+        for host, host_sides in rnd["sides"].items():
+            merged["sides"].setdefault(host, []).extend(host_sides)
+        merged["jobs"].extend(rnd["jobs"])
+        merged["skipped"].extend(rnd["skipped"])
+    return [merged]
 
 
 def _item(purpose, attempt, server, client, rail, op, metric, origin, subject=None, partner=None):
@@ -362,6 +402,27 @@ def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=No
     """
     originals = [r for r in records or [] if not is_retest(r)]
     retests = [r for r in records or [] if is_retest(r)] + [r for r in retest_records or [] if is_retest(r)]
+    as_is, partner = _index_retests(retests)
+    out, pairs = _judge_originals(originals, as_is, partner, bad_verdicts)
+    _infer_sampled(pairs, skipped)
+    for outcome in pairs:
+        _apply_outcome(out[outcome.pop("record")], outcome)
+    as_is_count = sum(len(v) for v in as_is.values())
+    summary = {
+        "retests": len(retests),
+        "as_is": as_is_count,
+        "partner": len(retests) - as_is_count,
+        "failing_pairs": len(pairs),
+        "confirmed": [p["id"] for p in pairs if p["status"] == "confirmed"],
+        "flaky": [p["id"] for p in pairs if p["status"] == "flaky"],
+        "not_retested": [p["id"] for p in pairs if p["status"] == "not_retested"],
+    }
+    return {"records": out + list(retest_records or []), "pairs": pairs, "summary": summary}
+
+
+def _index_retests(retests):
+    """``(as_is, partner)``: as-is retests by (server, client, rail, op, metric), partner retests by
+    (origin 'server-client', rail, op, metric), each origin they serve."""
     as_is = {}
     partner = {}
     for rec in retests:
@@ -373,13 +434,18 @@ def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=No
                 partner.setdefault((origin, rail, op, metric), []).append(rec)
         else:
             as_is.setdefault((rec.get("host"), rec.get("peer"), rail, op, metric), []).append(rec)
+    return as_is, partner
+
+
+def _judge_originals(originals, as_is, partner, bad_verdicts):
+    """Copies of the originals (a bad pair's with the retest evidence) and the outcome of each bad pair;
+    ``record`` in an outcome is its record's index."""
     pairs = []
     out = []
     for rec in originals:
         rec = dict(rec)
-        params = rec.get("params") or {}
         op, metric = _test_of(rec)
-        rail = _rail(params.get("rail"))
+        rail = _rail((rec.get("params") or {}).get("rail"))
         if rec.get("peer") and rec.get("verdict") in bad_verdicts:
             again = sorted(as_is.get((rec["host"], rec["peer"], rail, op, metric)) or [],
                            key=lambda r: (r.get("params") or {}).get("attempt") or 0)
@@ -390,33 +456,25 @@ def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=No
             rec["evidence"] = list(rec.get("evidence") or []) + outcome["evidence"]
             rec["metrics"] = dict(rec.get("metrics") or {}, retests=len(again) + len(partners))
         out.append(rec)
-    _infer_sampled(pairs, skipped)
-    for outcome in pairs:
-        rec = out[outcome.pop("record")]
-        if outcome["status"] == "flaky":
-            if outcome.get("inferred_from"):
-                rec["cause"] = "flaky (inferred): %s, and every retested pair of %s on rail %s passed" % (
-                    rec.get("cause") or rec["verdict"], outcome["inferred_from"], outcome["rail"])
-            else:
-                rec["cause"] = "flaky: %s, then passed on retest %s of %d" % (
-                    rec.get("cause") or rec["verdict"], outcome["first_pass"], len(outcome["as_is"]))
-            rec["verdict"] = "flaky"
-            rec["fix"] = ("a transient problem, not a persistent fault: watch this pair's port counters and "
-                          "history; it is a failure when it keeps coming back")
+    return out, pairs
+
+
+def _apply_outcome(rec, outcome):
+    """A flaky pair's record becomes ``flaky``; an inferred outcome replaces its 'not retested' evidence."""
+    if outcome["status"] == "flaky":
         if outcome.get("inferred_from"):
-            rec["evidence"] = [e for e in rec["evidence"] if e != "not retested"] + [
-                "not retested itself: %s (inferred from the retested pairs of %s)" % (
-                    outcome["status"], outcome["inferred_from"])]
-    summary = {
-        "retests": len(retests),
-        "as_is": sum(len(v) for v in as_is.values()),
-        "partner": len(retests) - sum(len(v) for v in as_is.values()),
-        "failing_pairs": len(pairs),
-        "confirmed": [p["id"] for p in pairs if p["status"] == "confirmed"],
-        "flaky": [p["id"] for p in pairs if p["status"] == "flaky"],
-        "not_retested": [p["id"] for p in pairs if p["status"] == "not_retested"],
-    }
-    return {"records": out + list(retest_records or []), "pairs": pairs, "summary": summary}
+            rec["cause"] = "flaky (inferred): %s, and every retested pair of %s on rail %s passed" % (
+                rec.get("cause") or rec["verdict"], outcome["inferred_from"], outcome["rail"])
+        else:
+            rec["cause"] = "flaky: %s, then passed on retest %s of %d" % (
+                rec.get("cause") or rec["verdict"], outcome["first_pass"], len(outcome["as_is"]))
+        rec["verdict"] = "flaky"
+        rec["fix"] = ("a transient problem, not a persistent fault: watch this pair's port counters and "
+                      "history; it is a failure when it keeps coming back")
+    if outcome.get("inferred_from"):
+        rec["evidence"] = [e for e in rec["evidence"] if e != "not retested"] + [
+            "not retested itself: %s (inferred from the retested pairs of %s)" % (
+                outcome["status"], outcome["inferred_from"])]
 
 
 def _infer_sampled(pairs, skipped):
