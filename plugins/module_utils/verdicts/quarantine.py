@@ -92,43 +92,45 @@ def clean_reason(text, limit=MAX_REASON):
     return text
 
 
-def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None):
-    """[{node, host, reason, component}] from a localization result, finding records, or a list.
-
-    ``source``: a localization result (``components``), a list of records
-    (``kind: finding`` with ``params.finding`` / ``params.component``), or a
-    list of host names / ``{host, reason}`` dicts. ``components``: which
-    kinds of fault quarantine a node (a ``link`` quarantines both ends).
-    ``node_names``: inventory host -> node name (Kubernetes or Slurm).
-    """
+def _check_components(components):
     for comp in components or ():
         if comp not in COMPONENTS:
             raise QuarantineError("components must be among %s, got %s" % (", ".join(COMPONENTS), rules.show(comp)))
-    node_names = node_names or {}
-    items = []
+
+
+def _fault_from_entry(entry):
+    """(component, host, peer, reason) named by one list entry, or None for a record that names no fault."""
+    if isinstance(entry, str):
+        return ("host", entry, None, "named for quarantine")
+    if isinstance(entry, dict) and entry.get("kind") == "finding":
+        params = entry.get("params") or {}
+        comp = params.get("component") or FINDING_COMPONENT.get(params.get("finding"))
+        return (comp, entry.get("host"), entry.get("peer"), entry.get("cause"))
+    if isinstance(entry, dict) and entry.get("kind"):
+        return None    # other records (pair results, summaries) name no fault
+    if isinstance(entry, dict) and entry.get("host"):
+        return (entry.get("component", "host"), entry["host"], None, entry.get("reason") or "named for quarantine")
+    raise QuarantineError("cannot read a bad node from %s" % rules.show(entry))
+
+
+def _faults(source):
+    """[(component, host, peer, reason)] from a localization result or a list of findings / hosts."""
     if isinstance(source, dict) and "components" in source:
-        for comp in source.get("components") or []:
-            items.append((comp.get("component"), comp.get("host"), comp.get("peer"), comp.get("cause")))
-    elif isinstance(source, (list, tuple)):
-        for entry in source:
-            if isinstance(entry, str):
-                items.append(("host", entry, None, "named for quarantine"))
-            elif isinstance(entry, dict) and entry.get("kind") == "finding":
-                params = entry.get("params") or {}
-                comp = params.get("component") or FINDING_COMPONENT.get(params.get("finding"))
-                items.append((comp, entry.get("host"), entry.get("peer"), entry.get("cause")))
-            elif isinstance(entry, dict) and entry.get("kind"):
-                continue    # other records (pair results, summaries) name no fault
-            elif isinstance(entry, dict) and entry.get("host"):
-                items.append((entry.get("component", "host"), entry["host"], None,
-                              entry.get("reason") or "named for quarantine"))
-            else:
-                raise QuarantineError("cannot read a bad node from %s" % rules.show(entry))
-    elif source is not None:
+        return [(comp.get("component"), comp.get("host"), comp.get("peer"), comp.get("cause"))
+                for comp in source.get("components") or []]
+    if isinstance(source, (list, tuple)):
+        faults = [_fault_from_entry(entry) for entry in source]
+        return [fault for fault in faults if fault is not None]
+    if source is not None:
         raise QuarantineError("expected a localization result or a list of findings / hosts, got %s"
                               % type(source).__name__)
+    return []
+
+
+def _nodes_by_host(faults, components, node_names):
+    """host -> {host, node, reasons, components} for the faults of the chosen components (a link names both ends)."""
     nodes = {}
-    for comp, host, peer, reason in items:
+    for comp, host, peer, reason in faults:
         if comp not in components:
             continue
         for name in ([host, peer] if comp == "link" else [host]):
@@ -140,6 +142,20 @@ def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None):
                 entry["reasons"].append(reason)
             if comp not in entry["components"]:
                 entry["components"].append(comp)
+    return nodes
+
+
+def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None):
+    """[{node, host, reason, component}] from a localization result, finding records, or a list.
+
+    ``source``: a localization result (``components``), a list of records
+    (``kind: finding`` with ``params.finding`` / ``params.component``), or a
+    list of host names / ``{host, reason}`` dicts. ``components``: which
+    kinds of fault quarantine a node (a ``link`` quarantines both ends).
+    ``node_names``: inventory host -> node name (Kubernetes or Slurm).
+    """
+    _check_components(components)
+    nodes = _nodes_by_host(_faults(source), components, node_names or {})
     out = []
     for name in sorted(nodes, key=natural_key):
         entry = nodes[name]
@@ -170,6 +186,57 @@ def _taint_text(key, value, effect):
     return "%s=%s:%s" % (key, value, effect)
 
 
+def _check_plan_options(state, taint_effect, label_key, annotation_key, label_value):
+    if state not in ("present", "absent"):
+        raise QuarantineError("state must be present or absent, got %s" % rules.show(state))
+    if taint_effect not in TAINT_EFFECTS:
+        raise QuarantineError("taint_effect must be one of %s, got %s" % (", ".join(TAINT_EFFECTS),
+                                                                          rules.show(taint_effect)))
+    check_key(label_key, "label_key")
+    check_key(annotation_key, "annotation_key")
+    rule(rules.check_name, "label value", label_value or "", "k8s_label_value")
+
+
+class _Marks(object):
+    """What a node object already carries of the quarantine: label, annotation, taint (None: unknown node)."""
+
+    def __init__(self, obj, label_key, taint_effect):
+        meta = (obj or {}).get("metadata") or {}
+        taints = ((obj or {}).get("spec") or {}).get("taints") or []
+        self.known = obj is not None
+        self.labels = meta.get("labels") or {}
+        self.annotations = meta.get("annotations") or {}
+        self.has_taint = any(t.get("key") == label_key and t.get("effect") == taint_effect for t in taints)
+
+
+def _mark_actions(node, item, marks, taint, keys, base):
+    """(action, kubectl arguments) that put the label, annotation and taint that ``marks`` lacks."""
+    label_key, annotation_key, label_value, taint_effect = keys
+    reason = clean_reason(item.get("reason") or "commcheck: found bad")
+    out = []
+    if not marks.known or marks.labels.get(label_key) != label_value:
+        out.append(("label", ["label", "node", node, "%s=%s" % (label_key, label_value), "--overwrite"]))
+    if not marks.known or marks.annotations.get(annotation_key) != reason:
+        out.append(("annotate", ["annotate", "node", node, "%s=%s" % (annotation_key, reason), "--overwrite"]))
+    if taint and (not marks.known or not marks.has_taint):
+        out.append(("taint", ["taint", "node", node, _taint_text(label_key, label_value, taint_effect),
+                              "--overwrite"]))
+    return [{"node": node, "action": action, "argv": base + args} for action, args in out]
+
+
+def _unmark_actions(node, marks, taint, keys, base):
+    """(action, kubectl arguments) that remove the label, annotation and taint that ``marks`` has."""
+    label_key, annotation_key, _label_value, taint_effect = keys
+    out = []
+    if not marks.known or label_key in marks.labels:
+        out.append(("unlabel", ["label", "node", node, "%s-" % label_key]))
+    if not marks.known or annotation_key in marks.annotations:
+        out.append(("unannotate", ["annotate", "node", node, "%s-" % annotation_key]))
+    if taint and (not marks.known or marks.has_taint):
+        out.append(("untaint", ["taint", "node", node, "%s:%s-" % (label_key, taint_effect)]))
+    return [{"node": node, "action": action, "argv": base + args} for action, args in out]
+
+
 def kubectl_plan(nodes, current=None, state="present", taint=False, taint_effect="NoSchedule", kubectl="kubectl",
                  kubeconfig=None, context=None, label_key=LABEL_KEY, annotation_key=ANNOTATION_KEY,
                  label_value=LABEL_VALUE):
@@ -180,47 +247,18 @@ def kubectl_plan(nodes, current=None, state="present", taint=False, taint_effect
     ``[{node, action, argv}]``; actions: ``label``, ``annotate``, ``taint``
     and their removals (``unlabel``, ``unannotate``, ``untaint``).
     """
-    if state not in ("present", "absent"):
-        raise QuarantineError("state must be present or absent, got %s" % rules.show(state))
-    if taint_effect not in TAINT_EFFECTS:
-        raise QuarantineError("taint_effect must be one of %s, got %s" % (", ".join(TAINT_EFFECTS),
-                                                                          rules.show(taint_effect)))
-    check_key(label_key, "label_key")
-    check_key(annotation_key, "annotation_key")
-    rule(rules.check_name, "label value", label_value or "", "k8s_label_value")
+    _check_plan_options(state, taint_effect, label_key, annotation_key, label_value)
     base = _kubectl_base(kubectl, kubeconfig, context)
+    keys = (label_key, annotation_key, label_value, taint_effect)
     current = current or {}
     plan = []
     for item in nodes or []:
         node = check_k8s_node(item["node"])
-        obj = current.get(node)
-        meta = (obj or {}).get("metadata") or {}
-        labels = meta.get("labels") or {}
-        annotations = meta.get("annotations") or {}
-        taints = ((obj or {}).get("spec") or {}).get("taints") or []
-        has_taint = any(t.get("key") == label_key and t.get("effect") == taint_effect for t in taints)
-        known = obj is not None
+        marks = _Marks(current.get(node), label_key, taint_effect)
         if state == "present":
-            reason = clean_reason(item.get("reason") or "commcheck: found bad")
-            if not known or labels.get(label_key) != label_value:
-                plan.append({"node": node, "action": "label", "argv": base + [
-                    "label", "node", node, "%s=%s" % (label_key, label_value), "--overwrite"]})
-            if not known or annotations.get(annotation_key) != reason:
-                plan.append({"node": node, "action": "annotate", "argv": base + [
-                    "annotate", "node", node, "%s=%s" % (annotation_key, reason), "--overwrite"]})
-            if taint and (not known or not has_taint):
-                plan.append({"node": node, "action": "taint", "argv": base + [
-                    "taint", "node", node, _taint_text(label_key, label_value, taint_effect), "--overwrite"]})
+            plan += _mark_actions(node, item, marks, taint, keys, base)
         else:
-            if not known or label_key in labels:
-                plan.append({"node": node, "action": "unlabel", "argv": base + [
-                    "label", "node", node, "%s-" % label_key]})
-            if not known or annotation_key in annotations:
-                plan.append({"node": node, "action": "unannotate", "argv": base + [
-                    "annotate", "node", node, "%s-" % annotation_key]})
-            if taint and (not known or has_taint):
-                plan.append({"node": node, "action": "untaint", "argv": base + [
-                    "taint", "node", node, "%s:%s-" % (label_key, taint_effect)]})
+            plan += _unmark_actions(node, marks, taint, keys, base)
     return plan
 
 
