@@ -220,6 +220,26 @@ def trend(history_records, min_runs=3, min_rises=None, names=None):
     ``name`` (flapping link, rising bit error rate, ...), ``values``,
     ``runs``, ``rises``, ``increase``.
     """
+    min_rises = _check_trend_options(min_runs, min_rises)
+    names = TREND_NAMES if names is None else dict((n, TREND_NAMES.get(n, "rising %s" % n)) for n in names)
+    out = []
+    for key, runs in _counter_series(history_records, names).items():
+        window = _since_last_reset(_in_run_order(runs))[-min_runs:]
+        if len(window) < min_runs:
+            continue
+        rises = sum(1 for a, b in zip(window, window[1:]) if b > a)
+        if rises >= min_rises:
+            host, device, port, counter = key
+            out.append({"host": host, "device": device, "port": port, "counter": counter,
+                        "name": names[counter], "values": window, "runs": len(window), "rises": rises,
+                        "increase": window[-1] - window[0]})
+    out.sort(key=lambda t: (natural_key(t["host"] or ""), natural_key(t["device"] or ""), t["port"] or 0,
+                            t["counter"]))
+    return out
+
+
+def _check_trend_options(min_runs, min_rises):
+    """``min_rises`` checked, its default (every interval) filled in."""
     if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 2:
         raise CounterError("min_runs must be an integer >= 2, got %r" % (min_runs,))
     if min_rises is None:
@@ -227,7 +247,11 @@ def trend(history_records, min_runs=3, min_rises=None, names=None):
     if isinstance(min_rises, bool) or not isinstance(min_rises, int) or not 1 <= min_rises <= min_runs - 1:
         raise CounterError("min_rises must be an integer from 1 to min_runs - 1 (%d), got %r" % (min_runs - 1,
                                                                                                  min_rises))
-    names = TREND_NAMES if names is None else dict((n, TREND_NAMES.get(n, "rising %s" % n)) for n in names)
+    return min_rises
+
+
+def _counter_series(history_records, names):
+    """(host, device, port, counter) -> {run: (time, value)}, a run's last record winning."""
     series = {}
     for rec in history_records or []:
         if not isinstance(rec, dict) or rec.get("kind") != "port_counters":
@@ -243,26 +267,20 @@ def trend(history_records, min_runs=3, min_rises=None, names=None):
             runs = series.setdefault(key, {})
             if run not in runs or runs[run][0] <= when:
                 runs[run] = (when, _int(value))
-    out = []
-    for key, runs in series.items():
-        ordered = [v for _run, (_when, v) in sorted(runs.items(), key=lambda item: (item[1][0], str(item[0])))]
-        # after a reset (a drop), only what follows counts
-        start = 0
-        for idx in range(1, len(ordered)):
-            if ordered[idx] < ordered[idx - 1]:
-                start = idx
-        window = ordered[start:][-min_runs:]
-        if len(window) < min_runs:
-            continue
-        rises = sum(1 for a, b in zip(window, window[1:]) if b > a)
-        if rises >= min_rises:
-            host, device, port, counter = key
-            out.append({"host": host, "device": device, "port": port, "counter": counter,
-                        "name": names[counter], "values": window, "runs": len(window), "rises": rises,
-                        "increase": window[-1] - window[0]})
-    out.sort(key=lambda t: (natural_key(t["host"] or ""), natural_key(t["device"] or ""), t["port"] or 0,
-                            t["counter"]))
-    return out
+    return series
+
+
+def _in_run_order(runs):
+    return [v for _run, (_when, v) in sorted(runs.items(), key=lambda item: (item[1][0], str(item[0])))]
+
+
+def _since_last_reset(values):
+    """The values from the last drop (a counter reset) on."""
+    start = 0
+    for idx in range(1, len(values)):
+        if values[idx] < values[idx - 1]:
+            start = idx
+    return values[start:]
 
 
 def trend_records(items, check="counters"):
