@@ -121,63 +121,83 @@ def _finding(severity, code, message, fix, a, b, ctx, values):
 def check_pair(a, b, host=None, peer=None, rail=None, subnet=None):
     """Findings for one pair from both sides' :func:`port_view` (worst first)."""
     ctx = {"host": host or "server", "peer": peer or "client", "rail": rail}
-    h, p = ctx["host"], ctx["peer"]
-    out = []
     if a is None or b is None:
-        missing = [n for n, v in ((h, a), (p, b)) if v is None]
-        return [_finding("warning", "port_unknown",
-                         "preflight skipped: the discovery facts of %s do not know the tested port" % " and ".join(
-                             missing),
-                         "run discovery (clusterops.commcheck.rdma_facts) on both hosts before the pairs", a, b, ctx,
-                         {})]
-    where = "%s %s/%s and %s %s/%s" % (h, a["device"], a["port"], p, b["device"], b["port"])
+        return [_port_unknown(a, b, ctx)]
+    where = "%s %s/%s and %s %s/%s" % (ctx["host"], a["device"], a["port"], ctx["peer"], b["device"], b["port"])
     if a["link_layer"] != b["link_layer"]:
         return [_finding("error", "link_layer_mismatch",
                          "%s: link layers differ (%s vs %s); they cannot talk RDMA to each other" % (
                              where, a["link_layer"], b["link_layer"]),
                          "test ports of the same fabric: InfiniBand with InfiniBand, RoCE (Ethernet) with RoCE", a, b,
-                         ctx, {h: a["link_layer"], p: b["link_layer"]})]
+                         ctx, {ctx["host"]: a["link_layer"], ctx["peer"]: b["link_layer"]})]
     if a["link_layer"] != "Ethernet":
-        if a.get("active_mtu") and b.get("active_mtu") and a["active_mtu"] != b["active_mtu"]:
-            out.append(_finding("warning", "active_mtu_mismatch",
-                                "%s: active MTUs differ (%s vs %s); the pair runs at %s" % (
-                                    where, a["active_mtu"], b["active_mtu"], min(a["active_mtu"], b["active_mtu"])),
-                                "set the same MTU on both ports (the subnet manager's partition MTU, opensm "
-                                "mtu / the port's max MTU)", a, b, ctx, {h: a["active_mtu"], p: b["active_mtu"]}))
-        return out
-    # GIDs
+        return _infiniband_findings(a, b, ctx, where)
+    out = _gid_findings(a, b, ctx, where, subnet) + _mtu_findings(a, b, ctx, where) + \
+        _priority_findings(a, b, ctx, where)
+    order = dict((s, i) for i, s in enumerate(SEVERITY_ORDER))
+    out.sort(key=lambda f: (order[f["severity"]], f["code"]))
+    return out
+
+
+def _port_unknown(a, b, ctx):
+    missing = [n for n, v in ((ctx["host"], a), (ctx["peer"], b)) if v is None]
+    return _finding("warning", "port_unknown",
+                    "preflight skipped: the discovery facts of %s do not know the tested port" % " and ".join(missing),
+                    "run discovery (clusterops.commcheck.rdma_facts) on both hosts before the pairs", a, b, ctx, {})
+
+
+def _infiniband_findings(a, b, ctx, where):
+    """InfiniBand ports: only their active MTUs are compared."""
+    if a.get("active_mtu") and b.get("active_mtu") and a["active_mtu"] != b["active_mtu"]:
+        return [_finding("warning", "active_mtu_mismatch",
+                         "%s: active MTUs differ (%s vs %s); the pair runs at %s" % (
+                             where, a["active_mtu"], b["active_mtu"], min(a["active_mtu"], b["active_mtu"])),
+                         "set the same MTU on both ports (the subnet manager's partition MTU, opensm "
+                         "mtu / the port's max MTU)", a, b, ctx,
+                         {ctx["host"]: a["active_mtu"], ctx["peer"]: b["active_mtu"]})]
+    return []
+
+
+def _gid_findings(a, b, ctx, where, subnet):
+    """RoCE GIDs: present, the same type (v2 both), the same address family, the same subnet."""
+    h, p = ctx["host"], ctx["peer"]
     missing = [n for n, v in ((h, a), (p, b)) if not v.get("gid")]
     if missing:
-        out.append(_finding("error", "gid_missing",
-                            "%s: no usable GID at the chosen index on %s (index %s / %s)" % (
-                                where, " and ".join(missing), a.get("gid_index"), b.get("gid_index")),
-                            "give the port's netdev an IP address (the kernel then adds RoCE v2 GIDs) and use that "
-                            "GID index (perftest -x, NCCL_IB_GID_INDEX); check show_gids", a, b, ctx,
-                            {h: a.get("gid_index"), p: b.get("gid_index")}))
-    else:
-        if a["gid_type"] != b["gid_type"]:
-            out.append(_finding("error", "gid_type_mismatch",
-                                "%s: GID types differ (%s at index %s vs %s at index %s); a RoCE v1 side and a v2 "
-                                "side do not connect" % (where, a["gid_type"], a["gid_index"], b["gid_type"],
-                                                         b["gid_index"]),
-                                "use the RoCE v2 GID index on both sides (perftest -x, NCCL_IB_GID_INDEX; "
-                                "show_gids lists them), and the same RDMA CM mode (cma_roce_mode)", a, b, ctx,
-                                {h: a["gid_type"], p: b["gid_type"]}))
-        elif a["gid_type"] != ROCE_V2:
-            out.append(_finding("warning", "gid_not_roce_v2",
-                                "%s: both sides use %s GIDs (index %s / %s); RoCE v1 is not routable and gets no "
-                                "DSCP-based QoS" % (where, a["gid_type"], a["gid_index"], b["gid_index"]),
-                                "use the RoCE v2 GID indexes (show_gids) for tests and jobs", a, b, ctx,
-                                {h: a["gid_type"], p: b["gid_type"]}))
-        fam_a, fam_b = _family(a), _family(b)
-        if fam_a and fam_b and fam_a != fam_b:
-            out.append(_finding("error", "gid_family_mismatch",
-                                "%s: one side uses an %s GID, the other an %s one (%s vs %s)" % (
-                                    where, fam_a, fam_b, a["gid"], b["gid"]),
-                                "use GIDs of the same address family on both sides (the IPv4-mapped RoCE v2 GIDs "
-                                "on a typical fabric)", a, b, ctx, {h: a["gid"], p: b["gid"]}))
-        out += _subnet_findings(a, b, ctx, where, subnet)
-    # MTU
+        return [_finding("error", "gid_missing",
+                         "%s: no usable GID at the chosen index on %s (index %s / %s)" % (
+                             where, " and ".join(missing), a.get("gid_index"), b.get("gid_index")),
+                         "give the port's netdev an IP address (the kernel then adds RoCE v2 GIDs) and use that "
+                         "GID index (perftest -x, NCCL_IB_GID_INDEX); check show_gids", a, b, ctx,
+                         {h: a.get("gid_index"), p: b.get("gid_index")})]
+    out = []
+    if a["gid_type"] != b["gid_type"]:
+        out.append(_finding("error", "gid_type_mismatch",
+                            "%s: GID types differ (%s at index %s vs %s at index %s); a RoCE v1 side and a v2 "
+                            "side do not connect" % (where, a["gid_type"], a["gid_index"], b["gid_type"],
+                                                     b["gid_index"]),
+                            "use the RoCE v2 GID index on both sides (perftest -x, NCCL_IB_GID_INDEX; "
+                            "show_gids lists them), and the same RDMA CM mode (cma_roce_mode)", a, b, ctx,
+                            {h: a["gid_type"], p: b["gid_type"]}))
+    elif a["gid_type"] != ROCE_V2:
+        out.append(_finding("warning", "gid_not_roce_v2",
+                            "%s: both sides use %s GIDs (index %s / %s); RoCE v1 is not routable and gets no "
+                            "DSCP-based QoS" % (where, a["gid_type"], a["gid_index"], b["gid_index"]),
+                            "use the RoCE v2 GID indexes (show_gids) for tests and jobs", a, b, ctx,
+                            {h: a["gid_type"], p: b["gid_type"]}))
+    fam_a, fam_b = _family(a), _family(b)
+    if fam_a and fam_b and fam_a != fam_b:
+        out.append(_finding("error", "gid_family_mismatch",
+                            "%s: one side uses an %s GID, the other an %s one (%s vs %s)" % (
+                                where, fam_a, fam_b, a["gid"], b["gid"]),
+                            "use GIDs of the same address family on both sides (the IPv4-mapped RoCE v2 GIDs "
+                            "on a typical fabric)", a, b, ctx, {h: a["gid"], p: b["gid"]}))
+    return out + _subnet_findings(a, b, ctx, where, subnet)
+
+
+def _mtu_findings(a, b, ctx, where):
+    """RoCE MTUs: the netdevs' and the active RDMA MTUs of both sides."""
+    h, p = ctx["host"], ctx["peer"]
+    out = []
     if a.get("netdev_mtu") and b.get("netdev_mtu") and a["netdev_mtu"] != b["netdev_mtu"]:
         out.append(_finding("warning", "netdev_mtu_mismatch",
                             "%s: netdev MTUs differ (%s %s vs %s %s)" % (
@@ -194,7 +214,12 @@ def check_pair(a, b, host=None, peer=None, rail=None, subnet=None):
                                 min(a["active_mtu"], b["active_mtu"])),
                             "raise the smaller side's netdev MTU so both reach 4096-byte RDMA MTU (netdev MTU "
                             ">= 4192, e.g. 4200 or 9000)", a, b, ctx, {h: a["active_mtu"], p: b["active_mtu"]}))
-    # traffic class / DSCP
+    return out
+
+
+def _priority_findings(a, b, ctx, where):
+    """RoCE traffic class and RDMA CM ToS: both directions in the same priority."""
+    out = []
     for key, label in (("traffic_class", "traffic class"), ("roce_tos", "RDMA CM default ToS")):
         va, vb = a.get(key), b.get(key)
         if va is not None and vb is not None and va != vb:
@@ -204,9 +229,7 @@ def check_pair(a, b, host=None, peer=None, rail=None, subnet=None):
                                 "set the same traffic class / ToS on both hosts (mlx5: echo tclass=N > "
                                 "/sys/class/infiniband/<dev>/tc/<port>/traffic_class; rdma_cm configfs "
                                 "default_roce_tos; or perftest --tclass / NCCL_IB_TC) and check the switch's "
-                                "DSCP-to-priority map", a, b, ctx, {h: va, p: vb}))
-    order = dict((s, i) for i, s in enumerate(SEVERITY_ORDER))
-    out.sort(key=lambda f: (order[f["severity"]], f["code"]))
+                                "DSCP-to-priority map", a, b, ctx, {ctx["host"]: va, ctx["peer"]: vb}))
     return out
 
 
