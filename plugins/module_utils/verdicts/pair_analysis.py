@@ -157,76 +157,107 @@ def _sort_key(key):
     return tuple((0, "") if k is None else (1, k) if isinstance(k, int) else (2, str(k)) for k in key)
 
 
-def _record(key, job, server_side, client_side, family, min_fraction, expected_override):
+_PASSED_OPTIONS = ("size", "all_sizes", "duration", "iterations", "qps", "bidirectional", "parallel", "reverse")
+
+
+def _params(key, ref, family, metric, server_side, client_side, job):
     rnd, step, rail, server, client = key
-    ref = client_side or server_side or job or {}
-    metric = ref.get("metric") or "bw"
-    kind = KIND_BY_METRIC.get((family, metric), "%s_%s" % (family, metric))
-    params = {
-        "op": ref.get("test") if family == "rdma" else "tcp",
-        "metric": metric,
-        "server": server,
-        "client": client,
-        "rail": rail,
-        "round": rnd,
-        "step": step,
-        "device": (server_side or {}).get("device") or (job or {}).get("server_device"),
-        "peer_device": (client_side or {}).get("device") or (job or {}).get("client_device"),
-        "tcp_port": ref.get("tcp_port"),
-    }
-    for opt in ("size", "all_sizes", "duration", "iterations", "qps", "bidirectional", "parallel", "reverse"):
+    params = {"op": ref.get("test") if family == "rdma" else "tcp", "metric": metric, "server": server,
+              "client": client, "rail": rail, "round": rnd, "step": step,
+              "device": (server_side or {}).get("device") or (job or {}).get("server_device"),
+              "peer_device": (client_side or {}).get("device") or (job or {}).get("client_device"),
+              "tcp_port": ref.get("tcp_port")}
+    for opt in _PASSED_OPTIONS:
         if ref.get(opt) not in (None, False):
             params[opt] = ref.get(opt)
-    value = _value(metric, client_side)
+    cmetrics = (client_side or {}).get("metrics") or {}
+    if cmetrics.get("bytes") is not None:
+        params["size"] = cmetrics["bytes"]
+    return params
+
+
+def _metrics(metric, value, client_side):
     metrics = {}
     cmetrics = (client_side or {}).get("metrics") or {}
     if metric == "lat":
         metrics.update(lat_us=value, lat_avg_us=cmetrics.get("lat_avg_us"), lat_p99_us=cmetrics.get("lat_p99_us"))
-    else:
-        metrics["bw_gbps"] = value
-        for extra in ("bw_peak_gbps", "sent_gbps", "received_gbps", "retransmits"):
-            if cmetrics.get(extra) is not None:
-                metrics[extra] = cmetrics[extra]
-    if cmetrics.get("bytes") is not None:
-        params["size"] = cmetrics["bytes"]
-    expected = expected_override
-    if expected is None:
-        expected = (client_side or {}).get("expected_gbps") or (server_side or {}).get("expected_gbps") or \
-            (job or {}).get("expected_gbps")
-    if expected is not None and metric == "bw":
-        expected = float(expected) * (2 if ref.get("bidirectional") else 1)
-        metrics["expected_gbps"] = expected
-        if value is not None and expected:
-            metrics["fraction"] = round(value / expected, 4)
-    verdict, cause, fix = "pass", None, None
+        return metrics
+    metrics["bw_gbps"] = value
+    for extra in ("bw_peak_gbps", "sent_gbps", "received_gbps", "retransmits"):
+        if cmetrics.get(extra) is not None:
+            metrics[extra] = cmetrics[extra]
+    return metrics
+
+
+def _expected(expected_override, server_side, client_side, job):
+    """The expected rate: given, else the sides' (client first), else the job's."""
+    if expected_override is not None:
+        return expected_override
+    return (client_side or {}).get("expected_gbps") or (server_side or {}).get("expected_gbps") or \
+        (job or {}).get("expected_gbps")
+
+
+def _add_expected(metrics, expected, value, bidirectional):
+    """Bandwidth only: a bidirectional test expects twice the rate. Returns the expected rate to judge by."""
+    expected = float(expected) * (2 if bidirectional else 1)
+    metrics["expected_gbps"] = expected
+    if value is not None and expected:
+        metrics["fraction"] = round(value / expected, 4)
+    return expected
+
+
+def _missing_verdict(missing, s_err, c_err):
+    cause = "no result from %s (host unreachable, or its task failed before the test ran)" % " and ".join(missing)
+    fix = FIX["unreachable"]
+    first = s_err or c_err
+    if first:
+        cause = first.get("cause") or cause
+        fix = first.get("fix") or fix
+    return "error", cause, fix
+
+
+def _side_error_verdict(s_err, c_err):
+    """The server's error is the root cause unless it is only that no client came."""
+    codes = [e.get("code") for e in (s_err or {}).get("errors") or []]
+    root = s_err if s_err and "server_no_client" not in codes else (c_err or s_err)
+    return "error", "%s side on %s: %s" % (root.get("role"), root.get("host"), root.get("cause")), root.get("fix")
+
+
+def _verdict(sides, metric, value, expected, min_fraction):
+    """(verdict, cause, fix) of one pair: skipped, error (missing side, side error, no value), fail or pass."""
+    (server, server_side), (client, client_side) = sides
     skipped = [side for side in (server_side, client_side) if side and side.get("verdict") == "skipped"]
     s_err, c_err = _side_error(server_side), _side_error(client_side)
-    missing = [h for h, side in ((server, server_side), (client, client_side)) if side is None]
+    missing = [h for h, side in sides if side is None]
     if skipped and not missing and not (s_err or c_err):
-        verdict, cause = "skipped", skipped[0].get("cause") or "not run"
-    elif missing:
-        verdict = "error"
-        cause = "no result from %s (host unreachable, or its task failed before the test ran)" % " and ".join(missing)
-        fix = FIX["unreachable"]
-        first = s_err or c_err
-        if first:
-            cause = first.get("cause") or cause
-            fix = first.get("fix") or fix
-    elif s_err or c_err:
-        verdict = "error"
-        codes = [e.get("code") for e in (s_err or {}).get("errors") or []]
-        root = s_err if s_err and "server_no_client" not in codes else (c_err or s_err)
-        cause, fix = root.get("cause"), root.get("fix")
-        cause = "%s side on %s: %s" % (root.get("role"), root.get("host"), cause)
-    elif value is None and client_side is not None:
-        verdict, cause, fix = "error", "the client printed no result", "look at the client's output in evidence"
-    elif metric == "bw" and expected and value < float(expected) * float(min_fraction):
-        verdict = "fail"
+        return "skipped", skipped[0].get("cause") or "not run", None
+    if missing:
+        return _missing_verdict(missing, s_err, c_err)
+    if s_err or c_err:
+        return _side_error_verdict(s_err, c_err)
+    if value is None and client_side is not None:
+        return "error", "the client printed no result", "look at the client's output in evidence"
+    if metric == "bw" and expected and value < float(expected) * float(min_fraction):
         cause = "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (value, float(min_fraction) * 100,
                                                                          float(expected))
-        fix = FIX["bad_link"]
-    record = {
-        "kind": kind,
+        return "fail", cause, FIX["bad_link"]
+    return "pass", None, None
+
+
+def _record(key, job, server_side, client_side, family, min_fraction, expected_override):
+    server, client = key[3], key[4]
+    ref = client_side or server_side or job or {}
+    metric = ref.get("metric") or "bw"
+    params = _params(key, ref, family, metric, server_side, client_side, job)
+    value = _value(metric, client_side)
+    metrics = _metrics(metric, value, client_side)
+    expected = _expected(expected_override, server_side, client_side, job)
+    if expected is not None and metric == "bw":
+        expected = _add_expected(metrics, expected, value, ref.get("bidirectional"))
+    verdict, cause, fix = _verdict(((server, server_side), (client, client_side)), metric, value, expected,
+                                   min_fraction)
+    return {
+        "kind": KIND_BY_METRIC.get((family, metric), "%s_%s" % (family, metric)),
         "host": server,
         "peer": client,
         "params": params,
@@ -236,7 +267,6 @@ def _record(key, job, server_side, client_side, family, min_fraction, expected_o
         "fix": fix,
         "evidence": _evidence(_with_host(server_side, server), _with_host(client_side, client)),
     }
-    return record
 
 
 def _with_host(side, host):
@@ -311,17 +341,20 @@ def _record_value(rec):
     return m.get("lat_us") if rec["params"].get("metric") == "lat" else m.get("bw_gbps")
 
 
-def name_culprits(records, check="rdma_perf"):
-    """Finding records: bad nodes / NICs, bad links, fleet-wide problems."""
+def _links_by_pair(records):
+    """(family, rail, {host, peer}) -> {bad, records, pair}: a link is bad when one of its records is."""
     links = {}
     for rec in records:
-        fam = rec["kind"]
-        rail = rec["params"].get("rail")
-        key = (fam, rail, frozenset((rec["host"], rec["peer"])))
+        key = (rec["kind"], rec["params"].get("rail"), frozenset((rec["host"], rec["peer"])))
         entry = links.setdefault(key, {"bad": False, "records": [], "pair": (rec["host"], rec["peer"])})
         entry["records"].append(rec)
         if rec["verdict"] in BAD:
             entry["bad"] = True
+    return links
+
+
+def _node_stats(links):
+    """(family, rail, node) -> {links, bad, bad_links}."""
     per_node = {}
     for (fam, rail, _pair), entry in links.items():
         for node in entry["pair"]:
@@ -330,59 +363,85 @@ def name_culprits(records, check="rdma_perf"):
             if entry["bad"]:
                 stat["bad"] += 1
                 stat["bad_links"].append(entry)
+    return per_node
+
+
+def _bad_rails(per_node):
+    """(family, node) -> the rails on which more than half of the node's links (at least two) are bad."""
     bad_rails = {}
     for (fam, rail, node), stat in per_node.items():
         if stat["links"] >= 2 and stat["bad"] * 2 > stat["links"]:
             bad_rails.setdefault((fam, node), []).append(rail)
-    rails_of = {}
+    return bad_rails
+
+
+def _fleet_findings(links, per_node, bad_rails, check):
+    """Fleet findings (every node of a rail, at least three, is bad) and the (family, rail) they cover."""
     nodes_of = {}
     for (fam, rail, node) in per_node:
-        rails_of.setdefault((fam, node), set()).add(rail)
         nodes_of.setdefault((fam, rail), set()).add(node)
     findings = []
     fleet_rails = set()
     for (fam, rail), nodes in nodes_of.items():
         bad_here = [n for n in nodes if rail in bad_rails.get((fam, n), [])]
-        if len(nodes) >= 3 and len(bad_here) == len(nodes):
-            fleet_rails.add((fam, rail))
-            total = [e for k, e in links.items() if k[0] == fam and k[1] == rail]
-            findings.append(_finding(
-                "fleet", "*", fam, check, rail,
-                "every node has mostly bad %s links on rail %s (%d of %d links bad)" % (
-                    fam, rail, sum(1 for e in total if e["bad"]), len(total)),
-                FIX["fleet"], {"links": len(total), "bad_links": sum(1 for e in total if e["bad"])}, []))
+        if len(nodes) < 3 or len(bad_here) != len(nodes):
+            continue
+        fleet_rails.add((fam, rail))
+        total = [e for k, e in links.items() if k[0] == fam and k[1] == rail]
+        n_bad = sum(1 for e in total if e["bad"])
+        findings.append(_finding(
+            "fleet", "*", fam, check, rail,
+            "every node has mostly bad %s links on rail %s (%d of %d links bad)" % (fam, rail, n_bad, len(total)),
+            FIX["fleet"], {"links": len(total), "bad_links": n_bad}, []))
+    return findings, fleet_rails
+
+
+def _node_finding(fam, node, rails, stats, node_rails, check):
+    """bad_node when ``rails`` cover every rail of the node (``node_rails``), else bad_nic."""
+    n_links = sum(s["links"] for s in stats)
+    n_bad = sum(s["bad"] for s in stats)
+    devices = sorted(set(_node_device(e, node) for s in stats for e in s["bad_links"]) - set([None]))
+    evidence = []
+    for s in stats:
+        for e in s["bad_links"][:8]:
+            rec = _worst(e["records"])
+            evidence.append("%s-%s rail %s: %s" % (rec["host"], rec["peer"], rec["params"].get("rail"),
+                                                   rec.get("cause") or rec["verdict"]))
+    verdict = _worst([r for s in stats for e in s["bad_links"] for r in e["records"]])["verdict"]
+    metrics = {"links": n_links, "bad_links": n_bad}
+    if set(rails) >= node_rails:
+        cause = "%s: %d of its %d %s links are bad%s" % (
+            node, n_bad, n_links, fam, "" if len(node_rails) == 1 else " on every rail")
+        return _finding("bad_node", node, fam, check, None, cause, FIX["bad_node"], metrics, evidence,
+                        devices=devices, verdict=verdict)
+    cause = "%s rail %s (%s): %d of its %d %s links on that rail are bad" % (
+        node, ", ".join(str(r) for r in sorted(rails, key=str)), ", ".join(devices) or "device unknown",
+        n_bad, n_links, fam)
+    return _finding("bad_nic", node, fam, check, sorted(rails, key=str), cause, FIX["bad_nic"], metrics, evidence,
+                    devices=devices, verdict=verdict)
+
+
+def _node_findings(per_node, bad_rails, fleet_rails, check):
+    """bad_node / bad_nic findings (rails a fleet finding covers left out) and the (family, rail, node) blamed."""
+    rails_of = {}
+    for (fam, rail, node) in per_node:
+        rails_of.setdefault((fam, node), set()).add(rail)
+    findings = []
     blamed = set()
     for (fam, node), rails in sorted(bad_rails.items(), key=lambda item: (item[0][0], str(item[0][1]))):
         rails = [r for r in rails if (fam, r) not in fleet_rails]
         if not rails:
             continue
         stats = [per_node[(fam, r, node)] for r in rails]
-        n_links = sum(s["links"] for s in stats)
-        n_bad = sum(s["bad"] for s in stats)
-        all_rails = set(rails) >= rails_of[(fam, node)]
-        devices = sorted(set(_node_device(e, node) for s in stats for e in s["bad_links"]) - set([None]))
-        evidence = []
-        for s in stats:
-            for e in s["bad_links"][:8]:
-                rec = _worst(e["records"])
-                evidence.append("%s-%s rail %s: %s" % (rec["host"], rec["peer"], rec["params"].get("rail"),
-                                                       rec.get("cause") or rec["verdict"]))
-        verdict = _worst([r for s in stats for e in s["bad_links"] for r in e["records"]])["verdict"]
-        if all_rails:
-            cause = "%s: %d of its %d %s links are bad%s" % (
-                node, n_bad, n_links, fam, "" if len(rails_of[(fam, node)]) == 1 else " on every rail")
-            findings.append(_finding("bad_node", node, fam, check, None, cause, FIX["bad_node"],
-                                     {"links": n_links, "bad_links": n_bad}, evidence, devices=devices,
-                                     verdict=verdict))
-        else:
-            cause = "%s rail %s (%s): %d of its %d %s links on that rail are bad" % (
-                node, ", ".join(str(r) for r in sorted(rails, key=str)), ", ".join(devices) or "device unknown",
-                n_bad, n_links, fam)
-            findings.append(_finding("bad_nic", node, fam, check, sorted(rails, key=str), cause, FIX["bad_nic"],
-                                     {"links": n_links, "bad_links": n_bad}, evidence, devices=devices,
-                                     verdict=verdict))
+        findings.append(_node_finding(fam, node, rails, stats, rails_of[(fam, node)], check))
         for r in rails:
             blamed.add((fam, r, node))
+    return findings, blamed
+
+
+def _link_findings(links, fleet_rails, blamed, check):
+    """bad_link findings: bad links on no fleet rail whose two nodes are both unblamed on that rail."""
+    findings = []
     for (fam, rail, _pair), entry in sorted(links.items(), key=lambda item: _sort_key(
             (item[0][0], item[0][1]) + tuple(sorted(item[0][2])))):
         if not entry["bad"] or (fam, rail) in fleet_rails:
@@ -397,6 +456,16 @@ def name_culprits(records, check="rdma_perf"):
                                  {"bad_records": sum(1 for r in entry["records"] if r["verdict"] in BAD)},
                                  _link_evidence(entry), peer=b, verdict=rec["verdict"]))
     return findings
+
+
+def name_culprits(records, check="rdma_perf"):
+    """Finding records: bad nodes / NICs, bad links, fleet-wide problems."""
+    links = _links_by_pair(records)
+    per_node = _node_stats(links)
+    bad_rails = _bad_rails(per_node)
+    findings, fleet_rails = _fleet_findings(links, per_node, bad_rails, check)
+    node_findings, blamed = _node_findings(per_node, bad_rails, fleet_rails, check)
+    return findings + node_findings + _link_findings(links, fleet_rails, blamed, check)
 
 
 def _link_evidence(entry):
