@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options as ro
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOSTS = ("n1", "n2")
@@ -596,17 +597,17 @@ def test_a_huge_value_is_quoted_at_most_200_characters(name):
     problems = _check({name: _huge(name)})
     assert problems, name
     for problem in problems:
-        assert "x" * (ro.QUOTE_LIMIT + 1) not in problem, problem[:400]
-        assert len(problem) <= ro.MESSAGE_LIMIT + 50, len(problem)
+        assert "x" * (kit.QUOTE_LIMIT + 1) not in problem, problem[:400]
+        assert len(problem) <= kit.MESSAGE_LIMIT + 50, len(problem)
 
 
 def test_clip_cuts_long_quotes_of_a_delegated_message():
     value = {"NCCL_" + "A" * 500: "x"}
     text = "env key %r is not allowed" % list(value)[0]
-    clipped = ro.clip(text, value)
+    clipped = kit.clip(text, value)
     assert "A" * 201 not in clipped and "(507 characters)" in clipped and clipped.endswith("is not allowed")
-    assert ro.clip("short %r" % "abc", "abc") == "short 'abc'"
-    assert len(ro.clip("y" * 5000, "z")) <= ro.MESSAGE_LIMIT + 30
+    assert kit.clip("short %r" % "abc", "abc") == "short 'abc'"
+    assert len(kit.clip("y" * 5000, "z")) <= kit.MESSAGE_LIMIT + 30
 
 
 # ---------------------------------------------------------------- types, nulls, survey strings, messages
