@@ -17,10 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import (
-    BW_ROW_KEYS,
-    LAT_ROW_KEYS,
     PERFTEST_ERRORS,
     parse_perftest,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_result import (
+    BW_ROW_KEYS,
+    LAT_ROW_KEYS,
 )
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus")

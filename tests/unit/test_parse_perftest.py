@@ -17,10 +17,10 @@ import yaml
 from ansible_collections.clusterops.commcheck.plugins.filter import parse_perftest as filter_plugin
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import (
     PERFTEST_ERRORS,
-    _ERROR_CODES,
     classify_perftest_error,
     parse_perftest,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_errors import ERROR_CODES as _ERROR_CODES
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import MIB_PER_SEC_TO_GBPS
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus")
