@@ -67,7 +67,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_plan import bisect_plan
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.bisection import bisect_plan
 
 
 def commcheck_bisect(pool, runs=None, min_size=2, confirm=True, max_runs=None):

@@ -444,21 +444,14 @@ bisect:
   type: dict
 '''
 
-import os
-import re
-import shutil
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
-    parse_nccl_tests,
-    parse_nccl_tests_json,
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_spec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_runner import (
+    CollectiveRunner,
+    pool_run,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     CommandError,
@@ -468,14 +461,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.tran
     TRANSPORT_ARGSPEC,
     get_transport,
 )
-
-STDOUT_LIMIT = 256 * 1024
-STDERR_LIMIT = 64 * 1024
-MAX_TIMEOUT_S = 7 * 24 * 3600
-MAX_BUSBW_GBS = 100000.0
-MAX_NIC_GBPS = 100000.0
-# What this module makes on the launcher when no workdir is given (removed afterwards).
-TEMP_WORKDIR = re.compile(r"^/tmp/commcheck-collective\.[A-Za-z0-9]{6,}$")
 
 ARGUMENT_SPEC = dict(
     library=dict(type="str", required=True, choices=["nccl", "hccl"]),
@@ -521,294 +506,8 @@ ARGUMENT_SPEC = dict(
 ARGUMENT_SPEC.update(TRANSPORT_ARGSPEC)
 
 
-def check_fraction(name, value):
-    """A part of a whole, in (0, 1]."""
-    value = rules.check_number(name, value, 0, 1)
-    if value <= 0:
-        rules.fail(name, value, "must be greater than 0")
-    return value
-
-
-def check_rate(name, value, high):
-    """A positive number up to ``high``."""
-    value = rules.check_number(name, value, 0, high)
-    if value <= 0:
-        rules.fail(name, value, "must be greater than 0")
-    return value
-
-
-def check_counts(params):
-    """Every count and duration has a range; negative numbers are errors, never dropped."""
-    for name, low, high in (("gpus_per_node", 1, 1024), ("gpus_per_process", 1, 64), ("timeout", 1, MAX_TIMEOUT_S)):
-        rules.check_int(name, params[name], low, high)
-    for name, low, high in (("processes_per_node", 1, 4096), ("bisect_max_runs", 1, 1000)):
-        if params[name] is not None:
-            rules.check_int(name, params[name], low, high)
-    for name in ("min_fraction", "link_efficiency"):
-        check_fraction(name, params[name])
-    if params["expected_busbw_gbs"] is not None:
-        check_rate("expected_busbw_gbs", params["expected_busbw_gbs"], MAX_BUSBW_GBS)
-    if len(params["nic_rates_gbps"]) > 64:
-        rules.fail("nic_rates_gbps", params["nic_rates_gbps"], "lists more than 64 NICs")
-    for index, rate in enumerate(params["nic_rates_gbps"]):
-        check_rate("nic_rates_gbps[%d]" % index, rate, MAX_NIC_GBPS)
-
-
-def check_launch(params):
-    """How mpirun reaches the other hosts: the Kubernetes agent or an ssh configuration, set here only."""
-    agent = ssh_config = None
-    if params["mpi_agent_dir"] is not None:
-        if params["transport"] != "kubectl":
-            rules.fail("mpi_agent_dir", params["mpi_agent_dir"], "needs transport=kubectl (the agent runs in the pods)")
-        directory = rules.check_path("mpi_agent_dir", params["mpi_agent_dir"])
-        try:
-            agent = kubexec.mca_options(directory)["plm_rsh_agent"]
-        except kubexec.KubexecError as exc:
-            rules.fail("mpi_agent_dir", params["mpi_agent_dir"], "is not usable: %s" % exc)
-    if params["ssh_config"] is not None:
-        ssh_config = rules.check_path("ssh_config", params["ssh_config"])
-        if params["transport"] == "host" and not os.path.isfile(ssh_config):
-            rules.fail("ssh_config", params["ssh_config"], "is not a file on the launcher host")
-    if (agent or ssh_config) and params["launcher"] != "openmpi":
-        rules.fail("launcher", params["launcher"], "takes no mpi_agent_dir or ssh_config (they are Open MPI's)")
-    return mpi_cmd.launch_mca(agent=agent, ssh_config=ssh_config)
-
-
-def validate(params):
-    """Everything the runs need, checked before anything runs; raises option_rules.OptionError."""
-    library = params["library"]
-    mpi_cmd.binary_name(library, params["operation"])
-    check_counts(params)
-    test = mpi_cmd.test_params(
-        library, params["operation"], min_bytes=params["min_bytes"], max_bytes=params["max_bytes"],
-        step_factor=params["step_factor"], iterations=params["iterations"],
-        warmup_iterations=params["warmup_iterations"], check=params["check"], datatype=params["datatype"],
-        reduce_op=params["reduce_op"], root=params["root"], gpus_per_process=params["gpus_per_process"],
-        gpus_per_node=params["gpus_per_node"])
-    default_slots = params["processes_per_node"] or (
-        params["gpus_per_node"] // max(1, params["gpus_per_process"]) if library == "nccl" else params["gpus_per_node"])
-    hosts = mpi_cmd.normalize_hosts(params["hosts"], max(1, default_slots))
-    names = [h["name"] for h in hosts]
-    if len(set(names)) != len(names):
-        raise mpi_cmd.MpiCmdError("hosts: names are not unique: %s" % rules.show(names))
-    layout = mpi_cmd.ranks_layout(library, hosts, params["gpus_per_node"], params["gpus_per_process"],
-                                  params["processes_per_node"])
-    env = mpi_cmd.check_env(params["env"])
-    if library == "nccl" and params["detect_transport"] and "NCCL_DEBUG" not in env:
-        env["NCCL_DEBUG"] = "INFO"
-        env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET")
-    mca = mpi_cmd.check_mca(params["mca"])
-    if params["launcher"] == "mpich" and mca:
-        raise mpi_cmd.MpiCmdError("mca options are Open MPI's; the mpich launcher does not take them")
-    launch = check_launch(params)
-    mpi_cmd.check_mpirun(params["mpirun"])
-    binary = mpi_cmd.binary_path(library, params["operation"], params["binary_dir"])
-    for index, device in enumerate(params["ib_devices"]):
-        rules.check_name("ib_devices[%d]" % index, device, "rdma_device")
-    if params["workdir"] is not None:
-        rules.check_path("workdir", params["workdir"])
-    expected = params["expected_busbw_gbs"]
-    if expected is None:
-        expected = plan_utils.expected_busbw(params["nic_rates_gbps"], params["link_efficiency"])
-    return {"library": library, "test": test, "hosts": hosts, "layout": layout, "env": env, "mca": mca,
-            "launch": launch, "binary": binary, "expected": expected}
-
-
-class CollectiveRunner(object):
-    """Runs one subset of the pool at a time through the transport and judges it."""
-
-    def __init__(self, module, transport, spec):
-        self.module = module
-        self.params = module.params
-        self.transport = transport
-        self.spec = spec
-        self.by_name = dict((h["name"], h) for h in spec["hosts"])
-        self.workdir = None
-        self.own_workdir = False
-        self.json_file = False
-        self.count = 0
-
-    # -- setup / teardown
-    def make_workdir(self):
-        if self.params["workdir"]:
-            self.workdir = rules.check_path("workdir", self.params["workdir"])
-            if not self.transport.remote:
-                if not os.path.isdir(self.workdir):
-                    os.makedirs(self.workdir)
-            return
-        if self.transport.remote:
-            res = self.transport.run(["mktemp", "-d", "/tmp/commcheck-collective.XXXXXX"], 30)
-            made = (res["stdout"] or "").strip().splitlines()
-            if res["rc"] != 0 or not made or not TEMP_WORKDIR.match(made[-1]):
-                raise CommandError("cannot make a work directory on the launcher: %s" % rules.show(
-                    (res["stderr"] or res["stdout"] or "").strip()[-500:]))
-            self.workdir = made[-1]
-        else:
-            self.workdir = tempfile.mkdtemp(prefix="commcheck-collective.")
-        self.own_workdir = True
-
-    def cleanup(self):
-        if not self.own_workdir or not self.workdir:
-            return
-        if self.transport.remote:
-            self.transport.run(["rm", "-rf", "--", self.workdir], 30)
-        else:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def work_file(self, name):
-        """A file of this run, inside the work directory."""
-        return rules.check_inside("workdir", name, self.workdir)
-
-    def write_file(self, path, lines):
-        if self.transport.remote:
-            # The script is constant; the path and the lines are positional arguments.
-            res = self.transport.run(["sh", "-c", 'f=$1; shift; printf "%s\\n" "$@" > "$f"', "sh", path] + lines, 30)
-            if res["rc"] != 0:
-                raise CommandError("cannot write %s on the launcher: %s" % (path, res["stderr"].strip()))
-            return
-        with open(path, "w") as handle:
-            handle.write("\n".join(lines) + "\n")
-
-    # -- commands
-    def argv(self, hosts, seq):
-        spec = self.spec
-        json_file = None
-        if self.json_file:
-            json_file = self.work_file("run-%d.json" % seq)
-        program = mpi_cmd.binary_argv(spec["binary"], spec["test"], json_file=json_file)
-        hostfile = None
-        if self.params["launcher"] == "mpich":
-            hostfile = self.work_file("hostfile-%d" % seq)
-        layout = dict(spec["layout"], np=spec["layout"]["processes_per_node"] * len(hosts))
-        argv = mpi_cmd.launcher_argv(self.params["launcher"], hosts, layout, program, env=spec["env"],
-                                     mca=spec["mca"], mpirun=self.params["mpirun"],
-                                     allow_run_as_root=self.params["allow_run_as_root"], hostfile=hostfile,
-                                     launch=spec["launch"])
-        return argv, hostfile, json_file, layout
-
-    def planned_cmd(self):
-        """The pool run's argv, for check mode and for runs that never started."""
-        saved = self.workdir
-        self.workdir = saved or self.params["workdir"] or "/tmp/commcheck-collective.XXXXXX"
-        try:
-            return self.argv(self.spec["hosts"], 1)[0]
-        finally:
-            self.workdir = saved
-
-    def preflight(self):
-        """Find mpirun and the binary on the launcher; decide on JSON. Returns an error judgement or None."""
-        mpirun = self.params["mpirun"]
-        if not self.transport.which(mpirun):
-            return {"verdict": "error", "cause": "the launcher %s is not installed on the launcher host" % rules.show(mpirun),
-                    "fix": "install Open MPI (or MPICH for launcher=mpich) on the launcher host, or set mpirun to "
-                           "its path", "errors": [{"code": "mpirun_not_found", "message": mpirun}]}
-        binary = self.spec["binary"]
-        found = self.transport.which(binary)
-        if not found:
-            where = "in %s" % self.params["binary_dir"] if self.params["binary_dir"] else "on PATH"
-            return {"verdict": "error",
-                    "cause": "the test binary %s was not found %s on the launcher host" % (
-                        os.path.basename(binary), where),
-                    "fix": "install %s at the same path on every host and set binary_dir" % (
-                        "nccl-tests (built with MPI=1)" if self.spec["library"] == "nccl" else "hccl_test"),
-                    "errors": [{"code": "binary_not_found", "message": binary}]}
-        self.spec["binary"] = found if os.sep in found and is_program_path(found) else binary
-        mode = self.params["json_output"]
-        if self.spec["library"] == "nccl" and mode != "never":
-            res = self.transport.run([self.spec["binary"], "--help"], 30)
-            supported = mpi_cmd.nccl_json_supported(res["stdout"] + "\n" + res["stderr"])
-            if mode == "always" and not supported:
-                return {"verdict": "error",
-                        "cause": "json_output=always but %s has no -J/--output_file (nccl-tests older than 2.16)"
-                                 % os.path.basename(binary),
-                        "fix": "update nccl-tests or use json_output=auto", "errors": []}
-            self.json_file = supported
-        return None
-
-    def run(self, names):
-        """One collective on the hosts named; returns the run record."""
-        self.count += 1
-        hosts = [self.by_name[n] for n in names]
-        argv, hostfile, json_file, layout = self.argv(hosts, self.count)
-        if hostfile:
-            self.write_file(hostfile, mpi_cmd.hostfile_lines(hosts, layout["processes_per_node"]))
-        res = self.transport.run(argv, self.params["timeout"])
-        text = res["stdout"] + "\n" + res["stderr"]
-        if self.spec["library"] == "nccl":
-            parsed = parse_nccl_tests(text)
-            if json_file:
-                raw = self.transport.read_file(json_file)
-                if raw:
-                    parsed = plan_utils.merge_json_result(parsed, parse_nccl_tests_json(raw))
-        else:
-            parsed = parse_hccl_test(text)
-        nranks = layout["np"] * (self.spec["test"]["gpus_per_process"] if self.spec["library"] == "nccl" else 1)
-        judgement = plan_utils.judge_run(
-            self.spec["library"], self.params["operation"], nranks, res["rc"], res["timed_out"], parsed,
-            expected_busbw_gbs=self.spec["expected"], min_fraction=self.params["min_fraction"],
-            busbw_metric=self.params["busbw_metric"],
-            ib_expected=self.params["ib_expected"] or bool(self.params["ib_devices"]),
-            timeout=self.params["timeout"])
-        record = {
-            "hosts": list(names), "cmd": argv, "rc": res["rc"], "timed_out": res["timed_out"],
-            "duration_s": res.get("duration_s"), "busbw_gbs": judgement["busbw_gbs"],
-            "algbw_gbs": judgement["algbw_gbs"], "verdict": judgement["verdict"], "cause": judgement["cause"],
-            "fix": judgement["fix"], "bad": judgement["verdict"] in ("fail", "error"),
-            "errors": [e.get("code") for e in judgement["errors"]], "json_output": bool(json_file and parsed.get(
-                "format") == "json"),
-        }
-        return record, res, parsed, judgement
-
-
-def is_program_path(path):
-    """True for an absolute program path without '..' or control characters (what `which` should answer)."""
-    try:
-        return rules.check_binary("binary", path, must_exist=False).startswith("/")
-    except rules.OptionError:
-        return False
-
-
-def compact(parsed):
-    """The parsed result without bulky or environment-revealing parts."""
-    out = dict(parsed or {})
-    out.pop("env", None)
-    return out
-
-
-def tail(text, limit):
-    text = text or ""
-    return text if len(text) <= limit else "...[%d bytes cut]...\n%s" % (len(text) - limit, text[-limit:])
-
-
-def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    install_cleanup_handlers()
-    params = module.params
-    try:
-        spec = validate(params)
-    except rules.OptionError as exc:
-        module.fail_json(msg="collective: %s" % exc)
-    transport = get_transport(module)
-    names = [h["name"] for h in spec["hosts"]]
-    test = spec["test"]
-    run_params = {
-        "library": spec["library"], "operation": params["operation"], "hosts": names, "nodes": len(names),
-        "processes_per_node": spec["layout"]["processes_per_node"], "ranks": spec["layout"]["ranks"],
-        "gpus_per_node": params["gpus_per_node"], "min_bytes": test["min_bytes"], "max_bytes": test["max_bytes"],
-        "datatype": test["datatype"], "launcher": params["launcher"], "transport": transport.name,
-    }
-    result = {
-        "changed": False, "cmd": [], "rc": None, "stdout": "", "stderr": "", "timed_out": False,
-        "duration_s": None, "json_output": False, "result": {}, "verdict": "skipped", "cause": None,
-        "fix": None, "busbw_gbs": None, "algbw_gbs": None, "expected_busbw_gbs": spec["expected"],
-        "threshold_busbw_gbs": round(spec["expected"] * params["min_fraction"], 6) if spec["expected"] else None,
-        "transport": None, "errors": [], "params": run_params, "runs": [], "bad_nodes": [], "bisect": None,
-    }
-    runner = CollectiveRunner(module, transport, spec)
-    if module.check_mode:
-        result["cmd"] = runner.planned_cmd()
-        result["cause"] = "check mode: nothing ran"
-        module.exit_json(failed=False, **result)
+def run_checked(module, runner, result):
+    """Preflight, then the pool run (and bisection); the work directory is removed whatever happens."""
     try:
         failure = runner.preflight()
         if failure:
@@ -816,69 +515,32 @@ def main():
                           cmd=runner.planned_cmd())
         else:
             runner.make_workdir()
-            pool_run(module, runner, spec, result)
+            pool_run(runner, result, module.warn)
     except CommandError as exc:
         result.update(verdict="error", cause=str(exc), fix="check the launcher host")
     finally:
         runner.cleanup()
-    if result["verdict"] == "error" and params["fail_on_error"]:
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    install_cleanup_handlers()
+    try:
+        spec = collective_spec.validate(module.params)
+    except rules.OptionError as exc:
+        module.fail_json(msg="collective: %s" % exc)
+    transport = get_transport(module)
+    result = collective_spec.initial_result(spec, module.params, transport.name)
+    runner = CollectiveRunner(module.params, transport, spec)
+    if module.check_mode:
+        result["cmd"] = runner.planned_cmd()
+        result["cause"] = "check mode: nothing ran"
+        module.exit_json(failed=False, **result)
+    run_checked(module, runner, result)
+    if result["verdict"] == "error" and module.params["fail_on_error"]:
         module.fail_json(msg="collective: %s" % result["cause"], **result)
     # A measured failure is a result, not a failed task, whatever mpirun's exit status.
     module.exit_json(failed=False, **result)
-
-
-def pool_run(module, runner, spec, result):
-    params = module.params
-    names = [h["name"] for h in spec["hosts"]]
-    record, res, parsed, judgement = runner.run(names)
-    result.update(
-        cmd=record["cmd"], rc=res["rc"], stdout=tail(res["stdout"], STDOUT_LIMIT),
-        stderr=tail(res["stderr"], STDERR_LIMIT), timed_out=res["timed_out"], duration_s=res.get("duration_s"),
-        json_output=record["json_output"], result=compact(parsed), verdict=judgement["verdict"],
-        cause=judgement["cause"], fix=judgement["fix"], busbw_gbs=judgement["busbw_gbs"],
-        algbw_gbs=judgement["algbw_gbs"], transport=judgement["transport"], errors=judgement["errors"],
-        runs=[record])
-    for warning in judgement["warnings"]:
-        module.warn(warning)
-    if not record["bad"]:
-        return
-    named = plan_utils.named_hosts(judgement, spec["hosts"])
-    if named:
-        # The launcher's own errors name the host(s): ssh to it failed, a rank died there.
-        result["bad_nodes"] = named
-        return
-    if not params["bisect"] or len(names) < 2 or plan_utils.global_error(judgement):
-        return
-    max_runs = params["bisect_max_runs"] or 2 * len(names) + 3
-    runs = [{"hosts": names, "bad": True}]
-    while True:
-        plan = plan_utils.bisect_plan(names, runs, confirm=params["bisect_confirm"], verify=params["bisect_verify"],
-                                      max_runs=max_runs)
-        if plan["done"]:
-            break
-        record = runner.run(plan["next"])[0]
-        result["runs"].append(record)
-        runs.append({"hosts": record["hosts"], "bad": record["bad"]})
-    keys = ("conclusion", "good_nodes", "unresolved", "inferred", "unexplained", "runs")
-    result["bisect"] = dict((k, plan[k]) for k in keys)
-    result["bisect"]["suspects"] = []
-    count = len(result["runs"])
-    if plan["conclusion"] == "isolated":
-        result["bad_nodes"] = plan["bad_nodes"]
-        result["cause"] = "%s; bisection names %s (%d runs)" % (result["cause"], ", ".join(plan["bad_nodes"]), count)
-    elif plan["conclusion"] == "inconsistent":
-        # Names from a search that does not add up are suspects, not findings.
-        result["bisect"]["suspects"] = plan["bad_nodes"]
-        result["cause"] = (
-            "%s; bisection does not add up (%d runs): a run without any node it would name was bad as well%s. "
-            "A flaky result or a fault that needs many hosts at once (a shared link or switch) is likely; "
-            "run the check again" % (result["cause"], count,
-                                     " (suspects: %s)" % ", ".join(plan["bad_nodes"]) if plan["bad_nodes"] else ""))
-    else:
-        result["bad_nodes"] = plan["bad_nodes"]
-        result["cause"] = "%s; bisection could not separate %s (%d runs)%s" % (
-            result["cause"], ", ".join(plan["unresolved"]) or "the hosts", count,
-            "; named %s" % ", ".join(plan["bad_nodes"]) if plan["bad_nodes"] else "")
 
 
 if __name__ == "__main__":

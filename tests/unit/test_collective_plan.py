@@ -17,6 +17,7 @@ from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_bisect im
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_collective_records import (
     commcheck_collective_records,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import bisection
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as cp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
@@ -188,7 +189,7 @@ def test_json_numbers_with_stdout_transport_and_errors():
 def simulate(n, bad, **kw):
     pool = pool_of(n)
     bad_set = set(pool[i] for i in bad)
-    plan, runs = cp.bisect_simulate(pool, lambda hosts: bool(bad_set & set(hosts)), **kw)
+    plan, runs = bisection.bisect_simulate(pool, lambda hosts: bool(bad_set & set(hosts)), **kw)
     return plan, runs, bad_set
 
 
@@ -259,7 +260,7 @@ def test_flaky_pool_run_blames_nobody():
     def once_bad(hosts):
         calls.append(hosts)
         return len(calls) == 1
-    plan, runs = cp.bisect_simulate(pool, once_bad)
+    plan, runs = bisection.bisect_simulate(pool, once_bad)
     assert plan["bad_nodes"] == []
     assert plan["conclusion"] == "inconsistent"
     assert plan["unexplained"] == [0]
@@ -275,12 +276,12 @@ def test_verify_run_catches_a_bad_host_cleared_by_a_flaky_run():
         calls.append(hosts)
         truth = "n00" in hosts
         return (not truth) if len(calls) == 2 else truth
-    plan, runs = cp.bisect_simulate(pool, flaky)
+    plan, runs = bisection.bisect_simulate(pool, flaky)
     assert plan["conclusion"] == "inconsistent"
     assert runs[-1]["hosts"] == ["n00", "n01"] and runs[-1]["bad"]
     # Without the verify run the same flake would blame two healthy hosts.
     del calls[:]
-    plan, runs = cp.bisect_simulate(pool, flaky, verify=False)
+    plan, runs = bisection.bisect_simulate(pool, flaky, verify=False)
     assert plan["conclusion"] == "isolated" and plan["bad_nodes"] == ["n02", "n03"]
 
 
@@ -296,7 +297,7 @@ def test_planner_always_ends_within_bounds(n, bad, seed, flake):
     def oracle(hosts):
         result = bool(truth & set(hosts))
         return (not result) if rng.random() < flake else result
-    plan, runs = cp.bisect_simulate(pool, oracle, max_runs=4 * n + 8)
+    plan, runs = bisection.bisect_simulate(pool, oracle, max_runs=4 * n + 8)
     assert plan["done"]
     assert len(runs) <= 4 * n + 8
     assert runs[0]["hosts"] == pool
@@ -313,22 +314,22 @@ def test_planner_always_ends_within_bounds(n, bad, seed, flake):
 
 def test_plan_is_stepwise_and_checks_the_runs_given():
     pool = ["a", "b", "c", "d"]
-    first = cp.bisect_plan(pool, [])
+    first = bisection.bisect_plan(pool, [])
     assert first["next"] == pool and first["conclusion"] == "pending"
-    second = cp.bisect_plan(pool, [{"hosts": pool, "bad": True}])
+    second = bisection.bisect_plan(pool, [{"hosts": pool, "bad": True}])
     assert second["next"] == ["a", "b"]
-    third = cp.bisect_plan(pool, [{"hosts": pool, "bad": True}, {"hosts": ["b", "a"], "bad": False}])
+    third = bisection.bisect_plan(pool, [{"hosts": pool, "bad": True}, {"hosts": ["b", "a"], "bad": False}])
     assert third["next"] == ["c", "a"] and third["good_nodes"] == ["a", "b"]
-    with pytest.raises(cp.BisectMismatch):
-        cp.bisect_plan(pool, [{"hosts": pool, "bad": True}, {"hosts": ["c", "d"], "bad": False}])
-    with pytest.raises(cp.BisectMismatch):
-        cp.bisect_plan(pool, [{"hosts": pool, "bad": False}, {"hosts": ["a", "b"], "bad": False}])
-    stopped = cp.bisect_plan(pool, [{"hosts": pool, "bad": True}], max_runs=1)
+    with pytest.raises(bisection.BisectMismatch):
+        bisection.bisect_plan(pool, [{"hosts": pool, "bad": True}, {"hosts": ["c", "d"], "bad": False}])
+    with pytest.raises(bisection.BisectMismatch):
+        bisection.bisect_plan(pool, [{"hosts": pool, "bad": False}, {"hosts": ["a", "b"], "bad": False}])
+    stopped = bisection.bisect_plan(pool, [{"hosts": pool, "bad": True}], max_runs=1)
     assert stopped["done"] and stopped["conclusion"] == "max_runs" and stopped["unresolved"] == pool
     with pytest.raises(ValueError):
-        cp.bisect_plan(["a", "a"], [])
+        bisection.bisect_plan(["a", "a"], [])
     with pytest.raises(ValueError):
-        cp.bisect_plan(["a"], [])
+        bisection.bisect_plan(["a"], [])
 
 
 def test_confirm_false_names_by_deduction():

@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pure decisions for collective tests: bandwidth, verdicts, launch errors, bisection.
+"""Pure decisions for collective tests: bandwidth, verdicts, launch errors, records.
+
+Bisection is in ``bisection.py``.
 
 - ``bus_factor`` / ``expected_busbw`` / ``measured_busbw``: nccl-tests'
   bus-bandwidth formulas (doc/PERFORMANCE.md) and the expectation derived
@@ -11,8 +13,6 @@
 - ``named_hosts`` / ``global_error``: hosts a failed run's errors name, and
   failures no subset of hosts would avoid.
 - ``judge_run``: one run's verdict (pass | warn | fail | error) with cause/fix.
-- ``bisect_plan``: given a pool and the runs so far, the next subset to run
-  and the nodes named bad.
 - ``collective_records``: records for ``clusterops.commcheck.record``.
 """
 
@@ -172,6 +172,104 @@ def _primary_error(errors):
     return errors[0] if errors else None
 
 
+def _wrong_values(rows, parsed):
+    """Wrong values the check counted in the rows, or the out-of-bounds count when larger."""
+    wrong = 0
+    for row in rows:
+        for side in ("out_of_place", "in_place"):
+            value = (row.get(side) or {}).get("wrong")
+            if isinstance(value, (int, float)) and value > 0:
+                wrong += int(value)
+    oob = parsed.get("out_of_bounds")
+    if isinstance(oob, int) and oob > wrong:
+        wrong = oob
+    return wrong
+
+
+def _measurements(library, operation, nranks, parsed, expected_busbw_gbs, min_fraction, busbw_metric):
+    """The numbers of one run: the judgement before its verdict, and its rows."""
+    if library == "hccl":
+        rows = hccl_rows_with_busbw(parsed, operation, nranks)
+        measured = {"rows": rows}
+    else:
+        rows = parsed.get("rows") or []
+        measured = parsed
+    algbws = [a for a in (_row_algbw(r) for r in rows) if a is not None]
+    threshold = None
+    if expected_busbw_gbs:
+        threshold = round(float(expected_busbw_gbs) * float(min_fraction), 6)
+    out = {
+        "verdict": "pass", "cause": None, "fix": None,
+        "busbw_gbs": measured_busbw(measured, busbw_metric),
+        "algbw_gbs": round(max(algbws), 6) if algbws else None,
+        "expected_busbw_gbs": expected_busbw_gbs,
+        "threshold_busbw_gbs": threshold,
+        "transport": parsed.get("transport"),
+        "errors": [e for e in parsed.get("errors") or [] if isinstance(e, dict)],
+        "warnings": [],
+        "wrong": _wrong_values(rows, parsed),
+        "rows": len(rows),
+    }
+    return out, rows
+
+
+def _timed_out_verdict(timeout):
+    return {"verdict": "error",
+            "cause": "the collective did not finish within %ss and was stopped" % (timeout,),
+            "fix": "a hung rank usually means a host that cannot reach the others on the data "
+                   "network (firewall, wrong NCCL_SOCKET_IFNAME / HCCL_SOCKET_IFNAME); raise "
+                   "timeout for very large max_bytes"}
+
+
+def _no_result_verdict(rc, rows, errors):
+    first = _primary_error([e for e in errors if e.get("code") != "wrong_results"])
+    if first:
+        message = first.get("message") or ""
+        cause = "%s (%s)" % (first.get("cause"), message[:300]) if message else first.get("cause")
+        return {"verdict": "error", "cause": cause, "fix": first.get("hint") or first.get("fix")}
+    return {"verdict": "error",
+            "cause": "the launcher exited with rc=%s and %s" % (
+                rc, "printed no result table" if not rows else "no error message"),
+            "fix": "read stdout/stderr of the run; run the binary by hand on one host"}
+
+
+def _wrong_data_verdict(wrong):
+    return {"verdict": "fail",
+            "cause": "%d wrong value(s) in the results: data was corrupted in transit" % wrong,
+            "fix": "bisect to find the node; check GPU/NPU health (ECC, XID errors) and the NICs' "
+                   "error counters; never ignore data corruption"}
+
+
+def _slow_verdict(out, min_fraction, socket_instead_of_ib):
+    cause = "bus bandwidth %s GB/s is below %s GB/s (%d%% of the expected %s GB/s)" % (
+        out["busbw_gbs"], out["threshold_busbw_gbs"], int(round(float(min_fraction) * 100)),
+        out["expected_busbw_gbs"])
+    fix = ("bisect the pool to name the slow node(s); then check their NIC link rate, PCIe width, "
+           "GPU clocks, and switch port errors")
+    if socket_instead_of_ib:
+        cause += "; NCCL used TCP sockets instead of RDMA"
+        fix = TRANSPORT_FIX
+    return {"verdict": "fail", "cause": cause, "fix": fix}
+
+
+def _verdict(out, rows, rc, timed_out, timeout, min_fraction, socket_instead_of_ib):
+    """The verdict, cause and fix to set on ``out``, the first that applies; None for a pass."""
+    if timed_out:
+        return _timed_out_verdict(timeout)
+    if not rows or (rc != 0 and not out["wrong"]):
+        return _no_result_verdict(rc, rows, out["errors"])
+    if out["wrong"]:
+        return _wrong_data_verdict(out["wrong"])
+    threshold = out["threshold_busbw_gbs"]
+    if threshold is not None and (out["busbw_gbs"] is None or out["busbw_gbs"] < threshold):
+        return _slow_verdict(out, min_fraction, socket_instead_of_ib)
+    if socket_instead_of_ib:
+        out["warnings"].append("NCCL used the Socket transport although RDMA devices exist")
+        return {"verdict": "warn", "cause": "NCCL used TCP sockets (NET/Socket) instead of RDMA",
+                "fix": TRANSPORT_FIX}
+    return None
+
+
 def judge_run(library, operation, nranks, rc, timed_out, parsed, expected_busbw_gbs=None,
               min_fraction=0.8, busbw_metric="max", ib_expected=False, timeout=None):
     """The verdict of one collective run from its parsed output.
@@ -184,81 +282,9 @@ def judge_run(library, operation, nranks, rc, timed_out, parsed, expected_busbw_
     algorithm bandwidth, bus bandwidth is computed with nccl-tests' factors.
     """
     parsed = parsed or {}
-    if library == "hccl":
-        rows = hccl_rows_with_busbw(parsed, operation, nranks)
-        measured = {"rows": rows}
-    else:
-        rows = parsed.get("rows") or []
-        measured = parsed
-    errors = [e for e in parsed.get("errors") or [] if isinstance(e, dict)]
-    busbw = measured_busbw(measured, busbw_metric)
-    algbws = [a for a in (_row_algbw(r) for r in rows) if a is not None]
-    transport = parsed.get("transport")
-    threshold = None
-    if expected_busbw_gbs:
-        threshold = round(float(expected_busbw_gbs) * float(min_fraction), 6)
-    wrong = 0
-    for row in rows:
-        for side in ("out_of_place", "in_place"):
-            value = (row.get(side) or {}).get("wrong")
-            if isinstance(value, (int, float)) and value > 0:
-                wrong += int(value)
-    oob = parsed.get("out_of_bounds")
-    if isinstance(oob, int) and oob > wrong:
-        wrong = oob
-    out = {
-        "verdict": "pass", "cause": None, "fix": None,
-        "busbw_gbs": busbw,
-        "algbw_gbs": round(max(algbws), 6) if algbws else None,
-        "expected_busbw_gbs": expected_busbw_gbs,
-        "threshold_busbw_gbs": threshold,
-        "transport": transport,
-        "errors": errors,
-        "warnings": [],
-        "wrong": wrong,
-        "rows": len(rows),
-    }
-    socket_instead_of_ib = bool(ib_expected) and library == "nccl" and transport == "Socket"
-    if timed_out:
-        out.update(verdict="error",
-                   cause="the collective did not finish within %ss and was stopped" % (timeout,),
-                   fix="a hung rank usually means a host that cannot reach the others on the data "
-                       "network (firewall, wrong NCCL_SOCKET_IFNAME / HCCL_SOCKET_IFNAME); raise "
-                       "timeout for very large max_bytes")
-        return out
-    if not rows or (rc != 0 and not wrong):
-        first = _primary_error([e for e in errors if e.get("code") != "wrong_results"])
-        if first:
-            message = first.get("message") or ""
-            cause = "%s (%s)" % (first.get("cause"), message[:300]) if message else first.get("cause")
-            out.update(verdict="error", cause=cause, fix=first.get("hint") or first.get("fix"))
-        else:
-            out.update(verdict="error",
-                       cause="the launcher exited with rc=%s and %s" % (
-                           rc, "printed no result table" if not rows else "no error message"),
-                       fix="read stdout/stderr of the run; run the binary by hand on one host")
-        return out
-    if wrong:
-        out.update(verdict="fail",
-                   cause="%d wrong value(s) in the results: data was corrupted in transit" % wrong,
-                   fix="bisect to find the node; check GPU/NPU health (ECC, XID errors) and the NICs' "
-                       "error counters; never ignore data corruption")
-        return out
-    if threshold is not None and (busbw is None or busbw < threshold):
-        cause = "bus bandwidth %s GB/s is below %s GB/s (%d%% of the expected %s GB/s)" % (
-            busbw, threshold, int(round(float(min_fraction) * 100)), expected_busbw_gbs)
-        fix = ("bisect the pool to name the slow node(s); then check their NIC link rate, PCIe width, "
-               "GPU clocks, and switch port errors")
-        if socket_instead_of_ib:
-            cause += "; NCCL used TCP sockets instead of RDMA"
-            fix = TRANSPORT_FIX
-        out.update(verdict="fail", cause=cause, fix=fix)
-        return out
-    if socket_instead_of_ib:
-        out["warnings"].append("NCCL used the Socket transport although RDMA devices exist")
-        out.update(verdict="warn", cause="NCCL used TCP sockets (NET/Socket) instead of RDMA",
-                   fix=TRANSPORT_FIX)
-        return out
+    out, rows = _measurements(library, operation, nranks, parsed, expected_busbw_gbs, min_fraction, busbw_metric)
+    socket_instead_of_ib = bool(ib_expected) and library == "nccl" and out["transport"] == "Socket"
+    out.update(_verdict(out, rows, rc, timed_out, timeout, min_fraction, socket_instead_of_ib) or {})
     return out
 
 
@@ -283,251 +309,6 @@ def global_error(judgement):
     if judgement.get("verdict") != "error":
         return False
     return any(e.get("code") in GLOBAL_ERROR_CODES for e in judgement.get("errors") or [])
-
-
-# ---------------------------------------------------------------- bisection
-
-class BisectMismatch(ValueError):
-    """The runs given do not follow the plan."""
-
-
-def _halves(group):
-    cut = (len(group) + 1) // 2
-    return group[:cut], group[cut:]
-
-
-def _bisect(pool, state, min_size=2, confirm=True, verify=True):
-    """Generator: yields host lists to run, receives True when that run was bad.
-
-    Adaptive group testing where a run needs ``min_size`` hosts (a collective
-    across nodes needs two). The pool run was bad, so the pool holds a bad
-    host. A suspect group is split in halves and the first half is run,
-    topped up with known-good hosts when it is smaller than ``min_size``:
-
-    - good: its hosts are cleared and the second half must hold the fault
-      (searched next, without a run of its own);
-    - bad: it is searched first; the second half is set aside and run once,
-      together with every other host set aside, when the search is done (a
-      second bad host there is found the same way).
-
-    A lone suspect is named bad after a bad run of it with known-good hosts
-    only (``confirm=True``; a deduction alone is not trusted, so a flaky pool
-    run cannot blame a healthy host) or as soon as it is deduced
-    (``confirm=False``). When no host is known good yet, the rest of the group
-    plus the untested hosts are run instead, and as a last resort pairs across
-    the stuck groups are tried until one is good. With ``verify`` the pool
-    without the hosts named bad is run once more at the end: if that run is
-    bad too, the search was misled (a flaky result, or a fault no single host
-    explains) and the plan says so. ``state`` is filled in as the search goes
-    (good, bad, inferred, unresolved, tests).
-    """
-    state.update({"good": [], "bad": [], "inferred": [], "unresolved": [], "tests": []})
-    good, bad = state["good"], state["bad"]
-
-    def run(hosts):
-        result = yield list(hosts)
-        state["tests"].append({"hosts": list(hosts), "bad": bool(result)})
-        return bool(result)
-
-    def padded(group):
-        need = min_size - len(group)
-        if need <= 0:
-            return list(group)
-        partners = [h for h in good if h not in group][:need]
-        return list(group) + partners if len(partners) == need else None
-
-    def confirmed(node):
-        # A bad run of the smallest size whose other hosts are known good.
-        for test in state["tests"]:
-            if test["bad"] and node in test["hosts"] and len(test["hosts"]) <= min_size and all(
-                    h == node or h in good for h in test["hosts"]):
-                return True
-        return False
-
-    def tested(hosts):
-        return any(sorted(t["hosts"]) == sorted(hosts) for t in state["tests"])
-
-    def flush():
-        # One run for every host not tested yet (kept aside while searching a bad half).
-        group = [h for g in unknown for h in g if h not in good and h not in bad]
-        del unknown[:]
-        if not group:
-            return
-        hosts = padded(group)
-        if hosts is None:
-            stuck.append(group)
-        elif (yield from run(hosts)):
-            suspects.append(group)
-        else:
-            good.extend(group)
-
-    pool = list(pool)
-    pool_bad = yield from run(pool)
-    if not pool_bad:
-        good.extend(pool)
-        return state
-    suspects = [pool]
-    unknown = []
-    stuck = []
-    requeued_at = 0
-    while True:
-        while suspects or unknown:
-            if not suspects:
-                yield from flush()
-                continue
-            group = [h for h in suspects.pop(0) if h not in good and h not in bad]
-            if not group:
-                continue
-            if len(group) == 1 and confirmed(group[0]):
-                bad.append(group[0])
-                continue
-            if len(group) == 1 and not confirm:
-                bad.append(group[0])
-                state["inferred"].append(group[0])
-                continue
-            first = group if len(group) == 1 else _halves(group)[0]
-            hosts = padded(first)
-            if hosts is None:
-                # A lone host needs a known-good partner. Clear the untested hosts
-                # first; failing that, run the rest of the group with them.
-                untested = [h for g in unknown for h in g if h not in good and h not in bad]
-                if len(untested) >= min_size:
-                    suspects.insert(0, group)
-                    yield from flush()
-                    continue
-                if len(group) == 1:
-                    bad.append(group[0])
-                    state["inferred"].append(group[0])
-                    continue
-                rest = [h for h in group if h not in first] + untested
-                if len(rest) < min_size or tested(rest):
-                    stuck.append(group)
-                    continue
-                del unknown[:]
-                if (yield from run(rest)):
-                    suspects.insert(0, rest)
-                    unknown.append(first)
-                else:
-                    good.extend(rest)
-                    suspects.insert(0, first)
-                continue
-            was_bad = yield from run(hosts)
-            if len(group) == 1:
-                (bad if was_bad else good).append(group[0])
-            elif was_bad:
-                suspects.insert(0, first)
-                unknown.append(_halves(group)[1])
-            else:
-                good.extend(first)
-                suspects.insert(0, _halves(group)[1])
-        if stuck and len(good) > requeued_at:
-            # Hosts became known good after these groups got stuck: retry them.
-            requeued_at = len(good)
-            suspects.extend(stuck)
-            del stuck[:]
-            continue
-        if not stuck or good:
-            break
-        # Every half tried so far held a bad host and none is known good:
-        # look for one good pair across the stuck groups to use as partners.
-        candidates = [h for g in stuck for h in reversed(g) if h not in bad]
-        seeded = False
-        for a_index, a_host in enumerate(candidates):
-            for b_host in candidates[a_index + 1:]:
-                if tested([a_host, b_host]) or min_size != 2:
-                    continue
-                if not (yield from run([a_host, b_host])):
-                    good.extend([a_host, b_host])
-                    seeded = True
-                    break
-            if seeded or len(state["tests"]) > 4 * len(pool):
-                break
-        if not seeded:
-            break
-        suspects.extend(stuck)
-        del stuck[:]
-    for group in stuck:
-        for host in group:
-            if host not in good and host not in bad and host not in state["unresolved"]:
-                state["unresolved"].append(host)
-    rest = [h for h in pool if h not in bad and h not in state["unresolved"]]
-    if verify and bad and len(rest) >= min_size:
-        yield from run(rest)
-    return state
-
-
-def bisect_plan(pool, results=None, min_size=2, confirm=True, verify=True, max_runs=None):
-    """Which hosts to run next and which are named bad, given the runs so far.
-
-    ``pool``: the host names; ``results``: runs already made, in order, each
-    ``{'hosts': [...], 'bad': bool}`` (the first is the whole pool). Returns
-    ``{done, next, bad_nodes, good_nodes, inferred, unresolved, unexplained,
-    conclusion, runs}``; ``next`` is the host list to run now (None when done).
-    ``conclusion``: ``pending``, ``healthy`` (the pool run was good),
-    ``isolated`` (bad nodes named and every bad run explained),
-    ``inconsistent`` (a bad run contains no node named bad: a flaky result or
-    a fault that needs many hosts, e.g. a switch uplink), ``unresolved``
-    (no known-good host to pair a suspect with), ``max_runs``.
-    """
-    pool = list(pool or [])
-    if len(pool) != len(set(pool)):
-        raise ValueError("pool has duplicate hosts")
-    if len(pool) < min_size:
-        raise ValueError("bisection needs at least %d hosts, got %d" % (min_size, len(pool)))
-    results = list(results or [])
-    state = {}
-    gen = _bisect(pool, state, min_size=min_size, confirm=confirm, verify=verify)
-    finished = False
-    wanted = None
-    try:
-        wanted = next(gen)
-        for index, result in enumerate(results):
-            hosts = list(result.get("hosts") or [])
-            if sorted(hosts) != sorted(wanted):
-                raise BisectMismatch("run %d was on %s but the plan asked for %s" % (index, hosts, wanted))
-            try:
-                wanted = gen.send(bool(result.get("bad")))
-            except StopIteration:
-                if index != len(results) - 1:
-                    raise BisectMismatch("%d run(s) given after the plan was complete"
-                                         % (len(results) - index - 1))
-                raise
-    except StopIteration:
-        finished = True
-        wanted = None
-    finally:
-        gen.close()
-    bad = state["bad"]
-    plan = {"done": True, "next": None, "bad_nodes": list(bad), "good_nodes": list(state["good"]),
-            "inferred": list(state["inferred"]), "unresolved": list(state["unresolved"]),
-            "unexplained": [], "conclusion": None, "runs": len(results)}
-    if not finished:
-        stopped = max_runs is not None and len(results) >= max_runs
-        plan.update(done=stopped, next=None if stopped else wanted,
-                    conclusion="max_runs" if stopped else "pending",
-                    unresolved=[h for h in pool if h not in state["good"] and h not in bad] if stopped else [])
-        return plan
-    plan["unexplained"] = [i for i, t in enumerate(state["tests"])
-                           if t["bad"] and not any(h in bad or h in state["unresolved"] for h in t["hosts"])]
-    if not state["tests"][0]["bad"]:
-        plan["conclusion"] = "healthy"
-    elif plan["unexplained"]:
-        plan["conclusion"] = "inconsistent"
-    elif state["unresolved"]:
-        plan["conclusion"] = "unresolved"
-    else:
-        plan["conclusion"] = "isolated"
-    return plan
-
-
-def bisect_simulate(pool, is_bad, min_size=2, confirm=True, verify=True, max_runs=64):
-    """Run the planner against a callable ``is_bad(hosts) -> bool``; return (plan, runs)."""
-    runs = []
-    while True:
-        plan = bisect_plan(pool, runs, min_size=min_size, confirm=confirm, verify=verify, max_runs=max_runs)
-        if plan["done"]:
-            return plan, runs
-        runs.append({"hosts": plan["next"], "bad": bool(is_bad(plan["next"]))})
 
 
 # ------------------------------------------------------------------ records

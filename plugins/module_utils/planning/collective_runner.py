@@ -1,0 +1,241 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Runs of a ``collective`` check: one subset of the pool at a time, the pool run, then bisection.
+
+``CollectiveRunner`` finds the launcher and the test binary, makes the work
+directory, runs ``mpirun`` through the transport (``commands/transport.py``)
+and judges each run (``collective_plan.judge_run``); ``pool_run`` fills in the
+module result from the pool run and, when asked, bisects the pool
+(``bisection.py``).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import re
+import shutil
+import tempfile
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import bisection
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
+    parse_nccl_tests,
+    parse_nccl_tests_json,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError
+
+STDOUT_LIMIT = 256 * 1024
+STDERR_LIMIT = 64 * 1024
+# What the collective module makes on the launcher when no workdir is given (removed afterwards).
+TEMP_WORKDIR = re.compile(r"^/tmp/commcheck-collective\.[A-Za-z0-9]{6,}$")
+
+
+class CollectiveRunner(object):
+    """Runs one subset of the pool at a time through the transport and judges it."""
+
+    def __init__(self, params, transport, spec):
+        self.params = params
+        self.transport = transport
+        self.spec = spec
+        self.by_name = dict((h["name"], h) for h in spec["hosts"])
+        self.workdir = None
+        self.own_workdir = False
+        self.json_file = False
+        self.count = 0
+
+    # -- setup / teardown
+    def make_workdir(self):
+        if self.params["workdir"]:
+            self.workdir = rules.check_path("workdir", self.params["workdir"])
+            if not self.transport.remote:
+                if not os.path.isdir(self.workdir):
+                    os.makedirs(self.workdir)
+            return
+        if self.transport.remote:
+            res = self.transport.run(["mktemp", "-d", "/tmp/commcheck-collective.XXXXXX"], 30)
+            made = (res["stdout"] or "").strip().splitlines()
+            if res["rc"] != 0 or not made or not TEMP_WORKDIR.match(made[-1]):
+                raise CommandError("cannot make a work directory on the launcher: %s" % rules.show(
+                    (res["stderr"] or res["stdout"] or "").strip()[-500:]))
+            self.workdir = made[-1]
+        else:
+            self.workdir = tempfile.mkdtemp(prefix="commcheck-collective.")
+        self.own_workdir = True
+
+    def cleanup(self):
+        if not self.own_workdir or not self.workdir:
+            return
+        if self.transport.remote:
+            self.transport.run(["rm", "-rf", "--", self.workdir], 30)
+        else:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def work_file(self, name):
+        """A file of this run, inside the work directory."""
+        return rules.check_inside("workdir", name, self.workdir)
+
+    def write_file(self, path, lines):
+        if self.transport.remote:
+            # The script is constant; the path and the lines are positional arguments.
+            res = self.transport.run(["sh", "-c", 'f=$1; shift; printf "%s\\n" "$@" > "$f"', "sh", path] + lines, 30)
+            if res["rc"] != 0:
+                raise CommandError("cannot write %s on the launcher: %s" % (path, res["stderr"].strip()))
+            return
+        with open(path, "w") as handle:
+            handle.write("\n".join(lines) + "\n")
+
+    # -- commands
+    def argv(self, hosts, seq):
+        spec = self.spec
+        json_file = None
+        if self.json_file:
+            json_file = self.work_file("run-%d.json" % seq)
+        program = mpi_cmd.binary_argv(spec["binary"], spec["test"], json_file=json_file)
+        hostfile = None
+        if self.params["launcher"] == "mpich":
+            hostfile = self.work_file("hostfile-%d" % seq)
+        layout = dict(spec["layout"], np=spec["layout"]["processes_per_node"] * len(hosts))
+        argv = mpi_cmd.launcher_argv(self.params["launcher"], hosts, layout, program, env=spec["env"],
+                                     mca=spec["mca"], mpirun=self.params["mpirun"],
+                                     allow_run_as_root=self.params["allow_run_as_root"], hostfile=hostfile,
+                                     launch=spec["launch"])
+        return argv, hostfile, json_file, layout
+
+    def planned_cmd(self):
+        """The pool run's argv, for check mode and for runs that never started."""
+        saved = self.workdir
+        self.workdir = saved or self.params["workdir"] or "/tmp/commcheck-collective.XXXXXX"
+        try:
+            return self.argv(self.spec["hosts"], 1)[0]
+        finally:
+            self.workdir = saved
+
+    def preflight(self):
+        """Find mpirun and the binary on the launcher; decide on JSON. Returns an error judgement or None."""
+        mpirun = self.params["mpirun"]
+        if not self.transport.which(mpirun):
+            return {"verdict": "error", "cause": "the launcher %s is not installed on the launcher host" % rules.show(mpirun),
+                    "fix": "install Open MPI (or MPICH for launcher=mpich) on the launcher host, or set mpirun to "
+                           "its path", "errors": [{"code": "mpirun_not_found", "message": mpirun}]}
+        binary = self.spec["binary"]
+        found = self.transport.which(binary)
+        if not found:
+            where = "in %s" % self.params["binary_dir"] if self.params["binary_dir"] else "on PATH"
+            return {"verdict": "error",
+                    "cause": "the test binary %s was not found %s on the launcher host" % (
+                        os.path.basename(binary), where),
+                    "fix": "install %s at the same path on every host and set binary_dir" % (
+                        "nccl-tests (built with MPI=1)" if self.spec["library"] == "nccl" else "hccl_test"),
+                    "errors": [{"code": "binary_not_found", "message": binary}]}
+        self.spec["binary"] = found if os.sep in found and is_program_path(found) else binary
+        mode = self.params["json_output"]
+        if self.spec["library"] == "nccl" and mode != "never":
+            res = self.transport.run([self.spec["binary"], "--help"], 30)
+            supported = mpi_cmd.nccl_json_supported(res["stdout"] + "\n" + res["stderr"])
+            if mode == "always" and not supported:
+                return {"verdict": "error",
+                        "cause": "json_output=always but %s has no -J/--output_file (nccl-tests older than 2.16)"
+                                 % os.path.basename(binary),
+                        "fix": "update nccl-tests or use json_output=auto", "errors": []}
+            self.json_file = supported
+        return None
+
+    def run(self, names):
+        """One collective on the hosts named; returns the run record."""
+        self.count += 1
+        hosts = [self.by_name[n] for n in names]
+        argv, hostfile, json_file, layout = self.argv(hosts, self.count)
+        if hostfile:
+            self.write_file(hostfile, mpi_cmd.hostfile_lines(hosts, layout["processes_per_node"]))
+        res = self.transport.run(argv, self.params["timeout"])
+        text = res["stdout"] + "\n" + res["stderr"]
+        if self.spec["library"] == "nccl":
+            parsed = parse_nccl_tests(text)
+            if json_file:
+                raw = self.transport.read_file(json_file)
+                if raw:
+                    parsed = plan_utils.merge_json_result(parsed, parse_nccl_tests_json(raw))
+        else:
+            parsed = parse_hccl_test(text)
+        nranks = layout["np"] * (self.spec["test"]["gpus_per_process"] if self.spec["library"] == "nccl" else 1)
+        judgement = plan_utils.judge_run(
+            self.spec["library"], self.params["operation"], nranks, res["rc"], res["timed_out"], parsed,
+            expected_busbw_gbs=self.spec["expected"], min_fraction=self.params["min_fraction"],
+            busbw_metric=self.params["busbw_metric"],
+            ib_expected=self.params["ib_expected"] or bool(self.params["ib_devices"]),
+            timeout=self.params["timeout"])
+        record = {
+            "hosts": list(names), "cmd": argv, "rc": res["rc"], "timed_out": res["timed_out"],
+            "duration_s": res.get("duration_s"), "busbw_gbs": judgement["busbw_gbs"],
+            "algbw_gbs": judgement["algbw_gbs"], "verdict": judgement["verdict"], "cause": judgement["cause"],
+            "fix": judgement["fix"], "bad": judgement["verdict"] in ("fail", "error"),
+            "errors": [e.get("code") for e in judgement["errors"]], "json_output": bool(json_file and parsed.get(
+                "format") == "json"),
+        }
+        return record, res, parsed, judgement
+
+
+def is_program_path(path):
+    """True for an absolute program path without '..' or control characters (what `which` should answer)."""
+    try:
+        return rules.check_binary("binary", path, must_exist=False).startswith("/")
+    except rules.OptionError:
+        return False
+
+
+def compact(parsed):
+    """The parsed result without bulky or environment-revealing parts."""
+    out = dict(parsed or {})
+    out.pop("env", None)
+    return out
+
+
+def tail(text, limit):
+    text = text or ""
+    return text if len(text) <= limit else "...[%d bytes cut]...\n%s" % (len(text) - limit, text[-limit:])
+
+
+
+def pool_run(runner, result, warn):
+    """The pool run into ``result``; then the bad nodes, from the launcher's errors or by bisection."""
+    names = [h["name"] for h in runner.spec["hosts"]]
+    record, res, parsed, judgement = runner.run(names)
+    result.update(
+        cmd=record["cmd"], rc=res["rc"], stdout=tail(res["stdout"], STDOUT_LIMIT),
+        stderr=tail(res["stderr"], STDERR_LIMIT), timed_out=res["timed_out"], duration_s=res.get("duration_s"),
+        json_output=record["json_output"], result=compact(parsed), verdict=judgement["verdict"],
+        cause=judgement["cause"], fix=judgement["fix"], busbw_gbs=judgement["busbw_gbs"],
+        algbw_gbs=judgement["algbw_gbs"], transport=judgement["transport"], errors=judgement["errors"],
+        runs=[record])
+    for warning in judgement["warnings"]:
+        warn(warning)
+    if not record["bad"]:
+        return
+    named = plan_utils.named_hosts(judgement, runner.spec["hosts"])
+    if named:
+        # The launcher's own errors name the host(s): ssh to it failed, a rank died there.
+        result["bad_nodes"] = named
+        return
+    if runner.params["bisect"] and len(names) >= 2 and not plan_utils.global_error(judgement):
+        bisect_runs(runner, names, result)
+
+
+def bisect_runs(runner, names, result):
+    """Bisect the bad pool: every run goes into ``result['runs']``, the outcome into the result."""
+    params = runner.params
+
+    def run_subset(hosts):
+        record = runner.run(hosts)[0]
+        result["runs"].append(record)
+        return record["bad"]
+
+    plan = bisection.bisect_pool(names, run_subset, confirm=params["bisect_confirm"],
+                                 verify=params["bisect_verify"],
+                                 max_runs=params["bisect_max_runs"] or 2 * len(names) + 3)
+    result["bad_nodes"], result["cause"], result["bisect"] = bisection.bisect_outcome(
+        plan, result["cause"], len(result["runs"]))

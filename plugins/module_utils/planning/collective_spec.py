@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a ``collective`` run will be, checked before anything runs.
+
+``validate(params)`` turns the module's parameters into the run's spec
+(test parameters, hosts, rank layout, environment, MCA, launch options,
+binary, expected bus bandwidth), raising ``option_rules.OptionError`` with
+the option's name; ``initial_result`` is the module result before any run.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+
+MAX_TIMEOUT_S = 7 * 24 * 3600
+MAX_BUSBW_GBS = 100000.0
+MAX_NIC_GBPS = 100000.0
+
+
+def check_fraction(name, value):
+    """A part of a whole, in (0, 1]."""
+    value = rules.check_number(name, value, 0, 1)
+    if value <= 0:
+        rules.fail(name, value, "must be greater than 0")
+    return value
+
+
+def check_rate(name, value, high):
+    """A positive number up to ``high``."""
+    value = rules.check_number(name, value, 0, high)
+    if value <= 0:
+        rules.fail(name, value, "must be greater than 0")
+    return value
+
+
+def check_counts(params):
+    """Every count and duration has a range; negative numbers are errors, never dropped."""
+    for name, low, high in (("gpus_per_node", 1, 1024), ("gpus_per_process", 1, 64), ("timeout", 1, MAX_TIMEOUT_S)):
+        rules.check_int(name, params[name], low, high)
+    for name, low, high in (("processes_per_node", 1, 4096), ("bisect_max_runs", 1, 1000)):
+        if params[name] is not None:
+            rules.check_int(name, params[name], low, high)
+    for name in ("min_fraction", "link_efficiency"):
+        check_fraction(name, params[name])
+    if params["expected_busbw_gbs"] is not None:
+        check_rate("expected_busbw_gbs", params["expected_busbw_gbs"], MAX_BUSBW_GBS)
+    if len(params["nic_rates_gbps"]) > 64:
+        rules.fail("nic_rates_gbps", params["nic_rates_gbps"], "lists more than 64 NICs")
+    for index, rate in enumerate(params["nic_rates_gbps"]):
+        check_rate("nic_rates_gbps[%d]" % index, rate, MAX_NIC_GBPS)
+
+
+def check_launch(params):
+    """How mpirun reaches the other hosts: the Kubernetes agent or an ssh configuration, set here only."""
+    agent = ssh_config = None
+    if params["mpi_agent_dir"] is not None:
+        if params["transport"] != "kubectl":
+            rules.fail("mpi_agent_dir", params["mpi_agent_dir"], "needs transport=kubectl (the agent runs in the pods)")
+        directory = rules.check_path("mpi_agent_dir", params["mpi_agent_dir"])
+        try:
+            agent = kubexec.mca_options(directory)["plm_rsh_agent"]
+        except kubexec.KubexecError as exc:
+            rules.fail("mpi_agent_dir", params["mpi_agent_dir"], "is not usable: %s" % exc)
+    if params["ssh_config"] is not None:
+        ssh_config = rules.check_path("ssh_config", params["ssh_config"])
+        if params["transport"] == "host" and not os.path.isfile(ssh_config):
+            rules.fail("ssh_config", params["ssh_config"], "is not a file on the launcher host")
+    if (agent or ssh_config) and params["launcher"] != "openmpi":
+        rules.fail("launcher", params["launcher"], "takes no mpi_agent_dir or ssh_config (they are Open MPI's)")
+    return mpi_cmd.launch_mca(agent=agent, ssh_config=ssh_config)
+
+
+def validate(params):
+    """Everything the runs need, checked before anything runs; raises option_rules.OptionError."""
+    library = params["library"]
+    mpi_cmd.binary_name(library, params["operation"])
+    check_counts(params)
+    test = mpi_cmd.test_params(
+        library, params["operation"], min_bytes=params["min_bytes"], max_bytes=params["max_bytes"],
+        step_factor=params["step_factor"], iterations=params["iterations"],
+        warmup_iterations=params["warmup_iterations"], check=params["check"], datatype=params["datatype"],
+        reduce_op=params["reduce_op"], root=params["root"], gpus_per_process=params["gpus_per_process"],
+        gpus_per_node=params["gpus_per_node"])
+    default_slots = params["processes_per_node"] or (
+        params["gpus_per_node"] // max(1, params["gpus_per_process"]) if library == "nccl" else params["gpus_per_node"])
+    hosts = mpi_cmd.normalize_hosts(params["hosts"], max(1, default_slots))
+    names = [h["name"] for h in hosts]
+    if len(set(names)) != len(names):
+        raise mpi_cmd.MpiCmdError("hosts: names are not unique: %s" % rules.show(names))
+    layout = mpi_cmd.ranks_layout(library, hosts, params["gpus_per_node"], params["gpus_per_process"],
+                                  params["processes_per_node"])
+    env = mpi_cmd.check_env(params["env"])
+    if library == "nccl" and params["detect_transport"] and "NCCL_DEBUG" not in env:
+        env["NCCL_DEBUG"] = "INFO"
+        env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET")
+    mca = mpi_cmd.check_mca(params["mca"])
+    if params["launcher"] == "mpich" and mca:
+        raise mpi_cmd.MpiCmdError("mca options are Open MPI's; the mpich launcher does not take them")
+    launch = check_launch(params)
+    mpi_cmd.check_mpirun(params["mpirun"])
+    binary = mpi_cmd.binary_path(library, params["operation"], params["binary_dir"])
+    for index, device in enumerate(params["ib_devices"]):
+        rules.check_name("ib_devices[%d]" % index, device, "rdma_device")
+    if params["workdir"] is not None:
+        rules.check_path("workdir", params["workdir"])
+    expected = params["expected_busbw_gbs"]
+    if expected is None:
+        expected = plan_utils.expected_busbw(params["nic_rates_gbps"], params["link_efficiency"])
+    return {"library": library, "test": test, "hosts": hosts, "layout": layout, "env": env, "mca": mca,
+            "launch": launch, "binary": binary, "expected": expected}
+
+
+
+def run_params(spec, params, transport_name):
+    """What ran, as the result's ``params`` and the records' params."""
+    names = [h["name"] for h in spec["hosts"]]
+    test = spec["test"]
+    return {
+        "library": spec["library"], "operation": params["operation"], "hosts": names, "nodes": len(names),
+        "processes_per_node": spec["layout"]["processes_per_node"], "ranks": spec["layout"]["ranks"],
+        "gpus_per_node": params["gpus_per_node"], "min_bytes": test["min_bytes"], "max_bytes": test["max_bytes"],
+        "datatype": test["datatype"], "launcher": params["launcher"], "transport": transport_name,
+    }
+
+
+def initial_result(spec, params, transport_name):
+    """The module result before any run: verdict skipped, the expectation and threshold filled in."""
+    return {
+        "changed": False, "cmd": [], "rc": None, "stdout": "", "stderr": "", "timed_out": False,
+        "duration_s": None, "json_output": False, "result": {}, "verdict": "skipped", "cause": None,
+        "fix": None, "busbw_gbs": None, "algbw_gbs": None, "expected_busbw_gbs": spec["expected"],
+        "threshold_busbw_gbs": round(spec["expected"] * params["min_fraction"], 6) if spec["expected"] else None,
+        "transport": None, "errors": [], "params": run_params(spec, params, transport_name), "runs": [],
+        "bad_nodes": [], "bisect": None,
+    }
