@@ -12,8 +12,9 @@ import os
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.filter.parse_nccl_tests import FilterModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_result import nccl_version_from_code
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
-    NCCL_TESTS_ERRORS, nccl_version_from_code, parse_nccl_tests, parse_nccl_tests_json)
+    NCCL_TESTS_ERRORS, parse_nccl_tests, parse_nccl_tests_json)
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus", "nccl_tests")
 

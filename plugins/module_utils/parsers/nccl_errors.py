@@ -1,0 +1,210 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nccl-tests error catalog (code -> cause, fix) and the rules that give NCCL WARN lines,
+'Test NCCL failure' results and ncclGetLastError() texts their code and a specific hint."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import MPI_ERRORS
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import to_text
+
+NCCL_TESTS_ERRORS = dict(MPI_ERRORS)
+NCCL_TESTS_ERRORS.update({
+    "nccl_cuda_failure": (
+        "A CUDA call failed inside NCCL or the test (driver/runtime mismatch, GPU not usable, out of memory, "
+        "or peer-to-peer access not supported between the GPUs).",
+        "Check nvidia-smi and dmesg (Xid) on the host, that the driver supports the CUDA version of the test, "
+        "and GPU memory; for P2P problems try NCCL_P2P_DISABLE=1 or fix the PCIe ACS/IOMMU settings.",
+    ),
+    "nccl_system_error": (
+        "A system call or external library used by NCCL failed (socket, shared memory, verbs, a remote peer exited).",
+        "Run with NCCL_DEBUG=INFO and fix the failing call named in the NCCL WARN lines "
+        "(network interface, /dev/shm size, RDMA device permissions, memlock limit).",
+    ),
+    "nccl_internal_error": (
+        "NCCL hit an internal check failure.",
+        "Use the same NCCL version on every node; if it persists, upgrade NCCL and report the NCCL WARN lines.",
+    ),
+    "nccl_invalid_argument": (
+        "NCCL rejected an argument (buffer, count, datatype, rank or device).",
+        "Run with NCCL_DEBUG=WARN to see which argument; check that every rank runs the same test binary "
+        "and arguments, and that -g/-t match the GPUs of each process.",
+    ),
+    "nccl_invalid_usage": (
+        "NCCL was used in a way it does not allow (e.g. two ranks on one GPU, mismatched calls between ranks).",
+        "Make each rank use a distinct GPU (ranks per node x -g x -t must not exceed the GPUs) and run the "
+        "same binary and arguments on every rank.",
+    ),
+    "nccl_remote_error": (
+        "A remote rank exited or the network between ranks failed during the test.",
+        "Find the first failing node (its own errors, dmesg, link flaps on its NICs) and fix or exclude it.",
+    ),
+    "nccl_timeout": (
+        "A collective did not finish in time: a hung rank, a dead link, or a network stuck without progress.",
+        "Check the links and NICs of the nodes involved (ibstat, error counters), exclude the node that hangs, "
+        "and raise -T only if the size is simply very large.",
+    ),
+    "nccl_error": (
+        "NCCL returned an error.",
+        "Run with NCCL_DEBUG=INFO and read the NCCL WARN lines that precede the failure.",
+    ),
+    "nccl_bootstrap_failed": (
+        "NCCL ranks could not connect to each other over TCP (bootstrap/socket): wrong interface, "
+        "firewall, or unreachable address.",
+        "Set NCCL_SOCKET_IFNAME to an interface every node can reach (the one mpirun uses), open TCP between "
+        "nodes, and use the same NCCL version on every node.",
+    ),
+    "ib_setup_failed": (
+        "NCCL could not set up an RDMA (InfiniBand/RoCE) resource: device open, memory registration, "
+        "queue pair creation or GID selection failed.",
+        "Check the HCA (ibstat, ibv_devinfo), the memlock limit (ulimit -l unlimited, IPC_LOCK in pods), "
+        "/dev/infiniband in containers, NCCL_IB_HCA and NCCL_IB_GID_INDEX (RoCE v2 GID).",
+    ),
+    "ib_transport_error": (
+        "An RDMA transfer completed with an error (e.g. retry counter exceeded): a link, cable or switch "
+        "problem, or a peer that went away.",
+        "Check port error counters and link flaps on both nodes (ibstat, perfquery, ethtool -S), "
+        "the lossless/PFC configuration for RoCE, and rerun the pair with ib_write_bw.",
+    ),
+    "shm_exhausted": (
+        "NCCL could not create its shared-memory segment: /dev/shm is too small or full.",
+        "Enlarge /dev/shm (docker --shm-size=1g or more; a Memory emptyDir at /dev/shm in Kubernetes) "
+        "or set NCCL_SHM_DISABLE=1.",
+    ),
+    "test_failure": (
+        "The nccl-tests binary stopped with a test failure.",
+        "Read the first error printed before the 'Test failure' trace lines.",
+    ),
+    "wrong_results": (
+        "The collective returned wrong data (nonzero #wrong / out-of-bounds values): silent data corruption "
+        "on a GPU, NVLink, PCIe path or NIC.",
+        "Rerun to confirm, then bisect the nodes; check GPU health (nvidia-smi -q, dcgmi diag, Xid in dmesg) "
+        "and remove the failing GPU/node from service.",
+    ),
+    "bandwidth_below_min": (
+        "The average bus bandwidth is below the NCCL_TESTS_MIN_BW limit the test was given.",
+        "Find the slow links or nodes (per-pair RDMA tests, bisection) and check that NCCL used the expected transport.",
+    ),
+    "gpu_count_mismatch": (
+        "The test asked for more GPUs than the node shows to the process.",
+        "Lower -g/-t or the ranks per node, or make all GPUs visible (CUDA_VISIBLE_DEVICES, the pod's GPU request).",
+    ),
+    "invalid_arguments": (
+        "The test binary rejected its command line.",
+        "Fix the options (sizes like 8, 128M, 8G; -b not larger than -e); see the binary's -h output.",
+    ),
+    "json_invalid": (
+        "The nccl-tests JSON output is not valid JSON (the run was probably cut off while writing it).",
+        "Rerun the test; read the text output of the run for the error.",
+    ),
+    "no_table": (
+        "The output holds no nccl-tests result rows: the test did not run or stopped before measuring.",
+        "Read the other errors of this result, or the raw output, to see why the test did not start.",
+    ),
+})
+
+BITWISE_HINT = "Bitwise repeatability check failed: results differ between identical runs."
+
+# Classification of NCCL WARN messages (and last-error strings). First match wins. Each regex is
+# only tried when the lowercased message holds one of its needles (substrings every match holds).
+_WARN_RULES = [
+    ("nccl_cuda_failure", ("cuda",),
+     re.compile(r"Cuda failure|CUDA (?:error|failure)|cudaError|unhandled cuda error", re.I)),
+    ("ib_transport_error", ("got completion", "with error", "ibv_wc_", "retry counter exceeded", "remote access error",
+                            "wc status", "async event"),
+     re.compile(r"Got completion (?:from peer|with error)|with error \d+, opcode|IBV_WC_"
+                r"|retry counter exceeded|remote access error|wc status|async event", re.I)),
+    ("ib_setup_failed", ("ibv_", "net/ib", "unable to ", "gid index", "mlx5"),
+     re.compile(r"\bibv_\w+|NET/IB\w*\s*:.*(?:fail|unable|error|cannot|could not)"
+                r"|Unable to (?:open|query) (?:device|port)|GID index|mlx5\w*.*fail", re.I)),
+    ("shm_exhausted", ("/dev/shm", "posix_fallocate", "shm_open", "shared memory segment", "no space left on device"),
+     re.compile(r"/dev/shm|posix_fallocate|shm_open|shared memory segment|No space left on device", re.I)),
+    ("nccl_bootstrap_failed", ("bootstrap", "socket", "connect to ", "connection ", "message truncated", "net"),
+     re.compile(r"bootstrap|socket\w*\s*:|Connect to \S+ failed|Connection (?:refused|reset)"
+                r"|no socket interface|Message truncated|\bNet\s*:\s", re.I)),
+    ("nccl_timeout", ("time", "watchdog"), re.compile(r"time ?out|timed out|watchdog", re.I)),
+    ("nccl_remote_error", ("remote", "network error"),
+     re.compile(r"remote process exited|remote error|network error", re.I)),
+    ("nccl_system_error", ("system error",), re.compile(r"unhandled system error|system error", re.I)),
+    ("nccl_internal_error", ("internal error",), re.compile(r"internal error", re.I)),
+    ("nccl_invalid_usage", ("invalid usage",), re.compile(r"invalid usage", re.I)),
+    ("nccl_invalid_argument", ("invalid argument",), re.compile(r"invalid argument", re.I)),
+]
+
+# 'Test NCCL failure' result strings (ncclGetErrorString) -> code.
+_RESULT_RULES = [
+    ("nccl_cuda_failure", re.compile(r"cuda", re.I)),
+    ("nccl_system_error", re.compile(r"system error", re.I)),
+    ("nccl_internal_error", re.compile(r"internal error", re.I)),
+    ("nccl_invalid_argument", re.compile(r"invalid argument", re.I)),
+    ("nccl_invalid_usage", re.compile(r"invalid usage", re.I)),
+    ("nccl_remote_error", re.compile(r"remote", re.I)),
+    ("nccl_timeout", re.compile(r"time ?out|timed out", re.I)),
+]
+
+_CUDA_HINTS = [
+    (re.compile(r"out of memory", re.I),
+     "GPU memory is exhausted: lower -e (max size) or stop other processes on the GPU."),
+    (re.compile(r"no CUDA-capable device|invalid device ordinal|no device", re.I),
+     "The process sees no (or fewer) GPUs: check CUDA_VISIBLE_DEVICES and the pod's GPU request."),
+    (re.compile(r"driver version is insufficient|unsupported display driver|forward compatibility", re.I),
+     "The NVIDIA driver is older than the CUDA runtime of the test: upgrade the driver or use a matching image."),
+    (re.compile(r"peer access|peer mapping|invalid argument", re.I),
+     "Peer-to-peer between these GPUs failed: try NCCL_P2P_DISABLE=1 to confirm, then check PCIe ACS/IOMMU "
+     "and the GPU topology (nvidia-smi topo -m)."),
+    (re.compile(r"ECC|uncorrectable|Xid", re.I),
+     "A GPU hardware error: check dmesg for Xid and drain the GPU."),
+]
+
+_IB_HINTS = [
+    (re.compile(r"Cannot allocate memory|reg_mr|memlock", re.I),
+     "Memory registration failed: set the memlock limit to unlimited (ulimit -l; IPC_LOCK and a memlock "
+     "rlimit in pods)."),
+    (re.compile(r"GID", re.I),
+     "Select the RoCE v2 GID of the port's IPv4 address with NCCL_IB_GID_INDEX."),
+]
+
+
+def classify_warn(message):
+    """The code of an NCCL WARN message (or a last-error text), or None."""
+    low = message.lower()
+    for code, needles, regex in _WARN_RULES:
+        for needle in needles:
+            if needle in low:
+                if regex.search(message):
+                    return code
+                break
+    return None
+
+
+def result_code(result_text):
+    """The code of a 'Test NCCL failure' result string (ncclGetErrorString); nccl_error if none fits."""
+    for code, regex in _RESULT_RULES:
+        if regex.search(result_text):
+            return code
+    return "nccl_error"
+
+
+def hint_for(code, message):
+    """A fix more specific than the catalog's, when the message tells it; else None."""
+    table = _CUDA_HINTS if code == "nccl_cuda_failure" else _IB_HINTS if code in ("ib_setup_failed",) else ()
+    for regex, hint in table:
+        if regex.search(message):
+            return hint
+    return None
+
+
+def add_last_error(message, errors, warnings, host=None):
+    """ncclGetLastError() text: an error when it names a known failure, else a warning."""
+    message = to_text(message).strip()
+    if not message:
+        return
+    code = classify_warn(message)
+    if code:
+        errors.add(code, message, host=host, hint=hint_for(code, message))
+    else:
+        warnings.add("NCCL last error: %s" % message)

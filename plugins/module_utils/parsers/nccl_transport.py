@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which network NCCL used between the nodes, read from its NCCL_DEBUG=INFO lines
+("Using network IB", "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA", "NET/IB : Using ...")."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import unique
+
+_WEAK_NETWORK = re.compile(r"NET/(IB\w*|Socket)\s*:\s*Using\b")
+_NO_IB_DEVICE = re.compile(r"NET/IB\s*:\s*No device found|Failed to open libibverbs")
+_VIA = re.compile(r"\bvia\s+(\S+(?: [A-Za-z]+)?)")
+_RDMA_NETS = ("ib", "ibext", "aws libfabric", "libfabric", "ofi", "gdr", "efa", "roce", "collnet")
+
+
+def net_kind(name):
+    """'IB' -> 'rdma', 'Socket' -> 'tcp', another plugin -> 'other'."""
+    if not name:
+        return None
+    low = name.lower()
+    if low == "socket":
+        return "tcp"
+    if any(low.startswith(n) for n in _RDMA_NETS):
+        return "rdma"
+    return "other"
+
+
+def _count(counts, name):
+    counts[name] = counts.get(name, 0) + 1
+
+
+def _most_used(counts):
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+
+
+class TransportSeen(object):
+    """The networks NCCL named, by strength of the evidence: 'Using network' (named), the channels'
+    'via NET/<name>' (via), and the net plugin's own 'NET/IB : Using' (weak)."""
+
+    def __init__(self):
+        self.named = {}
+        self.via = {}
+        self.weak = {}
+        self.channels = set()
+        self.gdr = None
+
+    def info(self, message, warnings):
+        """Read an NCCL INFO message; one that is about no network is left alone."""
+        if "Using network" in message:
+            name = message.split("Using network", 1)[1].strip()
+            if name:
+                _count(self.named, name)
+            return
+        if " via " in message:
+            self._channel(message)
+            return
+        if "NET/" not in message and "libibverbs" not in message:
+            return
+        weak = _WEAK_NETWORK.match(message)
+        if weak:
+            _count(self.weak, weak.group(1))
+            return
+        if _NO_IB_DEVICE.search(message):
+            warnings.add("NCCL found no usable IB/RoCE device (%s)" % message)
+
+    def _channel(self, message):
+        """'Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA': the transport of a channel."""
+        for via in _VIA.findall(message):
+            parts = via.split("/")
+            family = parts[0]
+            if family == "NET" and len(parts) > 1 and parts[1].strip():
+                name = parts[1].strip()
+                _count(self.via, name)
+                self.channels.add("NET/" + name)
+                if "GDRDMA" in message:
+                    self.gdr = True
+                elif self.gdr is None:
+                    self.gdr = False
+            elif family.split():
+                self.channels.add(family.split()[0])
+
+    def finish(self, result):
+        sources = (self.named, self.via, self.weak)
+        transport = next((_most_used(source) for source in sources if source), None)
+        result["transport"] = transport
+        result["transport_kind"] = net_kind(transport)
+        result["networks"] = unique(name for source in sources for name in sorted(source))
+        result["channel_transports"] = sorted(self.channels)
+        result["gdr"] = self.gdr
