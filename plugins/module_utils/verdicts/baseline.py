@@ -14,9 +14,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import math
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number
 
 DEFAULT_K = 5
 DEFAULT_THRESHOLD = 0.2
@@ -47,14 +47,6 @@ def metric_direction(name):
     if name.endswith(_LOWER_SUFFIXES) or name.startswith(("lat", "t_")) or "latency" in name:
         return LOWER
     return IGNORED
-
-
-def _number(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def median(values):
@@ -91,7 +83,7 @@ def comparable_metrics(metrics):
     """Numeric metrics that have a direction: {name: value}."""
     out = {}
     for name, value in (metrics or {}).items():
-        number = _number(value)
+        number = finite_number(value)
         if number is not None and metric_direction(name) != IGNORED:
             out[name] = number
     return out

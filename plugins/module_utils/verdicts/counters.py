@@ -22,7 +22,7 @@ a rising bit error rate).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import re
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import natural_key
 
 # counter -> (severity when it rises, what it means, fix)
 _LINK_FIX = ("check the cable, transceivers and switch port of this port (reseat / replace), its link speed and "
@@ -73,10 +73,6 @@ TREND_NAMES = {
 
 class CounterError(ValueError):
     """Input that cannot be compared."""
-
-
-def natural_key(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
 
 
 def _int(value):

@@ -25,9 +25,8 @@ passes on an *as is* retest is ``flaky`` (its record's verdict becomes
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import re
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import round_plan
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import fmt_value, natural_key
 
 BAD_VERDICTS = ("fail", "error")
 PURPOSES = ("as_is", "partner")
@@ -40,10 +39,6 @@ RETEST_SUFFIX = "_retest"
 
 class RetestError(ValueError):
     """Bad input to the retest planner (a clear message, never a traceback)."""
-
-
-def natural_key(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
 
 
 def _rail(value):
@@ -510,10 +505,6 @@ def _value(rec):
     return metrics.get("bw_gbps")
 
 
-def _fmt(value):
-    return "n/a" if value is None else ("%.3g" % value)
-
-
 def _outcome(rec, again, partners, bad_verdicts):
     params = rec.get("params") or {}
     op, metric = _test_of(rec)
@@ -532,14 +523,14 @@ def _outcome(rec, again, partners, bad_verdicts):
     else:
         status = "confirmed"
     if again:
-        evidence.append("retest as is: %s (%s)" % (", ".join(verdicts), "/".join(_fmt(_value(r)) for r in again)))
+        evidence.append("retest as is: %s (%s)" % (", ".join(verdicts), "/".join(fmt_value(_value(r)) for r in again)))
     blame = {}
     for r in partners:
         rp = r.get("params") or {}
         subject = rp.get("subject")
         blame.setdefault(subject, []).append(r.get("verdict") in bad_verdicts)
         evidence.append("retest of %s with known-good %s: %s %s" % (subject, rp.get("partner"), r.get("verdict"),
-                                                                    _fmt(_value(r))))
+                                                                    fmt_value(_value(r))))
     implicated = sorted((h for h, bads in blame.items() if bads and sum(bads) * 2 >= len(bads)), key=natural_key)
     cleared = sorted((h for h, bads in blame.items() if bads and not any(bads)), key=natural_key)
     if status == "confirmed":

@@ -27,7 +27,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ipaddress
-import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import natural_key
 
 IB_MTUS = (256, 512, 1024, 2048, 4096)
 ROCE_HEADERS = 40 + 8 + 12 + 4 + 28 + 4     # GRH + UDP + BTH + XRC ext + AtomicETH + ICRC (iboe_get_mtu)
@@ -37,10 +38,6 @@ SEVERITY_ORDER = ("error", "warning", "info")
 
 class PreflightError(ValueError):
     """Bad input to the preflight."""
-
-
-def natural_key(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
 
 
 def roce_active_mtu(netdev_mtu):

@@ -34,8 +34,8 @@ or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import math
-import re
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import (
+    finite_number, fmt_value, natural_key)
 
 # atomics move 8-byte messages: their bandwidth is a message rate, not judged against line rate
 DEFAULT_EFFICIENCY = {"write": 0.9, "read": 0.9, "send": 0.9, "tcp": 0.9, "atomic": None}
@@ -51,18 +51,6 @@ _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "
 
 class ThresholdError(ValueError):
     """Bad configuration (a clear message)."""
-
-
-def natural_key(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
-
-
-def _number(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if math.isnan(value) or math.isinf(value):
-        return None
-    return float(value)
 
 
 def median(values):
@@ -85,7 +73,7 @@ def _efficiency_table(defaults, override, name):
     if not isinstance(override, dict):
         raise ThresholdError("%s must be a number or a dict of op -> fraction, got %r" % (name, override))
     for key, value in override.items():
-        number = _number(value)
+        number = finite_number(value)
         if value is not None and (number is None or not 0 < number <= 1):
             raise ThresholdError("%s[%s] must be a fraction in (0, 1], got %r" % (name, key, value))
         table[str(key)] = number
@@ -104,7 +92,7 @@ def efficiency_for(op, efficiency=None, collective=False):
 
 def expected_bw(rate_gbps, op, efficiency=None, bidirectional=False):
     """(expected Gb/s, efficiency) for a pair: link rate x efficiency (x2 bidirectional); None if unknown."""
-    rate = _number(rate_gbps)
+    rate = finite_number(rate_gbps)
     eff = efficiency_for(op, efficiency)
     if rate is None or rate <= 0 or eff is None:
         return None, eff
@@ -113,7 +101,7 @@ def expected_bw(rate_gbps, op, efficiency=None, bidirectional=False):
 
 def expected_busbw(rails, rate_gbps, op, efficiency=None):
     """(expected bus bandwidth in GB/s, efficiency) for a collective: rails x rate / 8 x efficiency."""
-    rate = _number(rate_gbps)
+    rate = finite_number(rate_gbps)
     eff = efficiency_for(op, efficiency, collective=True)
     if rate is None or rate <= 0 or not rails or eff is None:
         return None, eff
@@ -141,10 +129,10 @@ def _metric(rec):
     metrics = rec.get("metrics") or {}
     params = rec.get("params") or {}
     if rec.get("kind") == "collective":
-        return "busbw_gbs", _number(metrics.get("busbw_gbs")), True
+        return "busbw_gbs", finite_number(metrics.get("busbw_gbs")), True
     if params.get("metric") == "lat" or str(rec.get("kind", "")).endswith("_lat"):
-        return "lat_us", _number(metrics.get("lat_us")), False
-    return "bw_gbps", _number(metrics.get("bw_gbps")), True
+        return "lat_us", finite_number(metrics.get("lat_us")), False
+    return "bw_gbps", finite_number(metrics.get("bw_gbps")), True
 
 
 def _group(rec):
@@ -242,7 +230,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
 def _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency):
     for name, value in (("outlier_z", outlier_z), ("outlier_min_rel", outlier_min_rel),
                         ("history_threshold", history_threshold)):
-        if _number(value) is None or value < 0:
+        if finite_number(value) is None or value < 0:
             raise ThresholdError("%s must be a number >= 0, got %r" % (name, value))
     if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
         raise ThresholdError("min_runs must be an integer >= 1, got %r" % (min_runs,))
@@ -337,7 +325,7 @@ def _record_trip(rec, result, name, value, set_verdicts):
             hw = result["hardware"]
             rec["verdict"] = "fail"
             rec["cause"] = "%s is below the hardware expectation %s (%s)" % (
-                _fmt(value), _fmt(hw["expected"]), _hw_text(hw))
+                fmt_value(value), fmt_value(hw["expected"]), _hw_text(hw))
         elif rec.get("verdict") == "pass":
             rec["verdict"] = "warn"
             rec["cause"] = _evidence(result, name)
@@ -361,13 +349,13 @@ def _collective_expectation(rec, collective_efficiency):
     params = rec.get("params") or {}
     metrics = rec.get("metrics") or {}
     op = _op(params)
-    own = _number(metrics.get("threshold_busbw_gbs"))
+    own = finite_number(metrics.get("threshold_busbw_gbs"))
     if own:
         return own, None, "pass line of the run"
     if params.get("rails") and params.get("rate_gbps"):
         expected, eff = expected_busbw(params["rails"], params["rate_gbps"], op, collective_efficiency)
         return expected, eff, "rails x rate x efficiency"
-    nominal = _number(metrics.get("expected_busbw_gbs"))
+    nominal = finite_number(metrics.get("expected_busbw_gbs"))
     eff = efficiency_for(op, collective_efficiency, collective=True)
     if nominal and eff:
         return round(nominal * eff, 6), eff, "expected x efficiency"
@@ -382,20 +370,16 @@ def _rate(rec, rates):
         for node in (rec.get("host"), rec.get("peer")):
             table = rates.get(node) or {}
             value = table.get(rail, table.get(str(rail))) if isinstance(table, dict) else table
-            if _number(value):
+            if finite_number(value):
                 found.append(float(value))
         if found:
             return min(found)
-    return _number((rec.get("metrics") or {}).get("expected_gbps"))
-
-
-def _fmt(value):
-    return "n/a" if value is None else ("%.3g" % value)
+    return finite_number((rec.get("metrics") or {}).get("expected_gbps"))
 
 
 def _hw_text(hw):
     if "link_rate" in hw:
-        return "link rate %s x efficiency %s" % (_fmt(hw["link_rate"]), hw["efficiency"])
+        return "link rate %s x efficiency %s" % (fmt_value(hw["link_rate"]), hw["efficiency"])
     if hw.get("efficiency") is None:
         return hw.get("source") or "expectation"
     return "%s, efficiency %s" % (hw.get("source") or "rails x rate x efficiency", hw["efficiency"])
@@ -405,14 +389,15 @@ def _evidence(result, name):
     parts = []
     if "hardware" in result["tripped"]:
         hw = result["hardware"]
-        parts.append("hardware: %s < %s (%s)" % (_fmt(hw["value"]), _fmt(hw["expected"]), _hw_text(hw)))
+        parts.append("hardware: %s < %s (%s)" % (fmt_value(hw["value"]), fmt_value(hw["expected"]), _hw_text(hw)))
     if "fleet" in result["tripped"]:
         fl = result["fleet"]
-        parts.append("fleet: robust z %s against the median %s of %d" % (fl["robust_z"], _fmt(fl["median"]), fl["n"]))
+        parts.append("fleet: robust z %s against the median %s of %d" % (
+            fl["robust_z"], fmt_value(fl["median"]), fl["n"]))
     if "history" in result["tripped"]:
         hi = result["history"]
         parts.append("history: %+.0f%% against the %s baseline %s (%d runs)" % (
-            hi["change"] * 100, hi["scope"], _fmt(hi["baseline"]), hi["runs"]))
+            hi["change"] * 100, hi["scope"], fmt_value(hi["baseline"]), hi["runs"]))
     return "thresholds tripped (%s) -- %s" % (", ".join(result["tripped"]), "; ".join(parts))
 
 

@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""How the verdict stages sort host names, read a measured number and show one (pure)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import math
+import re
+
+
+def natural_key(text):
+    """Sort key that puts h2 before h10 (digit runs compare as numbers)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
+
+
+def finite_number(value):
+    """The value as a float when it is a finite int or float (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def fmt_value(value):
+    """A measured value in three significant digits, 'n/a' when there is none."""
+    return "n/a" if value is None else ("%.3g" % value)
