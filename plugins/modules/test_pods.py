@@ -443,40 +443,116 @@ def kubectl_option_errors(params):
     return [p for p in problems if p]
 
 
+ARGUMENT_SPEC = dict(
+    state=dict(type="str", default="present", choices=["present", "absent"]),
+    nodes=dict(type="list", elements="str", default=[]),
+    node_selector=dict(type="str"),
+    run_id=dict(type="str", required=True),
+    namespace=dict(type="str", default="default"),
+    name_prefix=dict(type="str", default="commcheck"),
+    image=dict(type="str"),
+    image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),
+    image_pull_secrets=dict(type="list", elements="str", default=[], no_log=False),
+    command=dict(type="list", elements="str", default=["sleep", "infinity"]),
+    resources=dict(type="dict", default={}),
+    gpus=dict(type="int", default=0),
+    gpu_resource=dict(type="str", default="nvidia.com/gpu"),
+    capabilities=dict(type="list", elements="str", default=["IPC_LOCK"]),
+    privileged=dict(type="bool", default=False),
+    host_network=dict(type="bool", default=False),
+    networks=dict(type="list", elements="str", default=[]),
+    shm_size=dict(type="str"),
+    tolerations=dict(type="list", elements="dict", default=[]),
+    labels=dict(type="dict", default={}),
+    annotations=dict(type="dict", default={}),
+    service_account=dict(type="str"),
+    active_deadline_seconds=dict(type="int", default=7200),
+    wait_timeout=dict(type="int", default=300),
+    delete_on_failure=dict(type="bool", default=True),
+    mpi_agent_dir=dict(type="str"),
+    mpi_agent_kubectl=dict(type="str", default="kubectl"),
+    kubeconfig=dict(type="path", no_log=True),
+    context=dict(type="str"),
+    kubectl_binary=dict(type="path"),
+)
+
+
+def add_selected_nodes(module, kubectl):
+    """The Ready, schedulable nodes of node_selector join params['nodes']."""
+    params = module.params
+    selected = selectable_nodes(kubectl.get_json(["nodes", "-l", params["node_selector"]]))
+    if not selected and not params["nodes"]:
+        module.fail_json(msg="no Ready, schedulable node matches node_selector %s"
+                         % rules.show(params["node_selector"]))
+    params["nodes"] = list(params["nodes"]) + [n for n in selected if n not in params["nodes"]]
+
+
+def remove_run(module, kubectl, existing, result):
+    """state=absent: every pod of the run goes."""
+    result["deleted"] = sorted(existing)
+    result["changed"] = bool(existing)
+    result["diff"] = dict(before={"pods": sorted(existing)}, after={"pods": []})
+    if existing and not module.check_mode:
+        kubectl.delete(sorted(existing), module.params["wait_timeout"])
+    module.exit_json(**result)
+
+
+def plan_pods(params, existing, result):
+    """The pods wanted, and which to create, replace and delete; recorded in ``result``. Returns the plan."""
+    wanted = [build_pod_manifest(params, node) for node in params["nodes"]]
+    names = [m["metadata"]["name"] for m in wanted]
+    stale = [n for n in existing if n not in names]
+    replace = [n for n, m in zip(names, wanted) if n in existing and manifest_differs(existing[n], m)]
+    create = [m for n, m in zip(names, wanted) if n not in existing or n in replace]
+    result.update(manifests=wanted, created=[m["metadata"]["name"] for m in create],
+                  deleted=sorted(stale + replace), changed=bool(create or stale),
+                  diff=dict(before={"pods": sorted(existing)}, after={"pods": names}))
+    return {"names": names, "create": create, "replace": replace}
+
+
+def report_check_mode(module, kubectl, existing, plan, result):
+    """Check mode: the pods that would stay, and the agent they would get."""
+    result["pods"] = [pod_summary(existing[n]) for n in plan["names"] if n in existing and n not in plan["replace"]]
+    if module.params["mpi_agent_dir"] and result["pods"]:
+        try:
+            result["mpi_agent"] = mpi_agent(module, kubectl, result["pods"])
+        except AgentError as exc:
+            module.fail_json(msg=str(exc), **result)
+    module.exit_json(**result)
+
+
+def fail_and_clean_up(module, kubectl, names, msg, result, **extra):
+    if module.params["delete_on_failure"]:
+        kubectl.delete(names, module.params["wait_timeout"])
+    module.fail_json(msg=msg, **dict(result, **extra))
+
+
+def start_pods(module, kubectl, plan, result):
+    """Replace, create and wait for the pods; returns their summaries."""
+    params = module.params
+    names = plan["names"]
+    kubectl.delete(result["deleted"], params["wait_timeout"])
+    if plan["create"]:
+        kubectl.apply(plan["create"], timeout=120)
+    pods, problems = wait_ready(kubectl, params["run_id"], names, params["wait_timeout"])
+    result["pods"] = pods
+    if problems:
+        fail_and_clean_up(module, kubectl, names, "test pods did not become Ready: " + "; ".join(
+            "%s: %s" % (n, r) for n, r in sorted(problems.items())), result, problems=problems)
+    return pods
+
+
+def install_agent(module, kubectl, pods, names, result):
+    try:
+        result["mpi_agent"] = mpi_agent(module, kubectl, pods)
+    except AgentError as exc:
+        fail_and_clean_up(module, kubectl, names, str(exc), result)
+    result["changed"] = result["changed"] or bool(result["mpi_agent"]["installed"])
+
+
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            state=dict(type="str", default="present", choices=["present", "absent"]),
-            nodes=dict(type="list", elements="str", default=[]),
-            node_selector=dict(type="str"),
-            run_id=dict(type="str", required=True),
-            namespace=dict(type="str", default="default"),
-            name_prefix=dict(type="str", default="commcheck"),
-            image=dict(type="str"),
-            image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),
-            image_pull_secrets=dict(type="list", elements="str", default=[], no_log=False),
-            command=dict(type="list", elements="str", default=["sleep", "infinity"]),
-            resources=dict(type="dict", default={}),
-            gpus=dict(type="int", default=0),
-            gpu_resource=dict(type="str", default="nvidia.com/gpu"),
-            capabilities=dict(type="list", elements="str", default=["IPC_LOCK"]),
-            privileged=dict(type="bool", default=False),
-            host_network=dict(type="bool", default=False),
-            networks=dict(type="list", elements="str", default=[]),
-            shm_size=dict(type="str"),
-            tolerations=dict(type="list", elements="dict", default=[]),
-            labels=dict(type="dict", default={}),
-            annotations=dict(type="dict", default={}),
-            service_account=dict(type="str"),
-            active_deadline_seconds=dict(type="int", default=7200),
-            wait_timeout=dict(type="int", default=300),
-            delete_on_failure=dict(type="bool", default=True),
-            mpi_agent_dir=dict(type="str"),
-            mpi_agent_kubectl=dict(type="str", default="kubectl"),
-            kubeconfig=dict(type="path", no_log=True),
-            context=dict(type="str"),
-            kubectl_binary=dict(type="path"),
-        ),
+        argument_spec=ARGUMENT_SPEC,
         required_if=[("state", "present", ("image",))],
         supports_check_mode=True,
     )
@@ -487,60 +563,17 @@ def main():
 
     kubectl = Kubectl(module)
     if params["node_selector"] and params["state"] == "present":
-        selected = selectable_nodes(kubectl.get_json(["nodes", "-l", params["node_selector"]]))
-        if not selected and not params["nodes"]:
-            module.fail_json(msg="no Ready, schedulable node matches node_selector %s"
-                             % rules.show(params["node_selector"]))
-        params["nodes"] = list(params["nodes"]) + [n for n in selected if n not in params["nodes"]]
+        add_selected_nodes(module, kubectl)
     existing = {p["metadata"]["name"]: p for p in kubectl.run_pods(params["run_id"])}
     result = dict(changed=False, pods=[], manifests=[], created=[], deleted=[])
-
     if params["state"] == "absent":
-        result["deleted"] = sorted(existing)
-        result["changed"] = bool(existing)
-        result["diff"] = dict(before={"pods": sorted(existing)}, after={"pods": []})
-        if existing and not module.check_mode:
-            kubectl.delete(sorted(existing), params["wait_timeout"])
-        module.exit_json(**result)
-
-    wanted = [build_pod_manifest(params, node) for node in params["nodes"]]
-    names = [m["metadata"]["name"] for m in wanted]
-    result["manifests"] = wanted
-    stale = [n for n in existing if n not in names]
-    replace = [m["metadata"]["name"] for m in wanted
-               if m["metadata"]["name"] in existing and manifest_differs(existing[m["metadata"]["name"]], m)]
-    create = [m for m in wanted if m["metadata"]["name"] not in existing or m["metadata"]["name"] in replace]
-    result["created"] = [m["metadata"]["name"] for m in create]
-    result["deleted"] = sorted(stale + replace)
-    result["changed"] = bool(create or stale)
-    result["diff"] = dict(before={"pods": sorted(existing)}, after={"pods": names})
+        remove_run(module, kubectl, existing, result)
+    plan = plan_pods(params, existing, result)
     if module.check_mode:
-        result["pods"] = [pod_summary(existing[n]) for n in names if n in existing and n not in replace]
-        if params["mpi_agent_dir"] and result["pods"]:
-            try:
-                result["mpi_agent"] = mpi_agent(module, kubectl, result["pods"])
-            except AgentError as exc:
-                module.fail_json(msg=str(exc), **result)
-        module.exit_json(**result)
-
-    kubectl.delete(result["deleted"], params["wait_timeout"])
-    if create:
-        kubectl.apply(create, timeout=120)
-    pods, problems = wait_ready(kubectl, params["run_id"], names, params["wait_timeout"])
-    result["pods"] = pods
-    if problems:
-        if params["delete_on_failure"]:
-            kubectl.delete(names, params["wait_timeout"])
-        module.fail_json(msg="test pods did not become Ready: " + "; ".join(
-            "%s: %s" % (n, r) for n, r in sorted(problems.items())), problems=problems, **result)
+        report_check_mode(module, kubectl, existing, plan, result)
+    pods = start_pods(module, kubectl, plan, result)
     if params["mpi_agent_dir"]:
-        try:
-            result["mpi_agent"] = mpi_agent(module, kubectl, pods)
-        except AgentError as exc:
-            if params["delete_on_failure"]:
-                kubectl.delete(names, params["wait_timeout"])
-            module.fail_json(msg=str(exc), **result)
-        result["changed"] = result["changed"] or bool(result["mpi_agent"]["installed"])
+        install_agent(module, kubectl, pods, plan["names"], result)
     module.exit_json(**result)
 
 
