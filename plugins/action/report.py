@@ -4,7 +4,7 @@
 """Action clusterops.commcheck.report: compare a run with its history and write the report files.
 
 Runs on the controller only: reads the history directory, renders with the
-pure functions of module_utils/records/report_render.py and writes the files
+pure functions of module_utils/records/report_*.py and writes the files
 atomically (temporary file + rename) into ``report_dir``.
 """
 
@@ -20,6 +20,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as bl
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render as rr
 
 FORMATS = rr.FORMATS
@@ -105,62 +106,24 @@ class ActionModule(ActionBase):
 
     def _run(self, args, result):
         report_dir = check_options(args)
-        history_dir = args["history_dir"]
         read_report = history.ReadReport()
-        run_id = args["run_id"]
-        until = None
-        records, _removed = history.normalize_records(args["records"])
-        if not records and args["history_run"]:
-            if not history_dir:
-                raise ValueError("history_run needs history_dir")
-            wanted = args["history_run"]
-            runs = [r for r in history.list_runs(history_dir, report=read_report) if r["records"]]
-            if wanted == "last":
-                runs = [r for r in runs if r["run_id"] != run_id] if run_id else runs
-                if not runs:
-                    raise ValueError("no run with records in %s" % history_dir)
-                chosen = runs[-1]
-            else:
-                chosen = next((r for r in runs if r["run_id"] == wanted), None)
-                if chosen is None:
-                    raise ValueError("history_run %s not found in %s" % (rules.show(wanted), history_dir))
-            run_id = chosen["run_id"]
-            records = [r for r in history.query(history_dir, run_id=run_id, report=read_report)
-                       if r.get("kind") not in ("regression", "summary")]
-            first = history.parse_time(chosen["first"])
-            until = first - datetime.timedelta(microseconds=1) if first else None
+        records, run_id, until = self._records_of_the_run(args, read_report)
         compared = False
-        if args["compare"] and history_dir and records:
-            records = bl.compare_with_history(
-                records, history_dir, k=args["baseline_runs"], threshold=args["threshold"],
-                baseline_run=args["baseline_run"] or None, exclude_runs=[run_id] if run_id else [],
-                ignore_params=args["ignore_params"], thresholds=args["thresholds"], min_runs=args["min_runs"],
-                since=args["baseline_max_age"] or None, until=until, report=read_report)
+        if args["compare"] and args["history_dir"] and records:
+            records = compare(records, args, run_id, until, read_report)
             compared = True
         now = history.utc_now()
-        generated = history.format_time(now)
         if args["run_subdir"]:
-            if not run_id:
-                run_id = history.new_run_id(now)
+            run_id = run_id or history.new_run_id(now)
             report_dir = run_dir(report_dir, run_id)
-        summary = rr.summarize(records, run_id=run_id, generated=generated, report_dir=report_dir)
-        meta = {"baseline": {"k": args["baseline_runs"], "threshold": args["threshold"],
-                             "run": args["baseline_run"] or None, "history_dir": history_dir} if compared else None}
-        renderers = {
-            "md": lambda: rr.render_markdown(records, summary, meta),
-            "html": lambda: rr.render_html(records, summary, meta),
-            "json": lambda: rr.render_results_json(records, summary, meta),
-            "junit": lambda: rr.render_junit(records, summary, meta, regression_fails=args["regression_fails"]),
-            "prom": lambda: rr.render_prometheus(records, summary, meta, now=now),
-        }
+        summary = report_model.summarize(records, run_id=run_id, generated=history.format_time(now), report_dir=report_dir)
+        meta = {"baseline": baseline_meta(args) if compared else None}
         files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
         summary["files"] = files
-        texts = dict((fmt, renderers[fmt]()) for fmt in args["formats"])
+        texts = rr.render_formats(args["formats"], records, summary, meta, now=now,
+                                  regression_fails=args["regression_fails"])
         if not self._task.check_mode:
-            if not os.path.isdir(report_dir):
-                os.makedirs(report_dir, 0o755)
-            for fmt, text in texts.items():
-                write_atomic(files[fmt], text)
+            write_files(report_dir, files, texts)
         result.update(
             changed=True,
             run_id=run_id,
@@ -174,7 +137,63 @@ class ActionModule(ActionBase):
             history_problems=read_report.problems,
         )
         if read_report.problems:
-            result["warnings"] = ["skipped %d bad history line(s): %s" % (
-                len(read_report.problems),
-                "; ".join("%s:%s %s" % (p["file"], p["line"], p["reason"]) for p in read_report.problems[:3]))]
+            result["warnings"] = [problems_warning(read_report.problems)]
         return result
+
+    def _records_of_the_run(self, args, read_report):
+        """(records, run id, until): the given records, or those of a past run from the history.
+
+        ``until`` ends the baseline just before the past run began, so a past
+        run is compared with what came before it.
+        """
+        records, _removed = history.normalize_records(args["records"])
+        if records or not args["history_run"]:
+            return records, args["run_id"], None
+        chosen = past_run(args["history_dir"], args["history_run"], args["run_id"], read_report)
+        run_id = chosen["run_id"]
+        records = [r for r in history.query(args["history_dir"], run_id=run_id, report=read_report)
+                   if r.get("kind") not in ("regression", "summary")]
+        first = history.parse_time(chosen["first"])
+        return records, run_id, first - datetime.timedelta(microseconds=1) if first else None
+
+
+def past_run(history_dir, wanted, current_run_id, read_report):
+    """The run named by history_run ("last": the latest with records, other than this run)."""
+    if not history_dir:
+        raise ValueError("history_run needs history_dir")
+    runs = [r for r in history.list_runs(history_dir, report=read_report) if r["records"]]
+    if wanted != "last":
+        chosen = next((r for r in runs if r["run_id"] == wanted), None)
+        if chosen is None:
+            raise ValueError("history_run %s not found in %s" % (rules.show(wanted), history_dir))
+        return chosen
+    runs = [r for r in runs if r["run_id"] != current_run_id] if current_run_id else runs
+    if not runs:
+        raise ValueError("no run with records in %s" % history_dir)
+    return runs[-1]
+
+
+def compare(records, args, run_id, until, read_report):
+    """The records with their baselines and regressions from the history."""
+    return bl.compare_with_history(
+        records, args["history_dir"], k=args["baseline_runs"], threshold=args["threshold"],
+        baseline_run=args["baseline_run"] or None, exclude_runs=[run_id] if run_id else [],
+        ignore_params=args["ignore_params"], thresholds=args["thresholds"], min_runs=args["min_runs"],
+        since=args["baseline_max_age"] or None, until=until, report=read_report)
+
+
+def baseline_meta(args):
+    return {"k": args["baseline_runs"], "threshold": args["threshold"],
+            "run": args["baseline_run"] or None, "history_dir": args["history_dir"]}
+
+
+def write_files(report_dir, files, texts):
+    if not os.path.isdir(report_dir):
+        os.makedirs(report_dir, 0o755)
+    for fmt, text in texts.items():
+        write_atomic(files[fmt], text)
+
+
+def problems_warning(problems):
+    return "skipped %d bad history line(s): %s" % (
+        len(problems), "; ".join("%s:%s %s" % (p["file"], p["line"], p["reason"]) for p in problems[:3]))

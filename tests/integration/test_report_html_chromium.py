@@ -12,7 +12,7 @@ import zlib
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_svg as report_render
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)

@@ -336,7 +336,7 @@ def test_summary_verdict(counts, hosts, verdict):
     ["pass", "pass"], ["pass", "warn"], ["pass", "flaky"], ["pass", "fail"], ["error"], ["skipped"], ["warn", "fail"],
 ])
 def test_summary_line_and_report_give_a_run_the_same_verdict(verdicts):
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model as report_render
 
     records = [_rec(host="h%d" % i, peer=None, kind="finding", verdict=v) for i, v in enumerate(verdicts)]
     counts = {}
@@ -349,7 +349,7 @@ def test_summary_line_and_report_give_a_run_the_same_verdict(verdicts):
 def test_a_regression_record_makes_both_warn():
     """The report counts regressions; the history counts the regression records (verdict warn) it publishes."""
     from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model as report_render
 
     regressed = {"value": 50.0, "baseline": 100.0, "change": -0.5, "threshold": 0.2}
     checked = dict(_rec(), regression={"metrics": {"bw_gbps": regressed}, "baseline_runs": ["r0"]})

@@ -10,7 +10,14 @@ import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_html
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_json
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_junit
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_markdown
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_prometheus
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render as rr
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_svg
 
 HOSTS = ["node-a", "node-b", "node-c", "node-d"]
 
@@ -53,7 +60,7 @@ def _compared():
 
 
 def test_summary_names_the_slow_host_and_its_links(compared):
-    summary = rr.summarize(compared, run_id="now")
+    summary = report_model.summarize(compared, run_id="now")
     assert summary["bad_hosts"] == ["node-c", "node-d"]  # node-c from its links, node-d from its finding
     assert summary["bad_links"] == ["node-a<->node-c", "node-b<->node-c", "node-c<->node-d"]
     assert summary["regressed_hosts"] == ["node-c"]
@@ -66,14 +73,14 @@ def test_summary_names_the_slow_host_and_its_links(compared):
 
 
 def test_summary_of_a_clean_run_passes():
-    summary = rr.summarize([r for r in _run() if r["verdict"] == "pass"])
+    summary = report_model.summarize([r for r in _run() if r["verdict"] == "pass"])
     assert summary["verdict"] == "pass" and summary["bad_hosts"] == [] and summary["bad_links"] == []
 
 
 def test_one_bad_link_does_not_blame_a_host():
     recs = _run()
     recs[0]["verdict"] = "fail"
-    summary = rr.summarize(recs)
+    summary = report_model.summarize(recs)
     assert summary["bad_links"] == ["node-a<->node-b"]
     assert "node-a" not in summary["bad_hosts"] and "node-b" not in summary["bad_hosts"]
 
@@ -85,14 +92,14 @@ def test_retests_with_good_partners_are_not_bad_links():
     for partner in ("node-c", "node-d"):
         recs.append(dict(recs[0], kind="rdma_bw_retest", peer=partner,
                          params=dict(recs[0]["params"], retest=True, retest_purpose="partner")))
-    summary = rr.summarize(recs)
+    summary = report_model.summarize(recs)
     assert summary["bad_links"] == ["node-a<->node-b"]
     assert "node-a" not in summary["bad_hosts"]
     assert summary["by_kind"]["rdma_bw_retest"] == {"fail": 2}
 
 
 def test_heatmaps_one_per_op_with_fractions(compared):
-    maps = dict((hm["title"], hm) for hm in rr.heatmaps(compared))
+    maps = dict((hm["title"], hm) for hm in report_model.heatmaps(compared))
     assert sorted(maps) == ["rdma_bw read", "rdma_bw write", "tcp_bw tcp"]
     write = maps["rdma_bw write"]
     assert write["hosts"] == HOSTS and not write["relative"]
@@ -107,16 +114,16 @@ def test_heatmap_cell_keeps_the_worst_record_of_a_pair():
     recs = [{"kind": "rdma_bw", "host": "a", "peer": "b", "params": {"op": "write", "device": d},
              "metrics": {"bw_gbps": v, "expected_gbps": 100}, "verdict": "pass" if v > 90 else "fail"}
             for d, v in (("mlx5_0", 99), ("mlx5_1", 50), ("mlx5_2", 97))]
-    [hm] = rr.heatmaps(recs)
+    [hm] = report_model.heatmaps(recs)
     cell = hm["cells"][("a", "b")]
     assert cell["value"] == 50 and cell["count"] == 3 and cell["verdict"] == "fail"
 
 
 def test_fraction_colors():
-    assert rr.fraction_color(0) == "#d73027"
-    assert rr.fraction_color(1) == "#1a9850" and rr.fraction_color(1.7) == "#1a9850"
-    assert rr.fraction_color(None) == "#dddddd"
-    assert rr.fraction_color(0.5) == "#fc8d59"
+    assert report_svg.fraction_color(0) == "#d73027"
+    assert report_svg.fraction_color(1) == "#1a9850" and report_svg.fraction_color(1.7) == "#1a9850"
+    assert report_svg.fraction_color(None) == "#dddddd"
+    assert report_svg.fraction_color(0.5) == "#fc8d59"
 
 
 class _Collector(HTMLParser):
@@ -130,8 +137,8 @@ class _Collector(HTMLParser):
 
 
 def test_html_is_self_contained_with_one_svg_heat_map_per_op(compared):
-    summary = rr.summarize(compared, run_id="now", generated="2026-05-09T00:00:00.000000Z")
-    page = rr.render_html(compared, summary, {"baseline": {"k": 5, "threshold": 0.2}})
+    summary = report_model.summarize(compared, run_id="now", generated="2026-05-09T00:00:00.000000Z")
+    page = report_html.render_html(compared, summary, {"baseline": {"k": 5, "threshold": 0.2}})
     parser = _Collector()
     parser.feed(page)
     assert parser.tags.count("svg") == 4  # 3 heat maps + the busbw chart
@@ -151,14 +158,14 @@ def test_html_is_self_contained_with_one_svg_heat_map_per_op(compared):
 def test_html_escapes_everything():
     recs = [{"kind": "rdma_bw", "host": "<script>alert(1)</script>", "peer": "b&c", "params": {"op": "\"x\""},
              "metrics": {"bw_gbps": 1.0}, "verdict": "fail", "cause": "<b>bad</b>", "fix": "x", "evidence": ["<i>"]}]
-    page = rr.render_html(recs, rr.summarize(recs))
+    page = report_html.render_html(recs, report_model.summarize(recs))
     assert "<script>" not in page and "<b>bad</b>" not in page and "<i>" not in page
     assert "&lt;script&gt;" in page
 
 
 def test_markdown_sections(compared):
-    summary = rr.summarize(compared, run_id="now")
-    text = rr.render_markdown(compared, summary, {"baseline": {"k": 5, "threshold": 0.2}})
+    summary = report_model.summarize(compared, run_id="now")
+    text = report_markdown.render_markdown(compared, summary, {"baseline": {"k": 5, "threshold": 0.2}})
     for heading in ("# commcheck report: run now", "## Regressions", "## Findings", "## Bandwidth: rdma_bw write",
                     "## Latency (us)", "## Collectives", "## Retests", "## Checks by kind"):
         assert heading in text, heading
@@ -168,16 +175,16 @@ def test_markdown_sections(compared):
 
 
 def test_results_json(compared):
-    summary = rr.summarize(compared, run_id="now")
-    doc = json.loads(rr.render_results_json(compared, summary, {"baseline": {"k": 5}}))
-    assert doc["schema"] == rr.RESULTS_SCHEMA and doc["run_id"] == "now"
+    summary = report_model.summarize(compared, run_id="now")
+    doc = json.loads(report_json.render_results_json(compared, summary, {"baseline": {"k": 5}}))
+    assert doc["schema"] == report_json.RESULTS_SCHEMA and doc["run_id"] == "now"
     assert len(doc["records"]) == len(compared) and len(doc["regressions"]) == 12
     assert doc["summary"]["bad_hosts"] == ["node-c", "node-d"]
 
 
 def test_junit_one_testcase_per_check(compared):
-    summary = rr.summarize(compared, run_id="now")
-    root = ET.fromstring(rr.render_junit(compared, summary).encode("utf-8"))
+    summary = report_model.summarize(compared, run_id="now")
+    root = ET.fromstring(report_junit.render_junit(compared, summary).encode("utf-8"))
     cases = root.findall(".//testcase")
     assert len(cases) == len(compared)
     assert len(set(c.get("name") for c in cases)) == len(cases)
@@ -195,16 +202,16 @@ def test_junit_regression_of_a_passing_check_is_a_failure_unless_turned_off():
              "params": {}, "metrics": {"bw_gbps": 10.0}, "verdict": "pass"}]
     recs = baseline.compare([{"kind": "tcp_bw", "host": "a", "peer": "b", "params": {}, "metrics": {"bw_gbps": 5.0},
                               "verdict": "pass"}], hist)
-    root = ET.fromstring(rr.render_junit(recs, rr.summarize(recs)))
+    root = ET.fromstring(report_junit.render_junit(recs, report_model.summarize(recs)))
     [failure] = root.findall(".//failure")
     assert failure.get("type") == "regression" and "-50.0%" in failure.get("message")
-    root = ET.fromstring(rr.render_junit(recs, rr.summarize(recs), regression_fails=False))
+    root = ET.fromstring(report_junit.render_junit(recs, report_model.summarize(recs), regression_fails=False))
     assert root.findall(".//failure") == []
 
 
 def test_junit_strips_control_characters():
     recs = [{"kind": "x", "host": "a", "verdict": "fail", "cause": "bad\x00\x1b[31m", "evidence": ["\x07bell"]}]
-    ET.fromstring(rr.render_junit(history.normalize_records(recs)[0], rr.summarize(recs)))
+    ET.fromstring(report_junit.render_junit(history.normalize_records(recs)[0], report_model.summarize(recs)))
 
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$')
@@ -247,8 +254,8 @@ def _parse_prom(text):
 
 
 def test_prometheus_text_format(compared):
-    summary = rr.summarize(compared, run_id="now")
-    families = _parse_prom(rr.render_prometheus(compared, summary))
+    summary = report_model.summarize(compared, run_id="now")
+    families = _parse_prom(report_prometheus.render_prometheus(compared, summary))
     bw = families["commcheck_rdma_bw_gbps"]
     assert len(bw) == 24
     labels, value = [s for s in bw if s[0]["host"] == "node-a" and s[0]["peer"] == "node-c"
@@ -267,7 +274,7 @@ def test_prometheus_text_format(compared):
 def test_prometheus_escapes_and_dedupes():
     recs = [{"kind": "tcp-bw", "host": 'h"1\\', "peer": "p\nq", "params": {"op": "x", "host": "shadow"},
              "metrics": {"bw_gbps": 1.5, "note": "text"}, "verdict": "pass"}] * 2
-    text = rr.render_prometheus(recs, rr.summarize(recs))
+    text = report_prometheus.render_prometheus(recs, report_model.summarize(recs))
     families = _parse_prom(text)
     assert len(families["commcheck_tcp_bw_gbps"]) == 1
     assert 'host="h\\"1\\\\"' in text and 'peer="p\\nq"' in text
@@ -279,7 +286,7 @@ def test_prometheus_escapes_and_dedupes():
     ("rdma_bw", "expected_gbps", "commcheck_rdma_bw_expected_gbps"), ("rdma_lat", "lat", "commcheck_rdma_lat"),
 ])
 def test_prom_metric_names(kind, metric, name):
-    assert rr.prom_metric_name(kind, metric) == name
+    assert report_prometheus.prom_metric_name(kind, metric) == name
 
 
 def test_collective_series_from_rows_and_sizes():
@@ -288,13 +295,13 @@ def test_collective_series_from_rows_and_sizes():
                                   {"bytes": 2048, "busbw_gbs": 2.0}]}},
             {"kind": "collective", "host": "pool", "params": {"op": "all_reduce", "size": 4096},
              "metrics": {"busbw_gbs": 3.0}, "verdict": "fail"}]
-    [series] = rr.collective_series(recs)
+    [series] = report_model.collective_series(recs)
     assert series["points"] == [(1024, 1.0), (2048, 2.0), (4096, 3.0)] and series["verdict"] == "fail"
-    assert "<polyline" in rr.svg_busbw_chart([series])
+    assert "<polyline" in report_svg.svg_busbw_chart([series])
 
 
 def test_summary_lines():
-    summary = rr.summarize(_run(slow="node-c"), run_id="x")
+    summary = report_model.summarize(_run(slow="node-c"), run_id="x")
     lines = rr.summary_lines(summary, {"html": "/r/report.html"})
     assert lines[0] == "commcheck run x: FAIL"
     assert lines[-1] == "report: /r/report.html"
@@ -302,12 +309,12 @@ def test_summary_lines():
 
 
 def test_empty_run_renders_everything():
-    summary = rr.summarize([], run_id="empty")
+    summary = report_model.summarize([], run_id="empty")
     assert summary["total"] == 0 and summary["verdict"] == "pass"
-    assert "No bandwidth results" in rr.render_html([], summary)
-    assert "None." in rr.render_markdown([], summary)
-    ET.fromstring(rr.render_junit([], summary))
-    _parse_prom(rr.render_prometheus([], summary))
+    assert "No bandwidth results" in report_html.render_html([], summary)
+    assert "None." in report_markdown.render_markdown([], summary)
+    ET.fromstring(report_junit.render_junit([], summary))
+    _parse_prom(report_prometheus.render_prometheus([], summary))
 
 
 def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
@@ -319,13 +326,13 @@ def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
     summary_rec = {"kind": "retest_summary", "host": "*", "peer": None, "params": {"check": "rdma"},
                    "metrics": {"retests": 1}, "verdict": "fail", "cause": "1 retest(s)"}
     recs = history.normalize_records([original, retest, summary_rec])[0]
-    [hm] = rr.heatmaps(recs)
+    [hm] = report_model.heatmaps(recs)
     assert hm["cells"][("a", "b")]["value"] == 40.0 and hm["cells"][("a", "b")]["count"] == 1
-    summary = rr.summarize(recs)
+    summary = report_model.summarize(recs)
     assert "*" not in summary["bad_hosts"]
-    text = rr.render_markdown(recs, summary)
+    text = report_markdown.render_markdown(recs, summary)
     assert "## Retests" in text and "retest_summary" in text
-    families = _parse_prom(rr.render_prometheus(recs, summary))
+    families = _parse_prom(report_prometheus.render_prometheus(recs, summary))
     assert len(families["commcheck_rdma_bw_gbps"]) == 1
     assert not any("retest_id" in labels for labels, _v in families["commcheck_rdma_bw_gbps"])
     assert "commcheck_retest_summary_retests" in families

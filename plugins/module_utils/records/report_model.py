@@ -1,0 +1,427 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report's view model: what every format shows, computed once from the records.
+
+summarize() is the summary (also the set_stats payload); heatmaps(),
+collective_series(), latency_rows() and findings() are the data behind the
+tables and charts; build_view() gathers them for the per-format renderers
+(report_markdown.py, report_html.py, report_json.py, report_junit.py,
+report_prometheus.py). Nothing here touches files.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import math
+from html import escape as _html_escape
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as _baseline
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict as _run_verdict
+
+NOT_A_HOST = ("*", "-", "all", "pool")
+VERDICT_ORDER = ("error", "fail", "flaky", "warn", "skipped", "pass")
+BAD = ("fail", "error")
+_BW_PREFERENCE = ("bw_gbps", "bw_avg_gbps", "received_gbps", "sent_gbps", "bw_peak_gbps")
+_LAT_PREFERENCE = ("lat_us", "t_typical_us", "t_avg_us", "t_min_us")
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+
+def num(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def fmt_value(value, digits=3):
+    number = num(value)
+    if number is None:
+        return "-" if value is None else str(value)
+    if number == 0:
+        return "0"
+    if abs(number) >= 1000:
+        return "%.0f" % number
+    return "%.*g" % (digits, number)
+
+
+def pct(change):
+    number = num(change)
+    return "-" if number is None else "%+.1f%%" % (number * 100)
+
+
+def esc(value):
+    return _html_escape("" if value is None else str(value), quote=True)
+
+
+def md_cell(value):
+    text = "" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ").strip() or "-"
+
+
+def params_text(params, skip=()):
+    params = params or {}
+    return " ".join("%s=%s" % (k, params[k]) for k in sorted(params)
+                    if k not in skip and not isinstance(params[k], (dict, list)))
+
+
+def check_name(record):
+    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]'."""
+    host, peer = record.get("host"), record.get("peer")
+    text = "%s %s" % (record.get("kind"), host if not peer else "%s->%s" % (host, peer))
+    params = params_text(record.get("params"), skip=_baseline.DEFAULT_IGNORE_PARAMS)
+    return "%s [%s]" % (text, params) if params else text
+
+
+def bw_metric(metrics):
+    """(name, value) of the bandwidth metric of a record, or (None, None)."""
+    metrics = metrics or {}
+    for name in _BW_PREFERENCE:
+        if num(metrics.get(name)) is not None:
+            return name, num(metrics[name])
+    for name in sorted(metrics):
+        if name.endswith("_gbps") and not name.startswith("expected") and num(metrics[name]) is not None:
+            return name, num(metrics[name])
+    return None, None
+
+
+def lat_metric(metrics):
+    metrics = metrics or {}
+    for name in _LAT_PREFERENCE:
+        if num(metrics.get(name)) is not None:
+            return name, num(metrics[name])
+    return None, None
+
+
+def op_of(record):
+    params = record.get("params") or {}
+    return str(params.get("op") or params.get("test") or params.get("tool") or record.get("kind"))
+
+
+def size_of(record):
+    params = record.get("params") or {}
+    for key in ("size", "bytes", "msg_size", "message_size"):
+        value = num(params.get(key))
+        if value is not None:
+            return value
+    return None
+
+
+def sorted_records(records):
+    rank = dict((v, i) for i, v in enumerate(VERDICT_ORDER))
+    return sorted(records, key=lambda r: (rank.get(r.get("verdict"), 0), str(r.get("kind")),
+                                          str(r.get("host")), str(r.get("peer") or "")))
+
+
+def is_retest(record):
+    """A re-run of a failing check (params.retest) or the summary of the retests."""
+    params = record.get("params") or {}
+    kind = str(record.get("kind", ""))
+    return bool(record.get("retest") or params.get("retest") or kind.endswith("_retest") or kind == "retest_summary")
+
+
+def is_retest_run(record):
+    """A re-measurement (not the retest summary): kept out of matrices, tables and metric series."""
+    return bool((record.get("params") or {}).get("retest") or record.get("retest"))
+
+
+# --------------------------------------------------------------------------
+# summary
+# --------------------------------------------------------------------------
+
+def _count_verdicts(checks):
+    """Checks per verdict, and per kind and verdict."""
+    counts = dict((v, 0) for v in VERDICT_ORDER)
+    by_kind = {}
+    for record in checks:
+        verdict = record.get("verdict")
+        counts[verdict] = counts.get(verdict, 0) + 1
+        kind_counts = by_kind.setdefault(record.get("kind"), {})
+        kind_counts[verdict] = kind_counts.get(verdict, 0) + 1
+    return counts, by_kind
+
+
+def _link_both_ways(table, host, peer):
+    for a, b in ((host, peer), (peer, host)):
+        table.setdefault(a, set()).add(b)
+
+
+def _bad_links_and_hosts(checks):
+    """(bad links, each host's peers, bad hosts named by their own records, each host's bad peers)."""
+    bad_links, peers_of, bad_peers_of, bad_hosts = set(), {}, {}, set()
+    for record in checks:
+        host, peer = record.get("host"), record.get("peer")
+        if is_retest_run(record):
+            # a retest pairs a suspect with a known-good partner on purpose: evidence, not another bad link
+            continue
+        bad = record.get("verdict") in BAD
+        if peer:
+            _link_both_ways(peers_of, host, peer)
+            if bad:
+                bad_links.add(tuple(sorted((host, peer))))
+                _link_both_ways(bad_peers_of, host, peer)
+        elif bad and host and host not in NOT_A_HOST:
+            bad_hosts.add(host)
+    return bad_links, peers_of, bad_hosts, bad_peers_of
+
+
+def _hosts_bad_with_most_peers(bad_peers_of, peers_of):
+    """A host whose links fail with most of its peers is the likely culprit, not each peer."""
+    return set(host for host, bad in bad_peers_of.items()
+               if len(bad) >= 2 and len(bad) * 2 > len(peers_of.get(host, ())))
+
+
+def _regressed_links_and_hosts(regressions, peers_of):
+    reg_links = sorted(set(tuple(sorted((r["host"], r["peer"]))) for r in regressions if r["peer"]))
+    reg_peers = {}
+    for a, b in reg_links:
+        _link_both_ways(reg_peers, a, b)
+    regressed_hosts = set(r["host"] for r in regressions if not r["peer"])
+    regressed_hosts |= _hosts_bad_with_most_peers(reg_peers, peers_of)
+    return reg_links, regressed_hosts
+
+
+def summarize(records, run_id=None, generated=None, report_dir=None):
+    """Counts, bad hosts/links and regressions of a run (the set_stats payload)."""
+    records = [r for r in records or [] if r.get("kind") not in ("summary",)]
+    checks = [r for r in records if r.get("kind") != "regression"]
+    counts, by_kind = _count_verdicts(checks)
+    bad_links, peers_of, bad_hosts, bad_peers_of = _bad_links_and_hosts(checks)
+    bad_hosts |= _hosts_bad_with_most_peers(bad_peers_of, peers_of)
+    regressions = _baseline.regressions(checks)
+    reg_links, regressed_hosts = _regressed_links_and_hosts(regressions, peers_of)
+    return {
+        "run_id": run_id,
+        "generated": generated,
+        "verdict": _run_verdict.overall_verdict(counts, regressions=len(regressions)),
+        "total": len(checks),
+        "counts": counts,
+        "by_kind": by_kind,
+        "bad_hosts": sorted(h for h in bad_hosts if h),
+        "bad_links": ["%s<->%s" % link for link in sorted(bad_links)],
+        "regressions": len(regressions),
+        "regressed_hosts": sorted(h for h in regressed_hosts if h),
+        "regressed_links": ["%s<->%s" % link for link in reg_links],
+        "report_dir": report_dir,
+    }
+
+
+# --------------------------------------------------------------------------
+# heat maps and charts (data)
+# --------------------------------------------------------------------------
+
+def _bandwidth_groups(records):
+    """(kind, op) -> [(record, metric name, value)] of the pair records with a bandwidth."""
+    groups = {}
+    for record in records or []:
+        if not record.get("peer") or record.get("kind") in ("regression", "summary") or is_retest_run(record):
+            continue
+        name, value = bw_metric(record.get("metrics"))
+        if value is None:
+            continue
+        groups.setdefault((record.get("kind"), op_of(record)), []).append((record, name, value))
+    return groups
+
+
+def _heatmap_cell(record, name, value, best):
+    """(cell, relative): relative when the fraction is of the matrix's best value, not of the expected one."""
+    metrics = record.get("metrics") or {}
+    expected = num(metrics.get("expected_gbps"))
+    fraction = num(metrics.get("fraction"))
+    relative = False
+    if fraction is None:
+        if expected:
+            fraction = value / expected
+        else:
+            fraction, relative = value / best, True
+    cell = {"value": value, "metric": name, "expected": expected, "fraction": fraction,
+            "verdict": record.get("verdict"), "regression": record.get("regression"),
+            "count": 1, "detail": check_name(record)}
+    return cell, relative
+
+
+def _merge_cell(old, cell):
+    """The worse (lower fraction) of two records of one host pair, with both counted and any bad verdict kept."""
+    cell["count"] = old["count"] + 1
+    if old["fraction"] <= cell["fraction"]:
+        old["count"] = cell["count"]
+        old["regression"] = old["regression"] or cell["regression"]
+        if old["verdict"] not in BAD and cell["verdict"] in BAD:
+            old["verdict"] = cell["verdict"]
+        return old
+    cell["regression"] = cell["regression"] or old["regression"]
+    if cell["verdict"] not in BAD and old["verdict"] in BAD:
+        cell["verdict"] = old["verdict"]
+    return cell
+
+
+def _heatmap(kind, op, items):
+    best = max(v for _r, _n, v in items) or 1.0
+    hosts = sorted(set(r["host"] for r, _n, _v in items) | set(r["peer"] for r, _n, _v in items))
+    cells, relative = {}, False
+    for record, name, value in items:
+        cell, cell_relative = _heatmap_cell(record, name, value, best)
+        relative = relative or cell_relative
+        cell_key = (record["host"], record["peer"])
+        old = cells.get(cell_key)
+        cells[cell_key] = cell if old is None else _merge_cell(old, cell)
+    return {"kind": kind, "op": op, "hosts": hosts, "cells": cells, "relative": relative,
+            "title": "%s %s" % (kind, op) if op != kind else kind}
+
+
+def heatmaps(records):
+    """Bandwidth matrices per (kind, op): [{title, kind, op, hosts, cells: {(host, peer): cell}}].
+
+    A cell is the worst (lowest fraction) record of that host pair; the
+    fraction is value / expected_gbps, or value / best value of the matrix
+    when no expected bandwidth is known.
+    """
+    return [_heatmap(kind, op, items) for (kind, op), items in sorted(_bandwidth_groups(records).items())]
+
+
+def _is_collective(record):
+    kind = str(record.get("kind"))
+    if kind in ("regression", "summary"):
+        return False
+    metrics = record.get("metrics") or {}
+    return "collective" in kind or "nccl" in kind or "hccl" in kind or "busbw_gbs" in metrics
+
+
+def _series_name(record):
+    params = record.get("params") or {}
+    if isinstance(params.get("nodes"), list):
+        return "%s %d nodes" % (op_of(record), len(params["nodes"]))
+    return "%s %s" % (op_of(record), params.get("scope") or params.get("nodes") or record.get("host"))
+
+
+def _row_points(rows):
+    """(bytes, busbw) of each table row of a collective record (out-of-place when the row has both)."""
+    points = []
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict):
+            continue
+        size = num(row.get("bytes", row.get("size")))
+        value = num(row.get("busbw_gbs"))
+        if value is None and isinstance(row.get("out_of_place"), dict):
+            value = num(row["out_of_place"].get("busbw_gbs"))
+        if size and value is not None:
+            points.append((size, value))
+    return points
+
+
+def collective_series(records):
+    """busbw vs message size series: [{name, points: [(bytes, busbw_gbs)], verdict}]."""
+    series = {}
+    for record in records or []:
+        if not _is_collective(record):
+            continue
+        metrics = record.get("metrics") or {}
+        name = _series_name(record)
+        entry = series.setdefault(name, {"name": name, "points": [], "verdict": "pass"})
+        if record.get("verdict") in BAD:
+            entry["verdict"] = record.get("verdict")
+        entry["points"].extend(_row_points(metrics.get("rows") or metrics.get("series")))
+        size, value = size_of(record), num(metrics.get("busbw_gbs"))
+        if size and value is not None:
+            entry["points"].append((size, value))
+    out = []
+    for name in sorted(series):
+        points = sorted(set(series[name]["points"]))
+        if points:
+            out.append(dict(series[name], points=points))
+    return out
+
+
+# --------------------------------------------------------------------------
+# tables (data shared by Markdown and HTML)
+# --------------------------------------------------------------------------
+
+def latency_rows(records):
+    rows = []
+    for record in records or []:
+        if record.get("kind") in ("regression", "summary") or is_retest_run(record):
+            continue
+        name, value = lat_metric(record.get("metrics"))
+        if value is None:
+            continue
+        metrics = record.get("metrics") or {}
+        rows.append({"host": record.get("host"), "peer": record.get("peer"), "kind": record.get("kind"),
+                     "op": op_of(record), "params": params_text(record.get("params"), skip=("op",)),
+                     "lat_us": value, "metric": name, "p99_us": num(metrics.get("p99_us")),
+                     "t_max_us": num(metrics.get("t_max_us")), "verdict": record.get("verdict"),
+                     "regression": bool(record.get("regression"))})
+    return sorted(rows, key=lambda r: (r["kind"], r["op"], str(r["host"]), str(r["peer"])))
+
+
+def findings(records):
+    """Records that need attention (fail/error/flaky/warn, and every 'finding'), worst first."""
+    out = [r for r in records or [] if r.get("kind") not in ("summary",)
+           and (r.get("verdict") in ("fail", "error", "flaky", "warn") or r.get("kind") == "finding")]
+    return sorted_records(out)
+
+
+
+# --------------------------------------------------------------------------
+# the view model
+# --------------------------------------------------------------------------
+
+class ReportView(object):
+    """The records, summary and settings of one report, and the tables every format draws from.
+
+    Each table is computed on first use and kept, so the formats written
+    together share one computation.
+    """
+
+    def __init__(self, records, summary, meta=None):
+        self.records = list(records or [])
+        self.summary = summary
+        self.meta = meta or {}
+        self._cache = {}
+
+    def _once(self, name, compute):
+        if name not in self._cache:
+            self._cache[name] = compute()
+        return self._cache[name]
+
+    @property
+    def baseline(self):
+        """The baseline settings ({k, threshold, run, history_dir}), or {} when nothing was compared."""
+        return self.meta.get("baseline") or {}
+
+    @property
+    def checks(self):
+        """The check records: neither regression nor summary lines."""
+        return self._once("checks", lambda: [r for r in self.records
+                                             if r.get("kind") not in ("regression", "summary")])
+
+    @property
+    def regressions(self):
+        return self._once("regressions", lambda: _baseline.regressions(self.records))
+
+    @property
+    def findings(self):
+        return self._once("findings", lambda: findings([r for r in self.records if r.get("kind") != "regression"]))
+
+    @property
+    def heatmaps(self):
+        return self._once("heatmaps", lambda: heatmaps(self.records))
+
+    @property
+    def latency(self):
+        return self._once("latency", lambda: latency_rows(self.records))
+
+    @property
+    def series(self):
+        return self._once("series", lambda: collective_series(self.records))
+
+    @property
+    def retests(self):
+        return self._once("retests", lambda: sorted_records([r for r in self.records if is_retest(r)]))
+
+
+def baseline_text(base):
+    """'run X' or 'median of the last K passing runs'."""
+    return "run %s" % base["run"] if base.get("run") else "median of the last %s passing runs" % base.get("k")

@@ -1,0 +1,137 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Inline SVG of the HTML report: bandwidth heat maps and the bus-bandwidth chart."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import math
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import BAD, esc, fmt_value
+
+_STOPS = ((0.0, (215, 48, 39)), (0.5, (252, 141, 89)), (0.75, (254, 224, 139)),
+          (0.9, (217, 239, 139)), (1.0, (26, 152, 80)))
+
+
+def fraction_color(fraction):
+    """Red (0) -> yellow (0.75) -> green (>= 1) as '#rrggbb'."""
+    if fraction is None:
+        return "#dddddd"
+    f = max(0.0, min(1.0, float(fraction)))
+    for (f0, c0), (f1, c1) in zip(_STOPS, _STOPS[1:]):
+        if f <= f1:
+            t = (f - f0) / (f1 - f0) if f1 > f0 else 0.0
+            return "#%02x%02x%02x" % tuple(int(round(a + (b - a) * t)) for a, b in zip(c0, c1))
+    return "#%02x%02x%02x" % _STOPS[-1][1]
+
+
+def svg_heatmap(hm, cell=None):
+    hosts = hm["hosts"]
+    n = len(hosts)
+    cell = cell or (44 if n <= 12 else 28 if n <= 24 else max(6, 700 // max(n, 1)))
+    label_w = min(160, 12 + 7 * max([len(h) for h in hosts] + [4]))
+    top = label_w
+    width, height = max(label_w + n * cell + 10, label_w + 330), top + n * cell + 40
+    show_text = cell >= 28
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="%d" height="%d" '
+             'viewBox="0 0 %d %d" role="img" aria-label="%s">' % (width, height, width, height,
+                                                                  esc("bandwidth heat map " + hm["title"]))]
+    parts.append('<style>text{font:11px sans-serif}.v{font-size:10px}</style>')
+    for i, host in enumerate(hosts):
+        y = top + i * cell + cell / 2.0 + 4
+        parts.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (label_w - 6, y, esc(host)))
+        x = label_w + i * cell + cell / 2.0
+        parts.append('<text transform="translate(%.1f,%d) rotate(-60)">%s</text>' % (x, top - 6, esc(host)))
+    for i, host in enumerate(hosts):
+        for j, peer in enumerate(hosts):
+            x, y = label_w + j * cell, top + i * cell
+            data = hm["cells"].get((host, peer))
+            if data is None:
+                fill = "#f4f4f4" if i != j else "#ffffff"
+                parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#ffffff"/>'
+                             % (x, y, cell, cell, fill))
+                continue
+            stroke = ' stroke="#000000" stroke-width="3"' if data["regression"] else ' stroke="#ffffff"'
+            tip = "%s: %s Gb/s (%s of %s)%s%s" % (
+                data["detail"], fmt_value(data["value"]), "%.0f%%" % (data["fraction"] * 100),
+                "best" if data["expected"] is None else "%s Gb/s expected" % fmt_value(data["expected"]),
+                ", verdict %s" % data["verdict"], ", REGRESSION" if data["regression"] else "")
+            parts.append('<rect class="cell v-%s" x="%d" y="%d" width="%d" height="%d" fill="%s"%s>'
+                         '<title>%s</title></rect>' % (esc(data["verdict"]), x, y, cell, cell,
+                                                       fraction_color(data["fraction"]), stroke, esc(tip)))
+            if show_text:
+                parts.append('<text class="v" x="%.1f" y="%.1f" text-anchor="middle">%s</text>'
+                             % (x + cell / 2.0, y + cell / 2.0 + 4, esc(fmt_value(data["value"]))))
+    legend_y = top + n * cell + 14
+    for k in range(11):
+        parts.append('<rect x="%d" y="%d" width="20" height="10" fill="%s"/>'
+                     % (label_w + k * 20, legend_y, fraction_color(k / 10.0)))
+    parts.append('<text x="%d" y="%d">0%%</text><text x="%d" y="%d">100%% of %s</text>' % (
+        label_w, legend_y + 22, label_w + 180, legend_y + 22, "best" if hm["relative"] else "expected"))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+_SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+
+
+def _size_label(size):
+    for unit, factor in (("G", 2 ** 30), ("M", 2 ** 20), ("K", 2 ** 10)):
+        if size >= factor:
+            return "%g%s" % (round(size / factor, 1), unit)
+    return "%g" % size
+
+
+def svg_busbw_chart(series, width=720, height=360):
+    """Line chart: bus bandwidth (GB/s) against message size (bytes, log2 axis)."""
+    left, right, top, bottom = 60, 180, 20, 50
+    plot_w, plot_h = width - left - right, height - top - bottom
+    points = [p for s in series for p in s["points"]]
+    xs = [math.log(p[0], 2) for p in points]
+    x0, x1 = min(xs), max(xs)
+    if x1 == x0:
+        x0, x1 = x0 - 1, x1 + 1
+    y1 = max([p[1] for p in points] + [0.0]) * 1.1 or 1.0
+
+    def sx(size):
+        return left + (math.log(size, 2) - x0) / (x1 - x0) * plot_w
+
+    def sy(value):
+        return top + plot_h - value / y1 * plot_h
+
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="busbw" width="%d" height="%d" viewBox="0 0 %d %d" '
+             'role="img" aria-label="collective bus bandwidth against message size">' % (width, height, width, height),
+             '<style>text{font:11px sans-serif}</style>',
+             '<rect x="%d" y="%d" width="%d" height="%d" fill="#fafafa" stroke="#999999"/>' % (left, top, plot_w, plot_h)]
+    for k in range(6):
+        value = y1 * k / 5.0
+        y = sy(value)
+        parts.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e0e0e0"/>' % (left, left + plot_w, y, y))
+        parts.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (left - 4, y + 4, fmt_value(value)))
+    step = max(1, int(math.ceil((x1 - x0) / 10.0)))
+    tick = int(math.ceil(x0))
+    while tick <= x1:
+        x = sx(2 ** tick)
+        parts.append('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#e0e0e0"/>' % (x, x, top, top + plot_h))
+        parts.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>'
+                     % (x, top + plot_h + 14, esc(_size_label(2 ** tick))))
+        tick += step
+    parts.append('<text x="%d" y="%d" text-anchor="middle">message size (bytes)</text>'
+                 % (left + plot_w // 2, height - 10))
+    parts.append('<text transform="translate(14,%d) rotate(-90)" text-anchor="middle">busbw (GB/s)</text>'
+                 % (top + plot_h // 2))
+    for index, entry in enumerate(series):
+        color = _SERIES_COLORS[index % len(_SERIES_COLORS)]
+        coords = " ".join("%.1f,%.1f" % (sx(s), sy(v)) for s, v in entry["points"])
+        parts.append('<polyline class="series" fill="none" stroke="%s" stroke-width="2" points="%s"/>' % (color, coords))
+        for s, v in entry["points"]:
+            parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %s bytes, %s GB/s</title></circle>'
+                         % (sx(s), sy(v), color, esc(entry["name"]), int(s), fmt_value(v)))
+        ly = top + 14 + index * 16
+        parts.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/>'
+                     % (left + plot_w + 10, left + plot_w + 30, ly - 4, ly - 4, color))
+        parts.append('<text x="%d" y="%d">%s%s</text>'
+                     % (left + plot_w + 34, ly, esc(entry["name"][:22]), " (fail)" if entry["verdict"] in BAD else ""))
+    parts.append("</svg>")
+    return "".join(parts)
