@@ -86,6 +86,17 @@ def good_hosts(records, rail, bad_verdicts=BAD_VERDICTS, host_fraction=0.5):
     most of its peers (they are victims, not culprits). Sorted by how many
     passing links they have (most first), then by name.
     """
+    stats = _link_stats(records, rail, bad_verdicts)
+    clean = [h for h, st in stats.items() if st["bad"] == 0]
+    if not clean:
+        culprits = set(h for h, st in stats.items() if st["bad"] >= 2 and st["bad"] > host_fraction * st["links"])
+        clean = [h for h, st in stats.items() if h not in culprits and st["bad_peers"] <= culprits]
+    return sorted(clean, key=lambda h: (-(stats[h]["links"] - stats[h]["bad"]), natural_key(h)))
+
+
+def _link_stats(records, rail, bad_verdicts):
+    """host -> {links, bad, bad_peers} over the distinct links of the original pair records on ``rail``;
+    a link is bad when any of its records is."""
     links = {}
     for rec in records or []:
         if not isinstance(rec, dict) or not rec.get("peer") or is_retest(rec):
@@ -102,11 +113,7 @@ def good_hosts(records, rail, bad_verdicts=BAD_VERDICTS, host_fraction=0.5):
             if bad:
                 entry["bad"] += 1
                 entry["bad_peers"].update(key - set([node]))
-    clean = [h for h, st in stats.items() if st["bad"] == 0]
-    if not clean:
-        culprits = set(h for h, st in stats.items() if st["bad"] >= 2 and st["bad"] > host_fraction * st["links"])
-        clean = [h for h, st in stats.items() if h not in culprits and st["bad_peers"] <= culprits]
-    return sorted(clean, key=lambda h: (-(stats[h]["links"] - stats[h]["bad"]), natural_key(h)))
+    return stats
 
 
 def bad_with_most(records, bad_verdicts=BAD_VERDICTS, host_fraction=0.5):
@@ -510,29 +517,14 @@ def _outcome(rec, again, partners, bad_verdicts):
     op, metric = _test_of(rec)
     rail = _rail(params.get("rail"))
     verdicts = [r.get("verdict") for r in again]
-    evidence = []
-    first_pass = None
-    for num, r in enumerate(again):
-        if first_pass is None and r.get("verdict") not in bad_verdicts:
-            first_pass = num + 1
+    first_pass = next((num + 1 for num, r in enumerate(again) if r.get("verdict") not in bad_verdicts), None)
     if not again:
-        status = "not_retested"
-        evidence.append("not retested")
-    elif first_pass is not None:
-        status = "flaky"
+        status, evidence = "not_retested", ["not retested"]
     else:
-        status = "confirmed"
-    if again:
-        evidence.append("retest as is: %s (%s)" % (", ".join(verdicts), "/".join(fmt_value(_value(r)) for r in again)))
-    blame = {}
-    for r in partners:
-        rp = r.get("params") or {}
-        subject = rp.get("subject")
-        blame.setdefault(subject, []).append(r.get("verdict") in bad_verdicts)
-        evidence.append("retest of %s with known-good %s: %s %s" % (subject, rp.get("partner"), r.get("verdict"),
-                                                                    fmt_value(_value(r))))
-    implicated = sorted((h for h, bads in blame.items() if bads and sum(bads) * 2 >= len(bads)), key=natural_key)
-    cleared = sorted((h for h, bads in blame.items() if bads and not any(bads)), key=natural_key)
+        status = "confirmed" if first_pass is None else "flaky"
+        evidence = ["retest as is: %s (%s)" % (", ".join(verdicts), "/".join(fmt_value(_value(r)) for r in again))]
+    implicated, cleared, lines = _partner_blame(partners, bad_verdicts)
+    evidence += lines
     if status == "confirmed":
         if implicated:
             evidence.append("also fails with a known-good partner: %s" % ", ".join(implicated))
@@ -542,6 +534,22 @@ def _outcome(rec, again, partners, bad_verdicts):
             "rail": rail, "op": op, "metric": metric, "original": rec.get("verdict"), "status": status,
             "as_is": verdicts, "first_pass": first_pass, "implicated": implicated, "cleared": cleared,
             "partner_retests": len(partners), "evidence": evidence}
+
+
+def _partner_blame(partners, bad_verdicts):
+    """(implicated, cleared, evidence) from the partner retests: a side that fails in at least half of its
+    retests with known-good partners is implicated, one that never fails is cleared."""
+    blame = {}
+    evidence = []
+    for r in partners:
+        rp = r.get("params") or {}
+        subject = rp.get("subject")
+        blame.setdefault(subject, []).append(r.get("verdict") in bad_verdicts)
+        evidence.append("retest of %s with known-good %s: %s %s" % (subject, rp.get("partner"), r.get("verdict"),
+                                                                    fmt_value(_value(r))))
+    implicated = sorted((h for h, bads in blame.items() if bads and sum(bads) * 2 >= len(bads)), key=natural_key)
+    cleared = sorted((h for h, bads in blame.items() if bads and not any(bads)), key=natural_key)
+    return implicated, cleared, evidence
 
 
 def summary_record(classified, check="rdma_perf", kind="rdma_bw"):
