@@ -173,3 +173,9 @@ def test_trend_filter_and_records():
         commcheck_counter_trend([], min_runs=1)
     with pytest.raises(AnsibleFilterError, match="min_rises"):
         commcheck_counter_trend([], min_runs=3, min_rises=3)
+
+
+def test_only_the_values_after_the_last_reset_count():
+    assert ct._since_last_reset([1, 5, 2, 3, 0, 4]) == [0, 4]
+    assert ct._since_last_reset([1, 2, 3]) == [1, 2, 3]
+    assert ct._since_last_reset([]) == []

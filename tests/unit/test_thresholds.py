@@ -195,3 +195,13 @@ def test_collective_history_baseline_per_node():
     (rec,) = th.evaluate([_coll("n1", 120.0)], history=past, set_verdicts=True)["records"]
     assert rec["thresholds"]["history"]["checked"] and rec["thresholds"]["tripped"] == ["history"]
     assert rec["thresholds"]["history"]["scope"] == "pair" and rec["verdict"] == "warn"
+
+
+def test_host_baseline_is_the_kinder_one_of_the_two_hosts():
+    # no pair history: bandwidth takes the higher host baseline, latency the lower
+    record = rec("h1", "h2", 350)
+    group = th._group(record)
+    host_base = {("h1", group): {"baseline": 300.0, "runs": 2}, ("h2", group): {"baseline": 390.0, "runs": 2}}
+    assert th._history_baseline(record, True, {}, host_base, 1) == ({"baseline": 390.0, "runs": 2}, "host")
+    assert th._history_baseline(record, False, {}, host_base, 1) == ({"baseline": 300.0, "runs": 2}, "host")
+    assert th._history_baseline(record, True, {}, host_base, 3) == (None, "host")
