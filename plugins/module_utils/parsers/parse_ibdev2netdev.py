@@ -23,10 +23,12 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    clean_lines,
+    PARSER_ERROR,
+    bounded_lines,
     error_entry,
     found_after,
     is_tagged_warning,
+    parse_or_report,
     to_int,
 )
 
@@ -39,20 +41,9 @@ IBDEV2NETDEV_ERRORS = {
         "No RDMA device is visible (/sys/class/infiniband is missing or empty).",
         "Load the NIC driver (mlx5_core, mlx5_ib), check lspci, and in a pod request the RDMA device resource.",
     ),
-    "parser_error": (
-        "The parser failed on this text (a bug in commcheck); nothing was read from it.",
-        "Report the raw output to the commcheck maintainers.",
-    ),
+    "parser_error": PARSER_ERROR,
     "unknown": ("ibdev2netdev printed an error this parser does not know.", "Read the message and the raw output."),
 }
-
-# No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
-_MAX_LINE = 4096
-
-
-def _lines(text):
-    return [line[:_MAX_LINE] for line in clean_lines(text)]
-
 
 # "... port 1 (ACTIVE) ==> ens1f0 (Up)"; the IB port state only with -v. Read by _split_tail and
 # _split_verbose_head below, not by one regex: its lazy groups before \s* made long lines quadratic.
@@ -236,7 +227,7 @@ def _parse_line(line):
 def _parse(text):
     devices = []
     errors = []
-    for line in _lines(text):
+    for line in bounded_lines(text):
         if not line.strip():
             continue
         entry = _parse_line(line)
@@ -253,10 +244,7 @@ def _parse(text):
 
 def parse_ibdev2netdev_full(text):
     """Return {devices: [...], errors: [...]} for ibdev2netdev output; never raises."""
-    try:
-        return _parse(text)
-    except Exception as exc:  # pylint: disable=broad-except
-        return {"devices": [], "errors": [error_entry("parser_error", "%s: %s" % (type(exc).__name__, exc), IBDEV2NETDEV_ERRORS)]}
+    return parse_or_report(_parse, text, {"devices": [], "errors": []}, IBDEV2NETDEV_ERRORS)
 
 
 def parse_ibdev2netdev(text):

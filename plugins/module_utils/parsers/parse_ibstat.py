@@ -31,10 +31,12 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    clean_lines,
+    PARSER_ERROR,
+    bounded_lines,
     error_entry,
     found_after,
     is_tagged_warning,
+    parse_or_report,
     snake_case,
     split_key_value,
     to_float,
@@ -67,20 +69,9 @@ IBSTAT_ERRORS = {
         "ibstat/ibstatus is not installed on this host.",
         "Install infiniband-diags (Debian/Ubuntu) or rdma-core infiniband-diags (RHEL).",
     ),
-    "parser_error": (
-        "The parser failed on this text (a bug in commcheck); nothing was read from it.",
-        "Report the raw output to the commcheck maintainers.",
-    ),
+    "parser_error": PARSER_ERROR,
     "unknown": ("ibstat printed an error this parser does not know.", "Read the message and the raw output."),
 }
-
-# No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
-_MAX_LINE = 4096
-
-
-def _lines(text):
-    return [line[:_MAX_LINE] for line in clean_lines(text)]
-
 
 # ibstat's node types: "CA", "Switch", "Router", "iWARP RNIC", "???".
 _CA_HEADER = re.compile(r"^\s*(?P<node_type>CA|Switch|Router|iWARP RNIC|\?\?\?)\s*:?\s*'(?P<name>[^']*)'\s*$")
@@ -223,7 +214,7 @@ def _parse_ibstat(text):
     warnings = []
     ca = None
     port = None
-    for line in _lines(text):
+    for line in bounded_lines(text):
         if not line.strip():
             continue
         header = _CA_HEADER.match(line)
@@ -322,7 +313,7 @@ def _parse_ibstatus(text):
     warnings = []
     by_name = {}
     port = None
-    for line in _lines(text):
+    for line in bounded_lines(text):
         if not line.strip():
             continue
         header = _IBSTATUS_HEADER.match(line)
@@ -357,11 +348,7 @@ def _parse_ibstatus(text):
 # ---- public API ---------------------------------------------------------------
 
 def _safe(function, text):
-    try:
-        return function(text)
-    except Exception as exc:  # pylint: disable=broad-except
-        message = "%s: %s" % (type(exc).__name__, exc)
-        return {"cas": [], "errors": [error_entry("parser_error", message, IBSTAT_ERRORS)], "warnings": []}
+    return parse_or_report(function, text, {"cas": [], "errors": [], "warnings": []}, IBSTAT_ERRORS)
 
 
 def parse_ibstatus_full(text):

@@ -24,10 +24,12 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    clean_lines,
+    PARSER_ERROR,
+    bounded_lines,
     error_entry,
     found_after,
     is_tagged_warning,
+    parse_or_report,
     snake_case,
     split_key_value,
     to_float,
@@ -67,20 +69,9 @@ IBV_DEVINFO_ERRORS = {
         "ibv_devinfo/ibv_devices is not installed on this host.",
         "Install ibverbs-utils (Debian/Ubuntu) or libibverbs-utils (RHEL).",
     ),
-    "parser_error": (
-        "The parser failed on this text (a bug in commcheck); nothing was read from it.",
-        "Report the raw output to the commcheck maintainers.",
-    ),
+    "parser_error": PARSER_ERROR,
     "unknown": ("ibv_devinfo printed an error this parser does not know.", "Read the message and the raw output."),
 }
-
-# No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
-_MAX_LINE = 4096
-
-
-def _lines(text):
-    return [line[:_MAX_LINE] for line in clean_lines(text)]
-
 
 _HCA_ID = re.compile(r"^\s*hca_id\s*:\s*(?P<name>\S+)\s*$")
 _PORT = re.compile(r"^\s*port\s*:\s*(?P<port>\d+)\s*$")
@@ -224,7 +215,7 @@ def _parse_devinfo(text):
     device = None
     port = None
     flag_key = None
-    for line in _lines(text):
+    for line in bounded_lines(text):
         if not line.strip():
             flag_key = None
             continue
@@ -288,11 +279,12 @@ def parse_ibv_devinfo_full(text):
     When no device was read, the libibverbs warnings that explain why are
     also copied into ``errors`` (before ``no_device``).
     """
-    try:
-        result = _parse_devinfo(text)
-    except Exception as exc:  # pylint: disable=broad-except
-        message = "%s: %s" % (type(exc).__name__, exc)
-        return {"devices": [], "errors": [error_entry("parser_error", message, IBV_DEVINFO_ERRORS)], "warnings": []}
+    return _devices_result(_parse_devinfo, text)
+
+
+def _devices_result(parse, text):
+    """parse(text), never raising; when no device was read, the warnings that explain why lead the errors."""
+    result = parse_or_report(parse, text, {"devices": [], "errors": [], "warnings": []}, IBV_DEVINFO_ERRORS)
     if not result["devices"] and result["errors"] and result["warnings"]:
         result["errors"] = result["warnings"] + result["errors"]
     return result
@@ -324,7 +316,7 @@ def _parse_devices(text):
     errors = []
     warnings = []
     in_list = False
-    for line in _lines(text):
+    for line in bounded_lines(text):
         if not line.strip():
             in_list = False
             continue
@@ -347,14 +339,7 @@ def _parse_devices(text):
 
 def parse_ibv_devices_full(text):
     """Return {devices: [{device, node_guid}], errors, warnings} for ibv_devices (or ibv_devinfo -l) output."""
-    try:
-        result = _parse_devices(text)
-    except Exception as exc:  # pylint: disable=broad-except
-        message = "%s: %s" % (type(exc).__name__, exc)
-        return {"devices": [], "errors": [error_entry("parser_error", message, IBV_DEVINFO_ERRORS)], "warnings": []}
-    if not result["devices"] and result["errors"] and result["warnings"]:
-        result["errors"] = result["warnings"] + result["errors"]
-    return result
+    return _devices_result(_parse_devices, text)
 
 
 def parse_ibv_devices(text):

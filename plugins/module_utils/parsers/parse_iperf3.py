@@ -27,7 +27,8 @@ import json
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    clean_lines,
+    PARSER_ERROR,
+    bounded_lines,
     decode_json_at,
     error_entry,
     to_float,
@@ -97,20 +98,9 @@ IPERF3_ERRORS = {
         "iperf3 finished without end-of-test totals.",
         "Check the iperf3 output and run again with a longer duration.",
     ),
-    "parser_error": (
-        "The parser failed on this text (a bug in commcheck); nothing was read from it.",
-        "Report the raw output to the commcheck maintainers.",
-    ),
+    "parser_error": PARSER_ERROR,
     "unknown": ("iperf3 reported an error this parser does not know.", "Read the message and the raw output."),
 }
-
-# No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
-_MAX_LINE = 4096
-
-
-def _lines(text):
-    return [line[:_MAX_LINE] for line in clean_lines(text)]
-
 
 # Message fragments (lower case) -> code; first match wins.
 _MESSAGE_CODES = (
@@ -399,7 +389,7 @@ def _parse(text):
         outside.append(text[last:start])
         last = end
     outside.append(text[last:])
-    for line in _lines("\n".join(outside)):
+    for line in bounded_lines("\n".join(outside)):
         text_error = _TEXT_ERROR.search(line)
         message = text_error.group("msg").strip() if text_error else ""
         if message:

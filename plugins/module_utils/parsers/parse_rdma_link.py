@@ -25,11 +25,13 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    clean_lines,
+    PARSER_ERROR,
+    bounded_lines,
     decode_json_at,
     error_entry,
     found_after,
     is_tagged_warning,
+    parse_or_report,
     snake_case,
     to_int,
     to_text,
@@ -52,20 +54,9 @@ RDMA_LINK_ERRORS = {
         "The iproute2 'rdma' tool is not installed on this host.",
         "Install iproute2 (it ships /sbin/rdma since 4.16).",
     ),
-    "parser_error": (
-        "The parser failed on this text (a bug in commcheck); nothing was read from it.",
-        "Report the raw output to the commcheck maintainers.",
-    ),
+    "parser_error": PARSER_ERROR,
     "unknown": ("rdma printed an error this parser does not know.", "Read the message and the raw output."),
 }
-
-# No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
-_MAX_LINE = 4096
-
-
-def _lines(text):
-    return [line[:_MAX_LINE] for line in clean_lines(text)]
-
 
 # The rest of a line is taken whole ((?P<rest>.*)$, split in code): a lazy .*? before \s*$ would
 # backtrack over every run of blanks, quadratic in its length.
@@ -199,7 +190,7 @@ def _parse_link(text):
         if links:
             return {"links": links, "errors": errors}
     last = None
-    for line in _lines(text):
+    for line in bounded_lines(text):
         if not line.strip():
             continue
         new = _NEW_FORM.match(line)
@@ -224,11 +215,7 @@ def _parse_link(text):
 
 def parse_rdma_link_full(text):
     """Return {links, errors} for ``rdma link`` output; never raises."""
-    try:
-        return _parse_link(text)
-    except Exception as exc:  # pylint: disable=broad-except
-        message = "%s: %s" % (type(exc).__name__, exc)
-        return {"links": [], "errors": [error_entry("parser_error", message, RDMA_LINK_ERRORS)]}
+    return parse_or_report(_parse_link, text, {"links": [], "errors": []}, RDMA_LINK_ERRORS)
 
 
 def parse_rdma_link(text):
@@ -274,7 +261,7 @@ def _parse_system(text):
                 if isinstance(item, dict) and "netns" in item:
                     found = _system_from_pairs(item.items())
     if found is None:
-        for line in _lines(text):
+        for line in bounded_lines(text):
             match = _SYSTEM_LINE.match(line)
             if match:
                 tokens = ["netns"] + match.group("rest").split()
@@ -295,9 +282,5 @@ def parse_rdma_system(text):
 
     When the text holds several ``rdma system`` outputs the last one wins.
     """
-    try:
-        return _parse_system(text)
-    except Exception as exc:  # pylint: disable=broad-except
-        message = "%s: %s" % (type(exc).__name__, exc)
-        return {"netns_mode": None, "copy_on_fork": None,
-                "errors": [error_entry("parser_error", message, RDMA_LINK_ERRORS)]}
+    return parse_or_report(_parse_system, text, {"netns_mode": None, "copy_on_fork": None, "errors": []},
+                           RDMA_LINK_ERRORS)

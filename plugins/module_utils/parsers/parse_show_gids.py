@@ -24,10 +24,12 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    clean_lines,
+    PARSER_ERROR,
+    bounded_lines,
     error_entry,
     found_after,
     is_tagged_warning,
+    parse_or_report,
     to_int,
 )
 
@@ -40,20 +42,9 @@ SHOW_GIDS_ERRORS = {
         "show_gids (MLNX_OFED/DOCA) or hiroce3 (Huawei) is not installed on this host.",
         "Install the vendor host package, or read /sys/class/infiniband/*/ports/*/gids and gid_attrs directly.",
     ),
-    "parser_error": (
-        "The parser failed on this text (a bug in commcheck); nothing was read from it.",
-        "Report the raw output to the commcheck maintainers.",
-    ),
+    "parser_error": PARSER_ERROR,
     "unknown": ("show_gids printed an error this parser does not know.", "Read the message and the raw output."),
 }
-
-# No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
-_MAX_LINE = 4096
-
-
-def _lines(text):
-    return [line[:_MAX_LINE] for line in clean_lines(text)]
-
 
 # Header names -> our column kinds.
 _HEADER_NAMES = {
@@ -205,7 +196,7 @@ def _parse(text):
     warnings = []
     columns = list(_DEFAULT_COLUMNS)
     n_found = None
-    for line in _lines(text):
+    for line in bounded_lines(text):
         if not line.strip():
             continue
         header = _header_columns(line)
@@ -251,12 +242,8 @@ def _parse(text):
 
 def parse_show_gids_full(text):
     """Return {gids, n_gids_found, errors, warnings} for show_gids / hiroce3 gids output; never raises."""
-    try:
-        return _parse(text)
-    except Exception as exc:  # pylint: disable=broad-except
-        message = "%s: %s" % (type(exc).__name__, exc)
-        return {"gids": [], "n_gids_found": None, "errors": [error_entry("parser_error", message, SHOW_GIDS_ERRORS)],
-                "warnings": []}
+    return parse_or_report(_parse, text, {"gids": [], "n_gids_found": None, "errors": [], "warnings": []},
+                           SHOW_GIDS_ERRORS)
 
 
 def parse_show_gids(text):

@@ -57,6 +57,15 @@ def clean_lines(text):
     return [strip("", line, count=1) if line[:1] in _PREFIX_FIRST else line for line in text.split("\n")]
 
 
+# No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
+MAX_LINE = 4096
+
+
+def bounded_lines(text):
+    """clean_lines(text), every line cut at MAX_LINE characters."""
+    return [line[:MAX_LINE] for line in clean_lines(text)]
+
+
 # Lines that carry no message of their own: a shell prompt with the command it
 # runs ("$ cmd", "user@host:~$ cmd", "[root@n1 ~]# cmd", "~# cmd", "> continued"),
 # a separator, a bare address (a wrapped command line's last word), ssh's
@@ -207,6 +216,15 @@ def snake_case(name):
     return value
 
 
+def _finite_float(value):
+    """float(value) when that is a finite number, else None."""
+    try:
+        number = float(to_text(value).strip())
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 def to_int(value, default=None):
     """Parse an int (decimal or 0x hex); default when it is not one."""
     try:
@@ -215,24 +233,16 @@ def to_int(value, default=None):
             return int(text, 16)
         return int(text)
     except (TypeError, ValueError):
-        try:
-            number = float(to_text(value).strip())
-        except (TypeError, ValueError):
-            return default
-        if not math.isfinite(number):
+        number = _finite_float(value)
+        if number is None:
             return default
         return int(number) if number == int(number) else default
 
 
 def to_float(value, default=None):
     """Parse a float; default for N/A, empty, nan or junk."""
-    try:
-        number = float(to_text(value).strip())
-    except (TypeError, ValueError):
-        return default
-    if not math.isfinite(number):
-        return default
-    return number
+    number = _finite_float(value)
+    return default if number is None else number
 
 
 MIB_PER_SEC_TO_GBPS = 2 ** 20 * 8 / 1e9
@@ -242,6 +252,23 @@ def error_entry(code, message, catalog):
     """Build {code, message, cause, fix} from a parser's error catalog."""
     cause, fix = catalog.get(code, catalog.get("unknown", ("", "")))
     return {"code": code, "message": to_text(message).strip(), "cause": cause, "fix": fix}
+
+
+# The catalog entry every parser has for its own failure.
+PARSER_ERROR = (
+    "The parser failed on this text (a bug in commcheck); nothing was read from it.",
+    "Report the raw output to the commcheck maintainers.",
+)
+
+
+def parse_or_report(parse, text, empty, catalog):
+    """parse(text); when it raises (a bug in commcheck), `empty` with one parser_error entry as its errors:
+    a parser never raises."""
+    try:
+        return parse(text)
+    except Exception as exc:  # pylint: disable=broad-except
+        empty["errors"] = [error_entry("parser_error", "%s: %s" % (type(exc).__name__, exc), catalog)]
+        return empty
 
 
 _DECODER = json.JSONDecoder()
