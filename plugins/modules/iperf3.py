@@ -242,14 +242,10 @@ sides:
   elements: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.perftest_cmd import (
-    check_min_fraction, run_sides, side_result, sides_outcome)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
 
 try:
     from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
@@ -259,106 +255,55 @@ except ImportError:  # pragma: no cover - the parser ships with the collection
 SIDE_KEYS = ("role", "peer", "server", "bind", "tcp_port", "rail", "step", "round", "expected_gbps")
 COMMON_KEYS = ("server", "bind", "tcp_port", "duration", "parallel", "reverse", "bidirectional", "omit",
                "extra_args", "timeout", "connect_retries", "expected_gbps")
+NO_OUTPUT = {"sent_gbps": None, "received_gbps": None, "retransmits": None, "errors": [], "ok": False}
 
 
 def argument_spec():
-    spec = dict(
-        role=dict(type="str", choices=["server", "client"]),
-        server=dict(type="str"),
-        bind=dict(type="str"),
-        tcp_port=dict(type="int", default=ic.DEFAULT_PORT),
-        duration=dict(type="int", default=10),
-        parallel=dict(type="int"),
-        reverse=dict(type="bool", default=False),
-        bidirectional=dict(type="bool", default=False),
-        omit=dict(type="int"),
-        extra_args=dict(type="list", elements="str", default=[]),
-        timeout=dict(type="int", default=60),
-        connect_retries=dict(type="int", default=100),
-        expected_gbps=dict(type="float"),
-        min_fraction=dict(type="float", default=0.9),
-        fail_on_error=dict(type="bool", default=True),
-        sides=dict(type="list", elements="dict", options=dict(
-            role=dict(type="str", choices=["server", "client"], required=True),
-            peer=dict(type="str"),
-            server=dict(type="str"),
+    return pm.pair_argument_spec(
+        dict(
             bind=dict(type="str"),
-            tcp_port=dict(type="int"),
-            rail=dict(type="int"),
-            step=dict(type="int", default=0),
-            round=dict(type="int"),
-            expected_gbps=dict(type="float"),
-        )),
-    )
-    spec.update(TRANSPORT_ARGSPEC)
-    return spec
+            duration=dict(type="int", default=10),
+            parallel=dict(type="int"),
+            reverse=dict(type="bool", default=False),
+            bidirectional=dict(type="bool", default=False),
+            omit=dict(type="int"),
+        ),
+        dict(bind=dict(type="str")),
+        tcp_port=ic.DEFAULT_PORT, timeout=60)
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
-                           mutually_exclusive=[("role", "sides")], required_one_of=[("role", "sides")])
+    module = pm.pair_module(argument_spec())
     params = module.params
-    single = params.get("role") is not None
-    raw_sides = [{"role": params["role"]}] if single else list(params.get("sides") or [])
-    if not raw_sides:
-        module.fail_json(msg="sides is empty: nothing to run")
-    try:
-        check_min_fraction(params["min_fraction"])
-    except OptionError as exc:
-        module.fail_json(msg=str(exc))
+    single, raws = pm.raw_sides(module)
+    pm.check_min_fraction_option(module)
     transport = get_transport(module)
-
-    sides = []
-    for num, raw in enumerate(raw_sides):
-        merged = dict((k, params.get(k)) for k in COMMON_KEYS)
-        for key in SIDE_KEYS:
-            if raw.get(key) is not None:
-                merged[key] = raw[key]
-        try:
-            norm = ic.normalize(merged)
-        except OptionError as exc:
-            module.fail_json(msg=("sides[%d]: %s" % (num, exc)) if not single else str(exc))
-        norm.update(step=int(merged.get("step") or 0), peer=merged.get("peer"), rail=merged.get("rail"),
-                    round=merged.get("round"),
-                    expected_gbps=merged.get("expected_gbps"))
-        sides.append(norm)
+    sides = pm.normalize_sides(module, single, raws, COMMON_KEYS, SIDE_KEYS, ic.normalize)
 
     binary = "iperf3" if module.check_mode else transport.which("iperf3")
     try:
         for side in sides:
             side["argv"] = ic.build_argv(side, binary=binary or "iperf3")
+            side["tool_missing"] = binary is None
     except OptionError as exc:
         module.fail_json(msg=str(exc))
 
     if module.check_mode:
-        results = [dict(_side_info(s), cmd=s["argv"], verdict="skipped", cause="check mode: nothing was run",
-                        fix=None, errors=[]) for s in sides]
-        _exit(module, single, results, params["fail_on_error"])
-
+        _exit(module, single, pm.check_mode_results(sides, _side_info))
     if parse_iperf3 is None:
         module.fail_json(msg="the parse_iperf3 module_utils of the collection is missing")
-    install_cleanup_handlers()
-    if binary is None:
-        ran = [{"cmd": s["argv"], "rc": None, "stdout": "", "stderr": "iperf3: not found on PATH",
-                "timed_out": False, "duration_s": 0.0, "attempts": 0, "connect_failed": False,
-                "tool_missing": True} for s in sides]
-    else:
-        jobs = [{"argv": s["argv"], "role": s["role"], "timeout": s["timeout"],
-                 "connect_retries": s["connect_retries"], "step": s["step"],
-                 "retryable": ic.is_connect_failure} for s in sides]
-        try:
-            ran = run_sides(transport, jobs)
-        finally:
-            stop_all()
-    results = []
-    for side, res in zip(sides, ran):
-        parsed = parse_iperf3(res.get("stdout") or "") if (res.get("stdout") or "").strip() else \
-            {"sent_gbps": None, "received_gbps": None, "retransmits": None, "errors": [], "ok": False}
-        verdict = ic.side_verdict(side, res, parsed, params["min_fraction"])
+    ran = pm.run_all(transport, sides, ic.is_connect_failure)
+    _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])))
+
+
+def _outcome(min_fraction):
+    def outcome(side, res):
+        stdout = res.get("stdout") or ""
+        parsed = parse_iperf3(stdout) if stdout.strip() else dict(NO_OUTPUT)
         metrics = {"bw_gbps": ic.bandwidth(parsed), "sent_gbps": parsed.get("sent_gbps"),
                    "received_gbps": parsed.get("received_gbps"), "retransmits": parsed.get("retransmits")}
-        results.append(side_result(_side_info(side), side["argv"], res, iperf3=parsed, metrics=metrics, **verdict))
-    _exit(module, single, results, params["fail_on_error"])
+        return dict(ic.side_verdict(side, res, parsed, min_fraction), iperf3=parsed, metrics=metrics)
+    return outcome
 
 
 def _side_info(side):
@@ -367,11 +312,9 @@ def _side_info(side):
     return dict((k, side.get(k)) for k in keys)
 
 
-def _exit(module, single, results, fail_on_error):
-    out, first_error = sides_outcome(results, single, "iperf3")
-    if first_error and fail_on_error:
-        module.fail_json(msg="iperf3 %s side: %s" % (first_error["role"], first_error.get("cause") or "error"), **out)
-    module.exit_json(**out)
+def _exit(module, single, results):
+    pm.exit_pair(module, single, results, "iperf3",
+                 lambda first: "iperf3 %s side: %s" % (first["role"], first.get("cause") or "error"))
 
 
 if __name__ == "__main__":

@@ -409,14 +409,15 @@ sides:
   elements: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as gov
-from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction, shell_meta_error
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import is_connect_failure
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint, resolve_gid_index
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 
 try:
     from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
@@ -431,93 +432,44 @@ COMMON_KEYS = ("test", "metric", "device", "ib_port", "gid_index", "server", "tc
 
 
 def argument_spec():
-    spec = dict(
-        role=dict(type="str", choices=["server", "client"]),
-        test=dict(type="str", choices=list(pc.TESTS), default="write"),
-        metric=dict(type="str", choices=list(pc.METRICS), default="bw"),
-        device=dict(type="str"),
-        ib_port=dict(type="int", default=1),
-        gid_index=dict(type="str"),
-        rdma_facts=dict(type="dict"),
-        sysfs_root=dict(type="path", default="/sys"),
-        cpu_governor=dict(type="str"),
-        server=dict(type="str"),
-        tcp_port=dict(type="int", default=18515),
-        size=dict(type="int"),
-        all_sizes=dict(type="bool", default=False),
-        iterations=dict(type="int"),
-        duration=dict(type="int"),
-        qps=dict(type="int"),
-        bidirectional=dict(type="bool", default=False),
-        rdma_cm=dict(type="bool", default=False),
-        mtu=dict(type="int", choices=list(pc.MTUS)),
-        use_cuda=dict(type="int"),
-        gpu_select=dict(type="str", choices=["given", "closest"], default="given"),
-        numa_pin=dict(type="str", choices=["auto", "numactl", "taskset", "none"], default="auto"),
-        extra_args=dict(type="list", elements="str", default=[]),
-        timeout=dict(type="int", default=120),
-        connect_retries=dict(type="int", default=100),
-        expected_gbps=dict(type="float"),
-        min_fraction=dict(type="float", default=0.9),
-        fail_on_error=dict(type="bool", default=True),
-        sides=dict(type="list", elements="dict", options=dict(
-            role=dict(type="str", choices=["server", "client"], required=True),
-            peer=dict(type="str"),
-            server=dict(type="str"),
+    return pm.pair_argument_spec(
+        dict(
+            test=dict(type="str", choices=list(pc.TESTS), default="write"),
+            metric=dict(type="str", choices=list(pc.METRICS), default="bw"),
+            device=dict(type="str"),
+            ib_port=dict(type="int", default=1),
+            gid_index=dict(type="str"),
+            rdma_facts=dict(type="dict"),
+            sysfs_root=dict(type="path", default="/sys"),
+            cpu_governor=dict(type="str"),
+            size=dict(type="int"),
+            all_sizes=dict(type="bool", default=False),
+            iterations=dict(type="int"),
+            duration=dict(type="int"),
+            qps=dict(type="int"),
+            bidirectional=dict(type="bool", default=False),
+            rdma_cm=dict(type="bool", default=False),
+            mtu=dict(type="int", choices=list(pc.MTUS)),
+            use_cuda=dict(type="int"),
+            gpu_select=dict(type="str", choices=["given", "closest"], default="given"),
+            numa_pin=dict(type="str", choices=["auto", "numactl", "taskset", "none"], default="auto"),
+        ),
+        dict(
             device=dict(type="str"),
             ib_port=dict(type="int"),
             gid_index=dict(type="str"),
-            tcp_port=dict(type="int"),
-            rail=dict(type="int"),
-            step=dict(type="int", default=0),
-            round=dict(type="int"),
             test=dict(type="str", choices=list(pc.TESTS)),
             metric=dict(type="str", choices=list(pc.METRICS)),
-            expected_gbps=dict(type="float"),
             use_cuda=dict(type="int"),
-        )),
-    )
-    spec.update(TRANSPORT_ARGSPEC)
-    return spec
-
-
-def side_params(params, side):
-    """Top-level options overridden by one side's keys."""
-    merged = dict((k, params.get(k)) for k in COMMON_KEYS)
-    for key in SIDE_KEYS:
-        if side.get(key) is not None:
-            merged[key] = side[key]
-    merged["step"] = int(side.get("step") or 0)
-    return merged
-
-
-def resolve_gid(module, transport, side, warnings):
-    if side.get("gid_index") != "auto":
-        return
-    device = side.get("device")
-    if not device:
-        warnings.append("gid_index=auto without a device: left to perftest's default")
-        side["gid_index"] = None
-        return
-    found, index = pc.gid_index_from_facts(module.params.get("rdma_facts"), device, side["ib_port"])
-    if not found:
-        found, index = pc.gid_index_from_sysfs(transport.read_file, module.params["sysfs_root"], device,
-                                               side["ib_port"])
-    if not found:
-        warnings.append("gid_index=auto: port %s/%s is unknown to the facts and to %s; left to perftest's default"
-                        % (device, side["ib_port"], module.params["sysfs_root"]))
-    side["gid_index"] = index
+        ),
+        tcp_port=18515, timeout=120)
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
-                           mutually_exclusive=[("role", "sides")], required_one_of=[("role", "sides")])
+    module = pm.pair_module(argument_spec())
     params = module.params
-    single = params.get("role") is not None
-    raw_sides = [{"role": params["role"]}] if single else list(params.get("sides") or [])
-    if not raw_sides:
-        module.fail_json(msg="sides is empty: nothing to run")
-    err = pc.shell_meta_error("extra_args", params.get("extra_args"))
+    single, raws = pm.raw_sides(module)
+    err = shell_meta_error("extra_args", params.get("extra_args"))
     if err:
         module.fail_json(msg=err)
     try:
@@ -525,77 +477,53 @@ def main():
     except option_rules.OptionError as exc:
         module.fail_json(msg=str(exc))
     transport = get_transport(module)
-
-    sides = []
-    for num, raw in enumerate(raw_sides):
-        merged = side_params(params, raw)
-        try:
-            norm = pc.normalize(merged)
-        except option_rules.OptionError as exc:
-            module.fail_json(msg=("sides[%d]: %s" % (num, exc)) if not single else str(exc))
-        norm.update(step=merged["step"], peer=merged.get("peer"), rail=merged.get("rail"), round=merged.get("round"),
-                    expected_gbps=merged.get("expected_gbps"))
-        sides.append(norm)
+    sides = pm.normalize_sides(module, single, raws, COMMON_KEYS, SIDE_KEYS, pc.normalize)
 
     warnings = []
     for side in sides:
-        try:
-            resolve_gid(module, transport, side, warnings)
-        except option_rules.OptionError as exc:
-            module.fail_json(msg=str(exc))
+        resolve_gid(module, transport, side, warnings)
     for side in sides:
         place(module, transport, side)
+    build_argvs(module, transport, sides)
+
+    if module.check_mode:
+        _exit(module, single, pm.check_mode_results(sides, _side_info, exec_cmd=_exec_argv), warnings)
+    if parse_perftest is None:
+        module.fail_json(msg="the parse_perftest module_utils of the collection is missing")
+    ran = pm.run_all(transport, sides, _retryable, exec_argv=_exec_argv,
+                     hold=lambda: hold_governor(module, transport, warnings), release=release_governor)
+    _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings)
+
+
+def resolve_gid(module, transport, side, warnings):
+    """``gid_index: auto`` of one side as discovery chooses it (facts, else sysfs); the task fails on a bad one."""
+    try:
+        side["gid_index"], warning = resolve_gid_index(side, module.params.get("rdma_facts"), transport.read_file,
+                                                       module.params["sysfs_root"])
+    except option_rules.OptionError as exc:
+        module.fail_json(msg=str(exc))
+    if warning:
+        warnings.append(warning)
+
+
+def build_argvs(module, transport, sides):
+    """Each side's endpoint and argv, with the tool as the transport finds it (once per tool)."""
     binaries = {}
     for side in sides:
         tool = pc.tool_name(side["test"], side["metric"])
         if tool not in binaries:
             binaries[tool] = transport.which(tool) if not module.check_mode else tool
         try:
-            side["argv"] = pc.build_argv(side, binary=binaries[tool] or tool)
+            side["endpoint"] = Endpoint.from_side(side, numa_node=side["placement"].get("numa_node"))
+            side["argv"] = pc.build_argv(side, binary=binaries[tool] or tool, endpoint=side["endpoint"])
         except option_rules.OptionError as exc:
             module.fail_json(msg="%s side on %s: %s" % (side["role"], side.get("device") or "the default device", exc))
         side["tool_missing"] = binaries[tool] is None
 
-    if module.check_mode:
-        results = [dict(_side_info(s), cmd=s["argv"], exec_cmd=s["placement"]["prefix"] + s["argv"],
-                        verdict="skipped", cause="check mode: nothing was run", fix=None, errors=[])
-                   for s in sides]
-        _exit(module, single, results, warnings, params["fail_on_error"])
-
-    if parse_perftest is None:
-        module.fail_json(msg="the parse_perftest module_utils of the collection is missing")
-    install_cleanup_handlers()
-    jobs = []
-    for side in sides:
-        jobs.append({"argv": side["placement"]["prefix"] + side["argv"], "role": side["role"],
-                     "timeout": side["timeout"],
-                     "connect_retries": side["connect_retries"], "step": side["step"],
-                     "retryable": _retryable})
-    runnable = [i for i, s in enumerate(sides) if not s["tool_missing"]]
-    held = hold_governor(module, transport, warnings)
-    try:
-        ran = pc.run_sides(transport, [jobs[i] for i in runnable])
-    finally:
-        stop_all()
-        release_governor(held)
-    outputs = dict(zip(runnable, ran))
-    results = []
-    for num, side in enumerate(sides):
-        res = outputs.get(num)
-        if res is None:
-            res = {"cmd": side["argv"], "rc": None, "stdout": "",
-                   "stderr": "%s: not found on PATH" % side["argv"][0], "timed_out": False,
-                   "duration_s": 0.0, "attempts": 0, "connect_failed": False, "tool_missing": True}
-        parsed = parse_perftest((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
-        verdict = pc.side_verdict(side, res, parsed, params["min_fraction"])
-        results.append(pc.side_result(_side_info(side), side["argv"], res, perftest=parsed,
-                                      metrics=pc.summarize(parsed), **verdict))
-    _exit(module, single, results, warnings, params["fail_on_error"])
-
 
 def check_host_options(params):
     """The options of the host rather than of a side: min_fraction, sysfs_root, cpu_governor."""
-    pc.check_min_fraction(params["min_fraction"])
+    check_min_fraction(params["min_fraction"])
     params["sysfs_root"] = option_rules.check_path("sysfs_root", params["sysfs_root"])
     if params.get("cpu_governor") and not gov.GOVERNOR_NAME.match(params["cpu_governor"]):
         raise option_rules.OptionError("cpu_governor %s is not a governor name" % option_rules.show(
@@ -643,7 +571,18 @@ def release_governor(held):
 
 def _retryable(result):
     parsed = parse_perftest((result.get("stdout") or "") + "\n" + (result.get("stderr") or ""))
-    return pc.is_connect_failure(result, parsed)
+    return is_connect_failure(result, parsed)
+
+
+def _exec_argv(side):
+    return side["placement"]["prefix"] + side["argv"]
+
+
+def _outcome(min_fraction):
+    def outcome(side, res):
+        parsed = parse_perftest((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
+        return dict(pc.side_verdict(side, res, parsed, min_fraction), perftest=parsed, metrics=pc.summarize(parsed))
+    return outcome
 
 
 def _side_info(side):
@@ -670,17 +609,14 @@ def place(module, transport, side):
     side["placement"] = plan
 
 
-def _exit(module, single, results, warnings, fail_on_error):
-    out, first = pc.sides_outcome(results, single, "perftest")
-    if _GOVERNOR:
-        out["cpu_governor"] = dict(_GOVERNOR)
-    for warning in warnings:
-        module.warn(warning)
-    if first and fail_on_error:
-        msg = "%s side of %s: %s" % (first["role"], pc.tool_name(first["test"], first["metric"]),
-                                     first.get("cause") or "error")
-        module.fail_json(msg=msg, **out)
-    module.exit_json(**out)
+def _exit(module, single, results, warnings):
+    pm.exit_pair(module, single, results, "perftest", _failure, warnings,
+                 {"cpu_governor": dict(_GOVERNOR)} if _GOVERNOR else None)
+
+
+def _failure(first):
+    return "%s side of %s: %s" % (first["role"], pc.tool_name(first["test"], first["metric"]),
+                                  first.get("cause") or "error")
 
 
 if __name__ == "__main__":

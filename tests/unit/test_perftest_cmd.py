@@ -20,6 +20,9 @@ from hypothesis import strategies as st
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import cli_grammar
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import side_options
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import side_runner
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import endpoint
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport, controller_gone
@@ -64,10 +67,10 @@ def test_binary_found_by_a_transport_must_be_a_program():
                                       (float("nan"), False), (float("inf"), False), ("x", False)])
 def test_min_fraction(value, ok):
     if ok:
-        assert pc.check_min_fraction(value) == value
+        assert side_options.check_min_fraction(value) == value
     else:
         with pytest.raises(pc.ArgumentError, match="min_fraction"):
-            pc.check_min_fraction(value)
+            side_options.check_min_fraction(value)
 
 
 def test_argument_errors_are_option_errors():
@@ -159,7 +162,7 @@ def test_no_shell_metacharacter_reaches_an_argv(text):
         except pc.ArgumentError:
             continue
         for token in argv:
-            assert not set(token) & pc.SHELL_META, (params, argv)
+            assert not set(token) & side_options.SHELL_META, (params, argv)
 
 
 @pytest.mark.parametrize("address,ok", [
@@ -167,7 +170,7 @@ def test_no_shell_metacharacter_reaches_an_argv(text):
     ("-x", False), ("", False), ("a..b", False), ("a" * 64, False), ("node b", False), (None, False),
 ])
 def test_valid_address(address, ok):
-    assert pc.valid_address(address) is ok
+    assert side_options.valid_address(address) is ok
 
 
 # --- GID choice -------------------------------------------------------------------
@@ -180,16 +183,16 @@ def test_auto_gid_prefers_roce_v2_ipv4():
         {"index": 3, "gid": "0000:0000:0000:0000:0000:ffff:0a00:0001", "type": "RoCE v2"},
         {"index": 4, "gid": "fd00:0000:0000:0000:0000:0000:0000:0002", "type": "RoCE v2"},
     ]
-    assert pc.port_gid_index(entries) == 3
-    assert pc.port_gid_index(entries[:2] + entries[4:]) == 4
-    assert pc.port_gid_index(entries[:2]) == 1
-    assert pc.port_gid_index(entries[:1]) is None
-    assert pc.port_gid_index([{"index": 5, "gid": "0000:0000:0000:0000:0000:0000:0000:0000", "type": "RoCE v2"}]) is None
+    assert endpoint.port_gid_index(entries) == 3
+    assert endpoint.port_gid_index(entries[:2] + entries[4:]) == 4
+    assert endpoint.port_gid_index(entries[:2]) == 1
+    assert endpoint.port_gid_index(entries[:1]) is None
+    assert endpoint.port_gid_index([{"index": 5, "gid": "0000:0000:0000:0000:0000:0000:0000:0000", "type": "RoCE v2"}]) is None
 
 
 def test_auto_and_discovery_choose_the_same_gid_when_a_vlan_gid_comes_first():
     """A VLAN on the port has its RoCE v2 GID at index 3, the port's own address at 5: both pick 5."""
-    from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import select_gid
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.gid import select_gid
 
     def entry(index, gid, kind, netdev):
         return {"index": index, "gid": gid, "type": kind, "netdev": netdev}
@@ -200,16 +203,16 @@ def test_auto_and_discovery_choose_the_same_gid_when_a_vlan_gid_comes_first():
                entry(4, "0000:0000:0000:0000:0000:ffff:0a00:0005", "IB/RoCE v1", "ens1f0"),
                entry(5, "0000:0000:0000:0000:0000:ffff:0a00:0005", "RoCE v2", "ens1f0")]
     assert select_gid(entries, "Ethernet", netdev="ens1f0")["gid_index"] == 5
-    assert pc.port_gid_index(entries, netdev="ens1f0") == 5
+    assert endpoint.port_gid_index(entries, netdev="ens1f0") == 5
     files = {"/s/class/infiniband/mlx5_0/ports/1/link_layer": "Ethernet\n"}
     for e in entries:
         files["/s/class/infiniband/mlx5_0/ports/1/gids/%d" % e["index"]] = e["gid"] + "\n"
         files["/s/class/infiniband/mlx5_0/ports/1/gid_attrs/types/%d" % e["index"]] = e["type"] + "\n"
         files["/s/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/%d" % e["index"]] = e["netdev"] + "\n"
-    assert pc.gid_index_from_sysfs(files.get, "/s", "mlx5_0", 1) == (True, 5)
+    assert endpoint.gid_index_from_sysfs(files.get, "/s", "mlx5_0", 1) == (True, 5)
     facts = {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "link_layer": "Ethernet", "netdev": "ens1f0",
                                                        "gid_index": None, "gids": entries}]}]}
-    assert pc.gid_index_from_facts(facts, "mlx5_0", 1) == (True, 5)
+    assert endpoint.gid_index_from_facts(facts, "mlx5_0", 1) == (True, 5)
 
 
 def test_gid_index_from_facts():
@@ -218,11 +221,11 @@ def test_gid_index_from_facts():
                          {"name": "mlx5_2", "ports": [{"port": 1, "link_layer": "Ethernet", "gid_index": None,
                                                        "gids": [{"index": 3, "gid": "::ffff:10.0.0.1",
                                                                  "type": "RoCE v2"}]}]}]}
-    assert pc.gid_index_from_facts(facts, "mlx5_0", 1) == (True, 7)
-    assert pc.gid_index_from_facts(facts, "mlx5_1", 1) == (True, None)
-    assert pc.gid_index_from_facts(facts, "mlx5_2", 1) == (True, 3)
-    assert pc.gid_index_from_facts(facts, "mlx5_0", 2) == (False, None)
-    assert pc.gid_index_from_facts(None, "mlx5_0", 1) == (False, None)
+    assert endpoint.gid_index_from_facts(facts, "mlx5_0", 1) == (True, 7)
+    assert endpoint.gid_index_from_facts(facts, "mlx5_1", 1) == (True, None)
+    assert endpoint.gid_index_from_facts(facts, "mlx5_2", 1) == (True, 3)
+    assert endpoint.gid_index_from_facts(facts, "mlx5_0", 2) == (False, None)
+    assert endpoint.gid_index_from_facts(None, "mlx5_0", 1) == (False, None)
 
 
 def test_gid_index_from_emulated_sysfs(tmp_path):
@@ -237,9 +240,9 @@ def test_gid_index_from_emulated_sysfs(tmp_path):
         {"name": "mlx5_1", "ports": [{"port": 1, "link_layer": "InfiniBand"}]},
     ])
     read = HostTransport().read_file
-    assert pc.gid_index_from_sysfs(read, root, "mlx5_0", 1) == (True, 3)
-    assert pc.gid_index_from_sysfs(read, root, "mlx5_1", 1) == (True, None)
-    assert pc.gid_index_from_sysfs(read, root, "mlx5_9", 1) == (False, None)
+    assert endpoint.gid_index_from_sysfs(read, root, "mlx5_0", 1) == (True, 3)
+    assert endpoint.gid_index_from_sysfs(read, root, "mlx5_1", 1) == (True, None)
+    assert endpoint.gid_index_from_sysfs(read, root, "mlx5_9", 1) == (False, None)
 
 
 # --- verdicts from real outputs ---------------------------------------------------
@@ -392,7 +395,7 @@ def test_run_sides_client_retries_until_server_listens(tmp_path):
     # deadlines only bound the test; the server's wait for the refused attempt is what orders the sides
     jobs = [_client(tmp_path, 120),
             {"argv": [PY, "-c", SERVER_SCRIPT, flag, attempts], "role": "server", "timeout": 120}]
-    client, server = pc.run_sides(HostTransport(), jobs)
+    client, server = side_runner.run_sides(HostTransport(), jobs)
     assert client["rc"] == 0 and "connected" in client["stdout"]
     assert client["attempts"] >= 2 and not client["connect_failed"] and not client["timed_out"]
     assert server["rc"] == 0 and server["attempts"] == 1 and "server done" in server["stdout"]
@@ -433,7 +436,7 @@ class _Ended(object):
 
 def test_run_sides_client_gives_up_at_deadline():
     transport = _RefusingTransport()
-    (client,) = pc.run_sides(transport, [{"argv": ["ib_write_bw", "10.0.0.9"], "role": "client", "timeout": 2,
+    (client,) = side_runner.run_sides(transport, [{"argv": ["ib_write_bw", "10.0.0.9"], "role": "client", "timeout": 2,
                                           "connect_retries": None}],
                              clock=transport.clock, sleep=transport.sleep, abandoned=lambda: False)
     assert client["timed_out"] and client["connect_failed"] and client["attempts"] == len(transport.starts) >= 2
@@ -445,7 +448,7 @@ def test_run_sides_client_gives_up_at_deadline():
 
 
 def test_run_sides_retry_limit(tmp_path):
-    (client,) = pc.run_sides(HostTransport(), [_client(tmp_path, 120, connect_retries=2)])
+    (client,) = side_runner.run_sides(HostTransport(), [_client(tmp_path, 120, connect_retries=2)])
     assert client["attempts"] == 3 and client["rc"] == 1 and not client["timed_out"]
 
 
@@ -458,7 +461,7 @@ def test_run_sides_server_stopped_at_deadline_and_steps_in_order(tmp_path):
         {"argv": ["sh", "-c", sh_sleeper, "sh", marker], "role": "server", "timeout": 3, "step": 0},
     ]
     started = time.monotonic()
-    second, first = pc.run_sides(HostTransport(), jobs)
+    second, first = side_runner.run_sides(HostTransport(), jobs)
     assert first["timed_out"] and first["rc"] is not None and first["rc"] != 0
     assert second["rc"] == 0 and not second["timed_out"]
     with open(marker) as handle:
@@ -479,7 +482,7 @@ def test_run_sides_stops_when_the_controller_goes_away(tmp_path):
             gone.append(time.monotonic())
         return bool(gone)
 
-    first, second = pc.run_sides(HostTransport(), jobs, abandoned=controller_gone_once_a_started)
+    first, second = side_runner.run_sides(HostTransport(), jobs, abandoned=controller_gone_once_a_started)
     # the running side is stopped at once, not at its 300 s deadline, and step 1 never starts
     assert gone and time.monotonic() - gone[0] < 60
     assert first["abandoned"] and first["timed_out"] and "controller went away" in first["stderr"]
@@ -502,21 +505,21 @@ def test_controller_gone_only_for_a_pipe_nobody_reads(tmp_path):
 
 
 def test_run_sides_missing_binary():
-    (res,) = pc.run_sides(HostTransport(), [{"argv": ["/nonexistent/ib_write_bw"], "role": "server", "timeout": 5}])
+    (res,) = side_runner.run_sides(HostTransport(), [{"argv": ["/nonexistent/ib_write_bw"], "role": "server", "timeout": 5}])
     assert res["rc"] not in (0, None) or res.get("tool_missing")
 
 
 def test_side_result_keeps_parameters_run_and_outcome():
     ran = {"cmd": ["timeout", "30", "ib_write_bw"], "rc": 0, "stdout": "out", "stderr": "", "timed_out": False,
            "duration_s": 2.5, "started": 10.0, "ended": 12.5, "attempts": 2}
-    item = pc.side_result({"role": "client", "peer": "h2"}, ["ib_write_bw"], ran, metrics={"bw_gbps": 90.0},
+    item = side_runner.side_result({"role": "client", "peer": "h2"}, ["ib_write_bw"], ran, metrics={"bw_gbps": 90.0},
                           verdict="pass", cause=None)
     assert item["role"] == "client" and item["peer"] == "h2"
     assert item["cmd"] == ["ib_write_bw"] and item["exec_cmd"] == ran["cmd"]
     assert (item["rc"], item["attempts"], item["duration_s"], item["ended"]) == (0, 2, 2.5, 12.5)
     assert item["metrics"] == {"bw_gbps": 90.0} and item["verdict"] == "pass"
     # a side that never ran (tool missing) still has every key
-    bare = pc.side_result({}, ["ib_write_bw"], {}, verdict="error")
+    bare = side_runner.side_result({}, ["ib_write_bw"], {}, verdict="error")
     assert bare["exec_cmd"] == ["ib_write_bw"] and bare["stdout"] == "" and bare["attempts"] == 0
 
 
@@ -524,10 +527,10 @@ def test_sides_outcome_worst_first_and_single_side_keys():
     sides = [{"role": "server", "verdict": "pass", "cause": None, "fix": None, "rc": 0, "perftest": {"ok": True}},
              {"role": "client", "verdict": "error", "cause": "no device", "fix": "load mlx5_ib", "rc": 1},
              {"role": "client", "verdict": "fail", "cause": "slow", "fix": "cable"}]
-    out, first = pc.sides_outcome(sides, False, "perftest")
+    out, first = side_runner.sides_outcome(sides, False, "perftest")
     assert (out["verdict"], out["cause"], out["fix"]) == ("error", "no device", "load mlx5_ib")
     assert first is sides[1] and out["sides"] == sides and out["changed"] is False and "rc" not in out
-    out, first = pc.sides_outcome(sides[:1], True, "perftest")
+    out, first = side_runner.sides_outcome(sides[:1], True, "perftest")
     assert first is None and out["verdict"] == "pass" and out["rc"] == 0 and out["perftest"] == {"ok": True}
 
 

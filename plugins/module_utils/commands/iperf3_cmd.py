@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""iperf3 command lines and verdicts (pure); runs through perftest_cmd.run_sides.
+"""iperf3 command lines and verdicts (pure); runs through side_runner.run_sides.
 
 Server: ``iperf3 -s -1 -J -p PORT [-B ADDR]`` (one client, then exit; the
 runner's deadline stops it when no client comes). Client: ``iperf3 -c
@@ -17,24 +17,15 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import cli_grammar
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.perftest_cmd import (
-    ArgumentError,
-    check_extra_args as _check_tokens,
-    checked,
-    shell_meta_error,
-    valid_address,
-)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
+    ArgumentError, check_binary, check_role, check_server, check_side_labels, check_tokens, int_option,
+    refuse_shell_meta, valid_address)
 
-ROLES = ("server", "client")
 DEFAULT_PORT = 5201
 DURATION_MAX = 86400
 PARALLEL_MAX = 128
 OMIT_MAX = 600
 TIMEOUT_MAX = 86400
-RAIL_MAX = 1023
-STEP_MAX = 10000
-ROUND_MAX = 1000000
-EXPECTED_GBPS_MAX = 100000
 
 # iperf3's own option table (src/iperf_api.c, iperf_parse_arguments): the
 # getopt_long short string and long options of iperf3 3.12 (Debian 12) and of
@@ -114,54 +105,17 @@ _CONNECT_RE = re.compile(r"unable to connect to server|server is busy|Connection
 
 
 def check_extra_args(extra_args):
-    """extra_args for iperf3, read with iperf3's own option grammar (see perftest_cmd.check_extra_args)."""
-    return _check_tokens(extra_args, IPERF3_RULES)
-
-
-def _int(params, key, low, high):
-    value = params.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
-    try:
-        number = int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
-    if isinstance(value, float) and value != number:
-        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
-    if number < low or number > high:
-        raise ArgumentError("%s must be between %d and %d, got %s" % (key, low, high, show(number)))
-    return number
-
-
-def check_side_labels(p):
-    """What a side carries only to be reported back (peer, rail, step, round, expected_gbps)."""
-    if p.get("peer") is not None:
-        checked(option_rules.check_text, "peer", p["peer"], 255)
-    _int(p, "rail", 0, RAIL_MAX)
-    _int(p, "step", 0, STEP_MAX)
-    _int(p, "round", 0, ROUND_MAX)
-    if p.get("expected_gbps") is not None:
-        checked(option_rules.check_number, "expected_gbps", p["expected_gbps"], 0, EXPECTED_GBPS_MAX)
+    """extra_args for iperf3, read with iperf3's own option grammar (see side_options.check_tokens)."""
+    return check_tokens(extra_args, IPERF3_RULES)
 
 
 def normalize(params):
     """Validate one iperf3 side; return a normalized copy (raises ArgumentError)."""
     p = dict(params or {})
-    for key in ("role", "server", "bind", "peer"):
-        err = shell_meta_error(key, p.get(key))
-        if err:
-            raise ArgumentError(err)
-    role = p.get("role")
-    if role not in ROLES:
-        raise ArgumentError("role must be one of %s, got %s" % (", ".join(ROLES), show(role)))
+    refuse_shell_meta(p, ("role", "server", "bind", "peer"))
+    role = check_role(p.get("role"))
     server = p.get("server")
-    if role == "client":
-        if not server:
-            raise ArgumentError("server (the address of the server side) is required for role=client")
-        if not valid_address(server):
-            raise ArgumentError("server %s is not a host name or an IP address" % show(server))
+    check_server(role, server if role == "client" else None)
     bind = p.get("bind")
     if bind not in (None, "") and not valid_address(bind):
         raise ArgumentError("bind %s is not a host name or an IP address" % show(bind))
@@ -170,29 +124,32 @@ def normalize(params):
         "role": role,
         "server": server if role == "client" else None,
         "bind": bind or None,
-        "tcp_port": _int(p, "tcp_port", 1, 65535) or DEFAULT_PORT,
-        "duration": _int(p, "duration", 1, DURATION_MAX) or 10,
-        "parallel": _int(p, "parallel", 1, PARALLEL_MAX),
-        "omit": _int(p, "omit", 0, OMIT_MAX),
+        "tcp_port": int_option(p, "tcp_port", 1, 65535) or DEFAULT_PORT,
+        "duration": int_option(p, "duration", 1, DURATION_MAX) or 10,
+        "parallel": int_option(p, "parallel", 1, PARALLEL_MAX),
+        "omit": int_option(p, "omit", 0, OMIT_MAX),
         "reverse": bool(p.get("reverse")),
         "bidirectional": bool(p.get("bidirectional")),
         "extra_args": check_extra_args(p.get("extra_args")),
-        "timeout": _int(p, "timeout", 1, TIMEOUT_MAX) or 60,
-        "connect_retries": _int(p, "connect_retries", 0, 100000),
+        "timeout": int_option(p, "timeout", 1, TIMEOUT_MAX) or 60,
+        "connect_retries": int_option(p, "connect_retries", 0, 100000),
     }
+    _check_directions_and_deadline(out)
+    return out
+
+
+def _check_directions_and_deadline(out):
     if out["reverse"] and out["bidirectional"]:
         raise ArgumentError("reverse and bidirectional are mutually exclusive")
     needed = out["duration"] + (out["omit"] or 0)
-    if role == "client" and out["timeout"] <= needed:
+    if out["role"] == "client" and out["timeout"] <= needed:
         raise ArgumentError("timeout (%d s) must be longer than duration + omit (%d s)" % (out["timeout"], needed))
-    return out
 
 
 def build_argv(params, binary=None):
     """argv of one iperf3 side (validated with ``normalize``)."""
     p = normalize(params)
-    if binary is not None:
-        checked(option_rules.check_binary, "binary", binary, None, False)
+    check_binary(binary)
     argv = [binary or "iperf3"]
     if p["role"] == "server":
         argv += ["-s", "-1", "-J", "-p", str(p["tcp_port"])]

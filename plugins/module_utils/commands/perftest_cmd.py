@@ -1,32 +1,29 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest command lines (pure) and the side runner shared with iperf3.
+"""perftest command lines (pure) and verdicts.
 
-``build_argv(params)`` validates one side of a perftest run and returns its
-argv (``ib_<test>_<metric> -d DEV -i PORT ... [server]``); anything invalid
-raises ``ArgumentError`` with a message naming the option, before anything
-runs. ``port_gid_index`` picks the GID an auto ``gid_index`` means (discovery's choice).
-``side_verdict`` turns a run result plus its parsed output into
-pass / fail / error with a cause and a fix.
-
-``run_sides(transport, jobs)`` runs the sides of one host at once, step by
-step: servers start first, clients right after and retry (short backoff)
-while the error says the server is not listening yet, every process under
-its own deadline; nothing outlives the call.
+``build_argv(params, endpoint=...)`` validates one side of a perftest run and
+returns its argv (``ib_<test>_<metric> -d DEV -i PORT -x GID ... [server]``);
+the device, port and GID index come from the side's ``discovery.endpoint.Endpoint``.
+Anything invalid raises ``ArgumentError`` with a message naming the option,
+before anything runs. ``side_verdict`` turns a run result plus its parsed
+output into pass / fail / error with a cause and a fix. The sides run through
+``side_runner.run_sides``; ``gid_index: auto`` resolves in ``discovery/endpoint.py``.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
-import time
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import cli_grammar
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import controller_gone
-from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import select_gid
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
+    ArgumentError, check_binary, check_choice, check_role, check_server, check_side_labels, check_tokens, checked,
+    int_option, refuse_shell_meta)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint
 
 TESTS = ("write", "read", "send", "atomic")
 METRICS = ("bw", "lat")
@@ -43,17 +40,8 @@ GID_MIN, GID_MAX = 0, 255
 DURATION_MAX = 86400
 TIMEOUT_MAX = 86400
 GPU_MAX = 1023
-# Ranges of what a side only carries to be reported back.
-RAIL_MAX = 1023
-STEP_MAX = 10000
-ROUND_MAX = 1000000
-EXPECTED_GBPS_MAX = 100000
 
 DEVICE_RE = option_rules.NAME_KINDS["rdma_device"][0]
-# A token of extra_args: an option or a value, without any shell
-# metacharacter, quote, glob or whitespace.
-TOKEN_RE = re.compile(r"^[A-Za-z0-9_.,:=/+@%-]+$")
-SHELL_META = set(";&|$`<>(){}[]*?!~'\"\\\n\r\t #")
 
 # perftest's own option table (src/perftest_parameters.c, parser of every
 # ib_*_bw / ib_*_lat tool): the getopt_long short string and long options of
@@ -133,75 +121,9 @@ PERFTEST_RULES = cli_grammar.ArgumentRules(
     value_rules={"--payload_file_path": cli_grammar.path_value, "-W": _counter_list})
 
 
-class ArgumentError(option_rules.OptionError):
-    """An option value that must not reach a command line."""
-
-
 def tool_name(test, metric):
     """``ib_write_bw`` and friends."""
     return "ib_%s_%s" % (test, metric)
-
-
-def shell_meta_error(name, value):
-    """A message when value (any nesting of str/list/dict) holds a shell metacharacter."""
-    if isinstance(value, str):
-        bad = sorted(set(value) & SHELL_META)
-        if bad:
-            return "%s %s contains shell metacharacter(s) %s" % (name, show(value), " ".join(repr(c) for c in bad))
-        return None
-    if isinstance(value, (list, tuple)):
-        for idx, item in enumerate(value):
-            err = shell_meta_error("%s[%d]" % (name, idx), item)
-            if err:
-                return err
-    if isinstance(value, dict):
-        for key, item in value.items():
-            err = shell_meta_error("%s.%s" % (name, key), item)
-            if err:
-                return err
-    return None
-
-
-def valid_address(value):
-    """True for an IPv4/IPv6 address or a DNS host name that cannot be an option."""
-    return option_rules.is_host(value)
-
-
-def checked(check, *args):
-    """Run an ``option_rules`` check; its OptionError comes out as ArgumentError (one type for callers)."""
-    try:
-        return check(*args)
-    except ArgumentError:
-        raise
-    except option_rules.OptionError as exc:
-        raise ArgumentError(str(exc))
-
-
-def _int(params, key, low, high, required=False):
-    value = params.get(key)
-    if value is None:
-        if required:
-            raise ArgumentError("%s is required" % key)
-        return None
-    if isinstance(value, bool):
-        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
-    try:
-        number = int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
-    if isinstance(value, float) and value != number:
-        raise ArgumentError("%s must be an integer, got %s" % (key, show(value)))
-    if number < low or number > high:
-        raise ArgumentError("%s must be between %d and %d, got %s" % (key, low, high, show(number)))
-    return number
-
-
-def _number(params, key, low, high):
-    """A finite number in [low, high], or None when the option is not set."""
-    value = params.get(key)
-    if value is None:
-        return None
-    return checked(option_rules.check_number, key, value, low, high)
 
 
 def parse_gid_index(value):
@@ -222,145 +144,128 @@ def parse_gid_index(value):
 
 
 def check_extra_args(extra_args, rules=None):
-    """Validate extra_args tokens; return them as a list of strings.
-
-    ``rules`` (a ``cli_grammar.ArgumentRules``, perftest's by default) reads
-    the tokens with the tool's own option grammar and refuses what the module
-    sets itself (in any spelling: ``-p1``, ``--po=1``, ``-bd X``), unknown
-    options, positionals, ``--`` and values that start with '-'.
-    """
-    rules = PERFTEST_RULES if rules is None else rules
-    if extra_args is None:
-        return []
-    if isinstance(extra_args, str) or not isinstance(extra_args, (list, tuple)):
-        raise ArgumentError("extra_args must be a list of separate arguments, got %s" % show(extra_args))
-    out = []
-    for idx, token in enumerate(extra_args):
-        if isinstance(token, bool) or not isinstance(token, (str, int, float)):
-            raise ArgumentError("extra_args[%d] must be a string, got %s" % (idx, show(token)))
-        token = str(token)
-        err = shell_meta_error("extra_args[%d]" % idx, token)
-        if err:
-            raise ArgumentError(err)
-        if not TOKEN_RE.match(token):
-            raise ArgumentError("extra_args[%d] %s has characters outside [A-Za-z0-9_.,:=/+@%%-]" % (idx, show(token)))
-        out.append(token)
-    checked(rules.check, out, "extra_args")
-    return out
-
-
-def check_side_labels(p):
-    """What a side carries only to be reported back (peer, rail, step, round, expected_gbps)."""
-    if p.get("peer") is not None:
-        checked(option_rules.check_text, "peer", p["peer"], 255)
-    _int(p, "rail", 0, RAIL_MAX)
-    _int(p, "step", 0, STEP_MAX)
-    _int(p, "round", 0, ROUND_MAX)
-    _number(p, "expected_gbps", 0, EXPECTED_GBPS_MAX)
-
-
-def check_min_fraction(value):
-    """The share of the expected bandwidth a side must reach: above 0, at most 1."""
-    if value is None:
-        return None
-    number = checked(option_rules.check_number, "min_fraction", value, 0, 1)
-    if number <= 0:
-        raise ArgumentError("min_fraction must be in (0, 1], got %s" % show(value))
-    return number
-
-
-def check_server(role, server):
-    """The server address: required for a client, a host name or an IP address when given."""
-    if role == "client" and not server:
-        raise ArgumentError("server (the address of the server side) is required for role=client")
-    if server not in (None, "") and not valid_address(server):
-        raise ArgumentError("server %s is not a host name or an IP address" % show(server))
+    """extra_args for perftest (``rules``: another tool's ``cli_grammar.ArgumentRules``); see
+    ``side_options.check_tokens``."""
+    return check_tokens(extra_args, PERFTEST_RULES if rules is None else rules)
 
 
 def normalize(params):
     """Validate one side's parameters; return a normalized copy.
 
     Raises ArgumentError naming the first bad option. ``gid_index`` may
-    still be 'auto' (the caller resolves it with ``port_gid_index``).
+    still be 'auto' (the caller resolves it with ``endpoint.resolve_gid_index``).
     """
     p = dict(params or {})
-    for key in ("role", "test", "metric", "device", "server", "peer"):
-        err = shell_meta_error(key, p.get(key))
-        if err:
-            raise ArgumentError(err)
-    role = p.get("role")
-    if role not in ROLES:
-        raise ArgumentError("role must be one of %s, got %s" % (", ".join(ROLES), show(role)))
-    test = p.get("test") or "write"
-    if test not in TESTS:
-        raise ArgumentError("test must be one of %s, got %s" % (", ".join(TESTS), show(test)))
-    metric = p.get("metric") or "bw"
-    if metric not in METRICS:
-        raise ArgumentError("metric must be one of %s, got %s" % (", ".join(METRICS), show(metric)))
+    refuse_shell_meta(p, ("role", "test", "metric", "device", "server", "peer"))
+    out = _identity(p)
+    check_server(out["role"], p.get("server"))
+    check_side_labels(p)
+    out.update(_port_options(p))
+    out.update(_run_options(p))
+    _check_mtu(out)
+    _check_length(out)
+    _check_latency_only(out)
+    return out
+
+
+def _identity(p):
+    """role, test, metric, device (and the server address a client connects to)."""
+    role = check_role(p.get("role"))
+    test = check_choice(p, "test", TESTS, "write")
+    metric = check_choice(p, "metric", METRICS, "bw")
     device = p.get("device")
     if device is not None:
         checked(option_rules.check_name, "device", device, "rdma_device")
-    server = p.get("server")
-    check_server(role, server)
-    check_side_labels(p)
-    out = {
-        "role": role, "test": test, "metric": metric, "device": device,
-        "server": server if role == "client" else None,
-        "ib_port": _int(p, "ib_port", IB_PORT_MIN, IB_PORT_MAX) or 1,
+    return {"role": role, "test": test, "metric": metric, "device": device,
+            "server": p.get("server") if role == "client" else None}
+
+
+def _port_options(p):
+    return {
+        "ib_port": int_option(p, "ib_port", IB_PORT_MIN, IB_PORT_MAX) or 1,
         "gid_index": parse_gid_index(p.get("gid_index")),
-        "tcp_port": _int(p, "tcp_port", PORT_MIN, PORT_MAX) or 18515,
-        "size": _int(p, "size", SIZE_MIN, SIZE_MAX),
+        "tcp_port": int_option(p, "tcp_port", PORT_MIN, PORT_MAX) or 18515,
+    }
+
+
+def _run_options(p):
+    """How long, how much and how: sizes, iterations or duration, queue pairs, extra_args, deadline."""
+    return {
+        "size": int_option(p, "size", SIZE_MIN, SIZE_MAX),
         "all_sizes": bool(p.get("all_sizes")),
-        "iterations": _int(p, "iterations", ITERS_MIN, ITERS_MAX),
-        "duration": _int(p, "duration", 1, DURATION_MAX),
-        "qps": _int(p, "qps", QPS_MIN, QPS_MAX),
+        "iterations": int_option(p, "iterations", ITERS_MIN, ITERS_MAX),
+        "duration": int_option(p, "duration", 1, DURATION_MAX),
+        "qps": int_option(p, "qps", QPS_MIN, QPS_MAX),
         "bidirectional": bool(p.get("bidirectional")),
         "rdma_cm": bool(p.get("rdma_cm")),
-        "mtu": _int(p, "mtu", 0, 1 << 30),
-        "use_cuda": _int(p, "use_cuda", 0, GPU_MAX),
+        "mtu": int_option(p, "mtu", 0, 1 << 30),
+        "use_cuda": int_option(p, "use_cuda", 0, GPU_MAX),
         "extra_args": check_extra_args(p.get("extra_args")),
         "report_gbits": p.get("report_gbits", True) is not False,
-        "timeout": _int(p, "timeout", 1, TIMEOUT_MAX) or 120,
-        "connect_retries": _int(p, "connect_retries", 0, 100000),
+        "timeout": int_option(p, "timeout", 1, TIMEOUT_MAX) or 120,
+        "connect_retries": int_option(p, "connect_retries", 0, 100000),
     }
+
+
+def _check_mtu(out):
     if out["mtu"] is not None and out["mtu"] not in MTUS:
         raise ArgumentError("mtu must be one of %s, got %d" % (", ".join(str(m) for m in MTUS), out["mtu"]))
+
+
+def _check_length(out):
+    """One way to say how much is sent: a size or all sizes; iterations or a duration shorter than timeout."""
     if out["size"] is not None and out["all_sizes"]:
         raise ArgumentError("size and all_sizes are mutually exclusive")
     if out["iterations"] is not None and out["duration"] is not None:
         raise ArgumentError("iterations and duration are mutually exclusive")
     if out["all_sizes"] and out["duration"] is not None:
         raise ArgumentError("all_sizes cannot be combined with duration (perftest runs one size in duration mode)")
-    if test == "atomic" and (out["size"] is not None or out["all_sizes"]):
+    if out["test"] == "atomic" and (out["size"] is not None or out["all_sizes"]):
         raise ArgumentError("atomic tests use a fixed 8-byte size: size and all_sizes do not apply")
-    if metric == "lat":
+
+
+def _check_latency_only(out):
+    """Bandwidth-only options on a latency test; then the deadline against the duration."""
+    if out["metric"] == "lat":
         if out["bidirectional"]:
             raise ArgumentError("bidirectional applies to bandwidth tests only (metric=bw)")
         if out["qps"] is not None and out["qps"] != 1:
             raise ArgumentError("qps applies to bandwidth tests only (metric=bw)")
     if out["duration"] is not None and out["timeout"] <= out["duration"]:
         raise ArgumentError("timeout (%d s) must be longer than duration (%d s)" % (out["timeout"], out["duration"]))
-    return out
 
 
-def build_argv(params, binary=None):
+def build_argv(params, binary=None, endpoint=None):
     """The argv of one side (validated with ``normalize`` first).
 
     ``binary`` replaces the tool name (a full path found by the transport).
-    ``gid_index`` 'auto' that was not resolved is left out (perftest's
-    default: no GID on IB, index 0 on Ethernet).
+    ``endpoint`` (an ``Endpoint``; made from the side when not given) gives
+    ``-d``, ``-i`` and ``-x``; a ``gid_index`` 'auto' that was not resolved is
+    left out (perftest's default: no GID on IB, index 0 on Ethernet).
     """
     p = normalize(params)
-    bw = p["metric"] == "bw"
-    if binary is not None:
-        checked(option_rules.check_binary, "binary", binary, None, False)
+    check_binary(binary)
+    if endpoint is None:
+        endpoint = checked(Endpoint.from_side, p)
     argv = [binary or tool_name(p["test"], p["metric"])]
-    if p["device"]:
-        argv += ["-d", p["device"]]
-    argv += ["-i", str(p["ib_port"])]
-    if isinstance(p["gid_index"], int):
-        argv += ["-x", str(p["gid_index"])]
-    argv += ["-p", str(p["tcp_port"])]
+    argv += endpoint_args(endpoint) + ["-p", str(p["tcp_port"])]
+    argv += _length_args(p) + _transfer_args(p) + p["extra_args"]
+    if p["role"] == "client":
+        argv.append(p["server"])
+    return argv
+
+
+def endpoint_args(endpoint):
+    """``-d DEV -i PORT [-x GID]`` of an Endpoint."""
+    argv = ["-d", endpoint.device] if endpoint.device else []
+    argv += ["-i", str(endpoint.port)]
+    if endpoint.gid_index is not None:
+        argv += ["-x", str(endpoint.gid_index)]
+    return argv
+
+
+def _length_args(p):
+    argv = []
     if p["all_sizes"]:
         argv.append("-a")
     elif p["size"] is not None:
@@ -369,6 +274,12 @@ def build_argv(params, binary=None):
         argv += ["-n", str(p["iterations"])]
     if p["duration"] is not None:
         argv += ["-D", str(p["duration"])]
+    return argv
+
+
+def _transfer_args(p):
+    bw = p["metric"] == "bw"
+    argv = []
     if bw and p["qps"] is not None:
         argv += ["-q", str(p["qps"])]
     if bw and p["bidirectional"]:
@@ -381,82 +292,7 @@ def build_argv(params, binary=None):
         argv.append("--use_cuda=%d" % p["use_cuda"])
     if bw and p["report_gbits"]:
         argv.append("--report_gbits")
-    argv += p["extra_args"]
-    if p["role"] == "client":
-        argv.append(p["server"])
     return argv
-
-
-# --- GID choice ----------------------------------------------------------------
-
-def port_gid_index(gids, netdev=None, addresses=None, subnet=None):
-    """The GID index ``gid_index: auto`` means for a RoCE port: discovery's choice (rdma_discovery.select_gid).
-
-    ``gids``: ``{index, gid, type[, netdev, ipv4]}`` (type as sysfs prints it);
-    ``netdev`` the port's own netdev, so that a VLAN or macvlan GID at a lower
-    index is not taken for the port's address.
-    """
-    return select_gid(gids, "Ethernet", netdev=netdev, addresses=addresses, subnet=subnet,
-                      ipv6_fallback=True)["gid_index"]
-
-
-def gid_index_from_facts(rdma_facts, device, ib_port):
-    """(found, gid_index) from a commcheck_rdma fact for device/port.
-
-    found is False when the fact does not know the port. An InfiniBand port
-    needs no GID index (None).
-    """
-    for dev in (rdma_facts or {}).get("devices") or []:
-        if dev.get("name") != device:
-            continue
-        for port in dev.get("ports") or []:
-            try:
-                number = int(port.get("port", 1))
-            except (TypeError, ValueError):
-                continue
-            if number != int(ib_port):
-                continue
-            if str(port.get("link_layer") or "").lower() == "infiniband":
-                return True, None
-            if port.get("gid_index") is not None:
-                return True, _int({"rdma_facts gid_index of %s port %d" % (device, number): port["gid_index"]},
-                                  "rdma_facts gid_index of %s port %d" % (device, number), GID_MIN, GID_MAX)
-            entries = [dict(g, index=g.get("index", g.get("gid_index"))) for g in port.get("gids") or []
-                       if isinstance(g, dict)]
-            return True, port_gid_index(entries, netdev=port.get("netdev"), addresses=port.get("addresses"))
-    return False, None
-
-
-def gid_index_from_sysfs(read_file, sysfs_root, device, ib_port, limit=256):
-    """(found, gid_index) reading ``<sysfs_root>/class/infiniband/DEV/ports/N``.
-
-    ``read_file(path, default)`` is the transport's reader, so this works on
-    the host or inside a pod.
-    """
-    base = "%s/class/infiniband/%s/ports/%d" % (sysfs_root.rstrip("/") or "", device, int(ib_port))
-    link_layer = read_file(base + "/link_layer", None)
-    if link_layer is None:
-        return False, None
-    if link_layer.strip().lower() == "infiniband":
-        return True, None
-    entries = []
-    misses = 0
-    for idx in range(limit):
-        gid = read_file("%s/gids/%d" % (base, idx), None)
-        if gid is None:
-            break
-        gid = gid.strip()
-        if not gid or not gid.replace("0", "").replace(":", ""):
-            misses += 1
-            if misses > 32 and entries:
-                break
-            continue
-        kind = read_file("%s/gid_attrs/types/%d" % (base, idx), "") or ""
-        ndev = read_file("%s/gid_attrs/ndevs/%d" % (base, idx), "") or ""
-        entries.append({"index": idx, "gid": gid, "type": kind.strip(), "netdev": ndev.strip() or None})
-    # GID 0 is the link-local GID of the port's own netdev (the kernel fills it first).
-    own = entries[0]["netdev"] if entries and entries[0]["index"] == 0 else None
-    return True, port_gid_index(entries, netdev=own)
 
 
 # --- results -----------------------------------------------------------------
@@ -497,8 +333,6 @@ CATALOG = {
         "look at stdout / stderr of the run; rerun by hand with the same command line"),
 }
 
-_CONNECT_RE = re.compile(r"Couldn't connect to|Unable to init the socket connection|"
-                         r"Failed to connect|Connection refused|unable to connect", re.I)
 _UNRECOGNIZED_RE = re.compile(r"unrecognized option|invalid option|Invalid Command or flag", re.I)
 
 
@@ -538,17 +372,6 @@ def summarize(parsed):
             out["bw_peak_gbps"] = best.get("bw_peak_gbps")
             out["bytes"] = best.get("bytes")
     return out
-
-
-def is_connect_failure(result, parsed=None):
-    """True when a client attempt failed only because nothing listened yet."""
-    if result.get("rc") == 0:
-        return False
-    codes = [e.get("code") for e in (parsed or {}).get("errors") or []]
-    if "connect_failed" in codes:
-        return True
-    text = (result.get("stdout") or "") + "\n" + (result.get("stderr") or "")
-    return bool(_CONNECT_RE.search(text)) and not (parsed or {}).get("rows")
 
 
 def side_verdict(side, result, parsed, min_fraction=0.9):
@@ -604,170 +427,3 @@ def _verdict(verdict, errors):
         "fix": first.get("fix") if errors else None,
         "errors": errors,
     }
-
-
-# --- running sides -------------------------------------------------------------
-
-BACKOFF_S = (0.05, 0.1, 0.2, 0.3, 0.5)
-POLL_S = 0.05
-
-
-def run_sides(transport, jobs, clock=time.monotonic, sleep=time.sleep, abandoned=controller_gone):
-    """Run every job (one side each) of one host; return their results in order.
-
-    A job: ``argv``, ``role`` (server | client), ``timeout`` (seconds, the
-    side's whole budget including retries), ``connect_retries`` (max extra
-    attempts of a client, None = as many as the deadline allows), ``step``
-    (jobs of one step run at the same time, steps one after the other),
-    ``retryable(result) -> bool`` (whether a finished client attempt only
-    failed to connect). A result: the transport's dict plus ``attempts``,
-    ``connect_failed`` and ``started`` / ``ended`` (epoch seconds of the
-    side's step). Every process is stopped before this returns.
-
-    When ``abandoned()`` turns true (nobody waits for the module any more:
-    ansible-playbook was interrupted) the running sides are stopped and the
-    steps not started yet are not run; their results say so.
-    """
-    results = [None] * len(jobs)
-    steps = sorted(set(int(j.get("step") or 0) for j in jobs))
-    for step in steps:
-        if abandoned():
-            break
-        idxs = [i for i, j in enumerate(jobs) if int(j.get("step") or 0) == step]
-        _run_step(transport, jobs, idxs, results, clock, sleep, abandoned)
-    for i, res in enumerate(results):
-        if res is None:
-            results[i] = {"cmd": list(jobs[i]["argv"]), "rc": None, "stdout": "", "timed_out": False,
-                          "stderr": "not run: the controller went away (ansible-playbook was interrupted)",
-                          "duration_s": 0.0, "attempts": 0, "connect_failed": False, "abandoned": True}
-    return results
-
-
-VERDICT_RANK = {"pass": 0, "skipped": 0, "fail": 1, "error": 2}
-# what a module with one side (role given, not sides) also returns at its top level
-SINGLE_SIDE_KEYS = ("cmd", "rc", "stdout", "stderr", "timed_out", "attempts", "metrics", "errors")
-
-
-def side_result(info, argv, result, **outcome):
-    """One side as a module returns it: its parameters (``info``), what ran and how it ended (a
-    ``run_sides`` result), then ``outcome`` (the parsed output, metrics, verdict, cause, fix...)."""
-    item = dict(info)
-    item.update(cmd=argv, exec_cmd=result.get("cmd") or argv, rc=result.get("rc"),
-                stdout=result.get("stdout", ""), stderr=result.get("stderr", ""),
-                timed_out=bool(result.get("timed_out")), duration_s=result.get("duration_s"),
-                started=result.get("started"), ended=result.get("ended"), attempts=result.get("attempts", 0))
-    item.update(outcome)
-    return item
-
-
-def sides_outcome(results, single, parsed_key):
-    """(module result, first error side or None) of a host's sides: the worst verdict with its cause
-    and fix; with ``single`` the one side's run keys and ``parsed_key`` at the top level too."""
-    worst = max(results, key=lambda r: VERDICT_RANK.get(r["verdict"], 0))
-    out = dict(changed=False, sides=results, verdict=worst["verdict"], cause=worst.get("cause"),
-               fix=worst.get("fix"))
-    if single:
-        for key in SINGLE_SIDE_KEYS + (parsed_key,):
-            if key in results[0]:
-                out[key] = results[0][key]
-    errors = [r for r in results if r["verdict"] == "error"]
-    return out, (errors[0] if errors else None)
-
-
-class _Slot(object):
-    def __init__(self, job, now):
-        self.job = job
-        self.deadline = now + float(job["timeout"])
-        self.attempts = 0
-        self.bg = None
-        self.next_start = now
-        self.done = None
-        self.connect_failed = False
-        self.last = None
-        self.started = time.time()
-
-
-def _run_step(transport, jobs, idxs, results, clock, sleep, abandoned):
-    now = clock()
-    # servers first, so a local client of a loopback pair finds its server
-    order = sorted(idxs, key=lambda i: 0 if jobs[i].get("role") == "server" else 1)
-    slots = dict((i, _Slot(jobs[i], now)) for i in order)
-    gone = False
-    try:
-        while any(s.done is None for s in slots.values()):
-            now = clock()
-            for i in order:
-                slot = slots[i]
-                if slot.done is not None:
-                    continue
-                if slot.bg is None:
-                    if now >= slot.next_start:
-                        _start(transport, slot, now)
-                    continue
-                if slot.bg.poll() is None:
-                    continue
-                res = slot.bg.result()
-                slot.bg = None
-                retries = slot.job.get("connect_retries")
-                if (slot.job.get("role") == "client" and not res.get("timed_out")
-                        and slot.job.get("retryable", _default_retryable)(res)):
-                    slot.connect_failed = True
-                    left = slot.deadline - clock()
-                    backoff = BACKOFF_S[min(slot.attempts - 1, len(BACKOFF_S) - 1)]
-                    if (retries is None or slot.attempts <= retries) and left > backoff + 0.5:
-                        slot.next_start = clock() + backoff
-                        slot.last = res
-                        continue
-                    if left <= backoff + 0.5:
-                        res["timed_out"] = True
-                else:
-                    slot.connect_failed = slot.connect_failed and bool(res.get("timed_out"))
-                slot.done = _finish(res, slot)
-            if any(s.done is None for s in slots.values()):
-                if abandoned():
-                    gone = True
-                    break
-                sleep(POLL_S)
-    finally:
-        for slot in slots.values():
-            if slot.bg is not None:
-                res = slot.bg.result()
-                res["timed_out"] = True
-                if gone:
-                    res["abandoned"] = True
-                    res["stderr"] = (res.get("stderr") or "") + "\nstopped: the controller went away"
-                slot.done = slot.done or _finish(res, slot)
-                slot.bg = None
-    for i in idxs:
-        results[i] = slots[i].done
-
-
-def _start(transport, slot, now):
-    left = slot.deadline - now
-    if left <= 0.2:
-        res = slot.last or {
-            "cmd": list(slot.job["argv"]), "rc": None, "stdout": "", "stderr": "",
-            "timed_out": True, "duration_s": 0.0}
-        res["timed_out"] = True
-        slot.done = _finish(res, slot)
-        return
-    slot.attempts += 1
-    try:
-        slot.bg = transport.start(slot.job["argv"], left, env=slot.job.get("env"))
-    except Exception as exc:  # the runner's CommandError: binary missing or not startable
-        slot.done = _finish({"cmd": list(slot.job["argv"]), "rc": None, "stdout": "",
-                             "stderr": str(exc), "timed_out": False, "duration_s": 0.0,
-                             "tool_missing": True}, slot)
-
-
-def _finish(res, slot):
-    res = dict(res)
-    res["attempts"] = slot.attempts
-    res["connect_failed"] = bool(slot.connect_failed)
-    res["started"] = round(slot.started, 3)
-    res["ended"] = round(time.time(), 3)
-    return res
-
-
-def _default_retryable(result):
-    return is_connect_failure(result)

@@ -1,0 +1,174 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The skeleton of the modules that run sides of a test (``perftest``, ``iperf3``).
+
+A module keeps its tool: its own options, how one side is normalized and
+turned into argv, how its output is parsed and judged. This holds the rest,
+once: the options every pair module has (``role`` or ``sides``, ``server``,
+``tcp_port``, ``extra_args``, ``timeout``, ``connect_retries``,
+``expected_gbps``, ``min_fraction``, ``fail_on_error``, the transport),
+merging each side over the top-level options, check mode, running every
+side through the one side runner (``side_runner.run_sides``) and the
+result. ``fail_run`` is the failure of any module whose command failed
+(``msg``, ``rc``, ``stdout``, ``stderr``, ``cmd``).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import (
+    run_sides, side_result, sides_outcome)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC
+
+ROLE_CHOICES = ["server", "client"]
+# What a side carries only to be reported back, whatever the tool.
+LABEL_KEYS = ("peer", "rail", "round", "expected_gbps")
+CHECK_MODE_CAUSE = "check mode: nothing was run"
+
+
+def pair_argument_spec(tool_options, tool_side_options, tcp_port, timeout):
+    """The argument spec of a pair module: the shared options plus the tool's own (top level and per side)."""
+    spec = dict(role=dict(type="str", choices=ROLE_CHOICES))
+    spec.update(tool_options)
+    spec.update(
+        server=dict(type="str"),
+        tcp_port=dict(type="int", default=tcp_port),
+        extra_args=dict(type="list", elements="str", default=[]),
+        timeout=dict(type="int", default=timeout),
+        connect_retries=dict(type="int", default=100),
+        expected_gbps=dict(type="float"),
+        min_fraction=dict(type="float", default=0.9),
+        fail_on_error=dict(type="bool", default=True),
+    )
+    side = dict(
+        role=dict(type="str", choices=ROLE_CHOICES, required=True),
+        peer=dict(type="str"),
+        server=dict(type="str"),
+        tcp_port=dict(type="int"),
+        rail=dict(type="int"),
+        step=dict(type="int", default=0),
+        round=dict(type="int"),
+        expected_gbps=dict(type="float"),
+    )
+    side.update(tool_side_options)
+    spec["sides"] = dict(type="list", elements="dict", options=side)
+    spec.update(TRANSPORT_ARGSPEC)
+    return spec
+
+
+def pair_module(argument_spec):
+    """The AnsibleModule of a pair tool: check mode, and ``role`` or ``sides`` (not both)."""
+    return AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                         mutually_exclusive=[("role", "sides")], required_one_of=[("role", "sides")])
+
+
+def raw_sides(module):
+    """(single, the sides asked for): one side when ``role`` is given, else the ``sides`` list (never empty)."""
+    params = module.params
+    single = params.get("role") is not None
+    raws = [{"role": params["role"]}] if single else list(params.get("sides") or [])
+    if not raws:
+        module.fail_json(msg="sides is empty: nothing to run")
+    return single, raws
+
+
+def check_min_fraction_option(module):
+    try:
+        check_min_fraction(module.params["min_fraction"])
+    except OptionError as exc:
+        module.fail_json(msg=str(exc))
+
+
+def side_params(params, side, common_keys, side_keys):
+    """Top-level options overridden by one side's keys (``step``: the side's, else 0)."""
+    merged = dict((k, params.get(k)) for k in common_keys)
+    for key in side_keys:
+        if side.get(key) is not None:
+            merged[key] = side[key]
+    merged["step"] = int(side.get("step") or 0)
+    return merged
+
+
+def normalize_sides(module, single, raws, common_keys, side_keys, normalize):
+    """Each side merged over the top-level options, then ``normalize``d; the task fails on the first bad one
+    (its message names ``sides[N]`` unless there is one side from ``role``)."""
+    sides = []
+    for num, raw in enumerate(raws):
+        merged = side_params(module.params, raw, common_keys, side_keys)
+        try:
+            norm = normalize(merged)
+        except OptionError as exc:
+            module.fail_json(msg=("sides[%d]: %s" % (num, exc)) if not single else str(exc))
+        norm["step"] = merged["step"]
+        norm.update((key, merged.get(key)) for key in LABEL_KEYS)
+        sides.append(norm)
+    return sides
+
+
+def check_mode_results(sides, side_info, **extra):
+    """What check mode returns for every side: its argv, nothing run (verdict skipped)."""
+    return [dict(side_info(s), cmd=s["argv"], verdict="skipped", cause=CHECK_MODE_CAUSE, fix=None, errors=[],
+                 **dict((key, value(s)) for key, value in extra.items()))
+            for s in sides]
+
+
+def not_found_result(argv):
+    """The run result of a side whose tool is not on PATH (nothing was started)."""
+    return {"cmd": argv, "rc": None, "stdout": "", "stderr": "%s: not found on PATH" % argv[0], "timed_out": False,
+            "duration_s": 0.0, "attempts": 0, "connect_failed": False, "tool_missing": True}
+
+
+def run_all(transport, sides, retryable, exec_argv=None, hold=None, release=None):
+    """Run every side whose tool was found (``side["tool_missing"]`` false) through ``run_sides``.
+
+    ``exec_argv(side)``: what really runs (a pinning prefix before the argv).
+    ``hold()`` is called right before the sides start and ``release(held)``
+    after every process is stopped, whatever happens in between. Returns one
+    run result per side, in order.
+    """
+    install_cleanup_handlers()
+    exec_argv = exec_argv or (lambda side: side["argv"])
+    runnable = [i for i, s in enumerate(sides) if not s.get("tool_missing")]
+    jobs = [{"argv": exec_argv(sides[i]), "role": sides[i]["role"], "timeout": sides[i]["timeout"],
+             "connect_retries": sides[i]["connect_retries"], "step": sides[i]["step"], "retryable": retryable}
+            for i in runnable]
+    held = hold() if hold else None
+    try:
+        ran = run_sides(transport, jobs)
+    finally:
+        stop_all()
+        if release:
+            release(held)
+    outputs = dict(zip(runnable, ran))
+    return [outputs.get(num) or not_found_result(side["argv"]) for num, side in enumerate(sides)]
+
+
+def side_results(sides, ran, side_info, outcome):
+    """Each side as the module returns it; ``outcome(side, run result)`` adds the parsed output and verdict."""
+    return [side_result(side_info(side), side["argv"], res, **outcome(side, res)) for side, res in zip(sides, ran)]
+
+
+def exit_pair(module, single, results, parsed_key, failure, warnings=(), extra=None):
+    """exit_json with the worst verdict, or fail_json when a side's verdict is error and fail_on_error is set.
+
+    ``failure(first error side)`` says what failed; ``extra`` joins the result.
+    """
+    out, first = sides_outcome(results, single, parsed_key)
+    out.update(extra or {})
+    for warning in warnings:
+        module.warn(warning)
+    if first and module.params["fail_on_error"]:
+        module.fail_json(msg=failure(first), **out)
+    module.exit_json(**out)
+
+
+def fail_run(module, msg, result, argv, **extra):
+    """Fail the task with what a command that ran left behind: ``rc``, ``stdout``, ``stderr``, ``cmd``."""
+    module.fail_json(msg=msg, rc=result.get("rc"), stdout=result.get("stdout"), stderr=result.get("stderr"),
+                     cmd=argv, **extra)
