@@ -11,6 +11,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
     APP_LABEL,
     RUN_LABEL,
+    extended_resources,
     pod_name,
 )
 
@@ -27,9 +28,7 @@ def _container(name, params, command=None, worker=True):
     if command:
         container["command"] = [str(c) for c in command]
     if worker:
-        resources = {str(k): str(v) for k, v in (params.get("resources") or {}).items()}
-        if params.get("gpus"):
-            resources[params.get("gpu_resource") or "nvidia.com/gpu"] = str(params["gpus"])
+        resources = extended_resources(params)
         if resources:
             container["resources"] = {"limits": dict(resources), "requests": dict(resources)}
         if params.get("shm_size"):
@@ -67,16 +66,21 @@ def _template(params, role, spec):
     return {"metadata": metadata, "spec": spec}
 
 
+def _job_metadata(params, kind):
+    run_id = params.get("run_id") or "run"
+    return {"name": pod_name(params.get("name_prefix") or "commcheck", run_id, kind),
+            "namespace": params.get("namespace") or "default",
+            "labels": {APP_LABEL: "commcheck", RUN_LABEL: run_id}}
+
+
 def mpijob_manifest(params, nodes, command):
     """A Kubeflow MPIJob (v2beta1) that runs ``command`` (an mpirun argv) across ``nodes``."""
-    name = pod_name(params.get("name_prefix") or "commcheck", params.get("run_id") or "run", "mpijob")
     worker = _pod_spec(params, _container("worker", params), nodes)
     launcher = _pod_spec(params, _container("launcher", params, command=command, worker=False))
     return {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
-        "metadata": {"name": name, "namespace": params.get("namespace") or "default",
-                     "labels": {APP_LABEL: "commcheck", RUN_LABEL: params.get("run_id") or "run"}},
+        "metadata": _job_metadata(params, "mpijob"),
         "spec": {
             "slotsPerWorker": int(params.get("gpus") or 1),
             "runPolicy": {"cleanPodPolicy": "Running", "ttlSecondsAfterFinished": 3600},
@@ -91,7 +95,6 @@ def mpijob_manifest(params, nodes, command):
 
 def volcano_job_manifest(params, nodes, command):
     """A Volcano Job (batch.volcano.sh/v1alpha1) with ssh/svc plugins, an mpimaster and workers."""
-    name = pod_name(params.get("name_prefix") or "commcheck", params.get("run_id") or "run", "vcjob")
     master = _pod_spec(params, _container("mpimaster", params, command=command, worker=False))
     master["restartPolicy"] = "OnFailure"
     worker = _pod_spec(params, _container("mpiworker", params, command=["/usr/sbin/sshd", "-D"]), nodes)
@@ -99,8 +102,7 @@ def volcano_job_manifest(params, nodes, command):
     return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
-        "metadata": {"name": name, "namespace": params.get("namespace") or "default",
-                     "labels": {APP_LABEL: "commcheck", RUN_LABEL: params.get("run_id") or "run"}},
+        "metadata": _job_metadata(params, "vcjob"),
         "spec": {
             "minAvailable": len(nodes) + 1,
             "schedulerName": "volcano",

@@ -181,23 +181,30 @@ def _network_list(networks):
     return [str(n).strip() for n in networks if str(n).strip()]
 
 
-def build_pod_manifest(params, node):
-    """The Pod manifest for one node: pinned with nodeName, RDMA/GPU resources,
-    IPC_LOCK, no memory limit (a memory limit makes MR registration fail),
-    hostNetwork or Multus networks, tolerations and run labels."""
+def extended_resources(params):
+    """The container's extended resources (RDMA devices, GPUs): limits and requests alike."""
+    resources = {str(k): str(v) for k, v in (params.get("resources") or {}).items()}
+    if params.get("gpus"):
+        resources[params.get("gpu_resource") or "nvidia.com/gpu"] = str(params["gpus"])
+    return resources
+
+
+def _pod_metadata(params, node):
     run_id = params.get("run_id") or "run"
-    name = pod_name(params.get("name_prefix") or "commcheck", run_id, node)
     labels = {APP_LABEL: "commcheck", RUN_LABEL: run_id, NODE_LABEL: pod_name("", "", node)[:63]}
     labels.update({str(k): str(v) for k, v in (params.get("labels") or {}).items()})
     annotations = {str(k): str(v) for k, v in (params.get("annotations") or {}).items()}
     networks = _network_list(params.get("networks"))
     if networks and not params.get("host_network"):
         annotations[NETWORKS_ANNOTATION] = ",".join(networks)
+    metadata = {"name": pod_name(params.get("name_prefix") or "commcheck", run_id, node),
+                "namespace": params.get("namespace") or "default", "labels": labels}
+    if annotations:
+        metadata["annotations"] = annotations
+    return metadata
 
-    resources = {str(k): str(v) for k, v in (params.get("resources") or {}).items()}
-    gpus = params.get("gpus") or 0
-    if gpus:
-        resources[params.get("gpu_resource") or "nvidia.com/gpu"] = str(gpus)
+
+def _pod_container(params):
     container = {
         "name": CONTAINER_NAME,
         "image": params["image"],
@@ -209,18 +216,21 @@ def build_pod_manifest(params, node):
     }
     if params.get("privileged"):
         container["securityContext"]["privileged"] = True
+    resources = extended_resources(params)
     if resources:
         # Extended resources need limits (requests default to them); no cpu/memory limits.
         container["resources"] = {"limits": dict(resources), "requests": dict(resources)}
-    volumes = []
     if params.get("shm_size"):
         container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
-        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": str(params["shm_size"])}})
+    return container
+
+
+def _pod_spec(params, node):
     spec = {
         "nodeName": node,
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": 5,
-        "containers": [container],
+        "containers": [_pod_container(params)],
     }
     if params.get("host_network"):
         spec["hostNetwork"] = True
@@ -229,16 +239,21 @@ def build_pod_manifest(params, node):
         spec["activeDeadlineSeconds"] = int(params["active_deadline_seconds"])
     if params.get("tolerations"):
         spec["tolerations"] = [dict(t) for t in params["tolerations"]]
-    if volumes:
-        spec["volumes"] = volumes
+    if params.get("shm_size"):
+        spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": str(params["shm_size"])}}]
     if params.get("service_account"):
         spec["serviceAccountName"] = params["service_account"]
     if params.get("image_pull_secrets"):
         spec["imagePullSecrets"] = [{"name": s} for s in params["image_pull_secrets"]]
-    metadata = {"name": name, "namespace": params.get("namespace") or "default", "labels": labels}
-    if annotations:
-        metadata["annotations"] = annotations
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    return spec
+
+
+def build_pod_manifest(params, node):
+    """The Pod manifest for one node: pinned with nodeName, RDMA/GPU resources,
+    IPC_LOCK, no memory limit (a memory limit makes MR registration fail),
+    hostNetwork or Multus networks, tolerations and run labels."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _pod_metadata(params, node),
+            "spec": _pod_spec(params, node)}
 
 
 def manifest_differs(existing, wanted):
