@@ -40,43 +40,17 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_components as lc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import (
+    natural_key, pair_key)
+
 BAD_VERDICTS = ("fail", "error")
 COMPONENTS = ("fleet", "host", "rail", "fabric", "link", "flaky")
-FINDING_NAME = {"host": "bad_node", "rail": "bad_nic", "link": "bad_link", "fabric": "fabric",
-                "fleet": "fleet", "flaky": "flaky"}
-VERDICT_OF = {"host": "fail", "rail": "fail", "link": "fail", "fabric": "fail", "fleet": "fail", "flaky": "flaky"}
-FIX = {
-    "host": "take the host out of the pool; check what all its NICs share: PCIe root ports and link width "
-            "(lspci -vv), NUMA placement, CPU governor and load, firmware and driver versions, memory "
-            "(hugepages, memlock); compare with a good host",
-    "rail": "check that NIC and its port only: ibstat / ethtool link speed and width, port error counters, "
-            "the cable and transceivers to its switch, the switch port, the NIC's PCIe link and firmware",
-    "link": "check the path between the two hosts on that rail: cables and transceivers, the switch ports "
-            "on both ends and the switch-to-switch links they use (error counters, speed); reseat or "
-            "replace, then rerun the pair",
-    "fabric": "pairs that share no host fail on the same rail while each host passes with others: check the "
-              "switch fabric of that rail (spine / inter-switch links, ECMP hashing, routing tables, PFC / ECN "
-              "and buffer settings, congestion), not the hosts",
-    "fleet": "every host of the rail is affected: check the expected bandwidth (link rate x efficiency), the "
-             "test parameters and the rail's switch (configuration, firmware, PFC / MTU) before blaming hosts",
-    "flaky": "a transient slowdown (it passed on retest): watch the error counters and history of these ports; "
-             "rerun the check; a component that is flaky run after run is failing",
-}
 _RANK = dict((name, idx) for idx, name in enumerate(COMPONENTS))
 
 
 class LocalizationError(ValueError):
     """Input that cannot be localized (reported as a clear error)."""
-
-
-def natural_key(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
-
-
-def _fmt(value):
-    if value is None:
-        return "n/a"
-    return "%.3g" % value if abs(value) < 10 else "%.1f" % value
 
 
 # --- observations --------------------------------------------------------------
@@ -160,10 +134,6 @@ def observations_from_matrix(matrix, expected=None, min_fraction=0.9, devices=No
 
 # --- link table ----------------------------------------------------------------
 
-def _pair(a, b):
-    return tuple(sorted((a, b), key=natural_key))
-
-
 _SIDE_CAUSE = re.compile(r"^(?:server|client) side on (\S+?):")
 _MISSING_CAUSE = re.compile(r"^no result from (\S+?)(?: and (\S+?))? \(")
 
@@ -203,7 +173,7 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
                 "bad": obs["verdict"] in bad_verdicts, "origin": obs.get("origin"),
                 "op": obs.get("op")})
             continue
-        key = (rail, _pair(obs["host"], obs["peer"]))
+        key = (rail, pair_key(obs["host"], obs["peer"]))
         link = links.setdefault(key, {"rail": rail, "hosts": key[1], "original": [], "retests": [],
                                       "values": [], "retest_values": [], "expected": None, "ops": set(),
                                       "causes": []})
@@ -265,11 +235,13 @@ def host_rail_stats(links):
     return stats
 
 
-def _majority(count, total, fraction, minimum):
-    return count >= minimum and total > 0 and count > fraction * total
-
-
 # --- the decision ---------------------------------------------------------------------
+
+def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links"):
+    """The :class:`localization_components.LinkView` the steps of :func:`localize` read."""
+    links, partners, devices, blame = link_table(observations, bad_verdicts)
+    return lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what)
+
 
 def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None):
     """Components at fault, most severe first, with their evidence (see module doc).
@@ -281,293 +253,21 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
         raise LocalizationError("host_fraction must be in (0, 1), got %r" % (host_fraction,))
     if int(min_bad_links) < 1:
         raise LocalizationError("min_bad_links must be at least 1, got %r" % (min_bad_links,))
-    links, partners, devices, blame = link_table(observations, bad_verdicts)
-    stats = host_rail_stats(links)
-    rails_of = {}
-    hosts_of_rail = {}
-    for (node, rail) in stats:
-        rails_of.setdefault(node, set()).add(rail)
-        hosts_of_rail.setdefault(rail, set()).add(node)
-    suspect = set(key for key, st in stats.items()
-                  if _majority(st["bad"], st["links"], host_fraction, min_bad_links))
-    components = []
-
-    # fleet-wide rails: every host of the rail is suspect
-    fleet_rails = set()
-    for rail, nodes in sorted(hosts_of_rail.items()):
-        if len(nodes) >= 3 and all((n, rail) in suspect for n in nodes):
-            fleet_rails.add(rail)
-            rail_links = [l for (r, _p), l in links.items() if r == rail and l["status"] != "unknown"]
-            bad = [l for l in rail_links if l["status"] == "bad"]
-            components.append(_component(
-                "fleet", "*", None, rail, [rail], sorted(set(devices.get((n, rail)) for n in nodes) - set([None])),
-                "rail %s: every host has mostly bad links (%d of %d links bad)" % (rail, len(bad), len(rail_links)),
-                ["rail %s: %d of %d links bad, on all %d hosts" % (rail, len(bad), len(rail_links), len(nodes))]
-                + _link_lines(bad, 6),
-                {"total": len(rail_links), "bad": len(bad)}, "high" if len(nodes) >= 4 else "medium"))
-
-    # partner evidence per (host, rail)
-    def partner_view(node, rail):
-        results = partners.get((rail, node)) or []
-        bad = [p for p in results if p["bad"]]
-        good = [p for p in results if not p["bad"] and p["verdict"] not in ("skipped",)]
-        return results, bad, good
-
+    view = link_view(observations, bad_verdicts, what)
+    suspect = lc.suspect_host_rails(view, host_fraction, min_bad_links)
+    components, fleet_rails = lc.fleet_components(view, suspect)
     implicated = dict(((n, r), "majority") for (n, r) in suspect if r not in fleet_rails)
-
-    def explained_by_suspect(rail, pair):
-        return any((n, rail) in implicated for n in pair)
-
-    # unexplained bad links: partner retests decide which side (if any) is at fault
-    open_links = []
-    for (rail, pair), link in sorted(links.items(), key=lambda item: (item[0][0], [natural_key(h) for h in item[0][1]])):
-        if link["status"] != "bad" or rail in fleet_rails or explained_by_suspect(rail, pair):
-            continue
-        blamed = []
-        for node in pair:
-            _all, bad, good = partner_view(node, rail)
-            if bad and len(bad) >= len(good):
-                blamed.append((node, "partner"))
-            elif blame.get((rail, node)) and not blame.get((rail, pair[1] if node == pair[0] else pair[0])):
-                blamed.append((node, "error"))
-        for node, why in blamed:
-            implicated.setdefault((node, rail), why)
-        if not blamed:
-            open_links.append((rail, pair, link))
-
-    # hosts and rails
-    for node in sorted(set(n for n, _r in implicated), key=natural_key):
-        rails = sorted(r for (n, r) in implicated if n == node)
-        all_rails = sorted(rails_of.get(node, set()) - fleet_rails)
-        lines = []
-        n_links = n_bad = 0
-        confirmed = False
-        via_partner = False
-        for rail in sorted(rails_of.get(node, set())):
-            st = stats.get((node, rail)) or {"links": 0, "bad": 0, "bad_peers": [], "flaky": 0}
-            dev = devices.get((node, rail))
-            tag = "rail %s%s" % (rail, " (%s)" % dev if dev else "")
-            if rail in rails:
-                n_links += st["links"]
-                n_bad += st["bad"]
-                for peer in st["bad_peers"]:
-                    # one confirmed link of a host bad with most peers confirms it (retests may be sampled)
-                    confirmed = confirmed or links[(rail, _pair(node, peer))]["confirmed"]
-            lines.append("%s %s: %d of %d links bad%s" % (
-                node, tag, st["bad"], st["links"],
-                (" (with %s)" % ", ".join(sorted(st["bad_peers"], key=natural_key))) if st["bad_peers"] else ""))
-            results, pbad, pgood = partner_view(node, rail)
-            for res in results:
-                lines.append("%s %s with known-good %s: %s %s" % (
-                    node, tag, res["partner"], res["verdict"], _fmt(res["value"])))
-            if rail in rails and implicated[(node, rail)] == "partner":
-                via_partner = True
-            if rail in rails and implicated[(node, rail)] == "error":
-                lines.append("%s %s: its side of the test failed: %s" % (node, tag, blame[(rail, node)][0]))
-        for rail in rails:
-            st = stats.get((node, rail)) or {"bad_peers": []}
-            lines += _link_lines([links[(rail, _pair(node, p))] for p in st["bad_peers"]], 4)
-        rails_devices = sorted(set(devices.get((node, r)) for r in rails) - set([None]))
-        peers = len(set(p for r in rails for p in _peers_of(links, node, r)))
-        if rails == all_rails and all_rails:
-            cause = "%s: %d of its %d %s are bad on %s" % (
-                node, n_bad, n_links, what, "every rail" if len(all_rails) > 1 else "its only rail")
-            if len(all_rails) == 1:
-                lines.append("one rail only: the host and its NIC cannot be told apart")
-            if via_partner:
-                cause += " (and it fails with known-good partners)"
-            if any(implicated[(node, r)] == "error" for r in rails):
-                cause += " (its side of the tests failed)"
-            components.append(_component(
-                "host", node, None, None, rails, rails_devices, cause, lines, {"total": n_links, "bad": n_bad},
-                _confidence(confirmed, peers, via_partner, len(all_rails) > 1)))
-        else:
-            good_rails = [r for r in all_rails if r not in rails]
-            for rail in rails:
-                st = stats.get((node, rail)) or {"links": 0, "bad": 0, "bad_peers": []}
-                dev = devices.get((node, rail))
-                cause = "%s rail %s%s: %d of its %d %s on that rail are bad, its other rail%s (%s) %s fine" % (
-                    node, rail, " (%s)" % dev if dev else "", st["bad"], st["links"], what,
-                    "s" if len(good_rails) > 1 else "", ", ".join(str(r) for r in good_rails),
-                    "are" if len(good_rails) > 1 else "is")
-                if implicated[(node, rail)] == "partner":
-                    cause += "; it also fails with a known-good partner"
-                elif implicated[(node, rail)] == "error":
-                    cause += "; its side of the test failed"
-                link_confirmed = any(links[(rail, _pair(node, p))]["confirmed"] for p in st["bad_peers"])
-                components.append(_component(
-                    "rail", node, None, rail, [rail], [dev] if dev else [], cause, lines,
-                    {"total": st["links"], "bad": st["bad"]},
-                    _confidence(link_confirmed, len(_peers_of(links, node, rail)),
-                                implicated[(node, rail)] == "partner", True)))
-
-    # links and fabric
-    by_rail = {}
-    for rail, pair, link in open_links:
-        by_rail.setdefault(rail, []).append((pair, link))
-    for rail in sorted(by_rail):
-        items = by_rail[rail]
-        disjoint = _has_disjoint(items)
-        if disjoint:
-            lines = ["rail %s: %d bad pairs, %s" % (rail, len(items), "; ".join(
-                "%s-%s" % pair for pair, _l in items))]
-            for pair, link in items:
-                lines += _pair_lines(pair, rail, link, partners, stats, devices)
-            components.append(_component(
-                "fabric", "*", None, rail, [rail], sorted(set(devices.get((h, rail)) for p, _l in items for h in p)
-                                                          - set([None])),
-                "rail %s: %d bad pairs that share no host, while each host is fine with others: %s" % (
-                    rail, len(items), ", ".join("%s-%s" % pair for pair, _l in items)),
-                lines, {"total": sum(1 for (r, _p) in links if r == rail), "bad": len(items)},
-                "medium" if all(l["confirmed"] for _p, l in items) else "low"))
-            continue
-        shared = {}
-        for pair, _link in items:
-            for node in pair:
-                shared[node] = shared.get(node, 0) + 1
-        for pair, link in items:
-            a, b = pair
-            lines = _pair_lines(pair, rail, link, partners, stats, devices)
-            for node in pair:
-                if shared[node] > 1:
-                    lines.append("%s is in %d of the bad pairs on rail %s: check its port too" % (
-                        node, shared[node], rail))
-            cleared = all(partner_view(n, rail)[2] for n in pair)
-            cause = "link %s - %s (rail %s) is bad while both hosts are good with their other peers" % (a, b, rail)
-            if cleared:
-                cause += " and with known-good partners"
-            if len(hosts_of_rail.get(rail, ())) <= 2:
-                lines.append("only two hosts on rail %s: the link cannot be told apart from either host" % rail)
-            components.append(_component(
-                "link", a, b, rail, [rail], sorted(set(devices.get((h, rail)) for h in pair) - set([None])),
-                cause, lines, {"total": 1, "bad": 1},
-                _link_confidence(link, cleared, len(hosts_of_rail.get(rail, ())))))
-
-    # flaky
-    components += _flaky_components(links, stats, devices, host_fraction, min_bad_links, rails_of)
-    components.sort(key=lambda c: (_RANK[c["component"]], natural_key(c["host"]), natural_key(c["peer"] or ""),
-                                   c["rail"] if c["rail"] is not None else -1))
-    return _result(components, links, stats, devices, rails_of)
+    implicated, open_links = lc.blame_sides(view, implicated, fleet_rails)
+    components += lc.node_components(view, implicated, fleet_rails)
+    components += lc.path_components(view, open_links)
+    components += lc.flaky_components(view, host_fraction, min_bad_links)
+    components.sort(key=_severity)
+    return _result(components, view)
 
 
-def _peers_of(links, node, rail):
-    return [p for (r, pair) in links for p in pair if r == rail and node in pair and p != node]
-
-
-def _has_disjoint(items):
-    """True when two of the (pair, link) items share no host."""
-    for i in range(len(items)):
-        for j in range(i + 1, len(items)):
-            if not set(items[i][0]) & set(items[j][0]):
-                return True
-    return False
-
-
-def _pair_lines(pair, rail, link, partners, stats, devices):
-    lines = _link_lines([link], 1)
-    for node in pair:
-        st = stats.get((node, rail)) or {"links": 0, "bad": 0}
-        dev = devices.get((node, rail))
-        lines.append("%s rail %s%s: %d of %d links bad" % (node, rail, " (%s)" % dev if dev else "", st["bad"],
-                                                           st["links"]))
-        for res in partners.get((rail, node)) or []:
-            lines.append("%s rail %s with known-good %s: %s %s" % (node, rail, res["partner"], res["verdict"],
-                                                                   _fmt(res["value"])))
-    return lines
-
-
-def _link_lines(links, limit):
-    out = []
-    for link in links[:limit]:
-        a, b = link["hosts"]
-        values = [v for v in link["values"] if v is not None]
-        text = "%s-%s rail %s: %s" % (a, b, link["rail"], ", ".join(link["original"]) or "no result")
-        if values:
-            text += " at %s" % "/".join(_fmt(v) for v in values)
-            if link.get("expected"):
-                text += " (expected %s)" % _fmt(link["expected"])
-        if link["retests"]:
-            again = sum(1 for v in link["retests"] if v != "pass")
-            text += "; retest as is: %d of %d failed again" % (again, len(link["retests"]))
-            rvalues = [v for v in link["retest_values"] if v is not None]
-            if rvalues:
-                text += " (%s)" % "/".join(_fmt(v) for v in rvalues)
-        out.append(text)
-    if len(links) > limit:
-        out.append("... and %d more" % (len(links) - limit))
-    return out
-
-
-def _confidence(confirmed, peers, via_partner, several_rails):
-    score = 0
-    score += 1 if confirmed else 0
-    score += 1 if peers >= 3 else 0
-    score += 1 if via_partner else 0
-    score += 1 if several_rails else 0
-    return "high" if score >= 3 else ("medium" if score >= 2 else "low")
-
-
-def _link_confidence(link, cleared, hosts_on_rail):
-    if hosts_on_rail <= 2:
-        return "low"
-    if link["confirmed"] and cleared:
-        return "high"
-    if link["confirmed"] or cleared:
-        return "medium"
-    return "low"
-
-
-def _flaky_components(links, stats, devices, fraction, minimum, rails_of):
-    out = []
-    grouped = set()
-    for node in sorted(rails_of, key=natural_key):
-        flaky_rails = [r for r in sorted(rails_of[node])
-                       if _majority(stats[(node, r)]["flaky"], stats[(node, r)]["links"], fraction, minimum)]
-        if not flaky_rails:
-            continue
-        n_links = sum(stats[(node, r)]["links"] for r in flaky_rails)
-        n_flaky = sum(stats[(node, r)]["flaky"] for r in flaky_rails)
-        whole = flaky_rails == sorted(rails_of[node])
-        lines = []
-        for rail in flaky_rails:
-            st = stats[(node, rail)]
-            lines.append("%s rail %s: %d of %d links failed and then passed on retest" % (
-                node, rail, st["flaky"], st["links"]))
-            lines += _link_lines([links[(rail, _pair(node, p))] for p in st["flaky_peers"]], 4)
-            for peer in st["flaky_peers"]:
-                grouped.add((rail, _pair(node, peer)))
-        where = node if whole else "%s rail %s" % (node, ", ".join(str(r) for r in flaky_rails))
-        out.append(_component(
-            "flaky", node, None, None if whole else flaky_rails[0], flaky_rails,
-            sorted(set(devices.get((node, r)) for r in flaky_rails) - set([None])),
-            "%s: %d of its %d links were slow once and passed on retest (transient, not failed)" % (
-                where, n_flaky, n_links), lines, {"total": n_links, "bad": 0, "flaky": n_flaky}, "medium"))
-    for (rail, pair), link in sorted(links.items(), key=lambda item: (item[0][0], [natural_key(h) for h in item[0][1]])):
-        if link["status"] != "flaky" or (rail, pair) in grouped:
-            continue
-        out.append(_component(
-            "flaky", pair[0], pair[1], rail, [rail], sorted(set(devices.get((h, rail)) for h in pair) - set([None])),
-            "link %s - %s (rail %s) failed once and passed on retest (transient, not failed)" % (pair[0], pair[1], rail),
-            _link_lines([link], 1), {"total": 1, "bad": 0, "flaky": 1}, "medium"))
-    return out
-
-
-def _component(component, host, peer, rail, rails, devices, cause, evidence, links, confidence):
-    return {
-        "component": component,
-        "finding": FINDING_NAME[component],
-        "host": host,
-        "peer": peer,
-        "rail": rail,
-        "rails": list(rails or []),
-        "devices": list(devices or []),
-        "confidence": confidence,
-        "verdict": VERDICT_OF[component],
-        "cause": cause,
-        "fix": FIX[component],
-        "evidence": list(evidence),
-        "links": links,
-    }
+def _severity(comp):
+    return (_RANK[comp["component"]], natural_key(comp["host"]), natural_key(comp["peer"] or ""),
+            comp["rail"] if comp["rail"] is not None else -1)
 
 
 def describe(component):
@@ -589,35 +289,47 @@ def describe(component):
     return "flaky %s" % component["host"]
 
 
-def _result(components, links, stats, devices, rails_of):
-    link_rows = []
-    for (rail, pair), link in sorted(links.items(), key=lambda item: (item[0][0], [natural_key(h) for h in item[0][1]])):
-        link_rows.append({"host": pair[0], "peer": pair[1], "rail": rail, "status": link["status"],
-                          "confirmed": link["confirmed"], "verdicts": list(link["original"]),
-                          "retests": list(link["retests"]), "values": list(link["values"]),
-                          "expected": link["expected"]})
+def _result(components, view):
+    link_rows = _link_rows(view)
+    return {"components": components, "primary": components[0] if components else None, "links": link_rows,
+            "hosts": _host_rows(view), "summary": _summary(components, link_rows)}
+
+
+def _link_rows(view):
+    return [{"host": pair[0], "peer": pair[1], "rail": rail, "status": link["status"],
+             "confirmed": link["confirmed"], "verdicts": list(link["original"]), "retests": list(link["retests"]),
+             "values": list(link["values"]), "expected": link["expected"]}
+            for (rail, pair), link in view.sorted_links()]
+
+
+def _host_rows(view):
+    """host -> rail (as text) -> {links, bad, flaky, device}."""
     hosts = {}
-    for (node, rail), st in sorted(stats.items(), key=lambda item: (natural_key(item[0][0]), item[0][1])):
+    for (node, rail), st in sorted(view.stats.items(), key=lambda item: (natural_key(item[0][0]), item[0][1])):
         hosts.setdefault(node, {})[str(rail)] = {"links": st["links"], "bad": st["bad"], "flaky": st["flaky"],
-                                                 "device": devices.get((node, rail))}
+                                                 "device": view.devices.get((node, rail))}
+    return hosts
+
+
+def _summary(components, link_rows):
+    def of(kind):
+        return [c for c in components if c["component"] == kind]
+
     failing = [c for c in components if c["component"] != "flaky"]
-    summary = {
+    return {
         "verdict": "fail" if failing else ("flaky" if components else "pass"),
         "most_likely": describe(components[0]) if components else None,
-        "hosts": sorted(set(c["host"] for c in components if c["component"] == "host"), key=natural_key),
-        "rails": ["%s:%s" % (c["host"], (c["devices"] or [c["rail"]])[0]) for c in components
-                  if c["component"] == "rail"],
-        "links": ["%s-%s:%s" % (c["host"], c["peer"], c["rail"]) for c in components if c["component"] == "link"],
-        "fabric": [c["rail"] for c in components if c["component"] == "fabric"],
-        "fleet": [c["rail"] for c in components if c["component"] == "fleet"],
-        "flaky": [describe(c) for c in components if c["component"] == "flaky"],
+        "hosts": sorted(set(c["host"] for c in of("host")), key=natural_key),
+        "rails": ["%s:%s" % (c["host"], (c["devices"] or [c["rail"]])[0]) for c in of("rail")],
+        "links": ["%s-%s:%s" % (c["host"], c["peer"], c["rail"]) for c in of("link")],
+        "fabric": [c["rail"] for c in of("fabric")],
+        "fleet": [c["rail"] for c in of("fleet")],
+        "flaky": [describe(c) for c in of("flaky")],
         "links_total": len(link_rows),
         "links_bad": sum(1 for l in link_rows if l["status"] == "bad"),
         "links_flaky": sum(1 for l in link_rows if l["status"] == "flaky"),
         "links_confirmed": sum(1 for l in link_rows if l["status"] == "bad" and l["confirmed"]),
     }
-    return {"components": components, "primary": components[0] if components else None, "links": link_rows,
-            "hosts": hosts, "summary": summary}
 
 
 # --- records ---------------------------------------------------------------------------

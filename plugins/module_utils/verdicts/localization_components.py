@@ -1,0 +1,452 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Localization, one function per component kind (pure; ``localization.localize`` is the driver).
+
+Each step reads a :class:`LinkView` (the link table of one check and its
+statistics per host and rail) and returns the components it names, built by
+:func:`component`:
+
+- :func:`suspect_host_rails`: the (host, rail) pairs with mostly bad links;
+- :func:`fleet_components`: rails whose every host is suspect;
+- :func:`blame_sides`: bad links no suspect explains, judged by partner
+  retests and error causes (which side, if any, is implicated);
+- :func:`node_components`: ``host`` (implicated on every rail it has) or
+  ``rail`` components for the implicated (host, rail) pairs;
+- :func:`path_components`: the links that blame neither side: ``fabric``
+  when two of them on a rail share no host, else one ``link`` each;
+- :func:`flaky_components`: links that failed and then passed on retest.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+FINDING_NAME = {"host": "bad_node", "rail": "bad_nic", "link": "bad_link", "fabric": "fabric",
+                "fleet": "fleet", "flaky": "flaky"}
+VERDICT_OF = {"host": "fail", "rail": "fail", "link": "fail", "fabric": "fail", "fleet": "fail", "flaky": "flaky"}
+FIX = {
+    "host": "take the host out of the pool; check what all its NICs share: PCIe root ports and link width "
+            "(lspci -vv), NUMA placement, CPU governor and load, firmware and driver versions, memory "
+            "(hugepages, memlock); compare with a good host",
+    "rail": "check that NIC and its port only: ibstat / ethtool link speed and width, port error counters, "
+            "the cable and transceivers to its switch, the switch port, the NIC's PCIe link and firmware",
+    "link": "check the path between the two hosts on that rail: cables and transceivers, the switch ports "
+            "on both ends and the switch-to-switch links they use (error counters, speed); reseat or "
+            "replace, then rerun the pair",
+    "fabric": "pairs that share no host fail on the same rail while each host passes with others: check the "
+              "switch fabric of that rail (spine / inter-switch links, ECMP hashing, routing tables, PFC / ECN "
+              "and buffer settings, congestion), not the hosts",
+    "fleet": "every host of the rail is affected: check the expected bandwidth (link rate x efficiency), the "
+             "test parameters and the rail's switch (configuration, firmware, PFC / MTU) before blaming hosts",
+    "flaky": "a transient slowdown (it passed on retest): watch the error counters and history of these ports; "
+             "rerun the check; a component that is flaky run after run is failing",
+}
+_NO_STAT = {"links": 0, "bad": 0, "bad_peers": [], "flaky": 0}
+
+
+def natural_key(text):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
+
+
+def pair_key(a, b):
+    """The two hosts of a link, in natural order (a link is the same both ways)."""
+    return tuple(sorted((a, b), key=natural_key))
+
+
+def fmt(value):
+    if value is None:
+        return "n/a"
+    return "%.3g" % value if abs(value) < 10 else "%.1f" % value
+
+
+def majority(count, total, fraction, minimum):
+    return count >= minimum and total > 0 and count > fraction * total
+
+
+class LinkView(object):
+    """What the steps decide from: ``link_table``'s links, partner results, devices and error blame,
+    ``host_rail_stats``' statistics, and ``what`` the links are (for causes)."""
+
+    def __init__(self, links, partners, devices, blame, stats, what="links"):
+        self.links = links
+        self.partners = partners
+        self.devices = devices
+        self.blame = blame
+        self.stats = stats
+        self.what = what
+        self.rails_of = {}
+        self.hosts_of_rail = {}
+        for (node, rail) in stats:
+            self.rails_of.setdefault(node, set()).add(rail)
+            self.hosts_of_rail.setdefault(rail, set()).add(node)
+
+    def stat(self, node, rail):
+        return self.stats.get((node, rail)) or dict(_NO_STAT, bad_peers=[])
+
+    def partner_view(self, node, rail):
+        """(all, bad, good) partner retest results of ``node`` on ``rail``."""
+        results = self.partners.get((rail, node)) or []
+        bad = [p for p in results if p["bad"]]
+        good = [p for p in results if not p["bad"] and p["verdict"] not in ("skipped",)]
+        return results, bad, good
+
+    def sorted_links(self):
+        """(key, link) items by rail, then hosts in natural order."""
+        return sorted(self.links.items(), key=lambda item: (item[0][0], [natural_key(h) for h in item[0][1]]))
+
+    def rail_devices(self, hosts, rail):
+        return sorted(set(self.devices.get((h, rail)) for h in hosts) - set([None]))
+
+    def host_devices(self, node, rails):
+        return sorted(set(self.devices.get((node, r)) for r in rails) - set([None]))
+
+    def is_confirmed(self, node, rail, peers):
+        """True when one of the links of ``node`` with ``peers`` on ``rail`` failed again on an as-is retest."""
+        return any(self.links[(rail, pair_key(node, p))]["confirmed"] for p in peers)
+
+    def peers_of(self, node, rail):
+        return [p for (r, pair) in self.links for p in pair if r == rail and node in pair and p != node]
+
+
+def component(kind, host, peer, rail, rails, devices, cause, evidence, links, confidence):
+    return {
+        "component": kind,
+        "finding": FINDING_NAME[kind],
+        "host": host,
+        "peer": peer,
+        "rail": rail,
+        "rails": list(rails or []),
+        "devices": list(devices or []),
+        "confidence": confidence,
+        "verdict": VERDICT_OF[kind],
+        "cause": cause,
+        "fix": FIX[kind],
+        "evidence": list(evidence),
+        "links": links,
+    }
+
+
+# --- suspects and fleet --------------------------------------------------------------
+
+def suspect_host_rails(view, fraction, minimum):
+    """(host, rail) pairs with mostly bad links: more than ``fraction`` of them, and at least ``minimum``."""
+    return set(key for key, st in view.stats.items() if majority(st["bad"], st["links"], fraction, minimum))
+
+
+def fleet_components(view, suspect):
+    """A ``fleet`` component per rail whose every host (three at least) is suspect; and the set of those rails."""
+    out = []
+    fleet_rails = set()
+    for rail, nodes in sorted(view.hosts_of_rail.items()):
+        if len(nodes) >= 3 and all((n, rail) in suspect for n in nodes):
+            fleet_rails.add(rail)
+            out.append(fleet_component(view, rail, nodes))
+    return out, fleet_rails
+
+
+def fleet_component(view, rail, nodes):
+    rail_links = [l for (r, _p), l in view.links.items() if r == rail and l["status"] != "unknown"]
+    bad = [l for l in rail_links if l["status"] == "bad"]
+    return component(
+        "fleet", "*", None, rail, [rail], view.rail_devices(nodes, rail),
+        "rail %s: every host has mostly bad links (%d of %d links bad)" % (rail, len(bad), len(rail_links)),
+        ["rail %s: %d of %d links bad, on all %d hosts" % (rail, len(bad), len(rail_links), len(nodes))]
+        + link_lines(bad, 6),
+        {"total": len(rail_links), "bad": len(bad)}, "high" if len(nodes) >= 4 else "medium")
+
+
+# --- which side of a bad link ------------------------------------------------------------
+
+def blamed_sides(view, rail, pair):
+    """[(host, why)] for one bad link: a side that fails with at least as many known-good partners as it
+    passes with (``partner``), or the only side an error's cause names (``error``)."""
+    blamed = []
+    for node in pair:
+        _all, bad, good = view.partner_view(node, rail)
+        other = pair[1] if node == pair[0] else pair[0]
+        if bad and len(bad) >= len(good):
+            blamed.append((node, "partner"))
+        elif view.blame.get((rail, node)) and not view.blame.get((rail, other)):
+            blamed.append((node, "error"))
+    return blamed
+
+
+def blame_sides(view, implicated, fleet_rails):
+    """Bad links off fleet rails that no implicated (host, rail) explains yet, in link order.
+
+    ``implicated``: (host, rail) -> why (``majority``, ``partner``, ``error``). A side
+    :func:`blamed_sides` names is implicated too, which explains later links of that
+    host; a link that blames neither side stays open. Returns (implicated, open links
+    as (rail, pair, link)).
+    """
+    implicated = dict(implicated)
+    open_links = []
+    for (rail, pair), link in view.sorted_links():
+        if link["status"] != "bad" or rail in fleet_rails or any((n, rail) in implicated for n in pair):
+            continue
+        blamed = blamed_sides(view, rail, pair)
+        for node, why in blamed:
+            implicated.setdefault((node, rail), why)
+        if not blamed:
+            open_links.append((rail, pair, link))
+    return implicated, open_links
+
+
+# --- hosts and rails -----------------------------------------------------------------------
+
+def node_components(view, implicated, fleet_rails):
+    """A ``host`` component per host implicated on every rail it has (fleet rails aside), else one ``rail``
+    component per implicated rail."""
+    out = []
+    for node in sorted(set(n for n, _r in implicated), key=natural_key):
+        why = dict((r, w) for (n, r), w in implicated.items() if n == node)
+        all_rails = sorted(view.rails_of.get(node, set()) - fleet_rails)
+        if sorted(why) == all_rails and all_rails:
+            out.append(host_component(view, node, why))
+        else:
+            out += rail_components(view, node, why, [r for r in all_rails if r not in why])
+    return out
+
+
+def node_lines(view, node, why):
+    """Evidence for a host: its links on each rail, its partner retests, its failed sides, then the bad links
+    of its implicated rails (``why``: rail -> why)."""
+    lines = []
+    for rail in sorted(view.rails_of.get(node, set())):
+        st = view.stat(node, rail)
+        dev = view.devices.get((node, rail))
+        tag = "rail %s%s" % (rail, " (%s)" % dev if dev else "")
+        lines.append("%s %s: %d of %d links bad%s" % (
+            node, tag, st["bad"], st["links"],
+            (" (with %s)" % ", ".join(sorted(st["bad_peers"], key=natural_key))) if st["bad_peers"] else ""))
+        for res in view.partner_view(node, rail)[0]:
+            lines.append("%s %s with known-good %s: %s %s" % (node, tag, res["partner"], res["verdict"],
+                                                              fmt(res["value"])))
+        if why.get(rail) == "error":
+            lines.append("%s %s: its side of the test failed: %s" % (node, tag, view.blame[(rail, node)][0]))
+    for rail in sorted(why):
+        lines += link_lines([view.links[(rail, pair_key(node, p))] for p in view.stat(node, rail)["bad_peers"]], 4)
+    return lines
+
+
+def host_component(view, node, why):
+    """The host itself: implicated (``why``: rail -> why) on every rail it has."""
+    rails = sorted(why)
+    stats = [view.stat(node, r) for r in rails]
+    n_links = sum(st["links"] for st in stats)
+    n_bad = sum(st["bad"] for st in stats)
+    # one confirmed link of a host bad with most peers confirms it (retests may be sampled)
+    confirmed = any(view.is_confirmed(node, r, st["bad_peers"]) for r, st in zip(rails, stats))
+    via_partner = "partner" in why.values()
+    lines = node_lines(view, node, why)
+    cause = "%s: %d of its %d %s are bad on %s" % (
+        node, n_bad, n_links, view.what, "every rail" if len(rails) > 1 else "its only rail")
+    if len(rails) == 1:
+        lines.append("one rail only: the host and its NIC cannot be told apart")
+    if via_partner:
+        cause += " (and it fails with known-good partners)"
+    if "error" in why.values():
+        cause += " (its side of the tests failed)"
+    peers = len(set(p for r in rails for p in view.peers_of(node, r)))
+    return component("host", node, None, None, rails, view.host_devices(node, rails), cause, lines,
+                     {"total": n_links, "bad": n_bad}, confidence(confirmed, peers, via_partner, len(rails) > 1))
+
+
+def rail_components(view, node, why, good_rails):
+    """One ``rail`` component (NIC, port, cable to its switch) per implicated rail of a host that is fine on
+    ``good_rails``."""
+    lines = node_lines(view, node, why)
+    out = []
+    for rail in sorted(why):
+        st = view.stat(node, rail)
+        dev = view.devices.get((node, rail))
+        cause = "%s rail %s%s: %d of its %d %s on that rail are bad, its other rail%s (%s) %s fine" % (
+            node, rail, " (%s)" % dev if dev else "", st["bad"], st["links"], view.what,
+            "s" if len(good_rails) > 1 else "", ", ".join(str(r) for r in good_rails),
+            "are" if len(good_rails) > 1 else "is")
+        if why[rail] == "partner":
+            cause += "; it also fails with a known-good partner"
+        elif why[rail] == "error":
+            cause += "; its side of the test failed"
+        out.append(component(
+            "rail", node, None, rail, [rail], [dev] if dev else [], cause, lines,
+            {"total": st["links"], "bad": st["bad"]},
+            confidence(view.is_confirmed(node, rail, st["bad_peers"]), len(view.peers_of(node, rail)),
+                       why[rail] == "partner", True)))
+    return out
+
+
+# --- links and fabric ------------------------------------------------------------------------
+
+def path_components(view, open_links):
+    """Per rail, the open links: ``fabric`` when two of them share no host, else one ``link`` each."""
+    by_rail = {}
+    for rail, pair, link in open_links:
+        by_rail.setdefault(rail, []).append((pair, link))
+    out = []
+    for rail in sorted(by_rail):
+        items = by_rail[rail]
+        if has_disjoint(items):
+            out.append(fabric_component(view, rail, items))
+        else:
+            out += link_components(view, rail, items)
+    return out
+
+
+def has_disjoint(items):
+    """True when two of the (pair, link) items share no host."""
+    for i in range(len(items)):
+        for j in range(i + 1, len(items)):
+            if not set(items[i][0]) & set(items[j][0]):
+                return True
+    return False
+
+
+def fabric_component(view, rail, items):
+    names = ["%s-%s" % pair for pair, _l in items]
+    lines = ["rail %s: %d bad pairs, %s" % (rail, len(items), "; ".join(names))]
+    for pair, link in items:
+        lines += pair_lines(view, pair, rail, link)
+    return component(
+        "fabric", "*", None, rail, [rail], view.rail_devices([h for p, _l in items for h in p], rail),
+        "rail %s: %d bad pairs that share no host, while each host is fine with others: %s" % (
+            rail, len(items), ", ".join(names)),
+        lines, {"total": sum(1 for (r, _p) in view.links if r == rail), "bad": len(items)},
+        "medium" if all(l["confirmed"] for _p, l in items) else "low")
+
+
+def link_components(view, rail, items):
+    """One ``link`` component per (pair, link) item of one rail; a host in several of them is pointed out."""
+    shared = {}
+    for pair, _link in items:
+        for node in pair:
+            shared[node] = shared.get(node, 0) + 1
+    hosts_on_rail = len(view.hosts_of_rail.get(rail, ()))
+    out = []
+    for pair, link in items:
+        a, b = pair
+        lines = pair_lines(view, pair, rail, link)
+        for node in pair:
+            if shared[node] > 1:
+                lines.append("%s is in %d of the bad pairs on rail %s: check its port too" % (node, shared[node], rail))
+        cleared = all(view.partner_view(n, rail)[2] for n in pair)
+        cause = "link %s - %s (rail %s) is bad while both hosts are good with their other peers" % (a, b, rail)
+        if cleared:
+            cause += " and with known-good partners"
+        if hosts_on_rail <= 2:
+            lines.append("only two hosts on rail %s: the link cannot be told apart from either host" % rail)
+        out.append(component("link", a, b, rail, [rail], view.rail_devices(pair, rail), cause, lines,
+                             {"total": 1, "bad": 1}, link_confidence(link, cleared, hosts_on_rail)))
+    return out
+
+
+def pair_lines(view, pair, rail, link):
+    lines = link_lines([link], 1)
+    for node in pair:
+        st = view.stats.get((node, rail)) or {"links": 0, "bad": 0}
+        dev = view.devices.get((node, rail))
+        lines.append("%s rail %s%s: %d of %d links bad" % (node, rail, " (%s)" % dev if dev else "", st["bad"],
+                                                           st["links"]))
+        for res in view.partners.get((rail, node)) or []:
+            lines.append("%s rail %s with known-good %s: %s %s" % (node, rail, res["partner"], res["verdict"],
+                                                                   fmt(res["value"])))
+    return lines
+
+
+# --- flaky -----------------------------------------------------------------------------------
+
+def flaky_components(view, fraction, minimum):
+    """Flaky hosts (most links of some rails flaky), then the flaky links no flaky host covers."""
+    hosts, grouped = flaky_host_components(view, fraction, minimum)
+    return hosts + flaky_link_components(view, grouped)
+
+
+def flaky_host_components(view, fraction, minimum):
+    """One ``flaky`` component per host with mostly flaky links on some rails; and the links they cover."""
+    out = []
+    grouped = set()
+    for node in sorted(view.rails_of, key=natural_key):
+        flaky_rails = [r for r in sorted(view.rails_of[node])
+                       if majority(view.stats[(node, r)]["flaky"], view.stats[(node, r)]["links"], fraction, minimum)]
+        if not flaky_rails:
+            continue
+        n_links = sum(view.stats[(node, r)]["links"] for r in flaky_rails)
+        n_flaky = sum(view.stats[(node, r)]["flaky"] for r in flaky_rails)
+        whole = flaky_rails == sorted(view.rails_of[node])
+        lines = []
+        for rail in flaky_rails:
+            st = view.stats[(node, rail)]
+            lines.append("%s rail %s: %d of %d links failed and then passed on retest" % (
+                node, rail, st["flaky"], st["links"]))
+            lines += link_lines([view.links[(rail, pair_key(node, p))] for p in st["flaky_peers"]], 4)
+            grouped.update((rail, pair_key(node, peer)) for peer in st["flaky_peers"])
+        where = node if whole else "%s rail %s" % (node, ", ".join(str(r) for r in flaky_rails))
+        out.append(component(
+            "flaky", node, None, None if whole else flaky_rails[0], flaky_rails,
+            view.host_devices(node, flaky_rails),
+            "%s: %d of its %d links were slow once and passed on retest (transient, not failed)" % (
+                where, n_flaky, n_links), lines, {"total": n_links, "bad": 0, "flaky": n_flaky}, "medium"))
+    return out, grouped
+
+
+def flaky_link_components(view, grouped):
+    """One ``flaky`` component per flaky link not in ``grouped``."""
+    out = []
+    for (rail, pair), link in view.sorted_links():
+        if link["status"] != "flaky" or (rail, pair) in grouped:
+            continue
+        out.append(component(
+            "flaky", pair[0], pair[1], rail, [rail], view.rail_devices(pair, rail),
+            "link %s - %s (rail %s) failed once and passed on retest (transient, not failed)" % (pair[0], pair[1], rail),
+            link_lines([link], 1), {"total": 1, "bad": 0, "flaky": 1}, "medium"))
+    return out
+
+
+# --- evidence and confidence ------------------------------------------------------------------
+
+def link_lines(links, limit):
+    """One line per link (at most ``limit``): its verdicts and values, and its as-is retests."""
+    out = [_link_line(link) for link in links[:limit]]
+    if len(links) > limit:
+        out.append("... and %d more" % (len(links) - limit))
+    return out
+
+
+def _link_line(link):
+    a, b = link["hosts"]
+    values = [v for v in link["values"] if v is not None]
+    text = "%s-%s rail %s: %s" % (a, b, link["rail"], ", ".join(link["original"]) or "no result")
+    if values:
+        text += " at %s" % "/".join(fmt(v) for v in values)
+        if link.get("expected"):
+            text += " (expected %s)" % fmt(link["expected"])
+    if link["retests"]:
+        again = sum(1 for v in link["retests"] if v != "pass")
+        text += "; retest as is: %d of %d failed again" % (again, len(link["retests"]))
+        rvalues = [v for v in link["retest_values"] if v is not None]
+        if rvalues:
+            text += " (%s)" % "/".join(fmt(v) for v in rvalues)
+    return text
+
+
+def confidence(confirmed, peers, via_partner, several_rails):
+    """high / medium / low: one point each for a confirming retest, three peers or more, a failing partner
+    retest, and a verdict that holds on several rails."""
+    score = 0
+    score += 1 if confirmed else 0
+    score += 1 if peers >= 3 else 0
+    score += 1 if via_partner else 0
+    score += 1 if several_rails else 0
+    return "high" if score >= 3 else ("medium" if score >= 2 else "low")
+
+
+def link_confidence(link, cleared, hosts_on_rail):
+    if hosts_on_rail <= 2:
+        return "low"
+    if link["confirmed"] and cleared:
+        return "high"
+    if link["confirmed"] or cleared:
+        return "medium"
+    return "low"
