@@ -1,0 +1,362 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading the history: stream the month files, skip torn and corrupt lines (and report them), query.
+
+Only the months a time range can touch are opened, and lines whose raw bytes
+cannot match a query are skipped before they are parsed.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+import os
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history_records import (
+    FILE_RE,
+    format_time,
+    parse_time,
+    utc_now,
+)
+class ReadReport(object):
+    """What a reader skipped: torn last lines and corrupt lines, with file and line number."""
+
+    def __init__(self):
+        self.torn = []
+        self.corrupt = []
+        self.files = []
+        self.lines = 0
+        self.parsed = 0
+
+    def as_dict(self):
+        return {"files": list(self.files), "lines": self.lines, "parsed": self.parsed,
+                "torn": list(self.torn), "corrupt": list(self.corrupt)}
+
+    @property
+    def problems(self):
+        return self.torn + self.corrupt
+
+
+def history_files(directory, since=None, until=None):
+    """Month files in time order, only the months that can hold records in [since, until]."""
+    if not directory or not os.path.isdir(directory):
+        return []
+    found = []
+    for name in os.listdir(directory):
+        match = FILE_RE.match(name)
+        if not match:
+            continue
+        year, month = int(match.group(1)), int(match.group(2))
+        key = year * 12 + month
+        if since is not None and key < since.year * 12 + since.month:
+            continue
+        if until is not None and key > until.year * 12 + until.month:
+            continue
+        found.append((key, os.path.join(directory, name)))
+    return [path for _key, path in sorted(found)]
+
+
+def iter_lines(path, report=None):
+    """Yield (line_number, bytes) of the whole lines of a history file, streaming.
+
+    A last line without its newline is a torn write: it is skipped and, when
+    it is not valid JSON, reported in ``report.torn``. (A complete record that
+    only lacks the newline is still yielded.)
+    """
+    with open(path, "rb") as handle:
+        number = 0
+        for raw in handle:
+            number += 1
+            if raw.endswith(b"\n"):
+                yield number, raw
+                continue
+            # last line, no newline: whole only if it parses
+            try:
+                json.loads(raw)
+            except ValueError:
+                if report is not None:
+                    report.torn.append({"file": path, "line": number, "bytes": len(raw),
+                                        "reason": "torn last line (no newline, not valid JSON)"})
+                continue
+            yield number, raw
+
+
+# Lines this module writes start with the stamp keys, so run id and time can be
+# read without parsing the whole line (a fast path; anything else is parsed).
+LINE_HEAD = b'{"schema":'
+TIME_KEY = b'"time":"'
+
+
+def raw_time(raw):
+    """The canonical time of a line written by this module, as text, or None."""
+    if not raw.startswith(LINE_HEAD):
+        return None
+    index = raw.find(TIME_KEY, 0, 320)
+    if index < 0:
+        return None
+    value = raw[index + 8:index + 35]
+    if len(value) == 27 and value.endswith(b"Z") and raw[index + 35:index + 36] == b'"':
+        return value.decode("ascii")
+    return None
+
+
+class _Filter(object):
+    """Necessary conditions on the raw bytes of a line (cheap) before it is parsed.
+
+    groups: every group is a tuple of byte tokens, one of which must occur in the line.
+    since_text / until_text: canonical time bounds checked on lines with a readable time.
+    """
+
+    def __init__(self, groups=(), since_text=None, until_text=None):
+        self.groups = [tuple(g) for g in groups if g]
+        self.since_text = since_text
+        self.until_text = until_text
+
+    def __call__(self, raw):
+        for group in self.groups:
+            for token in group:
+                if token in raw:
+                    break
+            else:
+                return False
+        if self.since_text is not None or self.until_text is not None:
+            text = raw_time(raw)
+            if text is not None:
+                if self.since_text is not None and text < self.since_text:
+                    return False
+                if self.until_text is not None and text > self.until_text:
+                    return False
+        return True
+
+
+def record_line_problem(record):
+    """Why a parsed history line is not a record (None when it is one).
+
+    A record is a JSON object with a non-empty string ``kind`` and a ``host``:
+    a non-empty string, or null on a ``kind: summary`` line.
+    """
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    kind = record.get("kind")
+    if not isinstance(kind, str) or not kind.strip():
+        return "no 'kind' (a record needs a non-empty string kind)"
+    host = record.get("host")
+    if "host" not in record or (host is None and kind != "summary"):
+        return "no 'host' (a record needs a host; only a summary line has host null)"
+    if host is not None and (not isinstance(host, str) or not host.strip()):
+        return "bad 'host' %r (a record needs a non-empty string host or, on a summary line, null)" % (host,)
+    return None
+
+
+def _parse_lines(path, report, raw_filter):
+    decode = json.JSONDecoder().decode
+    for number, raw in iter_lines(path, report):
+        report.lines += 1
+        if raw_filter is not None and not raw_filter(raw):
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            report.corrupt.append({"file": path, "line": number, "reason": "not UTF-8: %s" % exc})
+            continue
+        if not text.strip():
+            continue
+        report.parsed += 1
+        try:
+            record = decode(text)
+        except ValueError as exc:
+            report.corrupt.append({"file": path, "line": number, "reason": "not JSON: %s" % exc})
+            continue
+        problem = record_line_problem(record)
+        if problem:
+            report.corrupt.append({"file": path, "line": number, "reason": problem})
+            continue
+        yield record
+
+
+def iter_records(directory, since=None, until=None, report=None, prefilter=None, newest_first=False,
+                 stop=None):
+    """Stream every record of the history, month file by month file.
+
+    since/until (datetimes) only choose the month files; exact time checks are
+    the caller's. prefilter: a callable on the raw bytes of a line, or a list
+    of byte strings that must all occur, before the line is parsed.
+    newest_first: read the newest month first (lines of a month stay in file
+    order). stop: a callable checked after each month; when it returns True,
+    one more (older) month is read, so a run that straddles the month boundary
+    is complete, and reading ends.
+    """
+    if report is None:
+        report = ReadReport()
+    if prefilter is not None and not callable(prefilter):
+        prefilter = _Filter([(token,) for token in prefilter])
+    files = history_files(directory, since, until)
+    if newest_first:
+        files = files[::-1]
+    stopping = False
+    for path in files:
+        report.files.append(path)
+        yield from _parse_lines(path, report, prefilter)
+        if stopping:
+            return
+        if stop is not None and stop():
+            stopping = True
+
+
+def _json_tokens(value):
+    """Byte strings one of which occurs in a line holding a JSON string equal to value."""
+    forms = {json.dumps(value, ensure_ascii=True).encode("utf-8"),
+             json.dumps(value, ensure_ascii=False).encode("utf-8")}
+    return tuple(sorted(forms))
+
+
+def _as_list(value):
+    if value is None or value == "":
+        return None
+    if isinstance(value, (list, tuple, set)):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def time_text_bound(when):
+    return format_time(when) if when is not None else None
+
+
+def _record_time_ok(record, since_text, until_text):
+    if since_text is None and until_text is None:
+        return True
+    text = record.get("time")
+    if not isinstance(text, str):
+        return False
+    if not (len(text) == 27 and text.endswith("Z")):
+        try:
+            text = format_time(parse_time(text))
+        except ValueError:
+            return False
+    if since_text is not None and text < since_text:
+        return False
+    if until_text is not None and text > until_text:
+        return False
+    return True
+
+
+class Selection(object):
+    """The filters of a query: a raw-line prefilter and an exact check of parsed records."""
+
+    def __init__(self, kind=None, host=None, peer=None, run_id=None, verdict=None, since=None, until=None,
+                 include_summary=None, where=None, now=None):
+        now = now or utc_now()
+        self.since, self.until = parse_time(since, now), parse_time(until, now)
+        self.kinds, self.hosts, self.peers = _as_list(kind), _as_list(host), _as_list(peer)
+        self.runs, self.verdicts = _as_list(run_id), _as_list(verdict)
+        if include_summary is None:
+            include_summary = bool(self.kinds and "summary" in self.kinds)
+        self.include_summary = include_summary
+        self.where = where
+        self.since_text, self.until_text = time_text_bound(self.since), time_text_bound(self.until)
+        self.peer_null = bool(self.peers) and any(p in ("null", "-", "None") for p in self.peers)
+        groups = []
+        for values in (self.kinds, self.hosts, self.runs, self.verdicts):
+            if values:
+                groups.append(tuple(t for v in values for t in _json_tokens(v)))
+        if self.peers:
+            group = tuple(t for v in self.peers if v not in ("null", "-", "None") for t in _json_tokens(v))
+            if self.peer_null:
+                group += (b"null",)
+            groups.append(group)
+        self.prefilter = _Filter(groups, self.since_text, self.until_text)
+
+    def __call__(self, record):
+        rkind = record.get("kind")
+        if self.kinds is not None and rkind not in self.kinds:
+            return False
+        if not self.include_summary and rkind == "summary":
+            return False
+        if self.hosts is not None and record.get("host") not in self.hosts:
+            return False
+        if self.peers is not None:
+            rpeer = record.get("peer")
+            if not ((rpeer is None and self.peer_null) or (rpeer is not None and rpeer in self.peers)):
+                return False
+        if self.runs is not None and str(record.get("run_id")) not in self.runs:
+            return False
+        if self.verdicts is not None and record.get("verdict") not in self.verdicts:
+            return False
+        if not _record_time_ok(record, self.since_text, self.until_text):
+            return False
+        return self.where is None or self.where(record)
+
+
+def select(directory, selection, report=None, newest_first=False, stop=None):
+    """Stream the records that match a Selection."""
+    for record in iter_records(directory, selection.since, selection.until, report, selection.prefilter,
+                               newest_first=newest_first, stop=stop):
+        if selection(record):
+            yield record
+
+
+def query(directory, kind=None, host=None, peer=None, run_id=None, verdict=None, since=None, until=None,
+          last_runs=None, include_summary=None, jmespath_query=None, limit=None, report=None, now=None,
+          where=None):
+    """Query the history, streaming; returns a list of records (or the JMESPath result).
+
+    kind/host/peer/run_id/verdict: a value or a list of values (any of them).
+    peer: the string 'null' (or '-') matches records without a peer.
+    since/until: ISO 8601, epoch seconds or an age like '7d'. last_runs: only
+    the N most recent runs (by their first record's time) among matching records.
+    include_summary: keep 'summary' records (default: only when kind asks for them).
+    where: optional predicate called with each record.
+    limit: keep at most the last N records after filtering.
+    jmespath_query: applied to the resulting list (needs the jmespath package).
+    report: a ReadReport that receives torn/corrupt lines.
+    """
+    selection = Selection(kind, host, peer, run_id, verdict, since, until, include_summary, where, now)
+    if last_runs:
+        result = _last_runs(directory, selection, int(last_runs), report)
+    elif limit:
+        from collections import deque
+        result = list(deque(select(directory, selection, report), maxlen=int(limit)))
+    else:
+        result = list(select(directory, selection, report))
+    if last_runs and limit:
+        result = result[-int(limit):]
+    if jmespath_query:
+        return jmespath_search(jmespath_query, result)
+    return result
+
+
+def _last_runs(directory, selection, count, report):
+    """Records of the ``count`` runs whose first record is newest, oldest first.
+
+    Reads the newest months first and stops once ``count`` runs are found
+    (plus one older month for runs that straddle a month boundary).
+    """
+    by_run, first_time = {}, {}
+
+    def enough():
+        return len(by_run) >= count
+
+    for record in select(directory, selection, report, newest_first=True, stop=enough):
+        run = record.get("run_id")
+        by_run.setdefault(run, []).append(record)
+        when = record.get("time") or ""
+        if run not in first_time or when < first_time[run]:
+            first_time[run] = when
+    keep = sorted(first_time, key=lambda r: (first_time[r], str(r)))[-count:]
+    out = []
+    for run in keep:
+        out.extend(sorted(by_run[run], key=lambda r: r.get("time") or ""))
+    return out
+
+
+def jmespath_search(expression, data):
+    """Apply a JMESPath expression; clear error when jmespath is missing."""
+    try:
+        import jmespath
+    except ImportError:
+        raise ValueError("a JMESPath query needs the Python package 'jmespath' on the controller")
+    try:
+        return jmespath.search(expression, data)
+    except jmespath.exceptions.JMESPathError as exc:
+        raise ValueError("bad JMESPath query %r: %s" % (expression, exc))
