@@ -226,13 +226,18 @@ def compare_with_history(records, directory, k=DEFAULT_K, threshold=DEFAULT_THRE
             for r in records]
 
 
+def _regressed(records):
+    """(record, its regression) of the records that regressed."""
+    for record in records or []:
+        regression = record.get("regression")
+        if regression:
+            yield record, regression
+
+
 def regressions(records):
     """Flat list of regressions: {key, kind, host, peer, params, metric, value, baseline, change, threshold}."""
     out = []
-    for record in records or []:
-        regression = record.get("regression")
-        if not regression:
-            continue
+    for record, regression in _regressed(records):
         for name, data in sorted(regression.get("metrics", {}).items()):
             out.append({
                 "kind": record.get("kind"), "host": record.get("host"), "peer": record.get("peer"),
@@ -247,10 +252,7 @@ def regressions(records):
 def regression_records(records):
     """One ``kind: regression`` record per regressed check, for the history and other consumers."""
     out = []
-    for record in records or []:
-        regression = record.get("regression")
-        if not regression:
-            continue
+    for record, regression in _regressed(records):
         worst_name = sorted(regression["metrics"], key=lambda n: -abs(regression["metrics"][n]["change"]))[0]
         worst = regression["metrics"][worst_name]
         params = dict(record.get("params") or {})
