@@ -16,10 +16,11 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import (
-    MPI_ERRORS, ErrorCollector, scan_launcher_line)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.collective_lines import (
+    MAX_LINE, MAX_WARNINGS, CollectiveLines)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import MPI_ERRORS, ErrorCollector
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    Notes, clean_lines, is_context_line, is_diagnostic_line, snake_case, to_float, to_int, to_text)
+    Notes, clean_lines, snake_case, to_float, to_int, to_text)
 
 # HcclResult (hccl_types.h): value -> (name, cause, fix)
 _HCCL_RESULTS = {
@@ -135,9 +136,6 @@ HCCL_TEST_ERRORS.update({
 })
 
 _SECONDARY = ("rank_failed", "no_table", "hccl_op_failed")
-_MAX_LINE = 4096
-_MAX_WARNINGS = 100  # listed; more are counted
-_MAX_UNKNOWN_LISTED = 50  # lines no rule knows, listed as warnings; more are counted
 _MAX_STAGES = 20   # stages listed per error
 
 _PREAMBLE = re.compile(r"the minbytes is\s+\d+", re.I)
@@ -160,7 +158,6 @@ _OP_FAILED = re.compile(r"hccl_op_base execute failed|hccl_op_base destory_alloc
 _ROOT_INFO = re.compile(r"HcclGetRootInfo failed|received invalid data from root process", re.I)
 _EXTRA_PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*|\d+:\s+(?=\S))")
 _WARNING = re.compile(r"^Warning:|calculation result overflows|No verification is performed", re.I)
-_FRAME = re.compile(r"^-{20,}$")   # Open MPI frames its help messages with dash lines
 _CANN_FAILURE = re.compile(r"error|fail|timeout|time out|\[ERROR\]", re.I)
 # (lowercase needles, regex, code): tried in order, the regex only when the lowercased line holds a needle.
 _SIMPLE_ERRORS = [
@@ -290,62 +287,41 @@ class _Columns(object):
 _DEFAULT = _Columns(_DEFAULT_COLUMNS)
 
 
-class _Parser(object):
+class _Parser(CollectiveLines):
     """One pass over hccl_test output: preamble, table (with or without pipes), errors, and the lines
     no rule knows (warnings, unless they carry no message). Unanchored regexes are gated by a
     substring their match must contain."""
 
     def __init__(self):
+        CollectiveLines.__init__(self)
         self.result = _empty_result()
         self.errors = ErrorCollector(HCCL_TEST_ERRORS)
-        self.warnings = Notes(limit=_MAX_WARNINGS)
+        self.warnings = Notes(limit=MAX_WARNINGS)
         self.columns = None
-        self.last_code = None
-        self.unknown_lines = 0
+        self.last_code = None       # the code of the last HCCL/ACL error: 'This is an error in <stage>' adds to it
         self.failed_ranks = set()
-        self.frame_lines = None     # lines seen so far inside an Open MPI help frame (dash lines), or None
-        self.joined_line = None
+        # (content, lowercased content) -> handled: the errors HCCL, ACL, CANN and hccl_test print, in this order
+        self.error_handlers = (self._return_code, self._error_stage, self._failed_call, self._named_result,
+                               self._check_failed, self._simple_error, self._cann_code)
 
     def parse(self, data):
         lines = clean_lines(data)
         for index, line in enumerate(lines):
-            if len(line) > _MAX_LINE:
-                line = lines[index] = line[:_MAX_LINE]
+            if len(line) > MAX_LINE:
+                line = lines[index] = line[:MAX_LINE]
             content = line.strip()
-            if not content:
-                continue
-            if content[0] == "[" or ":" in content:
+            if content and (content[0] == "[" or ":" in content):
                 content = _EXTRA_PREFIX.sub("", content, count=1).strip()
-                if not content:
-                    continue
-            if content[0] == "-" and _FRAME.match(content):
-                self.frame_lines = 0 if self.frame_lines is None else None
-                continue
-            if self.frame_lines is not None:
-                self.frame_lines += 1
-            self._line(lines, index, content)
-        if self.unknown_lines > _MAX_UNKNOWN_LISTED:
-            self.warnings.add("%d more output lines not understood (not listed)"
-                              % (self.unknown_lines - _MAX_UNKNOWN_LISTED))
+            if content and not self._frame(content):
+                self._line(lines, index, content)
+        self._count_unlisted()
         self.result["warnings"] = self.warnings.as_list()
         _finish(self.result, self.errors)
         return self.result
 
     def _line(self, lines, index, content):
-        result = self.result
-        is_command = False
-        if "_test" in content:
-            binary = _BINARY.search(content)
-            if binary and binary.group("name") not in ("hccl_test", "nccl_test"):
-                is_command = True
-                if result["test"] is None:
-                    result["test"] = binary.group("name")
-        if "minbytes" in content.lower() and _PREAMBLE.search(content):
-            for key, value in _PREAMBLE_KV.findall(content):
-                name = _PREAMBLE_KEYS.get(key.lower().replace("_", "")) or snake_case(key)
-                self.result["header"][name] = to_int(value)
-            return
-        if self._table_line(content):
+        is_command = self._command_line(content)
+        if self._preamble(content) or self._table_line(content):
             return
         if self._error_line(content) or self._launcher_error(lines, index):
             return
@@ -353,40 +329,63 @@ class _Parser(object):
         if ("warning:" in low or "overflows" in low or "verification" in low) and _WARNING.search(content):
             self.warnings.add(content[:300])
             return
-        in_frame_body = self.frame_lines is not None and self.frame_lines > 1   # Open MPI help text
-        if (not is_command and index != self.joined_line and not in_frame_body and is_diagnostic_line(content)
-                and not is_context_line(content)):
-            self.unknown_lines += 1
-            if self.unknown_lines <= _MAX_UNKNOWN_LISTED:
-                self.warnings.add(content[:300])
+        if not is_command:
+            self._unknown(index, content)
+
+    def _command_line(self, content):
+        """A line naming a test binary (it names the test when none was seen): True."""
+        binary = _BINARY.search(content) if "_test" in content else None
+        if not binary or binary.group("name") in ("hccl_test", "nccl_test"):
+            return False
+        if self.result["test"] is None:
+            self.result["test"] = binary.group("name")
+        return True
+
+    def _preamble(self, content):
+        """'the minbytes is 8192, maxbytes is 67108864, iters is 20, warmup_iters is 5': True."""
+        if "minbytes" not in content.lower() or not _PREAMBLE.search(content):
+            return False
+        for key, value in _PREAMBLE_KV.findall(content):
+            name = _PREAMBLE_KEYS.get(key.lower().replace("_", "")) or snake_case(key)
+            self.result["header"][name] = to_int(value)
+        return True
+
+    # --- the table ---------------------------------------------------------------
 
     def _table_line(self, content):
         """A column header or a result row (pipe-separated or not): True."""
         if "|" in content:
-            cells = content.split("|")
-            if to_int(cells[0]) is None and _may_be_header(content):
-                names = [_column_name(c) for c in cells]
-                if self._set_columns(names):
-                    return True
-            use = self.columns or _DEFAULT
-            if len(cells) >= 2 and use.size_at < len(cells) and to_int(cells[use.size_at].strip()) is not None:
-                row = _make_row(cells, use)
-                if _is_result(row):
-                    self.result["rows"].append(row)
-                    return True
-        elif "data_size" in content and ("time" in content or "bandwidth" in content) and _may_be_header(content):
-            if self._set_columns([_column_name(c) for c in content.split()]):
-                return True
-        elif self.columns is not None:
-            tokens = content.split()
-            columns = self.columns
-            if (len(tokens) == len(columns.names) and to_int(tokens[columns.size_at]) is not None
-                    and sum(1 for t in tokens if to_float(t) is not None) >= 2):
-                row = _make_row(tokens, columns)
-                if _is_result(row):
-                    self.result["rows"].append(row)
-                    return True
+            return self._pipe_line(content)
+        if "data_size" in content and ("time" in content or "bandwidth" in content) and _may_be_header(content):
+            return self._set_columns([_column_name(c) for c in content.split()])
+        if self.columns is not None:
+            return self._plain_row(content)
         return False
+
+    def _pipe_line(self, content):
+        cells = content.split("|")
+        if to_int(cells[0]) is None and _may_be_header(content) and self._set_columns(
+                [_column_name(c) for c in cells]):
+            return True
+        use = self.columns or _DEFAULT
+        if len(cells) >= 2 and use.size_at < len(cells) and to_int(cells[use.size_at].strip()) is not None:
+            return self._add_row(_make_row(cells, use))
+        return False
+
+    def _plain_row(self, content):
+        """A row of a table without pipes: as many cells as columns, a size and two numbers at least."""
+        tokens = content.split()
+        columns = self.columns
+        if (len(tokens) == len(columns.names) and to_int(tokens[columns.size_at]) is not None
+                and sum(1 for t in tokens if to_float(t) is not None) >= 2):
+            return self._add_row(_make_row(tokens, columns))
+        return False
+
+    def _add_row(self, row):
+        if not _is_result(row):
+            return False
+        self.result["rows"].append(row)
+        return True
 
     def _set_columns(self, names):
         columns = _Columns(names)
@@ -400,71 +399,76 @@ class _Parser(object):
         header["time_column"] = next((n for n, _u in names if "time" in n), None)
         return True
 
+    # --- errors ------------------------------------------------------------------
+
     def _error_line(self, content):
         """Errors HCCL, ACL, CANN and hccl_test print: True."""
-        errors = self.errors
         low = content.lower()
-        if "interface return err" in low:
-            retcode = _RETCODE.search(content)
-            if retcode:
-                code = "acl_error" if retcode.group("kind").lower() == "acl" else _result_code(retcode.group("code"))
-                self.last_code = code
-                errors.add(code, content)
-                return True
-        if "This is an error in" in content:
-            stage = _ERROR_STAGE.search(content)
-            if stage:
-                entry = errors.get(self.last_code) if self.last_code else None
-                if entry is not None:
-                    stages = entry.setdefault("stages", [])
-                    if len(stages) < _MAX_STAGES and stage.group("stage") not in stages:
-                        stages.append(stage.group("stage"))
-                return True
-        if "ccl" in content and "failed" in content:
-            failed_call = _FAILED_CALL.search(content)
-            if failed_call:
-                code = _result_code(failed_call.group("code"))
-                self.last_code = code
-                errors.add(code, content)
-                return True
-        if "HCCL_E_" in content:
-            named = _NAMED_RESULT.search(content)
-            if named and ("fail" in low or "error" in low or "ret" in low):
-                name = named.group(1).lower()
-                code = name if name in HCCL_TEST_ERRORS else "hccl_error"
-                self.last_code = code
-                errors.add(code, content)
-                return True
-        if "check result failed" in low:
-            check = _CHECK_FAILED.search(content)
-            if check:
-                rank = int(check.group("rank"))
-                if rank not in self.failed_ranks:
-                    self.failed_ranks.add(rank)
-                    self.result["failed_ranks"].append(rank)
-                errors.add("check_failed", content)
-                return True
-        for needles, regex, code in _SIMPLE_ERRORS:
-            if any(needle in low for needle in needles) and regex.search(content):
-                errors.add(code, content)
-                return True
-        if "E" in content:
-            cann = _CANN_CODE.search(content)
-            if cann and _CANN_FAILURE.search(content):
-                value = cann.group("code")
-                code = {"EI0006": "hccl_socket_timeout", "EI0002": "hccl_notify_timeout"}.get(value, "hccl_cann_error")
-                errors.add(code, content)
+        for handler in self.error_handlers:
+            if handler(content, low):
                 return True
         return False
 
-    def _launcher_error(self, lines, index):
-        launcher = scan_launcher_line(lines, index)
-        if not launcher:
+    def _add_coded(self, code, content):
+        """An HCCL/ACL error a later 'This is an error in <stage>' line may add to."""
+        self.last_code = code
+        self.errors.add(code, content)
+        return True
+
+    def _return_code(self, content, low):
+        retcode = _RETCODE.search(content) if "interface return err" in low else None
+        if not retcode:
             return False
-        code, message, hint, host = launcher
-        if len(message) > len(lines[index].strip()):
-            self.joined_line = index + 1
-        self.errors.add(code, message, host=host, hint=hint)
+        code = "acl_error" if retcode.group("kind").lower() == "acl" else _result_code(retcode.group("code"))
+        return self._add_coded(code, content)
+
+    def _error_stage(self, content, _low):
+        stage = _ERROR_STAGE.search(content) if "This is an error in" in content else None
+        if not stage:
+            return False
+        entry = self.errors.get(self.last_code) if self.last_code else None
+        if entry is not None:
+            stages = entry.setdefault("stages", [])
+            if len(stages) < _MAX_STAGES and stage.group("stage") not in stages:
+                stages.append(stage.group("stage"))
+        return True
+
+    def _failed_call(self, content, _low):
+        failed_call = _FAILED_CALL.search(content) if "ccl" in content and "failed" in content else None
+        return bool(failed_call) and self._add_coded(_result_code(failed_call.group("code")), content)
+
+    def _named_result(self, content, low):
+        named = _NAMED_RESULT.search(content) if "HCCL_E_" in content else None
+        if not named or not ("fail" in low or "error" in low or "ret" in low):
+            return False
+        name = named.group(1).lower()
+        return self._add_coded(name if name in HCCL_TEST_ERRORS else "hccl_error", content)
+
+    def _check_failed(self, content, low):
+        check = _CHECK_FAILED.search(content) if "check result failed" in low else None
+        if not check:
+            return False
+        rank = int(check.group("rank"))
+        if rank not in self.failed_ranks:
+            self.failed_ranks.add(rank)
+            self.result["failed_ranks"].append(rank)
+        self.errors.add("check_failed", content)
+        return True
+
+    def _simple_error(self, content, low):
+        for needles, regex, code in _SIMPLE_ERRORS:
+            if any(needle in low for needle in needles) and regex.search(content):
+                self.errors.add(code, content)
+                return True
+        return False
+
+    def _cann_code(self, content, _low):
+        cann = _CANN_CODE.search(content) if "E" in content else None
+        if not cann or not _CANN_FAILURE.search(content):
+            return False
+        code = {"EI0006": "hccl_socket_timeout", "EI0002": "hccl_notify_timeout"}.get(cann.group("code"),
+                                                                                      "hccl_cann_error")
+        self.errors.add(code, content)
         return True
 
 
@@ -473,28 +477,44 @@ def _finish(result, errors):
     if result["test"]:
         name = result["test"]
         result["collective"] = name[:-5] if name.endswith("_test") else name
-    failed = [r for r in rows if r.get("check") == "failed"]
+    _judge_checks(result, errors)
+    _summarise_algbw(result)
+    result["completed"] = _completed(result)
+    if not rows:
+        errors.add("no_table", "no hccl_test result rows in the output")
+    result["errors"] = errors.entries(last=_SECONDARY)
+    result["ok"] = bool(rows) and not result["errors"]
+
+
+def _judge_checks(result, errors):
+    """Rows whose check_result failed: one check_failed error naming their sizes."""
+    failed = [r for r in result["rows"] if r.get("check") == "failed"]
     result["checks_failed"] = len(failed)
     if failed:
         errors.add("check_failed", "check_result failed at sizes %s" % ", ".join(str(r["bytes"]) for r in failed))
         errors.get("check_failed")["sizes"] = [r["bytes"] for r in failed]
+
+
+def _summarise_algbw(result):
+    """The highest algorithm bandwidth (and its size), and the best one at the largest size."""
     best = None
-    for row in rows:
+    for row in result["rows"]:
         bw = row.get("algbw_gbs")
         if isinstance(bw, (int, float)) and (best is None or bw > best[0]):
             best = (float(bw), row.get("bytes"))
     if best:
         result["max_algbw_gbs"], result["max_algbw_bytes"] = best
-    sized = [r for r in rows if isinstance(r.get("bytes"), int) and isinstance(r.get("algbw_gbs"), (int, float))]
+    sized = [r for r in result["rows"]
+             if isinstance(r.get("bytes"), int) and isinstance(r.get("algbw_gbs"), (int, float))]
     if sized:
         top = max(r["bytes"] for r in sized)
         result["algbw_at_max_bytes_gbs"] = max(float(r["algbw_gbs"]) for r in sized if r["bytes"] == top)
+
+
+def _completed(result):
+    """True when a row reached maxbytes, None when the preamble gave none, False without rows."""
+    rows = result["rows"]
     max_bytes = result["header"].get("max_bytes")
     if max_bytes is None or not rows:
-        result["completed"] = None if rows else False
-    else:
-        result["completed"] = any(isinstance(r.get("bytes"), int) and r["bytes"] >= max_bytes for r in rows)
-    if not rows:
-        errors.add("no_table", "no hccl_test result rows in the output")
-    result["errors"] = errors.entries(last=_SECONDARY)
-    result["ok"] = bool(rows) and not result["errors"]
+        return None if rows else False
+    return any(isinstance(r.get("bytes"), int) and r["bytes"] >= max_bytes for r in rows)
