@@ -196,6 +196,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine as q
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.pair_module import fail_run
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
 
 
@@ -344,8 +345,7 @@ def kubernetes(module, transport, nodes, planning_only):
         obj = q.parse_node_json(res.get("stdout")) if res.get("rc") == 0 else None
         if obj is None:
             why = (res.get("stderr") or "").strip()[-500:] or "kubectl get failed"
-            module.fail_json(msg="quarantine: cannot read node %s: %s" % (item["node"], why),
-                             rc=res.get("rc"), stdout=res.get("stdout"), stderr=res.get("stderr"), cmd=argv)
+            fail_run(module, "quarantine: cannot read node %s: %s" % (item["node"], why), res, argv)
         current[item["node"]] = obj
     plan = q.kubectl_plan(nodes, current, **plan_args)
     return _run(module, transport, plan)
@@ -359,10 +359,9 @@ def _run(module, transport, plan):
         entry = dict(item, rc=res.get("rc"), stderr=(res.get("stderr") or "").strip()[-500:])
         done.append(entry)
         if res.get("rc") != 0:
-            module.fail_json(msg="quarantine: %s of %s failed (rc %s): %s" % (
+            fail_run(module, "quarantine: %s of %s failed (rc %s): %s" % (
                 item["action"], item["node"], res.get("rc"), entry["stderr"] or "no message"),
-                rc=res.get("rc"), stdout=res.get("stdout"), stderr=res.get("stderr"), cmd=item["argv"],
-                actions=done, changed=len(done) > 1)
+                res, item["argv"], actions=done, changed=len(done) > 1)
     return {"changed": bool(done), "actions": done}
 
 
