@@ -23,8 +23,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    PARSER_ERROR,
     bounded_lines,
+    error_catalog,
     error_entry,
     found_after,
     is_tagged_warning,
@@ -32,7 +32,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     to_int,
 )
 
-IBDEV2NETDEV_ERRORS = {
+IBDEV2NETDEV_ERRORS = error_catalog({
     "not_installed": (
         "ibdev2netdev is not installed on this host (it ships with MLNX_OFED / DOCA-OFED, not with rdma-core).",
         "Install the MLNX_OFED or DOCA host package, or use rdma link (iproute2) / sysfs instead.",
@@ -41,9 +41,7 @@ IBDEV2NETDEV_ERRORS = {
         "No RDMA device is visible (/sys/class/infiniband is missing or empty).",
         "Load the NIC driver (mlx5_core, mlx5_ib), check lspci, and in a pod request the RDMA device resource.",
     ),
-    "parser_error": PARSER_ERROR,
-    "unknown": ("ibdev2netdev printed an error this parser does not know.", "Read the message and the raw output."),
-}
+}, "ibdev2netdev")
 
 # "... port 1 (ACTIVE) ==> ens1f0 (Up)"; the IB port state only with -v. Read by _split_tail and
 # _split_verbose_head below, not by one regex: its lazy groups before \s* made long lines quadratic.

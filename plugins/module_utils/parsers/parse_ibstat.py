@@ -31,8 +31,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    PARSER_ERROR,
     bounded_lines,
+    error_catalog,
     error_entry,
     found_after,
     is_tagged_warning,
@@ -43,7 +43,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     to_int,
 )
 
-IBSTAT_ERRORS = {
+IBSTAT_ERRORS = error_catalog({
     "stat_failed": (
         "ibstat could not read one RDMA device (often a non-IB device such as an Azure accelerated-networking "
         "mlx5_an0, or a device that vanished); ibstat stops there, so later CAs are missing.",
@@ -69,9 +69,7 @@ IBSTAT_ERRORS = {
         "ibstat/ibstatus is not installed on this host.",
         "Install infiniband-diags (Debian/Ubuntu) or rdma-core infiniband-diags (RHEL).",
     ),
-    "parser_error": PARSER_ERROR,
-    "unknown": ("ibstat printed an error this parser does not know.", "Read the message and the raw output."),
-}
+}, "ibstat")
 
 # ibstat's node types: "CA", "Switch", "Router", "iWARP RNIC", "???".
 _CA_HEADER = re.compile(r"^\s*(?P<node_type>CA|Switch|Router|iWARP RNIC|\?\?\?)\s*:?\s*'(?P<name>[^']*)'\s*$")

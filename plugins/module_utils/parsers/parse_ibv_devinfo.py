@@ -24,8 +24,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    PARSER_ERROR,
     bounded_lines,
+    error_catalog,
     error_entry,
     found_after,
     is_tagged_warning,
@@ -36,7 +36,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     to_int,
 )
 
-IBV_DEVINFO_ERRORS = {
+IBV_DEVINFO_ERRORS = error_catalog({
     "no_device": (
         "libibverbs found no RDMA device: no driver bound, no uverbs device, or (in a pod) no device mounted.",
         "Check lsmod (mlx5_ib/ib_uverbs), rdma dev and /dev/infiniband; in Kubernetes request the RDMA resource.",
@@ -69,9 +69,7 @@ IBV_DEVINFO_ERRORS = {
         "ibv_devinfo/ibv_devices is not installed on this host.",
         "Install ibverbs-utils (Debian/Ubuntu) or libibverbs-utils (RHEL).",
     ),
-    "parser_error": PARSER_ERROR,
-    "unknown": ("ibv_devinfo printed an error this parser does not know.", "Read the message and the raw output."),
-}
+}, "ibv_devinfo")
 
 _HCA_ID = re.compile(r"^\s*hca_id\s*:\s*(?P<name>\S+)\s*$")
 _PORT = re.compile(r"^\s*port\s*:\s*(?P<port>\d+)\s*$")

@@ -27,16 +27,16 @@ import json
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    PARSER_ERROR,
     bounded_lines,
     decode_json_at,
+    error_catalog,
     error_entry,
     to_float,
     to_int,
     to_text,
 )
 
-IPERF3_ERRORS = {
+IPERF3_ERRORS = error_catalog({
     "connection_refused": (
         "Nothing listens on the server address and port (iperf3 -s not started, wrong port, or a firewall rejects).",
         "Start iperf3 -s on the server first (the client retries until it listens), check the port and firewall.",
@@ -98,9 +98,7 @@ IPERF3_ERRORS = {
         "iperf3 finished without end-of-test totals.",
         "Check the iperf3 output and run again with a longer duration.",
     ),
-    "parser_error": PARSER_ERROR,
-    "unknown": ("iperf3 reported an error this parser does not know.", "Read the message and the raw output."),
-}
+}, "iperf3", verb="reported")
 
 # Message fragments (lower case) -> code; first match wins.
 _MESSAGE_CODES = (

@@ -25,9 +25,9 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    PARSER_ERROR,
     bounded_lines,
     decode_json_at,
+    error_catalog,
     error_entry,
     found_after,
     is_tagged_warning,
@@ -37,7 +37,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     to_text,
 )
 
-RDMA_LINK_ERRORS = {
+RDMA_LINK_ERRORS = error_catalog({
     "no_device": (
         "The kernel reports no RDMA device or the named device does not exist (rdma: wrong device name).",
         "Check the NIC RDMA driver (mlx5_ib) with lsmod and rdma dev; in a pod request the RDMA device resource.",
@@ -54,9 +54,7 @@ RDMA_LINK_ERRORS = {
         "The iproute2 'rdma' tool is not installed on this host.",
         "Install iproute2 (it ships /sbin/rdma since 4.16).",
     ),
-    "parser_error": PARSER_ERROR,
-    "unknown": ("rdma printed an error this parser does not know.", "Read the message and the raw output."),
-}
+}, "rdma")
 
 # The rest of a line is taken whole ((?P<rest>.*)$, split in code): a lazy .*? before \s*$ would
 # backtrack over every run of blanks, quadratic in its length.

@@ -24,8 +24,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    PARSER_ERROR,
     bounded_lines,
+    error_catalog,
     error_entry,
     found_after,
     is_tagged_warning,
@@ -33,7 +33,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     to_int,
 )
 
-SHOW_GIDS_ERRORS = {
+SHOW_GIDS_ERRORS = error_catalog({
     "no_device": (
         "No RDMA device is visible (/sys/class/infiniband is missing or empty).",
         "Load the NIC RDMA driver (mlx5_ib), check rdma dev; in a pod request the RDMA device resource.",
@@ -42,9 +42,7 @@ SHOW_GIDS_ERRORS = {
         "show_gids (MLNX_OFED/DOCA) or hiroce3 (Huawei) is not installed on this host.",
         "Install the vendor host package, or read /sys/class/infiniband/*/ports/*/gids and gid_attrs directly.",
     ),
-    "parser_error": PARSER_ERROR,
-    "unknown": ("show_gids printed an error this parser does not know.", "Read the message and the raw output."),
-}
+}, "show_gids")
 
 # Header names -> our column kinds.
 _HEADER_NAMES = {

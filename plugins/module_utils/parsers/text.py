@@ -261,6 +261,14 @@ PARSER_ERROR = (
 )
 
 
+def error_catalog(codes, tool, verb="printed"):
+    """A parser's error catalog: its tool's codes, then parser_error and unknown (the last ones in every catalog)."""
+    catalog = dict(codes)
+    catalog["parser_error"] = PARSER_ERROR
+    catalog["unknown"] = ("%s %s an error this parser does not know." % (tool, verb), "Read the message and the raw output.")
+    return catalog
+
+
 def parse_or_report(parse, text, empty, catalog):
     """parse(text); when it raises (a bug in commcheck), `empty` with one parser_error entry as its errors:
     a parser never raises."""
