@@ -11,7 +11,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
     APP_LABEL,
     RUN_LABEL,
-    extended_resources,
+    add_worker_resources,
     pod_name,
 )
 
@@ -28,11 +28,7 @@ def _container(name, params, command=None, worker=True):
     if command:
         container["command"] = [str(c) for c in command]
     if worker:
-        resources = extended_resources(params)
-        if resources:
-            container["resources"] = {"limits": dict(resources), "requests": dict(resources)}
-        if params.get("shm_size"):
-            container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+        add_worker_resources(container, params)
     return container
 
 

@@ -181,12 +181,16 @@ def _network_list(networks):
     return [str(n).strip() for n in networks if str(n).strip()]
 
 
-def extended_resources(params):
-    """The container's extended resources (RDMA devices, GPUs): limits and requests alike."""
+def add_worker_resources(container, params):
+    """The extended resources (RDMA devices, GPUs) and the /dev/shm mount of a container that runs the test."""
     resources = {str(k): str(v) for k, v in (params.get("resources") or {}).items()}
     if params.get("gpus"):
         resources[params.get("gpu_resource") or "nvidia.com/gpu"] = str(params["gpus"])
-    return resources
+    if resources:
+        # Extended resources need limits (requests default to them); no cpu/memory limits.
+        container["resources"] = {"limits": dict(resources), "requests": dict(resources)}
+    if params.get("shm_size"):
+        container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
 
 
 def _pod_metadata(params, node):
@@ -216,12 +220,7 @@ def _pod_container(params):
     }
     if params.get("privileged"):
         container["securityContext"]["privileged"] = True
-    resources = extended_resources(params)
-    if resources:
-        # Extended resources need limits (requests default to them); no cpu/memory limits.
-        container["resources"] = {"limits": dict(resources), "requests": dict(resources)}
-    if params.get("shm_size"):
-        container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    add_worker_resources(container, params)
     return container
 
 
