@@ -391,3 +391,41 @@ def test_records_of_a_result_that_never_ran():
     assert records[0]["verdict"] == "error" and records[0]["peer"] == "b"
     assert records[0]["params"]["mode"] == "pairs"
     assert commcheck_collective_records({"results": [res]}) == commcheck_collective_records([res])
+
+
+def test_bisect_pool_drives_the_planner_with_a_run_callable():
+    pool = ["h%d" % i for i in range(6)]
+    seen = []
+
+    def run_subset(hosts):
+        seen.append(list(hosts))
+        return "h4" in hosts
+
+    plan = bisection.bisect_pool(pool, run_subset, max_runs=2 * len(pool) + 3)
+    expected, runs = bisection.bisect_simulate(pool, lambda hosts: "h4" in hosts, max_runs=2 * len(pool) + 3)
+    assert plan == expected
+    assert seen == [r["hosts"] for r in runs[1:]]   # the pool run is already made
+    assert plan["conclusion"] == "isolated" and plan["bad_nodes"] == ["h4"]
+
+
+def test_bisect_outcome_isolated_names_the_nodes():
+    plan = {"conclusion": "isolated", "bad_nodes": ["h4"], "good_nodes": ["h0"], "unresolved": [],
+            "inferred": [], "unexplained": [], "runs": 5}
+    bad, cause, summary = bisection.bisect_outcome(plan, "slow", 6)
+    assert bad == ["h4"] and cause == "slow; bisection names h4 (6 runs)"
+    assert summary["suspects"] == [] and summary["conclusion"] == "isolated" and "bad_nodes" not in summary
+
+
+def test_bisect_outcome_inconsistent_keeps_suspects_out_of_bad_nodes():
+    plan = {"conclusion": "inconsistent", "bad_nodes": ["h2"], "good_nodes": [], "unresolved": [],
+            "inferred": [], "unexplained": [3], "runs": 4}
+    bad, cause, summary = bisection.bisect_outcome(plan, "slow", 5)
+    assert bad == [] and summary["suspects"] == ["h2"]
+    assert cause.startswith("slow; bisection does not add up (5 runs)") and "(suspects: h2)" in cause
+
+
+def test_bisect_outcome_unresolved_says_what_it_could_not_separate():
+    plan = {"conclusion": "unresolved", "bad_nodes": [], "good_nodes": [], "unresolved": ["h0", "h1"],
+            "inferred": [], "unexplained": [], "runs": 3}
+    bad, cause, summary = bisection.bisect_outcome(plan, "slow", 3)
+    assert bad == [] and cause == "slow; bisection could not separate h0, h1 (3 runs)"

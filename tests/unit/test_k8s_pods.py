@@ -118,3 +118,14 @@ def test_active_deadline_in_manifest():
     manifest = k8s_pods.build_pod_manifest(dict(BASE, active_deadline_seconds=600), "n1")
     assert manifest["spec"]["activeDeadlineSeconds"] == 600
     _validate(manifest)
+
+
+def test_add_worker_resources_sets_limits_requests_and_shm():
+    container = {}
+    k8s_pods.add_worker_resources(container, {"resources": {"rdma/hca": 1}, "gpus": 8, "shm_size": "1Gi"})
+    wanted = {"rdma/hca": "1", "nvidia.com/gpu": "8"}
+    assert container["resources"] == {"limits": wanted, "requests": wanted}
+    assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+    bare = {}
+    k8s_pods.add_worker_resources(bare, {"gpus": 0})
+    assert bare == {}
