@@ -217,3 +217,35 @@ def test_filter_validates():
     with pytest.raises(AnsibleFilterError, match="list of side results"):
         commcheck_pair_verdicts("x")
     assert commcheck_pair_verdicts([])["summary"]["verdict"] == "skipped"
+
+
+def test_verdict_steps_name_the_root_cause_in_order():
+    server = {"host": "h1", "role": "server", "verdict": "error", "cause": "no client", "fix": "f1",
+              "errors": [{"code": "server_no_client"}]}
+    client = {"host": "h2", "role": "client", "verdict": "error", "cause": "refused", "fix": "f2", "errors": []}
+    # a server that only saw no client is not the root cause: the client's error is
+    assert pa._verdict((("h1", server), ("h2", client)), "bw", None, 100, 0.9) == (
+        "error", "client side on h2: refused", "f2")
+    # a missing side comes first, with the other side's own cause when it has one
+    assert pa._verdict((("h1", server), ("h2", None)), "bw", None, 100, 0.9) == ("error", "no client", "f1")
+    verdict, cause, _fix = pa._verdict((("h1", {"verdict": "pass"}), ("h2", None)), "bw", None, 100, 0.9)
+    assert verdict == "error" and cause.startswith("no result from h2 (")
+    ok = {"verdict": "pass"}
+    assert pa._verdict((("h1", ok), ("h2", ok)), "bw", 80.0, 100, 0.9)[:2] == (
+        "fail", "80.00 Gb/s is below 90% of the expected 100.00 Gb/s")
+    assert pa._verdict((("h1", ok), ("h2", ok)), "lat", 80.0, 100, 0.9) == ("pass", None, None)
+
+
+def test_culprit_steps_fleet_rails_are_not_blamed_on_nodes():
+    records = []
+    for a, b in (("h1", "h2"), ("h1", "h3"), ("h2", "h3")):
+        records.append({"kind": "rdma_bw", "host": a, "peer": b, "params": {"rail": 0}, "verdict": "fail",
+                        "cause": "slow"})
+    links = pa._links_by_pair(records)
+    per_node = pa._node_stats(links)
+    bad_rails = pa._bad_rails(per_node)
+    assert bad_rails == {("rdma_bw", "h1"): [0], ("rdma_bw", "h2"): [0], ("rdma_bw", "h3"): [0]}
+    fleet, fleet_rails = pa._fleet_findings(links, per_node, bad_rails, "rdma_perf")
+    assert fleet_rails == set([("rdma_bw", 0)]) and fleet[0]["metrics"] == {"links": 3, "bad_links": 3}
+    assert pa._node_findings(per_node, bad_rails, fleet_rails, "rdma_perf") == ([], set())
+    assert pa._link_findings(links, fleet_rails, set(), "rdma_perf") == []

@@ -356,3 +356,23 @@ def test_module_slurm_without_scontrol_says_so(tmp_path):
                       "scontrol_binary": str(tmp_path / "no-scontrol")}, tmp_path)
     assert res.get("failed") and "scontrol not found" in res["msg"] and "scontrol_binary" in res["msg"]
     assert res["actions"][0]["argv"][-2:] == ["State=DRAIN", "Reason=commcheck: named by the operator"]
+
+
+def test_faults_read_each_kind_of_source():
+    assert q._faults(None) == []
+    assert q._faults({"components": [{"component": "link", "host": "h1", "peer": "h2", "cause": "c"}]}) == [
+        ("link", "h1", "h2", "c")]
+    assert q._faults(["h1", {"kind": "rdma_bw", "host": "h2"}, {"host": "h3", "reason": "r"},
+                      {"kind": "finding", "host": "h4", "params": {"finding": "bad_nic"}, "cause": "nic"}]) == [
+        ("host", "h1", None, "named for quarantine"), ("host", "h3", None, "r"), ("rail", "h4", None, "nic")]
+    with pytest.raises(q.QuarantineError, match="cannot read a bad node"):
+        q._faults([42])
+
+
+def test_marks_of_a_node_object():
+    marks = q._Marks(None, q.LABEL_KEY, "NoSchedule")
+    assert marks.known is False and marks.labels == {} and marks.has_taint is False
+    obj = {"metadata": {"labels": {q.LABEL_KEY: "fail"}},
+           "spec": {"taints": [{"key": q.LABEL_KEY, "effect": "NoExecute"}]}}
+    assert q._Marks(obj, q.LABEL_KEY, "NoExecute").has_taint is True
+    assert q._Marks(obj, q.LABEL_KEY, "NoSchedule").has_taint is False
