@@ -1,0 +1,331 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Faults to inject into a lab (tests/lab/lab.py), each with its own undo.
+
+Used by benchmarks/bench_accuracy.py and the lab tests that check what the
+verdict names. Every fault is an object with ``inject()``, ``during(line)``
+(called with each line of ansible-playbook output, for faults that must hit
+mid-run) and ``heal()``; ``heal`` is safe to call twice and after a failed
+``inject``. Nothing here knows what the product will conclude: a fault only
+describes what was broken (``expected``), in the words of the culprit model
+(component, host, peer, rail).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import signal
+import subprocess
+import threading
+
+PERFTEST_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
+
+
+def culprit(component, host, peer=None, rail=None):
+    """One injected fault, as the culprit the verdict should name."""
+    return {"component": component, "host": host, "peer": peer, "rail": rail}
+
+
+class Fault(object):
+    """Base: nothing injected; subclasses override what they need."""
+
+    name = "healthy"
+    checks = ("discover", "rdma")
+
+    def __init__(self, lab):
+        self.lab = lab
+
+    @property
+    def expected(self):
+        return []
+
+    def inject(self):
+        pass
+
+    def during(self, line):
+        pass
+
+    def heal(self):
+        self.lab.heal()
+
+
+class SlowHost(Fault):
+    """Every rail of one host shaped down (a bad host: PCIe, NUMA, CPU, driver)."""
+
+    name = "slow host"
+
+    def __init__(self, lab, host, rate):
+        super(SlowHost, self).__init__(lab)
+        self.host, self.rate = host, rate
+
+    @property
+    def expected(self):
+        return [culprit("host", self.host)]
+
+    def inject(self):
+        self.lab.slow(self.host, self.rate)
+
+
+class SlowRail(SlowHost):
+    """One rail (one NIC) of one host shaped down."""
+
+    name = "slow NIC"
+
+    def __init__(self, lab, host, rate, rail):
+        super(SlowRail, self).__init__(lab, host, rate)
+        self.rail = rail
+
+    @property
+    def expected(self):
+        return [culprit("nic", self.host, rail=self.rail)]
+
+    def inject(self):
+        self.lab.slow(self.host, self.rate, rail=self.rail)
+
+
+class SlowLink(Fault):
+    """Only the path between two hosts on one rail (a cable or a switch port)."""
+
+    name = "slow link"
+
+    def __init__(self, lab, host, peer, rate, rail=0):
+        super(SlowLink, self).__init__(lab)
+        self.host, self.peer, self.rate, self.rail = host, peer, rate, rail
+
+    @property
+    def expected(self):
+        return [culprit("link", self.host, self.peer, self.rail)]
+
+    def inject(self):
+        self.lab.slow_pair(self.host, self.peer, self.rate, rail=self.rail)
+
+
+class FlakyLink(SlowLink):
+    """A link that is slow now and then: shaped for ``on`` seconds every ``on + off`` seconds."""
+
+    name = "flaky link"
+
+    def __init__(self, lab, host, peer, rate, rail=0, on=2.0, off=4.0):
+        super(FlakyLink, self).__init__(lab, host, peer, rate, rail)
+        self.on, self.off = on, off
+        self._stop = threading.Event()
+        self._thread = None
+
+    @property
+    def expected(self):
+        return [culprit("flaky", self.host, self.peer, self.rail)]
+
+    def _toggle(self):
+        while not self._stop.is_set():
+            self.lab.slow_pair(self.host, self.peer, self.rate, rail=self.rail)
+            if self._stop.wait(self.on):
+                break
+            self.lab.heal(self.host)
+            self._stop.wait(self.off)
+
+    def inject(self):
+        self._thread = threading.Thread(target=self._toggle, name="flaky-link")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def heal(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+        self.lab.heal()
+
+
+def perftest_processes(lab, host):
+    """[(pid, argv)] of the perftest processes running on host (server: no peer address in argv)."""
+    out = []
+    for info in lab.pids():
+        if info["host"] != host:
+            continue
+        argv = info.get("cmdline") or []
+        if isinstance(argv, str):
+            argv = argv.split()
+        if any(os.path.basename(a) in PERFTEST_TOOLS for a in argv[:3]):
+            out.append((info["pid"], argv))
+    return out
+
+
+def lab_addresses(lab):
+    return set(rail["address"] for entry in lab.state["hosts"] for rail in entry["rails"])
+
+
+class HungSide(Fault):
+    """The first perftest server (or client) process on host is stopped (SIGSTOP) as soon as it appears."""
+
+    def __init__(self, lab, host, side="server", poll=0.2):
+        super(HungSide, self).__init__(lab)
+        self.host, self.side, self.poll = host, side, poll
+        self.name = "hung perftest %s" % side
+        self.stopped = []
+        self._stop = threading.Event()
+        self._thread = None
+
+    @property
+    def expected(self):
+        return [culprit("host", self.host)]
+
+    def _is_side(self, argv, addresses):
+        is_client = any(a in addresses for a in argv)
+        return is_client if self.side == "client" else not is_client
+
+    def _watch(self):
+        addresses = lab_addresses(self.lab)
+        while not self._stop.is_set() and not self.stopped:
+            for pid, argv in perftest_processes(self.lab, self.host):
+                if self._is_side(argv, addresses):
+                    try:
+                        os.kill(pid, signal.SIGSTOP)
+                    except OSError:
+                        continue
+                    self.stopped.append(pid)
+                    break
+            self._stop.wait(self.poll)
+
+    def inject(self):
+        self._thread = threading.Thread(target=self._watch, name="hang-" + self.side)
+        self._thread.daemon = True
+        self._thread.start()
+
+    def heal(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+        for pid in self.stopped:
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        self.lab.heal()
+
+
+class LostHost(Fault):
+    """A host drops off every rail once the pair tests begin (its bridge ports go down)."""
+
+    name = "host lost mid-run"
+    MARK = "Run every round of this host"
+
+    def __init__(self, lab, host):
+        super(LostHost, self).__init__(lab)
+        self.host = host
+        self.lost = False
+
+    @property
+    def expected(self):
+        return [culprit("host", self.host)]
+
+    def _links(self, state):
+        for rail in self.lab.host(self.host)["rails"]:
+            subprocess.run(["ip", "link", "set", rail["peer"], state], check=False,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def during(self, line):
+        if not self.lost and self.MARK in line:
+            self.lost = True
+            self._links("down")
+
+    def heal(self):
+        self._links("up")
+        self.lab.heal()
+
+
+class SysfsWrite(Fault):
+    """Values written into a host's emulated sysfs, restored on heal."""
+
+    def __init__(self, lab, host):
+        super(SysfsWrite, self).__init__(lab)
+        self.host = host
+        self._saved = {}
+
+    def _write(self, rel, text):
+        path = os.path.join(self.lab.sysfs_root(self.host), rel)
+        if path not in self._saved:
+            with open(path) as handle:
+                self._saved[path] = handle.read()
+        with open(path, "w") as handle:
+            handle.write(text)
+
+    def heal(self):
+        for path, text in self._saved.items():
+            with open(path, "w") as handle:
+                handle.write(text)
+        self._saved = {}
+        self.lab.heal()
+
+
+class PortDown(SysfsWrite):
+    """One RDMA port reads DOWN / Disabled in the host's sysfs."""
+
+    name = "port down"
+
+    def __init__(self, lab, host, rail):
+        super(PortDown, self).__init__(lab, host)
+        self.rail = rail
+
+    @property
+    def expected(self):
+        return [culprit("nic", self.host, rail=self.rail)]
+
+    def inject(self):
+        device = self.lab.host(self.host)["rails"][self.rail]["device"]
+        port = os.path.join("class", "infiniband", device, "ports", "1")
+        self._write(os.path.join(port, "state"), "1: DOWN\n")
+        self._write(os.path.join(port, "phys_state"), "3: Disabled\n")
+
+
+class MtuMismatch(SysfsWrite):
+    """One host's netdev MTU differs from the rest of the fleet (a RoCE configuration fault)."""
+
+    name = "MTU mismatch"
+
+    def __init__(self, lab, host, rail=0, mtu=9000):
+        super(MtuMismatch, self).__init__(lab, host)
+        self.rail, self.mtu = rail, mtu
+
+    @property
+    def expected(self):
+        return [culprit("config", self.host, rail=self.rail)]
+
+    def inject(self):
+        netdev = self.lab.host(self.host)["rails"][self.rail]["netdev"]
+        self._write(os.path.join("class", "net", netdev, "mtu"), "%d\n" % self.mtu)
+
+
+class SlowCollectiveNode(SlowHost):
+    """One node slowed while only the collective runs: bisection must find it."""
+
+    name = "slow node in a collective"
+    checks = ("discover", "collective")
+
+
+class Both(Fault):
+    """Two faults at once."""
+
+    def __init__(self, lab, first, second):
+        super(Both, self).__init__(lab)
+        self.faults = (first, second)
+        self.name = "%s + %s" % (first.name, second.name)
+        self.checks = tuple(sorted(set(first.checks) | set(second.checks)))
+
+    @property
+    def expected(self):
+        return self.faults[0].expected + self.faults[1].expected
+
+    def inject(self):
+        for fault in self.faults:
+            fault.inject()
+
+    def during(self, line):
+        for fault in self.faults:
+            fault.during(line)
+
+    def heal(self):
+        for fault in self.faults:
+            fault.heal()
+
