@@ -469,19 +469,7 @@ def test_params(library, operation, min_bytes="32M", max_bytes="8G", step_factor
 
 def nccl_argv(binary, params, json_file=None):
     """nccl-tests argv: flags from src/common.cu's getopt table."""
-    argv = [binary,
-            "-b", format_size(params["min_bytes"]),
-            "-e", format_size(params["max_bytes"]),
-            "-f", str(params["step_factor"]),
-            "-g", str(params["gpus_per_process"]),
-            "-n", str(params["iterations"]),
-            "-w", str(params["warmup_iterations"]),
-            "-c", str(params["check"]),
-            "-d", params["datatype"]]
-    if params["operation"] in REDUCING_OPS:
-        argv += ["-o", params["reduce_op"]]
-    if params["operation"] in ROOTED_OPS:
-        argv += ["-r", str(params["root"])]
+    argv = [binary] + _sweep_args(params, ["-g", str(params["gpus_per_process"])])
     if json_file:
         json_file = rule(rules.check_path, "json file", json_file)
         if not json_file.endswith(".json"):
@@ -493,11 +481,15 @@ def nccl_argv(binary, params, json_file=None):
 
 def hccl_argv(binary, params):
     """hccl_test argv: flags from the CANN hccl_test README (-p NPUs per node)."""
-    argv = [binary,
-            "-p", str(params["gpus_per_node"]),
-            "-b", format_size(params["min_bytes"]),
+    return [binary, "-p", str(params["gpus_per_node"])] + _sweep_args(params, [])
+
+
+def _sweep_args(params, per_process):
+    """The flags nccl-tests and hccl_test share (sizes, step, iterations, check, datatype, op, root);
+    ``per_process`` (nccl-tests' ``-g N``) goes right after the step factor, where nccl-tests' usage has it."""
+    argv = ["-b", format_size(params["min_bytes"]),
             "-e", format_size(params["max_bytes"]),
-            "-f", str(params["step_factor"]),
+            "-f", str(params["step_factor"])] + per_process + [
             "-n", str(params["iterations"]),
             "-w", str(params["warmup_iterations"]),
             "-c", str(params["check"]),
