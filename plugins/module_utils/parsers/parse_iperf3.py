@@ -31,6 +31,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     decode_json_at,
     error_catalog,
     error_entry,
+    parse_or_report,
     to_float,
     to_int,
     to_text,
@@ -281,9 +282,24 @@ def _empty_result():
 
 
 def _fill(result, data):
+    """Fill the result from one -J style object (start, end, intervals, error)."""
     start = _dict(data.get("start"))
     end = _dict(data.get("end"))
     test = _dict(start.get("test_start"))
+    _fill_start(result, start, test)
+    _fill_peers(result, start)
+    received_block, sum_any = _fill_sums(result, end)
+    if result["protocol"] == "UDP" or "jitter_ms" in received_block:
+        _fill_udp(result, received_block if "jitter_ms" in received_block else sum_any)
+    _fill_bidir(result, end, test)
+    _fill_cpu(result, end)
+    _fill_intervals(result, data.get("intervals"))
+    error = data.get("error")
+    if error:
+        result["errors"].append(_entry(to_text(error)))
+
+
+def _fill_start(result, start, test):
     result["version"] = _str(start.get("version"))
     result["system_info"] = _str(start.get("system_info"))
     result["timestamp"] = _str(_dict(start.get("timestamp")).get("time"))
@@ -295,42 +311,50 @@ def _fill(result, data):
     result["target_bitrate"] = to_int(test.get("target_bitrate"))
     if "reverse" in test:
         result["reverse"] = bool(to_int(test.get("reverse"), 0))
+
+
+def _fill_peers(result, start):
+    """The role (a client connects, a server accepts) and the hosts of the first connection."""
     connecting = _dict(start.get("connecting_to"))
     accepted = _dict(start.get("accepted_connection"))
     connected = start.get("connected")
     first = _dict(connected[0]) if isinstance(connected, list) and connected else {}
-    if connecting:
-        result["role"] = "client"
-        result["remote_host"] = _str(connecting.get("host"))
-        result["remote_port"] = to_int(connecting.get("port"))
-    elif accepted:
-        result["role"] = "server"
-        result["remote_host"] = _str(accepted.get("host"))
-        result["remote_port"] = to_int(accepted.get("port"))
+    peer = connecting or accepted
+    if peer:
+        result["role"] = "client" if connecting else "server"
+        result["remote_host"] = _str(peer.get("host"))
+        result["remote_port"] = to_int(peer.get("port"))
     if first:
         result["local_host"] = _str(first.get("local_host"))
         if result["remote_host"] is None:
             result["remote_host"] = _str(first.get("remote_host"))
             result["remote_port"] = to_int(first.get("remote_port"))
 
+
+def _fill_sums(result, end):
+    """Totals from end.sum_sent / end.sum_received (end.sum for UDP from older iperf3).
+    Returns (the received block, end.sum) for the UDP figures."""
     sum_sent = _dict(end.get("sum_sent"))
-    sum_received = _dict(end.get("sum_received"))
     sum_any = _dict(end.get("sum"))
     sent_block = sum_sent or sum_any
-    received_block = sum_received or sum_any
+    received_block = _dict(end.get("sum_received")) or sum_any
     result["sent_gbps"] = _gbps(sent_block) if sent_block else None
     result["received_gbps"] = _gbps(received_block) if received_block else None
     result["sent_bytes"] = to_int(sent_block.get("bytes")) if sent_block else None
     result["received_bytes"] = to_int(received_block.get("bytes")) if received_block else None
     result["retransmits"] = to_int(sum_sent.get("retransmits")) if "retransmits" in sum_sent else None
+    return received_block, sum_any
 
-    if result["protocol"] == "UDP" or "jitter_ms" in received_block:
-        udp = received_block if "jitter_ms" in received_block else sum_any
-        result["jitter_ms"] = to_float(udp.get("jitter_ms"))
-        result["lost_packets"] = to_int(udp.get("lost_packets"))
-        result["packets"] = to_int(udp.get("packets"))
-        result["lost_percent"] = to_float(udp.get("lost_percent"))
 
+def _fill_udp(result, udp):
+    result["jitter_ms"] = to_float(udp.get("jitter_ms"))
+    result["lost_packets"] = to_int(udp.get("lost_packets"))
+    result["packets"] = to_int(udp.get("packets"))
+    result["lost_percent"] = to_float(udp.get("lost_percent"))
+
+
+def _fill_bidir(result, end, test):
+    """--bidir: the reverse direction's totals."""
     reverse_sent = _dict(end.get("sum_sent_bidir_reverse"))
     reverse_received = _dict(end.get("sum_received_bidir_reverse"))
     bidir = bool(reverse_sent or reverse_received) or bool(to_int(test.get("bidir"), 0))
@@ -344,6 +368,8 @@ def _fill(result, data):
             "received_bytes": to_int(reverse_received.get("bytes")) if reverse_received else None,
         }
 
+
+def _fill_cpu(result, end):
     cpu = end.get("cpu_utilization_percent")
     if isinstance(cpu, dict):
         result["cpu_utilization_percent"] = dict(cpu)
@@ -352,42 +378,41 @@ def _fill(result, data):
     result["sender_tcp_congestion"] = _str(end.get("sender_tcp_congestion"))
     result["receiver_tcp_congestion"] = _str(end.get("receiver_tcp_congestion"))
 
-    intervals = data.get("intervals")
+
+def _fill_intervals(result, intervals):
     if isinstance(intervals, list):
         for interval in intervals:
             gbps = _gbps(_dict(interval).get("sum"))
             if gbps is not None:
                 result["interval_gbps"].append(gbps)
 
-    error = data.get("error")
-    if error:
-        result["errors"].append(_entry(to_text(error)))
 
-
-def _parse(text):
-    result = _empty_result()
-    text = to_text(text)
-    if not text.strip():
-        result["errors"].append(error_entry("no_output", "no output", IPERF3_ERRORS))
-        return result
-    objects, spans, failed = _json_objects(text)
+def _result_object(objects, spans):
+    """(the iperf3 object to read, where it ends): the last complete -J object, else the
+    --json-stream events assembled, else (None, 0)."""
     stream = _from_json_stream(objects)
     candidates = [i for i, obj in enumerate(objects) if _is_iperf_object(obj)]
     if candidates:
-        data, data_end = objects[candidates[-1]], spans[candidates[-1]][1]
-    elif stream is not None:
-        data, data_end = stream, spans[-1][1]
-    else:
-        data, data_end = None, 0
+        return objects[candidates[-1]], spans[candidates[-1]][1]
+    if stream is not None:
+        return stream, spans[-1][1]
+    return None, 0
 
-    # Text outside the JSON objects: iperf3 text-mode errors and warnings.
+
+def _text_outside(text, spans):
+    """The text between the JSON objects."""
     outside = []
     last = 0
     for start, end in spans:
         outside.append(text[last:start])
         last = end
     outside.append(text[last:])
-    for line in bounded_lines("\n".join(outside)):
+    return "\n".join(outside)
+
+
+def _read_text_lines(result, text):
+    """iperf3 text-mode errors and warnings (printed outside the JSON)."""
+    for line in bounded_lines(text):
         text_error = _TEXT_ERROR.search(line)
         message = text_error.group("msg").strip() if text_error else ""
         if message:
@@ -404,19 +429,33 @@ def _parse(text):
         if message:
             result["warnings"].append(message)
 
+
+def _no_object_errors(result, text, failed):
+    """No iperf3 object was read: a truncated one (whose "error" may still be readable), or none at all."""
+    if failed:
+        result["errors"].append(error_entry("truncated_json", "iperf3 JSON output is incomplete", IPERF3_ERRORS))
+        salvaged = _ERROR_STRING.search(text, failed[0])
+        if salvaged:
+            try:
+                message = json.loads('"%s"' % salvaged.group("msg"))
+            except ValueError:
+                message = salvaged.group("msg")
+            result["errors"].append(_entry(message))
+    elif not result["errors"]:
+        result["errors"].append(error_entry("invalid_json", "no iperf3 JSON object in the output", IPERF3_ERRORS))
+
+
+def _parse(text):
+    result = _empty_result()
+    text = to_text(text)
+    if not text.strip():
+        result["errors"].append(error_entry("no_output", "no output", IPERF3_ERRORS))
+        return result
+    objects, spans, failed = _json_objects(text)
+    data, data_end = _result_object(objects, spans)
+    _read_text_lines(result, _text_outside(text, spans))
     if data is None:
-        if failed:
-            # An object started but never ended: truncated output. Its "error" may still be readable.
-            result["errors"].append(error_entry("truncated_json", "iperf3 JSON output is incomplete", IPERF3_ERRORS))
-            salvaged = _ERROR_STRING.search(text, failed[0])
-            if salvaged:
-                try:
-                    message = json.loads('"%s"' % salvaged.group("msg"))
-                except ValueError:
-                    message = salvaged.group("msg")
-                result["errors"].append(_entry(message))
-        elif not result["errors"]:
-            result["errors"].append(error_entry("invalid_json", "no iperf3 JSON object in the output", IPERF3_ERRORS))
+        _no_object_errors(result, text, failed)
         return result
 
     text_errors = list(result["errors"])
@@ -436,9 +475,4 @@ def _parse(text):
 
 def parse_iperf3(text):
     """Parse iperf3 -J output; see the module docstring. Never raises."""
-    try:
-        return _parse(text)
-    except Exception as exc:  # pylint: disable=broad-except
-        result = _empty_result()
-        result["errors"].append(error_entry("parser_error", "%s: %s" % (type(exc).__name__, exc), IPERF3_ERRORS))
-        return result
+    return parse_or_report(_parse, text, _empty_result(), IPERF3_ERRORS)
