@@ -24,16 +24,8 @@ MAX_BUSBW_GBS = 100000.0
 MAX_NIC_GBPS = 100000.0
 
 
-def check_fraction(name, value):
-    """A part of a whole, in (0, 1]."""
-    value = rules.check_number(name, value, 0, 1)
-    if value <= 0:
-        rules.fail(name, value, "must be greater than 0")
-    return value
-
-
-def check_rate(name, value, high):
-    """A positive number up to ``high``."""
+def check_positive(name, value, high):
+    """A positive number up to ``high``: (0, 1] for a part of a whole."""
     value = rules.check_number(name, value, 0, high)
     if value <= 0:
         rules.fail(name, value, "must be greater than 0")
@@ -48,13 +40,13 @@ def check_counts(params):
         if params[name] is not None:
             rules.check_int(name, params[name], low, high)
     for name in ("min_fraction", "link_efficiency"):
-        check_fraction(name, params[name])
+        check_positive(name, params[name], 1)
     if params["expected_busbw_gbs"] is not None:
-        check_rate("expected_busbw_gbs", params["expected_busbw_gbs"], MAX_BUSBW_GBS)
+        check_positive("expected_busbw_gbs", params["expected_busbw_gbs"], MAX_BUSBW_GBS)
     if len(params["nic_rates_gbps"]) > 64:
         rules.fail("nic_rates_gbps", params["nic_rates_gbps"], "lists more than 64 NICs")
     for index, rate in enumerate(params["nic_rates_gbps"]):
-        check_rate("nic_rates_gbps[%d]" % index, rate, MAX_NIC_GBPS)
+        check_positive("nic_rates_gbps[%d]" % index, rate, MAX_NIC_GBPS)
 
 
 def check_launch(params):
