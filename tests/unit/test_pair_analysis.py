@@ -245,7 +245,9 @@ def test_culprit_steps_fleet_rails_are_not_blamed_on_nodes():
     per_node = pa._node_stats(links)
     bad_rails = pa._bad_rails(per_node)
     assert bad_rails == {("rdma_bw", "h1"): [0], ("rdma_bw", "h2"): [0], ("rdma_bw", "h3"): [0]}
-    fleet, fleet_rails = pa._fleet_findings(links, per_node, bad_rails, "rdma_perf")
+    rails_of, nodes_of = pa._rails_and_nodes(per_node)
+    assert rails_of[("rdma_bw", "h1")] == set([0]) and nodes_of[("rdma_bw", 0)] == set(["h1", "h2", "h3"])
+    fleet, fleet_rails = pa._fleet_findings(links, nodes_of, bad_rails, "rdma_perf")
     assert fleet_rails == set([("rdma_bw", 0)]) and fleet[0]["metrics"] == {"links": 3, "bad_links": 3}
-    assert pa._node_findings(per_node, bad_rails, fleet_rails, "rdma_perf") == ([], set())
+    assert pa._node_findings(per_node, rails_of, bad_rails, fleet_rails, "rdma_perf") == ([], set())
     assert pa._link_findings(links, fleet_rails, set(), "rdma_perf") == []

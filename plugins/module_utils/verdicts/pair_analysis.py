@@ -105,11 +105,7 @@ def _value(kind_metric, side):
 
 
 def _side_error(side):
-    if side is None:
-        return None
-    if side.get("verdict") == "error":
-        return side
-    return None
+    return side if side is not None and side.get("verdict") == "error" else None
 
 
 def _evidence(server, client):
@@ -375,11 +371,18 @@ def _bad_rails(per_node):
     return bad_rails
 
 
-def _fleet_findings(links, per_node, bad_rails, check):
-    """Fleet findings (every node of a rail, at least three, is bad) and the (family, rail) they cover."""
+def _rails_and_nodes(per_node):
+    """(family, node) -> its rails, and (family, rail) -> its nodes."""
+    rails_of = {}
     nodes_of = {}
     for (fam, rail, node) in per_node:
+        rails_of.setdefault((fam, node), set()).add(rail)
         nodes_of.setdefault((fam, rail), set()).add(node)
+    return rails_of, nodes_of
+
+
+def _fleet_findings(links, nodes_of, bad_rails, check):
+    """Fleet findings (every node of a rail, at least three, is bad) and the (family, rail) they cover."""
     findings = []
     fleet_rails = set()
     for (fam, rail), nodes in nodes_of.items():
@@ -421,11 +424,8 @@ def _node_finding(fam, node, rails, stats, node_rails, check):
                     devices=devices, verdict=verdict)
 
 
-def _node_findings(per_node, bad_rails, fleet_rails, check):
+def _node_findings(per_node, rails_of, bad_rails, fleet_rails, check):
     """bad_node / bad_nic findings (rails a fleet finding covers left out) and the (family, rail, node) blamed."""
-    rails_of = {}
-    for (fam, rail, node) in per_node:
-        rails_of.setdefault((fam, node), set()).add(rail)
     findings = []
     blamed = set()
     for (fam, node), rails in sorted(bad_rails.items(), key=lambda item: (item[0][0], str(item[0][1]))):
@@ -463,8 +463,9 @@ def name_culprits(records, check="rdma_perf"):
     links = _links_by_pair(records)
     per_node = _node_stats(links)
     bad_rails = _bad_rails(per_node)
-    findings, fleet_rails = _fleet_findings(links, per_node, bad_rails, check)
-    node_findings, blamed = _node_findings(per_node, bad_rails, fleet_rails, check)
+    rails_of, nodes_of = _rails_and_nodes(per_node)
+    findings, fleet_rails = _fleet_findings(links, nodes_of, bad_rails, check)
+    node_findings, blamed = _node_findings(per_node, rails_of, bad_rails, fleet_rails, check)
     return findings + node_findings + _link_findings(links, fleet_rails, blamed, check)
 
 
