@@ -490,9 +490,11 @@ def main():
         _exit(module, single, pm.check_mode_results(sides, _side_info, exec_cmd=_exec_argv), warnings)
     if parse_perftest is None:
         module.fail_json(msg="the parse_perftest module_utils of the collection is missing")
+    governor = gov.GovernorHold(params.get("cpu_governor"), params["sysfs_root"], transport.name)
     ran = pm.run_all(transport, sides, _retryable, exec_argv=_exec_argv,
-                     hold=lambda: hold_governor(module, transport, warnings), release=release_governor)
-    _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings)
+                     hold=lambda: hold_governor(module, governor, warnings), release=lambda _held: governor.release())
+    _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings,
+          governor.report)
 
 
 def resolve_gid(module, transport, side, warnings):
@@ -530,43 +532,14 @@ def check_host_options(params):
             params["cpu_governor"]))
 
 
-# What cpu_governor did in this module run (returned as cpu_governor).
-_GOVERNOR = {}
-
-
-def hold_governor(module, transport, warnings):
-    """Switch every CPU to the cpu_governor option for the tests; (cpus, changes) to undo, or None."""
-    wanted = module.params.get("cpu_governor")
-    if not wanted:
-        return None
-    _GOVERNOR.update(governor=wanted, previous={}, restored=False)
-    if transport.name != "host":
-        _GOVERNOR["skipped"] = "the %s transport cannot set the CPU governor" % transport.name
-        warnings.append("cpu_governor: %s; left alone" % _GOVERNOR["skipped"])
-        return None
-    cpus = gov.read_cpus(module.params["sysfs_root"])
-    if not cpus:
-        _GOVERNOR["skipped"] = "no cpufreq under %s" % module.params["sysfs_root"]
-        return None
+def hold_governor(module, hold, warnings):
+    """The cpu_governor option, right before the tests start; the task fails when it cannot be set."""
     try:
-        changes = gov.plan_changes(cpus, governor=wanted)[1]
-        gov.apply_changes(cpus, changes)
+        warning = hold.take()
     except gov.GovernorError as exc:
-        module.fail_json(msg="cpu_governor: %s" % exc, cpu_governor=dict(_GOVERNOR))
-    _GOVERNOR["previous"] = dict((name, before) for name, (before, _after) in changes.items())
-    return cpus, changes
-
-
-def release_governor(held):
-    """Put back what hold_governor changed."""
-    if not held:
-        return
-    cpus, changes = held
-    try:
-        gov.apply_changes(cpus, dict((name, (after, before)) for name, (before, after) in changes.items()))
-        _GOVERNOR["restored"] = True
-    except gov.GovernorError as exc:
-        _GOVERNOR["restore_error"] = str(exc)
+        module.fail_json(msg="cpu_governor: %s" % exc, cpu_governor=dict(hold.report))
+    if warning:
+        warnings.append(warning)
 
 
 def _retryable(result):
@@ -609,9 +582,9 @@ def place(module, transport, side):
     side["placement"] = plan
 
 
-def _exit(module, single, results, warnings):
+def _exit(module, single, results, warnings, governor=None):
     pm.exit_pair(module, single, results, "perftest", _failure, warnings,
-                 {"cpu_governor": dict(_GOVERNOR)} if _GOVERNOR else None)
+                 {"cpu_governor": dict(governor)} if governor else None)
 
 
 def _failure(first):

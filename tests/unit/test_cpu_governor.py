@@ -102,3 +102,28 @@ def test_failed_write_rolls_back(tmp_path):
 def test_no_cpufreq(tmp_path):
     assert cg.read_cpus(_tree(tmp_path, [None, None])) == {}
     assert cg.read_cpus(str(tmp_path / "nothing")) == {}
+
+
+def test_governor_hold_switches_then_puts_back(tmp_path):
+    root = _tree(tmp_path, ["powersave", "performance", "ondemand"])
+    hold = cg.GovernorHold("performance", root, "host")
+    assert hold.take() is None
+    assert [_gov(root, n) for n in range(3)] == ["performance"] * 3
+    assert hold.report == {"governor": "performance", "previous": {"cpu0": "powersave", "cpu2": "ondemand"},
+                           "restored": False}
+    hold.release()
+    assert [_gov(root, n) for n in range(3)] == ["powersave", "performance", "ondemand"]
+    assert hold.report["restored"] is True
+
+
+def test_governor_hold_leaves_alone_what_it_cannot_set(tmp_path):
+    assert cg.GovernorHold(None, "/sys", "host").take() is None
+    pod = cg.GovernorHold("performance", "/sys", "kubectl")
+    assert "kubectl transport" in pod.take() and pod.report["skipped"]
+    bare = cg.GovernorHold("performance", str(tmp_path), "host")
+    assert bare.take() is None and bare.report["skipped"].startswith("no cpufreq")
+    bare.release()
+    assert bare.report["restored"] is False
+    root = _tree(tmp_path, ["powersave"])
+    with pytest.raises(cg.GovernorError):
+        cg.GovernorHold("no_such_governor", root, "host").take()

@@ -164,3 +164,48 @@ def apply_changes(cpus, changes):
         raise GovernorError("setting the governor failed: %s (restored %s)" % (
             exc, ", ".join(restored) or "nothing"))
     return done
+
+
+class GovernorHold(object):
+    """Every CPU at one governor while tests run; each CPU's own governor put back after.
+
+    ``report`` is what a module returns as ``cpu_governor`` (empty when no
+    governor was asked for): ``governor``, ``previous``, ``restored`` and,
+    when it applies, ``skipped`` or ``restore_error``.
+    """
+
+    def __init__(self, wanted, sysfs_root, transport_name):
+        self.wanted = wanted
+        self.sysfs_root = sysfs_root
+        self.transport_name = transport_name
+        self.report = {}
+        self._undo = None
+
+    def take(self):
+        """Switch the CPUs; returns a warning or None. Raises GovernorError (a governor a CPU lacks, a failed write)."""
+        if not self.wanted:
+            return None
+        self.report.update(governor=self.wanted, previous={}, restored=False)
+        if self.transport_name != "host":
+            self.report["skipped"] = "the %s transport cannot set the CPU governor" % self.transport_name
+            return "cpu_governor: %s; left alone" % self.report["skipped"]
+        cpus = read_cpus(self.sysfs_root)
+        if not cpus:
+            self.report["skipped"] = "no cpufreq under %s" % self.sysfs_root
+            return None
+        changes = plan_changes(cpus, governor=self.wanted)[1]
+        apply_changes(cpus, changes)
+        self.report["previous"] = dict((name, before) for name, (before, _after) in changes.items())
+        self._undo = (cpus, changes)
+        return None
+
+    def release(self):
+        """Put back what ``take`` changed; a failure is kept in the report, never raised."""
+        if not self._undo:
+            return
+        cpus, changes = self._undo
+        try:
+            apply_changes(cpus, dict((name, (after, before)) for name, (before, after) in changes.items()))
+            self.report["restored"] = True
+        except GovernorError as exc:
+            self.report["restore_error"] = str(exc)
