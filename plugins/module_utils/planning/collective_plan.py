@@ -313,6 +313,70 @@ def global_error(judgement):
 
 # ------------------------------------------------------------------ records
 
+def _result_runs(res, params):
+    runs = list(res.get("runs") or [])
+    if runs:
+        return runs
+    # Nothing ran (binary or mpirun missing, check mode): one record of the pool as planned.
+    return [{"hosts": params.get("hosts") or [], "cmd": res.get("cmd"), "verdict": res.get("verdict"),
+             "cause": res.get("cause"), "fix": res.get("fix")}]
+
+
+def _run_record(res, params, index, run):
+    names = list(run.get("hosts") or [])
+    return {
+        "kind": "collective",
+        "host": names[0] if names else "unknown",
+        "peer": names[1] if len(names) == 2 else None,
+        "params": dict(params, hosts=names, nodes=len(names), stage="pool" if index == 0 else "bisect"),
+        "metrics": {
+            "busbw_gbs": run.get("busbw_gbs"),
+            "algbw_gbs": run.get("algbw_gbs"),
+            "expected_busbw_gbs": res.get("expected_busbw_gbs"),
+            "threshold_busbw_gbs": res.get("threshold_busbw_gbs"),
+            "duration_s": run.get("duration_s"),
+        },
+        "verdict": run.get("verdict") or "error",
+        "cause": run.get("cause"),
+        "fix": run.get("fix"),
+        "evidence": [" ".join(run.get("cmd") or [])] if run.get("cmd") else [],
+    }
+
+
+def _bad_node_finding(res, params, runs, node):
+    bisected = bool(res.get("bisect"))
+    if bisected:
+        cause = ("%s %s runs that include %s are bad and runs without it are good (named by "
+                 "bisection after %d runs)" % (
+                     params.get("library", ""), params.get("operation", ""), node, len(runs)))
+    else:
+        cause = "the launcher's errors name %s: %s" % (node, res.get("cause"))
+    return {
+        "kind": "finding",
+        "host": node,
+        "peer": None,
+        "params": dict(params, check="collective", stage="bisect" if bisected else "pool"),
+        "metrics": {"runs": len(runs)},
+        "verdict": "fail",
+        "cause": cause,
+        "fix": res.get("fix") or "check this node's NICs, GPUs and links",
+        "evidence": ["%s: %s%s" % (",".join(r.get("hosts") or []), r.get("verdict"),
+                                   " (%s GB/s)" % r["busbw_gbs"] if r.get("busbw_gbs") is not None else "")
+                     for r in runs],
+    }
+
+
+def _unreachable_finding(host, mode):
+    return {
+        "kind": "finding", "host": host, "peer": None,
+        "params": {"check": "collective", "mode": mode},
+        "metrics": {}, "verdict": "error",
+        "cause": "the host was unreachable for Ansible and was left out of the collective runs",
+        "fix": "bring the host back (ssh, power, network) and run the check again",
+        "evidence": [],
+    }
+
+
 def collective_records(results, mode="pool", unreachable=None):
     """Records for clusterops.commcheck.record from collective module results.
 
@@ -328,58 +392,8 @@ def collective_records(results, mode="pool", unreachable=None):
             continue
         params = dict(res.get("params") or {})
         params["mode"] = mode
-        runs = list(res.get("runs") or [])
-        if not runs:
-            # Nothing ran (binary or mpirun missing, check mode): one record of the pool as planned.
-            runs = [{"hosts": params.get("hosts") or [], "cmd": res.get("cmd"), "verdict": res.get("verdict"),
-                     "cause": res.get("cause"), "fix": res.get("fix")}]
-        for index, run in enumerate(runs):
-            names = list(run.get("hosts") or [])
-            records.append({
-                "kind": "collective",
-                "host": names[0] if names else "unknown",
-                "peer": names[1] if len(names) == 2 else None,
-                "params": dict(params, hosts=names, nodes=len(names), stage="pool" if index == 0 else "bisect"),
-                "metrics": {
-                    "busbw_gbs": run.get("busbw_gbs"),
-                    "algbw_gbs": run.get("algbw_gbs"),
-                    "expected_busbw_gbs": res.get("expected_busbw_gbs"),
-                    "threshold_busbw_gbs": res.get("threshold_busbw_gbs"),
-                    "duration_s": run.get("duration_s"),
-                },
-                "verdict": run.get("verdict") or "error",
-                "cause": run.get("cause"),
-                "fix": run.get("fix"),
-                "evidence": [" ".join(run.get("cmd") or [])] if run.get("cmd") else [],
-            })
-        bisected = bool(res.get("bisect"))
-        for node in res.get("bad_nodes") or []:
-            if bisected:
-                cause = ("%s %s runs that include %s are bad and runs without it are good (named by "
-                         "bisection after %d runs)" % (
-                             params.get("library", ""), params.get("operation", ""), node, len(runs)))
-            else:
-                cause = "the launcher's errors name %s: %s" % (node, res.get("cause"))
-            records.append({
-                "kind": "finding",
-                "host": node,
-                "peer": None,
-                "params": dict(params, check="collective", stage="bisect" if bisected else "pool"),
-                "metrics": {"runs": len(runs)},
-                "verdict": "fail",
-                "cause": cause,
-                "fix": res.get("fix") or "check this node's NICs, GPUs and links",
-                "evidence": ["%s: %s%s" % (",".join(r.get("hosts") or []), r.get("verdict"),
-                                           " (%s GB/s)" % r["busbw_gbs"] if r.get("busbw_gbs") is not None else "")
-                             for r in runs],
-            })
-    for host in unreachable or []:
-        records.append({
-            "kind": "finding", "host": host, "peer": None,
-            "params": {"check": "collective", "mode": mode},
-            "metrics": {}, "verdict": "error",
-            "cause": "the host was unreachable for Ansible and was left out of the collective runs",
-            "fix": "bring the host back (ssh, power, network) and run the check again",
-            "evidence": [],
-        })
+        runs = _result_runs(res, params)
+        records.extend(_run_record(res, params, index, run) for index, run in enumerate(runs))
+        records.extend(_bad_node_finding(res, params, runs, node) for node in res.get("bad_nodes") or [])
+    records.extend(_unreachable_finding(host, mode) for host in unreachable or [])
     return records
