@@ -33,6 +33,9 @@ Components come out most severe first; each has ``component``, ``host``,
 ``fix``, ``evidence`` (list of strings), ``links`` counts and ``finding``
 (the ``pair_analysis`` name: ``bad_node``, ``bad_nic``, ``bad_link``,
 ``fabric``, ``fleet``, ``flaky``).
+
+Steps 2 to 4 are one function per component kind in ``localization_components``;
+:func:`localize` runs them in that order over one :func:`link_view`.
 """
 
 from __future__ import absolute_import, division, print_function
