@@ -13,15 +13,9 @@ description:
   - Reads the output of MLNX_OFED/DOCA C(ibdev2netdev) (C(mlx5_0 port 1 ==> ens1f0 (Up))) and of C(ibdev2netdev
     -v) (which adds the PCI address, device id, VPD product name, firmware and IB port state).
   - Prompts, command echoes and C(mpirun)/C(srun) line prefixes are ignored; the parser never fails on odd text.
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
 options:
-  _input:
-    description:
-      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
-        null are accepted too.
-      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
-        is read as its C(stdout) followed by its C(stderr).
-    type: raw
-    required: true
   full:
     description:
       - Return a dictionary with the list under C(devices) and the C(errors) the tool printed
@@ -95,23 +89,15 @@ _value:
       sample: ACTIVE
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import (
-    parse_ibdev2netdev,
-    parse_ibdev2netdev_full,
-)
+    parse_ibdev2netdev, parse_ibdev2netdev_full)
 
-
-def parse_ibdev2netdev_filter(data, full=False):
-    """Filter: Parse ibdev2netdev output (plain and -v) into a list of RDMA port to netdev mappings."""
-    text = filter_input_text(data, "parse_ibdev2netdev")
-    if full:
-        return parse_ibdev2netdev_full(text)
-    return parse_ibdev2netdev(text)
+parse_ibdev2netdev_filter = tool_text_filter("parse_ibdev2netdev", parse_ibdev2netdev, parse_ibdev2netdev_full)
 
 
 class FilterModule(object):
-    """parse_ibdev2netdev filter."""
+    """parse_ibdev2netdev filter: parse ibdev2netdev output (plain and -v) into a list of RDMA port to netdev mappings."""
 
     def filters(self):
         return {"parse_ibdev2netdev": parse_ibdev2netdev_filter}

@@ -17,15 +17,9 @@ description:
   - Text with no C(ibstat) CA block but C(ibstatus) port blocks is read as C(ibstatus), with the same port keys
     (C(state) and C(phys_state) spelled as C(ibstat) spells them).
   - The parser never fails on odd text.
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
 options:
-  _input:
-    description:
-      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
-        null are accepted too.
-      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
-        is read as its C(stdout) followed by its C(stderr).
-    type: raw
-    required: true
   full:
     description:
       - Return a dictionary with the list under C(cas) and the C(errors) the tool printed
@@ -94,23 +88,15 @@ _value:
       elements: dict
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import (
-    parse_ibstat,
-    parse_ibstat_full,
-)
+    parse_ibstat, parse_ibstat_full)
 
-
-def parse_ibstat_filter(data, full=False):
-    """Filter: Parse ibstat (or ibstatus) output into a list of channel adapters and their ports."""
-    text = filter_input_text(data, "parse_ibstat")
-    if full:
-        return parse_ibstat_full(text)
-    return parse_ibstat(text)
+parse_ibstat_filter = tool_text_filter("parse_ibstat", parse_ibstat, parse_ibstat_full)
 
 
 class FilterModule(object):
-    """parse_ibstat filter."""
+    """parse_ibstat filter: parse ibstat (or ibstatus) output into a list of channel adapters and their ports."""
 
     def filters(self):
         return {"parse_ibstat": parse_ibstat_filter}

@@ -18,15 +18,9 @@ description:
   - C(No IB devices found) and libibverbs warnings give an empty list; with O(full=true) they are returned as
     C(errors) with a likely cause and fix.
   - The parser never fails on odd text.
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
 options:
-  _input:
-    description:
-      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
-        null are accepted too.
-      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
-        is read as its C(stdout) followed by its C(stderr).
-    type: raw
-    required: true
   full:
     description:
       - Return a dictionary with the list under C(devices) and the C(errors) the tool printed
@@ -104,23 +98,15 @@ _value:
       elements: dict
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import (
-    parse_ibv_devinfo,
-    parse_ibv_devinfo_full,
-)
+    parse_ibv_devinfo, parse_ibv_devinfo_full)
 
-
-def parse_ibv_devinfo_filter(data, full=False):
-    """Filter: Parse ibv_devinfo output (plain and -v) into a list of RDMA devices and their ports."""
-    text = filter_input_text(data, "parse_ibv_devinfo")
-    if full:
-        return parse_ibv_devinfo_full(text)
-    return parse_ibv_devinfo(text)
+parse_ibv_devinfo_filter = tool_text_filter("parse_ibv_devinfo", parse_ibv_devinfo, parse_ibv_devinfo_full)
 
 
 class FilterModule(object):
-    """parse_ibv_devinfo filter."""
+    """parse_ibv_devinfo filter: parse ibv_devinfo output (plain and -v) into a list of RDMA devices and their ports."""
 
     def filters(self):
         return {"parse_ibv_devinfo": parse_ibv_devinfo_filter}

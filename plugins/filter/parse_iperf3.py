@@ -17,16 +17,8 @@ description:
     likely cause and fix instead of a failure.
   - iperf3 3.12 exits 0 with C(-J) even when it could not connect, so check C(ok) and C(errors), not the exit
     status.
-options:
-  _input:
-    description:
-      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
-        null are accepted too.
-      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
-        is read as its C(stdout) followed by its C(stderr).
-    type: raw
-    required: true
-
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
 '''
 
 EXAMPLES = r'''
@@ -122,20 +114,14 @@ _value:
       elements: float
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import (
-    parse_iperf3,
-)
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
 
-
-def parse_iperf3_filter(data):
-    """Filter: Parse iperf3 -J output into bandwidth, retransmits, UDP loss, CPU and errors."""
-    text = filter_input_text(data, "parse_iperf3")
-    return parse_iperf3(text)
+parse_iperf3_filter = tool_text_filter("parse_iperf3", parse_iperf3)
 
 
 class FilterModule(object):
-    """parse_iperf3 filter."""
+    """parse_iperf3 filter: parse iperf3 -J output into bandwidth, retransmits, UDP loss, CPU and errors."""
 
     def filters(self):
         return {"parse_iperf3": parse_iperf3_filter}

@@ -15,15 +15,9 @@ description:
     C(rdma -j link) JSON.
   - Extra fields (C(subnet_prefix), C(lid), C(sm_lid), C(lmc), C(netdev_index), C(caps)) are kept.
   - The parser never fails on odd text.
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
 options:
-  _input:
-    description:
-      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
-        null are accepted too.
-      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
-        is read as its C(stdout) followed by its C(stderr).
-    type: raw
-    required: true
   full:
     description:
       - Return a dictionary with the list under C(links) and the C(errors) the tool printed
@@ -75,23 +69,15 @@ _value:
       type: int
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import (
-    parse_rdma_link,
-    parse_rdma_link_full,
-)
+    parse_rdma_link, parse_rdma_link_full)
 
-
-def parse_rdma_link_filter(data, full=False):
-    """Filter: Parse iproute2 rdma link output into a list of RDMA ports."""
-    text = filter_input_text(data, "parse_rdma_link")
-    if full:
-        return parse_rdma_link_full(text)
-    return parse_rdma_link(text)
+parse_rdma_link_filter = tool_text_filter("parse_rdma_link", parse_rdma_link, parse_rdma_link_full)
 
 
 class FilterModule(object):
-    """parse_rdma_link filter."""
+    """parse_rdma_link filter: parse iproute2 rdma link output into a list of RDMA ports."""
 
     def filters(self):
         return {"parse_rdma_link": parse_rdma_link_filter}

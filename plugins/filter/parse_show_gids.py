@@ -15,15 +15,9 @@ description:
     idx gid type ip link) columns, C(RoCE v2) types).
   - Columns are mapped from the header; without one the C(show_gids) order is assumed.
   - The parser never fails on odd text.
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
 options:
-  _input:
-    description:
-      - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
-        null are accepted too.
-      - A registered command result (a dictionary with C(stdout), as M(ansible.builtin.command) returns)
-        is read as its C(stdout) followed by its C(stderr).
-    type: raw
-    required: true
   full:
     description:
       - Return a dictionary with the list under C(gids) and the C(errors) the tool printed
@@ -90,23 +84,15 @@ _value:
       sample: up
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_input_text
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import (
-    parse_show_gids,
-    parse_show_gids_full,
-)
+    parse_show_gids, parse_show_gids_full)
 
-
-def parse_show_gids_filter(data, full=False):
-    """Filter: Parse show_gids (or Huawei hiroce3 gids) output into a list of GID table entries."""
-    text = filter_input_text(data, "parse_show_gids")
-    if full:
-        return parse_show_gids_full(text)
-    return parse_show_gids(text)
+parse_show_gids_filter = tool_text_filter("parse_show_gids", parse_show_gids, parse_show_gids_full)
 
 
 class FilterModule(object):
-    """parse_show_gids filter."""
+    """parse_show_gids filter: parse show_gids (or Huawei hiroce3 gids) output into a list of GID table entries."""
 
     def filters(self):
         return {"parse_show_gids": parse_show_gids_filter}

@@ -23,3 +23,18 @@ def filter_input_text(data, name):
     if data is None or isinstance(data, (str, bytes, list, tuple)):
         return data
     raise AnsibleFilterError("%s: expected text, got %s" % (name, type(data).__name__))
+
+
+def tool_text_filter(name, parse, parse_full=None):
+    """The filter function `name` of a tool-text parser: parse(text), or parse_full(text) with full=true
+    when the parser has a full form (the list with the errors the tool printed)."""
+    if parse_full is None:
+        def parse_filter(data):
+            return parse(filter_input_text(data, name))
+    else:
+        def parse_filter(data, full=False):
+            text = filter_input_text(data, name)
+            return parse_full(text) if full else parse(text)
+    parse_filter.__name__ = name + "_filter"
+    parse_filter.__doc__ = "Filter %s: %s" % (name, (parse.__doc__ or "").strip().split("\n")[0])
+    return parse_filter
