@@ -114,37 +114,70 @@ def _norm_version(text):
     return "v" + match.group(1) if match else None
 
 
+def _is_device(token):
+    return bool(_NAME.match(token)) and not _is_gid(token)
+
+
+def _is_ip(token):
+    return bool(_IPV4.match(token)) or (":" in token and _is_gid(token))
+
+
+def _is_netdev(token):
+    """A name that is none of the other cells a row may hold there (index, address, version, link state)."""
+    return (bool(_NAME.match(token)) and not _INT.match(token) and not _IPV4.match(token) and not _is_gid(token)
+            and not _VERSION.match(token) and not _LINK.match(token))
+
+
+def _single(test, convert=None):
+    """A reader of a one-token cell: the token (converted) when test(token) holds."""
+    def read(tokens, position):
+        token = tokens[position]
+        if not test(token):
+            return None, 0
+        return (convert(token) if convert else token), 1
+    return read
+
+
+def _read_version(tokens, position):
+    """'v2', 'RoCE_v2', or two tokens 'RoCE v2'."""
+    token = tokens[position]
+    if _VERSION.match(token) or _VERSION_JOINED.match(token):
+        return token, 1
+    if _VERSION_PREFIX.match(token) and position + 1 < len(tokens) and _VERSION.match(tokens[position + 1]):
+        return token + " " + tokens[position + 1], 2
+    return None, 0
+
+
+def _read_netdev(tokens, position):
+    token = tokens[position]
+    if token in _NA:
+        return None, 1
+    return (token, 1) if _is_netdev(token) else (None, 0)
+
+
+def _read_extra(tokens, position):
+    """An unknown header column: one token."""
+    return tokens[position], 1
+
+
+_CELL_READERS = {
+    "device": _single(_is_device),
+    "port": _single(_INT.match, to_int),
+    "gid_index": _single(_INT.match, to_int),
+    "gid": _single(_is_gid, str.lower),
+    "ipv4": _single(_IPV4.match),
+    "ip": _single(_is_ip),
+    "version": _read_version,
+    "link": _single(_LINK.match, str.lower),
+    "netdev": _read_netdev,
+}
+
+
 def _take(kind, tokens, position):
     """(value, tokens used) when tokens[position:] starts with a cell of this kind, else (None, 0)."""
     if position >= len(tokens):
         return None, 0
-    token = tokens[position]
-    if kind == "device":
-        return (token, 1) if _NAME.match(token) and not _is_gid(token) else (None, 0)
-    if kind in ("port", "gid_index"):
-        return (to_int(token), 1) if _INT.match(token) else (None, 0)
-    if kind == "gid":
-        return (token.lower(), 1) if _is_gid(token) else (None, 0)
-    if kind == "ipv4":
-        return (token, 1) if _IPV4.match(token) else (None, 0)
-    if kind == "ip":
-        return (token, 1) if (_IPV4.match(token) or (":" in token and _is_gid(token))) else (None, 0)
-    if kind == "version":
-        if _VERSION.match(token) or _VERSION_JOINED.match(token):
-            return token, 1
-        if _VERSION_PREFIX.match(token) and position + 1 < len(tokens) and _VERSION.match(tokens[position + 1]):
-            return token + " " + tokens[position + 1], 2
-        return None, 0
-    if kind == "link":
-        return (token.lower(), 1) if _LINK.match(token) else (None, 0)
-    if kind == "netdev":
-        if token in _NA:
-            return None, 1
-        ok = _NAME.match(token) and not _INT.match(token) and not _IPV4.match(token) and not _is_gid(token)
-        ok = ok and not _VERSION.match(token) and not _LINK.match(token)
-        return (token, 1) if ok else (None, 0)
-    # unknown header column: take one token
-    return token, 1
+    return _CELL_READERS.get(kind, _read_extra)(tokens, position)
 
 
 def _header_columns(line):
