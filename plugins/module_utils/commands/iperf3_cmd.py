@@ -213,11 +213,25 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     if result.get("tool_missing"):
         return _verdict("error", [_entry("tool_missing", result.get("stderr"))])
     if result.get("timed_out"):
-        if role == "server" and bandwidth(parsed) is None:
-            return _verdict("error", [_entry("server_no_client")])
-        if role == "client" and result.get("connect_failed"):
-            return _verdict("error", [_entry("connect_failed")])
-        return _verdict("error", [_entry("client_timeout")])
+        return _timeout_verdict(role, result, parsed)
+    message, errors = _reported_errors(result, parsed)
+    if role == "client" and result.get("connect_failed"):
+        return _verdict("error", [_entry("connect_failed", message)] + errors)
+    if errors or message or result.get("rc") not in (0, None):
+        return _verdict("error", errors or [_entry("iperf3_error", "exit status %s" % result.get("rc"))])
+    return _bandwidth_verdict(side, bandwidth(parsed), min_fraction)
+
+
+def _timeout_verdict(role, result, parsed):
+    if role == "server" and bandwidth(parsed) is None:
+        return _verdict("error", [_entry("server_no_client")])
+    if role == "client" and result.get("connect_failed"):
+        return _verdict("error", [_entry("connect_failed")])
+    return _verdict("error", [_entry("client_timeout")])
+
+
+def _reported_errors(result, parsed):
+    """(iperf3's JSON ``error``, the parser's errors each with a cause and fix)."""
     message = json_error(result.get("stdout") or "")
     errors = [dict(e) for e in parsed.get("errors") or []]
     for err in errors:
@@ -227,11 +241,11 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     if message and not errors:
         errors = [_entry("iperf3_error", message)]
         errors[0]["cause"] = "iperf3: %s" % message
-    if role == "client" and result.get("connect_failed"):
-        return _verdict("error", [_entry("connect_failed", message)] + errors)
-    if errors or message or result.get("rc") not in (0, None):
-        return _verdict("error", errors or [_entry("iperf3_error", "exit status %s" % result.get("rc"))])
-    value = bandwidth(parsed)
+    return message, errors
+
+
+def _bandwidth_verdict(side, value, min_fraction):
+    role = side.get("role")
     if role == "client" and value is None:
         return _verdict("error", [_entry("no_result")])
     expected = side.get("expected_gbps")

@@ -391,26 +391,33 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
         line = next((ln.strip() for ln in text.splitlines() if _UNRECOGNIZED_RE.search(ln)), None)
         return _verdict("error", [catalog_entry("invalid_option", line)] + errors)
     if result.get("timed_out"):
-        if role == "server" and not parsed.get("rows") and not _connected(text):
-            return _verdict("error", [catalog_entry("server_no_client")] + errors)
-        if role == "client" and result.get("connect_failed"):
-            return _verdict("error", [catalog_entry("connect_failed")] + errors)
-        return _verdict("error", [catalog_entry("client_timeout")] + errors)
+        return _timeout_verdict(role, result, parsed, text, errors)
     if errors:
         return _verdict("error", errors)
     if result.get("rc") not in (0, None):
         return _verdict("error", [catalog_entry("nonzero_exit", "exit status %s" % result.get("rc"))])
-    metrics = summarize(parsed)
     if role == "client" and not parsed.get("rows"):
         return _verdict("error", [catalog_entry("no_rows")])
+    return _bandwidth_verdict(side, summarize(parsed).get("bw_gbps"), min_fraction)
+
+
+def _timeout_verdict(role, result, parsed, text, errors):
+    if role == "server" and not parsed.get("rows") and not _connected(text):
+        return _verdict("error", [catalog_entry("server_no_client")] + errors)
+    if role == "client" and result.get("connect_failed"):
+        return _verdict("error", [catalog_entry("connect_failed")] + errors)
+    return _verdict("error", [catalog_entry("client_timeout")] + errors)
+
+
+def _bandwidth_verdict(side, bw_gbps, min_fraction):
+    """fail when a bandwidth side is below ``min_fraction`` of what it expects (twice that, bidirectional)."""
     expected = side.get("expected_gbps")
-    if side.get("metric", "bw") == "bw" and expected and metrics.get("bw_gbps") is not None:
+    if side.get("metric", "bw") == "bw" and expected and bw_gbps is not None:
         if side.get("bidirectional"):
             expected = expected * 2
-        limit = float(expected) * float(min_fraction)
-        if metrics["bw_gbps"] < limit:
+        if bw_gbps < float(expected) * float(min_fraction):
             entry = catalog_entry("below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
-                metrics["bw_gbps"], float(min_fraction) * 100, float(expected)))
+                bw_gbps, float(min_fraction) * 100, float(expected)))
             return _verdict("fail", [entry])
     return _verdict("pass", [])
 
