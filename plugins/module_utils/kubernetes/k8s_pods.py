@@ -106,24 +106,30 @@ def _check_numbers(errors, params):
             _check(errors, rules.check_int, name, params[name], low, high)
 
 
-def validate_params(params):
-    """Return a list of error strings for test-pod parameters (empty = valid); each names its option."""
-    errors = []
+def _check_image(errors, image):
+    if not image:
+        errors.append("image is required when state=present")
+    elif ".." in str(image).split("/"):
+        errors.append("image %s must not contain '..' components" % rules.show(image))
+    else:
+        _match(errors, "image", image, _IMAGE, "a valid image reference")
+
+
+def _check_placement(errors, params):
+    """The nodes, the node selector and, for state=present, the image."""
     for index, node in enumerate(params.get("nodes") or []):
         _check(errors, rules.check_name, "nodes[%d]" % index, node, "k8s_name")
     if params.get("state", "present") == "present":
         if not params.get("nodes") and not params.get("node_selector"):
             errors.append("nodes or node_selector is required when state=present")
-        image = params.get("image")
-        if not image:
-            errors.append("image is required when state=present")
-        elif ".." in str(image).split("/"):
-            errors.append("image %s must not contain '..' components" % rules.show(image))
-        else:
-            _match(errors, "image", image, _IMAGE, "a valid image reference")
+        _check_image(errors, params.get("image"))
     selector = params.get("node_selector")
     if selector:
         _match(errors, "node_selector", selector, _SELECTOR, "a label selector")
+
+
+def _check_names(errors, params):
+    """Names of Kubernetes objects the pods refer to."""
     for key in ("namespace", "name_prefix", "run_id"):
         value = params.get(key)
         if value:
@@ -135,12 +141,18 @@ def validate_params(params):
         _check(errors, rules.check_name, "image_pull_secrets[%d]" % index, secret, "k8s_name")
     if params.get("gpu_resource") is not None:
         _match(errors, "gpu_resource", params["gpu_resource"], _RESOURCE_NAME, "an extended resource name")
+
+
+def _check_resources(errors, params):
     for name, quantity in (params.get("resources") or {}).items():
         _match(errors, "resources key", str(name), _RESOURCE_NAME, "an extended resource name")
         _match(errors, "resources[%s]" % name, str(quantity), _QUANTITY, "a Kubernetes quantity")
     shm = params.get("shm_size")
     if shm:
         _match(errors, "shm_size", str(shm), _QUANTITY, "a Kubernetes quantity")
+
+
+def _check_metadata(errors, params):
     for key, value in (params.get("labels") or {}).items():
         _match(errors, "labels key", str(key), _LABEL_KEY, "a Kubernetes label key")
         _check(errors, rules.check_name, "labels[%s]" % key, str(value), "k8s_label_value")
@@ -148,11 +160,21 @@ def validate_params(params):
         _match(errors, "annotations key", str(key), _LABEL_KEY, "a Kubernetes annotation key")
         if not isinstance(value, str) or "\x00" in value or len(value) > 65536:
             errors.append("annotations[%s] must be a string without NUL of at most 65536 characters" % key)
+
+
+def _check_container(errors, params):
     for index, cap in enumerate(params.get("capabilities") or []):
         _match(errors, "capabilities[%d]" % index, str(cap), _CAPABILITY, "a Linux capability name (like IPC_LOCK)")
     for index, net in enumerate(_network_list(params.get("networks"))):
         _match(errors, "networks[%d]" % index, net, _NETWORK, "a NetworkAttachmentDefinition reference")
     errors += command_errors(params.get("command"))
+
+
+def validate_params(params):
+    """Return a list of error strings for test-pod parameters (empty = valid); each names its option."""
+    errors = []
+    for check in (_check_placement, _check_names, _check_resources, _check_metadata, _check_container):
+        check(errors, params)
     _check_tolerations(errors, params.get("tolerations"))
     _check_numbers(errors, params)
     return errors
