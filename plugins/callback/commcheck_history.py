@@ -26,11 +26,12 @@ description:
     C(ansible-playbook), C(ansible_runner.run()) and AWX. Enable it with
     C(callbacks_enabled = clusterops.commcheck.commcheck_history) in C(ansible.cfg) or
     C(ANSIBLE_CALLBACKS_ENABLED=clusterops.commcheck.commcheck_history).
-  - The run id is, in this order, the extra variable C(commcheck_run_id), the O(run_id) option
-    (C(COMMCHECK_RUN_ID)), C(awx-<JOB_ID>) under AWX, or a new C(YYYYmmddTHHMMSSZ-xxxxxx).
-    The callback puts it into the controller's C(COMMCHECK_RUN_ID) environment variable, and the history
-    directory into C(COMMCHECK_HISTORY_DIR), so tasks and lookups of the run (for example the report role,
-    through C(lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID'))) see the same id and directory.
+  - The run id is, in this order, the extra variable C(commcheck_run_id), the C(commcheck_run_id) fact
+    that the play sets before its first record (the C(clusterops.commcheck.commcheck) and
+    C(clusterops.commcheck.report) roles set it once, from the caller's variable or the same settings as
+    here), the O(run_id) option (C(COMMCHECK_RUN_ID)), C(awx-<JOB_ID>) under AWX, or a new
+    C(YYYYmmddTHHMMSSZ-xxxxxx). The roles pass the id on to the report explicitly; the callback sets
+    no environment variable.
   - Nothing is written in check mode unless O(write_in_check_mode=true).
 author:
   - commcheck developers (@clusterops)
@@ -54,7 +55,7 @@ options:
   run_id:
     description:
       - Run id for every line of this run, for example a service's job id.
-      - The extra variable C(commcheck_run_id) takes precedence.
+      - The extra variable C(commcheck_run_id), and the C(commcheck_run_id) fact a play sets, take precedence.
     type: str
     env:
       - name: COMMCHECK_RUN_ID
@@ -116,6 +117,9 @@ EXAMPLES = r'''
 # ANSIBLE_CALLBACKS_ENABLED=clusterops.commcheck.commcheck_history \
 # COMMCHECK_HISTORY_DIR=/var/lib/commcheck/history \
 # COMMCHECK_RUN_ID=nightly-42 ansible-playbook -i inventory.yml clusterops.commcheck.commcheck
+
+# or the run id as a variable (the report of the run uses the same one)
+# ansible-playbook -i inventory.yml clusterops.commcheck.commcheck -e commcheck_run_id=nightly-42
 '''
 
 import atexit
@@ -171,8 +175,6 @@ class CallbackModule(CallbackBase):
             self._disabled = True
             self._display.warning("commcheck_history: the history is OFF for this run, nothing is written: %s" % exc)
             return
-        # Tasks and lookups of this run (the report role, the history lookup) read the same directory.
-        os.environ["COMMCHECK_HISTORY_DIR"] = self._dir
         if context.CLIARGS.get("check") and not self.get_option("write_in_check_mode"):
             self._disabled = True
             return
@@ -191,26 +193,35 @@ class CallbackModule(CallbackBase):
             return "history_dir (from %s)" % origin
         return "history_dir"
 
-    def _ensure_run_id(self, play=None):
-        if self._run_id:
-            return self._run_id
-        run_id = None
-        if play is not None:
-            try:
-                extra = play.get_variable_manager().extra_vars
-            except Exception:  # pragma: no cover - defensive: older/odd variable managers
-                extra = {}
-            value = extra.get("commcheck_run_id") if extra else None
-            if isinstance(value, str) and value.strip() and "{{" not in value:
-                run_id = value.strip()
-        if not run_id:
-            option = self.get_option("run_id")
-            run_id = option.strip() if isinstance(option, str) and option.strip() else None
-        run_id = run_id or history.run_id_from_env() or history.new_run_id()
-        self._run_id = run_id
-        # Tasks forked after this point (and lookups on the controller) see the same id.
-        os.environ["COMMCHECK_RUN_ID"] = run_id
-        return run_id
+    def _take_extra_var_run_id(self, play):
+        """The caller's extra variable commcheck_run_id, when the run has no id yet."""
+        try:
+            extra = play.get_variable_manager().extra_vars
+        except Exception:  # pragma: no cover - defensive: older/odd variable managers
+            extra = {}
+        self._adopt_run_id(extra.get("commcheck_run_id") if extra else None)
+
+    def _take_fact_run_id(self, result):
+        """The commcheck_run_id fact a play sets once (set_fact) before its first record."""
+        data = getattr(result, "_result", None)
+        facts = data.get("ansible_facts") if isinstance(data, dict) else None
+        if isinstance(facts, dict) and "commcheck_run_id" in facts:
+            self._adopt_run_id(facts["commcheck_run_id"])
+
+    def _adopt_run_id(self, value):
+        run_id = history.plain_run_id(value)
+        if not run_id or run_id == self._run_id:
+            return
+        if self._run_id is None:
+            self._run_id = run_id
+            return
+        self._warn("the play set commcheck_run_id=%s after lines of run %s were written; the history keeps %s"
+                   % (run_id, self._run_id, self._run_id))
+
+    def _ensure_run_id(self):
+        if not self._run_id:
+            self._run_id = history.resolve_run_id([self.get_option("run_id")])
+        return self._run_id
 
     def _warn(self, message):
         if not self._warned:
@@ -291,10 +302,11 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_play_start(self, play):
         self._started = True
-        self._ensure_run_id(play)
+        self._take_extra_var_run_id(play)
 
     def v2_runner_on_ok(self, result):
         self._see_host(result, "ok")
+        self._take_fact_run_id(result)
         self._collect(result)
 
     def v2_runner_on_failed(self, result, ignore_errors=False):

@@ -17,6 +17,7 @@ description:
   - A torn last line (a writer that died mid-line) or a corrupt line is skipped and reported as a warning
     (or an error, see O(on_bad_line)).
   - Positional terms, when given, are kinds (the same as O(kind)).
+  - With O(setting), returns one setting of this run instead of records (see there).
 author:
   - commcheck developers (@clusterops)
 options:
@@ -81,6 +82,28 @@ options:
     type: str
     choices: [warn, ignore, fail]
     default: warn
+  setting:
+    description:
+      - Return a one-item list with a setting of this run instead of records; the other filters are not used.
+      - C(run_id) is the id of this run, decided from the same settings as the history callback's run id
+        O(configured_run_id) (C(COMMCHECK_RUN_ID)), else C(awx-<JOB_ID>) under AWX, else a new
+        C(YYYYmmddTHHMMSSZ-xxxxxx). The C(clusterops.commcheck.commcheck) and C(clusterops.commcheck.report)
+        roles call it once, when the caller gave no C(commcheck_run_id), and set the result as the
+        C(commcheck_run_id) fact, which they pass to the report and which the callback takes for the history.
+      - C(history_dir) is O(history_dir), normalised (as the callback writes it) when it is a valid directory,
+        else as given.
+    type: str
+    choices: [run_id, history_dir]
+  configured_run_id:
+    description:
+      - The run id a service or C(ansible.cfg) sets for the run (the history callback's O(run_id) setting);
+        only read by O(setting=run_id).
+    type: str
+    env:
+      - name: COMMCHECK_RUN_ID
+    ini:
+      - section: commcheck_history
+        key: run_id
 notes:
   - The lookup runs on the controller and reads the controller's history directory.
 seealso:
@@ -98,6 +121,11 @@ EXAMPLES = r'''
     msg: >-
       {{ lookup('clusterops.commcheck.commcheck_history', kind=['rdma_bw', 'tcp_bw'], verdict='fail', last_runs=3,
                 query='[].{host: host, peer: peer, gbps: metrics.bw_gbps}') }}
+
+- name: The id of this run, once (what the one-click role does when no commcheck_run_id is given)
+  ansible.builtin.set_fact:
+    commcheck_run_id: "{{ commcheck_run_id | default('', true) or lookup('clusterops.commcheck.commcheck_history', setting='run_id') }}"
+  run_once: true
 
 - name: Summaries of every run this month
   ansible.builtin.set_fact:
@@ -126,45 +154,56 @@ class LookupModule(LookupBase):
 
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
+        setting = self.get_option("setting")
+        if setting == "run_id":
+            return [history.resolve_run_id([self.get_option("configured_run_id")])]
+        if setting == "history_dir":
+            return [self._configured_history_dir()]
+        directory = self._history_dir()
+        report = history.ReadReport()
+        try:
+            result = history.query(directory, report=report, **self._filters(terms))
+        except (ValueError, OSError) as exc:
+            raise AnsibleError("commcheck_history lookup: %s" % exc)
+        self._tell_bad_lines(directory, report.problems)
+        if self.get_option("query"):
+            return result if isinstance(result, list) else [result]
+        return result
+
+    def _configured_history_dir(self):
+        value = self.get_option("history_dir")
+        try:
+            return history.check_history_dir(value, "history_dir")
+        except ValueError:
+            return value
+
+    def _history_dir(self):
+        try:
+            return history.check_history_dir(self.get_option("history_dir"), "history_dir")
+        except ValueError as exc:
+            raise AnsibleError("commcheck_history lookup: %s" % exc)
+
+    def _filters(self, terms):
         kinds = list(self.get_option("kind") or [])
         for term in terms or []:
             if isinstance(term, (list, tuple)):
                 kinds.extend(str(t) for t in term)
             elif term:
                 kinds.append(str(term))
-        report = history.ReadReport()
-        try:
-            directory = history.check_history_dir(self.get_option("history_dir"), "history_dir")
-        except ValueError as exc:
-            raise AnsibleError("commcheck_history lookup: %s" % exc)
-        try:
-            result = history.query(
-                directory,
-                kind=kinds or None,
-                host=self.get_option("host"),
-                peer=self.get_option("peer"),
-                run_id=self.get_option("run_id"),
-                verdict=self.get_option("verdict"),
-                since=self.get_option("since"),
-                until=self.get_option("until"),
-                last_runs=self.get_option("last_runs"),
-                limit=self.get_option("limit"),
-                include_summary=True if self.get_option("include_summary") else None,
-                jmespath_query=self.get_option("query"),
-                report=report,
-            )
-        except (ValueError, OSError) as exc:
-            raise AnsibleError("commcheck_history lookup: %s" % exc)
-        problems = report.problems
-        if problems:
-            message = "commcheck_history lookup: skipped %d bad line(s) in %s: %s" % (
-                len(problems), directory,
-                "; ".join("%s:%s %s" % (p["file"], p["line"], p["reason"]) for p in problems[:5]))
-            mode = self.get_option("on_bad_line")
-            if mode == "fail":
-                raise AnsibleError(message)
-            if mode == "warn":
-                display.warning(message)
-        if self.get_option("query"):
-            return result if isinstance(result, list) else [result]
-        return result
+        filters = dict((name, self.get_option(name))
+                       for name in ("host", "peer", "run_id", "verdict", "since", "until", "last_runs", "limit"))
+        filters.update(kind=kinds or None, include_summary=True if self.get_option("include_summary") else None,
+                       jmespath_query=self.get_option("query"))
+        return filters
+
+    def _tell_bad_lines(self, directory, problems):
+        if not problems:
+            return
+        message = "commcheck_history lookup: skipped %d bad line(s) in %s: %s" % (
+            len(problems), directory,
+            "; ".join("%s:%s %s" % (p["file"], p["line"], p["reason"]) for p in problems[:5]))
+        mode = self.get_option("on_bad_line")
+        if mode == "fail":
+            raise AnsibleError(message)
+        if mode == "warn":
+            display.warning(message)

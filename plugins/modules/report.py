@@ -47,7 +47,8 @@ options:
   run_id:
     description:
       - Id of this run; its own history records are left out of the baselines.
-      - The C(clusterops.commcheck.commcheck_history) callback exports it as C(COMMCHECK_RUN_ID).
+      - Pass the run's C(commcheck_run_id), the id the C(clusterops.commcheck.commcheck_history) callback writes
+        into the history (the one-click and report roles set it once per run and pass it here).
     type: str
   history_dir:
     description:
@@ -127,8 +128,8 @@ EXAMPLES = r'''
 - name: Write the report of this run, compared with the last 5 passing runs
   clusterops.commcheck.report:
     records: "{{ hostvars['localhost'].commcheck_run_records | default([]) }}"
-    run_id: "{{ lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID') }}"
-    report_dir: /var/lib/commcheck/reports/{{ lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID') }}
+    run_id: "{{ commcheck_run_id }}"
+    report_dir: /var/lib/commcheck/reports/{{ commcheck_run_id }}
     history_dir: /var/lib/commcheck/history
     threshold: 0.15
   delegate_to: localhost

@@ -252,6 +252,23 @@ def run_id_from_env(environ=None):
     return None
 
 
+def plain_run_id(value):
+    """A run id given as a variable or a setting, stripped; None for an empty value or an untemplated one."""
+    if isinstance(value, str) and value.strip() and "{{" not in value:
+        return value.strip()
+    return None
+
+
+def resolve_run_id(given=(), environ=None, now=None):
+    """The id of a run, decided once: the first plain id in ``given`` (the caller's variable, then a setting),
+    else the caller's COMMCHECK_RUN_ID or AWX's JOB_ID (run_id_from_env), else a new id."""
+    for value in given:
+        run_id = plain_run_id(value)
+        if run_id:
+            return run_id
+    return run_id_from_env(environ) or new_run_id(now)
+
+
 # --------------------------------------------------------------------------
 # The history directory
 # --------------------------------------------------------------------------
