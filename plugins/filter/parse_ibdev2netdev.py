@@ -89,15 +89,8 @@ _value:
       sample: ACTIVE
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import (
     parse_ibdev2netdev, parse_ibdev2netdev_full)
 
-parse_ibdev2netdev_filter = tool_text_filter("parse_ibdev2netdev", parse_ibdev2netdev, parse_ibdev2netdev_full)
-
-
-class FilterModule(object):
-    """parse_ibdev2netdev filter: parse ibdev2netdev output (plain and -v) into a list of RDMA port to netdev mappings."""
-
-    def filters(self):
-        return {"parse_ibdev2netdev": parse_ibdev2netdev_filter}
+FilterModule = tool_text_filter_module("parse_ibdev2netdev", parse_ibdev2netdev, parse_ibdev2netdev_full)

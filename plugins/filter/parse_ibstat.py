@@ -88,15 +88,8 @@ _value:
       elements: dict
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import (
     parse_ibstat, parse_ibstat_full)
 
-parse_ibstat_filter = tool_text_filter("parse_ibstat", parse_ibstat, parse_ibstat_full)
-
-
-class FilterModule(object):
-    """parse_ibstat filter: parse ibstat (or ibstatus) output into a list of channel adapters and their ports."""
-
-    def filters(self):
-        return {"parse_ibstat": parse_ibstat_filter}
+FilterModule = tool_text_filter_module("parse_ibstat", parse_ibstat, parse_ibstat_full)

@@ -98,15 +98,8 @@ _value:
       elements: dict
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import (
     parse_ibv_devinfo, parse_ibv_devinfo_full)
 
-parse_ibv_devinfo_filter = tool_text_filter("parse_ibv_devinfo", parse_ibv_devinfo, parse_ibv_devinfo_full)
-
-
-class FilterModule(object):
-    """parse_ibv_devinfo filter: parse ibv_devinfo output (plain and -v) into a list of RDMA devices and their ports."""
-
-    def filters(self):
-        return {"parse_ibv_devinfo": parse_ibv_devinfo_filter}
+FilterModule = tool_text_filter_module("parse_ibv_devinfo", parse_ibv_devinfo, parse_ibv_devinfo_full)

@@ -114,14 +114,7 @@ _value:
       elements: float
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
 
-parse_iperf3_filter = tool_text_filter("parse_iperf3", parse_iperf3)
-
-
-class FilterModule(object):
-    """parse_iperf3 filter: parse iperf3 -J output into bandwidth, retransmits, UDP loss, CPU and errors."""
-
-    def filters(self):
-        return {"parse_iperf3": parse_iperf3_filter}
+FilterModule = tool_text_filter_module("parse_iperf3", parse_iperf3)

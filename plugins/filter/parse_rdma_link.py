@@ -69,15 +69,8 @@ _value:
       type: int
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import (
     parse_rdma_link, parse_rdma_link_full)
 
-parse_rdma_link_filter = tool_text_filter("parse_rdma_link", parse_rdma_link, parse_rdma_link_full)
-
-
-class FilterModule(object):
-    """parse_rdma_link filter: parse iproute2 rdma link output into a list of RDMA ports."""
-
-    def filters(self):
-        return {"parse_rdma_link": parse_rdma_link_filter}
+FilterModule = tool_text_filter_module("parse_rdma_link", parse_rdma_link, parse_rdma_link_full)

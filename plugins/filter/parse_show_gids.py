@@ -84,15 +84,8 @@ _value:
       sample: up
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import tool_text_filter_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import (
     parse_show_gids, parse_show_gids_full)
 
-parse_show_gids_filter = tool_text_filter("parse_show_gids", parse_show_gids, parse_show_gids_full)
-
-
-class FilterModule(object):
-    """parse_show_gids filter: parse show_gids (or Huawei hiroce3 gids) output into a list of GID table entries."""
-
-    def filters(self):
-        return {"parse_show_gids": parse_show_gids_filter}
+FilterModule = tool_text_filter_module("parse_show_gids", parse_show_gids, parse_show_gids_full)

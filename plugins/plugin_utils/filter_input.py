@@ -38,3 +38,15 @@ def tool_text_filter(name, parse, parse_full=None):
     parse_filter.__name__ = name + "_filter"
     parse_filter.__doc__ = "Filter %s: %s" % (name, (parse.__doc__ or "").strip().split("\n")[0])
     return parse_filter
+
+
+def tool_text_filter_module(name, parse, parse_full=None):
+    """The FilterModule class of a plugin that offers one tool-text parser as the filter `name`."""
+    parse_filter = tool_text_filter(name, parse, parse_full)
+
+    class FilterModule(object):
+        def filters(self):
+            return {name: parse_filter}
+
+    FilterModule.__doc__ = "%s filter." % name
+    return FilterModule

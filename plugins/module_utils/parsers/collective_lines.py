@@ -9,7 +9,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import scan_launcher_line
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import (
+    ErrorCollector, scan_launcher_line)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     is_context_line, is_diagnostic_line)
 
@@ -18,6 +19,14 @@ MAX_WARNINGS = 100  # listed; more are counted
 MAX_UNKNOWN_LISTED = 50  # lines no rule knows, listed as warnings; more are counted
 
 _FRAME = re.compile(r"^-{20,}$")   # Open MPI frames its help messages with dash lines
+
+
+def parser_error_result(result, catalog, exc):
+    """What a parser that raised returns: its empty result with one 'unknown' error (a parser never raises)."""
+    errors = ErrorCollector(catalog)
+    errors.add("unknown", "parser error: %s" % exc)
+    result["errors"] = errors.entries()
+    return result
 
 
 class CollectiveLines(object):

@@ -388,11 +388,10 @@ class TextParser(CollectiveLines):
         return False
 
     def _nccl_failure(self, _line, content):
-        failure = _failure_line(content, "Test NCCL failure") if "Test NCCL failure" in content else None
+        failure = self._marked_failure(content, "Test NCCL failure")
         if not failure:
             return False
-        host, _where, message = failure
-        self.specific_failure = True
+        host, message = failure
         result_part, _sep, last_error = message.partition(" / ")
         code = result_code(result_part)
         self.errors.add(code, content, host=host, hint=hint_for(code, message))
@@ -401,13 +400,19 @@ class TextParser(CollectiveLines):
         return True
 
     def _cuda_failure(self, _line, content):
-        failure = _failure_line(content, "Test CUDA failure") if "Test CUDA failure" in content else None
+        failure = self._marked_failure(content, "Test CUDA failure")
+        if failure:
+            host, message = failure
+            self.errors.add("nccl_cuda_failure", content, host=host, hint=hint_for("nccl_cuda_failure", message))
+        return bool(failure)
+
+    def _marked_failure(self, content, marker):
+        """(host, message) of a '[host: ]<marker> file.cu:123 'message'' line, or None."""
+        failure = _failure_line(content, marker) if marker in content else None
         if not failure:
-            return False
-        host, _where, message = failure
+            return None
         self.specific_failure = True
-        self.errors.add("nccl_cuda_failure", content, host=host, hint=hint_for("nccl_cuda_failure", message))
-        return True
+        return failure[0], failure[2]
 
     def _test_timeout(self, _line, content):
         at = content.find("Test timeout")

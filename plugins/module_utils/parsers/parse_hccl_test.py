@@ -17,7 +17,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.collective_lines import (
-    MAX_LINE, MAX_WARNINGS, CollectiveLines)
+    MAX_LINE, MAX_WARNINGS, CollectiveLines, parser_error_result)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import MPI_ERRORS, ErrorCollector
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     Notes, clean_lines, snake_case, to_float, to_int, to_text)
@@ -261,11 +261,7 @@ def parse_hccl_test(text):
     try:
         return _Parser().parse(to_text(text))
     except Exception as exc:  # a parser must never raise; report instead
-        result = _empty_result()
-        errors = ErrorCollector(HCCL_TEST_ERRORS)
-        errors.add("unknown", "parser error: %s" % exc)
-        result["errors"] = errors.entries()
-        return result
+        return parser_error_result(_empty_result(), HCCL_TEST_ERRORS, exc)
 
 
 def _may_be_header(content):

@@ -19,7 +19,8 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.collective_lines import MAX_WARNINGS
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.collective_lines import (
+    MAX_WARNINGS, parser_error_result)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import ErrorCollector
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_errors import NCCL_TESTS_ERRORS
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_json import (
@@ -52,11 +53,7 @@ def parse_nccl_tests(text):
                 return parse_nccl_tests_json(embedded)
         return result
     except Exception as exc:  # a parser must never raise; report instead
-        result = empty_result()
-        errors = ErrorCollector(NCCL_TESTS_ERRORS)
-        errors.add("unknown", "parser error: %s" % exc)
-        result["errors"] = errors.entries()
-        return result
+        return parser_error_result(empty_result(), NCCL_TESTS_ERRORS, exc)
 
 
 def _undecodable_json():
