@@ -516,7 +516,7 @@ def build_argvs(module, transport, sides):
         if tool not in binaries:
             binaries[tool] = transport.which(tool) if not module.check_mode else tool
         try:
-            side["endpoint"] = Endpoint.from_side(side, numa_node=side["placement"].get("numa_node"))
+            side["endpoint"] = Endpoint.from_side(side, numa_node=numa.numa_node(side["placement"].get("numa_node")))
             side["argv"] = pc.build_argv(side, binary=binaries[tool] or tool, endpoint=side["endpoint"])
         except option_rules.OptionError as exc:
             module.fail_json(msg="%s side on %s: %s" % (side["role"], side.get("device") or "the default device", exc))
