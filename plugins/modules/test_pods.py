@@ -366,26 +366,40 @@ class Kubectl:
             os.unlink(path)
 
 
+# Pod states that waiting longer does not cure.
+HARD_FAILURES = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError",
+                 "pod phase Failed")
+
+
+def _pod_problems(pods, names):
+    """Why named pods that exist are failing (a pod not created yet is no problem while waiting)."""
+    problems = {}
+    for name in names:
+        pod = pods.get(name)
+        reason = pod_failure_reason(pod) if pod else "pod not found"
+        if reason and not reason.startswith("pod not found"):
+            problems[name] = reason
+    return problems
+
+
+def _add_not_ready(problems, pods, names, ready, timeout):
+    for name in names:
+        if name not in ready and name not in problems:
+            problems[name] = "not Ready after %ss" % timeout if name in pods else "pod not found"
+
+
 def wait_ready(kubectl, run_id, names, timeout):
     """Poll until every named pod is Ready; return (summaries, problems)."""
     deadline = time.monotonic() + timeout
     while True:
         pods = {p["metadata"]["name"]: p for p in kubectl.run_pods(run_id)}
-        problems = {}
-        for name in names:
-            pod = pods.get(name)
-            reason = pod_failure_reason(pod) if pod else "pod not found"
-            if reason and not reason.startswith("pod not found"):
-                problems[name] = reason
+        problems = _pod_problems(pods, names)
         ready = [n for n in names if n in pods and pod_summary(pods[n])["ready"]]
-        hard = {n: r for n, r in problems.items() if r.split(":")[0] in (
-            "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "pod phase Failed")}
+        hard = any(r.split(":")[0] in HARD_FAILURES for r in problems.values())
         if len(ready) == len(names) or hard or time.monotonic() >= deadline:
             summaries = [pod_summary(pods[n]) for n in names if n in pods]
             if len(ready) != len(names):
-                for name in names:
-                    if name not in ready and name not in problems:
-                        problems[name] = "not Ready after %ss" % timeout if name in pods else "pod not found"
+                _add_not_ready(problems, pods, names, ready, timeout)
             return summaries, problems
         time.sleep(POLL_S)
 
