@@ -15,41 +15,27 @@ most about 200 characters of a bad value.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history import (
     RecordError,
     normalize_records,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import QUOTE_LIMIT
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = dict(
     records=dict(type="list", elements="dict", required=True),
 )
 
 
-def short_message(text, limit=2 * QUOTE_LIMIT):
-    """A message cut to about ``limit`` characters (a huge bad value must not flood the output)."""
-    return text if len(text) <= limit else "%s...(%d characters)" % (text[:limit], len(text))
+class ActionModule(ControllerAction):
 
+    NAME = "clusterops.commcheck.record"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    FAILURES = (RecordError,)
+    MESSAGE_LIMIT = 2 * QUOTE_LIMIT
 
-class ActionModule(ActionBase):
-
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
-    _supports_async = False
-
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        del validation
-        try:
-            records, redacted = normalize_records(args.get("records"))
-        except RecordError as exc:
-            result.update(failed=True, msg="clusterops.commcheck.record: %s" % short_message(str(exc)))
-            return result
+    def decide(self, args, result, task_vars):
+        records, redacted = normalize_records(args.get("records"))
         result.update(
             changed=False,
             commcheck_records=records,

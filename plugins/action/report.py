@@ -15,13 +15,12 @@ import datetime
 import os
 import tempfile
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as bl
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render as rr
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 
 FORMATS = rr.FORMATS
 FILE_NAMES = rr.FILE_NAMES
@@ -82,29 +81,13 @@ def write_atomic(path, text, mode=0o644):
         raise
 
 
-def cut(text, limit=2000):
-    """A message cut to ``limit`` characters (history errors may quote long lines)."""
-    return text if len(text) <= limit else "%s...(%d characters)" % (text[:limit], len(text))
+class ActionModule(ControllerAction):
 
+    NAME = "clusterops.commcheck.report"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    FAILURES = (history.RecordError, ValueError, OSError)
 
-class ActionModule(ActionBase):
-
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
-    _supports_async = False
-
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        try:
-            return self._run(args, result)
-        except (history.RecordError, ValueError, OSError) as exc:
-            result.update(failed=True, msg="clusterops.commcheck.report: %s" % cut(str(exc)))
-            return result
-
-    def _run(self, args, result):
+    def decide(self, args, result, task_vars):
         report_dir = check_options(args)
         read_report = history.ReadReport()
         records, run_id, until = self._records_of_the_run(args, read_report)

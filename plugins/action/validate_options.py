@@ -28,9 +28,9 @@ import yaml
 
 from ansible.errors import AnsibleError
 from ansible.module_utils.common.collections import is_sequence
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = dict(
     roles=dict(type="list", elements="str", required=True),
@@ -91,18 +91,12 @@ def _same(left, right):
         return False
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerAction):
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
-    _supports_async = False
+    NAME = "clusterops.commcheck.validate_options"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def decide(self, args, result, task_vars):
         roles = [role_name(r) for r in args["roles"]]
         unknown = [r for r in roles if r not in role_options.ROLES]
         if not roles or unknown:

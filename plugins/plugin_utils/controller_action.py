@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The frame of commcheck's action plugins that run on the controller only (record, report, validate_options).
+
+They never contact a host and transfer no file; each one validates its
+arguments against its spec, then decides. A subclass names itself
+(``NAME``), gives its ``ARGUMENT_SPEC``, the exceptions that fail the task with
+their message (``FAILURES``) and ``decide(args, result, task_vars)``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+
+
+def cut(text, limit):
+    """A message cut to ``limit`` characters (a huge bad value or a long history line must not flood the output)."""
+    return text if len(text) <= limit else "%s...(%d characters)" % (text[:limit], len(text))
+
+
+class ControllerAction(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    NAME = "clusterops.commcheck"
+    ARGUMENT_SPEC = {}
+    FAILURES = ()
+    MESSAGE_LIMIT = 2000
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ControllerAction, self).run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+        try:
+            return self.decide(args, result, task_vars or {})
+        except self.FAILURES as exc:  # pylint: disable=catching-non-exception
+            return self.fail(result, str(exc))
+
+    def decide(self, args, result, task_vars):
+        raise NotImplementedError
+
+    def fail(self, result, message):
+        """The task fails with ``NAME: message`` (cut to MESSAGE_LIMIT characters)."""
+        result.update(failed=True, msg="%s: %s" % (self.NAME, cut(message, self.MESSAGE_LIMIT)))
+        return result
