@@ -27,7 +27,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.end
 
 TESTS = ("write", "read", "send", "atomic")
 METRICS = ("bw", "lat")
-ROLES = ("server", "client")
 MTUS = (256, 512, 1024, 2048, 4096)
 
 # Ranges the perftest option parser enforces (perftest 4.5 / 25.x).
