@@ -23,11 +23,11 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    bounded_lines,
     error_catalog,
     error_entry,
     found_after,
     is_tagged_warning,
+    nonblank_lines,
     parse_or_report,
     to_int,
 )
@@ -225,9 +225,7 @@ def _parse_line(line):
 def _parse(text):
     devices = []
     errors = []
-    for line in bounded_lines(text):
-        if not line.strip():
-            continue
+    for line in nonblank_lines(text):
         entry = _parse_line(line)
         if entry is not None:
             devices.append(entry)

@@ -31,11 +31,11 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    bounded_lines,
     error_catalog,
     error_entry,
     found_after,
     is_tagged_warning,
+    nonblank_lines,
     parse_or_report,
     snake_case,
     split_key_value,
@@ -212,9 +212,7 @@ def _parse_ibstat(text):
     warnings = []
     ca = None
     port = None
-    for line in bounded_lines(text):
-        if not line.strip():
-            continue
+    for line in nonblank_lines(text):
         header = _CA_HEADER.match(line)
         if header:
             ca = _new_ca(header.group("name"), header.group("node_type"))
@@ -311,9 +309,7 @@ def _parse_ibstatus(text):
     warnings = []
     by_name = {}
     port = None
-    for line in bounded_lines(text):
-        if not line.strip():
-            continue
+    for line in nonblank_lines(text):
         header = _IBSTATUS_HEADER.match(line)
         if header:
             device = header.group("device")

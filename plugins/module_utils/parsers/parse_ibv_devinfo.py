@@ -98,20 +98,20 @@ _INT_KEYS = frozenset((
 _MTU_KEYS = ("max_mtu", "active_mtu")
 
 
+def _blank_record(key, value, null_keys, list_key):
+    """{key: value, each null key: None, list_key: []} in that order."""
+    record = {key: value}
+    record.update(dict.fromkeys(null_keys))
+    record[list_key] = []
+    return record
+
+
 def _new_device(name):
-    device = {"hca_id": name}
-    for key in _DEVICE_KEYS:
-        device[key] = None
-    device["ports"] = []
-    return device
+    return _blank_record("hca_id", name, _DEVICE_KEYS, "ports")
 
 
 def _new_port(number):
-    port = {"port": number}
-    for key in _PORT_KEYS:
-        port[key] = None
-    port["gids"] = []
-    return port
+    return _blank_record("port", number, _PORT_KEYS, "gids")
 
 
 def _gid_version(gid_type):

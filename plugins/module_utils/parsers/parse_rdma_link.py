@@ -31,6 +31,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_entry,
     found_after,
     is_tagged_warning,
+    nonblank_lines,
     parse_or_report,
     snake_case,
     to_int,
@@ -188,9 +189,7 @@ def _parse_link(text):
         if links:
             return {"links": links, "errors": errors}
     last = None
-    for line in bounded_lines(text):
-        if not line.strip():
-            continue
+    for line in nonblank_lines(text):
         new = _NEW_FORM.match(line)
         old = None if new else _OLD_FORM.match(line)
         if new or old:

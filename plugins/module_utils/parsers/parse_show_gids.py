@@ -24,11 +24,11 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    bounded_lines,
     error_catalog,
     error_entry,
     found_after,
     is_tagged_warning,
+    nonblank_lines,
     parse_or_report,
     to_int,
 )
@@ -227,9 +227,7 @@ def _parse(text):
     warnings = []
     columns = list(_DEFAULT_COLUMNS)
     n_found = None
-    for line in bounded_lines(text):
-        if not line.strip():
-            continue
+    for line in nonblank_lines(text):
         header = _header_columns(line)
         if header:
             columns = header

@@ -268,24 +268,23 @@ def _take_gid(state, probe, low):
     return True
 
 
-def _take_timestamp(state, probe, low):
-    """'Connected: <date>' / 'Completed: <date>'."""
+# 'Connected: <date>', 'Completed: <date>', 'Total run time: 5.00 s': (regex, result key, value of group 1).
+_RESULT_FIELDS = (
+    (_CONNECTED_RE, "connected_at", str.strip),
+    (_COMPLETED_RE, "completed_at", str.strip),
+    (_RUN_TIME_RE, "total_run_time_s", to_float),
+)
+
+
+def _take_result_field(state, probe, low):
     if ":" not in probe:
         return False
-    for regex, key in ((_CONNECTED_RE, "connected_at"), (_COMPLETED_RE, "completed_at")):
+    for regex, key, convert in _RESULT_FIELDS:
         match = regex.match(probe)
         if match:
-            state.result[key] = match.group(1).strip()
+            state.result[key] = convert(match.group(1))
             return True
     return False
-
-
-def _take_run_time(state, probe, low):
-    match = _RUN_TIME_RE.match(probe) if ":" in probe else None
-    if not match:
-        return False
-    state.result["total_run_time_s"] = to_float(match.group(1))
-    return True
 
 
 def _take_known_header_field(state, probe, low):
@@ -346,7 +345,7 @@ def _take_header_block_field(state, probe, low):
 
 _PROBE_HANDLERS = (
     _take_banner, _take_table_header, _take_histogram_unit, _take_waiting, _take_address, _take_gid,
-    _take_timestamp, _take_run_time, _take_known_header_field, _take_warning, _take_errno, _take_error,
+    _take_result_field, _take_known_header_field, _take_warning, _take_errno, _take_error,
     _take_command, _take_header_block_field,
 )
 

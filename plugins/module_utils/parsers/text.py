@@ -66,6 +66,11 @@ def bounded_lines(text):
     return [line[:MAX_LINE] for line in clean_lines(text)]
 
 
+def nonblank_lines(text):
+    """bounded_lines(text) without the blank lines."""
+    return [line for line in bounded_lines(text) if line.strip()]
+
+
 # Lines that carry no message of their own: a shell prompt with the command it
 # runs ("$ cmd", "user@host:~$ cmd", "[root@n1 ~]# cmd", "~# cmd", "> continued"),
 # a separator, a bare address (a wrapped command line's last word), ssh's
