@@ -162,17 +162,24 @@ def _parse_lines(path, report, raw_filter):
             continue
         if not text.strip():
             continue
-        report.parsed += 1
-        try:
-            record = decode(text)
-        except ValueError as exc:
-            report.corrupt.append({"file": path, "line": number, "reason": "not JSON: %s" % exc})
-            continue
-        problem = record_line_problem(record)
-        if problem:
-            report.corrupt.append({"file": path, "line": number, "reason": problem})
-            continue
-        yield record
+        record = load_line(path, number, text, report, decode)
+        if record is not None:
+            yield record
+
+
+def load_line(path, number, text, report, loads=json.loads):
+    """The record of one non-blank line, or None once the report says why the line is not one."""
+    report.parsed += 1
+    try:
+        record = loads(text)
+    except ValueError as exc:
+        report.corrupt.append({"file": path, "line": number, "reason": "not JSON: %s" % exc})
+        return None
+    problem = record_line_problem(record)
+    if problem:
+        report.corrupt.append({"file": path, "line": number, "reason": problem})
+        return None
+    return record
 
 
 def iter_records(directory, since=None, until=None, report=None, prefilter=None, newest_first=False,

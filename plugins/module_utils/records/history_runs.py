@@ -11,7 +11,6 @@ going) is ``incomplete``.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history_records import (
@@ -24,7 +23,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
     ReadReport,
     history_files,
     iter_lines,
-    record_line_problem,
+    load_line,
     time_text_bound,
 )
 
@@ -115,15 +114,8 @@ def list_runs(directory, since=None, until=None, report=None, now=None):
                 continue
             if not raw.strip():
                 continue
-            report.parsed += 1
-            try:
-                record = json.loads(raw)
-            except ValueError as exc:
-                report.corrupt.append({"file": path, "line": number, "reason": "not JSON: %s" % exc})
-                continue
-            problem = record_line_problem(record)
-            if problem:
-                report.corrupt.append({"file": path, "line": number, "reason": problem})
+            record = load_line(path, number, raw, report)
+            if record is None:
                 continue
             when = record.get("time") or ""
             account(record.get("run_id"), when, record if record.get("kind") == "summary" else None)
