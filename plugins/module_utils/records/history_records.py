@@ -115,14 +115,8 @@ def plain(value, path):
     return str(value)
 
 
-def normalize_record(record, index=0):
-    """Validate one record and return (normalized copy, list of redacted paths).
-
-    Raises RecordError with a message naming the record and the field.
-    """
-    where = "records[%d]" % index
-    if not isinstance(record, dict):
-        raise RecordError("%s: a record must be a dict, got %s" % (where, type(record).__name__))
+def _identity(record, where):
+    """kind, host, peer and verdict, checked; and the record's name for later messages."""
     for key in ("kind", "host"):
         value = record.get(key)
         if not isinstance(value, str) or not value.strip():
@@ -134,12 +128,15 @@ def normalize_record(record, index=0):
     peer = record.get("peer")
     if peer is not None and not isinstance(peer, str):
         raise RecordError("%s: 'peer' must be a string or null, got %s" % (where, type(peer).__name__))
-    out = {
+    return where, {
         "kind": record["kind"].strip(),
         "host": record["host"].strip(),
         "peer": peer.strip() if isinstance(peer, str) and peer.strip() else None,
         "verdict": verdict,
     }
+
+
+def _params_and_metrics(record, where, out):
     for key in ("params", "metrics"):
         value = record.get(key)
         if value is None:
@@ -150,11 +147,18 @@ def normalize_record(record, index=0):
     for key, value in out["metrics"].items():
         if value is not None and not isinstance(value, (int, float, str, bool, list, dict)):
             raise RecordError("%s: metrics.%s has an unsupported type" % (where, key))
+
+
+def _cause_and_fix(record, where, out):
     for key in ("cause", "fix"):
         value = record.get(key)
         if value is not None and not isinstance(value, str):
             raise RecordError("%s: '%s' must be a string or null, got %s" % (where, key, type(value).__name__))
         out[key] = value if value else None
+
+
+def _evidence(record, where):
+    """Evidence as a list of strings (a single string is one item; other items as JSON)."""
     evidence = record.get("evidence")
     if evidence is None:
         evidence = []
@@ -162,8 +166,22 @@ def normalize_record(record, index=0):
         evidence = [evidence]
     if not isinstance(evidence, (list, tuple)):
         raise RecordError("%s: 'evidence' must be a list of strings" % where)
-    out["evidence"] = [item if isinstance(item, str) else json.dumps(plain(item, "evidence"), sort_keys=True)
-                       for item in evidence]
+    return [item if isinstance(item, str) else json.dumps(plain(item, "evidence"), sort_keys=True)
+            for item in evidence]
+
+
+def normalize_record(record, index=0):
+    """Validate one record and return (normalized copy, list of redacted paths).
+
+    Raises RecordError with a message naming the record and the field.
+    """
+    where = "records[%d]" % index
+    if not isinstance(record, dict):
+        raise RecordError("%s: a record must be a dict, got %s" % (where, type(record).__name__))
+    where, out = _identity(record, where)
+    _params_and_metrics(record, where, out)
+    _cause_and_fix(record, where, out)
+    out["evidence"] = _evidence(record, where)
     for key, value in record.items():
         if key in out or key in STAMP_KEYS:
             continue
