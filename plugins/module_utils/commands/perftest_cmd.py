@@ -23,7 +23,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     ArgumentError, check_binary, check_choice, check_role, check_server, check_side_labels, check_tokens, checked,
     int_option, refuse_shell_meta)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import (
+    GID_MAX, GID_MIN, PORT_MAX as IB_PORT_MAX, PORT_MIN as IB_PORT_MIN, Endpoint)
 
 TESTS = ("write", "read", "send", "atomic")
 METRICS = ("bw", "lat")
@@ -34,8 +35,6 @@ SIZE_MIN, SIZE_MAX = 1, 2 ** 31 - 1
 ITERS_MIN, ITERS_MAX = 5, 100000000
 QPS_MIN, QPS_MAX = 1, 16384
 PORT_MIN, PORT_MAX = 1, 65535
-IB_PORT_MIN, IB_PORT_MAX = 1, 255
-GID_MIN, GID_MAX = 0, 255
 DURATION_MAX = 86400
 TIMEOUT_MAX = 86400
 GPU_MAX = 1023
