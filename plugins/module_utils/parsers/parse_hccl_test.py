@@ -308,15 +308,18 @@ class _Parser(CollectiveLines):
             content = line.strip()
             if content and (content[0] == "[" or ":" in content):
                 content = _EXTRA_PREFIX.sub("", content, count=1).strip()
-            if content and not self._frame(content):
-                self._line(lines, index, content)
+            if not content:
+                continue
+            if (content[0] == "-" or self.frame_lines is not None) and self._frame(content):
+                continue
+            self._line(lines, index, content)
         self._count_unlisted()
         self.result["warnings"] = self.warnings.as_list()
         _finish(self.result, self.errors)
         return self.result
 
     def _line(self, lines, index, content):
-        is_command = self._command_line(content)
+        is_command = "_test" in content and self._command_line(content)
         if self._preamble(content) or self._table_line(content):
             return
         if self._error_line(content) or self._launcher_error(lines, index):
@@ -330,7 +333,7 @@ class _Parser(CollectiveLines):
 
     def _command_line(self, content):
         """A line naming a test binary (it names the test when none was seen): True."""
-        binary = _BINARY.search(content) if "_test" in content else None
+        binary = _BINARY.search(content)
         if not binary or binary.group("name") in ("hccl_test", "nccl_test"):
             return False
         if self.result["test"] is None:
