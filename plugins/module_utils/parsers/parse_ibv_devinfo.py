@@ -79,6 +79,7 @@ _SIGNED_INT = re.compile(r"-?\d+")
 _TOOL = re.compile(r"\bibv_(?:devinfo|devices):?\s")
 _NOT_FOUND = re.compile(r"not found")
 _UNKNOWN_FLAGS = re.compile(r"^\s*Unknown flags\s*:\s*(?P<value>\S+)\s*$", re.I)
+_HEX_MASK = re.compile(r"^0x[0-9A-Fa-f]+$")
 _FLAG = re.compile(r"^\s*[A-Za-z][A-Za-z0-9_ -]*$")
 
 _DEVICE_KEYS = (
@@ -206,6 +207,33 @@ def _error_for(line):
     return None, False
 
 
+def _gid_entry(match):
+    """A 'GID[  3]:  ::ffff:10.0.0.1, RoCE v2' line."""
+    gid_type = (match.group("type") or "").strip() or None
+    return {
+        "index": to_int(match.group("index")),
+        "gid": match.group("gid"),
+        "type": gid_type,
+        "version": _gid_version(gid_type),
+        "ipv4": _mapped_ipv4(match.group("gid")),
+    }
+
+
+def _store_field(device, scope, pair, flag_key):
+    """Store one 'key: value' field (device keys on the device even inside a port block).
+
+    Returns the key when lines of flag names may follow it (device_cap_flags, *_odp_caps, ...: a key with
+    a hex mask or no value), else None; a key that is no field leaves flag_key as it was.
+    """
+    key = snake_case(pair[0])
+    value = pair[1]
+    if not key or key in ("hca_id", "ports", "gids"):
+        return flag_key
+    if value:
+        _set_value(device if key in _DEVICE_KEYS else scope, key, value)
+    return key if (not value or _HEX_MASK.match(value)) else None
+
+
 def _parse_devinfo(text):
     devices = []
     errors = []
@@ -239,14 +267,7 @@ def _parse_devinfo(text):
         scope = port if port is not None else device
         gid = _GID.match(line)
         if gid and port is not None:
-            gid_type = (gid.group("type") or "").strip() or None
-            port["gids"].append({
-                "index": to_int(gid.group("index")),
-                "gid": gid.group("gid"),
-                "type": gid_type,
-                "version": _gid_version(gid_type),
-                "ipv4": _mapped_ipv4(gid.group("gid")),
-            })
+            port["gids"].append(_gid_entry(gid))
             continue
         unknown_flags = _UNKNOWN_FLAGS.match(line)
         if unknown_flags and flag_key:
@@ -254,17 +275,7 @@ def _parse_devinfo(text):
             continue
         pair = split_key_value(line, _KEY)
         if pair:
-            key = snake_case(pair[0])
-            value = pair[1]
-            if not key or key in ("hca_id", "ports", "gids"):
-                continue
-            if key in _DEVICE_KEYS and scope is port:
-                scope = device
-            if value:
-                _set_value(scope, key, value)
-            # A key with a hex mask or no value may be followed by lines of flag
-            # names (device_cap_flags, *_odp_caps, ...).
-            flag_key = key if (not value or re.match(r"^0x[0-9A-Fa-f]+$", value)) else None
+            flag_key = _store_field(device, scope, pair, flag_key)
             continue
         if flag_key and _FLAG.match(line):
             _add_flag(scope, flag_key, line.strip())
