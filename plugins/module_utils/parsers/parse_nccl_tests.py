@@ -11,6 +11,13 @@ table row -- and errors of NCCL, CUDA, MPI, ssh and the kernel. It also
 accepts the JSON file that nccl-tests writes with ``-J/--output_file
 <name>.json`` (and the rccl-tests JSON list); ``parse_nccl_tests_json`` does
 only that. It never raises.
+
+The pieces, by concern: ``nccl_lines`` (splitting log records off row pieces),
+``nccl_text`` (the one pass over the text, a table of line handlers),
+``nccl_table`` (column layout and rows), ``nccl_transport`` (the network NCCL
+used), ``nccl_json`` (the JSON forms), ``nccl_errors`` (the catalog
+``NCCL_TESTS_ERRORS`` and the WARN rules) and ``nccl_result`` (summary and
+verdict); ``collective_lines`` is shared with ``parse_hccl_test``.
 """
 
 from __future__ import absolute_import, division, print_function
