@@ -232,10 +232,7 @@ class TextParser(CollectiveLines):
     # --- header and footer (with or without the leading '#') -------------------
 
     def _header_or_footer(self, content, body):
-        for handler in self.header_handlers:
-            if handler(content, body):
-                return True
-        return False
+        return any(handler(content, body) for handler in self.header_handlers)
 
     def _library_version(self, content, _body):
         return "CCL version" in content and "nccl-tests" not in content and self._set_library_version(content)
@@ -382,10 +379,7 @@ class TextParser(CollectiveLines):
 
     def _test_error(self, line, content):
         """Errors nccl-tests itself prints (Test NCCL/CUDA failure, timeout, trace, bad arguments): True."""
-        for handler in self.test_error_handlers:
-            if handler(line, content):
-                return True
-        return False
+        return any(handler(line, content) for handler in self.test_error_handlers)
 
     def _nccl_failure(self, _line, content):
         failure = self._marked_failure(content, "Test NCCL failure")
