@@ -200,7 +200,6 @@ def tail(text, limit):
     return text if len(text) <= limit else "...[%d bytes cut]...\n%s" % (len(text) - limit, text[-limit:])
 
 
-
 def pool_run(runner, result, warn):
     """The pool run into ``result``; then the bad nodes, from the launcher's errors or by bisection."""
     names = [h["name"] for h in runner.spec["hosts"]]

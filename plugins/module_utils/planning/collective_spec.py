@@ -109,7 +109,6 @@ def validate(params):
             "launch": launch, "binary": binary, "expected": expected}
 
 
-
 def run_params(spec, params, transport_name):
     """What ran, as the result's ``params`` and the records' params."""
     names = [h["name"] for h in spec["hosts"]]
