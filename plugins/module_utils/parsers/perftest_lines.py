@@ -155,10 +155,11 @@ def _store_header_fields(state, line, header_block):
     return True
 
 
-# Handlers of a whole (stripped) line, tried before anything else: result rows are the hot path.
+# Handlers of a whole (stripped) line, chosen by its first character and tried before anything else:
+# result rows are the hot path.
 
 def _take_row(state, line):
-    if not (line[0].isdigit() and state.columns and not state.in_usage):
+    if not state.columns or state.in_usage:
         return False
     values = parse_row(state, line)
     if values is None:
@@ -168,17 +169,19 @@ def _take_row(state, line):
 
 
 def _take_separator(state, line):
-    if line[0] in "-=" and _SEPARATOR_RE.match(line):
+    if _SEPARATOR_RE.match(line):
         state.in_header = False
         return True
     return False
 
 
 def _take_stars(state, line):
-    return line[0] == "*" and _STARS_RE.match(line) is not None
+    return _STARS_RE.match(line) is not None
 
 
-_WHOLE_LINE_HANDLERS = (_take_row, _take_separator, _take_stars)
+# By the line's first character: most lines start with none of these.
+_WHOLE_LINE_HANDLERS = dict([(digit, _take_row) for digit in "0123456789"]
+                            + [("-", _take_separator), ("=", _take_separator), ("*", _take_stars)])
 
 
 # Handlers of a line's probe (its first MAX_PROBE characters) and the probe lowercased.
@@ -238,7 +241,7 @@ def _take_waiting(state, probe, low):
 
 def _take_address(state, probe, low):
     """' local address: LID 0x00 QPN 0x0111 PSN ...': one QP's address fields."""
-    match = _ADDRESS_RE.match(probe) if ":" in probe else None
+    match = _ADDRESS_RE.match(probe)
     if not match:
         return False
     entry = {}
@@ -254,7 +257,7 @@ def _take_address(state, probe, low):
 
 def _take_gid(state, probe, low):
     """' GID: 00:00:...:10:01' after an address line: its GID, decoded to IPv6 / IPv4."""
-    match = _GID_LINE_RE.match(probe) if ":" in probe else None
+    match = _GID_LINE_RE.match(probe)
     if not match:
         return False
     entry = state.last_address
@@ -277,8 +280,6 @@ _RESULT_FIELDS = (
 
 
 def _take_result_field(state, probe, low):
-    if ":" not in probe:
-        return False
     for regex, key, convert in _RESULT_FIELDS:
         match = regex.match(probe)
         if match:
@@ -289,7 +290,7 @@ def _take_result_field(state, probe, low):
 
 def _take_known_header_field(state, probe, low):
     """perftest's own header fields, wherever they are (never error messages)."""
-    return ":" in probe and _store_header_fields(state, probe, False)
+    return _store_header_fields(state, probe, False)
 
 
 def _take_warning(state, probe, low):
@@ -340,7 +341,7 @@ def _take_command(state, probe, low):
 
 def _take_header_block_field(state, probe, low):
     """Any 'Key : value' field inside the header block (between the banner and its closing line)."""
-    return state.in_header and ":" in probe and _store_header_fields(state, probe, True)
+    return state.in_header and _store_header_fields(state, probe, True)
 
 
 _PROBE_HANDLERS = (
@@ -348,6 +349,9 @@ _PROBE_HANDLERS = (
     _take_result_field, _take_known_header_field, _take_warning, _take_errno, _take_error,
     _take_command, _take_header_block_field,
 )
+# Handlers of 'key: value' lines: a line without ':' skips them.
+_COLON_ONLY = (_take_address, _take_gid, _take_result_field, _take_known_header_field, _take_header_block_field)
+_PROBE_HANDLERS_NO_COLON = tuple(handler for handler in _PROBE_HANDLERS if handler not in _COLON_ONLY)
 
 
 def _note_program(state, line):
@@ -383,9 +387,9 @@ def process_line(state, raw_line):
         return
     if len(line) > 4 * MAX_PROBE:
         line = line[:4 * MAX_PROBE]
-    for handler in _WHOLE_LINE_HANDLERS:
-        if handler(state, line):
-            return
+    handler = _WHOLE_LINE_HANDLERS.get(line[0])
+    if handler is not None and handler(state, line):
+        return
     _note_program(state, line)
     probe = line[:MAX_PROBE]
     low = probe.lower()
@@ -393,7 +397,7 @@ def process_line(state, raw_line):
         _take_usage_line(state, probe, low)
         return
     _note_gpu_memory(state, low)
-    for handler in _PROBE_HANDLERS:
+    for handler in (_PROBE_HANDLERS if ":" in probe else _PROBE_HANDLERS_NO_COLON):
         if handler(state, probe, low):
             return
     _unknown_line(state, probe)
