@@ -53,7 +53,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import discovery_table
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.report import discovery_table
 
 
 def commcheck_discovery_table(facts_by_host, findings=True, min_severity="info"):

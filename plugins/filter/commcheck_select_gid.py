@@ -66,7 +66,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.gid import (
     select_gid,
     subnet_error,
 )

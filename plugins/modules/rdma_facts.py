@@ -214,11 +214,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, show
-from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import (
-    collect,
-    discovery_records,
-    subnet_error,
-)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.gid import subnet_error
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import collect
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.report import discovery_records
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
     TRANSPORT_ARGSPEC,
     get_transport,

@@ -13,6 +13,10 @@ import sys
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import rdma_discovery as rd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gid
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import host_facts
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import report
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import sysfs_values
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import parse_ibdev2netdev
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import parse_ibstat
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import parse_ibv_devinfo_full
@@ -74,44 +78,44 @@ LL = "fe80::e42:a1ff:fe40:29a0"
 class TestSelectGid(object):
     def test_roce_v2_ipv4_at_a_non_zero_index(self):
         gids = [_gid(0, LL, "IB/RoCE v1"), _gid(1, LL), _gid(6, "10.1.0.5", "IB/RoCE v1"), _gid(7, "10.1.0.5")]
-        sel = rd.select_gid(gids, "Ethernet", netdev="eth0")
+        sel = gid.select_gid(gids, "Ethernet", netdev="eth0")
         assert sel["gid_index"] == 7 and sel["candidates"] == [7]
 
     def test_v1_only_or_ipv6_only_gives_none(self):
-        assert rd.select_gid([_gid(2, "10.0.0.1", "IB/RoCE v1")], "Ethernet")["gid_index"] is None
-        assert rd.select_gid([_gid(0, LL, "IB/RoCE v1"), _gid(1, LL), _gid(3, "fd00::5")],
+        assert gid.select_gid([_gid(2, "10.0.0.1", "IB/RoCE v1")], "Ethernet")["gid_index"] is None
+        assert gid.select_gid([_gid(0, LL, "IB/RoCE v1"), _gid(1, LL), _gid(3, "fd00::5")],
                              "Ethernet")["gid_index"] is None
-        assert rd.select_gid([], "Ethernet")["gid_index"] is None
+        assert gid.select_gid([], "Ethernet")["gid_index"] is None
 
     def test_several_addresses_subnet_chooses(self):
         gids = [_gid(3, "10.0.0.2"), _gid(5, "192.168.7.2"), _gid(9, "172.16.4.2")]
-        assert rd.select_gid(gids, "Ethernet", netdev="eth0")["gid_index"] == 3
-        assert rd.select_gid(gids, "Ethernet", subnet="192.168.0.0/16")["gid_index"] == 5
-        assert rd.select_gid(gids, "Ethernet", subnet="172.16.4.0/24")["gid_index"] == 9
-        none = rd.select_gid(gids, "Ethernet", subnet="10.9.0.0/16")
+        assert gid.select_gid(gids, "Ethernet", netdev="eth0")["gid_index"] == 3
+        assert gid.select_gid(gids, "Ethernet", subnet="192.168.0.0/16")["gid_index"] == 5
+        assert gid.select_gid(gids, "Ethernet", subnet="172.16.4.0/24")["gid_index"] == 9
+        none = gid.select_gid(gids, "Ethernet", subnet="10.9.0.0/16")
         assert none["gid_index"] is None and "10.9.0.0/16" in none["reason"]
 
     def test_netdev_addresses_primary_first(self):
         gids = [_gid(3, "10.0.0.2"), _gid(5, "10.0.0.9")]
-        sel = rd.select_gid(gids, "Ethernet", netdev="eth0", addresses=["10.0.0.9/24", "10.0.0.2/24"])
+        sel = gid.select_gid(gids, "Ethernet", netdev="eth0", addresses=["10.0.0.9/24", "10.0.0.2/24"])
         assert sel["gid_index"] == 5 and sel["candidates"] == [3, 5]
         # addresses the GID table does not have do not empty the choice
-        assert rd.select_gid(gids, "Ethernet", addresses=["10.7.7.7/24"])["gid_index"] == 3
+        assert gid.select_gid(gids, "Ethernet", addresses=["10.7.7.7/24"])["gid_index"] == 3
 
     def test_own_netdev_before_vlan_unless_subnet(self):
         gids = [_gid(3, "10.0.0.2", netdev="ens1f0"), _gid(5, "10.100.0.2", netdev="ens1f0.100")]
-        assert rd.select_gid(gids, "Ethernet", netdev="ens1f0")["gid_index"] == 3
-        assert rd.select_gid(gids, "Ethernet", netdev="ens1f0", subnet="10.100.0.0/24")["gid_index"] == 5
+        assert gid.select_gid(gids, "Ethernet", netdev="ens1f0")["gid_index"] == 3
+        assert gid.select_gid(gids, "Ethernet", netdev="ens1f0", subnet="10.100.0.0/24")["gid_index"] == 5
 
     def test_infiniband_needs_none_unless_asked(self):
         gids = [{"index": 0, "gid": "fe80::b83f:d203:a:1", "type": "IB/RoCE v1", "netdev": None}]
-        assert rd.select_gid(gids, "InfiniBand")["gid_index"] is None
-        assert rd.select_gid(gids, "InfiniBand", ib_gid_index=0)["gid_index"] == 0
-        assert rd.select_gid(gids, "InfiniBand", ib_gid_index=3)["gid_index"] is None
+        assert gid.select_gid(gids, "InfiniBand")["gid_index"] is None
+        assert gid.select_gid(gids, "InfiniBand", ib_gid_index=0)["gid_index"] == 0
+        assert gid.select_gid(gids, "InfiniBand", ib_gid_index=3)["gid_index"] is None
 
     def test_tool_spellings_are_accepted(self):
         gids = [{"index": "4", "gid": "0000:0000:0000:0000:0000:ffff:0a00:0001", "type": "v2"}]
-        assert rd.select_gid(gids, "Ethernet")["gid_index"] == 4
+        assert gid.select_gid(gids, "Ethernet")["gid_index"] == 4
 
     def test_filter_wraps_the_pure_function(self):
         port = {"link_layer": "Ethernet", "netdev": "eth0",
@@ -133,52 +137,52 @@ class TestSelectGid(object):
 @pytest.mark.parametrize("text,state", [("4: ACTIVE", "ACTIVE"), ("1: DOWN", "DOWN"), ("2: INIT", "INIT"),
                                         ("3: ARMED", "ARMED"), ("4", "ACTIVE"), ("", None), (None, None)])
 def test_parse_state(text, state):
-    assert rd.parse_state(text) == state
+    assert sysfs_values.parse_state(text) == state
 
 
 @pytest.mark.parametrize("text,phys", [("5: LinkUp", "LinkUp"), ("2: Polling", "Polling"),
                                        ("3: Disabled", "Disabled"), ("7: Phy Test", "Phy Test"),
                                        ("9: <unknown>", None), ("2", "Polling")])
 def test_parse_phys_state(text, phys):
-    assert rd.parse_phys_state(text) == phys
+    assert sysfs_values.parse_phys_state(text) == phys
 
 
 @pytest.mark.parametrize("text,rate", [("100 Gb/sec (4X EDR)", 100), ("2.5 Gb/sec (1X)", 2.5),
                                        ("400 Gb/sec (4X NDR)", 400), ("53.125 Gb/sec (1X HDR)", 53.125),
                                        ("bogus", None), (None, None)])
 def test_parse_rate(text, rate):
-    assert rd.parse_rate(text) == rate
+    assert sysfs_values.parse_rate(text) == rate
 
 
 def test_parse_ints_gids_and_types():
-    assert rd.parse_int("0x1a") == 26 and rd.parse_int("12") == 12 and rd.parse_int("-1") == -1
-    assert rd.parse_int("N/A (no PMA)") is None
-    assert rd.normalize_gid("::ffff:10.0.0.1") == "0000:0000:0000:0000:0000:ffff:0a00:0001"
-    assert rd.normalize_gid("Invalid argument") is None
-    assert rd.gid_ipv4("0000:0000:0000:0000:0000:ffff:c0a8:0105") == "192.168.1.5"
-    assert rd.gid_ipv4("fe80:0000:0000:0000:0e42:a1ff:fe40:29a0") is None
-    assert rd.normalize_gid_type("RoCE v2") == "RoCE v2" and rd.normalize_gid_type("IB/RoCE v1") == "IB/RoCE v1"
-    assert rd.normalize_gid_type("Invalid argument") is None
+    assert sysfs_values.parse_int("0x1a") == 26 and sysfs_values.parse_int("12") == 12 and sysfs_values.parse_int("-1") == -1
+    assert sysfs_values.parse_int("N/A (no PMA)") is None
+    assert gid.normalize_gid("::ffff:10.0.0.1") == "0000:0000:0000:0000:0000:ffff:0a00:0001"
+    assert gid.normalize_gid("Invalid argument") is None
+    assert gid.gid_ipv4("0000:0000:0000:0000:0000:ffff:c0a8:0105") == "192.168.1.5"
+    assert gid.gid_ipv4("fe80:0000:0000:0000:0e42:a1ff:fe40:29a0") is None
+    assert gid.normalize_gid_type("RoCE v2") == "RoCE v2" and gid.normalize_gid_type("IB/RoCE v1") == "IB/RoCE v1"
+    assert gid.normalize_gid_type("Invalid argument") is None
 
 
 def test_parse_memlock_and_ip_and_netns():
     limits = ("Limit                     Soft Limit           Hard Limit           Units\n"
               "Max locked memory         65536                65536                bytes\n")
-    assert rd.parse_memlock(limits) == {"soft": 65536, "hard": 65536}
-    assert rd.parse_memlock("Max locked memory         unlimited            unlimited            bytes") == {
+    assert host_facts.parse_memlock(limits) == {"soft": 65536, "hard": 65536}
+    assert host_facts.parse_memlock("Max locked memory         unlimited            unlimited            bytes") == {
         "soft": "unlimited", "hard": "unlimited"}
-    assert rd.parse_memlock("") is None
+    assert host_facts.parse_memlock("") is None
     js = json.dumps([{"ifname": "eth0", "addr_info": [
         {"family": "inet", "local": "10.0.0.9", "prefixlen": 24, "secondary": True},
         {"family": "inet", "local": "10.0.0.2", "prefixlen": 24}]}, {"ifname": "lo", "addr_info": []}])
-    assert rd.parse_ip_addr(js) == {"eth0": ["10.0.0.2/24", "10.0.0.9/24"], "lo": []}
+    assert host_facts.parse_ip_addr(js) == {"eth0": ["10.0.0.2/24", "10.0.0.9/24"], "lo": []}
     text = ("2: eth0    inet 10.0.0.9/24 brd 10.0.0.255 scope global secondary eth0\\       valid_lft forever\n"
             "2: eth0    inet 10.0.0.2/24 brd 10.0.0.255 scope global eth0\\       valid_lft forever\n"
             "5: net1@if9    inet 192.168.5.3/24 scope global net1\n")
-    assert rd.parse_ip_addr(text) == {"eth0": ["10.0.0.2/24", "10.0.0.9/24"], "net1": ["192.168.5.3/24"]}
-    assert rd.parse_ip_addr("Object \"addr\" is unknown") is None
-    assert rd.parse_netns_mode("Y") == "shared" and rd.parse_netns_mode("N") == "exclusive"
-    assert rd.parse_netns_mode("netns exclusive copy-on-fork on") == "exclusive"
+    assert host_facts.parse_ip_addr(text) == {"eth0": ["10.0.0.2/24", "10.0.0.9/24"], "net1": ["192.168.5.3/24"]}
+    assert host_facts.parse_ip_addr("Object \"addr\" is unknown") is None
+    assert host_facts.parse_netns_mode("Y") == "shared" and host_facts.parse_netns_mode("N") == "exclusive"
+    assert host_facts.parse_netns_mode("netns exclusive copy-on-fork on") == "exclusive"
 
 
 # --- trees -> devices, ports, GIDs, findings ------------------------------------
@@ -555,7 +559,7 @@ def test_table_and_records(tmp_path):
     with pytest.raises(AnsibleFilterError):
         commcheck_discovery_table(["n"])
 
-    records = rd.discovery_records("node1", facts)
+    records = report.discovery_records("node1", facts)
     assert records[0]["kind"] == "discover" and records[0]["verdict"] == "fail"
     assert records[0]["metrics"]["ports_detail"][0]["gid_index"] == 3
     assert [(r["kind"], r["params"]["code"], r["verdict"]) for r in records[1:]] == [

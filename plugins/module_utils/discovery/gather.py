@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What discovery reads through a transport besides sysfs: host probes, the RDMA tools, ``ip`` (impure).
+
+Every command is an argv list run through ``transport.run`` with a
+deadline; a tool that is missing, fails or cannot be parsed is recorded,
+never raised.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.host_facts import (
+    parse_ip_addr,
+    parse_memlock,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import parse_ibdev2netdev_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import parse_ibstat_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import parse_ibv_devinfo_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import (
+    parse_rdma_link,
+    parse_rdma_system,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import parse_show_gids
+
+TOOL_TIMEOUT = 20
+CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
+# (name in the facts, argv, parser -> list of entries)
+TOOL_SPECS = (
+    ("ibdev2netdev", ["ibdev2netdev"], lambda t: parse_ibdev2netdev_full(t)["devices"]),
+    ("ibstat", ["ibstat"], lambda t: parse_ibstat_full(t)["cas"]),
+    ("ibv_devinfo", ["ibv_devinfo"], lambda t: parse_ibv_devinfo_full(t)["devices"]),
+    ("rdma_link", ["rdma", "link", "show"], parse_rdma_link),
+    ("show_gids", ["show_gids"], parse_show_gids),
+)
+
+
+def is_default_root(root):
+    return os.path.normpath(root or "/sys") == "/sys"
+
+
+def _run_tool(transport, argv, timeout=TOOL_TIMEOUT):
+    try:
+        res = transport.run(argv, timeout)
+    except Exception as exc:  # pylint: disable=broad-except
+        return {"cmd": argv, "rc": None, "stdout": "", "stderr": str(exc), "timed_out": False}
+    return res
+
+
+# --- the host ----------------------------------------------------------------------------
+
+def probe_host(transport):
+    """{memlock, in_container, perftest, gpus: {evidence}} as this process sees them."""
+    return {
+        "memlock": parse_memlock(transport.read_file("/proc/self/limits")),
+        "in_container": _in_container(transport),
+        "perftest": transport.which("ib_write_bw"),
+        "gpus": {"evidence": _gpu_driver_evidence(transport)},
+    }
+
+
+def _in_container(transport):
+    """A remote (kubectl) transport, a container runtime's marker file, or a Kubernetes environment."""
+    if getattr(transport, "remote", False):
+        return True
+    for marker in CONTAINER_MARKERS:
+        if transport.read_file(marker) is not None:
+            return True
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+def _gpu_driver_evidence(transport):
+    evidence = []
+    if transport.read_file("/proc/driver/nvidia/version") is not None:
+        evidence.append("/proc/driver/nvidia")
+    if transport.which("nvidia-smi"):
+        evidence.append("nvidia-smi")
+    return evidence
+
+
+# --- the RDMA tools ------------------------------------------------------------------------
+
+def run_tools(transport):
+    """Run each installed RDMA tool once: ({name: run summary}, {name: parsed entries})."""
+    results = {}
+    parsed = {}
+    for name, argv, parser in TOOL_SPECS:
+        path = transport.which(argv[0])
+        if not path:
+            results[name] = {"ran": False, "reason": "not installed"}
+            continue
+        results[name], value, rc = _run_parsed(transport, [path] + argv[1:], parser)
+        value = _worth_comparing(name, value, rc)
+        if value is not None:
+            parsed[name] = value
+    return results, parsed
+
+
+def _run_parsed(transport, argv, parser):
+    """(run summary, parsed value or None when it timed out or could not be parsed, rc)."""
+    res = _run_tool(transport, argv)
+    text = (res.get("stdout") or "") + "\n" + (res.get("stderr") or "")
+    try:
+        value = parser(text)
+    except Exception as exc:  # pylint: disable=broad-except
+        value = None
+        res["stderr"] = "%s\nparser error: %s" % (res.get("stderr") or "", exc)
+    summary = {"ran": True, "rc": res.get("rc"), "timed_out": res.get("timed_out"),
+               "entries": len(value) if isinstance(value, list) else None}
+    return summary, None if res.get("timed_out") else value, res.get("rc")
+
+
+def _worth_comparing(name, value, rc):
+    """A tool that lists nothing is not compared, except ibv_devinfo: then user space sees no device."""
+    if value is None:
+        return None
+    if name != "ibv_devinfo":
+        return value or None
+    if rc not in (0, None) and not value:
+        # "Failed to get IB devices list" / "No IB devices found"
+        return []
+    return value
+
+
+def rdma_netns_mode(transport):
+    """'shared' / 'exclusive' from ``rdma system show``, or None."""
+    rdma = transport.which("rdma")
+    if not rdma:
+        return None
+    res = _run_tool(transport, [rdma, "system", "show"])
+    if res.get("rc") != 0:
+        return None
+    return parse_rdma_system(res.get("stdout") or "").get("netns_mode")
+
+
+def ip_addresses(transport):
+    """{ifname: ["a.b.c.d/len", ...]} from ``ip -j -4 addr show`` (``ip -o`` when -j fails), or None."""
+    ip_bin = transport.which("ip")
+    if not ip_bin:
+        return None
+    addresses = None
+    for argv in ([ip_bin, "-j", "-4", "addr", "show"], [ip_bin, "-o", "-4", "addr", "show"]):
+        res = _run_tool(transport, argv)
+        addresses = parse_ip_addr(res.get("stdout")) if res.get("rc") == 0 else None
+        if addresses is not None:
+            break
+    return addresses
