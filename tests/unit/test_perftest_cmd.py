@@ -437,8 +437,8 @@ class _Ended(object):
 def test_run_sides_client_gives_up_at_deadline():
     transport = _RefusingTransport()
     (client,) = side_runner.run_sides(transport, [{"argv": ["ib_write_bw", "10.0.0.9"], "role": "client", "timeout": 2,
-                                          "connect_retries": None}],
-                             clock=transport.clock, sleep=transport.sleep, abandoned=lambda: False)
+                                                   "connect_retries": None}],
+                                      clock=transport.clock, sleep=transport.sleep, abandoned=lambda: False)
     assert client["timed_out"] and client["connect_failed"] and client["attempts"] == len(transport.starts) >= 2
     # it kept retrying into the last second of its budget, each attempt got what was left, and it gave up in time
     assert transport.starts[-1][0] >= 1.0 and transport.now <= 2.0
@@ -513,7 +513,7 @@ def test_side_result_keeps_parameters_run_and_outcome():
     ran = {"cmd": ["timeout", "30", "ib_write_bw"], "rc": 0, "stdout": "out", "stderr": "", "timed_out": False,
            "duration_s": 2.5, "started": 10.0, "ended": 12.5, "attempts": 2}
     item = side_runner.side_result({"role": "client", "peer": "h2"}, ["ib_write_bw"], ran, metrics={"bw_gbps": 90.0},
-                          verdict="pass", cause=None)
+                                   verdict="pass", cause=None)
     assert item["role"] == "client" and item["peer"] == "h2"
     assert item["cmd"] == ["ib_write_bw"] and item["exec_cmd"] == ran["cmd"]
     assert (item["rc"], item["attempts"], item["duration_s"], item["ended"]) == (0, 2, 2.5, 12.5)

@@ -489,11 +489,12 @@ def _sweep_args(params, per_process):
     ``per_process`` (nccl-tests' ``-g N``) goes right after the step factor, where nccl-tests' usage has it."""
     argv = ["-b", format_size(params["min_bytes"]),
             "-e", format_size(params["max_bytes"]),
-            "-f", str(params["step_factor"])] + per_process + [
-            "-n", str(params["iterations"]),
-            "-w", str(params["warmup_iterations"]),
-            "-c", str(params["check"]),
-            "-d", params["datatype"]]
+            "-f", str(params["step_factor"])]
+    argv += per_process
+    argv += ["-n", str(params["iterations"]),
+             "-w", str(params["warmup_iterations"]),
+             "-c", str(params["check"]),
+             "-d", params["datatype"]]
     if params["operation"] in REDUCING_OPS:
         argv += ["-o", params["reduce_op"]]
     if params["operation"] in ROOTED_OPS:
