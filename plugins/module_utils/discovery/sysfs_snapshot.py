@@ -103,6 +103,15 @@ def _sh_quote_pattern(pattern):
     return pattern
 
 
+# What the dump script does for each path a pattern matches: (patterns, test and output).
+_DUMP_LOOPS = (
+    (FILE_PATTERNS, '[ -f "$f" ] && e "$f"'),
+    (CAT_PATTERNS, "[ -f \"$f\" ] && v=$(cat \"$f\" 2>/dev/null) && printf 'F\\t%s\\nL\\t%s\\n' \"$f\" \"$v\""),
+    (DIR_PATTERNS, "[ -d \"$f\" ] && printf 'D\\t%s\\n' \"$f\""),
+    (LINK_PATTERNS, "[ -L \"$f\" ] && printf 'S\\t%s\\t%s\\n' \"$f\" \"$(readlink \"$f\" 2>/dev/null)\""),
+)
+
+
 def _build_script():
     lines = [
         'cd "$1" 2>/dev/null || { echo "commcheck-sysfs-dump: cannot enter $1" >&2; exit 2; }',
@@ -110,21 +119,10 @@ def _build_script():
         # One file: header only when it opens; lines with builtins only.
         "e() { { printf 'F\\t%s\\n' \"$1\"; while IFS= read -r l || [ -n \"$l\" ]; do "
         "printf 'L\\t%s\\n' \"$l\"; done; } 2>/dev/null < \"$1\"; }",
-        "for f in " + " ".join(_sh_quote_pattern(p) for p in FILE_PATTERNS) + "; do",
-        '  [ -f "$f" ] && e "$f"',
-        "done",
-        "for f in " + " ".join(_sh_quote_pattern(p) for p in CAT_PATTERNS) + "; do",
-        "  [ -f \"$f\" ] && v=$(cat \"$f\" 2>/dev/null) && printf 'F\\t%s\\nL\\t%s\\n' \"$f\" \"$v\"",
-        "done",
-        "for f in " + " ".join(_sh_quote_pattern(p) for p in DIR_PATTERNS) + "; do",
-        "  [ -d \"$f\" ] && printf 'D\\t%s\\n' \"$f\"",
-        "done",
-        "for f in " + " ".join(_sh_quote_pattern(p) for p in LINK_PATTERNS) + "; do",
-        "  [ -L \"$f\" ] && printf 'S\\t%s\\t%s\\n' \"$f\" \"$(readlink \"$f\" 2>/dev/null)\"",
-        "done",
-        'printf "%s\\n" end',
-        "exit 0",
     ]
+    for patterns, body in _DUMP_LOOPS:
+        lines += ["for f in " + " ".join(_sh_quote_pattern(p) for p in patterns) + "; do", "  " + body, "done"]
+    lines += ['printf "%s\\n" end', "exit 0"]
     return "\n".join(lines) + "\n"
 
 
