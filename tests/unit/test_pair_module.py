@@ -65,7 +65,7 @@ def test_run_all_runs_only_the_tools_found_and_releases_after(monkeypatch):
              {"argv": ["ib_read_bw"], "role": "server", "timeout": 5, "connect_retries": 0, "step": 0,
               "tool_missing": True}]
     ran = pm.run_all(Transport(), sides, lambda res: False, exec_argv=lambda s: ["numactl"] + s["argv"],
-                     hold=lambda: calls.append("hold") or "held", release=lambda held: calls.append(held))
+                     hold=lambda: calls.append("hold") or "held", release=calls.append)
     assert calls == ["handlers", "hold", ("start", ["numactl", "ib_write_bw"]), "held"]
     assert ran[0]["tool_missing"] and ran[0]["attempts"] == 1
     assert ran[1]["stderr"] == "ib_read_bw: not found on PATH" and ran[1]["attempts"] == 0
