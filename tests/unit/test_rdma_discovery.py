@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import rdma_discovery as rd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gather
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gid
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import host_facts
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import report
@@ -676,3 +677,82 @@ def test_netdev_from_class_net_device_link_and_ipoib_children(tmp_path):
     snap = dict((k, v) for k, v in snap.items() if "/device/net/" not in k)
     facts = rd.discover(snap, dict(HEALTHY_HOST))
     assert _port(facts, "mlx5_0")["netdev"] == "ib0"
+
+
+# --- the pieces: gather (through a scripted transport), gid, findings ------------
+
+class _Scripted(object):
+    """A transport whose binaries and command results are given; records every call."""
+
+    remote = False
+    name = "scripted"
+
+    def __init__(self, bins=(), results=None, files=None):
+        self.bins = set(bins)
+        self.results = results or {}
+        self.files = files or {}
+        self.calls = []
+
+    def which(self, name):
+        self.calls.append(("which", name))
+        return "/usr/bin/" + name if name in self.bins else None
+
+    def read_file(self, path):
+        self.calls.append(("read", path))
+        return self.files.get(path)
+
+    def run(self, argv, timeout):
+        self.calls.append(("run", tuple(argv)))
+        tool = argv[0].rsplit("/", 1)[-1]
+        res = self.results.get(tuple(argv[1:]) if tool == "ip" else tool)
+        if isinstance(res, Exception):
+            raise res
+        return dict(res or {"rc": 0, "stdout": "", "stderr": "", "timed_out": False})
+
+
+def test_gather_run_tools_keeps_an_empty_ibv_devinfo_and_drops_other_empty_listings():
+    transport = _Scripted(bins=("ibv_devinfo", "ibstat", "show_gids"), results={
+        "ibv_devinfo": {"rc": 255, "stdout": "", "stderr": "Failed to get IB devices list", "timed_out": False},
+        "ibstat": {"rc": 0, "stdout": "", "stderr": "", "timed_out": False},
+        "show_gids": OSError("no such file")})
+    results, parsed = gather.run_tools(transport)
+    assert parsed == {"ibv_devinfo": []}
+    assert results["ibdev2netdev"] == {"ran": False, "reason": "not installed"}
+    assert results["ibv_devinfo"]["ran"] and results["ibv_devinfo"]["rc"] == 255
+    assert results["show_gids"]["rc"] is None
+    assert all(isinstance(call[1], tuple) for call in transport.calls if call[0] == "run")
+
+
+def test_gather_run_tools_leaves_out_a_tool_that_timed_out():
+    text = open(os.path.join(TOOLS, "ibstat_a100_all_active.txt")).read()
+    transport = _Scripted(bins=("ibstat",), results={"ibstat": {"rc": None, "stdout": text, "timed_out": True}})
+    results, parsed = gather.run_tools(transport)
+    assert parsed == {} and results["ibstat"]["timed_out"] is True
+
+
+def test_gather_ip_addresses_falls_back_to_one_line_output():
+    transport = _Scripted(bins=("ip",), results={
+        ("-j", "-4", "addr", "show"): {"rc": 1, "stdout": "", "stderr": "Option -j is unknown"},
+        ("-o", "-4", "addr", "show"): {"rc": 0, "stdout": "2: eth0    inet 10.0.0.2/24 scope global eth0"}})
+    assert gather.ip_addresses(transport) == {"eth0": ["10.0.0.2/24"]}
+    assert gather.ip_addresses(_Scripted()) is None
+
+
+def test_gather_probe_host_reads_markers_only_until_one_answers(monkeypatch):
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    transport = _Scripted(bins=("ib_write_bw",), files={"/.dockerenv": "", "/proc/self/limits":
+                                                          "Max locked memory  65536  65536  bytes\n"})
+    host = gather.probe_host(transport)
+    assert host == {"memlock": {"soft": 65536, "hard": 65536}, "in_container": True,
+                    "perftest": "/usr/bin/ib_write_bw", "gpus": {"evidence": []}}
+    assert ("read", "/run/.containerenv") not in transport.calls
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+    assert gather.probe_host(_Scripted())["in_container"] is True
+
+
+def test_select_gid_prefers_the_netdevs_own_gids_then_the_primary_address():
+    gids = [_gid(2, "10.0.0.7", netdev="vlan5"), _gid(3, "10.0.0.2"), _gid(5, "10.0.0.3")]
+    assert gid.select_gid(gids, netdev="eth0")["candidates"] == [3, 5]
+    assert gid.select_gid(gids, netdev="eth0", addresses=["10.0.0.3/24", "10.0.0.2/24"])["gid_index"] == 5
+    assert gid.select_gid(gids, netdev="eth0", addresses=["192.168.0.1/24"])["gid_index"] == 3
+
