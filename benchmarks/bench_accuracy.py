@@ -278,8 +278,9 @@ def table(rows):
             seen.append(key)
     for hosts, name in seen:
         group = [r for r in rows if (r["hosts"], r["scenario"]) == (hosts, name)]
-        out.append("| %d | %s | %d / %d | %s | %s |" % (hosts, name, sum(1 for r in group if r["right"]), len(group),
-                                                       describe(group[-1]["injected"]), describe(group[-1]["named"])))
+        right = sum(1 for r in group if r["right"])
+        out.append("| %d | %s | %d / %d | %s | %s |" % (
+            hosts, name, right, len(group), describe(group[-1]["injected"]), describe(group[-1]["named"])))
     for name, why in NOT_INJECTABLE.items():
         out.append("| - | %s | not run | - | %s |" % (name, why))
     return "\n".join(out)

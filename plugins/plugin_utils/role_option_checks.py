@@ -217,7 +217,7 @@ def size(label, value, ctx):
             largest = None
         if largest is not None and size > largest:
             fail(label, value, "is larger than commcheck_collective_max_bytes (%s)"
-                  % show(ctx.get("commcheck_collective_max_bytes")))
+                 % show(ctx.get("commcheck_collective_max_bytes")))
     return size
 
 
@@ -267,7 +267,7 @@ def tcp_timeout(label, value, ctx):
     duration, omit = ctx.get("commcheck_tcp_duration"), ctx.get("commcheck_tcp_omit") or 0
     if value and isinstance(duration, int) and isinstance(omit, int) and value <= duration + omit:
         fail(label, value, "must be longer than commcheck_tcp_duration + commcheck_tcp_omit (%d s)"
-              % (duration + omit))
+             % (duration + omit))
 
 
 def tcp_bidirectional(label, value, ctx):
@@ -449,5 +449,3 @@ def quarantine_hosts(label, value, ctx):
     for item in value:
         if item not in mapped:
             call_check(label, item, check, item)
-
-

@@ -248,5 +248,3 @@ def choices_not_empty():
         if not value:
             fail(label, value, "must name at least one")
     return described(rule, "at least one of the choices")
-
-

@@ -328,4 +328,3 @@ class Both(Fault):
     def heal(self):
         for fault in self.faults:
             fault.heal()
-
