@@ -19,6 +19,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
     parse_time,
     utc_now,
 )
+
+
 class ReadReport(object):
     """What a reader skipped: torn last lines and corrupt lines, with file and line number."""
 

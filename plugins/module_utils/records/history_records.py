@@ -369,4 +369,3 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
                 records),
             fix="Run the check again to completion.")
     return summary
-

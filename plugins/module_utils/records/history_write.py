@@ -30,6 +30,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
     utc_now,
 )
 
+
 def history_file(directory, when):
     """Path of the month file that holds records stamped at ``when``."""
     return os.path.join(directory, "%s%04d-%02d%s" % (FILE_PREFIX, when.year, when.month, FILE_SUFFIX))
@@ -95,4 +96,3 @@ def append_records(directory, records, run_id, when=None, fsync=True):
     stamped = [stamp(record, run_id, when) for record in records]
     append_lines(history_file(directory, when.astimezone(UTC)), [dumps(r) for r in stamped], fsync=fsync)
     return stamped
-

@@ -43,7 +43,6 @@ def _html_table(headers, rows, row_classes=None):
     return "".join(out)
 
 
-
 def _none(text):
     return '<p class="muted">%s</p>' % text
 

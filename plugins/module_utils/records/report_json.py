@@ -12,6 +12,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
 
 RESULTS_SCHEMA = 1
 
+
 def render(view):
     document = {
         "schema": RESULTS_SCHEMA,

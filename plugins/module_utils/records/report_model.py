@@ -25,6 +25,7 @@ BAD = ("fail", "error")
 _BW_PREFERENCE = ("bw_gbps", "bw_avg_gbps", "received_gbps", "sent_gbps", "bw_peak_gbps")
 _LAT_PREFERENCE = ("lat_us", "t_typical_us", "t_avg_us", "t_min_us")
 
+
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
@@ -361,7 +362,6 @@ def findings(records):
     out = [r for r in records or [] if r.get("kind") not in ("summary",)
            and (r.get("verdict") in ("fail", "error", "flaky", "warn") or r.get("kind") == "finding")]
     return sorted_records(out)
-
 
 
 # --------------------------------------------------------------------------

@@ -47,7 +47,6 @@ REPORT_ARGUMENT_SPEC = dict(
 )
 
 
-
 def render_formats(formats, records, summary, meta=None, now=None, regression_fails=True):
     """{format: text} for each format asked for, all drawn from one view model."""
     view = ReportView(records, summary, meta)
