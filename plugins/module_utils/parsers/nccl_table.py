@@ -39,6 +39,7 @@ def _number(token):
         return int(text)
     return to_float(text)
 
+
 def _cell_float(token):
     """A validated numeric cell as a finite float; None for N/A, nan and inf."""
     try:
