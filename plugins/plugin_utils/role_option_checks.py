@@ -19,7 +19,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_jobs
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_pods
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
@@ -112,14 +111,6 @@ def governor(label, value, ctx):
     rules_check(label, rules.check_text, value, 32)
     if not cpu_governor.GOVERNOR_NAME.match(value):
         fail(label, value, "is not a cpufreq governor name (performance, powersave, ... or '' to leave it)")
-
-
-def iperf3_extra_args(tokens):
-    """iperf3's extra_args check (iperf3_cmd's own; older iperf3_cmd: perftest_cmd's with iperf3's options)."""
-    check = getattr(iperf3_cmd, "check_extra_args", None)
-    if check is not None:
-        return check(tokens)
-    return perftest_cmd.check_extra_args(tokens, iperf3_cmd.MANAGED_OPTIONS)
 
 
 def extra_args(check):

@@ -175,7 +175,7 @@ RULES = {
     "commcheck_tcp_reverse": kit.boolean(),
     "commcheck_tcp_bidirectional": kit.described(checks.tcp_bidirectional, "not with reverse"),
     "commcheck_tcp_omit": kit.integer(0, 600),
-    "commcheck_tcp_extra_args": checks.extra_args(checks.iperf3_extra_args),
+    "commcheck_tcp_extra_args": checks.extra_args(iperf3_cmd.check_extra_args),
     "commcheck_tcp_timeout": kit.described(checks.tcp_timeout, "0 to %d, longer than duration + omit" % checks.TIMEOUT_MAX),
     "commcheck_tcp_connect_retries": kit.integer(0, 100000),
     "commcheck_tcp_base_port": kit.integer(checks.PORT_LOW, checks.PORT_HIGH),
