@@ -85,7 +85,7 @@ class TestSelectGid(object):
     def test_v1_only_or_ipv6_only_gives_none(self):
         assert gid.select_gid([_gid(2, "10.0.0.1", "IB/RoCE v1")], "Ethernet")["gid_index"] is None
         assert gid.select_gid([_gid(0, LL, "IB/RoCE v1"), _gid(1, LL), _gid(3, "fd00::5")],
-                             "Ethernet")["gid_index"] is None
+                              "Ethernet")["gid_index"] is None
         assert gid.select_gid([], "Ethernet")["gid_index"] is None
 
     def test_several_addresses_subnet_chooses(self):
@@ -740,8 +740,8 @@ def test_gather_ip_addresses_falls_back_to_one_line_output():
 
 def test_gather_probe_host_reads_markers_only_until_one_answers(monkeypatch):
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    transport = _Scripted(bins=("ib_write_bw",), files={"/.dockerenv": "", "/proc/self/limits":
-                                                          "Max locked memory  65536  65536  bytes\n"})
+    limits = "Max locked memory  65536  65536  bytes\n"
+    transport = _Scripted(bins=("ib_write_bw",), files={"/.dockerenv": "", "/proc/self/limits": limits})
     host = gather.probe_host(transport)
     assert host == {"memlock": {"soft": 65536, "hard": 65536}, "in_container": True,
                     "perftest": "/usr/bin/ib_write_bw", "gpus": {"evidence": []}}
@@ -755,4 +755,3 @@ def test_select_gid_prefers_the_netdevs_own_gids_then_the_primary_address():
     assert gid.select_gid(gids, netdev="eth0")["candidates"] == [3, 5]
     assert gid.select_gid(gids, netdev="eth0", addresses=["10.0.0.3/24", "10.0.0.2/24"])["gid_index"] == 5
     assert gid.select_gid(gids, netdev="eth0", addresses=["192.168.0.1/24"])["gid_index"] == 3
-
