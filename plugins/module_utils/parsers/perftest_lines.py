@@ -421,4 +421,3 @@ def split_glued(line):
     if not match or (match.start() == 0 and not line[match.end():].strip()):
         return [line]
     return [line[:match.start()], match.group(0), line[match.end():]]
-

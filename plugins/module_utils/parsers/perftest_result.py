@@ -178,8 +178,6 @@ def add_error(state, code, message):
     state.last_error = entry
 
 
-
-
 def parse_row(state, line):
     """Numbers of one table row keyed by column, or None when the line is no row."""
     tokens = line.split()
@@ -431,4 +429,3 @@ def _demote_unknown_errors(state):
     state.result["errors"].remove(entry)
     for line in entry["evidence"]:
         add_warning(state, line)
-
