@@ -65,7 +65,7 @@ EXAMPLES = r'''
     compared: >-
       {{ commcheck_run_records | clusterops.commcheck.commcheck_compare(
            query('clusterops.commcheck.commcheck_history', 'rdma_bw', since='30d'),
-           k=5, threshold=0.15, exclude_runs=[lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID')]) }}
+           k=5, threshold=0.15, exclude_runs=[commcheck_run_id]) }}
 
 - name: Name the regressed checks
   ansible.builtin.debug:

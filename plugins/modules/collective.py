@@ -448,8 +448,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_spec
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_runner import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import collective_spec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.collective_runner import (
     CollectiveRunner,
     pool_run,
 )

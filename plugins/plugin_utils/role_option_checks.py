@@ -4,7 +4,7 @@
 """The rule of each role variable that needs more than a generic rule (pure).
 
 Where a module-level check exists (perftest_cmd, iperf3_cmd, mpi_cmd,
-k8s_pods, k8s_jobs, kubexec, quarantine, transport, history, rdma_discovery)
+k8s_pods, k8s_jobs, kubexec, quarantine, transport, history, discovery.gid)
 the rule calls it, so a role refuses exactly what the module would; the rest
 are built from ``option_rules``. ``role_options.RULES`` maps each variable to
 one of these or to a generic rule of ``role_option_kit``.

@@ -7,7 +7,7 @@
 rule its value obeys beyond the type and choices the spec gives: ranges,
 names, paths, binaries, sizes, extra arguments, hosts, environment and MCA
 keys. Where a module-level check exists (perftest_cmd, iperf3_cmd, mpi_cmd,
-k8s_pods, k8s_jobs, kubexec, quarantine, transport, history, rdma_discovery)
+k8s_pods, k8s_jobs, kubexec, quarantine, transport, history, discovery.gid)
 the rule calls it; the rest are built from ``option_rules``.
 
 ``check_values(spec, values, known_hosts)`` checks one host's values: first the

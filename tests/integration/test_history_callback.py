@@ -23,6 +23,11 @@ PLAYBOOK = """
   connection: local
   gather_facts: false
   tasks:
+    - name: Set the run id once, before any record (as the one-click role does)
+      ansible.builtin.set_fact:
+        commcheck_run_id: >-
+          {{ commcheck_run_id | default('', true) or lookup('clusterops.commcheck.commcheck_history', setting='run_id') }}
+      run_once: true
     - name: Publish two links
       clusterops.commcheck.record:
         records:
@@ -41,7 +46,7 @@ PLAYBOOK = """
       no_log: true
     - name: Show the run id the tasks see
       ansible.builtin.debug:
-        msg: "RUNID={{ lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID') }} DIR={{ lookup('ansible.builtin.env', 'COMMCHECK_HISTORY_DIR') }}"
+        msg: "RUNID={{ commcheck_run_id }} DIR={{ lookup('clusterops.commcheck.commcheck_history', setting='history_dir') }}"
     - name: Publish a summary for set_stats
       ansible.builtin.set_stats:
         data:
@@ -115,7 +120,7 @@ def test_ansible_playbook_writes_records_and_summary_without_secrets(tmp_path):
     text, lines = _history(tmp_path)
     _check_lines(text, lines)
     run_id = lines[0]["run_id"]
-    assert "RUNID=%s" % run_id in proc.stdout  # tasks see the callback's run id ...
+    assert "RUNID=%s" % run_id in proc.stdout  # the callback writes the run id the play set ...
     assert "DIR=%s" % (tmp_path / "history") in proc.stdout  # ... and its directory
 
 

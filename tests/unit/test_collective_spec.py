@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""planning/collective_spec.py: the collective module's parameters checked into a run spec."""
+"""commands/collective_spec.py: the collective module's parameters checked into a run spec."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.modules import collective
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_spec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import collective_spec
 
 
 def params(**overrides):
