@@ -146,7 +146,8 @@ def perftest_processes(lab, host):
         argv = info.get("cmdline") or []
         if isinstance(argv, str):
             argv = argv.split()
-        if any(os.path.basename(a) in PERFTEST_TOOLS for a in argv[:3]):
+        # a real binary is argv[0]; the lab's launcher execs "python perftest_emulator.py --tool NAME ..."
+        if any(os.path.basename(a) in PERFTEST_TOOLS for a in argv[:5]):
             out.append((info["pid"], argv))
     return out
 
