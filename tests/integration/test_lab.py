@@ -232,6 +232,11 @@ def test_second_lab_beside_and_down_leaves_nothing(lab4):
         assert lab.exec("h2", ["hostname"]).stdout.strip() == "h2"
         assert lab4.exec("h2", ["hostname"]).stdout.strip() == "h2"
         sleeper = lab.popen("h1", ["sleep", "60"])
+        # popen returns before nsenter has entered h1: wait for the sleeper to be there (an event, not a delay)
+        deadline = time.monotonic() + 60
+        while not [p for p in lab.pids() if p["comm"] == "sleep"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [p for p in lab.pids() if p["comm"] == "sleep"], "the sleeper never appeared in h1"
         tag = lablib.name_hash(name)[:5]
     finally:
         result = lablib.down(name)
