@@ -15,7 +15,12 @@
 2. ``fleet``: the record is a low outlier among comparable records of the
    same run (same kind, op, metric, size, rail): robust z-score from the
    median and the MAD below ``-outlier_z`` and at least ``outlier_min_rel``
-   below the median.
+   below the median (latency: above). It is *far* when it is also beyond
+   ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the
+   median bandwidth, or above the median latency / ``fleet_min_fraction``
+   (the pass line the hardware check draws, with the fleet median standing
+   in for what the links deliver), so one link at 40 % of its peers fails
+   even on a first run with no history and no known link rate.
 3. ``history``: the value is more than ``history_threshold`` below its own
    baseline: the median of the same pair's passing values over the last
    ``history_k`` runs, or, when the pair has no history, the median of the
@@ -27,8 +32,8 @@
 ``thresholds`` (``tripped``: the names that tripped, and each check's
 numbers) and an evidence line; the cause of a bad record ends with
 ``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
-``fail`` when the hardware threshold tripped and ``warn`` when only the fleet
-or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
+``fail`` when the hardware threshold tripped or the record is a far fleet
+outlier, and ``warn`` when only the fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -190,7 +195,7 @@ def history_baselines(history_records, k=5, exclude_run=None):
 
 def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None, outlier_z=3.5,
              outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=1, set_verdicts=False,
-             run_id=None):
+             run_id=None, fleet_min_fraction=None):
     """Annotated copies of ``records`` and a summary of which thresholds tripped (see module doc).
 
     ``rates``: ``{host: {rail: Gb/s}}`` (default: each pair record's
@@ -199,6 +204,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     current run (left out of the history).
     """
     _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency)
+    _check_fleet_fraction(fleet_min_fraction)
     pair_base, host_base = history_baselines(history, history_k, run_id)
     out = [dict(rec, metrics=dict(rec.get("metrics") or {})) for rec in records or []]
     stats = _fleet_stats(out)
@@ -210,7 +216,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
             continue
         result = {"tripped": []}
         result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
-        result["fleet"] = _fleet_check(rec, value, higher, stats, outlier_z, outlier_min_rel)
+        result["fleet"] = _fleet_check(rec, value, higher, stats, (outlier_z, outlier_min_rel, fleet_min_fraction))
         result["history"] = _history_check(rec, value, higher, pair_base, host_base, history_threshold, min_runs)
         result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
         rec["thresholds"] = result
@@ -236,6 +242,11 @@ def _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, eff
         raise ThresholdError("min_runs must be an integer >= 1, got %r" % (min_runs,))
     _efficiency_table(DEFAULT_EFFICIENCY, efficiency, "efficiency")
     _efficiency_table(DEFAULT_COLLECTIVE_EFFICIENCY, collective_efficiency, "collective_efficiency")
+
+
+def _check_fleet_fraction(fraction):
+    if fraction is not None and (finite_number(fraction) is None or not 0 < fraction <= 1):
+        raise ThresholdError("fleet_min_fraction must be a fraction in (0, 1] or None, got %r" % (fraction,))
 
 
 def _judged(rec, value):
@@ -278,8 +289,13 @@ def _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates
             "tripped": value < expected}
 
 
-def _fleet_check(rec, value, higher, stats, outlier_z, outlier_min_rel):
-    """The fleet threshold: a robust outlier on the bad side, far enough from the median (3 records at least)."""
+def _fleet_check(rec, value, higher, stats, limits):
+    """The fleet threshold: a robust outlier on the bad side, far enough from the median (3 records at least).
+
+    ``limits``: (outlier_z, outlier_min_rel, fleet_min_fraction); a tripped
+    record is ``far`` when it is beyond ``fleet_min_fraction`` of the median.
+    """
+    outlier_z, outlier_min_rel, fraction = limits
     count, med, spread = stats.get(_group(rec), (0, None, None))
     if count < 3:
         return {"checked": False}
@@ -288,8 +304,16 @@ def _fleet_check(rec, value, higher, stats, outlier_z, outlier_min_rel):
     low = (z < -outlier_z) if higher else (z > outlier_z)
     rec["metrics"]["fleet_median"] = med
     rec["metrics"]["robust_z"] = z
-    return {"checked": True, "median": med, "robust_z": z, "n": count,
-            "tripped": bool(low and rel >= outlier_min_rel)}
+    tripped = bool(low and rel >= outlier_min_rel)
+    return {"checked": True, "median": med, "robust_z": z, "n": count, "tripped": tripped,
+            "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
+
+
+def _beyond_fraction(value, med, higher, fraction):
+    """Whether value is on the bad side of fraction x median (latency: median / fraction)."""
+    if not fraction or not med or med <= 0:
+        return False
+    return value < fraction * med if higher else value > med / fraction
 
 
 def _history_baseline(rec, higher, pair_base, host_base, min_runs):
@@ -326,12 +350,23 @@ def _record_trip(rec, result, name, value, set_verdicts):
             rec["verdict"] = "fail"
             rec["cause"] = "%s is below the hardware expectation %s (%s)" % (
                 fmt_value(value), fmt_value(hw["expected"]), _hw_text(hw))
+        elif result["fleet"].get("far"):
+            rec["verdict"] = "fail"
+            rec["cause"] = _far_outlier_text(result["fleet"], name, value)
         elif rec.get("verdict") == "pass":
             rec["verdict"] = "warn"
             rec["cause"] = _evidence(result, name)
     if rec.get("verdict") in ("fail", "warn", "flaky") and "thresholds tripped" not in (rec.get("cause") or ""):
         rec["cause"] = "%s [thresholds tripped: %s]" % (
             rec.get("cause") or rec["verdict"], ", ".join(result["tripped"]))
+
+
+def _far_outlier_text(fleet, name, value):
+    if name == "lat_us":
+        return "%s is above the fleet median %s / %s (far fleet outlier, robust z %s, %d comparable records)" % (
+            fmt_value(value), fmt_value(fleet["median"]), fleet["min_fraction"], fleet["robust_z"], fleet["n"])
+    return "%s is below %s x the fleet median %s (far fleet outlier, robust z %s, %d comparable records)" % (
+        fmt_value(value), fleet["min_fraction"], fmt_value(fleet["median"]), fleet["robust_z"], fleet["n"])
 
 
 def _op(params):
