@@ -109,7 +109,7 @@ def test_history_ignores_failed_runs_and_the_current_run():
     past = history_runs([395, 396, 394])
     past[1]["verdict"] = "fail"
     past.append(dict(rec("h1", "h2", 100), run_id="now", time="2025-02-01T00:00:00Z"))
-    out = th.evaluate([rec("h1", "h2", 370)], history=past, run_id="now", history_threshold=0.05)
+    out = th.evaluate([rec("h1", "h2", 370)], history=past, run_id="now", history_threshold=0.05, min_runs=2)
     assert out["records"][0]["thresholds"]["history"]["runs"] == 2
 
 
@@ -270,3 +270,38 @@ def test_bad_fleet_min_fraction_is_refused():
         th.evaluate([], fleet_min_fraction=1.5)
     with pytest.raises(AnsibleFilterError, match="fleet_min_fraction"):
         commcheck_thresholds([], fleet_min_fraction=0)
+
+
+# --- the history threshold uses the report's regression rule (baseline.RegressionRule) ---
+
+def test_history_needs_three_earlier_runs_by_default():
+    out = th.evaluate([rec("h1", "h2", 200)], history=history_runs([395, 396]))
+    assert out["records"][0]["thresholds"]["history"] == {"checked": False}
+    out = th.evaluate([rec("h1", "h2", 200)], history=history_runs([395, 396, 394]))
+    assert out["records"][0]["thresholds"]["history"]["tripped"] is True
+
+
+def test_history_change_inside_the_spread_does_not_trip():
+    noisy = history_runs([400, 280, 520, 340, 460])     # median 400, MAD 60: limit 5 x 0.15 = 0.75
+    hist = th.evaluate([rec("h1", "h2", 240)], history=noisy)["records"][0]["thresholds"]["history"]
+    assert hist["checked"] and hist["tripped"] is False and hist["threshold"] == 0.75 and hist["change"] == -0.4
+    hist = th.evaluate([rec("h1", "h2", 80)], history=noisy)["records"][0]["thresholds"]["history"]
+    assert hist["tripped"] is True
+    summary = th.evaluate([rec("h1", "h9", 240)], history=noisy)["summary"]
+    assert summary["hosts_below_history"] == []
+
+
+def _lat_rec(host, peer, value, run=None, day=1):
+    record = rec(host, peer, 0, kind="rdma_lat", metric="lat")
+    record["metrics"] = {"lat_us": value}
+    if run:
+        record.update(run_id=run, time="2025-01-%02dT00:00:00Z" % day)
+    return record
+
+
+def test_history_latency_gets_the_wider_default():
+    past = [_lat_rec("h1", "h2", 2.0, "r%d" % i, i + 1) for i in range(3)]
+    hist = th.evaluate([_lat_rec("h1", "h2", 2.8)], history=past)["records"][0]["thresholds"]["history"]
+    assert hist["checked"] and hist["tripped"] is False and hist["threshold"] == 0.5    # +40 %: noise for latency
+    hist = th.evaluate([_lat_rec("h1", "h2", 3.2)], history=past)["records"][0]["thresholds"]["history"]
+    assert hist["tripped"] is True

@@ -21,10 +21,14 @@
    (the pass line the hardware check draws, with the fleet median standing
    in for what the links deliver), so one link at 40 % of its peers fails
    even on a first run with no history and no known link rate.
-3. ``history``: the value is more than ``history_threshold`` below its own
-   baseline: the median of the same pair's passing values over the last
-   ``history_k`` runs, or, when the pair has no history, the median of the
-   host's passing links of that kind (its own history baseline).
+3. ``history``: the value regresses against its own baseline: the median
+   of the same pair's passing values over the last ``history_k`` runs, or,
+   when the pair has no history, the median of the host's passing links of
+   that kind (its own history baseline). What a regression is, is decided by
+   ``baseline.RegressionRule`` (the report's rule): at least ``min_runs``
+   earlier runs, and a change beyond the larger of ``history_threshold``
+   (for latency: of it and the wider latency default) and the spread of
+   those runs.
 
 :func:`evaluate` annotates records: ``metrics`` gains ``link_rate_gbps``,
 ``hw_expected_gbps`` (``hw_expected_busbw_gbs`` for collectives),
@@ -39,6 +43,8 @@ outlier, and ``warn`` when only the fleet (not far) or history one did; ``error`
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
+    DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import (
     finite_number, fmt_value, natural_key)
 
@@ -159,7 +165,8 @@ def history_baselines(history_records, k=5, exclude_run=None):
 
     ``pairs``: identity -> median over the last ``k`` runs of passing values;
     ``hosts``: (host, group) -> median over the last ``k`` runs of the run's
-    median value of the host's passing records in that group.
+    median value of the host's passing records in that group. Each entry:
+    ``{"baseline", "runs", "values"}`` (``values``: one median per run, oldest first).
     """
     per_pair = {}
     per_host = {}
@@ -187,14 +194,15 @@ def history_baselines(history_records, k=5, exclude_run=None):
         out = {}
         for key, runs in table.items():
             ordered = sorted(runs.items(), key=lambda item: (item[1][0], str(item[0])))[-k:]
-            out[key] = {"baseline": median([median(vals) for _run, (_when, vals) in ordered]), "runs": len(ordered)}
+            values = [median(vals) for _run, (_when, vals) in ordered]
+            out[key] = {"baseline": median(values), "runs": len(ordered), "values": values}
         return out
 
     return reduce(per_pair), reduce(per_host)
 
 
 def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None, outlier_z=3.5,
-             outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=1, set_verdicts=False,
+             outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=DEFAULT_MIN_RUNS, set_verdicts=False,
              run_id=None, fleet_min_fraction=None):
     """Annotated copies of ``records`` and a summary of which thresholds tripped (see module doc).
 
@@ -206,6 +214,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency)
     _check_fleet_fraction(fleet_min_fraction)
     pair_base, host_base = history_baselines(history, history_k, run_id)
+    rule = RegressionRule(threshold=history_threshold, min_runs=min_runs)
     out = [dict(rec, metrics=dict(rec.get("metrics") or {})) for rec in records or []]
     stats = _fleet_stats(out)
     counts = dict((c, 0) for c in CHECKS)
@@ -217,7 +226,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         result = {"tripped": []}
         result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
         result["fleet"] = _fleet_check(rec, value, higher, stats, (outlier_z, outlier_min_rel, fleet_min_fraction))
-        result["history"] = _history_check(rec, value, higher, pair_base, host_base, history_threshold, min_runs)
+        result["history"] = _history_check(rec, name, value, higher, pair_base, host_base, rule)
         result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
         rec["thresholds"] = result
         for check in result["tripped"]:
@@ -229,7 +238,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
                "tripped_records": len(tripped_records),
                "only_fleet_or_history": sum(1 for r in tripped_records
                                             if "hardware" not in r["thresholds"]["tripped"]),
-               "hosts_below_history": _hosts_below(out, host_base, history_threshold, min_runs)}
+               "hosts_below_history": _hosts_below(out, host_base, rule)}
     return {"records": out, "summary": summary}
 
 
@@ -329,16 +338,24 @@ def _history_baseline(rec, higher, pair_base, host_base, min_runs):
     return pick(candidates, key=lambda c: c["baseline"]), "host"
 
 
-def _history_check(rec, value, higher, pair_base, host_base, history_threshold, min_runs):
-    """The history threshold: more than ``history_threshold`` worse than the record's baseline."""
-    base, scope = _history_baseline(rec, higher, pair_base, host_base, min_runs)
-    if not base or base["runs"] < min_runs or not base["baseline"]:
+def _judge_history(rule, name, value, higher, base):
+    """The regression rule's verdict on value against a history baseline entry (None: not judged)."""
+    if not base:
+        return None
+    values = base.get("values") or [base["baseline"]] * base["runs"]
+    return rule.judge(name, value, values, HIGHER if higher else LOWER)
+
+
+def _history_check(rec, name, value, higher, pair_base, host_base, rule):
+    """The history threshold: the record regressed against its baseline (``RegressionRule``)."""
+    base, scope = _history_baseline(rec, higher, pair_base, host_base, rule.min_runs)
+    verdict = _judge_history(rule, name, value, higher, base)
+    if verdict is None:
         return {"checked": False}
-    change = (value - base["baseline"]) / base["baseline"]
-    worse = change < -history_threshold if higher else change > history_threshold
-    rec["metrics"]["history_baseline"] = base["baseline"]
-    return {"checked": True, "scope": scope, "baseline": base["baseline"], "runs": base["runs"],
-            "change": round(change, 4), "tripped": bool(worse)}
+    rec["metrics"]["history_baseline"] = verdict["baseline"]
+    return {"checked": True, "scope": scope, "baseline": verdict["baseline"], "runs": verdict["runs"],
+            "change": verdict["change"], "threshold": verdict["threshold"], "spread": verdict["spread"],
+            "tripped": verdict["regressed"]}
 
 
 def _record_trip(rec, result, name, value, set_verdicts):
@@ -436,8 +453,8 @@ def _evidence(result, name):
     return "thresholds tripped (%s) -- %s" % (", ".join(result["tripped"]), "; ".join(parts))
 
 
-def _hosts_below(records, host_base, threshold, min_runs):
-    """Hosts whose median in a group fell more than threshold below their own history baseline."""
+def _hosts_below(records, host_base, rule):
+    """Hosts whose median in a group regressed against their own history baseline (``RegressionRule``)."""
     per_host = {}
     for rec in records:
         if "thresholds" not in rec:
@@ -450,12 +467,8 @@ def _hosts_below(records, host_base, threshold, min_runs):
                 per_host.setdefault((node, _group(rec)), []).append(value)
     out = []
     for (node, group), values in sorted(per_host.items(), key=lambda item: (natural_key(item[0][0]), item[0][1])):
-        base = host_base.get((node, group))
-        if not base or base["runs"] < min_runs or not base["baseline"]:
-            continue
-        current = median(values)
-        change = (current - base["baseline"]) / base["baseline"]
-        if change < -threshold:
-            out.append({"host": node, "group": list(group), "median": current, "baseline": base["baseline"],
-                        "change": round(change, 4), "runs": base["runs"]})
+        verdict = _judge_history(rule, "bw_gbps", median(values), True, host_base.get((node, group)))
+        if verdict and verdict["regressed"]:
+            out.append({"host": node, "group": list(group), "median": verdict["value"],
+                        "baseline": verdict["baseline"], "change": verdict["change"], "runs": verdict["runs"]})
     return out
