@@ -229,3 +229,17 @@ def test_a_named_baseline_run_needs_no_min_runs():
     hist = [_rec("golden", 1, bw=200)]
     [out] = baseline.compare([_rec("n", 4, bw=120)], hist, baseline_run="golden")
     assert out["regression"]["baseline_runs"] == ["golden"]
+
+
+def test_filter_passes_the_rule_settings():
+    from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_compare import commcheck_compare
+
+    steady_lat = _runs([2.0, 2.0, 2.0], kind="rdma_lat", metric="lat")
+    now = [_rec("n", 9, lat=2.8, kind="rdma_lat")]
+    assert commcheck_compare(now, steady_lat)[0]["regression"] is None
+    assert commcheck_compare(now, steady_lat, latency_threshold=0.3)[0]["regression"] is not None
+    assert commcheck_compare(now, steady_lat, thresholds={"lat_us": 0.3})[0]["regression"] is not None
+    noisy = _runs([100, 70, 130, 85, 115])
+    assert commcheck_compare([_rec("n", 9, bw=60)], noisy)[0]["regression"] is None
+    assert commcheck_compare([_rec("n", 9, bw=60)], noisy, spread_k=1)[0]["regression"] is not None
+    assert commcheck_compare([_rec("n", 9, bw=10)], noisy[:1])[0]["regression"] is None
