@@ -50,8 +50,8 @@ def mesh_sides(hosts, rails, broken):
 
 def hung_server(server, client, rail=0, banner=False, refused=False):
     """The server was stopped as it started; its client waited (connected into the backlog) or was refused."""
-    s = side(server, "server", client, rail, "error", "server_no_client", stdout=BW_WARNING + (BANNER if banner else ""),
-             timed_out=True)
+    s = side(server, "server", client, rail, "error", "server_no_client",
+             stdout=BW_WARNING + (BANNER if banner else ""), timed_out=True)
     if refused:
         c = side(client, "client", server, rail, "error", "connect_failed", timed_out=True, attempts=40,
                  stderr="Couldn't connect to 10.0.0.1:18515\n" * 3)
@@ -97,7 +97,8 @@ def test_side_outcome_reads_how_each_side_ended(pair, outcomes):
 def test_side_outcome_ok_missing_and_exited():
     assert so.side_outcome(None) == "missing"
     assert so.side_outcome(side("h1", "server", "h2")) == "ok"
-    assert so.side_outcome(side("h1", "server", "h2", 0, "error", "no_device", stderr="No IB devices found")) == "exited"
+    died = side("h1", "server", "h2", 0, "error", "no_device", stderr="No IB devices found")
+    assert so.side_outcome(died) == "exited"
     # refused before its deadline (connect retries spent) is still refused
     assert so.side_outcome(side("h2", "client", "h1", 0, "error", "connect_failed")) == "refused"
     # a side without its output (older results) is not taken as silent

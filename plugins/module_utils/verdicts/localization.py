@@ -20,11 +20,15 @@ that passed.
    suspect, the problem is the rail's ``fleet`` (switch plane, expectation).
 3. A bad link no suspect explains is judged by its partner retests: a side
    that also fails with a known-good partner implicates that side's rail
-   (or the whole host when that covers all of its rails); when both sides
-   pass with known-good partners, the path between them is at fault: one such
-   pair on a rail is a ``link`` (cable, transceiver, switch port); two or
-   more such pairs on one rail that share no host point at ``fabric``
-   routing (a shared switch link, ECMP, a spine).
+   (or the whole host when that covers all of its rails); an ``error``
+   implicates the side that failed to answer (``side_outcome``: its host
+   when its process hung). The links left, whose hosts nothing implicates,
+   are the paths': one such pair on a rail is a ``link`` (cable,
+   transceiver, switch port); two or more such pairs on one rail that share
+   no host point at ``fabric`` routing (a shared switch link, ECMP, a spine)
+   only when every host of them passed with known-good partners; without
+   those retests they stay ``link`` s, saying link or fabric is not
+   separated.
 4. Flaky links are never blamed as failures: they become ``flaky``
    components (grouped per host when most of a host's links are flaky).
 
@@ -172,7 +176,8 @@ def error_side(obs):
 
 
 def link_table(observations, bad_verdicts=BAD_VERDICTS):
-    """(rail, (a, b)) -> link dict with status, and partner results per (rail, subject).
+    """(links: (rail, (a, b)) -> link dict with status, partners: (rail, subject) -> partner results,
+    devices, blame: (rail, host) -> error causes, hung: the (rail, host) sides that never answered).
 
     An ``error`` whose side outcomes (or cause) name the side that failed is also
     recorded as blame on that side (:func:`error_side`); in ``hung`` when that side's

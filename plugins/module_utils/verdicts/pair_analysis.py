@@ -9,8 +9,11 @@ added) and optionally the planned jobs (``schedule.round_plan``'s ``jobs``
 with ``round``), so a pair whose host never answered still gets a record.
 
 1. One record per pair, rail and test: the client's measurement, and the
-   verdict ``error`` (either side failed; the root cause is the server's
-   error unless that is only "no client came"), ``fail`` (below
+   verdict ``error`` (either side failed; the root cause is the side that
+   failed to answer, read from how each side ended, ``side_outcome``, and
+   kept in ``params.server_outcome`` / ``client_outcome`` / ``failed_side``
+   / ``failed_how``; when nothing tells the sides apart the cause names
+   neither), ``fail`` (below
    ``min_fraction`` x expected, where expected is the lower link rate of the
    two ports unless given) or ``pass``.
 2. Fleet outliers, even when everything passes: per group of comparable
