@@ -105,6 +105,21 @@ def test_side_outcome_ok_missing_and_exited():
     bare = side("h1", "server", "h2", 0, "error", "server_no_client", timed_out=True)
     del bare["stdout"], bare["stderr"]
     assert so.side_outcome(bare) == "waiting"
+    # nor is the server of a tool that says nothing before its client comes (iperf3 -J)
+    iperf3 = side("h1", "server", "h2", 0, "error", "server_no_client", timed_out=True)
+    iperf3["cmd"] = ["iperf3", "-s", "-1", "-J"]
+    assert so.side_outcome(iperf3) == "waiting"
+    assert so.side_outcome(dict(iperf3, cmd=["/usr/bin/ib_write_bw"])) == "silent"
+
+
+def test_a_client_refused_by_a_listening_server_is_the_client():
+    # the server listened until its deadline (iperf3: no banner at all); the client was refused all along:
+    # it was sent somewhere else (address, port, path), as in the tcp_perf lab's wrong-address test
+    server = side("h1", "server", "h2", 0, "error", "server_no_client", timed_out=True)
+    server["cmd"] = ["iperf3", "-s", "-1", "-J"]
+    client = side("h2", "client", "h1", 0, "error", "connect_failed", timed_out=True, attempts=30)
+    client["cmd"] = ["iperf3", "-c", "10.0.0.4"]
+    assert so.error_cause((("h1", server), ("h2", client)))[0] == "client side on h2: connect_failed on h2"
 
 
 @pytest.mark.parametrize("server, client, blamed", [
@@ -115,10 +130,11 @@ def test_side_outcome_ok_missing_and_exited():
     ("exited", "refused", ("server", "error")),
     ("waiting", "exited", ("client", "error")),
     ("ok", "stalled", ("client", "hung")),
+    ("ok", "refused", ("client", "error")),
+    ("waiting", "refused", ("client", "error")),
     ("missing", "ok", ("server", "error")),
     ("waiting", "silent", (None, None)),
     ("waiting", "stalled", (None, None)),
-    ("waiting", "refused", (None, None)),
     ("stalled", "stalled", (None, None)),
     ("exited", "exited", (None, None)),
     ("missing", "missing", (None, None)),

@@ -16,9 +16,10 @@ the schedule:
   failed to connect);
 - ``silent``: killed at its deadline without a word, not even the listen
   banner a live perftest server prints first thing: the process never ran
-  (stopped, hung at start);
-- ``waiting``: a server killed at its deadline after its listen banner,
-  with no client ever reaching it;
+  (stopped, hung at start). Only for tools that speak before their peer
+  comes (perftest); an iperf3 server (``-J``) is silent until the end;
+- ``waiting``: a server killed at its deadline after its listen banner (or
+  a server of a tool without one), with no client ever reaching it;
 - ``stalled``: killed at its deadline after it had spoken (connected, or
   mid-test).
 
@@ -29,6 +30,8 @@ in an ``error`` of its own (that side's rail).
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
+
+import os
 
 OK, MISSING, EXITED, REFUSED, SILENT, WAITING, STALLED = (
     "ok", "missing", "exited", "refused", "silent", "waiting", "stalled")
@@ -51,9 +54,17 @@ def _codes(side):
     return [e.get("code") for e in side.get("errors") or [] if isinstance(e, dict)]
 
 
+def _speaks_first(side):
+    """True for the tools whose every side prints before its peer comes (perftest, ``ib_*``: the server its
+    listen banner); not iperf3 with ``-J``, silent until it ends."""
+    cmd = side.get("cmd") or []
+    return bool(cmd) and os.path.basename(str(cmd[0])).startswith("ib_")
+
+
 def _spoke(side):
-    """True when the side printed anything beyond start-up warnings; True too when its output is not known."""
-    if "stdout" not in side and "stderr" not in side:
+    """True when the side printed anything beyond start-up warnings; True too when its output is not known or
+    its tool says nothing before its peer comes."""
+    if ("stdout" not in side and "stderr" not in side) or not _speaks_first(side):
         return True
     text = "%s\n%s" % (side.get("stdout") or "", side.get("stderr") or "")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -88,8 +99,11 @@ def failed_side(server, client):
     - a server silent at its deadline: it never ran, so the server (its client waiting or refused is
       what a live client does);
     - a server that saw its client connect, and a client silent ever after: the client;
-    - anything else (both waiting for the other, refused while the server says it listens, both
-      stalled mid-test): no side, the path between them or either host.
+    - a server that listened until its deadline and a client refused all along: the client reached somewhere
+      else (its address, port or path; ``error``);
+    - anything else (a server waiting and a client silent: a server hung after its banner and a client hung
+      before it connected look alike; both stalled mid-test; both exited): no side, the path between them or
+      either host.
     """
     pair = (("server", server), ("client", client))
     missing = [role for role, out in pair if out == MISSING]
@@ -105,11 +119,13 @@ def failed_side(server, client):
         return "server", "hung"
     if server == STALLED and client == SILENT:
         return "client", "hung"
+    if server == WAITING and client == REFUSED:
+        return "client", "error"
     return None, None
 
 
 def _how(outcome):
-    return "error" if outcome in (EXITED, MISSING) else "hung"
+    return "error" if outcome in (EXITED, MISSING, REFUSED) else "hung"
 
 
 def says(role, host, outcome):
