@@ -22,7 +22,7 @@ description:
   - A side of a failing pair that also fails with a known-good partner (partner retest) implicates that
     side's rail, or the whole host when that covers all of its rails.
   - An C(error) pair implicates the side that failed to answer, read from how each side ended (the records'
-    C(params.server_outcome), C(params.client_outcome), C(params.failed_side), C(params.failed_how)): a side
+    C(params.server_outcome), C(params.client_outcome), C(params.failed_side), C(params.failed_how)). A side
     whose process hung implicates its host, one that ended with its own error its rail; when the outcomes
     cannot tell the sides apart no host is blamed for that pair.
   - A host that is blamed explains every bad link it is in, so a link is never called bad while both hosts

@@ -153,8 +153,8 @@ def test_hung_server_blames_the_server_host_not_its_client():
     records = records_of(mesh_sides(HOSTS, 2, {("h1", "h2", 0): hung_server("h1", "h2")}))
     bad = [r for r in records if r["verdict"] == "error"]
     assert len(bad) == 1 and bad[0]["cause"] == "server side on h1: server_no_client on h1"
-    assert dict((k, bad[0]["params"][k]) for k in ("server_outcome", "client_outcome", "failed_side",
-                                                  "failed_how")) == {
+    keys = ("server_outcome", "client_outcome", "failed_side", "failed_how")
+    assert dict((k, bad[0]["params"][k]) for k in keys) == {
         "server_outcome": "silent", "client_outcome": "silent", "failed_side": "h1", "failed_how": "hung"}
     kinds, result = components(records)
     assert kinds == [("host", "h1", None, None)]
