@@ -64,9 +64,9 @@ options:
     type: int
     default: 5
   min_runs:
-    description: Runs of history needed before the history check applies.
+    description: Earlier passing runs of a check needed before the history check applies (see the baseline rule in docs/verdicts.md).
     type: int
-    default: 1
+    default: 3
   set_verdicts:
     description:
       - Turn a passing record into C(fail) (hardware tripped, or a far fleet outlier, see O(fleet_min_fraction))
@@ -98,7 +98,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 
 
 def commcheck_thresholds(records, history=None, efficiency=None, collective_efficiency=None, rates=None,
-                         outlier_z=3.5, outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=1,
+                         outlier_z=3.5, outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=3,
                          set_verdicts=False, run_id=None, fleet_min_fraction=None):
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_thresholds: the input must be a list of records")
