@@ -12,10 +12,15 @@ version_added: 1.0.0
 description:
   - For each record, the baseline is, per metric, the median over the last O(k) passing runs of history
     records with the same kind, host, peer and params (or the records of the run O(baseline_run)).
-  - Returns the records with C(baseline) (medians, runs used, relative changes) and C(regression) (null, or
-    the metrics that moved beyond O(threshold) in the bad direction) set.
+  - Returns the records with C(baseline) (medians, runs used, relative changes and each metric's run-to-run
+    spread) and C(regression) (null, or the metrics that moved too far in the bad direction) set.
   - Bandwidth-like metrics (C(*_gbps), C(*_gbs), C(busbw)) regress when they drop; latency/time-like metrics
     (C(*_us), C(*_ms), C(lat*)) regress when they rise; other metrics are not compared.
+  - A check is compared only with at least O(min_runs) earlier passing runs (not for O(baseline_run)).
+  - A metric regresses when its change is beyond the larger of its configured change (O(thresholds), else
+    O(threshold) for bandwidth and the wider of O(threshold) and O(latency_threshold) for latency/time) and
+    O(spread_k) x MAD / median of its values in the earlier runs, so a change inside the usual run-to-run
+    spread of that check is not a regression.
 author:
   - commcheck developers (@clusterops)
 positional: history
@@ -40,6 +45,21 @@ options:
     description: Relative change that counts as a regression (0.2 = 20%).
     type: float
     default: 0.2
+  thresholds:
+    description:
+      - Relative change per metric name, for example C(lat_us=0.3); overrides O(threshold) and
+        O(latency_threshold) for that metric.
+    type: dict
+    default: {}
+  latency_threshold:
+    description: The least relative rise of a latency/time metric that counts as a regression; small-message
+      latency moves much more between healthy runs than bandwidth does.
+    type: float
+    default: 0.5
+  spread_k:
+    description: A change must also exceed this many MADs (relative to the median) of the check's earlier runs.
+    type: float
+    default: 5.0
   baseline_run:
     description: Use the records of this run as the baseline instead.
     type: str
@@ -49,9 +69,9 @@ options:
     elements: str
     default: []
   min_runs:
-    description: Compare only when the baseline has at least this many runs.
+    description: Compare only when the baseline has at least this many earlier passing runs.
     type: int
-    default: 1
+    default: 3
   ignore_params:
     description: Params left out when matching a record with its history (how a check was scheduled).
     type: list
@@ -84,14 +104,18 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
 
 
-def commcheck_compare(records, history, k=5, threshold=0.2, baseline_run=None, exclude_runs=None, min_runs=1,
-                      ignore_params=baseline.DEFAULT_IGNORE_PARAMS):
+def commcheck_compare(records, history, k=baseline.DEFAULT_K, threshold=baseline.DEFAULT_THRESHOLD,
+                      baseline_run=None, exclude_runs=None, min_runs=baseline.DEFAULT_MIN_RUNS,
+                      ignore_params=baseline.DEFAULT_IGNORE_PARAMS, thresholds=None, latency_threshold=baseline.DEFAULT_LATENCY_THRESHOLD,
+                      spread_k=baseline.DEFAULT_SPREAD_K):
     if not isinstance(records, list) or not isinstance(history, list):
         raise AnsibleFilterError("commcheck_compare: records and history must be lists of records")
     try:
         return baseline.compare(records, history, k=int(k), threshold=float(threshold),
                                 baseline_run=baseline_run or None, exclude_runs=exclude_runs or (),
-                                min_runs=int(min_runs), ignore_params=ignore_params or ())
+                                min_runs=int(min_runs), ignore_params=ignore_params or (),
+                                thresholds=dict((str(n), float(v)) for n, v in (thresholds or {}).items()),
+                                latency_threshold=float(latency_threshold), spread_k=float(spread_k))
     except (TypeError, ValueError, AttributeError) as exc:
         raise AnsibleFilterError("commcheck_compare: %s" % exc)
 

@@ -16,10 +16,17 @@ description:
   - C(host) when most of a host's links are bad on every rail it has; C(rail) (its NIC, port or cable) when
     that holds on some of its rails only; C(link) for one bad pair on one rail that no host explains (both
     hosts pass with others and with known-good partners); C(fabric) for two or more such pairs on one rail that
-    share no host; C(fleet) when every host of a rail is bad; C(flaky) for pairs that failed and then passed
-    on retest, which are never reported as failed.
+    share no host when partner retests cleared every host of them (without those retests each pair is a
+    C(link) whose cause says C(link or fabric, not separated)); C(fleet) when every host of a rail is bad;
+    C(flaky) for pairs that failed and then passed on retest, which are never reported as failed.
   - A side of a failing pair that also fails with a known-good partner (partner retest) implicates that
     side's rail, or the whole host when that covers all of its rails.
+  - An C(error) pair implicates the side that failed to answer, read from how each side ended (the records'
+    C(params.server_outcome), C(params.client_outcome), C(params.failed_side), C(params.failed_how)). A side
+    whose process hung implicates its host, one that ended with its own error its rail; when the outcomes
+    cannot tell the sides apart no host is blamed for that pair.
+  - A host that is blamed explains every bad link it is in, so a link is never called bad while both hosts
+    are good when one of them is blamed.
 options:
   _input:
     description: Results-contract records (pair records; other kinds and records without a peer are ignored).

@@ -15,8 +15,9 @@ description:
     line when the C(clusterops.commcheck.collective) module judged it (C(threshold_busbw_gbs)), else rails x link
     rate / 8 x an efficiency per collective (all_reduce 0.8, alltoall 0.6, ...), else its C(expected_busbw_gbs) x
     that efficiency.
-  - C(fleet); a low outlier among comparable records of the run (robust z-score from median and MAD). Collective
-    runs are comparable within the same library, mode, stage, operation, node and rank counts and sizes.
+  - C(fleet); a low outlier among comparable records of the run (robust z-score from median and MAD; for latency
+    a high one). Collective runs are comparable within the same library, mode, stage, operation, node and rank
+    counts and sizes. An outlier beyond O(fleet_min_fraction) of the median is far and fails.
   - C(history); more than O(history_threshold) below the pair's own baseline (median of its passing values in
     the last O(history_k) runs), or the host's baseline when the pair has no history.
   - Adds C(thresholds) (C(tripped) and each check's numbers) and the metrics C(link_rate_gbps),
@@ -48,6 +49,12 @@ options:
     description: Smallest relative distance from the median that counts as an outlier.
     type: float
     default: 0.2
+  fleet_min_fraction:
+    description:
+      - A fleet outlier below this fraction of the fleet median (latency, lower is better, above the median
+        divided by it) is I(far) and, with O(set_verdicts), C(fail) rather than C(warn), history or not.
+      - Unset, a fleet outlier only warns.
+    type: float
   history_threshold:
     description: Relative drop below the history baseline that trips.
     type: float
@@ -57,11 +64,13 @@ options:
     type: int
     default: 5
   min_runs:
-    description: Runs of history needed before the history check applies.
+    description: Earlier passing runs of a check needed before the history check applies (see the baseline rule in docs/verdicts.md).
     type: int
-    default: 1
+    default: 3
   set_verdicts:
-    description: Turn a passing record into C(fail) (hardware tripped) or C(warn) (fleet or history only).
+    description:
+      - Turn a passing record into C(fail) (hardware tripped, or a far fleet outlier, see O(fleet_min_fraction))
+        or C(warn) (fleet or history only).
     type: bool
     default: false
   run_id:
@@ -89,14 +98,15 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 
 
 def commcheck_thresholds(records, history=None, efficiency=None, collective_efficiency=None, rates=None,
-                         outlier_z=3.5, outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=1,
-                         set_verdicts=False, run_id=None):
+                         outlier_z=3.5, outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=3,
+                         set_verdicts=False, run_id=None, fleet_min_fraction=None):
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_thresholds: the input must be a list of records")
     try:
         return th.evaluate(list(records), history or [], efficiency or None, collective_efficiency or None,
                            rates or None, float(outlier_z), float(outlier_min_rel), float(history_threshold),
-                           int(history_k), int(min_runs), bool(set_verdicts), run_id)
+                           int(history_k), int(min_runs), bool(set_verdicts), run_id,
+                           fleet_min_fraction=None if fleet_min_fraction is None else float(fleet_min_fraction))
     except (th.ThresholdError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("commcheck_thresholds: %s" % exc)
 

@@ -77,9 +77,9 @@ options:
       - Without it the whole history may be read when a check has fewer than O(baseline_runs) passing runs.
     type: str
   min_runs:
-    description: Compare only when the baseline has at least this many runs, 1 to 1000.
+    description: Compare only when the baseline has at least this many earlier passing runs, 1 to 1000.
     type: int
-    default: 1
+    default: 3
   threshold:
     description:
       - Relative change that counts as a regression, for example C(0.2) flags bandwidth more than 20% below,
@@ -174,12 +174,12 @@ summary_lines:
   type: list
   elements: str
 records:
-  description: The run's records with C(baseline) and C(regression) (null or the regressed metrics) set.
+  description: The run's records with C(baseline) and C(regression) (null or the check's regression) set.
   returned: success
   type: list
   elements: dict
 regressions:
-  description: One entry per regressed metric (check, metric, value, baseline, change, threshold, baseline_runs).
+  description: One entry per regressed check (check, its worst metric, value, baseline, change, threshold, baseline_runs, and C(metrics), every regressed metric of the check).
   returned: success
   type: list
   elements: dict

@@ -72,6 +72,7 @@ RULES = {
     "commcheck_gpus_per_node": kit.integer(1, 1024),
     "commcheck_require_accelerators": kit.boolean(),
     "commcheck_min_fraction": kit.fraction(),
+    "commcheck_fleet_min_fraction": kit.fraction(),
     "commcheck_report_dir": kit.path(absolute=False),
     # discover
     "commcheck_sysfs_root": kit.path(),

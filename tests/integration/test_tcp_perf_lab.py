@@ -65,6 +65,25 @@ def test_slowed_host_is_a_fleet_outlier_without_an_expected_rate(lab, tmp_path):
     assert_nothing_left(lab)
 
 
+def test_one_link_far_below_its_peers_fails_on_a_first_run(lab, tmp_path):
+    """A star: three links, one slowed; no expected rate and no history, the fleet median alone fails it."""
+    center, slow = lab.hosts[0], lab.hosts[2]
+    lab.slow(slow, rate=slow_rate(lab))
+    proc, lines, _elapsed = run_check(lab, tmp_path, {"commcheck_tcp_duration": 2, "commcheck_tcp_pattern": "star",
+                                                      "commcheck_tcp_center": center, "commcheck_min_fraction": 0.7})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    records = [r for r in lines if r.get("kind") == "tcp_bw"]
+    assert len(records) == 3 and all(r["host"] == center for r in records)
+    for rec in records:
+        if rec["peer"] == slow:
+            assert rec["verdict"] == "fail" and "x the fleet median" in rec["cause"], rec
+            assert rec["thresholds"]["fleet"]["far"] and rec["thresholds"]["hardware"] == {"checked": False}, rec
+        else:
+            assert rec["verdict"] == "pass", rec
+    assert "TCP fail:" in proc.stdout
+    assert_nothing_left(lab)
+
+
 def test_client_whose_server_never_answers_is_bounded(lab, tmp_path):
     """h1's peers are told to reach it at h4's address, where nothing listens on the test port."""
     server, client, elsewhere = lab.hosts[0], lab.hosts[1], lab.hosts[3]

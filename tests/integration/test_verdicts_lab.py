@@ -12,6 +12,8 @@ checks that localization names that component and nothing else:
 - one rail of one host slowed                 -> that host's rail (bad_nic, its device)
 - one pair slowed on one rail (Lab.slow_pair) -> "link" (bad_link)
 - a host slowed for the first pass only, healed before the retests -> "flaky", no "fail"
+- a perftest server stopped (SIGSTOP) as it starts -> its host, or the link when
+  the two sides' outcomes cannot tell the server from its client; never another host
 
 Also: counter deltas during a run joined to the localized rail, counters rising
 run after run named as a trend, a RoCE MTU mismatch found before the pair runs,
@@ -33,6 +35,7 @@ import time
 
 import pytest
 
+import faults
 from lab_checks import assert_nothing_left, history_env, read_history, slow_rate
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -263,3 +266,28 @@ def test_one_off_slowdown_that_recovers_is_flaky(lab, tmp_path):
     assert summary["verdict"] == "flaky" and summary["metrics"]["flaky_pairs"] == 6
     assert_nothing_left(lab)
     print("flaky: %.0f s" % elapsed)
+
+
+def test_hung_server_never_blames_another_host(lab, tmp_path):
+    hung = lab.hosts[0]
+    fault = faults.HungSide(lab.lab, hung, "server")
+    fault.inject()
+    try:
+        rc, out, lines, _elapsed = run_check(lab, tmp_path, {"commcheck_rdma_timeout": 15})
+    finally:
+        fault.heal()
+    assert rc == 0, out[-4000:]
+    assert fault.stopped, "no perftest server of %s was stopped" % hung
+    errors = [r for r in of_kind(lines, "rdma_bw") if r["verdict"] == "error"]
+    assert errors, components(lines)
+    # every error pair says how each side ended, and blames at most the side that failed to answer
+    for rec in errors:
+        assert rec["params"]["server_outcome"] and rec["params"]["client_outcome"], rec
+        assert rec["params"]["failed_side"] in (hung, None), rec
+    named = components(lines)
+    assert named, out[-4000:]
+    for component, host, peer, _rail, _devices in named:
+        if component in ("host", "rail"):
+            assert host == hung, named
+        else:
+            assert component == "link" and hung in (host, peer), named

@@ -89,12 +89,43 @@ def test_one_slow_pair_on_one_rail_is_the_link():
     assert comp["confidence"] == "low"
 
 
-def test_bad_pairs_that_share_no_host_are_the_fabric():
+def test_bad_pairs_that_share_no_host_without_retests_are_link_or_fabric():
+    # 'fabric' needs both hosts of every pair to pass with known-good partners; without retests the
+    # verdict says link and fabric were not separated (issue 14: fabric named with no retest at all)
     bad = (set(("h1", "h2")), set(("h3", "h4")))
     result = localize(matrix(6, 2, lambda a, b, r: r == 1 and set((a, b)) in bad))
+    assert kinds(result) == [("link", "h1", "h2", 1), ("link", "h3", "h4", 1)]
+    assert all(c["cause"].endswith("; link or fabric, not separated (no retests)") for c in result["components"])
+    assert result["summary"]["fabric"] == []
+
+
+def partner_passes(pairs, rail, partners=("h5", "h6")):
+    """Partner retests in which both sides of every pair pass with a known-good host."""
+    out = []
+    for server, client in pairs:
+        out += [obs(server, partners[1], rail, "pass", GOOD, retest="partner", subject=server,
+                    origin="%s-%s" % (server, client)),
+                obs(partners[0], client, rail, "pass", GOOD, retest="partner", subject=client,
+                    origin="%s-%s" % (server, client))]
+    return out
+
+
+def test_bad_pairs_that_share_no_host_are_the_fabric_when_partners_clear_every_host():
+    bad = (set(("h1", "h2")), set(("h3", "h4")))
+    mat = matrix(6, 2, lambda a, b, r: r == 1 and set((a, b)) in bad)
+    data = loc.observations_from_matrix(mat, expected=RATE, min_fraction=0.9,
+                                        devices=dict((r, "mlx5_%d" % r) for r in mat["rails"]))
+    result = loc.localize(data + partner_passes([("h1", "h2"), ("h3", "h4")], 1))
     assert kinds(result) == [("fabric", "*", None, 1)]
     assert "2 bad pairs that share no host" in result["primary"]["cause"]
     assert result["summary"]["fabric"] == [1]
+    # one host failing with its partner: the fabric is not named, that host's rail is
+    data += partner_passes([("h1", "h2")], 1) + [
+        obs("h3", "h6", 1, "pass", GOOD, retest="partner", subject="h3", origin="h3-h4"),
+        obs("h5", "h4", 1, "fail", BAD, retest="partner", subject="h4", origin="h3-h4")]
+    result = loc.localize(data)
+    assert ("fabric", "*", None, 1) not in kinds(result)
+    assert ("rail", "h4", None, 1) in kinds(result)
 
 
 def test_bad_pairs_sharing_a_host_below_majority_are_links_with_a_note():
@@ -417,12 +448,25 @@ def test_host_component_names_what_the_links_are_and_its_only_rail():
     assert comp["links"] == {"total": 3, "bad": 3} and comp["finding"] == "bad_node"
 
 
-def test_path_components_fabric_when_bad_pairs_share_no_host():
+def test_path_components_fabric_only_when_partner_retests_clear_every_host():
     data = mesh_obs(hosts(6), 1, lambda x, y, r: set((x, y)) in (set(("h1", "h2")), set(("h3", "h4"))))
-    view = view_of(data)
+    view = view_of(data + partner_passes([("h1", "h2"), ("h3", "h4")], 0))
     _implicated, open_links = lc.blame_sides(view, {}, set())
     comps = lc.path_components(view, open_links)
     assert [(c["component"], c["rail"], c["links"]) for c in comps] == [("fabric", 0, {"total": 15, "bad": 2})]
+    # no retests: two links, each saying link and fabric were not separated
+    view = view_of(data)
+    comps = lc.path_components(view, lc.blame_sides(view, {}, set())[1])
+    assert [(c["component"], c["host"], c["peer"]) for c in comps] == [("link", "h1", "h2"), ("link", "h3", "h4")]
+    assert comps[0]["cause"] == ("link h1 - h2 (rail 0) is bad while both hosts are good with their other peers; "
+                                 "link or fabric, not separated (no retests)")
+    # some retests, not every host cleared
+    view = view_of(data + partner_passes([("h1", "h2")], 0))
+    comps = lc.path_components(view, lc.blame_sides(view, {}, set())[1])
+    assert [c["component"] for c in comps] == ["link", "link"]
+    assert comps[1]["cause"].endswith("(not every host passed with known-good partners)")
+    assert lc.separated(view, 0, [(("h1", "h2"), None)]) is True
+    assert lc.separated(view, 0, [(("h3", "h4"), None)]) is False
     assert lc.has_disjoint([(("h1", "h2"), None), (("h2", "h3"), None)]) is False
 
 
@@ -455,3 +499,38 @@ def test_confidence_scores():
     assert lc.link_confidence(link, True, 2) == "low"
     assert lc.link_confidence(link, True, 4) == "high"
     assert lc.link_confidence(link, False, 4) == "medium"
+
+
+def test_a_blamed_host_explains_its_earlier_links_too():
+    # issue 14: one run named h1 a bad node and its link h1-h2 'bad while both hosts are good' because
+    # h1-h2 came first in link order, before the error that implicated h1
+    data = mesh_obs(hosts(5), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
+    data = [o for o in data if set((o["host"], o["peer"])) != set(("h1", "h3"))]
+    data.append(obs("h1", "h3", 0, "error", cause="server side on h1: No RDMA device is visible"))
+    result = loc.localize(data)
+    assert kinds(result) == [("host", "h1", None, None)]
+    assert not any("both hosts are good" in c["cause"] for c in result["components"])
+    _implicated, open_links = lc.blame_sides(view_of(data), {}, set())
+    assert open_links == []
+
+
+def test_a_link_says_both_hosts_are_good_only_when_they_are():
+    # h1 has two bad links of four on rail 0 (no majority): not 'good with its other peers'
+    data = mesh_obs(hosts(5), 1, lambda x, y, r: set((x, y)) in (set(("h1", "h2")), set(("h1", "h3"))))
+    causes = [c["cause"] for c in loc.localize(data)["components"]]
+    assert causes[0] == "link h1 - h2 (rail 0) is bad while neither host is bad with most of its peers"
+    data = mesh_obs(hosts(5), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
+    assert loc.localize(data)["primary"]["cause"] == \
+        "link h1 - h2 (rail 0) is bad while both hosts are good with their other peers"
+
+
+def test_an_error_whose_side_hung_implicates_the_whole_host():
+    data = mesh_obs(hosts(4), 2, lambda x, y, r: False)
+    data = [o for o in data if not (o["rail"] == 0 and set((o["host"], o["peer"])) == set(("h1", "h2")))]
+    data.append(obs("h1", "h2", 0, "error", cause="server side on h1: the server waited", failed=("h1", "hung")))
+    result = loc.localize(data)
+    assert kinds(result) == [("host", "h1", None, None)]
+    assert result["primary"]["rails"] == [0, 1]
+    # the same error from a side that ended with its own error is that side's rail only
+    data[-1] = obs("h1", "h2", 0, "error", cause="server side on h1: no device", failed=("h1", "error"))
+    assert kinds(loc.localize(data)) == [("rail", "h1", None, 0)]

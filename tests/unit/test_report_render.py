@@ -115,7 +115,7 @@ def test_heatmap_cell_keeps_the_worst_record_of_a_pair():
              "metrics": {"bw_gbps": v, "expected_gbps": 100}, "verdict": "pass" if v > 90 else "fail"}
             for d, v in (("mlx5_0", 99), ("mlx5_1", 50), ("mlx5_2", 97))]
     [hm] = report_model.heatmaps(recs)
-    cell = hm["cells"][("a", "b")]
+    cell = hm["cells"][("b", "a")]  # write: the client (peer b) sends to the server (host a)
     assert cell["value"] == 50 and cell["count"] == 3 and cell["verdict"] == "fail"
 
 
@@ -198,8 +198,8 @@ def test_junit_one_testcase_per_check(compared):
 
 
 def test_junit_regression_of_a_passing_check_is_a_failure_unless_turned_off():
-    hist = [{"run_id": "r1", "time": "2026-01-01T00:00:00.000000Z", "kind": "tcp_bw", "host": "a", "peer": "b",
-             "params": {}, "metrics": {"bw_gbps": 10.0}, "verdict": "pass"}]
+    hist = [{"run_id": "r%d" % i, "time": "2026-01-0%dT00:00:00.000000Z" % i, "kind": "tcp_bw", "host": "a",
+             "peer": "b", "params": {}, "metrics": {"bw_gbps": 10.0}, "verdict": "pass"} for i in (1, 2, 3)]
     recs = baseline.compare([{"kind": "tcp_bw", "host": "a", "peer": "b", "params": {}, "metrics": {"bw_gbps": 5.0},
                               "verdict": "pass"}], hist)
     root = ET.fromstring(report_junit.render_junit(recs, report_model.summarize(recs)))
@@ -327,7 +327,7 @@ def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
                    "metrics": {"retests": 1}, "verdict": "fail", "cause": "1 retest(s)"}
     recs = history.normalize_records([original, retest, summary_rec])[0]
     [hm] = report_model.heatmaps(recs)
-    assert hm["cells"][("a", "b")]["value"] == 40.0 and hm["cells"][("a", "b")]["count"] == 1
+    assert hm["cells"][("b", "a")]["value"] == 40.0 and hm["cells"][("b", "a")]["count"] == 1
     summary = report_model.summarize(recs)
     assert "*" not in summary["bad_hosts"]
     text = report_markdown.render_markdown(recs, summary)
@@ -336,6 +336,6 @@ def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
     assert len(families["commcheck_rdma_bw_gbps"]) == 1
     assert not any("retest_id" in labels for labels, _v in families["commcheck_rdma_bw_gbps"])
     assert "commcheck_retest_summary_retests" in families
-    compared = baseline.compare(recs, [dict(original, run_id="old", time="2026-01-01T00:00:00.000000Z",
-                                            verdict="pass", metrics={"bw_gbps": 99.0})])
+    compared = baseline.compare(recs, [dict(original, run_id="old%d" % i, time="2026-01-0%dT00:00:00.000000Z" % i,
+                                            verdict="pass", metrics={"bw_gbps": 99.0}) for i in (1, 2, 3)])
     assert compared[0]["regression"] is not None and compared[1]["regression"] is None

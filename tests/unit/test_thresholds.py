@@ -109,7 +109,7 @@ def test_history_ignores_failed_runs_and_the_current_run():
     past = history_runs([395, 396, 394])
     past[1]["verdict"] = "fail"
     past.append(dict(rec("h1", "h2", 100), run_id="now", time="2025-02-01T00:00:00Z"))
-    out = th.evaluate([rec("h1", "h2", 370)], history=past, run_id="now", history_threshold=0.05)
+    out = th.evaluate([rec("h1", "h2", 370)], history=past, run_id="now", history_threshold=0.05, min_runs=2)
     assert out["records"][0]["thresholds"]["history"]["runs"] == 2
 
 
@@ -205,3 +205,103 @@ def test_host_baseline_is_the_kinder_one_of_the_two_hosts():
     assert th._history_baseline(record, True, {}, host_base, 1) == ({"baseline": 390.0, "runs": 2}, "host")
     assert th._history_baseline(record, False, {}, host_base, 1) == ({"baseline": 300.0, "runs": 2}, "host")
     assert th._history_baseline(record, True, {}, host_base, 3) == (None, "host")
+
+
+def _tcp(values, verdict="pass"):
+    """TCP pair records as commcheck_pair_verdicts leaves them when no link rate is known."""
+    return [rec("t%d" % i, "t%d" % (i + 1), v, op="tcp", rate=None, verdict=verdict, kind="tcp_bw", size=None)
+            for i, v in enumerate(values)]
+
+
+def _lat(values):
+    return [{"kind": "rdma_lat", "host": "h%d" % i, "peer": "h%d" % (i + 1), "verdict": "pass", "cause": None,
+             "params": {"op": "write", "metric": "lat", "rail": 0, "size": 2}, "metrics": {"lat_us": v},
+             "evidence": []} for i, v in enumerate(values)]
+
+
+def test_far_tcp_fleet_outlier_fails_on_a_first_run():
+    values = [9.41, 9.38, 9.44, 9.36, 9.42, 9.40, 3.8]
+    out = commcheck_thresholds(_tcp(values), set_verdicts=True, fleet_min_fraction=0.9)
+    slow = out["records"][-1]
+    assert slow["thresholds"]["tripped"] == ["fleet"] and slow["thresholds"]["fleet"]["far"]
+    assert slow["thresholds"]["hardware"] == {"checked": False}
+    assert slow["verdict"] == "fail"
+    assert slow["cause"].startswith("3.8 is below 0.9 x the fleet median 9.4 (far fleet outlier")
+    assert slow["cause"].endswith("[thresholds tripped: fleet]")
+    assert [r["verdict"] for r in out["records"][:-1]] == ["pass"] * 6
+    # the fleet warning commcheck_pair_verdicts already gave becomes a fail too
+    out = th.evaluate(_tcp(values[:-1]) + _tcp([3.8], verdict="warn"), set_verdicts=True, fleet_min_fraction=0.7)
+    assert out["records"][-1]["verdict"] == "fail"
+    # without fleet_min_fraction a fleet outlier only warns (the collective role, direct callers)
+    assert th.evaluate(_tcp(values), set_verdicts=True)["records"][-1]["verdict"] == "warn"
+
+
+def test_fleet_outlier_within_the_fraction_only_warns():
+    # 9 % below a tight fleet: an outlier (min_rel 0.05), but above 0.9 x the median
+    out = th.evaluate(_tcp([9.41, 9.38, 9.44, 9.36, 9.42, 9.40, 8.6]), set_verdicts=True, outlier_min_rel=0.05,
+                      fleet_min_fraction=0.9)
+    low = out["records"][-1]
+    assert low["thresholds"]["tripped"] == ["fleet"] and not low["thresholds"]["fleet"]["far"]
+    assert low["verdict"] == "warn"
+
+
+def test_far_latency_outlier_is_the_slower_link():
+    out = th.evaluate(_lat([2.0, 2.1, 1.95, 2.05, 2.0, 6.1]), set_verdicts=True, fleet_min_fraction=0.7)
+    slow = out["records"][-1]
+    assert slow["thresholds"]["tripped"] == ["fleet"] and slow["verdict"] == "fail"
+    assert slow["cause"].startswith("6.1 is above the fleet median 2.02 / 0.7 (far fleet outlier")
+    assert [r["verdict"] for r in out["records"][:-1]] == ["pass"] * 5
+    # a link much faster than its peers is no latency outlier
+    fast = th.evaluate(_lat([2.0, 2.1, 1.95, 2.05, 2.0, 0.6]), set_verdicts=True, fleet_min_fraction=0.7)
+    assert [r["verdict"] for r in fast["records"]] == ["pass"] * 6
+
+
+def test_healthy_noisy_fleet_has_no_outlier():
+    bw = [9.4 * f for f in (1.0, 0.91, 1.09, 0.95, 1.05, 0.9, 1.1, 0.97)]
+    out = th.evaluate(_tcp(bw), set_verdicts=True, fleet_min_fraction=0.9)
+    assert out["summary"]["tripped_records"] == 0 and all(r["verdict"] == "pass" for r in out["records"])
+    lat = th.evaluate(_lat([2.0 * f for f in (1.0, 0.9, 1.1, 0.95, 1.05, 1.08)]), set_verdicts=True,
+                      fleet_min_fraction=0.9)
+    assert lat["summary"]["tripped_records"] == 0
+
+
+def test_bad_fleet_min_fraction_is_refused():
+    with pytest.raises(th.ThresholdError, match="fleet_min_fraction"):
+        th.evaluate([], fleet_min_fraction=1.5)
+    with pytest.raises(AnsibleFilterError, match="fleet_min_fraction"):
+        commcheck_thresholds([], fleet_min_fraction=0)
+
+
+# --- the history threshold uses the report's regression rule (baseline.RegressionRule) ---
+
+def test_history_needs_three_earlier_runs_by_default():
+    out = th.evaluate([rec("h1", "h2", 200)], history=history_runs([395, 396]))
+    assert out["records"][0]["thresholds"]["history"] == {"checked": False}
+    out = th.evaluate([rec("h1", "h2", 200)], history=history_runs([395, 396, 394]))
+    assert out["records"][0]["thresholds"]["history"]["tripped"] is True
+
+
+def test_history_change_inside_the_spread_does_not_trip():
+    noisy = history_runs([400, 280, 520, 340, 460])     # median 400, MAD 60: limit 5 x 0.15 = 0.75
+    hist = th.evaluate([rec("h1", "h2", 240)], history=noisy)["records"][0]["thresholds"]["history"]
+    assert hist["checked"] and hist["tripped"] is False and hist["threshold"] == 0.75 and hist["change"] == -0.4
+    hist = th.evaluate([rec("h1", "h2", 80)], history=noisy)["records"][0]["thresholds"]["history"]
+    assert hist["tripped"] is True
+    summary = th.evaluate([rec("h1", "h9", 240)], history=noisy)["summary"]
+    assert summary["hosts_below_history"] == []
+
+
+def _lat_rec(host, peer, value, run=None, day=1):
+    record = rec(host, peer, 0, kind="rdma_lat", metric="lat")
+    record["metrics"] = {"lat_us": value}
+    if run:
+        record.update(run_id=run, time="2025-01-%02dT00:00:00Z" % day)
+    return record
+
+
+def test_history_latency_gets_the_wider_default():
+    past = [_lat_rec("h1", "h2", 2.0, "r%d" % i, i + 1) for i in range(3)]
+    hist = th.evaluate([_lat_rec("h1", "h2", 2.8)], history=past)["records"][0]["thresholds"]["history"]
+    assert hist["checked"] and hist["tripped"] is False and hist["threshold"] == 0.5    # +40 %: noise for latency
+    hist = th.evaluate([_lat_rec("h1", "h2", 3.2)], history=past)["records"][0]["thresholds"]["history"]
+    assert hist["tripped"] is True

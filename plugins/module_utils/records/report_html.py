@@ -17,6 +17,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     pct,
     sorted_records,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import flow_label
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_svg import svg_busbw_chart, svg_heatmap
 
 _CSS = """
@@ -67,12 +68,15 @@ def _heatmaps(view):
     body = ['<h2 id="bandwidth">Bandwidth heat maps</h2>']
     if not view.heatmaps:
         return body + [_none("No bandwidth results in this run.")]
-    body.append('<p class="muted">Rows: host (client), columns: peer (server). Colour: fraction of the expected '
-                'bandwidth (or of the best pair when none is known); a black border marks a regression; hover '
-                'a cell for details.</p>')
+    body.append('<p class="muted">Rows: sender, columns: receiver (a cell is the data its row sent to its '
+                'column). Write, send, atomic and iperf3 send from the client to the server; read and iperf3 '
+                'reverse from the server to the client; a bidirectional test fills both cells of its pair. '
+                'Colour: fraction of the expected bandwidth (or of the best pair when none is known); a black '
+                'border marks a regression; hover a cell for details.</p>')
     for hm in view.heatmaps:
-        body.append('<figure class="heatmap-figure" data-op="%s"><figcaption>%s (Gb/s)</figcaption>%s</figure>'
-                    % (esc(hm["op"]), esc(hm["title"]), svg_heatmap(hm)))
+        body.append('<figure class="heatmap-figure" data-op="%s"><figcaption>%s (Gb/s): rows send, columns '
+                    'receive; %s</figcaption>%s</figure>'
+                    % (esc(hm["op"]), esc(hm["title"]), esc(", ".join(hm["flows"])), svg_heatmap(hm)))
     return body
 
 
@@ -86,7 +90,7 @@ def _regressions(view):
     if not regs:
         return body + ["<p>None.</p>"]
     body.append(_html_table(["check", "metric", "baseline", "now", "change", "baseline runs"],
-                            [[esc(r["check"]), esc(r["metric"]), esc(fmt_value(r["baseline"])), esc(fmt_value(r["value"])),
+                            [[esc(check_name(r)), esc(r["metric"]), esc(fmt_value(r["baseline"])), esc(fmt_value(r["value"])),
                               "<b>%s</b>" % esc(pct(r["change"])), esc(", ".join(r["baseline_runs"][-5:]))]
                              for r in regs], ["regr"] * len(regs)))
     return body
@@ -111,8 +115,9 @@ def _latency(view):
     lat = view.latency
     if not lat:
         return body + [_none("No latency results in this run.")]
-    body.append(_html_table(["kind", "op", "host", "peer", "params", "latency (us)", "p99 (us)", "max (us)", "verdict"],
-                            [[esc(r["kind"]), esc(r["op"]), esc(r["host"]), esc(r["peer"] or ""),
+    body.append(_html_table(["kind", "op", "hosts (a->b: a sends)", "params", "latency (us)", "p99 (us)", "max (us)",
+                             "verdict"],
+                            [[esc(r["kind"]), esc(r["op"]), esc(r["flow"]),
                               esc(r["params"]), esc(fmt_value(r["lat_us"])), esc(fmt_value(r["p99_us"])),
                               esc(fmt_value(r["t_max_us"])), _verdict_span(r["verdict"])] for r in lat],
                             ["regr" if r["regression"] else "" for r in lat]))
@@ -143,9 +148,9 @@ def _scalar_metrics_text(metrics):
 def _all_checks(view):
     checks = sorted_records(view.checks)
     return ['<h2 id="checks">All checks</h2>',
-            _html_table(["verdict", "kind", "host", "peer", "params", "metrics", "cause"],
-                        [[_verdict_span(r.get("verdict")), esc(r.get("kind")), esc(r.get("host")),
-                          esc(r.get("peer") or ""), esc(params_text(r.get("params"))),
+            _html_table(["verdict", "kind", "hosts (a->b: a sends)", "params", "metrics", "cause"],
+                        [[_verdict_span(r.get("verdict")), esc(r.get("kind")), esc(flow_label(r)),
+                          esc(params_text(r.get("params"))),
                           esc(_scalar_metrics_text(r.get("metrics"))), esc(r.get("cause") or "")] for r in checks],
                         ["regr" if r.get("regression") else "" for r in checks])]
 

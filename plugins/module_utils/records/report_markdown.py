@@ -51,7 +51,7 @@ def _regressions(view):
                   ""]
     if view.regressions:
         lines += _table(["check", "metric", "baseline", "now", "change"],
-                        [[md_cell(reg["check"]), str(reg["metric"]), fmt_value(reg["baseline"]), fmt_value(reg["value"]),
+                        [[md_cell(check_name(reg)), str(reg["metric"]), fmt_value(reg["baseline"]), fmt_value(reg["value"]),
                           pct(reg["change"])] for reg in view.regressions])
     else:
         lines.append("None.")
@@ -77,17 +77,23 @@ def _matrix_cell(data):
     return "%s (%.0f%%)%s" % (fmt_value(data["value"]), data["fraction"] * 100, mark)
 
 
+def _flows_line(hm):
+    return "Rows send, columns receive (row -> column); data flows %s." % ", ".join(hm["flows"])
+
+
 def _heatmap(hm):
-    lines = ["## Bandwidth: %s (Gb/s, %% of %s)" % (hm["title"], "best" if hm["relative"] else "expected"), ""]
+    lines = ["## Bandwidth: %s (Gb/s, %% of %s)" % (hm["title"], "best" if hm["relative"] else "expected"), "",
+             _flows_line(hm), ""]
     hosts = hm["hosts"]
     if len(hosts) <= MATRIX_MAX_HOSTS:
-        lines += _table(["host \\ peer"] + [md_cell(h) for h in hosts],
-                        [[md_cell(host)] + [_matrix_cell(hm["cells"].get((host, peer))) for peer in hosts]
-                         for host in hosts])
+        lines += _table(["sender \\ receiver"] + [md_cell(h) for h in hosts],
+                        [[md_cell(sender)] + [_matrix_cell(hm["cells"].get((sender, receiver))) for receiver in hosts]
+                         for sender in hosts])
     else:
-        lines += _table(["host", "peer", "Gb/s", "fraction", "verdict"],
-                        [[md_cell(host), md_cell(peer), fmt_value(data["value"]), "%.0f%%" % (data["fraction"] * 100),
-                          str(data["verdict"])] for (host, peer), data in sorted(hm["cells"].items())])
+        lines += _table(["sender", "receiver", "Gb/s", "fraction", "verdict"],
+                        [[md_cell(sender), md_cell(receiver), fmt_value(data["value"]),
+                          "%.0f%%" % (data["fraction"] * 100), str(data["verdict"])]
+                         for (sender, receiver), data in sorted(hm["cells"].items())])
     return lines + [""]
 
 
@@ -101,11 +107,11 @@ def _heatmaps(view):
 def _latency(view):
     if not view.latency:
         return []
-    rows = [[str(row["kind"]), str(row["op"]), md_cell(row["host"]), md_cell(row["peer"]), md_cell(row["params"]),
+    rows = [[str(row["kind"]), str(row["op"]), md_cell(row["flow"]), md_cell(row["params"]),
              fmt_value(row["lat_us"]), fmt_value(row["p99_us"]),
              "%s%s" % (row["verdict"], " (regr.)" if row["regression"] else "")] for row in view.latency]
     return (["## Latency (us)", ""]
-            + _table(["kind", "op", "host", "peer", "params", "latency", "p99", "verdict"], rows) + [""])
+            + _table(["kind", "op", "hosts (a->b: a sends)", "params", "latency", "p99", "verdict"], rows) + [""])
 
 
 def _collectives(view):

@@ -16,6 +16,11 @@ __metaclass__ = type
 import math
 from html import escape as _html_escape
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import (
+    flow_cells,
+    flow_label,
+    flow_text,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as _baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict as _run_verdict
 
@@ -70,9 +75,8 @@ def params_text(params, skip=()):
 
 
 def check_name(record):
-    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]'."""
-    host, peer = record.get("host"), record.get("peer")
-    text = "%s %s" % (record.get("kind"), host if not peer else "%s->%s" % (host, peer))
+    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (report_flow.py)."""
+    text = "%s %s" % (record.get("kind"), flow_label(record))
     params = params_text(record.get("params"), skip=_baseline.DEFAULT_IGNORE_PARAMS)
     return "%s [%s]" % (text, params) if params else text
 
@@ -266,19 +270,23 @@ def _heatmap(kind, op, items):
     for record, name, value in items:
         cell, cell_relative = _heatmap_cell(record, name, value, best)
         relative = relative or cell_relative
-        cell_key = (record["host"], record["peer"])
-        old = cells.get(cell_key)
-        cells[cell_key] = cell if old is None else _merge_cell(old, cell)
+        for cell_key in flow_cells(record):
+            old = cells.get(cell_key)
+            cells[cell_key] = dict(cell) if old is None else _merge_cell(old, dict(cell))
     return {"kind": kind, "op": op, "hosts": hosts, "cells": cells, "relative": relative,
+            "flows": sorted(set(flow_text(r) for r, _n, _v in items)),
             "title": "%s %s" % (kind, op) if op != kind else kind}
 
 
 def heatmaps(records):
-    """Bandwidth matrices per (kind, op): [{title, kind, op, hosts, cells: {(host, peer): cell}}].
+    """Bandwidth matrices per (kind, op): [{title, kind, op, hosts, flows, cells: {(sender, receiver): cell}}].
 
-    A cell is the worst (lowest fraction) record of that host pair; the
-    fraction is value / expected_gbps, or value / best value of the matrix
-    when no expected bandwidth is known.
+    Rows send, columns receive (report_flow.py says who sends per op); a
+    record whose data flows both ways, or whose direction is not known,
+    fills both cells of its pair. ``flows``: the directions of the records
+    ('client -> server', ...). A cell is the worst (lowest fraction) record
+    of that direction; the fraction is value / expected_gbps, or value /
+    best value of the matrix when no expected bandwidth is known.
     """
     return [_heatmap(kind, op, items) for (kind, op), items in sorted(_bandwidth_groups(records).items())]
 
@@ -350,7 +358,8 @@ def latency_rows(records):
             continue
         metrics = record.get("metrics") or {}
         rows.append({"host": record.get("host"), "peer": record.get("peer"), "kind": record.get("kind"),
-                     "op": op_of(record), "params": params_text(record.get("params"), skip=("op",)),
+                     "flow": flow_label(record), "op": op_of(record),
+                     "params": params_text(record.get("params"), skip=("op",)),
                      "lat_us": value, "metric": name, "p99_us": num(metrics.get("p99_us")),
                      "t_max_us": num(metrics.get("t_max_us")), "verdict": record.get("verdict"),
                      "regression": bool(record.get("regression"))})

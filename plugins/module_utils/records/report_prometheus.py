@@ -122,7 +122,7 @@ def _add_summary(families, summary, now):
     for verdict in VERDICT_ORDER:
         families.add("commcheck_checks", "number of checks of the last run by verdict", {"verdict": verdict},
                      summary["counts"].get(verdict, 0))
-    families.add("commcheck_regressions", "number of regressed metrics in the last run", {}, summary["regressions"])
+    families.add("commcheck_regressions", "number of regressed checks in the last run", {}, summary["regressions"])
     families.add("commcheck_bad_hosts", "number of hosts named bad in the last run", {}, len(summary["bad_hosts"]))
     families.add("commcheck_bad_links", "number of links named bad in the last run", {}, len(summary["bad_links"]))
     families.add("commcheck_last_run_ok", "1 when the last run had no failed or errored check", {},

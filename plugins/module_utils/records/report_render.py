@@ -36,7 +36,7 @@ REPORT_ARGUMENT_SPEC = dict(
     baseline_runs=dict(type="int", default=5),
     baseline_run=dict(type="str"),
     baseline_max_age=dict(type="str"),
-    min_runs=dict(type="int", default=1),
+    min_runs=dict(type="int", default=3),
     threshold=dict(type="float", default=0.2),
     thresholds=dict(type="dict", default={}),
     ignore_params=dict(type="list", elements="str",

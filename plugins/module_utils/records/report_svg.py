@@ -26,49 +26,67 @@ def fraction_color(fraction):
     return "#%02x%02x%02x" % _STOPS[-1][1]
 
 
-def svg_heatmap(hm, cell=None):
-    hosts = hm["hosts"]
-    n = len(hosts)
-    cell = cell or (44 if n <= 12 else 28 if n <= 24 else max(6, 700 // max(n, 1)))
-    label_w = min(160, 12 + 7 * max([len(h) for h in hosts] + [4]))
-    top = label_w
-    width, height = max(label_w + n * cell + 10, label_w + 330), top + n * cell + 40
-    show_text = cell >= 28
-    parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="%d" height="%d" '
-             'viewBox="0 0 %d %d" role="img" aria-label="%s">' % (width, height, width, height,
-                                                                  esc("bandwidth heat map " + hm["title"]))]
-    parts.append('<style>text{font:11px sans-serif}.v{font-size:10px}</style>')
+def _axis_labels(hosts, label_w, top, cell):
+    """Host names down the rows (senders) and along the columns (receivers), and what the axes are."""
+    parts = ['<text class="axis" x="4" y="%d">rows send,</text>' % (top - 22),
+             '<text class="axis" x="4" y="%d">columns receive</text>' % (top - 8)]
     for i, host in enumerate(hosts):
         y = top + i * cell + cell / 2.0 + 4
         parts.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (label_w - 6, y, esc(host)))
         x = label_w + i * cell + cell / 2.0
         parts.append('<text transform="translate(%.1f,%d) rotate(-60)">%s</text>' % (x, top - 6, esc(host)))
-    for i, host in enumerate(hosts):
-        for j, peer in enumerate(hosts):
-            x, y = label_w + j * cell, top + i * cell
-            data = hm["cells"].get((host, peer))
-            if data is None:
-                fill = "#f4f4f4" if i != j else "#ffffff"
-                parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#ffffff"/>'
-                             % (x, y, cell, cell, fill))
-                continue
-            stroke = ' stroke="#000000" stroke-width="3"' if data["regression"] else ' stroke="#ffffff"'
-            tip = "%s: %s Gb/s (%s of %s)%s%s" % (
-                data["detail"], fmt_value(data["value"]), "%.0f%%" % (data["fraction"] * 100),
-                "best" if data["expected"] is None else "%s Gb/s expected" % fmt_value(data["expected"]),
-                ", verdict %s" % data["verdict"], ", REGRESSION" if data["regression"] else "")
-            parts.append('<rect class="cell v-%s" x="%d" y="%d" width="%d" height="%d" fill="%s"%s>'
-                         '<title>%s</title></rect>' % (esc(data["verdict"]), x, y, cell, cell,
-                                                       fraction_color(data["fraction"]), stroke, esc(tip)))
-            if show_text:
-                parts.append('<text class="v" x="%.1f" y="%.1f" text-anchor="middle">%s</text>'
-                             % (x + cell / 2.0, y + cell / 2.0 + 4, esc(fmt_value(data["value"]))))
-    legend_y = top + n * cell + 14
-    for k in range(11):
-        parts.append('<rect x="%d" y="%d" width="20" height="10" fill="%s"/>'
-                     % (label_w + k * 20, legend_y, fraction_color(k / 10.0)))
+    return parts
+
+
+def _cell_tip(data):
+    return "%s: %s Gb/s (%s of %s)%s%s" % (
+        data["detail"], fmt_value(data["value"]), "%.0f%%" % (data["fraction"] * 100),
+        "best" if data["expected"] is None else "%s Gb/s expected" % fmt_value(data["expected"]),
+        ", verdict %s" % data["verdict"], ", REGRESSION" if data["regression"] else "")
+
+
+def _cell(data, x, y, cell, diagonal, show_text):
+    """One cell: an empty square, or the coloured value with its tooltip (and black border when it regressed)."""
+    if data is None:
+        return ['<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#ffffff"/>'
+                % (x, y, cell, cell, "#ffffff" if diagonal else "#f4f4f4")]
+    stroke = ' stroke="#000000" stroke-width="3"' if data["regression"] else ' stroke="#ffffff"'
+    parts = ['<rect class="cell v-%s" x="%d" y="%d" width="%d" height="%d" fill="%s"%s><title>%s</title></rect>'
+             % (esc(data["verdict"]), x, y, cell, cell, fraction_color(data["fraction"]), stroke,
+                esc(_cell_tip(data)))]
+    if show_text:
+        parts.append('<text class="v" x="%.1f" y="%.1f" text-anchor="middle">%s</text>'
+                     % (x + cell / 2.0, y + cell / 2.0 + 4, esc(fmt_value(data["value"]))))
+    return parts
+
+
+def _legend(label_w, legend_y, relative):
+    parts = ['<rect x="%d" y="%d" width="20" height="10" fill="%s"/>'
+             % (label_w + k * 20, legend_y, fraction_color(k / 10.0)) for k in range(11)]
     parts.append('<text x="%d" y="%d">0%%</text><text x="%d" y="%d">100%% of %s</text>' % (
-        label_w, legend_y + 22, label_w + 180, legend_y + 22, "best" if hm["relative"] else "expected"))
+        label_w, legend_y + 22, label_w + 180, legend_y + 22, "best" if relative else "expected"))
+    return parts
+
+
+def svg_heatmap(hm, cell=None):
+    """The heat map of one op: rows send, columns receive (``hm["cells"]`` keyed (sender, receiver))."""
+    hosts = hm["hosts"]
+    n = len(hosts)
+    cell = cell or (44 if n <= 12 else 28 if n <= 24 else max(6, 700 // max(n, 1)))
+    label_w = min(160, 12 + 7 * max([len(h) for h in hosts] + [15]))
+    top = label_w
+    width, height = max(label_w + n * cell + 10, label_w + 330), top + n * cell + 40
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="%d" height="%d" '
+             'viewBox="0 0 %d %d" role="img" aria-label="%s">' % (
+                 width, height, width, height,
+                 esc("bandwidth heat map %s, rows send to columns" % hm["title"]))]
+    parts.append('<style>text{font:11px sans-serif}.v{font-size:10px}.axis{fill:#555555}</style>')
+    parts += _axis_labels(hosts, label_w, top, cell)
+    for i, sender in enumerate(hosts):
+        for j, receiver in enumerate(hosts):
+            parts += _cell(hm["cells"].get((sender, receiver)), label_w + j * cell, top + i * cell, cell, i == j,
+                           cell >= 28)
+    parts += _legend(label_w, top + n * cell + 14, hm["relative"])
     parts.append("</svg>")
     return "".join(parts)
 

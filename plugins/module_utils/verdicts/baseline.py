@@ -5,9 +5,23 @@
 
 The baseline of a record is, per metric, the median over the last K passing
 runs of records with the same kind, host, peer and params (or the records of
-one named run). A record regresses when a higher-is-better metric (bandwidth)
-falls more than ``threshold`` below its baseline, or a lower-is-better metric
-(latency, time) rises more than ``threshold`` above it.
+one named run). :class:`RegressionRule` is the one place that decides what a
+regression is (the report, the history summary through the report's stats,
+and the history threshold of ``thresholds.py`` all use it):
+
+- a check needs at least ``min_runs`` earlier passing runs
+  (:data:`DEFAULT_MIN_RUNS`); one or two healthy runs say nothing about the
+  noise of a check;
+- a metric regresses when it moves in its bad direction (bandwidth down,
+  latency/time up) by more than the larger of its configured change and
+  ``spread_k`` x MAD / median of that check's earlier per-run values, so a
+  change inside the run-to-run spread is noise;
+- the configured change is the metric's own entry of ``thresholds``, else
+  ``threshold`` for bandwidth-like metrics and the wider of ``threshold`` and
+  ``latency_threshold`` for lower-is-better ones (small-message latency
+  moves far more between healthy runs than bandwidth does);
+- regressions are counted per check: one check whose bandwidth, sent and
+  received rates all dropped is one regression listing three metrics.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,6 +34,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.valu
 
 DEFAULT_K = 5
 DEFAULT_THRESHOLD = 0.2
+DEFAULT_LATENCY_THRESHOLD = 0.5
+DEFAULT_MIN_RUNS = 3
+# A change must exceed this many MADs (relative to the median) of the check's
+# earlier runs: 5 MAD is a robust z of about 3.4, the fleet outlier rule's scale.
+DEFAULT_SPREAD_K = 5.0
 # Params that say how a check was scheduled, not what was measured: a pair
 # measured in another round, on another TCP port or for longer is the same check.
 DEFAULT_IGNORE_PARAMS = ("round", "step", "tcp_port", "server", "client", "duration", "iterations",
@@ -89,6 +108,55 @@ def comparable_metrics(metrics):
     return out
 
 
+def relative_spread(values):
+    """MAD / |median| of the earlier runs' values: 0.0 with fewer than two values or a zero median."""
+    values = [v for v in values if v is not None]
+    med = median(values)
+    if len(values) < 2 or not med:
+        return 0.0
+    return median([abs(v - med) for v in values]) / abs(med)
+
+
+class RegressionRule(object):
+    """What a regression is (see the module doc): the one judge of a metric against its earlier runs."""
+
+    def __init__(self, threshold=DEFAULT_THRESHOLD, thresholds=None, min_runs=DEFAULT_MIN_RUNS,
+                 latency_threshold=DEFAULT_LATENCY_THRESHOLD, spread_k=DEFAULT_SPREAD_K):
+        self.threshold = float(threshold)
+        self.thresholds = dict(thresholds or {})
+        self.min_runs = max(1, int(min_runs))
+        self.latency_threshold = float(latency_threshold)
+        self.spread_k = float(spread_k)
+
+    def configured(self, name, direction=None):
+        """The configured relative change of a metric: its own entry, else by direction."""
+        if name in self.thresholds:
+            return float(self.thresholds[name])
+        direction = metric_direction(name) if direction is None else direction
+        if direction == LOWER:
+            return max(self.threshold, self.latency_threshold)
+        return self.threshold
+
+    def judge(self, name, value, run_values, direction=None, min_runs=None):
+        """{value, baseline, change, threshold, spread, runs, regressed} of one metric; None when not judged.
+
+        ``run_values``: the metric's value in each earlier run (one number per
+        run); not judged with fewer than ``min_runs`` of them, without a
+        direction or without a positive baseline.
+        """
+        direction = metric_direction(name) if direction is None else direction
+        base = median(run_values)
+        needed = self.min_runs if min_runs is None else min_runs
+        if direction == IGNORED or value is None or not base or base <= 0 or len(run_values) < needed:
+            return None
+        change = (value - base) / base
+        spread = relative_spread(run_values)
+        limit = max(self.configured(name, direction), self.spread_k * spread)
+        worse = change < -limit if direction == HIGHER else change > limit
+        return {"value": value, "baseline": base, "change": round(change, 4), "threshold": round(limit, 4),
+                "spread": round(spread, 4), "runs": len(run_values), "regressed": bool(worse)}
+
+
 class BaselineBuilder(object):
     """Collects history records (any order) and yields per-key baselines.
 
@@ -144,7 +212,8 @@ class BaselineBuilder(object):
         return all(len(self._runs.get(key, ())) >= self.k for key in self.keys)
 
     def baselines(self):
-        """{key: {"metrics": {name: median}, "runs": [run ids, oldest first], "n": runs used}}."""
+        """{key: {"metrics": {name: median}, "values": {name: [per-run medians]}, "runs": [run ids, oldest
+        first], "n": runs used}}."""
         result = {}
         for key, runs in self._runs.items():
             ordered = sorted(runs.items(), key=lambda item: (item[1][0], str(item[0])))[-self.k:]
@@ -154,59 +223,79 @@ class BaselineBuilder(object):
                     per_metric.setdefault(name, []).append(median(values))
             result[key] = {
                 "metrics": dict((name, median(values)) for name, values in per_metric.items()),
+                "values": per_metric,
                 "runs": [run for run, _entry in ordered],
                 "n": len(ordered),
             }
         return result
 
 
-def compare_record(record, baseline, threshold=DEFAULT_THRESHOLD, thresholds=None, min_runs=1):
-    """Return a copy of record with ``baseline`` and ``regression`` (dict or None) set."""
+def _no_baseline(record):
     out = dict(record)
-    if not baseline or is_retest(record) or baseline.get("n", 0) < max(1, int(min_runs)):
-        out["baseline"] = None
-        out["regression"] = None
-        return out
-    thresholds = thresholds or {}
-    current = comparable_metrics(record.get("metrics"))
-    changes, regressed = {}, {}
-    for name, base in sorted(baseline["metrics"].items()):
-        value = current.get(name)
-        if value is None or base is None or base <= 0:
-            continue
-        change = (value - base) / base
-        changes[name] = {"value": value, "baseline": base, "change": round(change, 4)}
-        limit = float(thresholds.get(name, threshold))
-        direction = metric_direction(name)
-        if (direction == HIGHER and change < -limit) or (direction == LOWER and change > limit):
-            regressed[name] = dict(changes[name], threshold=limit)
-    out["baseline"] = {"metrics": dict(baseline["metrics"]), "runs": list(baseline["runs"]), "n": baseline["n"],
-                       "changes": changes}
-    if regressed:
-        worst = max(regressed.values(), key=lambda m: abs(m["change"]))
-        out["regression"] = {"metrics": regressed, "worst_change": worst["change"], "threshold": threshold,
-                             "baseline_runs": list(baseline["runs"])}
-    else:
-        out["regression"] = None
+    out["baseline"] = None
+    out["regression"] = None
     return out
 
 
+def compare_record(record, baseline, rule=None, named_run=False):
+    """Return a copy of record with ``baseline`` and ``regression`` (dict or None) set.
+
+    ``rule``: the :class:`RegressionRule`; ``named_run``: the baseline is one
+    run the caller chose, so ``min_runs`` does not apply.
+    """
+    rule = rule or RegressionRule()
+    needed = 1 if named_run else rule.min_runs
+    if not baseline or is_retest(record) or baseline.get("n", 0) < needed:
+        return _no_baseline(record)
+    current = comparable_metrics(record.get("metrics"))
+    values = baseline.get("values") or dict((n, [m]) for n, m in baseline["metrics"].items())
+    changes, regressed = {}, {}
+    for name in sorted(baseline["metrics"]):
+        verdict = rule.judge(name, current.get(name), values.get(name) or [], min_runs=needed)
+        if verdict is None:
+            continue
+        changes[name] = {"value": verdict["value"], "baseline": verdict["baseline"], "change": verdict["change"],
+                         "spread": verdict["spread"]}
+        if verdict["regressed"]:
+            regressed[name] = dict(changes[name], threshold=verdict["threshold"])
+    out = dict(record)
+    out["baseline"] = {"metrics": dict(baseline["metrics"]), "runs": list(baseline["runs"]), "n": baseline["n"],
+                       "changes": changes}
+    out["regression"] = None
+    if regressed:
+        worst = max(regressed.values(), key=lambda m: abs(m["change"]))
+        out["regression"] = {"metrics": regressed, "worst_change": worst["change"], "threshold": rule.threshold,
+                             "baseline_runs": list(baseline["runs"])}
+    return out
+
+
+def _rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k):
+    return RegressionRule(threshold=threshold, thresholds=thresholds, min_runs=min_runs,
+                          latency_threshold=latency_threshold, spread_k=spread_k)
+
+
 def compare(records, history_records, k=DEFAULT_K, threshold=DEFAULT_THRESHOLD, baseline_run=None,
-            exclude_runs=(), ignore_params=(), thresholds=None, min_runs=1):
+            exclude_runs=(), ignore_params=(), thresholds=None, min_runs=DEFAULT_MIN_RUNS,
+            latency_threshold=DEFAULT_LATENCY_THRESHOLD, spread_k=DEFAULT_SPREAD_K):
     """Compare records with baselines built from history_records (an iterable, streamed once)."""
     records = list(records or [])
     keys = set(record_key(r, ignore_params) for r in records)
     builder = BaselineBuilder(k=k, keys=keys, exclude_runs=exclude_runs, baseline_run=baseline_run,
                               ignore_params=ignore_params)
     builder.add_all(history_records or [])
-    bases = builder.baselines()
-    return [compare_record(r, bases.get(record_key(r, ignore_params)), threshold, thresholds, min_runs)
-            for r in records]
+    return _compare_all(records, builder.baselines(), ignore_params, baseline_run,
+                        _rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k))
+
+
+def _compare_all(records, bases, ignore_params, baseline_run, rule):
+    named = baseline_run is not None
+    return [compare_record(r, bases.get(record_key(r, ignore_params)), rule, named) for r in records]
 
 
 def compare_with_history(records, directory, k=DEFAULT_K, threshold=DEFAULT_THRESHOLD, baseline_run=None,
-                         exclude_runs=(), ignore_params=(), thresholds=None, min_runs=1, since=None,
-                         until=None, report=None):
+                         exclude_runs=(), ignore_params=(), thresholds=None, min_runs=DEFAULT_MIN_RUNS, since=None,
+                         until=None, report=None, latency_threshold=DEFAULT_LATENCY_THRESHOLD,
+                         spread_k=DEFAULT_SPREAD_K):
     """Like compare(), streaming the baseline records from the history directory."""
     records = list(records or [])
     # only checks with something to compare need a baseline
@@ -221,40 +310,57 @@ def compare_with_history(records, directory, k=DEFAULT_K, threshold=DEFAULT_THRE
         selection = history.Selection(kind=kinds, run_id=baseline_run, since=since, until=until)
         for record in history.select(directory, selection, report, newest_first=True, stop=builder.satisfied):
             builder.add(record)
-    bases = builder.baselines()
-    return [compare_record(r, bases.get(record_key(r, ignore_params)), threshold, thresholds, min_runs)
-            for r in records]
+    return _compare_all(records, builder.baselines(), ignore_params, baseline_run,
+                        _rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k))
 
 
-def _regressed(records):
-    """(record, its regression) of the records that regressed."""
+def _regressed_checks(records):
+    """One entry per regressed check, in first-seen order: (record, {metric: worst data}, baseline runs).
+
+    Records of one check (same key, scheduling params left out) in one run
+    are one check: their regressed metrics merge, the worst change of each kept.
+    """
+    checks = {}
     for record in records or []:
         regression = record.get("regression")
-        if regression:
-            yield record, regression
+        if not regression:
+            continue
+        key = record_key(record, DEFAULT_IGNORE_PARAMS)
+        entry = checks.setdefault(key, (record, {}, list(regression.get("baseline_runs", []))))
+        for name, data in regression.get("metrics", {}).items():
+            old = entry[1].get(name)
+            if old is None or abs(data["change"]) > abs(old["change"]):
+                entry[1][name] = data
+    return list(checks.values())
+
+
+def _worst_metric(metrics):
+    return sorted(metrics, key=lambda n: (-abs(metrics[n]["change"]), n))[0]
 
 
 def regressions(records):
-    """Flat list of regressions: {key, kind, host, peer, params, metric, value, baseline, change, threshold}."""
+    """One regression per regressed check: {kind, host, peer, params, check, metrics, baseline_runs} and the
+    worst metric's {metric, value, baseline, change, threshold}; ``metrics``: every regressed metric's numbers."""
     out = []
-    for record, regression in _regressed(records):
-        for name, data in sorted(regression.get("metrics", {}).items()):
-            out.append({
-                "kind": record.get("kind"), "host": record.get("host"), "peer": record.get("peer"),
-                "params": record.get("params") or {}, "metric": name, "value": data["value"],
-                "baseline": data["baseline"], "change": data["change"], "threshold": data["threshold"],
-                "baseline_runs": regression.get("baseline_runs", []),
-                "check": describe_key(record_key(record)),
-            })
+    for record, metrics, runs in _regressed_checks(records):
+        worst = _worst_metric(metrics)
+        data = metrics[worst]
+        out.append({
+            "kind": record.get("kind"), "host": record.get("host"), "peer": record.get("peer"),
+            "params": record.get("params") or {}, "metric": worst, "value": data["value"],
+            "baseline": data["baseline"], "change": data["change"], "threshold": data["threshold"],
+            "metrics": dict((n, dict(m)) for n, m in sorted(metrics.items())),
+            "baseline_runs": runs, "check": describe_key(record_key(record)),
+        })
     return out
 
 
 def regression_records(records):
     """One ``kind: regression`` record per regressed check, for the history and other consumers."""
     out = []
-    for record, regression in _regressed(records):
-        worst_name = sorted(regression["metrics"], key=lambda n: -abs(regression["metrics"][n]["change"]))[0]
-        worst = regression["metrics"][worst_name]
+    for record, metrics, runs in _regressed_checks(records):
+        worst_name = _worst_metric(metrics)
+        worst = metrics[worst_name]
         params = dict(record.get("params") or {})
         params["check_kind"] = record.get("kind")
         out.append({
@@ -262,13 +368,13 @@ def regression_records(records):
             "host": record.get("host"),
             "peer": record.get("peer"),
             "params": params,
-            "metrics": dict(("%s_change" % n, m["change"]) for n, m in regression["metrics"].items()),
+            "metrics": dict(("%s_change" % n, m["change"]) for n, m in metrics.items()),
             "verdict": "warn",
             "cause": "%s %s is %.3g, %+.0f%% against its baseline %.3g (median of %d run(s))" % (
                 describe_key(record_key(record)), worst_name, worst["value"], worst["change"] * 100,
-                worst["baseline"], len(regression.get("baseline_runs", []))),
+                worst["baseline"], len(runs)),
             "fix": "Compare with the baseline runs (%s); look for a slowed link, a changed setting or load on %s." % (
-                ", ".join(regression.get("baseline_runs", [])[-3:]), record.get("host")),
+                ", ".join(runs[-3:]), record.get("host")),
             "evidence": [],
         })
     return out

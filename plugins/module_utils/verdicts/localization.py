@@ -20,11 +20,15 @@ that passed.
    suspect, the problem is the rail's ``fleet`` (switch plane, expectation).
 3. A bad link no suspect explains is judged by its partner retests: a side
    that also fails with a known-good partner implicates that side's rail
-   (or the whole host when that covers all of its rails); when both sides
-   pass with known-good partners, the path between them is at fault: one such
-   pair on a rail is a ``link`` (cable, transceiver, switch port); two or
-   more such pairs on one rail that share no host point at ``fabric``
-   routing (a shared switch link, ECMP, a spine).
+   (or the whole host when that covers all of its rails); an ``error``
+   implicates the side that failed to answer (``side_outcome``: its host
+   when its process hung). The links left, whose hosts nothing implicates,
+   are the paths': one such pair on a rail is a ``link`` (cable,
+   transceiver, switch port); two or more such pairs on one rail that share
+   no host point at ``fabric`` routing (a shared switch link, ECMP, a spine)
+   only when every host of them passed with known-good partners; without
+   those retests they stay ``link`` s, saying link or fabric is not
+   separated.
 4. Flaky links are never blamed as failures: they become ``flaky``
    components (grouped per host when most of a host's links are flaky).
 
@@ -68,8 +72,12 @@ def _rail_of(value):
 
 
 def observation(host, peer, rail=0, verdict="pass", value=None, expected=None, op=None, device=None,
-                peer_device=None, retest=None, attempt=0, subject=None, origin=None, cause=None):
-    """One measurement of rail ``rail`` between ``host`` and ``peer`` (plain dict)."""
+                peer_device=None, retest=None, attempt=0, subject=None, origin=None, cause=None, failed=None):
+    """One measurement of rail ``rail`` between ``host`` and ``peer`` (plain dict).
+
+    ``failed``: for an ``error``, what the sides' outcomes say (``side_outcome``): ``(host or None, how)``,
+    ``how`` being ``hung`` or ``error``; None when they are not known (the cause is read instead).
+    """
     if not host or not peer or host == peer:
         raise LocalizationError("an observation needs two different hosts, got %r and %r" % (host, peer))
     if retest not in (None, "as_is", "partner"):
@@ -78,7 +86,7 @@ def observation(host, peer, rail=0, verdict="pass", value=None, expected=None, o
         raise LocalizationError("a partner retest names its subject (one of %s, %s), got %r" % (host, peer, subject))
     return {"host": host, "peer": peer, "rail": _rail_of(rail), "verdict": verdict, "value": value,
             "expected": expected, "op": op, "device": device, "peer_device": peer_device, "retest": retest,
-            "attempt": attempt, "subject": subject, "origin": origin, "cause": cause}
+            "attempt": attempt, "subject": subject, "origin": origin, "cause": cause, "failed": failed}
 
 
 def observations_from_records(records, kind="rdma_bw"):
@@ -103,8 +111,15 @@ def observations_from_records(records, kind="rdma_bw"):
         out.append(observation(
             rec["host"], rec["peer"], params.get("rail"), rec.get("verdict"), value, metrics.get("expected_gbps"),
             params.get("op"), params.get("device"), params.get("peer_device"), retest, params.get("attempt") or 0,
-            params.get("subject"), params.get("origin"), rec.get("cause")))
+            params.get("subject"), params.get("origin"), rec.get("cause"), _failed(params)))
     return out
+
+
+def _failed(params):
+    """(host or None, how) from an error record's side outcomes; None for a record without them."""
+    if "failed_side" not in params:
+        return None
+    return params.get("failed_side"), params.get("failed_how")
 
 
 def observations_from_matrix(matrix, expected=None, min_fraction=0.9, devices=None):
@@ -142,7 +157,14 @@ _MISSING_CAUSE = re.compile(r"^no result from (\S+?)(?: and (\S+?))? \(")
 
 
 def error_side(obs):
-    """The host an ``error`` observation's cause names as the side that failed (pair_analysis wording), or None."""
+    """The host of an ``error`` observation that failed to answer, as a list, or None.
+
+    From the sides' outcomes when the record has them (``failed``); else from the cause
+    (``pair_analysis`` wording: ``server side on h4: ...``, ``no result from h4``).
+    """
+    if obs.get("failed") is not None:
+        host = obs["failed"][0]
+        return [host] if host in (obs["host"], obs["peer"]) else None
     cause = obs.get("cause") or ""
     match = _SIDE_CAUSE.match(cause)
     if match and match.group(1) in (obs["host"], obs["peer"]):
@@ -154,15 +176,18 @@ def error_side(obs):
 
 
 def link_table(observations, bad_verdicts=BAD_VERDICTS):
-    """(rail, (a, b)) -> link dict with status, and partner results per (rail, subject).
+    """(links: (rail, (a, b)) -> link dict with status, partners: (rail, subject) -> partner results,
+    devices, blame: (rail, host) -> error causes, hung: the (rail, host) sides that never answered).
 
-    An ``error`` whose cause names the side that failed (``server side on h4:
-    ...``, ``no result from h4``) is also recorded as blame on that side.
+    An ``error`` whose side outcomes (or cause) name the side that failed is also
+    recorded as blame on that side (:func:`error_side`); in ``hung`` when that side's
+    process never answered (a host matter, not its NIC's).
     """
     links = {}
     partners = {}
     devices = {}
     blame = {}
+    hung = set()
     for obs in observations:
         rail = obs["rail"]
         for host, dev in ((obs["host"], obs.get("device")), (obs["peer"], obs.get("peer_device"))):
@@ -195,10 +220,12 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
             if obs["verdict"] == "error" and obs["verdict"] in bad_verdicts:
                 for side in error_side(obs) or []:
                     blame.setdefault((rail, side), []).append(obs["cause"])
+                    if (obs.get("failed") or (None, None))[1] == "hung":
+                        hung.add((rail, side))
     for link in links.values():
         link["status"], link["confirmed"] = _status(link, bad_verdicts)
         link["ops"] = sorted(link["ops"])
-    return links, partners, devices, blame
+    return links, partners, devices, blame, hung
 
 
 def _status(link, bad_verdicts):
@@ -242,8 +269,8 @@ def host_rail_stats(links):
 
 def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links"):
     """The :class:`localization_components.LinkView` the steps of :func:`localize` read."""
-    links, partners, devices, blame = link_table(observations, bad_verdicts)
-    return lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what)
+    links, partners, devices, blame, hung = link_table(observations, bad_verdicts)
+    return lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what, hung)
 
 
 def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None):

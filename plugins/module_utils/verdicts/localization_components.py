@@ -10,11 +10,15 @@ statistics per host and rail) and returns the components it names, built by
 - :func:`suspect_host_rails`: the (host, rail) pairs with mostly bad links;
 - :func:`fleet_components`: rails whose every host is suspect;
 - :func:`blame_sides`: bad links no suspect explains, judged by partner
-  retests and error causes (which side, if any, is implicated);
+  retests and by the side that failed to answer in an ``error`` (which side,
+  if any, is implicated; a side that hung implicates its whole host);
 - :func:`node_components`: ``host`` (implicated on every rail it has) or
   ``rail`` components for the implicated (host, rail) pairs;
 - :func:`path_components`: the links that blame neither side: ``fabric``
-  when two of them on a rail share no host, else one ``link`` each;
+  when two of them on a rail share no host and every host of them passes
+  with known-good partners, else one ``link`` each (saying ``link or
+  fabric, not separated`` when the partner retests that would separate
+  them did not run);
 - :func:`flaky_components`: links that failed and then passed on retest.
 """
 
@@ -66,14 +70,16 @@ def majority(count, total, fraction, minimum):
 
 
 class LinkView(object):
-    """What the steps decide from: ``link_table``'s links, partner results, devices and error blame,
-    ``host_rail_stats``' statistics, and ``what`` the links are (for causes)."""
+    """What the steps decide from: ``link_table``'s links, partner results, devices and error blame
+    (``hung``: the (rail, host) sides that never answered), ``host_rail_stats``' statistics, and
+    ``what`` the links are (for causes)."""
 
-    def __init__(self, links, partners, devices, blame, stats, what="links"):
+    def __init__(self, links, partners, devices, blame, stats, what="links", hung=None):
         self.links = links
         self.partners = partners
         self.devices = devices
         self.blame = blame
+        self.hung = set(hung or ())
         self.stats = stats
         self.what = what
         self.rails_of = {}
@@ -101,6 +107,11 @@ class LinkView(object):
 
     def host_devices(self, node, rails):
         return sorted(set(self.devices.get((node, r)) for r in rails) - set([None]))
+
+    def cleared(self, node, rail):
+        """True when ``node`` passed every partner retest on ``rail`` (and had at least one)."""
+        _all, bad, good = self.partner_view(node, rail)
+        return bool(good) and not bad
 
     def is_confirmed(self, node, rail, peers):
         """True when one of the links of ``node`` with ``peers`` on ``rail`` failed again on an as-is retest."""
@@ -161,7 +172,8 @@ def fleet_component(view, rail, nodes):
 
 def blamed_sides(view, rail, pair):
     """[(host, why)] for one bad link: a side that fails with at least as many known-good partners as it
-    passes with (``partner``), or the only side an error's cause names (``error``)."""
+    passes with (``partner``), or the only side an error names as the one that failed to answer: ``hung``
+    when its process never answered, else ``error``."""
     blamed = []
     for node in pair:
         _all, bad, good = view.partner_view(node, rail)
@@ -169,28 +181,33 @@ def blamed_sides(view, rail, pair):
         if bad and len(bad) >= len(good):
             blamed.append((node, "partner"))
         elif view.blame.get((rail, node)) and not view.blame.get((rail, other)):
-            blamed.append((node, "error"))
+            blamed.append((node, "hung" if (rail, node) in view.hung else "error"))
     return blamed
 
 
 def blame_sides(view, implicated, fleet_rails):
-    """Bad links off fleet rails that no implicated (host, rail) explains yet, in link order.
+    """The sides the bad links off fleet rails implicate, and the links nothing implicated explains.
 
-    ``implicated``: (host, rail) -> why (``majority``, ``partner``, ``error``). A side
-    :func:`blamed_sides` names is implicated too, which explains later links of that
-    host; a link that blames neither side stays open. Returns (implicated, open links
-    as (rail, pair, link)).
+    ``implicated``: (host, rail) -> why (``majority``, ``partner``, ``error``, ``hung``). Every
+    bad link no suspect explains is judged by :func:`blamed_sides` first; a side that hung is
+    implicated on every rail it has (its host, not its NIC, failed to answer). Only then are
+    the links left open whose hosts are both unimplicated on that rail, so a run never blames a
+    host and calls one of its links bad while both hosts are good. Returns (implicated, open
+    links as (rail, pair, link)).
     """
     implicated = dict(implicated)
-    open_links = []
-    for (rail, pair), link in view.sorted_links():
-        if link["status"] != "bad" or rail in fleet_rails or any((n, rail) in implicated for n in pair):
+    suspects = set(implicated)
+    bad = [(rail, pair, link) for (rail, pair), link in view.sorted_links()
+           if link["status"] == "bad" and rail not in fleet_rails]
+    for rail, pair, _link in bad:
+        if any((n, rail) in suspects for n in pair):
             continue
-        blamed = blamed_sides(view, rail, pair)
-        for node, why in blamed:
-            implicated.setdefault((node, rail), why)
-        if not blamed:
-            open_links.append((rail, pair, link))
+        for node, why in blamed_sides(view, rail, pair):
+            rails = sorted(view.rails_of.get(node, set([rail])) - fleet_rails) if why == "hung" else [rail]
+            for each in rails:
+                implicated.setdefault((node, each), why)
+    open_links = [(rail, pair, link) for rail, pair, link in bad
+                  if not any((n, rail) in implicated for n in pair)]
     return implicated, open_links
 
 
@@ -224,8 +241,9 @@ def node_lines(view, node, why):
         for res in view.partner_view(node, rail)[0]:
             lines.append("%s %s with known-good %s: %s %s" % (node, tag, res["partner"], res["verdict"],
                                                               fmt(res["value"])))
-        if why.get(rail) == "error":
-            lines.append("%s %s: its side of the test failed: %s" % (node, tag, view.blame[(rail, node)][0]))
+        if why.get(rail) in ("error", "hung") and view.blame.get((rail, node)):
+            lines.append("%s %s: its side of the test %s: %s" % (
+                node, tag, "never answered" if (rail, node) in view.hung else "failed", view.blame[(rail, node)][0]))
     for rail in sorted(why):
         lines += link_lines([view.links[(rail, pair_key(node, p))] for p in view.stat(node, rail)["bad_peers"]], 4)
     return lines
@@ -241,17 +259,26 @@ def host_component(view, node, why):
     confirmed = any(view.is_confirmed(node, r, st["bad_peers"]) for r, st in zip(rails, stats))
     via_partner = "partner" in why.values()
     lines = node_lines(view, node, why)
-    cause = "%s: %d of its %d %s are bad on %s" % (
-        node, n_bad, n_links, view.what, "every rail" if len(rails) > 1 else "its only rail")
-    if len(rails) == 1:
+    cause = host_cause(view, node, why, n_bad, n_links)
+    if len(rails) == 1 and "hung" not in why.values():
         lines.append("one rail only: the host and its NIC cannot be told apart")
-    if via_partner:
-        cause += " (and it fails with known-good partners)"
-    if "error" in why.values():
-        cause += " (its side of the tests failed)"
     peers = len(set(p for r in rails for p in view.peers_of(node, r)))
     return component("host", node, None, None, rails, view.host_devices(node, rails), cause, lines,
                      {"total": n_links, "bad": n_bad}, confidence(confirmed, peers, via_partner, len(rails) > 1))
+
+
+def host_cause(view, node, why, n_bad, n_links):
+    """Why the host: its side hung (whatever the count), or its bad links on every rail, and what else."""
+    if "hung" in why.values():
+        return "%s: its side of a test never answered (the process hung, was stopped or never started); " \
+            "%d of its %d %s are bad" % (node, n_bad, n_links, view.what)
+    cause = "%s: %d of its %d %s are bad on %s" % (
+        node, n_bad, n_links, view.what, "every rail" if len(why) > 1 else "its only rail")
+    if "partner" in why.values():
+        cause += " (and it fails with known-good partners)"
+    if "error" in why.values():
+        cause += " (its side of the tests failed)"
+    return cause
 
 
 def rail_components(view, node, why, good_rails):
@@ -270,6 +297,8 @@ def rail_components(view, node, why, good_rails):
             cause += "; it also fails with a known-good partner"
         elif why[rail] == "error":
             cause += "; its side of the test failed"
+        elif why[rail] == "hung":
+            cause += "; its side of a test never answered"
         out.append(component(
             "rail", node, None, rail, [rail], [dev] if dev else [], cause, lines,
             {"total": st["links"], "bad": st["bad"]},
@@ -281,18 +310,26 @@ def rail_components(view, node, why, good_rails):
 # --- links and fabric ------------------------------------------------------------------------
 
 def path_components(view, open_links):
-    """Per rail, the open links: ``fabric`` when two of them share no host, else one ``link`` each."""
+    """Per rail, the open links: ``fabric`` when two of them share no host and every host of them passes with
+    known-good partners (:func:`separated`), else one ``link`` each."""
     by_rail = {}
     for rail, pair, link in open_links:
         by_rail.setdefault(rail, []).append((pair, link))
     out = []
     for rail in sorted(by_rail):
         items = by_rail[rail]
-        if has_disjoint(items):
+        disjoint = has_disjoint(items)
+        if disjoint and separated(view, rail, items):
             out.append(fabric_component(view, rail, items))
         else:
-            out += link_components(view, rail, items)
+            out += link_components(view, rail, items, unseparated=disjoint)
     return out
+
+
+def separated(view, rail, items):
+    """True when every host of the (pair, link) items passed its partner retests on ``rail``: only then are
+    the hosts known good and the paths between them (link or fabric) to blame."""
+    return all(view.cleared(node, rail) for pair, _link in items for node in pair)
 
 
 def has_disjoint(items):
@@ -317,8 +354,11 @@ def fabric_component(view, rail, items):
         "medium" if all(l["confirmed"] for _p, l in items) else "low")
 
 
-def link_components(view, rail, items):
-    """One ``link`` component per (pair, link) item of one rail; a host in several of them is pointed out."""
+def link_components(view, rail, items, unseparated=False):
+    """One ``link`` component per (pair, link) item of one rail; a host in several of them is pointed out.
+
+    ``unseparated``: the items include pairs that share no host, but partner retests did not clear every host,
+    so link and fabric are not told apart (said in the cause)."""
     shared = {}
     for pair, _link in items:
         for node in pair:
@@ -331,15 +371,30 @@ def link_components(view, rail, items):
         for node in pair:
             if shared[node] > 1:
                 lines.append("%s is in %d of the bad pairs on rail %s: check its port too" % (node, shared[node], rail))
-        cleared = all(view.partner_view(n, rail)[2] for n in pair)
-        cause = "link %s - %s (rail %s) is bad while both hosts are good with their other peers" % (a, b, rail)
-        if cleared:
-            cause += " and with known-good partners"
+        cleared = all(view.cleared(n, rail) for n in pair)
+        cause = link_cause(view, rail, pair, cleared, unseparated)
         if hosts_on_rail <= 2:
             lines.append("only two hosts on rail %s: the link cannot be told apart from either host" % rail)
         out.append(component("link", a, b, rail, [rail], view.rail_devices(pair, rail), cause, lines,
                              {"total": 1, "bad": 1}, link_confidence(link, cleared, hosts_on_rail)))
     return out
+
+
+def link_cause(view, rail, pair, cleared, unseparated):
+    """What the evidence says of one open link: whether both hosts are good with every other peer on the
+    rail, or only not bad with most; whether known-good partners cleared them; link or fabric unseparated."""
+    a, b = pair
+    others_good = all(view.stat(n, rail)["bad"] <= 1 for n in pair)
+    cause = "link %s - %s (rail %s) is bad while %s" % (
+        a, b, rail, "both hosts are good with their other peers" if others_good
+        else "neither host is bad with most of its peers")
+    if cleared:
+        cause += " and with known-good partners"
+    if unseparated:
+        retested = any(r == rail for (r, _node) in view.partners)
+        cause += "; link or fabric, not separated (%s)" % (
+            "not every host passed with known-good partners" if retested else "no retests")
+    return cause
 
 
 def pair_lines(view, pair, rail, link):

@@ -9,8 +9,11 @@ added) and optionally the planned jobs (``schedule.round_plan``'s ``jobs``
 with ``round``), so a pair whose host never answered still gets a record.
 
 1. One record per pair, rail and test: the client's measurement, and the
-   verdict ``error`` (either side failed; the root cause is the server's
-   error unless that is only "no client came"), ``fail`` (below
+   verdict ``error`` (either side failed; the root cause is the side that
+   failed to answer, read from how each side ended, ``side_outcome``, and
+   kept in ``params.server_outcome`` / ``client_outcome`` / ``failed_side``
+   / ``failed_how``; when nothing tells the sides apart the cause names
+   neither), ``fail`` (below
    ``min_fraction`` x expected, where expected is the lower link rate of the
    two ports unless given) or ``pass``.
 2. Fleet outliers, even when everything passes: per group of comparable
@@ -31,6 +34,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import side_outcome as so
 
 KIND_BY_METRIC = {("rdma", "bw"): "rdma_bw", ("rdma", "lat"): "rdma_lat", ("tcp", "bw"): "tcp_bw"}
 BAD = ("fail", "error", "warn")
@@ -212,13 +217,6 @@ def _missing_verdict(missing, s_err, c_err):
     return "error", cause, fix
 
 
-def _side_error_verdict(s_err, c_err):
-    """The server's error is the root cause unless it is only that no client came."""
-    codes = [e.get("code") for e in (s_err or {}).get("errors") or []]
-    root = s_err if s_err and "server_no_client" not in codes else (c_err or s_err)
-    return "error", "%s side on %s: %s" % (root.get("role"), root.get("host"), root.get("cause")), root.get("fix")
-
-
 def _verdict(sides, metric, value, expected, min_fraction):
     """(verdict, cause, fix) of one pair: skipped, error (missing side, side error, no value), fail or pass."""
     (server, server_side), (client, client_side) = sides
@@ -230,7 +228,7 @@ def _verdict(sides, metric, value, expected, min_fraction):
     if missing:
         return _missing_verdict(missing, s_err, c_err)
     if s_err or c_err:
-        return _side_error_verdict(s_err, c_err)
+        return ("error",) + so.error_cause(sides)
     if value is None and client_side is not None:
         return "error", "the client printed no result", "look at the client's output in evidence"
     if metric == "bw" and expected and value < float(expected) * float(min_fraction):
@@ -252,6 +250,8 @@ def _record(key, job, server_side, client_side, family, min_fraction, expected_o
         expected = _add_expected(metrics, expected, value, ref.get("bidirectional"))
     verdict, cause, fix = _verdict(((server, server_side), (client, client_side)), metric, value, expected,
                                    min_fraction)
+    if verdict == "error":
+        params.update(so.outcome_params(((server, server_side), (client, client_side))))
     return {
         "kind": KIND_BY_METRIC.get((family, metric), "%s_%s" % (family, metric)),
         "host": server,

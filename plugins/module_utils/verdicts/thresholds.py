@@ -15,11 +15,20 @@
 2. ``fleet``: the record is a low outlier among comparable records of the
    same run (same kind, op, metric, size, rail): robust z-score from the
    median and the MAD below ``-outlier_z`` and at least ``outlier_min_rel``
-   below the median.
-3. ``history``: the value is more than ``history_threshold`` below its own
-   baseline: the median of the same pair's passing values over the last
-   ``history_k`` runs, or, when the pair has no history, the median of the
-   host's passing links of that kind (its own history baseline).
+   below the median (latency: above). It is *far* when it is also beyond
+   ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the
+   median bandwidth, or above the median latency / ``fleet_min_fraction``
+   (the pass line the hardware check draws, with the fleet median standing
+   in for what the links deliver), so one link at 40 % of its peers fails
+   even on a first run with no history and no known link rate.
+3. ``history``: the value regresses against its own baseline: the median
+   of the same pair's passing values over the last ``history_k`` runs, or,
+   when the pair has no history, the median of the host's passing links of
+   that kind (its own history baseline). What a regression is, is decided by
+   ``baseline.RegressionRule`` (the report's rule): at least ``min_runs``
+   earlier runs, and a change beyond the larger of ``history_threshold``
+   (for latency: of it and the wider latency default) and the spread of
+   those runs.
 
 :func:`evaluate` annotates records: ``metrics`` gains ``link_rate_gbps``,
 ``hw_expected_gbps`` (``hw_expected_busbw_gbs`` for collectives),
@@ -27,13 +36,15 @@
 ``thresholds`` (``tripped``: the names that tripped, and each check's
 numbers) and an evidence line; the cause of a bad record ends with
 ``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
-``fail`` when the hardware threshold tripped and ``warn`` when only the fleet
-or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
+``fail`` when the hardware threshold tripped or the record is a far fleet
+outlier, and ``warn`` when only the fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
+    DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import (
     finite_number, fmt_value, natural_key)
 
@@ -154,7 +165,8 @@ def history_baselines(history_records, k=5, exclude_run=None):
 
     ``pairs``: identity -> median over the last ``k`` runs of passing values;
     ``hosts``: (host, group) -> median over the last ``k`` runs of the run's
-    median value of the host's passing records in that group.
+    median value of the host's passing records in that group. Each entry:
+    ``{"baseline", "runs", "values"}`` (``values``: one median per run, oldest first).
     """
     per_pair = {}
     per_host = {}
@@ -182,15 +194,16 @@ def history_baselines(history_records, k=5, exclude_run=None):
         out = {}
         for key, runs in table.items():
             ordered = sorted(runs.items(), key=lambda item: (item[1][0], str(item[0])))[-k:]
-            out[key] = {"baseline": median([median(vals) for _run, (_when, vals) in ordered]), "runs": len(ordered)}
+            values = [median(vals) for _run, (_when, vals) in ordered]
+            out[key] = {"baseline": median(values), "runs": len(ordered), "values": values}
         return out
 
     return reduce(per_pair), reduce(per_host)
 
 
 def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None, outlier_z=3.5,
-             outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=1, set_verdicts=False,
-             run_id=None):
+             outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=DEFAULT_MIN_RUNS, set_verdicts=False,
+             run_id=None, fleet_min_fraction=None):
     """Annotated copies of ``records`` and a summary of which thresholds tripped (see module doc).
 
     ``rates``: ``{host: {rail: Gb/s}}`` (default: each pair record's
@@ -199,7 +212,9 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     current run (left out of the history).
     """
     _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency)
+    _check_fleet_fraction(fleet_min_fraction)
     pair_base, host_base = history_baselines(history, history_k, run_id)
+    rule = RegressionRule(threshold=history_threshold, min_runs=min_runs)
     out = [dict(rec, metrics=dict(rec.get("metrics") or {})) for rec in records or []]
     stats = _fleet_stats(out)
     counts = dict((c, 0) for c in CHECKS)
@@ -210,8 +225,8 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
             continue
         result = {"tripped": []}
         result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
-        result["fleet"] = _fleet_check(rec, value, higher, stats, outlier_z, outlier_min_rel)
-        result["history"] = _history_check(rec, value, higher, pair_base, host_base, history_threshold, min_runs)
+        result["fleet"] = _fleet_check(rec, value, higher, stats, (outlier_z, outlier_min_rel, fleet_min_fraction))
+        result["history"] = _history_check(rec, name, value, higher, pair_base, host_base, rule)
         result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
         rec["thresholds"] = result
         for check in result["tripped"]:
@@ -223,7 +238,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
                "tripped_records": len(tripped_records),
                "only_fleet_or_history": sum(1 for r in tripped_records
                                             if "hardware" not in r["thresholds"]["tripped"]),
-               "hosts_below_history": _hosts_below(out, host_base, history_threshold, min_runs)}
+               "hosts_below_history": _hosts_below(out, host_base, rule)}
     return {"records": out, "summary": summary}
 
 
@@ -236,6 +251,11 @@ def _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, eff
         raise ThresholdError("min_runs must be an integer >= 1, got %r" % (min_runs,))
     _efficiency_table(DEFAULT_EFFICIENCY, efficiency, "efficiency")
     _efficiency_table(DEFAULT_COLLECTIVE_EFFICIENCY, collective_efficiency, "collective_efficiency")
+
+
+def _check_fleet_fraction(fraction):
+    if fraction is not None and (finite_number(fraction) is None or not 0 < fraction <= 1):
+        raise ThresholdError("fleet_min_fraction must be a fraction in (0, 1] or None, got %r" % (fraction,))
 
 
 def _judged(rec, value):
@@ -278,8 +298,13 @@ def _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates
             "tripped": value < expected}
 
 
-def _fleet_check(rec, value, higher, stats, outlier_z, outlier_min_rel):
-    """The fleet threshold: a robust outlier on the bad side, far enough from the median (3 records at least)."""
+def _fleet_check(rec, value, higher, stats, limits):
+    """The fleet threshold: a robust outlier on the bad side, far enough from the median (3 records at least).
+
+    ``limits``: (outlier_z, outlier_min_rel, fleet_min_fraction); a tripped
+    record is ``far`` when it is beyond ``fleet_min_fraction`` of the median.
+    """
+    outlier_z, outlier_min_rel, fraction = limits
     count, med, spread = stats.get(_group(rec), (0, None, None))
     if count < 3:
         return {"checked": False}
@@ -288,8 +313,16 @@ def _fleet_check(rec, value, higher, stats, outlier_z, outlier_min_rel):
     low = (z < -outlier_z) if higher else (z > outlier_z)
     rec["metrics"]["fleet_median"] = med
     rec["metrics"]["robust_z"] = z
-    return {"checked": True, "median": med, "robust_z": z, "n": count,
-            "tripped": bool(low and rel >= outlier_min_rel)}
+    tripped = bool(low and rel >= outlier_min_rel)
+    return {"checked": True, "median": med, "robust_z": z, "n": count, "tripped": tripped,
+            "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
+
+
+def _beyond_fraction(value, med, higher, fraction):
+    """Whether value is on the bad side of fraction x median (latency: median / fraction)."""
+    if not fraction or not med or med <= 0:
+        return False
+    return value < fraction * med if higher else value > med / fraction
 
 
 def _history_baseline(rec, higher, pair_base, host_base, min_runs):
@@ -305,16 +338,24 @@ def _history_baseline(rec, higher, pair_base, host_base, min_runs):
     return pick(candidates, key=lambda c: c["baseline"]), "host"
 
 
-def _history_check(rec, value, higher, pair_base, host_base, history_threshold, min_runs):
-    """The history threshold: more than ``history_threshold`` worse than the record's baseline."""
-    base, scope = _history_baseline(rec, higher, pair_base, host_base, min_runs)
-    if not base or base["runs"] < min_runs or not base["baseline"]:
+def _judge_history(rule, name, value, higher, base):
+    """The regression rule's verdict on value against a history baseline entry (None: not judged)."""
+    if not base:
+        return None
+    values = base.get("values") or [base["baseline"]] * base["runs"]
+    return rule.judge(name, value, values, HIGHER if higher else LOWER)
+
+
+def _history_check(rec, name, value, higher, pair_base, host_base, rule):
+    """The history threshold: the record regressed against its baseline (``RegressionRule``)."""
+    base, scope = _history_baseline(rec, higher, pair_base, host_base, rule.min_runs)
+    verdict = _judge_history(rule, name, value, higher, base)
+    if verdict is None:
         return {"checked": False}
-    change = (value - base["baseline"]) / base["baseline"]
-    worse = change < -history_threshold if higher else change > history_threshold
-    rec["metrics"]["history_baseline"] = base["baseline"]
-    return {"checked": True, "scope": scope, "baseline": base["baseline"], "runs": base["runs"],
-            "change": round(change, 4), "tripped": bool(worse)}
+    rec["metrics"]["history_baseline"] = verdict["baseline"]
+    return {"checked": True, "scope": scope, "baseline": verdict["baseline"], "runs": verdict["runs"],
+            "change": verdict["change"], "threshold": verdict["threshold"], "spread": verdict["spread"],
+            "tripped": verdict["regressed"]}
 
 
 def _record_trip(rec, result, name, value, set_verdicts):
@@ -326,12 +367,23 @@ def _record_trip(rec, result, name, value, set_verdicts):
             rec["verdict"] = "fail"
             rec["cause"] = "%s is below the hardware expectation %s (%s)" % (
                 fmt_value(value), fmt_value(hw["expected"]), _hw_text(hw))
+        elif result["fleet"].get("far"):
+            rec["verdict"] = "fail"
+            rec["cause"] = _far_outlier_text(result["fleet"], name, value)
         elif rec.get("verdict") == "pass":
             rec["verdict"] = "warn"
             rec["cause"] = _evidence(result, name)
     if rec.get("verdict") in ("fail", "warn", "flaky") and "thresholds tripped" not in (rec.get("cause") or ""):
         rec["cause"] = "%s [thresholds tripped: %s]" % (
             rec.get("cause") or rec["verdict"], ", ".join(result["tripped"]))
+
+
+def _far_outlier_text(fleet, name, value):
+    if name == "lat_us":
+        return "%s is above the fleet median %s / %s (far fleet outlier, robust z %s, %d comparable records)" % (
+            fmt_value(value), fmt_value(fleet["median"]), fleet["min_fraction"], fleet["robust_z"], fleet["n"])
+    return "%s is below %s x the fleet median %s (far fleet outlier, robust z %s, %d comparable records)" % (
+        fmt_value(value), fleet["min_fraction"], fmt_value(fleet["median"]), fleet["robust_z"], fleet["n"])
 
 
 def _op(params):
@@ -401,8 +453,8 @@ def _evidence(result, name):
     return "thresholds tripped (%s) -- %s" % (", ".join(result["tripped"]), "; ".join(parts))
 
 
-def _hosts_below(records, host_base, threshold, min_runs):
-    """Hosts whose median in a group fell more than threshold below their own history baseline."""
+def _hosts_below(records, host_base, rule):
+    """Hosts whose median in a group regressed against their own history baseline (``RegressionRule``)."""
     per_host = {}
     for rec in records:
         if "thresholds" not in rec:
@@ -415,12 +467,8 @@ def _hosts_below(records, host_base, threshold, min_runs):
                 per_host.setdefault((node, _group(rec)), []).append(value)
     out = []
     for (node, group), values in sorted(per_host.items(), key=lambda item: (natural_key(item[0][0]), item[0][1])):
-        base = host_base.get((node, group))
-        if not base or base["runs"] < min_runs or not base["baseline"]:
-            continue
-        current = median(values)
-        change = (current - base["baseline"]) / base["baseline"]
-        if change < -threshold:
-            out.append({"host": node, "group": list(group), "median": current, "baseline": base["baseline"],
-                        "change": round(change, 4), "runs": base["runs"]})
+        verdict = _judge_history(rule, "bw_gbps", median(values), True, host_base.get((node, group)))
+        if verdict and verdict["regressed"]:
+            out.append({"host": node, "group": list(group), "median": verdict["value"],
+                        "baseline": verdict["baseline"], "change": verdict["change"], "runs": verdict["runs"]})
     return out
