@@ -293,12 +293,13 @@ def main(argv=None):
     parser.add_argument("--scenarios", nargs="*", help="only these scenario names (default: all)")
     parser.add_argument("--json", help="also write every run here")
     parser.add_argument("--logs", help="directory for the ansible-playbook logs (default: the lab's)")
+    parser.add_argument("--lab-prefix", default="acc", help="lab name prefix (the lab is <prefix><hosts>)")
     args = parser.parse_args(argv)
     if not lablib.is_root():
         parser.error("the lab needs root")
     rows = []
     for hosts in args.hosts:
-        name = "acc%d" % hosts
+        name = "%s%d" % (args.lab_prefix, hosts)
         lablib.down(name)
         lab = lablib.up(name, hosts, RAILS, owner_pid=os.getpid())
         try:
