@@ -306,7 +306,7 @@ def main(argv=None):
             logs = args.logs or lab.dir
             if not os.path.isdir(logs):
                 os.makedirs(logs)
-            work = os.path.join(lab.dir, "accuracy")
+            work = os.path.join(logs, "accuracy-%s" % name)   # kept after the lab is down
             chosen = [(f, n) for f, n in scenarios(lab) if not args.scenarios or f.name in args.scenarios]
             if args.healthy_runs and (not args.scenarios or "healthy" in args.scenarios):
                 rows += run_scenario(lab, faults.Fault(lab), args.healthy_runs, work, logs, healthy=True)
