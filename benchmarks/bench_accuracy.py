@@ -293,19 +293,20 @@ def main(argv=None):
     parser.add_argument("--scenarios", nargs="*", help="only these scenario names (default: all)")
     parser.add_argument("--json", help="also write every run here")
     parser.add_argument("--logs", help="directory for the ansible-playbook logs (default: the lab's)")
+    parser.add_argument("--lab-prefix", default="acc", help="lab name prefix (the lab is <prefix><hosts>)")
     args = parser.parse_args(argv)
     if not lablib.is_root():
         parser.error("the lab needs root")
     rows = []
     for hosts in args.hosts:
-        name = "acc%d" % hosts
+        name = "%s%d" % (args.lab_prefix, hosts)
         lablib.down(name)
         lab = lablib.up(name, hosts, RAILS, owner_pid=os.getpid())
         try:
             logs = args.logs or lab.dir
             if not os.path.isdir(logs):
                 os.makedirs(logs)
-            work = os.path.join(lab.dir, "accuracy")
+            work = os.path.join(logs, "accuracy-%s" % name)   # kept after the lab is down
             chosen = [(f, n) for f, n in scenarios(lab) if not args.scenarios or f.name in args.scenarios]
             if args.healthy_runs and (not args.scenarios or "healthy" in args.scenarios):
                 rows += run_scenario(lab, faults.Fault(lab), args.healthy_runs, work, logs, healthy=True)

@@ -95,9 +95,9 @@ def failed_side(server, client):
     """(``server`` | ``client`` | None, ``hung`` | ``error`` | None) from the two sides' outcomes.
 
     - one side fine (or missing) and the other not: the other (missing: the missing one);
-    - one side ended with its own error: that side;
-    - a server silent at its deadline: it never ran, so the server (its client waiting or refused is
-      what a live client does);
+    - a server silent at its deadline: it never ran, so the server (its client waiting, refused, or exited
+      because the exchange broke is what a live client does);
+    - else one side ended with its own error: that side;
     - a server that saw its client connect, and a client silent ever after: the client;
     - a server that listened until its deadline and a client refused all along: the client reached somewhere
       else (its address, port or path; ``error``);
@@ -112,11 +112,13 @@ def failed_side(server, client):
     bad = [(role, out) for role, out in pair if out != OK]
     if len(bad) == 1:
         return bad[0][0], _how(bad[0][1])
+    if server == SILENT:
+        # a live server prints its banner at once, whatever its client does: a client that then exits
+        # (the exchange broke, nobody answered) only reports the silent server
+        return "server", "hung"
     exited = [role for role, out in pair if out == EXITED]
     if exited:
         return (exited[0], "error") if len(exited) == 1 else (None, None)
-    if server == SILENT:
-        return "server", "hung"
     if server == STALLED and client == SILENT:
         return "client", "hung"
     if server == WAITING and client == REFUSED:
