@@ -245,7 +245,7 @@ def run_scenario(lab, fault, runs, workdir, logs, healthy=False):
                "expected_ok": expected_ok, "regressions": summary.get("regressions"),
                "failing_records": len(failing), "log": log}
         if healthy:
-            row["right"] = right and not summary.get("regressions") and not failing
+            row["right"] = right and rc == 0 and not summary.get("regressions") and not failing
         rows.append(row)
         sys.stdout.write("  %-28s run %2d: %-5s injected %s | named %s | rc %s, %ss%s\n" % (
             fault.name, num + 1, "right" if row["right"] else "WRONG", describe(fault.expected), describe(named),
