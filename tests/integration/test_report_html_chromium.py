@@ -92,7 +92,7 @@ def _hex(color):
 
 def test_report_html_renders_heat_maps_in_chromium(tmp_path):
     hist = str(tmp_path / "history")
-    for i in range(2):
+    for i in range(3):   # a regression needs 3 earlier passing runs (commcheck_baseline_min_runs)
         history.append_records(hist, history.normalize_records(_records(bw=95.0 + i))[0], "base-%d" % i)
     extra = {"commcheck_report_records": _records(slow="n3"), "commcheck_history_dir": hist,
              "commcheck_report_dir": str(tmp_path / "reports"), "commcheck_run_id": "slow-run",
