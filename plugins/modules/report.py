@@ -179,7 +179,9 @@ records:
   type: list
   elements: dict
 regressions:
-  description: One entry per regressed check (check, its worst metric, value, baseline, change, threshold, baseline_runs, and C(metrics), every regressed metric of the check).
+  description:
+    - One entry per regressed check (check, its worst metric, value, baseline, change, threshold, baseline_runs)
+      and C(metrics), every regressed metric of the check.
   returned: success
   type: list
   elements: dict
