@@ -101,7 +101,20 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
+
+
+def _checked_numbers(k, threshold, min_runs, thresholds, latency_threshold, spread_k):
+    """The numeric options, each in its range (a bad one raises ValueError naming it)."""
+    per_metric = {}
+    for name, value in (thresholds or {}).items():
+        rules.check_name("thresholds:", str(name), "word")
+        per_metric[str(name)] = float(rules.check_number("thresholds.%s" % name, value, 0, 10))
+    return {"k": rules.check_int("k", k, 1, 1000), "threshold": float(rules.check_number("threshold", threshold, 0, 10)),
+            "min_runs": rules.check_int("min_runs", min_runs, 1, 1000), "thresholds": per_metric,
+            "latency_threshold": float(rules.check_number("latency_threshold", latency_threshold, 0, 10)),
+            "spread_k": float(rules.check_number("spread_k", spread_k, 0, 100))}
 
 
 def commcheck_compare(records, history, k=baseline.DEFAULT_K, threshold=baseline.DEFAULT_THRESHOLD,
@@ -111,11 +124,9 @@ def commcheck_compare(records, history, k=baseline.DEFAULT_K, threshold=baseline
     if not isinstance(records, list) or not isinstance(history, list):
         raise AnsibleFilterError("commcheck_compare: records and history must be lists of records")
     try:
-        return baseline.compare(records, history, k=int(k), threshold=float(threshold),
-                                baseline_run=baseline_run or None, exclude_runs=exclude_runs or (),
-                                min_runs=int(min_runs), ignore_params=ignore_params or (),
-                                thresholds=dict((str(n), float(v)) for n, v in (thresholds or {}).items()),
-                                latency_threshold=float(latency_threshold), spread_k=float(spread_k))
+        numbers = _checked_numbers(k, threshold, min_runs, thresholds, latency_threshold, spread_k)
+        return baseline.compare(records, history, baseline_run=baseline_run or None, exclude_runs=exclude_runs or (),
+                                ignore_params=ignore_params or (), **numbers)
     except (TypeError, ValueError, AttributeError) as exc:
         raise AnsibleFilterError("commcheck_compare: %s" % exc)
 

@@ -243,3 +243,14 @@ def test_filter_passes_the_rule_settings():
     assert commcheck_compare([_rec("n", 9, bw=60)], noisy)[0]["regression"] is None
     assert commcheck_compare([_rec("n", 9, bw=60)], noisy, spread_k=1)[0]["regression"] is not None
     assert commcheck_compare([_rec("n", 9, bw=10)], noisy[:1])[0]["regression"] is None
+
+
+@pytest.mark.parametrize("options", [
+    {"spread_k": -1}, {"spread_k": float("nan")}, {"latency_threshold": "-x"}, {"min_runs": 10 ** 9},
+    {"thresholds": {"--x": 1}}, {"thresholds": {"bw_gbps": -0.5}}, {"k": 0},
+])
+def test_compare_filter_refuses_numbers_out_of_range(options):
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_compare import commcheck_compare
+    with pytest.raises(AnsibleFilterError, match="commcheck_compare: "):
+        commcheck_compare([], [], **options)
