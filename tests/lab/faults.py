@@ -85,6 +85,25 @@ class SlowRail(SlowHost):
         self.lab.slow(self.host, self.rate, rail=self.rail)
 
 
+class BackgroundLoop(object):
+    """``loop(stop)`` in a daemon thread until ``stop`` (a threading.Event) is set by :meth:`stop`."""
+
+    def __init__(self, loop, name):
+        self.loop, self.name = loop, name
+        self.event = threading.Event()
+        self.thread = None
+
+    def start(self):
+        self.thread = threading.Thread(target=self.loop, args=(self.event,), name=self.name)
+        self.thread.daemon = True
+        self.thread.start()
+
+    def stop(self, timeout=30):
+        self.event.set()
+        if self.thread is not None:
+            self.thread.join(timeout)
+
+
 class SlowLink(Fault):
     """Only the path between two hosts on one rail (a cable or a switch port)."""
 
@@ -110,30 +129,25 @@ class FlakyLink(SlowLink):
     def __init__(self, lab, host, peer, rate, rail=0, on=2.0, off=4.0):
         super(FlakyLink, self).__init__(lab, host, peer, rate, rail)
         self.on, self.off = on, off
-        self._stop = threading.Event()
-        self._thread = None
+        self._loop = BackgroundLoop(self._toggle, "flaky-link")
 
     @property
     def expected(self):
         return [culprit("flaky", self.host, self.peer, self.rail)]
 
-    def _toggle(self):
-        while not self._stop.is_set():
+    def _toggle(self, stop):
+        while not stop.is_set():
             self.lab.slow_pair(self.host, self.peer, self.rate, rail=self.rail)
-            if self._stop.wait(self.on):
+            if stop.wait(self.on):
                 break
             self.lab.heal(self.host)
-            self._stop.wait(self.off)
+            stop.wait(self.off)
 
     def inject(self):
-        self._thread = threading.Thread(target=self._toggle, name="flaky-link")
-        self._thread.daemon = True
-        self._thread.start()
+        self._loop.start()
 
     def heal(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(30)
+        self._loop.stop()
         self.lab.heal()
 
 
@@ -164,8 +178,7 @@ class HungSide(Fault):
         self.host, self.side, self.poll = host, side, poll
         self.name = "hung perftest %s" % side
         self.stopped = []
-        self._stop = threading.Event()
-        self._thread = None
+        self._loop = BackgroundLoop(self._watch, "hang-" + side)
 
     @property
     def expected(self):
@@ -175,9 +188,9 @@ class HungSide(Fault):
         is_client = any(a in addresses for a in argv)
         return is_client if self.side == "client" else not is_client
 
-    def _watch(self):
+    def _watch(self, stop):
         addresses = lab_addresses(self.lab)
-        while not self._stop.is_set() and not self.stopped:
+        while not stop.is_set() and not self.stopped:
             for pid, argv in perftest_processes(self.lab, self.host):
                 if self._is_side(argv, addresses):
                     try:
@@ -186,17 +199,13 @@ class HungSide(Fault):
                         continue
                     self.stopped.append(pid)
                     break
-            self._stop.wait(self.poll)
+            stop.wait(self.poll)
 
     def inject(self):
-        self._thread = threading.Thread(target=self._watch, name="hang-" + self.side)
-        self._thread.daemon = True
-        self._thread.start()
+        self._loop.start()
 
     def heal(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(30)
+        self._loop.stop()
         for pid in self.stopped:
             for sig in (signal.SIGCONT, signal.SIGKILL):
                 try:
