@@ -16,8 +16,10 @@ description:
   - A known-good host has no bad link on the rail; when there is none, a host whose bad links all involve a
     host that is bad with most of its peers.
   - The retests are packed into rounds in which a host runs at most one test per rail, each round in the shape
-    of C(clusterops.commcheck.commcheck_round_plan) (C(sides) per host, C(jobs)), so the same perftest task runs
-    them; every job carries C(retest) (the params its records get).
+    of C(clusterops.commcheck.commcheck_round_plan) (C(sides) per host, C(jobs)), so the same task as the first
+    pass runs them (C(clusterops.commcheck.perftest) for C(clusterops.commcheck.rdma_perf),
+    C(clusterops.commcheck.iperf3) for C(clusterops.commcheck.tcp_perf) with O(side_tests=false)); every job
+    carries C(retest) (the params its records get).
 options:
   _input:
     description: The pair records of the check (results contract).
@@ -36,7 +38,9 @@ options:
     type: bool
     default: true
   base_port:
-    description: TCP port of rail 0 (rail k uses base_port + k).
+    description:
+      - TCP port of rail 0 (rail k uses base_port + k); with O(merge), step s of a window of steps uses
+        base_port + s x rails + k. A port past those of the first pass keeps a retest clear of them.
     type: int
     default: 18515
   bad_verdicts:
@@ -70,12 +74,26 @@ options:
         C(clusterops.commcheck.commcheck_round_plan) with C(merge).
     type: bool
     default: false
+  side_tests:
+    description:
+      - Whether each side carries its test (C(test), C(metric)), as C(clusterops.commcheck.perftest) takes them.
+      - V(false) leaves them out of the sides, for a tool with one test whose sides take no such keys
+        (C(clusterops.commcheck.iperf3)); the jobs keep them, so
+        C(clusterops.commcheck.commcheck_retest_classify) still tags the retest records.
+    type: bool
+    default: true
 '''
 
 EXAMPLES = r'''
 - name: Plan the retests
   ansible.builtin.set_fact:
     retest_plan: "{{ pair_records | clusterops.commcheck.commcheck_retest_plan(host_rails=rails_by_host, repeats=1) }}"
+
+- name: Plan the retests of the TCP check (iperf3 sides take no test keys), on ports past the first pass's
+  ansible.builtin.set_fact:
+    retest_plan: >-
+      {{ tcp_records | clusterops.commcheck.commcheck_retest_plan(host_rails=tcp_rails_by_host, base_port=5301,
+                                                                   side_tests=false) }}
 '''
 
 RETURN = r'''
@@ -94,13 +112,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.sche
 
 
 def commcheck_retest_plan(records, host_rails=None, repeats=1, partners=True, base_port=18515, bad_verdicts=None,
-                          exclude_hosts=None, max_jobs=200, round_offset=0, merge=False, per_host=0):
+                          exclude_hosts=None, max_jobs=200, round_offset=0, merge=False, per_host=0, side_tests=True):
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_retest_plan: the input must be a list of pair records")
     try:
         return rt.plan_retests(list(records), host_rails or {}, int(repeats), bool(partners), int(base_port),
                                tuple(bad_verdicts) if bad_verdicts else rt.BAD_VERDICTS, exclude_hosts or (),
-                               int(max_jobs), int(round_offset), bool(merge), int(per_host) or None)
+                               int(max_jobs), int(round_offset), bool(merge), int(per_host) or None,
+                               bool(side_tests))
     except (rt.RetestError, ScheduleError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("commcheck_retest_plan: %s" % exc)
 

@@ -303,3 +303,90 @@ def test_sampled_out_pairs_take_the_outcome_of_their_bad_host(retest_value, stat
     # without the plan's skipped list nothing is inferred
     out = commcheck_retest_classify(records, retests, plan["rounds"])
     assert len(out["summary"]["not_retested"]) == 3
+
+
+# --- the TCP check: one anonymous rail, iperf3 sides, the same planner and classification -----------------
+
+def tcp_rails(hosts):
+    return dict((h, [{"rail": 0, "address": "192.0.2.%d" % (i + 10)}]) for i, h in enumerate(hosts))
+
+
+def iperf3_side_options():
+    from ansible_collections.clusterops.commcheck.plugins.modules.iperf3 import argument_spec
+    return set(argument_spec()["sides"]["options"])
+
+
+def iperf3_sides(plans, bw):
+    """Side results the iperf3 module would return (each side keeps its round); bw(server, client, rail)."""
+    sides = []
+    for plan in plans:
+        for host, host_sides in plan["sides"].items():
+            for side in host_sides:
+                out = dict(side, host=host, verdict="pass", cmd=["iperf3", "-J"])
+                if side["role"] == "client":
+                    out["metrics"] = {"bw_gbps": bw(side["peer"], host, side["rail"])}
+                sides.append(out)
+    return sides
+
+
+def run_tcp_check(n, first_bw, retest_bw, merge=False):
+    """The tcp_perf role's flow: first pass, retests on ports past the first pass's, classify, localize."""
+    hosts = names(n)
+    rails = tcp_rails(hosts)
+    plans = plan_rounds(commcheck_schedule(hosts, "mesh"), rails, base_port=5201, merge=merge)
+    jobs = [job for plan in plans for job in plan["jobs"]]
+    analysis = pa.analyze_pairs(iperf3_sides(plans, first_bw), jobs, family="tcp", min_fraction=0.9,
+                                expected_gbps=RATE)
+    first_ports = set(j["tcp_port"] for j in jobs)
+    retest_plan = commcheck_retest_plan(analysis["records"], host_rails=rails, base_port=max(first_ports) + 1,
+                                        round_offset=1000, merge=merge, side_tests=False)
+    rjobs = [j for rnd in retest_plan["rounds"] for j in rnd["jobs"]]
+    retest_records = pa.pair_records(iperf3_sides(retest_plan["rounds"], retest_bw), rjobs, family="tcp",
+                                     min_fraction=0.9, expected_gbps=RATE)
+    classified = commcheck_retest_classify(analysis["records"], retest_records, retest_plan["rounds"],
+                                           check="tcp_perf", kind="tcp_bw")
+    result = loc.localize_records(classified["records"], kind="tcp_bw")
+    return first_ports, retest_plan, classified, result
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_tcp_retests_run_as_iperf3_sides_clear_of_the_first_pass_ports(merge):
+    bw = slow_if(lambda s, c, r: set((s, c)) == set(("h1", "h3")))
+    first_ports, plan, classified, _result = run_tcp_check(4, bw, bw, merge=merge)
+    assert plan["summary"]["failing_pairs"] == 1 and plan["summary"]["as_is"] == 1 and plan["summary"]["partner"] == 2
+    allowed = iperf3_side_options()
+    for rnd in plan["rounds"]:
+        for host_sides in rnd["sides"].values():
+            for side in host_sides:
+                assert set(side) <= allowed, set(side) - allowed
+                assert side["tcp_port"] not in first_ports and side["round"] >= 1000
+        # the jobs keep the test, so the retest records are tagged
+        assert all(j["test"] == "tcp" and j["metric"] == "bw" for j in rnd["jobs"])
+    retests = [r for r in classified["records"] if r["kind"] == "tcp_bw_retest"]
+    assert len(retests) == 3 and all(r["params"]["retest"] for r in retests)
+    assert classified["summary_record"]["params"] == {"check": "tcp_perf", "family": "tcp_bw"}
+
+
+def test_tcp_transient_slowdown_is_flaky_and_a_slow_link_is_confirmed_and_named():
+    once = slow_if(lambda s, c, r: set((s, c)) == set(("h2", "h4")))
+    _ports, _plan, classified, result = run_tcp_check(4, once, slow_if(lambda s, c, r: False))
+    assert classified["summary"]["flaky"] == ["h2-h4 rail 0 tcp bw"] and not classified["summary"]["confirmed"]
+    assert [r["verdict"] for r in classified["records"] if r["kind"] == "tcp_bw" and r["host"] == "h2"
+            and r["peer"] == "h4"] == ["flaky"]
+    assert [(c["component"], c["host"], c["peer"]) for c in result["components"]] == [("flaky", "h2", "h4")]
+
+    _ports, _plan, classified, result = run_tcp_check(4, once, once)
+    assert classified["summary"]["confirmed"] == ["h2-h4 rail 0 tcp bw"] and not classified["summary"]["flaky"]
+    assert [(c["component"], c["host"], c["peer"]) for c in result["components"]] == [("link", "h2", "h4")]
+
+
+def test_side_tests_off_only_drops_the_test_keys_from_the_sides():
+    records = mesh(names(4), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
+    with_tests = rt.plan_retests(records, host_rails(names(4), 1))
+    without = rt.plan_retests(records, host_rails(names(4), 1), side_tests=False)
+    assert [r["jobs"] for r in with_tests["rounds"]] == [r["jobs"] for r in without["rounds"]]
+    for full, bare in zip(with_tests["rounds"], without["rounds"]):
+        for host, host_sides in full["sides"].items():
+            assert [dict((k, v) for k, v in s.items() if k not in ("test", "metric")) for s in host_sides] == \
+                bare["sides"][host]
+            assert all(s["test"] == "write" for s in host_sides)

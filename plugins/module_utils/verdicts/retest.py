@@ -136,7 +136,7 @@ def bad_with_most(records, bad_verdicts=BAD_VERDICTS, host_fraction=0.5):
 
 
 def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=18515, bad_verdicts=BAD_VERDICTS,
-                 exclude_hosts=(), max_jobs=200, round_offset=0, merge=False, per_host=None):
+                 exclude_hosts=(), max_jobs=200, round_offset=0, merge=False, per_host=None, side_tests=True):
     """Retest jobs for the failing pairs, packed into rounds.
 
     ``host_rails``: host -> rails (``schedule.select_rails``), used to build
@@ -156,6 +156,10 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
     with ``per_host`` only that many of its failing pairs are retested as is
     (the others are ``skipped`` with ``sampled_host``, and :func:`classify`
     infers their outcome from the sampled ones). None retests every pair.
+
+    ``side_tests``: False leaves the test (``test``, ``metric``) out of the
+    sides, for a tool with a single test whose sides take no such keys
+    (iperf3); the jobs keep it, so :func:`tag_retest_records` still matches.
     """
     _check_plan_options(records, repeats, max_jobs, per_host)
     exclude = set(exclude_hosts or ())
@@ -179,9 +183,10 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
         raise RetestError("round_offset must be an integer >= 0, got %r" % (round_offset,))
     batches = _pack(items)
     if merge:
-        rounds = _merged_rounds(batches, items, host_rails, base_port, round_offset)
+        rounds = _merged_rounds(batches, items, host_rails, base_port, round_offset, side_tests)
     else:
-        rounds = [_round(batch, host_rails, base_port, round_offset + num) for num, batch in enumerate(batches)]
+        rounds = [_round(batch, host_rails, base_port, round_offset + num, side_tests=side_tests)
+                  for num, batch in enumerate(batches)]
     summary = {"failing_pairs": len(failing), "planned": len(items),
                "sampled": sum(1 for s in skipped if s.get("sampled_host")),
                "as_is": sum(1 for i in items if i["purpose"] == "as_is"),
@@ -274,7 +279,7 @@ class _Planner(object):
                 self.items.append(item)
 
 
-def _merged_rounds(batches, items, host_rails, base_port, round_offset):
+def _merged_rounds(batches, items, host_rails, base_port, round_offset, side_tests=True):
     """One plan holding every batch as a step; ports cycle through a window of steps."""
     stride = max([i["rail"] for i in items] + [0]) + 1
     window = max(1, min(256, len(batches), (65535 - int(base_port)) // stride + 1))
@@ -282,7 +287,8 @@ def _merged_rounds(batches, items, host_rails, base_port, round_offset):
         return []
     merged = {"sides": {}, "jobs": [], "skipped": [], "steps": len(batches)}
     for num, batch in enumerate(batches):
-        rnd = _round(batch, host_rails, int(base_port) + (num % window) * stride, round_offset + num, num)
+        rnd = _round(batch, host_rails, int(base_port) + (num % window) * stride, round_offset + num, num,
+                     side_tests)
         for host, host_sides in rnd["sides"].items():
             merged["sides"].setdefault(host, []).extend(host_sides)
         merged["jobs"].extend(rnd["jobs"])
@@ -314,7 +320,7 @@ def _pack(items):
     return rounds
 
 
-def _round(batch, host_rails, base_port, index, step=0):
+def _round(batch, host_rails, base_port, index, step=0, side_tests=True):
     sides = {}
     jobs = []
     skipped = []
@@ -339,14 +345,22 @@ def _round(batch, host_rails, base_port, index, step=0):
                 skipped.append(dict(skip, retest=item["id"]))
             continue
         for host, host_sides in plan["sides"].items():
-            for side in host_sides:
-                side.update(rail=item["rail"], step=step, tcp_port=int(base_port) + item["rail"])
-                sides.setdefault(host, []).append(side)
+            sides.setdefault(host, []).extend(_side(side, item["rail"], step, base_port, side_tests)
+                                              for side in host_sides)
         for job in plan["jobs"]:
             job.update(rail=item["rail"], step=step, tcp_port=int(base_port) + item["rail"])
             job["retest"] = _retest_params(item)
             jobs.append(job)
     return {"sides": sides, "jobs": jobs, "skipped": skipped}
+
+
+def _side(side, rail, step, base_port, side_tests):
+    """A side of a retest round, run as rail ``rail`` of step ``step``; without ``side_tests``, no test keys."""
+    side.update(rail=rail, step=step, tcp_port=int(base_port) + rail)
+    if not side_tests:
+        side.pop("test", None)
+        side.pop("metric", None)
+    return side
 
 
 def _retest_params(item):
