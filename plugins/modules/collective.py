@@ -34,8 +34,9 @@ description:
     on the other hosts end with it.
   - The run gets a verdict against O(expected_busbw_gbs), or against the bandwidth derived from
     O(nic_rates_gbps) (sum of one node's NIC link rates / 8 x O(link_efficiency)), with a cause and a fix.
-    NCCL on the C(Socket) transport while O(ib_expected) or O(ib_devices) say RDMA is there is a V(warn)
-    (or part of the cause of a V(fail)).
+    NCCL on the C(Socket) transport (C(NET/Socket)) while O(ib_expected) or O(ib_devices) say RDMA is there is a
+    V(fail); the cause names the devices, the fix the NCCL settings to check (C(NCCL_IB_HCA), C(NCCL_SOCKET_IFNAME),
+    C(NCCL_IB_GID_INDEX), the IB/RoCE net plugin) and the C(NCCL_DEBUG=INFO) lines to look for. HCCL is not checked.
   - With O(bisect=true), a pool run that fails or is below its threshold is followed by runs on halves,
     quarters, ... of the pool to name the bad node(s) in about log2(N) runs (RV(runs), RV(bad_nodes)).
     A lone suspect is always run with a known-good partner, because a collective across nodes needs two.
@@ -221,11 +222,14 @@ options:
     default: max
     choices: [max, largest, avg]
   ib_expected:
-    description: RDMA devices are there, so NCCL on its C(Socket) transport is reported.
+    description: RDMA devices are there, so NCCL on its C(Socket) transport is a V(fail).
     type: bool
     default: false
   ib_devices:
-    description: RDMA devices found on the hosts (for example from C(clusterops.commcheck.rdma_facts)); any implies O(ib_expected).
+    description:
+      - RDMA devices found on the hosts (for example from C(clusterops.commcheck.rdma_facts)); any implies
+        O(ib_expected).
+      - The C(collective) role passes the devices with an active port that discovery found on the hosts of the run.
     type: list
     elements: str
     default: []
