@@ -18,8 +18,8 @@ description:
     netdev's address (O(subnet) chooses among several), none for InfiniBand unless O(ib_gid_index) asks.
   - Reports findings with a severity, the device and port, a message and a fix, for example
     C(no_rdma_devices), C(port_down), C(phys_state_polling), C(rate_below_expected), C(no_roce_v2_gid),
-    C(rdma_netns_exclusive), C(memlock_limited), C(cpu_governor_not_performance), C(perftest_missing),
-    C(gpudirect_module_missing), C(tool_mismatch).
+    C(rdma_netns_exclusive), C(memlock_limited), C(ipc_lock_missing), C(cpu_governor_not_performance),
+    C(perftest_missing), C(gpudirect_module_missing), C(tool_mismatch).
   - When C(ibdev2netdev), C(ibstat), C(ibv_devinfo), C(rdma) or C(show_gids) are installed it also runs
     them and reports where they disagree with sysfs.
   - With the C(kubectl) transport one C(kubectl exec) runs a fixed shell script that dumps the sysfs
@@ -90,6 +90,8 @@ attributes:
 notes:
   - Unused GID slots (all-zero GIDs, type files the kernel refuses to read) are skipped.
   - The memlock limit is read from C(/proc/self/limits) through the transport, so in a pod it is the pod's limit.
+  - CAP_IPC_LOCK (bit 14 of C(CapEff) in C(/proc/self/status), read the same way) lifts that limit for RDMA
+    memory registration; without it and with a limited memlock the finding is C(ipc_lock_missing).
 seealso:
   - module: clusterops.commcheck.cpu_governor
 '''
@@ -191,10 +193,11 @@ ansible_facts:
           sample: {devices: 2, ports: 2, active_ports: 1, errors: 1, warnings: 0, infos: 0, worst: error}
         host:
           description:
-            - Host facts used by the findings, C(memlock) (C(soft), C(hard)), C(netns_mode), C(in_container),
-              C(perftest) (path or null), C(gpus) (C(present), C(evidence), C(pci), C(devices) with C(index),
-              C(pci), C(numa_node), C(pci_path)), C(gpudirect_module), C(cpu_governors) (count per
-              governor), C(modules), C(numa_nodes) (NUMA node -> CPU list).
+            - Host facts used by the findings, C(memlock) (C(soft), C(hard)), C(ipc_lock) (whether the
+              process holds CAP_IPC_LOCK; null when C(/proc/self/status) could not be read), C(netns_mode),
+              C(in_container), C(perftest) (path or null), C(gpus) (C(present), C(evidence), C(pci),
+              C(devices) with C(index), C(pci), C(numa_node), C(pci_path)), C(gpudirect_module),
+              C(cpu_governors) (count per governor), C(modules), C(numa_nodes) (NUMA node -> CPU list).
           type: dict
         records:
           description:

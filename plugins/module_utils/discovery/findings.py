@@ -254,10 +254,10 @@ def _rate_inconsistent(devices):
 # --- the host ------------------------------------------------------------------------
 
 def host_findings(devices, host):
-    """Host-level findings: no devices, netns, memlock, governor, perftest, GPUDirect."""
+    """Host-level findings: no devices, netns, memlock and CAP_IPC_LOCK, governor, perftest, GPUDirect."""
     return _present(check(devices, host) for check in (
-        _no_rdma_devices, _rdma_netns_exclusive, _memlock_limited, _cpu_governor_not_performance,
-        _perftest_missing, _gpudirect_module_missing))
+        _no_rdma_devices, _rdma_netns_exclusive, _memlock_limited, _ipc_lock_missing,
+        _cpu_governor_not_performance, _perftest_missing, _gpudirect_module_missing))
 
 
 def _no_rdma_devices(devices, host):
@@ -290,17 +290,55 @@ def _rdma_netns_exclusive(devices, host):
                    "(rdma system set netns shared).", None, None)
 
 
+def _memlock_soft_limit(host):
+    """The soft RLIMIT_MEMLOCK in bytes, or None when it is unlimited or unknown."""
+    soft = (host.get("memlock") or {}).get("soft")
+    return None if soft in (None, "unlimited") else soft
+
+
+def _memlock_text(host):
+    memlock = host.get("memlock") or {}
+    return "RLIMIT_MEMLOCK is %s (soft) / %s (hard)" % (_bytes(memlock.get("soft")), _bytes(memlock.get("hard")))
+
+
 def _memlock_limited(devices, host):
-    memlock = host.get("memlock")
-    if not memlock or memlock.get("soft") == "unlimited" or memlock.get("soft") is None:
+    """A limited memlock while CAP_IPC_LOCK is unknown (warning) or held (info: the limit does not bind).
+
+    Without CAP_IPC_LOCK, ipc_lock_missing reports the limit with both fixes.
+    """
+    soft = _memlock_soft_limit(host)
+    if soft is None or host.get("ipc_lock") is False:
         return None
-    soft = memlock["soft"]
+    if host.get("ipc_lock"):
+        return finding("info", "memlock_limited",
+                       "%s, but this process holds CAP_IPC_LOCK, so RDMA memory registration is not bound by it; "
+                       "a test process without that capability would be." % _memlock_text(host),
+                       "Nothing to do while the tests run with CAP_IPC_LOCK (as root); otherwise set memlock to "
+                       "unlimited.", None, None)
     return finding("warning" if soft < MEMLOCK_WARN_BYTES else "info", "memlock_limited",
-                   "RLIMIT_MEMLOCK is %s (soft) / %s (hard): large RDMA buffers fail to register "
-                   "(perftest: \"Couldn't allocate MR\")." % (_bytes(soft), _bytes(memlock.get("hard"))),
+                   "%s: large RDMA buffers fail to register (perftest: \"Couldn't allocate MR\")." % (
+                       _memlock_text(host)),
                    "Set memlock to unlimited: '* - memlock unlimited' in /etc/security/limits.d/ (new "
                    "login), LimitMEMLOCK=infinity for services, or a pod with IPC_LOCK and no memlock "
                    "limit (container runtime --ulimit memlock=-1).", None, None)
+
+
+def _ipc_lock_missing(devices, host):
+    """No CAP_IPC_LOCK and a limited memlock: error below MEMLOCK_WARN_BYTES, warning above."""
+    soft = _memlock_soft_limit(host)
+    if host.get("ipc_lock") is not False or soft is None:
+        return None
+    cap_eff = host.get("cap_eff")
+    return finding("error" if soft < MEMLOCK_WARN_BYTES else "warning", "ipc_lock_missing",
+                   "This process lacks CAP_IPC_LOCK (CapEff %s) and %s: RDMA memory registration beyond the "
+                   "limit fails (perftest: \"Couldn't allocate MR\"; NCCL: ibv_reg_mr failed with "
+                   "Cannot allocate memory)." % ("unknown" if cap_eff is None else "%016x" % cap_eff,
+                                                  _memlock_text(host)),
+                   "Give the test processes CAP_IPC_LOCK (root on the host has it, root in a container "
+                   "usually not; pod: securityContext.capabilities.add: [\"IPC_LOCK\"], which reaches a root "
+                   "container user only), or raise memlock to unlimited ('* - memlock unlimited' in "
+                   "/etc/security/limits.d/, LimitMEMLOCK=infinity, container runtime --ulimit memlock=-1).",
+                   None, None)
 
 
 def _cpu_governor_not_performance(devices, host):

@@ -14,6 +14,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.host_facts import (
+    parse_cap_eff,
     parse_ip_addr,
     parse_memlock,
 )
@@ -53,13 +54,19 @@ def _run_tool(transport, argv, timeout=TOOL_TIMEOUT):
 # --- the host ----------------------------------------------------------------------------
 
 def probe_host(transport):
-    """{memlock, in_container, perftest, gpus: {evidence}} as this process sees them."""
-    return {
+    """{memlock, cap_eff, ipc_lock, in_container, perftest, gpus: {evidence}} as this process sees them.
+
+    Through kubectl, /proc/self is the process the pod runs for the read: it
+    has the limits and capabilities the tests started there get.
+    """
+    host = {
         "memlock": parse_memlock(transport.read_file("/proc/self/limits")),
         "in_container": _in_container(transport),
         "perftest": transport.which("ib_write_bw"),
         "gpus": {"evidence": _gpu_driver_evidence(transport)},
     }
+    host.update(parse_cap_eff(transport.read_file("/proc/self/status")))
+    return host
 
 
 def _in_container(transport):

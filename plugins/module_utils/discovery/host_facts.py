@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Host facts RDMA tests depend on: memlock, addresses, netns mode, CPU governors, GPUs, modules (pure).
+"""Host facts RDMA tests depend on: memlock, CAP_IPC_LOCK, addresses, netns mode, CPU governors, GPUs, modules (pure).
 
-The parsers read the text of ``/proc/self/limits``, ``ip addr`` and
-``rdma system show``; the rest reads a sysfs snapshot.
+The parsers read the text of ``/proc/self/limits``, ``/proc/self/status``,
+``ip addr`` and ``rdma system show``; the rest reads a sysfs snapshot.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,6 +17,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.num
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_values import parse_int, text_at
 
 GPUDIRECT_MODULES = ("nvidia_peermem", "nv_peer_mem")
+CAP_IPC_LOCK = 14
 
 
 # --- text of tools and /proc ---------------------------------------------------------
@@ -30,6 +31,19 @@ def parse_memlock(limits_text):
                 return "unlimited" if value == "unlimited" else parse_int(value)
             return {"soft": conv(match.group(1)), "hard": conv(match.group(2))}
     return None
+
+
+def parse_cap_eff(status_text):
+    """'CapEff' from /proc/<pid>/status: {cap_eff: the mask as an int, ipc_lock: bit CAP_IPC_LOCK set}.
+
+    Both are None when the text has no readable CapEff line.
+    """
+    for line in (status_text or "").splitlines():
+        match = re.match(r"^CapEff:\s*([0-9a-fA-F]+)\s*$", line)
+        if match:
+            cap_eff = int(match.group(1), 16)
+            return {"cap_eff": cap_eff, "ipc_lock": bool(cap_eff & (1 << CAP_IPC_LOCK))}
+    return {"cap_eff": None, "ipc_lock": None}
 
 
 def parse_ip_addr(text):

@@ -43,7 +43,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
              tools=None):
     """The ``commcheck_rdma`` fact from a snapshot and host facts (pure).
 
-    host: ``{sysfs_root, sysfs_error, memlock, netns_mode, in_container,
+    host: ``{sysfs_root, sysfs_error, memlock, cap_eff, ipc_lock, netns_mode, in_container,
     perftest, gpus: {present, evidence}, gpudirect_module, cpu_governors}``
     (missing keys are read from the snapshot where it has them);
     addresses: ``{netdev: ["a.b.c.d/len", ...]}`` from ``ip`` or None;
@@ -110,6 +110,7 @@ def _host_section(host, snap, modules):
     return {
         "sysfs_root": host.get("sysfs_root"),
         "memlock": host.get("memlock"),
+        "ipc_lock": host.get("ipc_lock"),
         "netns_mode": host.get("netns_mode"),
         "in_container": host.get("in_container"),
         "perftest": host.get("perftest"),
