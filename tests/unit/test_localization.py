@@ -401,7 +401,7 @@ def test_suspect_host_rails_need_a_majority_of_bad_links():
 
 def test_fleet_components_need_every_host_of_the_rail_and_three_hosts():
     view = view_of(mesh_obs(hosts(4), 2, lambda x, y, r: r == 0))
-    comps, rails = lc.fleet_components(view, lc.suspect_host_rails(view, 0.5, 2))
+    comps, rails = lc.fleet_components(view, lc.majority_host_rails(view, 0.5, 2))
     assert rails == set([0])
     assert [(c["component"], c["host"], c["rail"], c["confidence"]) for c in comps] == [("fleet", "*", 0, "high")]
     assert comps[0]["links"] == {"total": 6, "bad": 6} and comps[0]["devices"] == ["mlx5_0"]
@@ -534,3 +534,25 @@ def test_an_error_whose_side_hung_implicates_the_whole_host():
     # the same error from a side that ended with its own error is that side's rail only
     data[-1] = obs("h1", "h2", 0, "error", cause="server side on h1: no device", failed=("h1", "error"))
     assert kinds(loc.localize(data)) == [("rail", "h1", None, 0)]
+
+
+@pytest.mark.parametrize("n", [4, 6, 8])
+def test_a_slow_host_explains_its_links_so_a_second_fault_is_named_as_itself(n):
+    names = hosts(n)
+    slow, a, b = names[1], names[-2], names[-1]
+    result = localize(matrix(n, 2, lambda x, y, r: slow in (x, y) or (set((x, y)) == set((a, b)) and r == 0)))
+    assert kinds(result) == [("host", slow, None, None), ("link", a, b, 0)]
+
+
+def test_two_slow_hosts_are_both_named_one_after_the_other():
+    result = localize(matrix(6, 1, lambda x, y, r: "h2" in (x, y) or "h3" in (x, y)))
+    assert sorted(c["host"] for c in result["components"] if c["component"] in ("host", "rail")) == ["h2", "h3"]
+    assert [c for c in result["components"] if c["component"] == "link"] == []
+
+
+def test_suspects_are_taken_worst_first():
+    # h2 fails with everyone on rail 0; h3's only other bad link is h3-h4: with h2's links
+    # explained, h3 has one bad link of two and is not a suspect
+    view = view_of(mesh_obs(hosts(4), 1, lambda x, y, r: "h2" in (x, y) or set((x, y)) == set(("h3", "h4"))))
+    assert lc.majority_host_rails(view, 0.5, 2) == set([("h2", 0), ("h3", 0), ("h4", 0)])
+    assert lc.suspect_host_rails(view, 0.5, 2) == set([("h2", 0)])

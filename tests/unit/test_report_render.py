@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_html
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_json
@@ -62,9 +63,13 @@ def _compared():
 def test_summary_names_the_slow_host_and_its_links(compared):
     summary = report_model.summarize(compared, run_id="now")
     assert summary["bad_hosts"] == ["node-c", "node-d"]  # node-c from its links, node-d from its finding
-    assert summary["bad_links"] == ["node-a<->node-c", "node-b<->node-c", "node-c<->node-d"]
+    # the links of a bad host are its evidence, not bad links of their own
+    assert summary["bad_links"] == []
+    node_c = [c for c in summary["culprits"] if c["host"] == "node-c"]
+    assert len(node_c) == 1 and node_c[0]["component"] == "host" and node_c[0]["verdict"] == "fail"
+    assert node_c[0]["checks"] == ["rdma_bw"] and node_c[0]["fix"]
     assert summary["regressed_hosts"] == ["node-c"]
-    assert summary["regressed_links"] == summary["bad_links"]
+    assert summary["regressed_links"] == ["node-a<->node-c", "node-b<->node-c", "node-c<->node-d"]
     assert summary["regressions"] == 12
     assert summary["counts"]["fail"] == 12 and summary["counts"]["error"] == 1
     assert summary["counts"]["skipped"] == 1 and summary["counts"]["flaky"] == 1
@@ -77,25 +82,40 @@ def test_summary_of_a_clean_run_passes():
     assert summary["verdict"] == "pass" and summary["bad_hosts"] == [] and summary["bad_links"] == []
 
 
+def _no_retests(recs):
+    return [r for r in recs if not (r.get("params") or {}).get("retest")]
+
+
 def test_one_bad_link_does_not_blame_a_host():
-    recs = _run()
+    recs = _no_retests(_run())
     recs[0]["verdict"] = "fail"
     summary = report_model.summarize(recs)
     assert summary["bad_links"] == ["node-a<->node-b"]
     assert "node-a" not in summary["bad_hosts"] and "node-b" not in summary["bad_hosts"]
 
 
-def test_retests_with_good_partners_are_not_bad_links():
+def test_a_link_that_passes_its_retest_is_flaky_not_bad():
     recs = _run()
-    recs[0]["verdict"] = "fail"
-    # the suspect node-a retested against node-c and node-d (both fine elsewhere): still failing
-    for partner in ("node-c", "node-d"):
-        recs.append(dict(recs[0], kind="rdma_bw_retest", peer=partner,
-                         params=dict(recs[0]["params"], retest=True, retest_purpose="partner")))
+    recs[0]["verdict"] = "fail"    # node-a -> node-b; its as-is retest passed
     summary = report_model.summarize(recs)
-    assert summary["bad_links"] == ["node-a<->node-b"]
-    assert "node-a" not in summary["bad_hosts"]
-    assert summary["by_kind"]["rdma_bw_retest"] == {"fail": 2}
+    assert summary["bad_links"] == [] and "node-a" not in summary["bad_hosts"]
+    assert summary["flaky"] == ["link node-a - node-b (flaky)"]
+
+
+@pytest.mark.parametrize("partner_verdict, named", [("fail", "host node-a"), ("pass", "link node-a - node-b")])
+def test_partner_retests_decide_between_the_side_and_the_link(partner_verdict, named):
+    recs = _no_retests(_run())
+    recs[0]["verdict"] = "fail"
+    # the suspect node-a retested against node-c and node-d (both fine elsewhere)
+    for partner in ("node-c", "node-d"):
+        recs.append(dict(recs[0], kind="rdma_bw_retest", peer=partner, verdict=partner_verdict,
+                         params=dict(recs[0]["params"], retest=True, retest_purpose="partner", subject="node-a")))
+    summary = report_model.summarize(recs)
+    failing = [culprits.describe(c) for c in summary["culprits"] if c["host"] != "node-d"]
+    assert failing == [named]
+    # the retests themselves are evidence, never bad links of their own
+    assert "node-a<->node-c" not in summary["bad_links"] and "node-a<->node-d" not in summary["bad_links"]
+    assert summary["by_kind"]["rdma_bw_retest"] == {partner_verdict: 2}
 
 
 def test_heatmaps_one_per_op_with_fractions(compared):

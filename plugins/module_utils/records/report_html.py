@@ -19,6 +19,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import flow_label
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_svg import svg_busbw_chart, svg_heatmap
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
+
+TOP_CULPRITS = 20
 
 _CSS = """
 body{font:14px/1.4 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -55,13 +58,27 @@ def _head(view):
     body.append(_html_table(["checks"] + list(VERDICT_ORDER) + ["regressions"],
                             [[str(summary["total"])] + [str(summary["counts"].get(v, 0)) for v in VERDICT_ORDER]
                              + [str(summary["regressions"])]]))
-    body.append("<p>Bad hosts: <b>%s</b><br>Bad links: <b>%s</b>" % (
-        esc(", ".join(summary["bad_hosts"]) or "none"), esc(", ".join(summary["bad_links"]) or "none")))
+    body += _what_to_do(summary.get("culprits") or [])
+    body.append("<p>Bad hosts: <b>%s</b><br>Bad NICs: <b>%s</b><br>Bad links: <b>%s</b>" % (
+        esc(", ".join(summary["bad_hosts"]) or "none"), esc(", ".join(summary.get("bad_nics") or []) or "none"),
+        esc(", ".join(summary["bad_links"]) or "none")))
     if summary.get("regressions"):
         body.append("<br>Regressed hosts: <b>%s</b><br>Regressed links: <b>%s</b>" % (
             esc(", ".join(summary["regressed_hosts"]) or "none"), esc(", ".join(summary["regressed_links"]) or "none")))
     body.append("</p>")
     return body
+
+
+def _what_to_do(found, limit=TOP_CULPRITS):
+    """One line per culprit, worst first: what it is, the checks and evidence behind it, and the fix."""
+    if not found:
+        return []
+    items = ['<li><b>%s</b> <span class="muted">[%s; %s confidence; %d evidence]</span>: %s</li>' % (
+        esc(culprits.describe(c)), esc(", ".join(c["checks"]) or "-"), esc(c["confidence"]), len(c["evidence"]),
+        esc(c["fix"] or c["cause"] or "-")) for c in found[:limit]]
+    if len(found) > limit:
+        items.append('<li class="muted">%d more in results.json (summary.culprits)</li>' % (len(found) - limit))
+    return ['<h2 id="what-to-do">What to do</h2><ol>%s</ol>' % "".join(items)]
 
 
 def _heatmaps(view):
@@ -128,7 +145,11 @@ def _collectives(view):
     body = ['<h2 id="collectives">Collectives: bus bandwidth by message size</h2>']
     if not view.series:
         return body + [_none("No collective results in this run.")]
-    return body + ["<figure>%s</figure>" % svg_busbw_chart(view.series)]
+    # which network each series ran on: a fall-back to NET/Socket shows here next to its numbers
+    transports = _html_table(["series", "transport", "verdict"],
+                             [[esc(e["name"]), esc(e.get("transport") or "-"), _verdict_span(e.get("verdict"))]
+                              for e in view.series])
+    return body + ["<figure>%s</figure>" % svg_busbw_chart(view.series), transports]
 
 
 def _retests(view):

@@ -16,9 +16,12 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     md_cell,
     pct,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 
 # A matrix wider than this is written as a list of pairs.
 MATRIX_MAX_HOSTS = 16
+# The "what to do" list names this many culprits; results.json has them all.
+TOP_CULPRITS = 20
 
 
 def _table(header, rows):
@@ -35,7 +38,14 @@ def _head(view):
              "Generated %s. Verdict: **%s**." % (summary.get("generated") or "-", summary["verdict"].upper()), ""]
     lines += _table(["checks"] + list(VERDICT_ORDER) + ["regressions"],
                     [[str(summary["total"])] + counts_text + [str(summary["regressions"])]])
+    found = summary.get("culprits") or []
+    if found:
+        lines += ["", "## What to do", ""]
+        lines += ["%d. %s" % (n + 1, md_cell(text)) for n, text in enumerate(culprits.action_lines(found[:TOP_CULPRITS]))]
+        if len(found) > TOP_CULPRITS:
+            lines.append("- %d more in results.json (summary.culprits)" % (len(found) - TOP_CULPRITS))
     lines += ["", "- Bad hosts: %s" % (", ".join(summary["bad_hosts"]) or "none"),
+              "- Bad NICs: %s" % (", ".join(summary.get("bad_nics") or []) or "none"),
               "- Bad links: %s" % (", ".join(summary["bad_links"]) or "none")]
     if summary.get("regressions"):
         lines.append("- Regressed hosts: %s" % (", ".join(summary["regressed_hosts"]) or "none"))
@@ -117,10 +127,10 @@ def _latency(view):
 def _collectives(view):
     if not view.series:
         return []
-    rows = [[md_cell(entry["name"]), "%d" % int(size), fmt_value(value)]
+    rows = [[md_cell(entry["name"]), md_cell(entry.get("transport") or "-"), "%d" % int(size), fmt_value(value)]
             for entry in view.series for size, value in entry["points"]]
     return (["## Collectives: bus bandwidth (GB/s) by message size", ""]
-            + _table(["series", "size (bytes)", "busbw"], rows) + [""])
+            + _table(["series", "transport", "size (bytes)", "busbw"], rows) + [""])
 
 
 def _retests(view):

@@ -22,6 +22,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     flow_text,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as _baseline
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict as _run_verdict
 
 NOT_A_HOST = ("*", "-", "all", "pool")
@@ -154,23 +155,13 @@ def _link_both_ways(table, host, peer):
         table.setdefault(a, set()).add(b)
 
 
-def _bad_links_and_hosts(checks):
-    """(bad links, each host's peers, bad hosts named by their own records, each host's bad peers)."""
-    bad_links, peers_of, bad_peers_of, bad_hosts = set(), {}, {}, set()
+def _peers_of(checks):
+    """Each host's peers in the pair records of the run (retests left out: they pick partners on purpose)."""
+    peers_of = {}
     for record in checks:
-        host, peer = record.get("host"), record.get("peer")
-        if is_retest_run(record):
-            # a retest pairs a suspect with a known-good partner on purpose: evidence, not another bad link
-            continue
-        bad = record.get("verdict") in BAD
-        if peer:
-            _link_both_ways(peers_of, host, peer)
-            if bad:
-                bad_links.add(tuple(sorted((host, peer))))
-                _link_both_ways(bad_peers_of, host, peer)
-        elif bad and host and host not in NOT_A_HOST:
-            bad_hosts.add(host)
-    return bad_links, peers_of, bad_hosts, bad_peers_of
+        if record.get("peer") and not is_retest_run(record):
+            _link_both_ways(peers_of, record.get("host"), record["peer"])
+    return peers_of
 
 
 def _hosts_bad_with_most_peers(bad_peers_of, peers_of):
@@ -190,14 +181,15 @@ def _regressed_links_and_hosts(regressions, peers_of):
 
 
 def summarize(records, run_id=None, generated=None, report_dir=None):
-    """Counts, bad hosts/links and regressions of a run (the set_stats payload)."""
+    """Counts, culprits (and the bad hosts / NICs / links they name) and regressions of a run (the set_stats
+    payload)."""
     records = [r for r in records or [] if r.get("kind") not in ("summary",)]
     checks = [r for r in records if r.get("kind") != "regression"]
     counts, by_kind = _count_verdicts(checks)
-    bad_links, peers_of, bad_hosts, bad_peers_of = _bad_links_and_hosts(checks)
-    bad_hosts |= _hosts_bad_with_most_peers(bad_peers_of, peers_of)
+    found = _culprits.culprits(checks)
+    bad_hosts, bad_nics, bad_links = _culprits.bad_lists(found)
     regressions = _baseline.regressions(checks)
-    reg_links, regressed_hosts = _regressed_links_and_hosts(regressions, peers_of)
+    reg_links, regressed_hosts = _regressed_links_and_hosts(regressions, _peers_of(checks))
     return {
         "run_id": run_id,
         "generated": generated,
@@ -205,8 +197,11 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
         "total": len(checks),
         "counts": counts,
         "by_kind": by_kind,
-        "bad_hosts": sorted(h for h in bad_hosts if h),
-        "bad_links": ["%s<->%s" % link for link in sorted(bad_links)],
+        "culprits": found,
+        "bad_hosts": bad_hosts,
+        "bad_nics": bad_nics,
+        "bad_links": bad_links,
+        "flaky": [_culprits.describe(c) for c in found if c["verdict"] == "flaky"],
         "regressions": len(regressions),
         "regressed_hosts": sorted(h for h in regressed_hosts if h),
         "regressed_links": ["%s<->%s" % link for link in reg_links],
@@ -322,14 +317,20 @@ def _row_points(rows):
 
 
 def collective_series(records):
-    """busbw vs message size series: [{name, points: [(bytes, busbw_gbs)], verdict}]."""
+    """busbw vs message size series: [{name, points: [(bytes, busbw_gbs)], verdict, transport}].
+
+    ``transport``: the networks the runs of the series used (``IB``, ``Socket``, ...), joined, or None.
+    """
     series = {}
+    transports = {}
     for record in records or []:
         if not _is_collective(record):
             continue
         metrics = record.get("metrics") or {}
         name = _series_name(record)
         entry = series.setdefault(name, {"name": name, "points": [], "verdict": "pass"})
+        if metrics.get("transport"):
+            transports.setdefault(name, set()).add(str(metrics["transport"]))
         if record.get("verdict") in BAD:
             entry["verdict"] = record.get("verdict")
         entry["points"].extend(_row_points(metrics.get("rows") or metrics.get("series")))
@@ -340,7 +341,7 @@ def collective_series(records):
     for name in sorted(series):
         points = sorted(set(series[name]["points"]))
         if points:
-            out.append(dict(series[name], points=points))
+            out.append(dict(series[name], points=points, transport=", ".join(sorted(transports.get(name, ()))) or None))
     return out
 
 

@@ -20,6 +20,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_markdown
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_prometheus
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 
 FORMATS = ("md", "html", "json", "junit", "prom")
 FILE_NAMES = {"md": "report.md", "html": "report.html", "json": "results.json", "junit": "junit.xml",
@@ -70,9 +71,11 @@ def summary_lines(summary, files=None):
                                               counts.get("error", 0), counts.get("warn", 0), counts.get("flaky", 0),
                                               counts.get("skipped", 0), summary["regressions"]),
         "bad hosts: %s" % (", ".join(summary["bad_hosts"]) or "none"),
+        "bad NICs: %s" % (", ".join(summary.get("bad_nics") or []) or "none"),
         "bad links: %s" % (", ".join(summary["bad_links"][:8]) or "none")
         + (" (+%d more)" % (len(summary["bad_links"]) - 8) if len(summary["bad_links"]) > 8 else ""),
     ]
+    lines += ["do: %s" % line for line in culprits.action_lines((summary.get("culprits") or [])[:8])]
     if summary["regressions"]:
         lines.append("regressed: %s" % (", ".join(summary["regressed_hosts"] + summary["regressed_links"][:8]) or "-"))
     if files and files.get("html"):

@@ -284,8 +284,8 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     if int(min_bad_links) < 1:
         raise LocalizationError("min_bad_links must be at least 1, got %r" % (min_bad_links,))
     view = link_view(observations, bad_verdicts, what)
+    components, fleet_rails = lc.fleet_components(view, lc.majority_host_rails(view, host_fraction, min_bad_links))
     suspect = lc.suspect_host_rails(view, host_fraction, min_bad_links)
-    components, fleet_rails = lc.fleet_components(view, suspect)
     implicated = dict(((n, r), "majority") for (n, r) in suspect if r not in fleet_rails)
     implicated, open_links = lc.blame_sides(view, implicated, fleet_rails)
     components += lc.node_components(view, implicated, fleet_rails)

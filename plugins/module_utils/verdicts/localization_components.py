@@ -7,8 +7,9 @@ Each step reads a :class:`LinkView` (the link table of one check and its
 statistics per host and rail) and returns the components it names, built by
 :func:`component`:
 
-- :func:`suspect_host_rails`: the (host, rail) pairs with mostly bad links;
-- :func:`fleet_components`: rails whose every host is suspect;
+- :func:`suspect_host_rails`: the (host, rail) pairs with mostly bad links,
+  worst first, each one's links no longer counting against its peers;
+- :func:`fleet_components`: rails where every host has mostly bad links;
 - :func:`blame_sides`: bad links no suspect explains, judged by partner
   retests and by the side that failed to answer in an ``error`` (which side,
   if any, is implicated; a side that hung implicates its whole host);
@@ -141,9 +142,46 @@ def component(kind, host, peer, rail, rails, devices, cause, evidence, links, co
 
 # --- suspects and fleet --------------------------------------------------------------
 
-def suspect_host_rails(view, fraction, minimum):
+def majority_host_rails(view, fraction, minimum):
     """(host, rail) pairs with mostly bad links: more than ``fraction`` of them, and at least ``minimum``."""
     return set(key for key, st in view.stats.items() if majority(st["bad"], st["links"], fraction, minimum))
+
+
+def suspect_host_rails(view, fraction, minimum):
+    """The (host, rail) pairs whose bad links a majority rule blames on them, one at a time.
+
+    The worst (host, rail) with a majority of bad links is named first; its links then explain
+    the failures of its peers, so they no longer count for them. Without that, a slow host's
+    peers also look slow where a second fault takes one more of their links (a slow host plus
+    a slow link elsewhere would name the link's host too).
+    """
+    neighbours = _rail_neighbours(view)
+    order = sorted(neighbours, key=lambda key: (key[1], natural_key(key[0])))
+    suspects = set()
+    while True:
+        best, best_rank = None, None
+        for key in order:
+            if key in suspects:
+                continue
+            left = [status for other, status in neighbours[key] if (other, key[1]) not in suspects]
+            bad = sum(1 for status in left if status == "bad")
+            rank = (float(bad) / len(left) if left else 0.0, bad)
+            if majority(bad, len(left), fraction, minimum) and (best_rank is None or rank > best_rank):
+                best, best_rank = key, rank
+        if best is None:
+            return suspects
+        suspects.add(best)
+
+
+def _rail_neighbours(view):
+    """(host, rail) -> [(peer, link status)] of the links with a known status."""
+    out = {}
+    for (rail, pair), link in view.links.items():
+        if link["status"] == "unknown":
+            continue
+        out.setdefault((pair[0], rail), []).append((pair[1], link["status"]))
+        out.setdefault((pair[1], rail), []).append((pair[0], link["status"]))
+    return out
 
 
 def fleet_components(view, suspect):

@@ -1,0 +1,351 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The culprits of a run: one entry per fault, from every check's findings (pure).
+
+A culprit is ``{component, host, peer, rail, device, verdict, confidence,
+checks, cause, fix, evidence}``; ``component`` is one of
+
+- ``host``: the node itself (slow on every rail, hung, unreachable, named by
+  collective bisection);
+- ``nic``: one NIC / port / rail of a node (localization's ``rail``, a port
+  that discovery found down or slow);
+- ``link``: the path between two nodes on one rail;
+- ``fabric``: a rail's switch plane (localization's ``fabric`` and ``fleet``;
+  ``host`` is ``*``);
+- ``config``: a setting that breaks RDMA (discovery errors such as memlock or
+  a missing device, RoCE GID / MTU mismatches between hosts).
+
+``verdict`` is ``fail``, or ``flaky`` for a component that failed and passed
+on retest (never a reason to take it out of the pool).
+
+Where they come from: the localization findings a check published
+(``params.component``); for a pair check that published no localization
+(``localization`` record of its family), the localization of its records,
+done here; failing discovery findings; RoCE preflight mismatches; collective
+findings (bisection, launcher errors, unreachable hosts). One fault seen by
+several checks is one culprit with their evidence together, and what a
+culprit explains is not repeated: the NICs and links of a bad host, the links
+of a bad NIC on its rail, a flaky link that failed for good elsewhere.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as _loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import (
+    natural_key, pair_key)
+
+COMPONENTS = ("host", "nic", "link", "fabric", "config")
+_ORDER = dict((name, idx) for idx, name in enumerate(COMPONENTS))
+_FROM_LOCALIZATION = {"host": "host", "rail": "nic", "link": "link", "fabric": "fabric", "fleet": "fabric"}
+_CONFIDENCE = ("low", "medium", "high")
+BAD = ("fail", "error")
+MAX_EVIDENCE = 12
+NOT_A_HOST = ("*", "-", "all", "pool", None, "")
+
+
+def culprit(component, host, peer=None, rail=None, device=None, verdict="fail", confidence="medium", check=None,
+            cause=None, fix=None, evidence=()):
+    return {"component": component, "host": host, "peer": peer, "rail": _rail(rail), "device": device,
+            "verdict": verdict, "confidence": confidence, "checks": [check] if check else [], "cause": cause,
+            "fix": fix, "evidence": list(evidence or [])[:MAX_EVIDENCE]}
+
+
+def _rail(value):
+    try:
+        return None if value is None or value == "" else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# --- from each kind of record ------------------------------------------------------------
+
+def from_component(comp, check):
+    """A localization component (or its finding record's fields) as a culprit."""
+    kind = comp["component"]
+    flaky = kind == "flaky"
+    if flaky:
+        kind = "link" if comp.get("peer") else "host"
+    devices = comp.get("devices") or []
+    return culprit(_FROM_LOCALIZATION[kind] if kind in _FROM_LOCALIZATION else kind, comp["host"], comp.get("peer"),
+                   comp.get("rail") if kind != "host" else None, devices[0] if len(devices) == 1 else None,
+                   "flaky" if flaky else "fail", comp.get("confidence") or "medium", check, comp.get("cause"),
+                   comp.get("fix"), comp.get("evidence"))
+
+
+def _from_localization_finding(rec):
+    params = rec["params"]
+    comp = {"component": params["component"], "host": rec.get("host"), "peer": rec.get("peer"),
+            "rail": params.get("rail"), "devices": params.get("devices"), "confidence": params.get("confidence"),
+            "cause": rec.get("cause"), "fix": rec.get("fix"), "evidence": rec.get("evidence")}
+    return from_component(comp, params.get("check"))
+
+
+def _from_discovery_finding(rec):
+    """A failing discovery finding: a port's fault is its NIC's; a host-wide one is the host's setup."""
+    params = rec["params"]
+    device = params.get("device")
+    return culprit("nic" if device else "config", rec.get("host"), None, None, device, "fail", "high", "discover",
+                   rec.get("cause"), rec.get("fix"), ["discovery: %s" % params.get("code")] + list(
+                       rec.get("evidence") or []))
+
+
+def _from_collective_finding(rec):
+    params = rec.get("params") or {}
+    stage = params.get("stage")
+    confidence = "high" if stage == "bisect" or rec.get("verdict") == "error" else "medium"
+    return culprit("host", rec.get("host"), None, None, None, "fail", confidence, "collective", rec.get("cause"),
+                   rec.get("fix"), list(rec.get("evidence") or []))
+
+
+def _from_unreachable(rec):
+    params = rec.get("params") or {}
+    return culprit("host", rec.get("host"), None, None, None, "fail", "high", params.get("check"), rec.get("cause"),
+                   rec.get("fix"), list(rec.get("evidence") or []))
+
+
+def _from_generic_finding(rec):
+    """A failing finding of no known check (a caller's own record): its host, or its device's NIC."""
+    params = rec.get("params") or {}
+    device = params.get("device")
+    return culprit("nic" if device else "host", rec.get("host"), None, params.get("rail"), device, "fail", "medium",
+                   params.get("check"), rec.get("cause"), rec.get("fix"), list(rec.get("evidence") or []))
+
+
+def _finding_source(rec):
+    """Which reader a finding record needs, or None when it names no culprit."""
+    params = rec.get("params") or {}
+    check = params.get("check")
+    if params.get("component"):
+        return _from_localization_finding
+    if rec.get("verdict") not in BAD or rec.get("host") in NOT_A_HOST:
+        return None
+    if check == "collective":
+        return _from_collective_finding
+    if params.get("finding") == "unreachable":
+        return _from_unreachable
+    if check in (None, "discover") and params.get("code"):
+        return _from_discovery_finding
+    if check is None and not params.get("finding"):
+        return _from_generic_finding
+    return None    # pair_analysis' own names (bad_node, bad_link ...): the localization below decides
+
+
+def roce_config_culprits(records):
+    """RoCE preflight mismatches: a host in two or more mismatching pairs of a rail is the one set differently;
+    a pair no such host explains is named as a pair."""
+    by_rail = {}
+    for rec in records:
+        params = rec.get("params") or {}
+        if rec.get("kind") == "finding" and params.get("check") == "roce_preflight" and \
+                rec.get("verdict") in ("warn", "fail") and rec.get("host") and rec.get("peer"):
+            by_rail.setdefault(_rail(params.get("rail")), []).append(rec)
+    out = []
+    for rail, recs in sorted(by_rail.items(), key=lambda item: -1 if item[0] is None else item[0]):
+        out += _rail_config_culprits(rail, recs)
+    return out
+
+
+def _rail_config_culprits(rail, recs):
+    pairs = {}
+    for rec in recs:
+        pairs.setdefault(pair_key(rec["host"], rec["peer"]), []).append(rec)
+    count = {}
+    for pair in pairs:
+        for host in pair:
+            count[host] = count.get(host, 0) + 1
+    odd = set(h for h, n in count.items() if n >= 2)
+    out = []
+    for host in sorted(odd, key=natural_key):
+        mine = [r for pair, rs in pairs.items() if host in pair for r in rs]
+        out.append(_config_culprit(host, None, rail, mine, "high"))
+    for pair, rs in sorted(pairs.items(), key=lambda item: [natural_key(h) for h in item[0]]):
+        if not odd.intersection(pair):
+            out.append(_config_culprit(pair[0], pair[1], rail, rs, "medium"))
+    return out
+
+
+def _config_culprit(host, peer, rail, recs, confidence):
+    codes = sorted(set((r.get("params") or {}).get("finding") for r in recs) - set([None]))
+    evidence = ["%s-%s rail %s: %s" % (r["host"], r["peer"], rail, r.get("cause")) for r in recs]
+    return culprit("config", host, peer, rail, None, "fail", confidence, "roce_preflight",
+                   "RoCE settings differ (%s): %s" % (", ".join(codes) or "mismatch", recs[0].get("cause")),
+                   recs[0].get("fix"), evidence)
+
+
+def _localized_families(records):
+    families = set()
+    for rec in records:
+        params = rec.get("params") or {}
+        if rec.get("kind") == "localization" or (rec.get("kind") == "finding" and params.get("component")):
+            families.add(params.get("family"))
+    return families
+
+
+def _pair_kinds_to_localize(records, localized):
+    """Pair kinds with a failing or flaky record and no localization of their own."""
+    kinds = set()
+    for rec in records:
+        kind = rec.get("kind") or ""
+        if rec.get("peer") and rec.get("verdict") in BAD + ("flaky",) and not kind.endswith("_retest") \
+                and kind not in ("finding", "regression", "localization") and kind not in localized:
+            kinds.add(kind)
+    return sorted(kinds)
+
+
+def localized_here(records, localized):
+    out = []
+    for kind in _pair_kinds_to_localize(records, localized):
+        check = next(((r.get("params") or {}).get("check") for r in records if r.get("kind") == kind
+                      and (r.get("params") or {}).get("check")), kind)
+        try:
+            result = _loc.localize_records(records, kind)
+        except _loc.LocalizationError:
+            continue
+        railless = not any((r.get("params") or {}).get("rail") is not None for r in records if r.get("kind") == kind)
+        for comp in result["components"]:
+            item = from_component(comp, check)
+            if railless:    # e.g. TCP: one path per host pair, not rail 0 of an RDMA fabric
+                item["rail"] = None
+            out.append(item)
+    return out
+
+
+def raw_culprits(records):
+    """Every culprit each source names, before merging."""
+    records = [r for r in records or [] if isinstance(r, dict)]
+    out = []
+    for rec in records:
+        reader = _finding_source(rec) if rec.get("kind") == "finding" else None
+        if reader is not None:
+            out.append(reader(rec))
+    out += roce_config_culprits(records)
+    out += localized_here(records, _localized_families(records))
+    return out
+
+
+# --- one entry per fault --------------------------------------------------------------------
+
+def _key(item):
+    comp = item["component"]
+    if comp == "host":
+        return ("host", item["host"])
+    if comp == "nic":
+        return ("nic", item["host"], item["device"] if item["rail"] is None else item["rail"])
+    if comp == "link":
+        return ("link", pair_key(item["host"], item["peer"]), item["rail"])
+    if comp == "fabric":
+        return ("fabric", item["rail"])
+    return ("config", item["host"], item["peer"], item["rail"])
+
+
+def _absorb(into, item):
+    """Add ``item``'s checks and evidence to ``into`` (same fault, or one ``into`` explains)."""
+    for check in item["checks"]:
+        if check not in into["checks"]:
+            into["checks"].append(check)
+    if item is not into and (item["component"], item["host"], item["peer"]) != (
+            into["component"], into["host"], into["peer"]):
+        into["evidence"].append("explains %s" % describe(item))
+    for line in item["evidence"]:
+        if line not in into["evidence"] and len(into["evidence"]) < MAX_EVIDENCE:
+            into["evidence"].append(line)
+    into["confidence"] = max(into["confidence"], item["confidence"], key=_CONFIDENCE.index)
+    into["device"] = into["device"] or item["device"]
+    into["rail"] = into["rail"] if into["rail"] is not None else (item["rail"] if into["component"] == "nic"
+                                                                  else into["rail"])
+    if into["verdict"] != "fail" and item["verdict"] == "fail":
+        into["verdict"], into["cause"], into["fix"] = "fail", item["cause"], item["fix"]
+
+
+def _same_nic(nic, item):
+    if nic["host"] != item["host"]:
+        return False
+    if nic["rail"] is not None and item["rail"] is not None:
+        return nic["rail"] == item["rail"]
+    return bool(nic["device"]) and nic["device"] == item["device"]
+
+
+def _explainer(item, kept):
+    """The kept culprit that explains ``item`` (a failing host its NICs and links; a NIC its rail's links;
+    any failing culprit a flaky one of the same place), or None."""
+    ends = [item["host"], item["peer"]] if item["component"] == "link" else [item["host"]]
+    for other in kept:
+        if other["verdict"] != "fail" or other is item:
+            continue
+        if other["component"] == "host" and item["component"] in ("nic", "link", "host") and other["host"] in ends:
+            return other
+        if other["component"] == "nic" and item["component"] in ("link", "nic") and \
+                any(_same_nic(other, dict(item, host=end)) for end in ends):
+            return other
+    return None
+
+
+def merge(items):
+    """One culprit per fault (see the module doc), failing ones first, then by component and host."""
+    by_key = {}
+    order = []
+    for item in items:
+        key = _key(item)
+        if key in by_key:
+            _absorb(by_key[key], item)
+        else:
+            by_key[key] = dict(item, checks=list(item["checks"]), evidence=list(item["evidence"]))
+            order.append(key)
+    merged = [by_key[k] for k in order]
+    merged.sort(key=lambda c: (c["verdict"] != "fail", _ORDER[c["component"]]))
+    kept = []
+    for item in merged:
+        explainer = _explainer(item, kept)
+        if explainer is None:
+            kept.append(item)
+        else:
+            _absorb(explainer, item)
+    kept.sort(key=sort_key)
+    return kept
+
+
+def sort_key(item):
+    return (item["verdict"] != "fail", _ORDER[item["component"]], natural_key(item["host"] or ""),
+            natural_key(item["peer"] or ""), -1 if item["rail"] is None else item["rail"])
+
+
+def culprits(records):
+    """The run's culprits (see the module doc) from its records."""
+    return merge(raw_culprits(records))
+
+
+# --- views ------------------------------------------------------------------------------------
+
+def describe(item):
+    """'host h2', 'nic h3 mlx5_1 (rail 1)', 'link h1 - h2 (rail 0)', 'fabric of rail 0', 'config h4 (rail 0)'."""
+    comp = item["component"]
+    rail = "" if item["rail"] is None else " (rail %s)" % item["rail"]
+    if comp == "host":
+        text = "host %s" % item["host"]
+    elif comp == "nic":
+        text = "nic %s%s%s" % (item["host"], " " + item["device"] if item["device"] else "", rail)
+    elif comp == "link":
+        text = "link %s - %s%s" % (item["host"], item["peer"], rail)
+    elif comp == "fabric":
+        text = "fabric%s" % (" of rail %s" % item["rail"] if item["rail"] is not None else "")
+    else:
+        text = "config %s%s%s" % (item["host"], " - " + item["peer"] if item["peer"] else "", rail)
+    return text + (" (flaky)" if item["verdict"] == "flaky" else "")
+
+
+def bad_lists(items):
+    """(bad_hosts, bad_nics, bad_links) of the failing culprits, as the summary lists them."""
+    failing = [c for c in items if c["verdict"] == "fail"]
+    hosts = sorted(set(c["host"] for c in failing if c["component"] == "host"), key=natural_key)
+    nics = ["%s:%s" % (c["host"], c["device"] or "rail %s" % c["rail"]) for c in failing if c["component"] == "nic"]
+    links = ["%s<->%s" % pair_key(c["host"], c["peer"]) for c in failing if c["component"] == "link"]
+    return hosts, sorted(set(nics), key=natural_key), sorted(set(links), key=natural_key)
+
+
+def action_lines(items):
+    """'what to do' lines: one per culprit, '<what> [<checks>, <n> evidence]: <fix>'."""
+    return ["%s [%s; %s confidence; %d evidence]: %s" % (
+        describe(c), ", ".join(c["checks"]) or "-", c["confidence"], len(c["evidence"]), c["fix"] or c["cause"] or "-")
+        for c in items]
