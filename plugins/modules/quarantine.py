@@ -39,7 +39,9 @@ options:
     description: A localization result (the output of C(clusterops.commcheck.commcheck_localize)).
     type: dict
   findings:
-    description: C(finding) records (C(params.finding) or C(params.component) name the fault).
+    description:
+      - The run's culprits (C(clusterops.commcheck.commcheck_culprits); a C(nic) culprit is a V(rail) here, a flaky
+        one is never quarantined) or C(finding) records (C(params.finding) or C(params.component) name the fault).
     type: list
     elements: dict
   hosts:

@@ -191,3 +191,13 @@ def test_evidence_is_bounded():
              for i in range(5)]
     merged = cp.merge(items)
     assert len(merged) == 1 and len(merged[0]["evidence"]) == cp.MAX_EVIDENCE
+
+
+def test_the_filter_wraps_the_function_and_refuses_what_is_not_a_list():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_culprits import FilterModule
+    culprits_filter = FilterModule().filters()["commcheck_culprits"]
+    records = localized(pair_records(lambda h, p, r: "h2" in (h, p)))
+    assert culprits_filter(records) == cp.culprits(records)
+    with pytest.raises(AnsibleFilterError, match="must be a list of records"):
+        culprits_filter({"kind": "finding"})

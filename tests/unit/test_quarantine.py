@@ -376,3 +376,16 @@ def test_marks_of_a_node_object():
            "spec": {"taints": [{"key": q.LABEL_KEY, "effect": "NoExecute"}]}}
     assert q._Marks(obj, q.LABEL_KEY, "NoExecute").has_taint is True
     assert q._Marks(obj, q.LABEL_KEY, "NoSchedule").has_taint is False
+
+
+def test_culprits_quarantine_their_failing_hosts_and_nics_never_flaky_ones():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as cp
+    found = [cp.culprit("host", "h3", check="collective", cause="runs with h3 are bad"),
+             cp.culprit("nic", "h2", rail=1, device="mlx5_1", check="discover", cause="port down"),
+             cp.culprit("link", "h1", "h4", 0, check="rdma_perf", cause="slow link"),
+             cp.culprit("link", "h1", "h2", 0, verdict="flaky", check="rdma_perf", cause="flaky"),
+             cp.culprit("fabric", "*", rail=0, check="rdma_perf", cause="fabric")]
+    nodes = q.bad_nodes(found)
+    assert [(n["host"], n["components"]) for n in nodes] == [("h2", ["rail"]), ("h3", ["host"])]
+    assert "runs with h3 are bad" in nodes[1]["reason"]
+    assert [n["host"] for n in q.bad_nodes(found, components=["link"])] == ["h1", "h4"]

@@ -16,8 +16,9 @@ Opt-in (``commcheck_quarantine: true``) and dry-run by default:
   an executed run runs them one by one. No script is ever written.
 
 :func:`bad_nodes` picks the nodes from a localization result (components
-``host`` and ``rail`` by default; ``flaky`` never), from ``finding`` records,
-or from a plain list.
+``host`` and ``rail`` by default; ``flaky`` never), from the run's culprits
+(``culprits.py``; a culprit ``nic`` is a ``rail`` here), from ``finding``
+records, or from a plain list.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -34,6 +35,7 @@ LABEL_VALUE = "fail"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_COMPONENTS = ("host", "rail")
 COMPONENTS = ("host", "rail", "link", "fabric", "fleet")
+CULPRIT_COMPONENT = {"nic": "rail"}
 FINDING_COMPONENT = {"bad_node": "host", "bad_nic": "rail", "bad_link": "link", "fabric": "fabric", "fleet": "fleet"}
 MAX_REASON = 1024
 SLURM_REASON_MAX = 256
@@ -108,9 +110,19 @@ def _fault_from_entry(entry):
         return (comp, entry.get("host"), entry.get("peer"), entry.get("cause"))
     if isinstance(entry, dict) and entry.get("kind"):
         return None    # other records (pair results, summaries) name no fault
+    if isinstance(entry, dict) and "component" in entry and "verdict" in entry:
+        return _fault_from_culprit(entry)
     if isinstance(entry, dict) and entry.get("host"):
         return (entry.get("component", "host"), entry["host"], None, entry.get("reason") or "named for quarantine")
     raise QuarantineError("cannot read a bad node from %s" % rules.show(entry))
+
+
+def _fault_from_culprit(entry):
+    """A culprit (``culprits.culprits``): a flaky one names no fault; its ``nic`` is quarantine's ``rail``."""
+    if entry.get("verdict") != "fail":
+        return None
+    comp = CULPRIT_COMPONENT.get(entry["component"], entry["component"])
+    return (comp, entry.get("host"), entry.get("peer"), entry.get("cause") or "named for quarantine")
 
 
 def _faults(source):
