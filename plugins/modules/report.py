@@ -163,11 +163,19 @@ files:
   sample: {html: /r/report.html, md: /r/report.md, json: /r/results.json, junit: /r/junit.xml, prom: /r/commcheck.prom}
 summary:
   description: >-
-    The run's summary, also published with C(set_stats) by the report role: verdict, total, counts by
-    verdict, by_kind, bad_hosts, bad_links, regressions, regressed_hosts, regressed_links, files.
+    The run's summary, also published with C(set_stats) by the report role (so the history's summary line has
+    it): verdict, total, counts by verdict, by_kind, culprits (one per fault, see
+    C(clusterops.commcheck.commcheck_culprits)), bad_hosts, bad_nics, bad_links (derived from the failing
+    culprits; the links of a bad host are not listed again), flaky, regressions, regressed_hosts,
+    regressed_links, files.
   returned: success
   type: dict
-  sample: {"verdict": "fail", "total": 12, "counts": {"pass": 10, "fail": 2}, "bad_hosts": ["node-c"], "bad_links": ["node-a<->node-c"]}
+  sample: {"verdict": "fail", "total": 12, "counts": {"pass": 10, "fail": 2}, "bad_hosts": ["node-c"],
+           "bad_nics": [], "bad_links": [], "flaky": [],
+           "culprits": [{"component": "host", "host": "node-c", "verdict": "fail", "confidence": "medium",
+                         "checks": ["rdma_perf"], "cause": "most of its links are bad on every rail",
+                         "fix": "take the host out of the pool", "evidence": ["node-a-node-c rail 0: fail"],
+                         "peer": null, "rail": null, "device": null}]}
 summary_lines:
   description: A short fixed-width summary table, one line per item.
   returned: success
