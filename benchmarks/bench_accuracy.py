@@ -53,10 +53,7 @@ import lab as lablib  # noqa: E402  pylint: disable=wrong-import-position
 
 PLAYBOOK = os.path.join(REPO, "playbooks", "commcheck.yml")
 RAILS = 2
-NOT_INJECTABLE = {
-    "NCCL falls back to Socket": "the lab's nccl-tests emulator reports NET/Socket on every run; "
-                                 "it has no IB transport to fall back from",
-}
+NOT_INJECTABLE = {}
 
 
 def base_vars(lab, checks, report_dir):
@@ -129,7 +126,9 @@ def _named(component, host, peer=None, rail=None, source=""):
 
 
 def named_from_culprits(summary):
-    return [_named(c.get("component"), c.get("host"), c.get("peer"), c.get("rail"), "culprits")
+    """The summary's culprits; a flaky one counts as component ``flaky`` (what FlakyLink injects)."""
+    return [_named("flaky" if c.get("verdict") == "flaky" else c.get("component"), c.get("host"), c.get("peer"),
+                   c.get("rail"), "culprits")
             for c in summary.get("culprits") or []]
 
 
@@ -217,6 +216,7 @@ def scenarios(lab):
         (faults.PortDown(lab, hosts[1], rail=1), 1),
         (faults.MtuMismatch(lab, hosts[n - 1], rail=0), 1),
         (faults.SlowCollectiveNode(lab, hosts[n // 2], rate), 1),
+        (faults.SocketFallback(lab, hosts[n // 2 - 1]), 1),
         (faults.Both(lab, faults.SlowHost(lab, hosts[1], rate),
                      faults.SlowLink(lab, hosts[n - 2], hosts[n - 1], rate, rail=0)), 1),
     ]

@@ -32,6 +32,7 @@ import time
 
 import pytest
 
+import faults
 from lab_checks import assert_nothing_left, run_with_history, slow_rate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -365,7 +366,17 @@ def test_timeout_kills_every_rank(lab, binary_dir, tmp_path):
     sys.stderr.write("\nleft-over processes gone %.1fs after the module returned\n" % (time.monotonic() - started))
 
 
-def test_socket_transport_warns_when_rdma_is_expected(lab, binary_dir, tmp_path):
-    out = lab_module(lab, lab.hosts[0], lab_args(lab, binary_dir, hosts=lab.hosts[:2], ib_devices=["mlx5_0"]))
+def test_socket_fallback_fails_when_rdma_devices_exist(lab, binary_dir, tmp_path):
+    hosts = lab.hosts[:2]
+    healthy = lab_module(lab, lab.hosts[0], lab_args(lab, binary_dir, hosts=hosts, ib_devices=["mlx5_0"]))
+    # the lab's hosts have emulated RoCE devices: the emulator reports NET/IB, as NCCL would
+    assert healthy["transport"] == "IB" and healthy["verdict"] == "pass", healthy.get("cause")
+    fault = faults.SocketFallback(lab.lab, hosts[1])
+    fault.inject()
+    try:
+        out = lab_module(lab, lab.hosts[0], lab_args(lab, binary_dir, hosts=hosts, ib_devices=["mlx5_0"],
+                                                     bisect=False))
+    finally:
+        fault.heal()
     assert out["transport"] == "Socket"
-    assert out["verdict"] == "warn" and "NCCL_IB_HCA" in out["fix"]
+    assert out["verdict"] == "fail" and "NET/Socket" in out["cause"] and "NCCL_IB_HCA" in out["fix"]

@@ -122,33 +122,32 @@ class SlowLink(Fault):
 
 
 class FlakyLink(SlowLink):
-    """A link that is slow now and then: shaped for ``on`` seconds every ``on + off`` seconds."""
+    """A transient slowdown of one link: slow for the check's own rounds, gone again when the retests start.
+
+    That is what "flaky" means to an operator (a burst of congestion, a port that renegotiated): the
+    first measurement fails and a repeat a few seconds later passes. The retests are recognised by the
+    playbook's task names (``during``), so the timing never depends on the machine's speed.
+    """
 
     name = "flaky link"
+    RETEST_TASK = "retest"
 
-    def __init__(self, lab, host, peer, rate, rail=0, on=2.0, off=4.0):
+    def __init__(self, lab, host, peer, rate, rail=0):
         super(FlakyLink, self).__init__(lab, host, peer, rate, rail)
-        self.on, self.off = on, off
-        self._loop = BackgroundLoop(self._toggle, "flaky-link")
+        self.healed = False
 
     @property
     def expected(self):
         return [culprit("flaky", self.host, self.peer, self.rail)]
 
-    def _toggle(self, stop):
-        while not stop.is_set():
-            self.lab.slow_pair(self.host, self.peer, self.rate, rail=self.rail)
-            if stop.wait(self.on):
-                break
-            self.lab.heal(self.host)
-            stop.wait(self.off)
-
     def inject(self):
-        self._loop.start()
+        self.healed = False
+        super(FlakyLink, self).inject()
 
-    def heal(self):
-        self._loop.stop()
-        self.lab.heal()
+    def during(self, line):
+        if not self.healed and line.startswith("TASK [") and self.RETEST_TASK in line.lower():
+            self.lab.heal(self.host)
+            self.healed = True
 
 
 def perftest_processes(lab, host):
@@ -312,6 +311,39 @@ class SlowCollectiveNode(SlowHost):
 
     name = "slow node in a collective"
     checks = ("discover", "collective")
+
+
+class SocketFallback(Fault):
+    """NCCL on one host falls back from NET/IB to NET/Socket (no net plugin, NCCL_IB_HCA naming no device...).
+
+    The lab's nccl-tests emulator reads the fault from a file in the host's emulated sysfs root
+    (``FALLBACK_FILE`` of tests/lab/emulators/nccl_net_emulation.py); the RDMA devices stay healthy.
+    """
+
+    name = "NCCL falls back to Socket"
+    checks = ("discover", "collective")
+    FALLBACK_FILE = os.path.join("commcheck-lab", "nccl_socket_fallback")
+
+    def __init__(self, lab, host):
+        super(SocketFallback, self).__init__(lab)
+        self.host = host
+
+    @property
+    def expected(self):
+        return [culprit("config", self.host)]
+
+    def _path(self):
+        return os.path.join(self.lab.sysfs_root(self.host), self.FALLBACK_FILE)
+
+    def inject(self):
+        os.makedirs(os.path.dirname(self._path()), exist_ok=True)
+        with open(self._path(), "w") as handle:
+            handle.write("NCCL on this host finds no IB/RoCE device (lab fault)\n")
+
+    def heal(self):
+        if os.path.exists(self._path()):
+            os.remove(self._path())
+        self.lab.heal()
 
 
 class Both(Fault):

@@ -131,15 +131,16 @@ def test_timeout_is_an_error():
     assert out["verdict"] == "error" and "60s" in out["cause"]
 
 
-def test_socket_instead_of_ib_warns_or_explains_the_fail():
+def test_socket_instead_of_ib_fails_and_explains_why():
     parsed = parse_nccl_tests(corpus("nccl_tests/all_reduce_perf_2node_16gpu_h100_mpirun.txt"))
     parsed["transport"] = "Socket"
     out = judge(parsed, ib_expected=True)
-    assert out["verdict"] == "warn"
-    assert "Socket" in out["cause"] and "NCCL_IB_HCA" in out["fix"]
+    assert out["verdict"] == "fail"
+    assert "NET/Socket" in out["cause"] and "NCCL_IB_HCA" in out["fix"]
     assert out["warnings"]
     slow = judge(parsed, ib_expected=True, expected_busbw_gbs=1000)
-    assert slow["verdict"] == "fail" and "sockets" in slow["cause"] and "NCCL_IB_HCA" in slow["fix"]
+    assert slow["verdict"] == "fail" and "NET/Socket" in slow["cause"] and "below" in slow["cause"]
+    assert "NCCL_IB_HCA" in slow["fix"]
     assert judge(parsed, ib_expected=False)["verdict"] == "pass"
 
 

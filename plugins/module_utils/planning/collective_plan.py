@@ -160,9 +160,38 @@ GLOBAL_ERROR_CODES = ("mpirun_not_found", "invalid_arguments", "json_invalid", "
 # Consequences of another error; never the cause to report first.
 SECONDARY_CODES = ("no_table", "rank_failed", "test_failure")
 
-TRANSPORT_FIX = ("NCCL fell back to TCP sockets although RDMA devices exist: check NCCL_IB_HCA, "
-                 "NCCL_IB_DISABLE, the verbs libraries (libibverbs, rdma-core) in the image and "
-                 "/dev/infiniband in the pod")
+# What a good run prints with NCCL_DEBUG=INFO, and what a fall-back prints.
+TRANSPORT_LOG_LINES = ("with NCCL_DEBUG=INFO a run on RDMA prints 'NET/IB : Using [0]mlx5_0:1/RoCE ...', "
+                       "'Using network IB' and channels 'via NET/IB/0' (or NET/IB/0/GDRDMA); a fall-back "
+                       "prints 'NET/IB : No device found', 'NET/Socket : Using', 'Using network Socket' and "
+                       "'via NET/Socket/0'")
+_FIX_TEMPLATE = ("point NCCL_IB_HCA at the RDMA devices (%s), "
+                 "NCCL_SOCKET_IFNAME at the data network's interface (bootstrap only), and NCCL_IB_GID_INDEX "
+                 "at the RoCE v2 GID index discovery chose (commcheck_rdma.gid_index); make sure NCCL_IB_DISABLE "
+                 "is not 1, the image has the IB/RoCE net plugin (libnccl-net.so from nccl-rdma-sharp-plugins, "
+                 "or name it with NCCL_NET_PLUGIN) and the verbs libraries (libibverbs, rdma-core), and the "
+                 "pod has /dev/infiniband; " + TRANSPORT_LOG_LINES)
+TRANSPORT_FIX = _FIX_TEMPLATE % "for example NCCL_IB_HCA=mlx5_0,mlx5_1"
+
+
+def transport_fallback(library, transport, ib_expected=False, ib_devices=None):
+    """True when NCCL ran on TCP sockets (NET/Socket) although the hosts have RDMA devices."""
+    return library == "nccl" and transport == "Socket" and (bool(ib_expected) or bool(ib_devices))
+
+
+FALLBACK_CAUSE = "NCCL used NET/Socket although the hosts have RDMA devices"
+
+
+def transport_fallback_cause(ib_devices=None):
+    """Why a run on NET/Socket is a failure, naming the RDMA devices when they are known."""
+    names = ", ".join(sorted(set(str(d) for d in ib_devices or [])))
+    return FALLBACK_CAUSE + (" %s" % names if names else "")
+
+
+def transport_fallback_fix(ib_devices=None):
+    """The fix of a Socket fall-back; NCCL_IB_HCA names the devices found when they are known."""
+    names = ",".join(sorted(set(str(d) for d in ib_devices or [])))
+    return _FIX_TEMPLATE % ("NCCL_IB_HCA=" + names) if names else TRANSPORT_FIX
 
 
 def _primary_error(errors):
@@ -240,19 +269,25 @@ def _wrong_data_verdict(wrong):
                    "error counters; never ignore data corruption"}
 
 
-def _slow_verdict(out, min_fraction, socket_instead_of_ib):
+def _slow_verdict(out, min_fraction):
     cause = "bus bandwidth %s GB/s is below %s GB/s (%d%% of the expected %s GB/s)" % (
         out["busbw_gbs"], out["threshold_busbw_gbs"], int(round(float(min_fraction) * 100)),
         out["expected_busbw_gbs"])
     fix = ("bisect the pool to name the slow node(s); then check their NIC link rate, PCIe width, "
            "GPU clocks, and switch port errors")
-    if socket_instead_of_ib:
-        cause += "; NCCL used TCP sockets instead of RDMA"
-        fix = TRANSPORT_FIX
     return {"verdict": "fail", "cause": cause, "fix": fix}
 
 
-def _verdict(out, rows, rc, timed_out, timeout, min_fraction, socket_instead_of_ib):
+def _fallback_verdict(out, slow, ib_devices):
+    """A run on NET/Socket with RDMA devices there fails, slow or not: the fabric was never tested."""
+    out["warnings"].append("NCCL used the Socket transport although RDMA devices exist")
+    cause = transport_fallback_cause(ib_devices)
+    if slow:
+        cause += "; " + slow["cause"]
+    return {"verdict": "fail", "cause": cause, "fix": transport_fallback_fix(ib_devices)}
+
+
+def _verdict(out, rows, rc, timed_out, timeout, min_fraction, fallback, ib_devices=None):
     """The verdict, cause and fix to set on ``out``, the first that applies; None for a pass."""
     if timed_out:
         return _timed_out_verdict(timeout)
@@ -261,30 +296,30 @@ def _verdict(out, rows, rc, timed_out, timeout, min_fraction, socket_instead_of_
     if out["wrong"]:
         return _wrong_data_verdict(out["wrong"])
     threshold = out["threshold_busbw_gbs"]
+    slow = None
     if threshold is not None and (out["busbw_gbs"] is None or out["busbw_gbs"] < threshold):
-        return _slow_verdict(out, min_fraction, socket_instead_of_ib)
-    if socket_instead_of_ib:
-        out["warnings"].append("NCCL used the Socket transport although RDMA devices exist")
-        return {"verdict": "warn", "cause": "NCCL used TCP sockets (NET/Socket) instead of RDMA",
-                "fix": TRANSPORT_FIX}
-    return None
+        slow = _slow_verdict(out, min_fraction)
+    if fallback:
+        return _fallback_verdict(out, slow, ib_devices)
+    return slow
 
 
 def judge_run(library, operation, nranks, rc, timed_out, parsed, expected_busbw_gbs=None,
-              min_fraction=0.8, busbw_metric="max", ib_expected=False, timeout=None):
+              min_fraction=0.8, busbw_metric="max", ib_expected=False, timeout=None, ib_devices=None):
     """The verdict of one collective run from its parsed output.
 
     Returns {verdict, cause, fix, busbw_gbs, algbw_gbs, expected_busbw_gbs,
     threshold_busbw_gbs, transport, errors, warnings, wrong, rows}.
-    ``verdict`` is ``error`` when no result came back, ``fail`` for wrong data
-    or bandwidth under the threshold, ``warn`` for a pass on the wrong
-    transport, else ``pass``. For hccl_test, whose table has only the
+    ``verdict`` is ``error`` when no result came back, ``fail`` for wrong data,
+    bandwidth under the threshold, or NCCL on its Socket transport while
+    ``ib_expected`` or ``ib_devices`` (the RDMA devices of the hosts) say RDMA
+    is there, else ``pass``. For hccl_test, whose table has only the
     algorithm bandwidth, bus bandwidth is computed with nccl-tests' factors.
     """
     parsed = parsed or {}
     out, rows = _measurements(library, operation, nranks, parsed, expected_busbw_gbs, min_fraction, busbw_metric)
-    socket_instead_of_ib = bool(ib_expected) and library == "nccl" and out["transport"] == "Socket"
-    out.update(_verdict(out, rows, rc, timed_out, timeout, min_fraction, socket_instead_of_ib) or {})
+    fallback = transport_fallback(library, out["transport"], ib_expected, ib_devices)
+    out.update(_verdict(out, rows, rc, timed_out, timeout, min_fraction, fallback, ib_devices) or {})
     return out
 
 
@@ -335,12 +370,20 @@ def _run_record(res, params, index, run):
             "expected_busbw_gbs": res.get("expected_busbw_gbs"),
             "threshold_busbw_gbs": res.get("threshold_busbw_gbs"),
             "duration_s": run.get("duration_s"),
+            # the network NCCL used (IB, Socket, ...); the pool run's is the module result's
+            "transport": run.get("transport") or (res.get("transport") if index == 0 else None),
         },
         "verdict": run.get("verdict") or "error",
         "cause": run.get("cause"),
         "fix": run.get("fix"),
         "evidence": [" ".join(run.get("cmd") or [])] if run.get("cmd") else [],
     }
+
+
+def _fell_back_to_socket(runs, node):
+    """True when the bad runs with ``node`` failed because NCCL fell back to NET/Socket."""
+    bad = [r for r in runs if node in (r.get("hosts") or []) and r.get("verdict") in ("fail", "error")]
+    return bool(bad) and all(str(r.get("cause") or "").startswith(FALLBACK_CAUSE) for r in bad)
 
 
 def _bad_node_finding(res, params, runs, node):
@@ -355,7 +398,7 @@ def _bad_node_finding(res, params, runs, node):
         "kind": "finding",
         "host": node,
         "peer": None,
-        "params": dict(params, check="collective", stage="bisect" if bisected else "pool"),
+        "params": _finding_params(params, runs, node, bisected),
         "metrics": {"runs": len(runs)},
         "verdict": "fail",
         "cause": cause,
@@ -364,6 +407,14 @@ def _bad_node_finding(res, params, runs, node):
                                    " (%s GB/s)" % r["busbw_gbs"] if r.get("busbw_gbs") is not None else "")
                      for r in runs],
     }
+
+
+def _finding_params(params, runs, node, bisected):
+    out = dict(params, check="collective", stage="bisect" if bisected else "pool")
+    if _fell_back_to_socket(runs, node):
+        # the node's NCCL/RDMA setup, not its hardware: the culprit is its configuration
+        out["component"] = "config"
+    return out
 
 
 def _unreachable_finding(host, mode):

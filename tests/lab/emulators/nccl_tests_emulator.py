@@ -18,9 +18,11 @@ nccl-tests' formulas: algbw = size / time, busbw = algbw * factor
 alltoall / gather / scatter, 1 for broadcast / reduce / sendrecv). Results
 are checked element by element (``-c``) and wrong elements counted.
 
-It is NOT NCCL: devices are named "Emulated GPU (commcheck lab)", the data
-path is MPI over TCP, and with NCCL_DEBUG=INFO it says it uses the Socket
-transport, because that is what it does. One emulated GPU per process
+It is NOT NCCL: devices are named "Emulated GPU (commcheck lab)" and the data
+path is MPI over TCP. With NCCL_DEBUG=INFO it prints the network lines real
+NCCL would (``nccl_net_emulation.py``): NET/IB on the lab host's emulated
+RoCE devices, NET/Socket when they are missing or disabled, or when the lab's
+Socket fall-back fault is on. One emulated GPU per process
 (``-g 1``). The binary to emulate is taken from the program name
 (``all_reduce_perf``) or ``--emulate all_reduce``.
 """
@@ -35,6 +37,8 @@ import os
 import socket
 import sys
 import time
+
+import nccl_net_emulation  # the emulator's own directory is on sys.path (it runs as a script)
 
 TESTS_VERSION = "2.17.6"
 NCCL_VERSION_CODE = 22703
@@ -483,11 +487,7 @@ def main(argv):
     if debug:
         if main_proc:
             out("%s:%d:%d [0] NCCL INFO NCCL version %s\n" % (hostname, pid, pid, NCCL_VERSION_TEXT))
-        ifname = os.environ.get("NCCL_SOCKET_IFNAME") or _first_interface()
-        out("%s:%d:%d [%d] NCCL INFO NET/Socket : Using [0]%s\n" % (hostname, pid, pid, local_rank, ifname))
-        comm.Barrier()
-        if main_proc:
-            out("%s:%d:%d [0] NCCL INFO Using network Socket\n" % (hostname, pid, pid))
+        nccl_net_emulation.debug_lines(comm, hosts, hostname, pid, os.environ, out)
     comm.Barrier()
 
     pr("#\n")
@@ -588,16 +588,6 @@ def _average(comm, mpi, value, mode):
     if mode == 3:
         return comm.allreduce(value, op=mpi.MAX)
     return comm.allreduce(value, op=mpi.SUM) / comm.Get_size()
-
-
-def _first_interface():
-    try:
-        for dummy, name in socket.if_nameindex():
-            if name != "lo":
-                return name
-    except OSError:
-        pass
-    return "eth0"
 
 
 if __name__ == "__main__":
