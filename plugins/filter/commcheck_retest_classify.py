@@ -41,11 +41,11 @@ options:
     elements: str
     default: [fail, error]
   check:
-    description: The check name of the summary record.
+    description: The check name of the summary record (V(tcp_perf) for the TCP check).
     type: str
     default: rdma_perf
   kind:
-    description: The record kind of the summary record's C(params.family).
+    description: The record kind of the summary record's C(params.family) (V(tcp_bw) for the TCP check).
     type: str
     default: rdma_bw
 '''
@@ -56,6 +56,13 @@ EXAMPLES = r'''
     classified: >-
       {{ pair_records | clusterops.commcheck.commcheck_retest_classify(retest_records=retest_records,
                                                                         rounds=retest_plan.rounds) }}
+
+- name: Judge the retests of the TCP check
+  ansible.builtin.set_fact:
+    classified: >-
+      {{ tcp_records | clusterops.commcheck.commcheck_retest_classify(retest_records=tcp_retest_records,
+                                                                      rounds=retest_plan.rounds,
+                                                                      check='tcp_perf', kind='tcp_bw') }}
 '''
 
 RETURN = r'''
