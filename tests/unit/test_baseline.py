@@ -254,3 +254,11 @@ def test_compare_filter_refuses_numbers_out_of_range(options):
     from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_compare import commcheck_compare
     with pytest.raises(AnsibleFilterError, match="commcheck_compare: "):
         commcheck_compare([], [], **options)
+
+
+def test_regression_labels_follow_the_data_direction():
+    # records: host = server, peer = client; ib_write_bw sends from the client, ib_read_bw from the server
+    write = baseline.record_key({"kind": "rdma_bw", "host": "h1", "peer": "h2", "params": {"op": "write"}})
+    read = baseline.record_key({"kind": "rdma_bw", "host": "h1", "peer": "h2", "params": {"op": "read"}})
+    assert baseline.describe_key(write) == "rdma_bw h2->h1 [op=write]"
+    assert baseline.describe_key(read) == "rdma_bw h1->h2 [op=read]"

@@ -30,6 +30,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import flow_label
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number
 
 DEFAULT_K = 5
@@ -88,10 +89,10 @@ def record_key(record, ignore_params=()):
 
 
 def describe_key(key):
-    """'rdma_bw a->b [device=mlx5_0 op=write]' (scheduling params left out)."""
+    """'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (``report_flow``; scheduling params left out)."""
     kind, host, peer, params = key
-    text = "%s %s" % (kind, host if peer is None else "%s->%s" % (host, peer))
     params = json.loads(params)
+    text = "%s %s" % (kind, flow_label({"kind": kind, "host": host, "peer": peer, "params": params}))
     shown = [k for k in sorted(params) if k not in DEFAULT_IGNORE_PARAMS and not isinstance(params[k], (dict, list))]
     if shown:
         text += " [%s]" % " ".join("%s=%s" % (k, params[k]) for k in shown)
