@@ -450,7 +450,8 @@ def _link_findings(links, fleet_rails, blamed, check):
         if (fam, rail, a) in blamed or (fam, rail, b) in blamed:
             continue
         rec = _worst(entry["records"])
-        cause = "link %s - %s (rail %s) is bad while both hosts are good on their other links: %s" % (
+        # neither host is blamed, which says nothing about its other links being good (it may have no others)
+        cause = "link %s - %s (rail %s) is bad and neither host is bad on most of its links: %s" % (
             a, b, rail, rec.get("cause") or rec["verdict"])
         findings.append(_finding("bad_link", a, fam, check, rail, cause, FIX["bad_link"],
                                  {"bad_records": sum(1 for r in entry["records"] if r["verdict"] in BAD)},
