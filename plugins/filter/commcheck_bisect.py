@@ -7,17 +7,20 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 name: commcheck_bisect
-short_description: Plan the next collective run of a bisection and name the bad node(s)
+short_description: Plan the next round of collective runs of a bisection and name the bad node(s)
 version_added: 1.0.0
 description:
   - Given a pool of hosts and the runs made so far (each with its hosts and whether it was bad), returns the
-    hosts to run next, or, when done, the nodes named bad. The first run is the whole pool.
-  - A suspect group is split in halves and the first half is run; a good half clears its hosts and puts the
-    fault in the other half without a run of its own, so one bad node among N takes about log2(N) runs.
-    Halves set aside while searching are run once together at the end, which finds a second bad node.
-  - A collective across nodes needs O(min_size) hosts, so a lone suspect runs with known-good hosts; with
-    O(confirm=true) a node is only named after such a run was bad, so one flaky pool result cannot blame a
-    healthy node.
+    runs of the next round, or, when done, the nodes named bad. The first run (round 1) is the whole pool.
+  - The runs of a round are on disjoint hosts, to be run at the same time. Every round runs both halves of
+    every suspect group (a group holding a bad node); a good half clears its hosts, a bad half is split in
+    the next round. One bad node among N takes at most ceil(log2 N) + 2 rounds, the pool run and the verify
+    run (the pool without the named nodes, at the end) included.
+  - A collective across nodes needs O(min_size) hosts, so a half smaller than that runs with known-good
+    hosts that no other run of the round uses (or waits a round); with O(confirm=true) a node is only named
+    after a bad run of it with known-good hosts only, so one flaky pool result cannot blame a healthy node.
+  - When no part of the pool failed on its own, the pool is run once more as it was; conclusion V(flaky)
+    when that passes, V(inconsistent) when it fails again.
   - This is the planner the C(clusterops.commcheck.collective) module uses with O(bisect=true); the filter lets a
     playbook drive the same bisection with runs of its own (for example pods started per run).
 options:
@@ -27,7 +30,9 @@ options:
     elements: str
     required: true
   runs:
-    description: The runs so far, in order; each a dict with C(hosts) (list) and C(bad) (bool).
+    description:
+      - The runs so far, round after round (in any order within a round); each a dict with C(hosts) (list) and
+        C(bad) (bool). A round may be given in part; the plan then asks for the rest of it.
     type: list
     elements: dict
     default: []
@@ -40,28 +45,31 @@ options:
     type: bool
     default: true
   max_runs:
-    description: Stop (conclusion V(max_runs)) after this many runs.
+    description: Most runs in all; a round that would make more is not started (conclusion V(max_runs)).
     type: int
 '''
 
 EXAMPLES = r'''
-- name: What to run after the pool run was bad and the first half good
+- name: What to run after the pool run was bad, the first half good and the second bad
   ansible.builtin.debug:
     msg: "{{ ['n1', 'n2', 'n3', 'n4'] | clusterops.commcheck.commcheck_bisect(runs=runs) }}"
   vars:
     runs:
       - {hosts: [n1, n2, n3, n4], bad: true}
       - {hosts: [n1, n2], bad: false}
-  # next: [n3, n1]  (n3 with a known-good partner)
+      - {hosts: [n3, n4], bad: true}
+  # round: 3, next_round: [[n3, n1], [n4, n2]]  (each with a known-good partner, both at the same time)
 '''
 
 RETURN = r'''
 _value:
   description:
-    - C(done) (bool), C(next) (hosts to run now, or null), C(bad_nodes), C(good_nodes), C(inferred) (named without
-      a confirming run), C(unresolved) (suspects that could not be separated), C(unexplained) (indexes of bad runs
-      that hold no node named bad), C(conclusion) (V(pending), V(healthy), V(isolated), V(inconsistent),
-      V(unresolved), V(max_runs)) and C(runs) (how many runs were given).
+    - C(done) (bool), C(next_round) (the host lists still to run in this round, at the same time), C(round)
+      (its number, or null), C(next) (the first of them, or null), C(bad_nodes), C(good_nodes), C(inferred)
+      (named without a confirming run), C(unresolved) (suspects that could not be separated), C(unexplained)
+      (indexes of bad runs that hold no node named bad), C(conclusion) (V(pending), V(healthy), V(isolated),
+      V(flaky), V(inconsistent), V(unresolved), V(max_runs)), C(retest) (null, V(passed) or V(failed)),
+      C(runs) (how many runs were given) and C(rounds) (the complete rounds, lists of runs with C(round)).
   type: dict
 '''
 

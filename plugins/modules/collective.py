@@ -37,9 +37,16 @@ description:
     NCCL on the C(Socket) transport (C(NET/Socket)) while O(ib_expected) or O(ib_devices) say RDMA is there is a
     V(fail); the cause names the devices, the fix the NCCL settings to check (C(NCCL_IB_HCA), C(NCCL_SOCKET_IFNAME),
     C(NCCL_IB_GID_INDEX), the IB/RoCE net plugin) and the C(NCCL_DEBUG=INFO) lines to look for. HCCL is not checked.
-  - With O(bisect=true), a pool run that fails or is below its threshold is followed by runs on halves,
-    quarters, ... of the pool to name the bad node(s) in about log2(N) runs (RV(runs), RV(bad_nodes)).
-    A lone suspect is always run with a known-good partner, because a collective across nodes needs two.
+  - With O(bisect=true), a pool run that fails or is below its threshold is followed by rounds of runs on
+    halves, quarters, ... of the pool to name the bad node(s) (RV(runs), RV(bad_nodes)). The runs of a round
+    are on disjoint hosts and run at the same time (one C(mpirun) each); every round runs both halves of
+    every group that holds a bad node, so one bad node among N takes at most ceil(log2 N) + 2 rounds, the
+    pool run and the verify run included (two bad nodes take the same from 8 hosts up, two rounds more below).
+    A lone suspect is always run with known-good partners, because a collective across nodes needs two.
+  - When every half of the pool passes, no part of it reproduced the failure, and the pool is run once more as
+    it was. If that passes, the pool run's verdict becomes V(flaky) (no node blamed); if it fails again, the
+    fault needs hosts of both halves together (a shared link, a switch) and the conclusion is
+    C(inconsistent).
 author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
@@ -238,7 +245,9 @@ options:
     type: bool
     default: false
   bisect_max_runs:
-    description: Most runs, the pool run included, bisection may make. Default 2 x hosts + 3.
+    description:
+      - Most runs (not rounds), the pool run included, bisection may make; a round that would go past it is
+        not started. Default 2 x hosts + 3.
     type: int
   bisect_confirm:
     description:
@@ -256,8 +265,8 @@ options:
   workdir:
     description:
       - Directory on the launcher for the MPICH hostfile and the JSON files (an absolute path without C(..); the
-        module writes only C(hostfile-N) and C(run-N.json) inside it); a new temporary directory (removed
-        afterwards) when omitted.
+        module writes only C(hostfile-R-I) and C(run-R-I.json) inside it, R the round and I the run in it);
+        a new temporary directory (removed afterwards) when omitted.
     type: path
   mpi_agent_dir:
     description:
@@ -384,7 +393,10 @@ result:
   returned: always
   type: dict
 verdict:
-  description: V(pass), V(warn), V(fail) (measured, below threshold or wrong data), V(error) (nothing measured), V(skipped).
+  description:
+    - V(pass), V(warn), V(fail) (measured, below threshold or wrong data), V(error) (nothing measured),
+      V(skipped); V(flaky) when bisection found no part of a failing pool at fault and the pool passed on
+      retest.
   returned: always
   type: str
   sample: fail
@@ -427,9 +439,11 @@ params:
   type: dict
 runs:
   description:
-    - Every run made, the pool run first, then the bisection runs; each with C(hosts) (names), C(cmd), C(rc),
-      C(timed_out), C(duration_s), C(busbw_gbs), C(algbw_gbs), C(verdict), C(cause), C(fix), C(bad) and C(errors)
-      (codes).
+    - Every run made, the pool run first, then the bisection runs round by round; each with C(hosts) (names),
+      C(round) (1 for the pool run; the runs of one round ran at the same time), C(cmd), C(rc), C(timed_out),
+      C(duration_s), C(busbw_gbs), C(algbw_gbs), C(verdict), C(cause), C(fix), C(bad) and C(errors) (codes).
+    - A flaky pool run (see RV(bisect)) has the verdict V(flaky), a cause that starts with C(failed once, passed
+      on retest) and C(evidence), a line for it and one for its retest.
   returned: always
   type: list
   elements: dict
@@ -440,10 +454,12 @@ bad_nodes:
   elements: str
 bisect:
   description:
-    - The bisection plan's C(conclusion) (C(isolated), C(inconsistent), C(unresolved), C(max_runs)),
-      C(good_nodes), C(unresolved), C(inferred), C(unexplained) (indexes of bad runs no named node explains),
-      C(suspects) (what an C(inconsistent) search would have named; not in RV(bad_nodes)) and C(runs); null
-      when no bisection ran.
+    - The bisection plan's C(conclusion) (C(isolated), C(flaky), C(inconsistent), C(unresolved),
+      C(max_runs)), C(good_nodes), C(unresolved), C(inferred), C(unexplained) (indexes of bad runs no named
+      node explains), C(suspects) (what an C(inconsistent) search would have named; not in RV(bad_nodes)),
+      C(runs) (how many), C(rounds) (how many, the pool run's round included), C(retest) (null, or
+      C(passed) / C(failed) when the pool was run again because no part of it failed on its own) and, when
+      C(flaky), C(evidence); null when no bisection ran.
   returned: always
   type: dict
 '''

@@ -200,7 +200,7 @@ def test_json_output_used_when_the_binary_offers_it(tools, monkeypatch):
     monkeypatch.setenv("HELP_TEXT", NEW_HELP)
     out = run_module(base(tools, expected_busbw_gbs=400), tools)
     assert out["json_output"] is True
-    assert out["cmd"][-2] == "-J" and out["cmd"][-1].endswith("run-1.json")
+    assert out["cmd"][-2] == "-J" and out["cmd"][-1].endswith("run-1-1.json")
     assert out["busbw_gbs"] == pytest.approx(383.43)
     assert out["verdict"] == "pass"
     assert "s3cr3t" not in json.dumps(out)
@@ -219,13 +219,17 @@ def test_bisection_names_the_slow_host(tools, monkeypatch):
     assert out["verdict"] == "fail"
     assert out["bad_nodes"] == ["node3"]
     assert out["bisect"]["conclusion"] == "isolated"
-    runs = [(r["hosts"], r["verdict"]) for r in out["runs"]]
-    assert runs == [(["node1", "node2", "node3", "node4"], "fail"), (["node1", "node2"], "pass"),
-                    (["node3", "node1"], "fail"), (["node4", "node1"], "pass"),
-                    (["node1", "node2", "node4"], "pass")]
-    assert len(mpirun_calls(tools)) == 5
-    assert "bisection names node3 (5 runs)" in out["cause"]
-    assert [c[c.index("-H") + 1] for c in mpirun_calls(tools)][2] == "n3:1,n1:1"
+    runs = [(r["round"], r["hosts"], r["verdict"]) for r in out["runs"]]
+    assert runs == [(1, ["node1", "node2", "node3", "node4"], "fail"),
+                    (2, ["node1", "node2"], "pass"), (2, ["node3", "node4"], "fail"),
+                    (3, ["node3", "node1"], "fail"), (3, ["node4", "node2"], "pass"),
+                    (4, ["node1", "node2", "node4"], "pass")]
+    assert out["bisect"]["rounds"] == 4 and out["bisect"]["runs"] == 6
+    assert "bisection names node3 (6 runs in 4 rounds)" in out["cause"]
+    # The runs of a round run at the same time: the log has them in either order.
+    hosts = [c[c.index("-H") + 1] for c in mpirun_calls(tools)]
+    assert hosts[0] == "n1:1,n2:1,n3:1,n4:1" and hosts[5] == "n1:1,n2:1,n4:1"
+    assert sorted(hosts[1:3]) == ["n1:1,n2:1", "n3:1,n4:1"] and sorted(hosts[3:5]) == ["n3:1,n1:1", "n4:1,n2:1"]
 
 
 def test_no_bisection_without_bisect_or_on_a_pass(tools, monkeypatch):

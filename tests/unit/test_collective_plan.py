@@ -1,23 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Bandwidth formulas, verdicts, the bisection planner and records (collective_plan.py)."""
+"""Bandwidth formulas, verdicts and records (collective_plan.py); the bisection planner is in test_bisection.py."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import itertools
 import os
-import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
 
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_bisect import commcheck_bisect
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_collective_records import (
     commcheck_collective_records,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import bisection
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as cp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
@@ -185,172 +180,6 @@ def test_json_numbers_with_stdout_transport_and_errors():
     assert cp.merge_json_result(text, {"rows": []}) is text
 
 
-# ----------------------------------------------------------------- bisection
-
-def simulate(n, bad, **kw):
-    pool = pool_of(n)
-    bad_set = set(pool[i] for i in bad)
-    plan, runs = bisection.bisect_simulate(pool, lambda hosts: bool(bad_set & set(hosts)), **kw)
-    return plan, runs, bad_set
-
-
-@pytest.mark.parametrize("n", list(range(3, 17)))
-def test_one_bad_node_isolated_in_about_log2_runs(n):
-    worst = 0
-    for index in range(n):
-        plan, runs, truth = simulate(n, [index])
-        assert plan["conclusion"] == "isolated", (index, runs)
-        assert set(plan["bad_nodes"]) == truth
-        assert not plan["inferred"]
-        assert all(len(r["hosts"]) >= 2 for r in runs)
-        worst = max(worst, len(runs))
-    # pool run + halving down to a pair + confirming pair + the run of the rest
-    log2 = (n - 1).bit_length()
-    assert worst <= log2 + 4, worst
-
-
-@pytest.mark.parametrize("n", list(range(4, 17)))
-def test_two_bad_nodes_isolated(n):
-    for pair in itertools.combinations(range(n), 2):
-        plan, runs, truth = simulate(n, pair)
-        assert set(plan["bad_nodes"]) == truth, (pair, runs)
-        assert plan["conclusion"] == "isolated"
-        assert len(runs) <= 2 * n + 3
-
-
-def test_run_counts_for_four_and_eight_hosts():
-    """The numbers reported for the issue: runs (pool run included) with one slow host."""
-    four = [len(simulate(4, [i])[1]) for i in range(4)]
-    eight = [len(simulate(8, [i])[1]) for i in range(8)]
-    assert four == [6, 5, 5, 5]
-    assert eight == [7, 6, 6, 7, 6, 6, 6, 6]
-    without_verify = [len(simulate(8, [i], verify=False)[1]) for i in range(8)]
-    assert max(without_verify) == 6
-
-
-def test_healthy_pool_is_one_run():
-    plan, runs, dummy = simulate(8, [])
-    assert plan["conclusion"] == "healthy" and len(runs) == 1 and plan["good_nodes"] == pool_of(8)
-
-
-def test_two_hosts_cannot_be_separated():
-    plan, runs, dummy = simulate(2, [1])
-    assert plan["conclusion"] == "unresolved"
-    assert plan["bad_nodes"] == [] and sorted(plan["unresolved"]) == ["n00", "n01"]
-    assert len(runs) == 1
-
-
-def test_three_hosts_two_bad_unresolved_not_wrong():
-    plan, dummy, truth = simulate(3, [0, 2])
-    assert plan["conclusion"] in ("unresolved", "isolated")
-    assert set(plan["bad_nodes"]) <= truth
-
-
-def test_all_bad_is_never_blamed_on_a_subset():
-    for n in (4, 6):
-        plan, runs, truth = simulate(n, range(n))
-        assert set(plan["bad_nodes"]) <= truth
-        assert plan["conclusion"] in ("unresolved", "isolated")
-        assert len(runs) <= 4 * n + 8
-
-
-def test_flaky_pool_run_blames_nobody():
-    pool = pool_of(8)
-    calls = []
-
-    def once_bad(hosts):
-        calls.append(hosts)
-        return len(calls) == 1
-    plan, runs = bisection.bisect_simulate(pool, once_bad)
-    assert plan["bad_nodes"] == []
-    assert plan["conclusion"] == "inconsistent"
-    assert plan["unexplained"] == [0]
-
-
-def test_verify_run_catches_a_bad_host_cleared_by_a_flaky_run():
-    # n00 is bad, but the first-half run {n00, n01} flakes good: the search names n02/n03;
-    # the run of the pool without them is still bad, so the plan does not trust the names.
-    pool = pool_of(4)
-    calls = []
-
-    def flaky(hosts):
-        calls.append(hosts)
-        truth = "n00" in hosts
-        return (not truth) if len(calls) == 2 else truth
-    plan, runs = bisection.bisect_simulate(pool, flaky)
-    assert plan["conclusion"] == "inconsistent"
-    assert runs[-1]["hosts"] == ["n00", "n01"] and runs[-1]["bad"]
-    # Without the verify run the same flake would blame two healthy hosts.
-    del calls[:]
-    plan, runs = bisection.bisect_simulate(pool, flaky, verify=False)
-    assert plan["conclusion"] == "isolated" and plan["bad_nodes"] == ["n02", "n03"]
-
-
-@settings(max_examples=150, deadline=None)
-@given(n=st.integers(min_value=2, max_value=16), bad=st.sets(st.integers(min_value=0, max_value=15), max_size=3),
-       seed=st.integers(min_value=0, max_value=10 ** 6), flake=st.sampled_from([0.0, 0.1, 0.3]))
-def test_planner_always_ends_within_bounds(n, bad, seed, flake):
-    """Random faults and random flaky results: the plan ends, runs are valid, names come from bad runs."""
-    pool = pool_of(n)
-    truth = set(pool[i] for i in bad if i < n)
-    rng = random.Random(seed)
-
-    def oracle(hosts):
-        result = bool(truth & set(hosts))
-        return (not result) if rng.random() < flake else result
-    plan, runs = bisection.bisect_simulate(pool, oracle, max_runs=4 * n + 8)
-    assert plan["done"]
-    assert len(runs) <= 4 * n + 8
-    assert runs[0]["hosts"] == pool
-    for run in runs:
-        assert len(run["hosts"]) >= 2 and len(set(run["hosts"])) == len(run["hosts"])
-        assert set(run["hosts"]) <= set(pool)
-    for node in plan["bad_nodes"]:
-        assert any(r["bad"] and node in r["hosts"] for r in runs)
-    assert not set(plan["bad_nodes"]) & set(plan["good_nodes"])
-    if flake == 0.0 and len(truth) <= 2 and n >= 4:
-        assert set(plan["bad_nodes"]) == truth
-        assert plan["conclusion"] in ("isolated", "healthy")
-
-
-def test_plan_is_stepwise_and_checks_the_runs_given():
-    pool = ["a", "b", "c", "d"]
-    first = bisection.bisect_plan(pool, [])
-    assert first["next"] == pool and first["conclusion"] == "pending"
-    second = bisection.bisect_plan(pool, [{"hosts": pool, "bad": True}])
-    assert second["next"] == ["a", "b"]
-    third = bisection.bisect_plan(pool, [{"hosts": pool, "bad": True}, {"hosts": ["b", "a"], "bad": False}])
-    assert third["next"] == ["c", "a"] and third["good_nodes"] == ["a", "b"]
-    with pytest.raises(bisection.BisectMismatch):
-        bisection.bisect_plan(pool, [{"hosts": pool, "bad": True}, {"hosts": ["c", "d"], "bad": False}])
-    with pytest.raises(bisection.BisectMismatch):
-        bisection.bisect_plan(pool, [{"hosts": pool, "bad": False}, {"hosts": ["a", "b"], "bad": False}])
-    stopped = bisection.bisect_plan(pool, [{"hosts": pool, "bad": True}], max_runs=1)
-    assert stopped["done"] and stopped["conclusion"] == "max_runs" and stopped["unresolved"] == pool
-    with pytest.raises(ValueError):
-        bisection.bisect_plan(["a", "a"], [])
-    with pytest.raises(ValueError):
-        bisection.bisect_plan(["a"], [])
-
-
-def test_confirm_false_names_by_deduction():
-    plan, runs, truth = simulate(8, [7], confirm=False, verify=False)
-    assert set(plan["bad_nodes"]) == truth
-    assert plan["inferred"] == ["n07"]
-    assert len(runs) < len(simulate(8, [7])[1])
-
-
-def test_bisect_filter_wraps_the_planner():
-    runs = [{"hosts": ["n1", "n2", "n3", "n4"], "bad": True}, {"hosts": ["n1", "n2"], "bad": False}]
-    out = commcheck_bisect(["n1", "n2", "n3", "n4"], runs=runs)
-    assert out["next"] == ["n3", "n1"]
-    from ansible.errors import AnsibleFilterError
-    with pytest.raises(AnsibleFilterError):
-        commcheck_bisect("n1,n2")
-    with pytest.raises(AnsibleFilterError):
-        commcheck_bisect(["n1", "n2"], runs=[{"hosts": ["n9", "n2"], "bad": True}])
-
-
 # ------------------------------------------------------------------- records
 
 def module_result():
@@ -392,41 +221,3 @@ def test_records_of_a_result_that_never_ran():
     assert records[0]["verdict"] == "error" and records[0]["peer"] == "b"
     assert records[0]["params"]["mode"] == "pairs"
     assert commcheck_collective_records({"results": [res]}) == commcheck_collective_records([res])
-
-
-def test_bisect_pool_drives_the_planner_with_a_run_callable():
-    pool = ["h%d" % i for i in range(6)]
-    seen = []
-
-    def run_subset(hosts):
-        seen.append(list(hosts))
-        return "h4" in hosts
-
-    plan = bisection.bisect_pool(pool, run_subset, max_runs=2 * len(pool) + 3)
-    expected, runs = bisection.bisect_simulate(pool, lambda hosts: "h4" in hosts, max_runs=2 * len(pool) + 3)
-    assert plan == expected
-    assert seen == [r["hosts"] for r in runs[1:]]   # the pool run is already made
-    assert plan["conclusion"] == "isolated" and plan["bad_nodes"] == ["h4"]
-
-
-def test_bisect_outcome_isolated_names_the_nodes():
-    plan = {"conclusion": "isolated", "bad_nodes": ["h4"], "good_nodes": ["h0"], "unresolved": [],
-            "inferred": [], "unexplained": [], "runs": 5}
-    bad, cause, summary = bisection.bisect_outcome(plan, "slow", 6)
-    assert bad == ["h4"] and cause == "slow; bisection names h4 (6 runs)"
-    assert summary["suspects"] == [] and summary["conclusion"] == "isolated" and "bad_nodes" not in summary
-
-
-def test_bisect_outcome_inconsistent_keeps_suspects_out_of_bad_nodes():
-    plan = {"conclusion": "inconsistent", "bad_nodes": ["h2"], "good_nodes": [], "unresolved": [],
-            "inferred": [], "unexplained": [3], "runs": 4}
-    bad, cause, summary = bisection.bisect_outcome(plan, "slow", 5)
-    assert bad == [] and summary["suspects"] == ["h2"]
-    assert cause.startswith("slow; bisection does not add up (5 runs)") and "(suspects: h2)" in cause
-
-
-def test_bisect_outcome_unresolved_says_what_it_could_not_separate():
-    plan = {"conclusion": "unresolved", "bad_nodes": [], "good_nodes": [], "unresolved": ["h0", "h1"],
-            "inferred": [], "unexplained": [], "runs": 3}
-    bad, cause, summary = bisection.bisect_outcome(plan, "slow", 3)
-    assert bad == [] and cause == "slow; bisection could not separate h0, h1 (3 runs)"

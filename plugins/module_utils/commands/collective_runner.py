@@ -1,13 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Runs of a ``collective`` check: one subset of the pool at a time, the pool run, then bisection.
+"""Runs of a ``collective`` check: the pool run, then bisection in rounds of concurrent runs.
 
 ``CollectiveRunner`` finds the launcher and the test binary, makes the work
 directory, runs ``mpirun`` through the transport (``commands/transport.py``)
 and judges each run (``collective_plan.judge_run``); ``pool_run`` fills in the
 module result from the pool run and, when asked, bisects the pool
-(``bisection.py``).
+(``bisection.py``): the runs of one round (disjoint subsets) run at the same
+time, one thread and one ``mpirun`` each. The transport's ``run`` may be
+called from several threads: every command is its own process (group) with
+its own output files and deadline (``commands/runner.py``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,6 +20,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import bisection
@@ -36,7 +40,7 @@ TEMP_WORKDIR = re.compile(r"^/tmp/commcheck-collective\.[A-Za-z0-9]{6,}$")
 
 
 class CollectiveRunner(object):
-    """Runs one subset of the pool at a time through the transport and judges it."""
+    """Runs subsets of the pool through the transport and judges them (``run`` is safe from several threads)."""
 
     def __init__(self, params, transport, spec):
         self.params = params
@@ -46,7 +50,6 @@ class CollectiveRunner(object):
         self.workdir = None
         self.own_workdir = False
         self.json_file = False
-        self.count = 0
 
     # -- setup / teardown
     def make_workdir(self):
@@ -90,15 +93,16 @@ class CollectiveRunner(object):
             handle.write("\n".join(lines) + "\n")
 
     # -- commands
-    def argv(self, hosts, seq):
+    def argv(self, hosts, tag):
+        """The argv of one run; ``tag`` (``<round>-<index>``) names its work files, unique per run."""
         spec = self.spec
         json_file = None
         if self.json_file:
-            json_file = self.work_file("run-%d.json" % seq)
+            json_file = self.work_file("run-%s.json" % tag)
         program = mpi_cmd.binary_argv(spec["binary"], spec["test"], json_file=json_file)
         hostfile = None
         if self.params["launcher"] == "mpich":
-            hostfile = self.work_file("hostfile-%d" % seq)
+            hostfile = self.work_file("hostfile-%s" % tag)
         layout = dict(spec["layout"], np=spec["layout"]["processes_per_node"] * len(hosts))
         argv = mpi_cmd.launcher_argv(self.params["launcher"], hosts, layout, program, env=spec["env"],
                                      mca=spec["mca"], mpirun=self.params["mpirun"],
@@ -111,7 +115,7 @@ class CollectiveRunner(object):
         saved = self.workdir
         self.workdir = saved or self.params["workdir"] or "/tmp/commcheck-collective.XXXXXX"
         try:
-            return self.argv(self.spec["hosts"], 1)[0]
+            return self.argv(self.spec["hosts"], run_tag(1, 1))[0]
         finally:
             self.workdir = saved
 
@@ -145,11 +149,10 @@ class CollectiveRunner(object):
             self.json_file = supported
         return None
 
-    def run(self, names):
-        """One collective on the hosts named; returns the run record."""
-        self.count += 1
+    def run(self, names, round_number=1, index=1):
+        """One collective on the hosts named, run ``index`` of round ``round_number``; returns the run record."""
         hosts = [self.by_name[n] for n in names]
-        argv, hostfile, json_file, layout = self.argv(hosts, self.count)
+        argv, hostfile, json_file, layout = self.argv(hosts, run_tag(round_number, index))
         if hostfile:
             self.write_file(hostfile, mpi_cmd.hostfile_lines(hosts, layout["processes_per_node"]))
         res = self.transport.run(argv, self.params["timeout"])
@@ -170,7 +173,7 @@ class CollectiveRunner(object):
             ib_expected=self.params["ib_expected"] or bool(self.params["ib_devices"]),
             timeout=self.params["timeout"])
         record = {
-            "hosts": list(names), "cmd": argv, "rc": res["rc"], "timed_out": res["timed_out"],
+            "hosts": list(names), "round": round_number, "cmd": argv, "rc": res["rc"], "timed_out": res["timed_out"],
             "duration_s": res.get("duration_s"), "busbw_gbs": judgement["busbw_gbs"],
             "algbw_gbs": judgement["algbw_gbs"], "verdict": judgement["verdict"], "cause": judgement["cause"],
             "fix": judgement["fix"], "bad": judgement["verdict"] in ("fail", "error"),
@@ -178,6 +181,11 @@ class CollectiveRunner(object):
                 "format") == "json"),
         }
         return record, res, parsed, judgement
+
+
+def run_tag(round_number, index):
+    """What names a run's work files: its round and its index in the round."""
+    return "%d-%d" % (round_number, index)
 
 
 def is_program_path(path):
@@ -224,17 +232,66 @@ def pool_run(runner, result, warn):
         bisect_runs(runner, names, result)
 
 
+def run_round(runner, subsets, number):
+    """The runs of one bisection round at the same time: one thread (one ``mpirun``) per subset.
+
+    Returns the run records in the order of ``subsets``. Every run is waited
+    for; then the first exception a run raised (a file that could not be
+    written, a signal held back while a command started) is raised here.
+    """
+    records = [None] * len(subsets)
+    raised = []
+
+    def run_one(index):
+        try:
+            records[index] = runner.run(subsets[index], number, index + 1)[0]
+        except BaseException as exc:   # pylint: disable=broad-except
+            raised.append(exc)
+
+    if len(subsets) == 1:
+        run_one(0)
+    else:
+        threads = [threading.Thread(target=run_one, args=(i,), name="commcheck-round-%d-%d" % (number, i + 1))
+                   for i in range(len(subsets))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    if raised:
+        raise raised[0]
+    return records
+
+
 def bisect_runs(runner, names, result):
-    """Bisect the bad pool: every run goes into ``result['runs']``, the outcome into the result."""
+    """Bisect the bad pool in rounds: every run goes into ``result['runs']``, the outcome into the result."""
     params = runner.params
 
-    def run_subset(hosts):
-        record = runner.run(hosts)[0]
-        result["runs"].append(record)
-        return record["bad"]
+    def run_subsets(subsets, number):
+        records = run_round(runner, subsets, number)
+        result["runs"].extend(records)
+        return [record["bad"] for record in records]
 
-    plan = bisection.bisect_pool(names, run_subset, confirm=params["bisect_confirm"],
+    plan = bisection.bisect_pool(names, run_subsets, confirm=params["bisect_confirm"],
                                  verify=params["bisect_verify"],
                                  max_runs=params["bisect_max_runs"] or 2 * len(names) + 3)
+    first_cause = result["cause"]
     result["bad_nodes"], result["cause"], result["bisect"] = bisection.bisect_outcome(
-        plan, result["cause"], len(result["runs"]))
+        plan, first_cause, len(result["runs"]))
+    if plan["conclusion"] == "flaky":
+        mark_flaky(result, first_cause)
+
+
+def run_evidence(record):
+    """One line of evidence for a run: its round, hosts, verdict and bus bandwidth."""
+    return "round %s: %s: %s%s" % (record.get("round"), ",".join(record["hosts"]), record["verdict"],
+                                   " (%s GB/s)" % record["busbw_gbs"] if record.get("busbw_gbs") is not None else "")
+
+
+def mark_flaky(result, first_cause):
+    """No part of the pool failed and the pool passed on retest: the pool run is flaky, nobody is blamed."""
+    pool, retest = result["runs"][0], result["runs"][-1]
+    evidence = [run_evidence(pool), run_evidence(retest)]
+    pool.update(verdict="flaky", cause="failed once, passed on retest (%s)" % first_cause, evidence=evidence,
+                fix="run the check again; a pool that is flaky run after run has a failing part")
+    result["bisect"]["evidence"] = evidence
+    result.update(verdict="flaky", fix=pool["fix"])
