@@ -20,6 +20,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 import math
 
@@ -94,6 +95,8 @@ _LIVE = set()
 # yet: a cleanup signal arriving then is held back until it is (see _starting).
 _STARTING = [0]
 _HELD_SIGNALS = []
+# Commands may be started from several threads at once (the collective module's bisection rounds).
+_STARTING_LOCK = threading.Lock()
 
 
 def stop_all():
@@ -148,13 +151,16 @@ def _stop_all_and_exit(signum):
 @contextlib.contextmanager
 def _starting():
     """Start a command inside this: a cleanup signal meanwhile stops it too, once it is in _LIVE."""
-    _STARTING[0] += 1
+    with _STARTING_LOCK:
+        _STARTING[0] += 1
     try:
         yield
     finally:
-        _STARTING[0] -= 1
-        if _HELD_SIGNALS and not _STARTING[0]:
-            _stop_all_and_exit(_HELD_SIGNALS.pop())
+        with _STARTING_LOCK:
+            _STARTING[0] -= 1
+            held = _HELD_SIGNALS.pop() if _HELD_SIGNALS and not _STARTING[0] else None
+        if held is not None:
+            _stop_all_and_exit(held)
 
 
 class Background:
