@@ -199,11 +199,16 @@ def describe(items):
 
 # ---------------------------------------------------------------- scenarios
 
+def slow_rate(lab):
+    """A fifth of the lab's nominal rate (at least 50 Mbit/s): what a slowed host, NIC or link gets."""
+    slow = lablib.parse_rate(lab.rate) // 5 if lab.rate else 100 * 10 ** 6
+    return "%dbit" % max(50 * 10 ** 6, slow)
+
+
 def scenarios(lab):
     """[(fault, runs)] for one lab; hosts are picked so no two faults share a host."""
     hosts = lab.hosts
-    slow = lablib.parse_rate(lab.rate) // 5 if lab.rate else 100 * 10 ** 6
-    rate = "%dbit" % max(50 * 10 ** 6, slow)
+    rate = slow_rate(lab)
     n = len(hosts)
     return [
         (faults.SlowHost(lab, hosts[1], rate), 1),

@@ -201,3 +201,9 @@ def test_the_filter_wraps_the_function_and_refuses_what_is_not_a_list():
     assert culprits_filter(records) == cp.culprits(records)
     with pytest.raises(AnsibleFilterError, match="must be a list of records"):
         culprits_filter({"kind": "finding"})
+
+
+def test_two_node_collective_runs_are_not_links():
+    records = [dict(collective("h1", "fail", "bisect"), peer="h2"), dict(collective("h3", "fail", "bisect"), peer="h4"),
+               dict(collective("h1", "fail", "bisect"), peer="h3")]
+    assert cp.culprits(records) == []

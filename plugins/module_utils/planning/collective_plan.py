@@ -376,7 +376,7 @@ def _run_record(res, params, index, run):
         "verdict": run.get("verdict") or "error",
         "cause": run.get("cause"),
         "fix": run.get("fix"),
-        "evidence": [" ".join(run.get("cmd") or [])] if run.get("cmd") else [],
+        "evidence": list(run.get("evidence") or []) or ([" ".join(run.get("cmd") or [])] if run.get("cmd") else []),
     }
 
 

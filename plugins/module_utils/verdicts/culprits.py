@@ -43,6 +43,7 @@ _CONFIDENCE = ("low", "medium", "high")
 BAD = ("fail", "error")
 MAX_EVIDENCE = 12
 NOT_A_HOST = ("*", "-", "all", "pool", None, "")
+PAIR_KINDS = ("_bw", "_lat")
 
 
 def culprit(component, host, peer=None, rail=None, device=None, verdict="fail", confidence="medium", check=None,
@@ -184,12 +185,13 @@ def _localized_families(records):
 
 
 def _pair_kinds_to_localize(records, localized):
-    """Pair kinds with a failing or flaky record and no localization of their own."""
+    """Pair-measurement kinds (``*_bw``, ``*_lat``: not a 2-node collective run, whose ``peer`` is its
+    second node) with a failing or flaky record and no localization of their own."""
     kinds = set()
     for rec in records:
         kind = rec.get("kind") or ""
-        if rec.get("peer") and rec.get("verdict") in BAD + ("flaky",) and not kind.endswith("_retest") \
-                and kind not in ("finding", "regression", "localization") and kind not in localized:
+        if rec.get("peer") and rec.get("verdict") in BAD + ("flaky",) and kind.endswith(PAIR_KINDS) \
+                and kind not in localized:
             kinds.add(kind)
     return sorted(kinds)
 

@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A representative subset of benchmarks/bench_accuracy.py as lab tests.
+
+Each test injects a fault into the shared 4-host, 2-rail lab, runs the real
+one-click playbook (perftest EMULATOR, real iperf3 / Open MPI, over SSH) and
+compares results.json's ``summary.culprits`` with what was injected: exactly
+the injected components, nothing else. The bench runs every scenario at 4
+and 8 hosts; these are the ones whose verdicts were wrong before the culprit
+model (two faults at once, a port down that must be its NIC, a transient
+slowdown that must be flaky).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import sys
+
+import pytest
+
+import faults
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "benchmarks"))
+
+import bench_accuracy  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def run(lab4, fault, tmp_path):
+    rows = bench_accuracy.run_scenario(lab4.lab, fault, 1, str(tmp_path / "work"), str(tmp_path))
+    return rows[0]
+
+
+def scenario(lab4, name):
+    hosts = lab4.lab.hosts
+    slow = bench_accuracy.slow_rate(lab4.lab)
+    return {
+        "two faults": faults.Both(lab4.lab, faults.SlowHost(lab4.lab, hosts[1], slow),
+                                  faults.SlowLink(lab4.lab, hosts[2], hosts[3], slow, rail=0)),
+        "port down": faults.PortDown(lab4.lab, hosts[1], rail=1),
+        "flaky link": faults.FlakyLink(lab4.lab, hosts[2], hosts[3], slow, rail=0),
+    }[name]
+
+
+@pytest.mark.parametrize("name", ["two faults", "port down", "flaky link"])
+def test_the_culprits_are_exactly_the_injected_faults(lab4, tmp_path, name):
+    fault = scenario(lab4, name)
+    row = run(lab4, fault, tmp_path)
+    named = bench_accuracy.describe(row["named"])
+    assert row["right"], "injected %s, named %s (log %s)" % (bench_accuracy.describe(fault.expected), named,
+                                                          row["log"])
+    assert row["named_ok"] == len(row["named"]) and row["expected_ok"] == len(fault.expected)
