@@ -270,9 +270,10 @@ def _wrong_data_verdict(wrong):
 
 
 def _slow_verdict(out, min_fraction):
-    cause = "bus bandwidth %s GB/s is below %s GB/s (%d%% of the expected %s GB/s)" % (
+    formula = out.get("expected_formula")
+    cause = "bus bandwidth %s GB/s is below %s GB/s (%d%% of the expected %s GB/s%s)" % (
         out["busbw_gbs"], out["threshold_busbw_gbs"], int(round(float(min_fraction) * 100)),
-        out["expected_busbw_gbs"])
+        out["expected_busbw_gbs"], " = " + formula if formula else "")
     fix = ("bisect the pool to name the slow node(s); then check their NIC link rate, PCIe width, "
            "GPU clocks, and switch port errors")
     return {"verdict": "fail", "cause": cause, "fix": fix}
@@ -305,11 +306,14 @@ def _verdict(out, rows, rc, timed_out, timeout, min_fraction, fallback, ib_devic
 
 
 def judge_run(library, operation, nranks, rc, timed_out, parsed, expected_busbw_gbs=None,
-              min_fraction=0.8, busbw_metric="max", ib_expected=False, timeout=None, ib_devices=None):
+              min_fraction=0.8, busbw_metric="max", ib_expected=False, timeout=None, ib_devices=None,
+              expected_formula=None):
     """The verdict of one collective run from its parsed output.
 
     Returns {verdict, cause, fix, busbw_gbs, algbw_gbs, expected_busbw_gbs,
-    threshold_busbw_gbs, transport, errors, warnings, wrong, rows}.
+    threshold_busbw_gbs, expected_formula, transport, errors, warnings, wrong, rows}.
+    ``expected_formula`` (how the expectation was computed, e.g.
+    ``4 x 100 Gb/s / 8 x 0.9``) follows the expected value in a slow run's cause.
     ``verdict`` is ``error`` when no result came back, ``fail`` for wrong data,
     bandwidth under the threshold, or NCCL on its Socket transport while
     ``ib_expected`` or ``ib_devices`` (the RDMA devices of the hosts) say RDMA
@@ -318,6 +322,7 @@ def judge_run(library, operation, nranks, rc, timed_out, parsed, expected_busbw_
     """
     parsed = parsed or {}
     out, rows = _measurements(library, operation, nranks, parsed, expected_busbw_gbs, min_fraction, busbw_metric)
+    out["expected_formula"] = expected_formula if expected_busbw_gbs else None
     fallback = transport_fallback(library, out["transport"], ib_expected, ib_devices)
     out.update(_verdict(out, rows, rc, timed_out, timeout, min_fraction, fallback, ib_devices) or {})
     return out
@@ -376,8 +381,16 @@ def _run_record(res, params, index, run):
         "verdict": run.get("verdict") or "error",
         "cause": run.get("cause"),
         "fix": run.get("fix"),
-        "evidence": list(run.get("evidence") or []) or ([" ".join(run.get("cmd") or [])] if run.get("cmd") else []),
+        "evidence": _run_evidence(res, run),
     }
+
+
+def _run_evidence(res, run):
+    """The run's evidence (else its command line), then how its expectation was reached."""
+    evidence = list(run.get("evidence") or []) or ([" ".join(run.get("cmd") or [])] if run.get("cmd") else [])
+    if res.get("expectation") and res["expectation"] not in evidence:
+        evidence.append(res["expectation"])
+    return evidence
 
 
 def _fell_back_to_socket(runs, node):
