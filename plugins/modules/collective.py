@@ -213,6 +213,12 @@ options:
     type: list
     elements: float
     default: []
+  nic_rates_source:
+    description:
+      - Where O(nic_rates_gbps) came from, shown with the expectation in RV(expectation) and the records' evidence
+        (at most 200 characters kept). The C(collective) role passes C(rates from discovery, slowest host h3) or
+        C(rates configured).
+    type: str
   link_efficiency:
     description: Part of the line rate a healthy fabric reaches, used with O(nic_rates_gbps).
     type: float
@@ -424,6 +430,13 @@ threshold_busbw_gbs:
   description: The pass threshold, O(min_fraction) x RV(expected_busbw_gbs), or null.
   returned: always
   type: float
+expectation:
+  description:
+    - How RV(expected_busbw_gbs) was reached, also the last evidence line of every run's record; a slow run's
+      cause shows the formula next to the expected value; null without an expectation.
+  returned: always
+  type: str
+  sample: expected 45.0 GB/s = 4 x 100 Gb/s / 8 x 0.9 efficiency (rates from discovery, slowest host h3)
 transport:
   description: The network NCCL said it used (C(IB), C(Socket), a plugin name), or null.
   returned: always
@@ -509,6 +522,7 @@ ARGUMENT_SPEC = dict(
     timeout=dict(type="int", default=900),
     expected_busbw_gbs=dict(type="float"),
     nic_rates_gbps=dict(type="list", elements="float", default=[]),
+    nic_rates_source=dict(type="str"),
     link_efficiency=dict(type="float", default=0.9),
     min_fraction=dict(type="float", default=0.8),
     busbw_metric=dict(type="str", default="max", choices=["max", "largest", "avg"]),

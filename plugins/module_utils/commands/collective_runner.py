@@ -171,7 +171,8 @@ class CollectiveRunner(object):
             expected_busbw_gbs=self.spec["expected"], min_fraction=self.params["min_fraction"],
             busbw_metric=self.params["busbw_metric"],
             ib_expected=self.params["ib_expected"] or bool(self.params["ib_devices"]),
-            timeout=self.params["timeout"], ib_devices=self.params["ib_devices"])
+            timeout=self.params["timeout"], ib_devices=self.params["ib_devices"],
+            expected_formula=self.spec.get("formula"))
         record = {
             "hosts": list(names), "round": round_number, "cmd": argv, "rc": res["rc"], "timed_out": res["timed_out"],
             "duration_s": res.get("duration_s"), "busbw_gbs": judgement["busbw_gbs"],

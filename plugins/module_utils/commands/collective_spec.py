@@ -15,6 +15,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_expectation
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
@@ -102,11 +103,22 @@ def validate(params):
         rules.check_name("ib_devices[%d]" % index, device, "rdma_device")
     if params["workdir"] is not None:
         rules.check_path("workdir", params["workdir"])
-    expected = params["expected_busbw_gbs"]
-    if expected is None:
-        expected = plan_utils.expected_busbw(params["nic_rates_gbps"], params["link_efficiency"])
+    expected, formula, expectation = expectation_of(params)
     return {"library": library, "test": test, "hosts": hosts, "layout": layout, "env": env, "mca": mca,
-            "launch": launch, "binary": binary, "expected": expected}
+            "launch": launch, "binary": binary, "expected": expected, "formula": formula,
+            "expectation": expectation}
+
+
+def expectation_of(params):
+    """(expected busbw GB/s, its formula, the evidence line): expected_busbw_gbs wins over nic_rates_gbps."""
+    if params["expected_busbw_gbs"] is not None:
+        expected = params["expected_busbw_gbs"]
+        return expected, None, collective_expectation.expectation_text(expected, None, "configured")
+    rates, efficiency = params["nic_rates_gbps"], params["link_efficiency"]
+    expected = plan_utils.expected_busbw(rates, efficiency)
+    formula = collective_expectation.busbw_formula(rates, efficiency)
+    source = params.get("nic_rates_source") or "rates configured"
+    return expected, formula, collective_expectation.expectation_text(expected, formula, source[:200])
 
 
 def run_params(spec, params, transport_name):
@@ -128,6 +140,7 @@ def initial_result(spec, params, transport_name):
         "duration_s": None, "json_output": False, "result": {}, "verdict": "skipped", "cause": None,
         "fix": None, "busbw_gbs": None, "algbw_gbs": None, "expected_busbw_gbs": spec["expected"],
         "threshold_busbw_gbs": round(spec["expected"] * params["min_fraction"], 6) if spec["expected"] else None,
+        "expectation": spec["expectation"],
         "transport": None, "errors": [], "params": run_params(spec, params, transport_name), "runs": [],
         "bad_nodes": [], "bisect": None,
     }
