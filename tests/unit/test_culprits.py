@@ -207,3 +207,31 @@ def test_two_node_collective_runs_are_not_links():
     records = [dict(collective("h1", "fail", "bisect"), peer="h2"), dict(collective("h3", "fail", "bisect"), peer="h4"),
                dict(collective("h1", "fail", "bisect"), peer="h3")]
     assert cp.culprits(records) == []
+
+
+def pipelined(host, peer, rail, step, verdict, failed_side=None, failed_how=None):
+    params = {"op": "write", "metric": "bw", "check": "rdma_perf", "rail": rail, "device": "mlx5_%d" % rail,
+              "peer_device": "mlx5_%d" % rail, "round": step, "step": step}
+    if failed_side:
+        params.update(failed_side=failed_side, failed_how=failed_how)
+    return {"kind": "rdma_bw", "host": host, "peer": peer, "params": params,
+            "metrics": {"bw_gbps": None if verdict == "error" else 95.0, "expected_gbps": 100.0},
+            "verdict": verdict, "cause": "side on %s" % failed_side if failed_side else None, "fix": None,
+            "evidence": []}
+
+
+def test_a_hung_server_is_the_host_and_the_partners_it_made_late_are_not_blamed():
+    # what the lab measured with h1's first server stopped (SIGSTOP), ring, pipelined strategy: at step 1
+    # h2 (kept waiting by h1 at step 0) is late for h3, and h1 itself is late for h4 on both rails
+    records = [pipelined("h1", "h2", 0, 0, "error", "h1", "hung"), pipelined("h3", "h4", 0, 0, "pass"),
+               pipelined("h1", "h2", 1, 0, "pass"), pipelined("h3", "h4", 1, 0, "pass"),
+               pipelined("h2", "h3", 0, 1, "error", "h2", "error"), pipelined("h4", "h1", 0, 1, "error", "h4", "hung"),
+               pipelined("h2", "h3", 1, 1, "pass"), pipelined("h4", "h1", 1, 1, "error", "h4", "hung")]
+    assert loc.late_partner_errors(records) == set([4, 5, 7])
+    found = cp.culprits(localized(records))
+    assert [cp.describe(c) for c in found] == ["host h1"]
+
+
+def test_errors_of_one_step_are_all_evidence():
+    records = [pipelined("h1", "h2", 0, 0, "error", "h1", "hung"), pipelined("h1", "h3", 1, 0, "error", "h1", "hung")]
+    assert loc.late_partner_errors(records) == set()

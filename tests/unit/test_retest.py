@@ -390,3 +390,15 @@ def test_side_tests_off_only_drops_the_test_keys_from_the_sides():
             assert [dict((k, v) for k, v in s.items() if k not in ("test", "metric")) for s in host_sides] == \
                 bare["sides"][host]
             assert all(s["test"] == "write" for s in host_sides)
+
+
+def test_a_partner_is_never_a_host_whose_link_with_the_subject_failed():
+    # ring h1-h2-h3-h4-h1 on one rail: h2 is slow (h1-h2, h2-h3 fail) and the link h3-h4 is slow too.
+    # h4 passed with h1, but its link with h3 failed: retesting h3 "with a known-good partner" h4
+    # would measure the bad link again and blame h3.
+    records = [rec("h1", "h2", 0, "fail"), rec("h2", "h3", 0, "fail"), rec("h3", "h4", 0, "fail"),
+               rec("h4", "h1", 0, "pass")]
+    plan = rt.plan_retests(records, host_rails(names(4), 1))
+    partners = [(i["subject"], i["partner"]) for i in plan["retests"] if i["purpose"] == "partner"]
+    assert ("h3", "h4") not in partners and ("h4", "h3") not in partners
+    assert ("h3", "h1") in partners and ("h4", "h1") in partners

@@ -97,10 +97,11 @@ def observations_from_records(records, kind="rdma_bw"):
     ``params.origin`` (``server-client`` of the failing pair).
     """
     out = []
-    for rec in records or []:
-        if not isinstance(rec, dict) or rec.get("kind") not in (kind, kind + "_retest") or not rec.get("peer"):
-            continue
-        if rec.get("verdict") == "skipped":
+    records = [rec for rec in records or [] if isinstance(rec, dict) and rec.get("peer")
+               and rec.get("kind") in (kind, kind + "_retest") and rec.get("verdict") != "skipped"]
+    late = late_partner_errors(records)
+    for index, rec in enumerate(records):
+        if index in late:
             continue
         params = rec.get("params") or {}
         metrics = rec.get("metrics") or {}
@@ -113,6 +114,33 @@ def observations_from_records(records, kind="rdma_bw"):
             params.get("op"), params.get("device"), params.get("peer_device"), retest, params.get("attempt") or 0,
             params.get("subject"), params.get("origin"), rec.get("cause"), _failed(params)))
     return out
+
+
+def late_partner_errors(records):
+    """Indexes of the ``error`` records that are knock-on effects, not evidence.
+
+    In the pipelined strategy each host runs its steps one after another without a barrier: a host
+    whose side errored at step s (a hung or lost peer kept it waiting until its deadline) starts
+    step s+1 late, and its next partner may give up on it. An error at step s of a pair with a host
+    that already errored at an earlier step is such a knock-on: it says when that host was late, not
+    that either side of this pair is broken. (In the rounds strategy every step is 0: nothing is
+    dropped.) Retests are never dropped.
+    """
+    first_error = {}
+    for rec in records:
+        params = rec.get("params") or {}
+        step = params.get("step")
+        if rec.get("verdict") == "error" and isinstance(step, int) and not params.get("retest"):
+            for host in (rec["host"], rec["peer"]):
+                first_error[host] = min(first_error.get(host, step), step)
+    late = set()
+    for index, rec in enumerate(records):
+        params = rec.get("params") or {}
+        step = params.get("step")
+        if rec.get("verdict") == "error" and isinstance(step, int) and not params.get("retest") and any(
+                first_error.get(host, step) < step for host in (rec["host"], rec["peer"])):
+            late.add(index)
+    return late
 
 
 def _failed(params):

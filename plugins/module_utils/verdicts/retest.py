@@ -223,6 +223,7 @@ class _Planner(object):
         self._use = {}
         self._groups = {}
         self._good_by_rail = {}
+        self._bad_peers_by_rail = {}
 
     def sample(self, server, client, rail, op, metric):
         """False (and a ``sampled_host`` skip) once every bad-with-most host of the pair has per_host pairs."""
@@ -252,12 +253,22 @@ class _Planner(object):
                                         if h not in self.exclude]
         return self._good_by_rail[rail]
 
+    def _bad_peers(self, rail):
+        if rail not in self._bad_peers_by_rail:
+            self._bad_peers_by_rail[rail] = dict((h, st["bad_peers"]) for h, st in _link_stats(
+                self.records, rail, self.bad_verdicts).items())
+        return self._bad_peers_by_rail[rail]
+
     def with_partners(self, server, client, rail, op, metric):
         """Each side with a known-good partner in its own role; the least used partner first."""
         origin = {"server": server, "client": client}
         good = self._good(rail)
         for subject, role in ((server, "server"), (client, "client")):
+            # rather not a host whose own link with the subject failed: that retests a bad link, not the
+            # subject (a slow link next to a slow host would blame the link's end); unless no other is left
+            failed_with = self._bad_peers(rail).get(subject, set())
             choices = [h for h in good if h not in (server, client)]
+            choices = [h for h in choices if h not in failed_with] or choices
             if not choices:
                 self.skipped.append({"server": server, "client": client, "rail": rail, "subject": subject,
                                      "reason": "no host passed every test on rail %s (apart from %s and %s)" % (
