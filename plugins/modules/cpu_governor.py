@@ -15,8 +15,9 @@ description:
     C(performance) for the duration of a bandwidth or latency test, and returns the previous governor of
     each CPU in RV(previous) so a play can restore them in an C(always) block with O(governors).
   - Writes only CPUs whose governor differs; C(changed) is true only when something was written.
-  - When the host has no cpufreq (many VMs, containers without it), nothing is done and
-    RV(skipped_reason) says why; that is not a failure.
+  - When the host has no cpufreq (many VMs, containers without it), or its governor files cannot be written
+    (not root, a read-only C(/sys) as in most containers), nothing is done and RV(skipped_reason) says why;
+    that is not a failure (the tests then run at the governor the host has).
   - A governor a CPU does not list in C(scaling_available_governors) is refused before anything is written;
     a write that fails restores the CPUs already written.
 author:
@@ -54,7 +55,14 @@ attributes:
     platforms: posix
     description: Linux hosts with cpufreq; the host the module runs on.
 notes:
-  - Needs root to write C(/sys). It acts on the host the module runs on.
+  - Needs root to write C(/sys). It acts on the host the module runs on; for a test pod reached with the
+    kubectl transport (C(ansible_connection=local)) that is the controller, so plays skip such hosts (a pod
+    cannot set its node's governor anyway).
+  - Restoring is the play's job (an C(always) section, as in the examples). An C(always) section runs when a
+    task of its block fails, but not when C(ansible-playbook) is interrupted (SIGINT) or killed (SIGKILL);
+    then the CPUs stay at O(governor) until something sets them back. The next run's discovery reports
+    them (C(clusterops.commcheck.rdma_facts) finding C(cpu_governor_not_performance) when not at
+    C(performance)); RV(previous) of the switching task, in the play's output, says what they were.
 seealso:
   - module: clusterops.commcheck.rdma_facts
 '''
@@ -100,8 +108,8 @@ changed_cpus:
   elements: str
   sample: [cpu0, cpu1]
 skipped_reason:
-  description: Why nothing was done when the host has no cpufreq; absent otherwise.
-  returned: when the host has no cpufreq
+  description: Why nothing was done (no cpufreq on the host, or governor files it cannot write); absent otherwise.
+  returned: when the host has no cpufreq, or the CPUs to change cannot be written
   type: str
   sample: no cpufreq scaling_governor under /sys/devices/system/cpu (VM or cpufreq driver not loaded)
 '''
@@ -123,6 +131,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.cpu_
     parse_cpu_list,
     plan_changes,
     read_cpus,
+    unwritable_reason,
 )
 
 
@@ -183,6 +192,9 @@ def main():
     except GovernorError as exc:
         module.fail_json(msg=str(exc))
     previous = dict((name, cpus[name]["governor"]) for name in targets)
+    refused = unwritable_reason(cpus, changes)
+    if refused:
+        module.exit_json(changed=False, previous=previous, current=previous, changed_cpus=[], skipped_reason=refused)
     current = dict(previous)
     current.update(dict((name, change[1]) for name, change in changes.items()))
     result = dict(changed=bool(changes), previous=previous, current=current,

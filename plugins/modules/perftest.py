@@ -76,8 +76,9 @@ options:
         task run. The module sets it before the first test starts and restores each CPU's previous governor when
         the tests end, on every path of this module (results, errors, timeouts, SIGTERM, SIGHUP, SIGINT) - also
         when the controller was interrupted, since the module then still runs to the deadlines of its tests.
-      - A governor a CPU does not offer fails the task before any test runs. Hosts without cpufreq are left
-        alone (RV(cpu_governor.skipped) says why); so is the host with the kubectl transport (pods cannot set it).
+      - A governor a CPU does not offer fails the task before any test runs. Hosts without cpufreq, or whose
+        governor files cannot be written (not root, a read-only C(/sys)), are left alone (RV(cpu_governor.skipped)
+        says why); so is the host with the kubectl transport (pods cannot set it).
     type: str
   server:
     description:
@@ -330,7 +331,7 @@ cpu_governor:
       type: bool
       returned: always
     skipped:
-      description: Why nothing was changed (no cpufreq, or a transport that cannot change it).
+      description: Why nothing was changed (no cpufreq, files it cannot write, or a transport that cannot change it).
       type: str
       returned: when nothing was changed for a reason
     restore_error:

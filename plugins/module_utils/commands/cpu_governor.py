@@ -4,7 +4,7 @@
 """CPU frequency governors under a sysfs root: read, plan, apply (with rollback).
 
 Pure parts: :func:`parse_cpu_list`, :func:`plan_changes`, :func:`diff_text`.
-File access: :func:`read_cpus` and :func:`apply_changes` (``sysfs_root``
+File access: :func:`read_cpus`, :func:`unwritable_reason` and :func:`apply_changes` (``sysfs_root``
 stands for ``/sys``; the files are
 ``devices/system/cpu/cpu<N>/cpufreq/scaling_governor`` and
 ``scaling_available_governors``).
@@ -138,6 +138,22 @@ def diff_text(cpus, changes, after=False):
     return "".join(lines)
 
 
+def unwritable_reason(cpus, changes, access=None):
+    """Why the governor files of ``changes`` cannot be written here (not root, a read-only /sys), or None.
+
+    A host that cannot change its governor is measured as it is: callers
+    report this reason instead of failing. ``access`` is :func:`os.access`
+    unless given; it also sees a read-only file system as root does.
+    """
+    access = access or os.access
+    refused = [name for name in sorted(changes, key=lambda k: int(k[3:]))
+               if not access(cpus[name]["path"], os.W_OK)]
+    if not refused:
+        return None
+    return "cannot write the scaling_governor of %s%s (not root, or a read-only /sys)" % (
+        ", ".join(refused[:4]), " and %d more CPU(s)" % (len(refused) - 4) if len(refused) > 4 else "")
+
+
 def _write(path, value):
     with open(path, "w") as handle:
         handle.write(value)
@@ -194,6 +210,10 @@ class GovernorHold(object):
             self.report["skipped"] = "no cpufreq under %s" % self.sysfs_root
             return None
         changes = plan_changes(cpus, governor=self.wanted)[1]
+        refused = unwritable_reason(cpus, changes)
+        if refused:
+            self.report["skipped"] = refused
+            return "cpu_governor: %s; left alone" % refused
         apply_changes(cpus, changes)
         self.report["previous"] = dict((name, before) for name, (before, _after) in changes.items())
         self._undo = (cpus, changes)
