@@ -195,8 +195,11 @@ ansible_facts:
           description:
             - Host facts used by the findings, C(memlock) (C(soft), C(hard)), C(ipc_lock) (whether the
               process holds CAP_IPC_LOCK; null when C(/proc/self/status) could not be read), C(netns_mode),
-              C(in_container), C(perftest) (path or null), C(gpus) (C(present), C(evidence), C(pci),
-              C(devices) with C(index), C(pci), C(numa_node), C(pci_path)), C(gpudirect_module),
+              C(in_container), C(perftest) (path or null), C(gpus) (C(present), C(evidence), C(found_by)
+              (C(driver), C(smi), C(pci)), C(pci_only), C(pci), C(devices) with C(index), C(pci), C(numa_node),
+              C(pci_path)), C(npus) (Huawei Ascend: C(present), C(evidence), C(found_by), C(pci_only), C(pci)); the
+              NVIDIA (0x10de) and Huawei (0x19e5) accelerator PCI functions under O(sysfs_root) count as evidence
+              except through kubectl (a pod sees all of its node's), C(gpudirect_module),
               C(cpu_governors) (count per governor), C(modules), C(numa_nodes) (NUMA node -> CPU list).
           type: dict
         records:

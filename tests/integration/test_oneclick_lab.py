@@ -164,3 +164,28 @@ def test_unreachable_host_is_reported_not_fatal(lab, tmp_path):
     _directory, results = assert_report_matches_history(run)
     assert "ghost" in results["summary"]["bad_hosts"] or any(
         r["host"] == "ghost" and r["verdict"] == "error" for r in results["records"])
+
+
+def test_demo_defaults_run_every_check_with_the_collective_found_by_its_pci_gpus(lab, tmp_path):
+    """What `make demo` runs: the default checks and no collective variables beyond the lab's inventory.
+
+    The lab's hosts have GPU PCI functions in their emulated sysfs and no driver or nvidia-smi: the
+    collective runs on that evidence alone, through real mpirun, and the report charts its bus bandwidth.
+    """
+    if oc.mpi_missing():
+        pytest.skip(oc.mpi_missing())
+    lab.heal()
+    run = oc.oneclick(lab, tmp_path, {}, name="demo")
+    assert run.rc == 0, run.tail()
+    for kind in ("discover", "rdma_bw", "rdma_lat", "collective", "tcp_bw"):
+        records = run.records(kind)
+        assert records and not [r for r in records if r["verdict"] == "skipped"], (kind, records)
+    runs = run.records("collective")
+    assert len(runs) == 1 and runs[0]["verdict"] == "pass", runs
+    assert runs[0]["params"]["library"] == "nccl" and sorted(runs[0]["params"]["hosts"]) == sorted(lab.hosts)
+    assert runs[0]["metrics"]["busbw_gbs"] > 0
+    assert "collective (nccl) on %s" % ", ".join(lab.hosts) in run.stdout
+    directory, _results = assert_report_matches_history(run)
+    with open(os.path.join(directory, "report.html")) as handle:
+        assert 'class="busbw"' in handle.read()
+    assert not oc.wait_no_test_processes(lab, timeout=5)

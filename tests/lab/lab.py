@@ -729,6 +729,17 @@ def _python():
     return VENV_PYTHON if os.path.exists(VENV_PYTHON) else (shutil.which("python3") or "/usr/bin/python3")
 
 
+LAB_COLLECTIVE = {
+    "commcheck_gpus_per_node": 1,
+    "commcheck_collective_min_bytes": "1M",
+    "commcheck_collective_max_bytes": "4M",
+    "commcheck_collective_iterations": 3,
+    "commcheck_collective_warmup_iterations": 1,
+    "commcheck_collective_link_efficiency": 0.5,
+    "commcheck_collective_min_fraction": 0.15,
+}
+
+
 def _inventory(lab):
     d = lab["dir"]
     rail0 = lab["rails"][0]
@@ -750,6 +761,10 @@ def _inventory(lab):
         "ansible_python_interpreter": _python(),
         "commcheck_collective_binary_dir": os.path.join(d, "bin"),
         "commcheck_collective_allow_run_as_root": True,
+        # The collective in this lab: the nccl-tests EMULATOR is MPI over TCP in Python on the shared
+        # cores (a tenth to a half of the line rate, see tests/integration/test_collective_lab.py), so
+        # one rank per host, small messages and a low pass line; tests set their own where they care.
+        **LAB_COLLECTIVE,
         "commcheck_mpi_ssh_config": os.path.join(d, "ssh_config"),
         "commcheck_mpi_mca": {
             "btl_tcp_if_include": rail0["subnet"],
@@ -814,10 +829,12 @@ def _sysfs(lab, macs):
             net[hrail["netdev"]] = {"operstate": "up", "mtu": 1500}
             if mac:
                 net[hrail["netdev"]]["address"] = mac
+        # one GPU PCI function per rail (no driver: the collective's evidence is PCI only), with
+        # nvidia_peermem loaded so that discovery does not warn that GPUDirect RDMA is off
         sysfs_tree.build_sysfs(root, devices, cpus=["ondemand", "ondemand", "powersave", "performance"],
                                modules={"ib_core": {"netns_mode": "Y"}, "mlx5_core": {}, "mlx5_ib": {},
-                                        "ib_uverbs": {}, "rdma_ucm": {}},
-                               net=net)
+                                        "ib_uverbs": {}, "rdma_ucm": {}, "nvidia_peermem": {}},
+                               net=net, gpus=len(host["rails"]))
 
 
 def _wait_port(address, port, timeout):

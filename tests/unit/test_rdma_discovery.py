@@ -744,7 +744,8 @@ def test_gather_probe_host_reads_markers_only_until_one_answers(monkeypatch):
     transport = _Scripted(bins=("ib_write_bw",), files={"/.dockerenv": "", "/proc/self/limits": limits})
     host = gather.probe_host(transport)
     assert host == {"memlock": {"soft": 65536, "hard": 65536}, "in_container": True,
-                    "perftest": "/usr/bin/ib_write_bw", "gpus": {"evidence": []}, "cap_eff": None, "ipc_lock": None}
+                    "perftest": "/usr/bin/ib_write_bw", "gpus": {"evidence": [], "found_by": []},
+                    "npus": {"evidence": [], "found_by": []}, "pod": False, "cap_eff": None, "ipc_lock": None}
     assert ("read", "/run/.containerenv") not in transport.calls
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
     assert gather.probe_host(_Scripted())["in_container"] is True

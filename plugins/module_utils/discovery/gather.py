@@ -29,6 +29,16 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 
 TOOL_TIMEOUT = 20
 CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
+# (evidence kind, file read or program looked up, as the evidence names it). Device nodes are the
+# one-click probe's (a read of /dev/nvidiactl is no test of whether it exists).
+GPU_PROBES = (
+    ("driver", "/proc/driver/nvidia/version", "/proc/driver/nvidia"),
+    ("smi", "nvidia-smi", "nvidia-smi"),
+)
+NPU_PROBES = (
+    ("driver", "/usr/local/Ascend/driver/version.info", "/usr/local/Ascend/driver"),
+    ("smi", "npu-smi", "npu-smi"),
+)
 # (name in the facts, argv, parser -> list of entries)
 TOOL_SPECS = (
     ("ibdev2netdev", ["ibdev2netdev"], lambda t: parse_ibdev2netdev_full(t)["devices"]),
@@ -54,7 +64,7 @@ def _run_tool(transport, argv, timeout=TOOL_TIMEOUT):
 # --- the host ----------------------------------------------------------------------------
 
 def probe_host(transport):
-    """{memlock, cap_eff, ipc_lock, in_container, perftest, gpus: {evidence}} as this process sees them.
+    """{memlock, cap_eff, ipc_lock, in_container, perftest, gpus / npus: {evidence, found_by}, pod} as seen here.
 
     Through kubectl, /proc/self is the process the pod runs for the read: it
     has the limits and capabilities the tests started there get.
@@ -63,7 +73,9 @@ def probe_host(transport):
         "memlock": parse_memlock(transport.read_file("/proc/self/limits")),
         "in_container": _in_container(transport),
         "perftest": transport.which("ib_write_bw"),
-        "gpus": {"evidence": _gpu_driver_evidence(transport)},
+        "gpus": accelerator_evidence(transport, GPU_PROBES),
+        "npus": accelerator_evidence(transport, NPU_PROBES),
+        "pod": bool(getattr(transport, "remote", False)),
     }
     host.update(parse_cap_eff(transport.read_file("/proc/self/status")))
     return host
@@ -79,13 +91,16 @@ def _in_container(transport):
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-def _gpu_driver_evidence(transport):
+def accelerator_evidence(transport, probes):
+    """{evidence, found_by}: what each of probes ((kind, file or program, shown as)) finds on the host."""
     evidence = []
-    if transport.read_file("/proc/driver/nvidia/version") is not None:
-        evidence.append("/proc/driver/nvidia")
-    if transport.which("nvidia-smi"):
-        evidence.append("nvidia-smi")
-    return evidence
+    found_by = []
+    for kind, what, shown in probes:
+        found = transport.which(what) if kind == "smi" else transport.read_file(what) is not None
+        if found:
+            evidence.append(shown)
+            found_by.append(kind)
+    return {"evidence": evidence, "found_by": found_by}
 
 
 # --- the RDMA tools ------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Host facts RDMA tests depend on: memlock, CAP_IPC_LOCK, addresses, netns mode, CPU governors, GPUs, modules (pure).
+"""Host facts RDMA tests depend on: memlock, CAP_IPC_LOCK, addresses, netns mode, CPU governors, GPUs / NPUs, modules (pure).
 
 The parsers read the text of ``/proc/self/limits``, ``/proc/self/status``,
 ``ip addr`` and ``rdma system show``; the rest reads a sysfs snapshot.
@@ -17,6 +17,13 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.num
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_values import parse_int, text_at
 
 GPUDIRECT_MODULES = ("nvidia_peermem", "nv_peer_mem")
+NVIDIA = "0x10de"
+HUAWEI = "0x19e5"
+# PCI class prefixes: 0x0300 VGA, 0x0302 3D controller, 0x1200 processing accelerator. Huawei's own
+# display function is the BMC's VGA (Hi171x) on its servers, never an NPU: only 0x1200 counts there.
+ACCELERATOR_CLASSES = {NVIDIA: ("0x0300", "0x0302", "0x1200"), HUAWEI: ("0x1200",)}
+# How an accelerator was found, in the order a report lists them.
+EVIDENCE_KINDS = ("driver", "device nodes", "smi", "pci")
 CAP_IPC_LOCK = 14
 
 
@@ -127,16 +134,26 @@ def cpu_governors(snap):
     return out
 
 
-def gpu_pci_functions(snap):
-    """PCI functions that are NVIDIA GPUs (vendor 0x10de, display/3D class)."""
+def accelerator_pci_functions(snap, vendor):
+    """PCI functions of one accelerator vendor (``NVIDIA`` or ``HUAWEI``) whose class is an accelerator's."""
     out = []
     for key, value in snap.items():
         match = re.match(r"^bus/pci/devices/([^/]+)/vendor$", key)
-        if match and isinstance(value, str) and value.strip().lower() == "0x10de":
-            cls = text_at(snap, "bus/pci/devices/%s/class" % match.group(1)) or ""
-            if cls.lower().startswith(("0x0300", "0x0302")):
+        if match and isinstance(value, str) and value.strip().lower() == vendor:
+            cls = (text_at(snap, "bus/pci/devices/%s/class" % match.group(1)) or "").strip().lower()
+            if cls.startswith(ACCELERATOR_CLASSES[vendor]):
                 out.append(match.group(1))
     return sorted(out)
+
+
+def gpu_pci_functions(snap):
+    """PCI functions that are NVIDIA GPUs (vendor 0x10de, display / 3D / processing-accelerator class)."""
+    return accelerator_pci_functions(snap, NVIDIA)
+
+
+def npu_pci_functions(snap):
+    """PCI functions that are Huawei Ascend NPUs (vendor 0x19e5, processing-accelerator class)."""
+    return accelerator_pci_functions(snap, HUAWEI)
 
 
 def loaded_modules(snap):
@@ -160,21 +177,44 @@ def complete_host(host, snap, modules):
         host["netns_mode"] = parse_netns_mode(text_at(snap, "module/ib_core/parameters/netns_mode"))
     if "gpudirect_module" not in host:
         host["gpudirect_module"] = next((m for m in GPUDIRECT_MODULES if m in modules), None)
-    host["gpus"] = _gpus(host.get("gpus"), snap, modules)
+    # A pod sees every PCI function of its node in /sys, whether or not it was given a GPU / NPU; what
+    # it was given shows as device nodes, the driver or the SMI tool: in a pod only those count.
+    count_pci = not host.get("pod")
+    host["gpus"] = _gpus(host.get("gpus"), snap, modules, count_pci)
+    host["npus"] = _accelerators(host.get("npus"), npu_pci_functions(snap), "Huawei PCI NPU", count_pci)
     return host
 
 
-def _gpus(given, snap, modules):
-    """{present, evidence, pci, devices}: the evidence given (e.g. nvidia-smi) plus the snapshot's."""
-    gpus = dict(given or {})
-    evidence = list(gpus.get("evidence") or [])
-    pci_gpus = gpu_pci_functions(snap)
-    if pci_gpus:
-        evidence.append("%d NVIDIA PCI GPU function(s)" % len(pci_gpus))
+def _gpus(given, snap, modules, count_pci=True):
+    """{present, evidence, found_by, pci_only, pci, devices}: the evidence given (nvidia-smi...) and the snapshot's."""
+    gpus = _accelerators(given, gpu_pci_functions(snap), "NVIDIA PCI GPU", count_pci)
     if "nvidia" in modules:
-        evidence.append("nvidia module loaded")
-    gpus["evidence"] = evidence
-    gpus["present"] = bool(evidence)
-    gpus["pci"] = pci_gpus
+        gpus["evidence"].append("nvidia module loaded")
+        gpus["found_by"] = found_by_order(gpus["found_by"] + ["driver"])
+        gpus["present"] = True
+        gpus["pci_only"] = False
     gpus["devices"] = gpus_from_snapshot(snap)
     return gpus
+
+
+def _accelerators(given, pci, what, count_pci):
+    """{present, evidence, found_by, pci_only, pci}: the evidence given plus the PCI functions when they count."""
+    acc = dict(given or {})
+    evidence = list(acc.get("evidence") or [])
+    found_by = list(acc.get("found_by") or [])
+    if pci and count_pci:
+        evidence.append("%d %s function(s)" % (len(pci), what))
+        found_by.append("pci")
+    elif pci:
+        acc["not_counted"] = ["%d %s function(s) in the node's /sys (a pod sees them all)" % (len(pci), what)]
+    acc["evidence"] = evidence
+    acc["found_by"] = found_by_order(found_by)
+    acc["pci_only"] = acc["found_by"] == ["pci"]
+    acc["present"] = bool(evidence)
+    acc["pci"] = pci
+    return acc
+
+
+def found_by_order(kinds):
+    """The evidence kinds, each once, in EVIDENCE_KINDS order."""
+    return [kind for kind in EVIDENCE_KINDS if kind in kinds]

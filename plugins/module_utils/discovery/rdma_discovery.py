@@ -115,6 +115,7 @@ def _host_section(host, snap, modules):
         "in_container": host.get("in_container"),
         "perftest": host.get("perftest"),
         "gpus": host["gpus"],
+        "npus": host["npus"],
         "gpudirect_module": host.get("gpudirect_module"),
         "cpu_governors": governor_counts(host.get("cpu_governors") or {}),
         "numa_nodes": dict((str(k), v) for k, v in sorted(node_cpulists(snap).items())),
