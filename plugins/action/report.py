@@ -16,6 +16,7 @@ import os
 import tempfile
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as bl
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import version_mix
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
@@ -95,6 +96,8 @@ class ActionModule(ControllerAction):
         if args["compare"] and args["history_dir"] and records:
             records = compare(records, args, run_id, until, read_report)
             compared = True
+        # hosts of the run on different NCCL, perftest or NIC firmware versions
+        records = version_mix.with_version_findings(records)
         now = history.utc_now()
         if args["run_subdir"]:
             run_id = run_id or history.new_run_id(now)

@@ -201,11 +201,29 @@ ansible_facts:
               C(pci)); the NVIDIA (0x10de) and Huawei (0x19e5) accelerator PCI functions under O(sysfs_root) count
               as evidence except through kubectl (a pod sees all of its node's), C(gpudirect_module),
               C(cpu_governors) (count per governor), C(modules), C(numa_nodes) (NUMA node -> CPU list).
+            - C(versions) has the versions that shape results, null where not found. C(perftest)
+              (C(ib_write_bw --version)), C(iperf3), C(openmpi) (C(mpirun --version)), C(nccl) (from C(nccl.h)),
+              C(cann) (the Ascend toolkit's install info) are asked only when the tools run (see O(tools));
+              C(nccl_tests) is null here (collective records carry it). C(firmware) (device -> C(fw_ver)),
+              C(driver) (device -> driver name and, where the module has one, its version) and C(nic_model)
+              (device -> C(hca_type)) come from sysfs.
           type: dict
+          sample:
+            versions:
+              perftest: "6.10"
+              iperf3: "3.12"
+              openmpi: 4.1.4
+              nccl: 2.18.3
+              nccl_tests: null
+              cann: null
+              firmware: {mlx5_0: 28.39.1002}
+              driver: {mlx5_0: mlx5_core 5.8-1.1.2}
+              nic_model: {mlx5_0: MT4129}
         records:
           description:
             - Results-contract records of this discovery (one C(discover) record and one C(finding) record
               per finding) with C(host) null; the C(discover) role sets C(host) and publishes them.
+            - The C(discover) record's C(metrics.versions) is C(host.versions) without the null and empty entries.
           type: list
           elements: dict
         sources:

@@ -26,6 +26,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_rdma_system,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import parse_show_gids
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import tool_versions
 
 TOOL_TIMEOUT = 20
 CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
@@ -46,6 +47,21 @@ TOOL_SPECS = (
     ("ibv_devinfo", ["ibv_devinfo"], lambda t: parse_ibv_devinfo_full(t)["devices"]),
     ("rdma_link", ["rdma", "link", "show"], parse_rdma_link),
     ("show_gids", ["show_gids"], parse_show_gids),
+)
+
+VERSION_TIMEOUT = 10
+# (key in host.versions, program, argv after it, parser): each asked for its version once.
+VERSION_COMMANDS = (
+    ("perftest", "ib_write_bw", ["--version"], tool_versions.perftest_version),
+    ("iperf3", "iperf3", ["--version"], tool_versions.iperf3_version),
+    ("openmpi", "mpirun", ["--version"], tool_versions.openmpi_version),
+)
+# (key, files tried in order, parser): where the library's version is written down.
+VERSION_FILES = (
+    ("nccl", ("/usr/include/nccl.h", "/usr/local/cuda/include/nccl.h", "/usr/local/nccl/include/nccl.h"),
+     tool_versions.nccl_header_version),
+    ("cann", ("/usr/local/Ascend/ascend-toolkit/latest/ascend_toolkit_install.info",
+              "/usr/local/Ascend/ascend-toolkit/latest/version.cfg"), tool_versions.cann_version),
 )
 
 
@@ -145,6 +161,23 @@ def _worth_comparing(name, value, rc):
         # "Failed to get IB devices list" / "No IB devices found"
         return []
     return value
+
+
+def tool_version_probes(transport):
+    """{perftest, iperf3, openmpi, nccl, cann, nccl_tests}: each version string, None where it is not found.
+
+    nccl-tests has no version flag: its version comes from a collective run's header.
+    """
+    versions = {"nccl_tests": None}
+    for key, program, args, parser in VERSION_COMMANDS:
+        path = transport.which(program)
+        versions[key] = None
+        if path:
+            res = _run_tool(transport, [path] + args, VERSION_TIMEOUT)
+            versions[key] = parser((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
+    for key, paths, parser in VERSION_FILES:
+        versions[key] = next((v for v in (parser(transport.read_file(p)) for p in paths) if v), None)
+    return versions
 
 
 def rdma_netns_mode(transport):

@@ -37,6 +37,13 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.hos
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.numa import node_cpulists
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.ports import parse_devices
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import snapshot
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_values import link_base, text_at
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_versions import (
+    driver_version,
+    firmware_version,
+)
+
+TOOL_VERSION_KEYS = ("perftest", "iperf3", "openmpi", "nccl", "nccl_tests", "cann")
 
 
 def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index=None, addresses=None,
@@ -44,7 +51,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
     """The ``commcheck_rdma`` fact from a snapshot and host facts (pure).
 
     host: ``{sysfs_root, sysfs_error, memlock, cap_eff, ipc_lock, netns_mode, in_container,
-    perftest, gpus: {present, evidence}, gpudirect_module, cpu_governors}``
+    perftest, gpus: {present, evidence}, gpudirect_module, cpu_governors, tool_versions}``
     (missing keys are read from the snapshot where it has them);
     addresses: ``{netdev: ["a.b.c.d/len", ...]}`` from ``ip`` or None;
     tools: parsed tool outputs for :func:`cross_check` or None.
@@ -73,7 +80,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
         "findings": findings,
         "gid_index": gid_index,
         "summary": _summary(devices, findings),
-        "host": _host_section(host, snap, modules),
+        "host": _host_section(host, snap, modules, versions(host.get("tool_versions"), devices, snap)),
     }
 
 
@@ -106,8 +113,9 @@ def _summary(devices, findings):
     }
 
 
-def _host_section(host, snap, modules):
+def _host_section(host, snap, modules, tool_versions):
     return {
+        "versions": tool_versions,
         "sysfs_root": host.get("sysfs_root"),
         "memlock": host.get("memlock"),
         "ipc_lock": host.get("ipc_lock"),
@@ -121,6 +129,31 @@ def _host_section(host, snap, modules):
         "numa_nodes": dict((str(k), v) for k, v in sorted(node_cpulists(snap).items())),
         "modules": modules,
     }
+
+
+def versions(tool_versions, devices, snap):
+    """{perftest, iperf3, openmpi, nccl, nccl_tests, cann, firmware: {dev: fw}, driver: {dev: "name version"},
+    nic_model: {dev: hca_type}} (firmware is compared per model).
+
+    The tools' versions are those probed (None where not probed or not found);
+    firmware and driver come from sysfs.
+    """
+    out = dict((key, (tool_versions or {}).get(key)) for key in TOOL_VERSION_KEYS)
+    out["firmware"] = {}
+    out["driver"] = {}
+    out["nic_model"] = {}
+    for device in devices:
+        name = device["name"]
+        if device.get("hca_type"):
+            out["nic_model"][name] = device["hca_type"]
+        fw_ver = firmware_version(device.get("fw_ver"))
+        if fw_ver:
+            out["firmware"][name] = fw_ver
+        driver = link_base(snap, "class/infiniband/%s/device/driver" % name)
+        if driver:
+            version = driver_version(text_at(snap, "module/%s/version" % driver))
+            out["driver"][name] = "%s %s" % (driver, version) if version else driver
+    return out
 
 
 def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, ib_gid_index=None,
@@ -140,6 +173,7 @@ def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, 
     tool_results, parsed = {}, {}
     if run_tools:
         tool_results, parsed = gather.run_tools(transport)
+        host["tool_versions"] = gather.tool_version_probes(transport)
         mode = gather.rdma_netns_mode(transport)
         if mode:
             host["netns_mode"] = mode

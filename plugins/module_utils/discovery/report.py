@@ -54,6 +54,7 @@ def _discover_record(host_name, facts):
                  "rate_gbps": p.get("rate_gbps"), "link_layer": p.get("link_layer"),
                  "netdev": p.get("netdev"), "gid_index": p.get("gid_index")}
                 for d in facts.get("devices") or [] for p in d.get("ports") or []],
+            "versions": compact_versions((facts.get("host") or {}).get("versions")),
         },
         "verdict": VERDICT_FOR.get(worst, "pass"),
         "cause": None,
@@ -65,6 +66,11 @@ def _discover_record(host_name, facts):
         record["cause"] = first["message"]
         record["fix"] = first["fix"]
     return record
+
+
+def compact_versions(versions):
+    """The versions found: tools and libraries without a version and empty per-device maps left out."""
+    return dict((key, value) for key, value in (versions or {}).items() if value)
 
 
 # --- operator table --------------------------------------------------------------------

@@ -65,6 +65,7 @@ FILE_PATTERNS = tuple(
     + ["module/%s/initstate" % name for name in (
         "nvidia_peermem", "nv_peer_mem", "nvidia", "ib_core", "ib_uverbs", "mlx5_ib", "mlx5_core",
         "rdma_ucm", "amdgpu")]
+    + ["module/%s/version" % name for name in ("mlx5_core", "mlx4_core", "bnxt_en", "ice", "irdma", "hns3")]
     + ["module/ib_core/parameters/netns_mode"]
     + ["bus/pci/devices/*/vendor", "bus/pci/devices/*/class", "bus/pci/devices/*/numa_node"]
 )
@@ -86,6 +87,7 @@ DIR_PATTERNS = (
 # Symlinks discovery needs (their targets, not their contents).
 LINK_PATTERNS = (
     _DEV + "/device",
+    _DEV + "/device/driver",
     "class/net/*/master",
     "class/net/*/device",
     "bus/pci/devices/*",

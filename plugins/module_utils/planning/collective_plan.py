@@ -364,6 +364,7 @@ def _result_runs(res, params):
 
 def _run_record(res, params, index, run):
     names = list(run.get("hosts") or [])
+    printed = res.get("result") if params.get("library") == "nccl" and isinstance(res.get("result"), dict) else {}
     return {
         "kind": "collective",
         "host": names[0] if names else "unknown",
@@ -377,6 +378,9 @@ def _run_record(res, params, index, run):
             "duration_s": run.get("duration_s"),
             # the network NCCL used (IB, Socket, ...); the pool run's is the module result's
             "transport": run.get("transport") or (res.get("transport") if index == 0 else None),
+            # what rank 0 printed: the run's, else the pool run's parsed output
+            "nccl_version": run.get("nccl_version") or (printed.get("nccl_version") if index == 0 else None),
+            "nccl_tests_version": run.get("nccl_tests_version") or (printed.get("version") if index == 0 else None),
         },
         "verdict": run.get("verdict") or "error",
         "cause": run.get("cause"),

@@ -127,6 +127,16 @@ def _findings(view):
     return body
 
 
+def _versions(view):
+    """The tool, library and firmware versions by host; only when discovery or a collective run found some."""
+    if not view.versions:
+        return []
+    return ['<h2 id="versions">Versions</h2>',
+            _html_table(["tool", "version", "hosts", "count"],
+                        [[esc(r["tool"]), esc(r["version"]), esc(r["hosts"]), str(r["count"])] for r in view.versions],
+                        ["regr" if r["mixed"] else "" for r in view.versions])]
+
+
 def _latency(view):
     body = ['<h2 id="latency">Latency</h2>']
     lat = view.latency
@@ -176,7 +186,7 @@ def _all_checks(view):
                         ["regr" if r.get("regression") else "" for r in checks])]
 
 
-SECTIONS = (_head, _heatmaps, _regressions, _findings, _latency, _collectives, _retests, _all_checks)
+SECTIONS = (_head, _heatmaps, _regressions, _findings, _versions, _latency, _collectives, _retests, _all_checks)
 
 
 def render(view):

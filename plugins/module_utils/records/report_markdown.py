@@ -79,6 +79,15 @@ def _findings(view):
     return lines + [""]
 
 
+def _versions(view):
+    """The tool, library and firmware versions by host (a tool with several versions marked)."""
+    if not view.versions:
+        return []
+    rows = [[md_cell(r["tool"]) + (" (mixed)" if r["mixed"] else ""), md_cell(r["version"]), md_cell(r["hosts"]),
+             str(r["count"])] for r in view.versions]
+    return ["## Versions", ""] + _table(["tool", "version", "hosts", "count"], rows) + [""]
+
+
 def _matrix_cell(data):
     if data is None:
         return ""
@@ -146,7 +155,7 @@ def _by_kind(view):
     return ["## Checks by kind", ""] + _table(["kind"] + list(VERDICT_ORDER), rows) + [""]
 
 
-SECTIONS = (_head, _regressions, _findings, _heatmaps, _latency, _collectives, _retests, _by_kind)
+SECTIONS = (_head, _regressions, _findings, _versions, _heatmaps, _latency, _collectives, _retests, _by_kind)
 
 
 def render(view):

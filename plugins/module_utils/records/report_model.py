@@ -24,6 +24,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as _baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict as _run_verdict
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.version_mix import version_rows
 
 NOT_A_HOST = ("*", "-", "all", "pool")
 VERDICT_ORDER = ("error", "fail", "flaky", "warn", "skipped", "pass")
@@ -426,6 +427,11 @@ class ReportView(object):
     @property
     def series(self):
         return self._once("series", lambda: collective_series(self.records))
+
+    @property
+    def versions(self):
+        """Rows {tool, version, hosts, count, mixed} of the tool, library and firmware versions of the hosts."""
+        return self._once("versions", lambda: version_rows(self.records))
 
     @property
     def retests(self):
