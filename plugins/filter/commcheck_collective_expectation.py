@@ -13,7 +13,7 @@ description:
   - With O(configured) rates, those (source V(configured)).
   - Else, for every host of the input, the link rates (Gb/s) of the ACTIVE ports of its C(commcheck_rdma) fact
     (from C(clusterops.commcheck.rdma_facts)) that NCCL can use (narrowed by O(ib_hca), C(NCCL_IB_HCA)'s syntax),
-    and the list of the slowest host (the smallest sum): a pool is as fast as its slowest member (source
+    and the list of the slowest host (the smallest sum), as a pool is as fast as its slowest member (source
     V(discovery)). Hosts with no active port of known rate are left out; none known gives no rates.
   - The C(clusterops.commcheck.collective) module turns the rates into the expected inter-node bus bandwidth,
     sum / 8 x its C(link_efficiency); NVLink / PCIe inside a node are not modelled.
