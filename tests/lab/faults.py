@@ -18,9 +18,6 @@ __metaclass__ = type
 import os
 import signal
 import subprocess
-import threading
-
-PERFTEST_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
 
 
 def culprit(component, host, peer=None, rail=None):
@@ -85,25 +82,6 @@ class SlowRail(SlowHost):
         self.lab.slow(self.host, self.rate, rail=self.rail)
 
 
-class BackgroundLoop(object):
-    """``loop(stop)`` in a daemon thread until ``stop`` (a threading.Event) is set by :meth:`stop`."""
-
-    def __init__(self, loop, name):
-        self.loop, self.name = loop, name
-        self.event = threading.Event()
-        self.thread = None
-
-    def start(self):
-        self.thread = threading.Thread(target=self.loop, args=(self.event,), name=self.name)
-        self.thread.daemon = True
-        self.thread.start()
-
-    def stop(self, timeout=30):
-        self.event.set()
-        if self.thread is not None:
-            self.thread.join(timeout)
-
-
 class SlowLink(Fault):
     """Only the path between two hosts on one rail (a cable or a switch port)."""
 
@@ -150,67 +128,51 @@ class FlakyLink(SlowLink):
             self.healed = True
 
 
-def perftest_processes(lab, host):
-    """[(pid, argv)] of the perftest processes running on host (server: no peer address in argv)."""
-    out = []
-    for info in lab.pids():
-        if info["host"] != host:
-            continue
-        argv = info.get("cmdline") or []
-        if isinstance(argv, str):
-            argv = argv.split()
-        # a real binary is argv[0]; the lab's launcher execs "python perftest_emulator.py --tool NAME ..."
-        if any(os.path.basename(a) in PERFTEST_TOOLS for a in argv[:5]):
-            out.append((info["pid"], argv))
-    return out
-
-
-def lab_addresses(lab):
-    return set(rail["address"] for entry in lab.state["hosts"] for rail in entry["rails"])
-
-
 class HungSide(Fault):
-    """The first perftest server (or client) process on host is stopped (SIGSTOP) as soon as it appears."""
+    """The first perftest server (or client) process on host stops itself (SIGSTOP) as it starts.
 
-    def __init__(self, lab, host, side="server", poll=0.2):
+    The lab's perftest emulator takes the request from a file in the host's emulated sysfs root
+    (``hang_if_asked`` in tests/lab/emulators/perftest_emulator.py), so the first process of that side
+    hangs however fast or slow the machine is (a watcher polling for the process could miss a short
+    test on a busy machine).
+    """
+
+    def __init__(self, lab, host, side="server"):
         super(HungSide, self).__init__(lab)
-        self.host, self.side, self.poll = host, side, poll
+        self.host, self.side = host, side
         self.name = "hung perftest %s" % side
-        self.stopped = []
-        self._loop = BackgroundLoop(self._watch, "hang-" + side)
 
     @property
     def expected(self):
         return [culprit("host", self.host)]
 
-    def _is_side(self, argv, addresses):
-        is_client = any(a in addresses for a in argv)
-        return is_client if self.side == "client" else not is_client
+    def _path(self):
+        return os.path.join(self.lab.sysfs_root(self.host), "commcheck-lab", "perftest_hang_%s" % self.side)
 
-    def _watch(self, stop):
-        addresses = lab_addresses(self.lab)
-        while not stop.is_set() and not self.stopped:
-            for pid, argv in perftest_processes(self.lab, self.host):
-                if self._is_side(argv, addresses):
-                    try:
-                        os.kill(pid, signal.SIGSTOP)
-                    except OSError:
-                        continue
-                    self.stopped.append(pid)
-                    break
-            stop.wait(self.poll)
+    @property
+    def stopped(self):
+        """The pids that stopped themselves (one at most)."""
+        try:
+            with open(self._path() + ".taken") as handle:
+                return [int(line) for line in handle.read().split()]
+        except (OSError, ValueError):
+            return []
 
     def inject(self):
-        self._loop.start()
+        os.makedirs(os.path.dirname(self._path()), exist_ok=True)
+        with open(self._path(), "w") as handle:
+            handle.write("the first perftest %s on this host hangs (lab fault)\n" % self.side)
 
     def heal(self):
-        self._loop.stop()
         for pid in self.stopped:
             for sig in (signal.SIGCONT, signal.SIGKILL):
                 try:
                     os.kill(pid, sig)
                 except OSError:
                     pass
+        for path in (self._path(), self._path() + ".taken"):
+            if os.path.exists(path):
+                os.remove(path)
         self.lab.heal()
 
 

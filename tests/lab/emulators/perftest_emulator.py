@@ -40,6 +40,7 @@ import math
 import os
 import random
 import select
+import signal
 import socket
 import struct
 import sys
@@ -924,6 +925,23 @@ def write_json(p, dev, results):
         json.dump(doc, handle, indent=1)
 
 
+def hang_if_asked(p):
+    """Lab fault ``faults.HungSide``: the first server (or client) started after the file
+    ``<sysfs>/commcheck-lab/perftest_hang_<side>`` appeared takes it (an atomic rename, so exactly one
+    process does), writes its pid there and stops itself (SIGSTOP), as a hung process would."""
+    root = os.environ.get("COMMCHECK_LAB_SYSFS")
+    if not root:
+        return
+    path = os.path.join(root, "commcheck-lab", "perftest_hang_%s" % ("client" if p.server else "server"))
+    try:
+        os.rename(path, path + ".taken")
+    except OSError:
+        return
+    with open(path + ".taken", "a") as handle:
+        handle.write("%d\n" % os.getpid())
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
 def main(argv):
     if len(argv) < 2 or argv[0] != "--tool":
         sys.stderr.write("perftest EMULATOR (commcheck lab): run as perftest_emulator.py --tool ib_write_bw ...\n")
@@ -934,6 +952,7 @@ def main(argv):
         return 2
     try:
         p = parse(tool, argv[2:])
+        hang_if_asked(p)
         if p.duration and p.metric == "bw":
             out(" WARNING: BW peak won't be measured in this run.\n")
         dev = Device(p)
