@@ -216,7 +216,7 @@ options:
   nic_rates_source:
     description:
       - Where O(nic_rates_gbps) came from, shown with the expectation in RV(expectation) and the records' evidence
-        (at most 200 characters kept). The C(collective) role passes C(rates from discovery, slowest host h3) or
+        (text of at most 200 characters, no control characters). The C(collective) role passes C(rates from discovery, slowest host h3) or
         C(rates configured).
     type: str
   link_efficiency:

@@ -182,3 +182,15 @@ def test_module_fails_a_slow_pool_with_the_formula_in_the_cause(tmp_path):
     assert "(80% of the expected 45.0 GB/s = 4 x 100 Gb/s / 8 x 0.9)" in out["cause"]
     assert out["expectation"] == ("expected 45.0 GB/s = 4 x 100 Gb/s / 8 x 0.9 efficiency "
                                   "(rates from discovery, slowest host h2)")
+
+
+def test_the_note_stays_within_what_the_module_takes():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_expectation as ce
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+    facts = {"h1": {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "state": "ACTIVE", "rate_gbps": 100}]}]}}
+    short = ce.nic_rates_choice([], facts, ["h1"] + ["n%d" % i for i in range(40)])
+    assert short["host"] == "h1" and short["note"].endswith("no known rate on n0, n1, n2, n3, n4 and 35 more")
+    long_names = ["h1"] + ["a-very-long-host-name-%03d.cluster.example.com" % i for i in range(40)]
+    choice = ce.nic_rates_choice([], facts, long_names)
+    assert len(choice["note"]) == 200 and choice["note"].endswith("...")
+    assert rules.check_text("nic_rates_source", choice["note"], 200) == choice["note"]

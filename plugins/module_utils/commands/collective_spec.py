@@ -103,6 +103,8 @@ def validate(params):
         rules.check_name("ib_devices[%d]" % index, device, "rdma_device")
     if params["workdir"] is not None:
         rules.check_path("workdir", params["workdir"])
+    if params.get("nic_rates_source") is not None:
+        rules.check_text("nic_rates_source", params["nic_rates_source"], 200)
     expected, formula, expectation = expectation_of(params)
     return {"library": library, "test": test, "hosts": hosts, "layout": layout, "env": env, "mca": mca,
             "launch": launch, "binary": binary, "expected": expected, "formula": formula,
@@ -118,7 +120,7 @@ def expectation_of(params):
     expected = plan_utils.expected_busbw(rates, efficiency)
     formula = collective_expectation.busbw_formula(rates, efficiency)
     source = params.get("nic_rates_source") or "rates configured"
-    return expected, formula, collective_expectation.expectation_text(expected, formula, source[:200])
+    return expected, formula, collective_expectation.expectation_text(expected, formula, source)
 
 
 def run_params(spec, params, transport_name):

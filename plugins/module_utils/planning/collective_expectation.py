@@ -93,6 +93,10 @@ def expected_from_discovery(facts_by_host, hosts, ib_hca=None):
     return {"rates": slowest[1], "host": slowest[0], "source": "discovery", "unrated": unrated}
 
 
+# the collective module takes the note as nic_rates_source: text of at most 200 characters
+NOTE_MAX = 200
+
+
 def nic_rates_choice(configured, facts_by_host, hosts, ib_hca=None):
     """The NIC rates a run is judged by: {rates, host, source, note}; configured rates win over discovery.
 
@@ -107,7 +111,10 @@ def nic_rates_choice(configured, facts_by_host, hosts, ib_hca=None):
         return {"rates": [], "host": None, "source": None, "note": None}
     note = "rates from discovery, slowest host %s" % found["host"]
     if found["unrated"]:
-        note += "; no known rate on %s" % ", ".join(found["unrated"])
+        shown = found["unrated"][:5]
+        note += "; no known rate on %s%s" % (", ".join(shown), " and %d more" % (len(found["unrated"]) - 5)
+                                             if len(found["unrated"]) > 5 else "")
+    note = note if len(note) <= NOTE_MAX else note[:NOTE_MAX - 3] + "..."
     return {"rates": found["rates"], "host": found["host"], "source": "discovery", "note": note}
 
 
