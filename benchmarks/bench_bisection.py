@@ -124,7 +124,7 @@ HEADER = ("| N | bad | cases | rounds max | rounds mean | ceil(log2 N)+2 | withi
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--max-hosts", type=int, default=1024)
     parser.add_argument("--samples", type=int, default=64, help="positions sampled where not all are run")
     parser.add_argument("--seed", type=int, default=1)

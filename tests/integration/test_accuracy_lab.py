@@ -49,6 +49,6 @@ def test_the_culprits_are_exactly_the_injected_faults(lab4, tmp_path, name):
     fault = scenario(lab4, name)
     row = run(lab4, fault, tmp_path)
     named = bench_accuracy.describe(row["named"])
-    assert row["right"], "injected %s, named %s (log %s)" % (bench_accuracy.describe(fault.expected), named,
-                                                          row["log"])
+    injected = bench_accuracy.describe(fault.expected)
+    assert row["right"], "injected %s, named %s (log %s)" % (injected, named, row["log"])
     assert row["named_ok"] == len(row["named"]) and row["expected_ok"] == len(fault.expected)

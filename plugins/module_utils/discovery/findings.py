@@ -332,8 +332,7 @@ def _ipc_lock_missing(devices, host):
     return finding("error" if soft < MEMLOCK_WARN_BYTES else "warning", "ipc_lock_missing",
                    "This process lacks CAP_IPC_LOCK (CapEff %s) and %s: RDMA memory registration beyond the "
                    "limit fails (perftest: \"Couldn't allocate MR\"; NCCL: ibv_reg_mr failed with "
-                   "Cannot allocate memory)." % ("unknown" if cap_eff is None else "%016x" % cap_eff,
-                                                  _memlock_text(host)),
+                   "Cannot allocate memory)." % (_cap_eff_text(cap_eff), _memlock_text(host)),
                    "Give the test processes CAP_IPC_LOCK (root on the host has it, root in a container "
                    "usually not; pod: securityContext.capabilities.add: [\"IPC_LOCK\"], which reaches a root "
                    "container user only), or raise memlock to unlimited ('* - memlock unlimited' in "
@@ -375,6 +374,10 @@ def _gpudirect_module_missing(devices, host):
                    "GPUDirect RDMA is off unless DMA-BUF is used." % ", ".join(gpus.get("evidence") or []),
                    "modprobe nvidia_peermem (ships with the NVIDIA driver; load it at boot), or use "
                    "DMA-BUF (open kernel modules, NCCL_DMABUF_ENABLE=1).", None, None)
+
+
+def _cap_eff_text(cap_eff):
+    return "unknown" if cap_eff is None else "%016x" % cap_eff
 
 
 def _bytes(value):

@@ -385,7 +385,7 @@ def bisect_pool(names, run_round, confirm=True, verify=True, max_runs=None):
         subsets = [list(hosts) for hosts in plan["next_round"]]
         results = list(run_round(subsets, plan["round"]))
         if len(results) != len(subsets):
-            raise BisectMismatch("round %d: %d result(s) for %d run(s)" % (plan["round"], len(results), len(subsets)))
+            raise BisectMismatch("round %s: %d result(s) for %d run(s)" % (plan["round"], len(results), len(subsets)))
         runs.extend({"hosts": hosts, "bad": bool(bad), "round": plan["round"]} for hosts, bad in zip(subsets, results))
 
 
