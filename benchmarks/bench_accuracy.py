@@ -69,7 +69,9 @@ def base_vars(lab, checks, report_dir):
         "commcheck_collective_min_bytes": "1M", "commcheck_collective_max_bytes": "2M",
         "commcheck_collective_iterations": 3, "commcheck_collective_warmup_iterations": 1,
         "commcheck_collective_nic_rates_gbps": [lablib.rate_gbps(lab.rate)] if lab.rate else [],
-        "commcheck_collective_link_efficiency": 0.5, "commcheck_collective_min_fraction": 0.3,
+        # healthy 4-rank runs measure 1.0-1.4 x the expected 0.5 x line rate here; a node at a fifth of the
+        # line rate brings the pool to about 0.3 x expected, so the pass line sits at 0.5 x expected
+        "commcheck_collective_link_efficiency": 0.5, "commcheck_collective_min_fraction": 0.5,
     }
 
 
