@@ -198,3 +198,18 @@ def test_error_records_without_side_outcomes_still_read_the_cause():
     # with outcomes, they decide (a cause naming a side is not read)
     rec["params"].update(failed_side=None, failed_how=None)
     assert loc.error_side(loc.observations_from_records([rec])[0]) is None
+
+
+def test_a_server_that_spoke_is_waiting_even_when_the_role_dropped_its_output():
+    # the rdma_perf role keeps sides without their stdout / stderr (they are large): the module's
+    # "spoke" says the listen banner was printed, so the server was alive and its client is to blame
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import side_runner
+    banner = "\n************************************\n* Waiting for client to connect... *\n"
+    assert side_runner.spoke(" WARNING: BW peak won't be measured in this run.\n" + banner, "")
+    assert not side_runner.spoke(" WARNING: BW peak won't be measured in this run.\n", "")
+    server = {"role": "server", "verdict": "error", "timed_out": True, "cmd": ["ib_write_bw"],
+              "errors": [{"code": "server_no_client"}], "stdout": "", "stderr": "", "spoke": True}
+    client = {"role": "client", "verdict": "error", "timed_out": True, "cmd": ["ib_write_bw", "10.0.0.1"],
+              "errors": [{"code": "client_timeout"}], "stdout": "", "stderr": "", "spoke": False}
+    assert so.side_outcome(server) == so.WAITING and so.side_outcome(client) == so.SILENT
+    assert so.side_outcome(dict(server, spoke=False)) == so.SILENT

@@ -74,6 +74,18 @@ def run_sides(transport, jobs, clock=time.monotonic, sleep=time.sleep, abandoned
 VERDICT_RANK = {"pass": 0, "skipped": 0, "fail": 1, "error": 2}
 # what a module with one side (role given, not sides) also returns at its top level
 SINGLE_SIDE_KEYS = ("cmd", "rc", "stdout", "stderr", "timed_out", "attempts", "metrics", "errors")
+# lines a side prints before it talks to anyone (they say nothing about its peer)
+STARTUP_LINES = ("WARNING: BW peak won't be measured",)
+
+
+def spoke(stdout, stderr):
+    """True when a side printed anything beyond start-up warnings (a perftest server: its listen banner).
+
+    Kept in every side result as ``spoke``, because the roles drop the output text itself from the
+    results they gather (``side_outcome`` reads whether a timed-out side had spoken).
+    """
+    text = "%s\n%s" % (stdout or "", stderr or "")
+    return any(not line.startswith(STARTUP_LINES) for line in (ln.strip() for ln in text.splitlines()) if line)
 
 
 def side_result(info, argv, result, **outcome):
@@ -83,7 +95,8 @@ def side_result(info, argv, result, **outcome):
     item.update(cmd=argv, exec_cmd=result.get("cmd") or argv, rc=result.get("rc"),
                 stdout=result.get("stdout", ""), stderr=result.get("stderr", ""),
                 timed_out=bool(result.get("timed_out")), duration_s=result.get("duration_s"),
-                started=result.get("started"), ended=result.get("ended"), attempts=result.get("attempts", 0))
+                started=result.get("started"), ended=result.get("ended"), attempts=result.get("attempts", 0),
+                spoke=spoke(result.get("stdout"), result.get("stderr")))
     item.update(outcome)
     return item
 

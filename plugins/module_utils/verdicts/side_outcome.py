@@ -33,10 +33,10 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import spoke as _printed
+
 OK, MISSING, EXITED, REFUSED, SILENT, WAITING, STALLED = (
     "ok", "missing", "exited", "refused", "silent", "waiting", "stalled")
-# lines a side prints before it talks to anyone (they say nothing about its peer)
-_STARTUP = ("WARNING: BW peak won't be measured",)
 
 NO_SIDE_FIX = ("both sides waited for each other: check the path between the two hosts on that rail (cable, "
                "switch ports, filters) and rerun the pair; a host that hangs again with other peers is the culprit")
@@ -62,13 +62,16 @@ def _speaks_first(side):
 
 
 def _spoke(side):
-    """True when the side printed anything beyond start-up warnings; True too when its output is not known or
-    its tool says nothing before its peer comes."""
-    if ("stdout" not in side and "stderr" not in side) or not _speaks_first(side):
+    """True when the side printed anything beyond start-up warnings (its ``spoke``, kept by the module because
+    the roles drop the output text; else read from the text); True too when that is not known or its tool
+    says nothing before its peer comes."""
+    if not _speaks_first(side):
         return True
-    text = "%s\n%s" % (side.get("stdout") or "", side.get("stderr") or "")
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return any(not ln.startswith(_STARTUP) for ln in lines)
+    if "spoke" in side:
+        return bool(side["spoke"])
+    if "stdout" not in side and "stderr" not in side:
+        return True
+    return _printed(side.get("stdout"), side.get("stderr"))
 
 
 def side_outcome(side):
