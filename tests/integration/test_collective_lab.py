@@ -274,7 +274,8 @@ def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir,
     records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir, commcheck_collective_mode="pairs"),
                            tmp_path / "pairs")
     pairs = [(r["host"], r["peer"], r["verdict"]) for r in records if r.get("kind") == "collective"]
-    assert len(pairs) == 4 and all(p[2] == "pass" for p in pairs), pairs
+    # a pair a busy machine slows is a milder fleet outlier (warn); none may fail
+    assert len(pairs) == 4 and all(p[2] in ("pass", "warn") for p in pairs), pairs
     assert sorted(tuple(sorted(p[:2])) for p in pairs) == sorted(
         tuple(sorted(p)) for p in zip(lab.hosts, lab.hosts[1:] + lab.hosts[:1]))
     records = run_playbook(lab, "playbooks/nccl.yml",
@@ -323,10 +324,13 @@ def test_slow_host_is_named_among_eight(lab_factory, binary_dir):
         runs = [(r["hosts"], r["verdict"], r["busbw_gbs"]) for r in out["runs"]]
         assert out["bad_nodes"] == [slow], (out.get("cause"), out["threshold_busbw_gbs"], runs)
         assert out["bisect"]["conclusion"] == "isolated"
-        assert len(out["runs"]) <= 7
-        sys.stderr.write("\n8-host bisection: %d collective runs (pool included) in %.0fs, healthy pool %.4f GB/s, "
-                         "threshold %.4f: %s\n" % (len(runs), elapsed, healthy["busbw_gbs"],
-                                                   out["threshold_busbw_gbs"], runs))
+        # the runs of a round go at once: one bad node in 8 takes at most ceil(log2 8) + 2 = 5 rounds
+        rounds = max(r["round"] for r in out["runs"])
+        assert rounds <= 5, (rounds, out["bisect"])
+        assert len(out["runs"]) <= 2 * 8 + 3
+        sys.stderr.write("\n8-host bisection: %d collective runs in %d rounds (pool included) in %.0fs, healthy pool "
+                         "%.4f GB/s, threshold %.4f: %s\n" % (len(runs), rounds, elapsed, healthy["busbw_gbs"],
+                                                              out["threshold_busbw_gbs"], runs))
         assert_nothing_left(lab8, wait=20)
     finally:
         lab8.heal()

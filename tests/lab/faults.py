@@ -141,6 +141,7 @@ class HungSide(Fault):
         super(HungSide, self).__init__(lab)
         self.host, self.side = host, side
         self.name = "hung perftest %s" % side
+        self._healed = []
 
     @property
     def expected(self):
@@ -151,12 +152,12 @@ class HungSide(Fault):
 
     @property
     def stopped(self):
-        """The pids that stopped themselves (one at most)."""
+        """The pids that stopped themselves (one at most), also after ``heal``."""
         try:
             with open(self._path() + ".taken") as handle:
                 return [int(line) for line in handle.read().split()]
         except (OSError, ValueError):
-            return []
+            return list(self._healed)
 
     def inject(self):
         os.makedirs(os.path.dirname(self._path()), exist_ok=True)
@@ -164,7 +165,8 @@ class HungSide(Fault):
             handle.write("the first perftest %s on this host hangs (lab fault)\n" % self.side)
 
     def heal(self):
-        for pid in self.stopped:
+        self._healed = self.stopped or self._healed
+        for pid in self._healed:
             for sig in (signal.SIGCONT, signal.SIGKILL):
                 try:
                     os.kill(pid, sig)

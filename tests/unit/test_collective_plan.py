@@ -221,3 +221,15 @@ def test_records_of_a_result_that_never_ran():
     assert records[0]["verdict"] == "error" and records[0]["peer"] == "b"
     assert records[0]["params"]["mode"] == "pairs"
     assert commcheck_collective_records({"results": [res]}) == commcheck_collective_records([res])
+
+
+def test_the_pool_record_carries_bus_bandwidth_per_size_for_the_chart():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
+    rows = [{"bytes": 1048576, "out_of_place": {"busbw_gbs": 0.03}, "in_place": {"busbw_gbs": 0.031}},
+            {"bytes": 2097152, "out_of_place": {"busbw_gbs": 0.04}}, {"bytes": 0, "out_of_place": {"busbw_gbs": 0.0}}]
+    res = {"params": {"library": "nccl", "operation": "all_reduce", "hosts": ["h1", "h2"]}, "verdict": "pass",
+           "result": {"rows": rows}, "runs": [{"hosts": ["h1", "h2"], "verdict": "pass", "busbw_gbs": 0.04}]}
+    [record] = cp.collective_records([res])
+    assert record["metrics"]["rows"] == [{"bytes": 1048576, "busbw_gbs": 0.03}, {"bytes": 2097152, "busbw_gbs": 0.04}]
+    [series] = report_model.collective_series([record])
+    assert series["points"] == [(1048576.0, 0.03), (2097152.0, 0.04)]

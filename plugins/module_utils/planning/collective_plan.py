@@ -381,12 +381,29 @@ def _run_record(res, params, index, run):
             # what rank 0 printed: the run's, else the pool run's parsed output
             "nccl_version": run.get("nccl_version") or (printed.get("nccl_version") if index == 0 else None),
             "nccl_tests_version": run.get("nccl_tests_version") or (printed.get("version") if index == 0 else None),
+            # bus bandwidth per message size, for the report's chart (the pool run's table)
+            "rows": _size_rows(res.get("result")) if index == 0 else [],
         },
         "verdict": run.get("verdict") or "error",
         "cause": run.get("cause"),
         "fix": run.get("fix"),
         "evidence": _run_evidence(res, run),
     }
+
+
+def _size_rows(result, limit=64):
+    """[{bytes, busbw_gbs}] of a parsed result's table (out-of-place when a row has both), at most ``limit``."""
+    rows = (result or {}).get("rows") if isinstance(result, dict) else None
+    out = []
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict):
+            continue
+        value = row.get("busbw_gbs")
+        if value is None and isinstance(row.get("out_of_place"), dict):
+            value = row["out_of_place"].get("busbw_gbs")
+        if row.get("bytes") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append({"bytes": row["bytes"], "busbw_gbs": value})
+    return out[:limit]
 
 
 def _run_evidence(res, run):
