@@ -155,8 +155,9 @@ class HungSide(Fault):
         """The pids that stopped themselves (one at most), also after ``heal``."""
         try:
             with open(self._path() + ".taken") as handle:
-                return [int(line) for line in handle.read().split()]
-        except (OSError, ValueError):
+                # the request's own line, then the pid the emulator appended
+                return [int(word) for word in handle.read().split() if word.isdigit()]
+        except OSError:
             return list(self._healed)
 
     def inject(self):
