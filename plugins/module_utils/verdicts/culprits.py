@@ -83,35 +83,35 @@ def _from_localization_finding(rec):
     return from_component(comp, params.get("check"))
 
 
+def _from_finding(rec, component, confidence, check, rail=None, device=None, evidence=()):
+    """A failing finding record as a culprit: its host, cause, fix and evidence."""
+    return culprit(component, rec.get("host"), None, rail, device, "fail", confidence, check, rec.get("cause"),
+                   rec.get("fix"), list(evidence) + list(rec.get("evidence") or []))
+
+
 def _from_discovery_finding(rec):
     """A failing discovery finding: a port's fault is its NIC's; a host-wide one is the host's setup."""
     params = rec["params"]
     device = params.get("device")
-    return culprit("nic" if device else "config", rec.get("host"), None, None, device, "fail", "high", "discover",
-                   rec.get("cause"), rec.get("fix"), ["discovery: %s" % params.get("code")] + list(
-                       rec.get("evidence") or []))
+    return _from_finding(rec, "nic" if device else "config", "high", "discover", device=device,
+                         evidence=["discovery: %s" % params.get("code")])
 
 
 def _from_collective_finding(rec):
-    params = rec.get("params") or {}
-    stage = params.get("stage")
-    confidence = "high" if stage == "bisect" or rec.get("verdict") == "error" else "medium"
-    return culprit("host", rec.get("host"), None, None, None, "fail", confidence, "collective", rec.get("cause"),
-                   rec.get("fix"), list(rec.get("evidence") or []))
+    confidence = "high" if (rec.get("params") or {}).get("stage") == "bisect" or rec.get("verdict") == "error" \
+        else "medium"
+    return _from_finding(rec, "host", confidence, "collective")
 
 
 def _from_unreachable(rec):
-    params = rec.get("params") or {}
-    return culprit("host", rec.get("host"), None, None, None, "fail", "high", params.get("check"), rec.get("cause"),
-                   rec.get("fix"), list(rec.get("evidence") or []))
+    return _from_finding(rec, "host", "high", (rec.get("params") or {}).get("check"))
 
 
 def _from_generic_finding(rec):
     """A failing finding of no known check (a caller's own record): its host, or its device's NIC."""
     params = rec.get("params") or {}
     device = params.get("device")
-    return culprit("nic" if device else "host", rec.get("host"), None, params.get("rail"), device, "fail", "medium",
-                   params.get("check"), rec.get("cause"), rec.get("fix"), list(rec.get("evidence") or []))
+    return _from_finding(rec, "nic" if device else "host", "medium", params.get("check"), params.get("rail"), device)
 
 
 def _finding_source(rec):

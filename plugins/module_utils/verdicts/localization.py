@@ -128,19 +128,25 @@ def late_partner_errors(records):
     """
     first_error = {}
     for rec in records:
-        params = rec.get("params") or {}
-        step = params.get("step")
-        if rec.get("verdict") == "error" and isinstance(step, int) and not params.get("retest"):
+        step = _first_pass_error_step(rec)
+        if step is not None:
             for host in (rec["host"], rec["peer"]):
                 first_error[host] = min(first_error.get(host, step), step)
     late = set()
     for index, rec in enumerate(records):
-        params = rec.get("params") or {}
-        step = params.get("step")
-        if rec.get("verdict") == "error" and isinstance(step, int) and not params.get("retest") and any(
-                first_error.get(host, step) < step for host in (rec["host"], rec["peer"])):
+        step = _first_pass_error_step(rec)
+        if step is not None and any(first_error.get(host, step) < step for host in (rec["host"], rec["peer"])):
             late.add(index)
     return late
+
+
+def _first_pass_error_step(rec):
+    """The step of an ``error`` record of the check's own pass (not a retest), else None."""
+    params = rec.get("params") or {}
+    step = params.get("step")
+    if rec.get("verdict") == "error" and isinstance(step, int) and not params.get("retest"):
+        return step
+    return None
 
 
 def _failed(params):
