@@ -295,3 +295,26 @@ def test_hung_server_never_blames_another_host(lab, tmp_path):
             assert host == hung, named
         else:
             assert component == "link" and hung in (host, peer), named
+
+
+def test_hung_client_names_the_client_host(lab, tmp_path):
+    # issue 14: a client stopped before it connected printed what a server hung after its banner prints (the
+    # server listened, the client said nothing); the runner found the client's process stopped at its deadline
+    hung = lab.hosts[1]
+    fault = faults.HungSide(lab.lab, hung, "client")
+    fault.inject()
+    try:
+        rc, out, lines, _elapsed = run_check(lab, tmp_path, {"commcheck_rdma_timeout": 15})
+    finally:
+        fault.heal()
+    assert rc == 0, out[-4000:]
+    assert fault.stopped, "no perftest client of %s was stopped" % hung
+    errors = [r for r in of_kind(lines, "rdma_bw") if r["verdict"] == "error"]
+    first = [rec for index, rec in enumerate(errors) if index not in loc.late_partner_errors(errors)]
+    assert first, errors
+    stuck = [rec for rec in first if rec["params"]["client_outcome"] == "stuck"]
+    assert stuck and all(rec["peer"] == hung and rec["params"]["failed_side"] == hung for rec in stuck), first
+    assert all(rec["params"]["failed_side"] in (hung, None) for rec in first), first
+    named = components(lines)
+    assert named and all(component == "host" and host == hung for component, host, _peer, _rail, _dev in named), \
+        named

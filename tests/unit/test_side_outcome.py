@@ -191,6 +191,48 @@ def test_both_sides_timing_out_with_nothing_to_tell_them_apart_is_the_link():
     assert components(records)[0] == [("link", "h1", "h2", 0)]
 
 
+def stuck(pair, role, how="stopped"):
+    """``pair`` with its ``role`` side found stopped (or wedged in the kernel) at its deadline."""
+    server, client = (dict(x) for x in pair)
+    (server if role == "server" else client)["stuck"] = how
+    return server, client
+
+
+def test_a_stuck_side_outranks_what_it_printed():
+    # the lab's hung client: stopped before it connected, its server listened until its deadline. Its output
+    # alone looks like a server hung after its banner; the runner saw the client's process stopped
+    pair = stuck(both_waiting("h1", "h2"), "client")
+    assert (so.side_outcome(pair[0]), so.side_outcome(pair[1])) == ("waiting", "stuck")
+    # only at a deadline: an exit is an exit whatever the state was
+    assert so.side_outcome(dict(side("h1", "server", "h2", 0, "error", "no_device"), stuck="stopped")) == "exited"
+
+
+@pytest.mark.parametrize("server, client, blamed", [
+    ("waiting", "stuck", ("client", "hung")),
+    ("stuck", "silent", ("server", "hung")),
+    ("stuck", "exited", ("server", "hung")),
+    ("stalled", "stuck", ("client", "hung")),
+    ("ok", "stuck", ("client", "hung")),
+    ("stuck", "stuck", (None, None)),
+])
+def test_failed_side_blames_the_stuck_side(server, client, blamed):
+    assert so.failed_side(server, client) == blamed
+
+
+def test_hung_client_before_it_connected_blames_the_client_host():
+    records = records_of(mesh_sides(HOSTS, 2, {("h1", "h2", 0): stuck(both_waiting("h1", "h2"), "client")}))
+    bad = [r for r in records if r["verdict"] == "error"][0]
+    assert bad["cause"] == ("client side on h2: its process was stopped when its deadline came (its peer only "
+                            "waited for it)")
+    assert bad["fix"] == so.STUCK_FIX
+    assert (bad["params"]["failed_side"], bad["params"]["failed_how"]) == ("h2", "hung")
+    assert components(records)[0] == [("host", "h2", None, None)]
+    # a server wedged in the kernel after its banner: the server's host
+    wedged = stuck(hung_server("h1", "h2", banner=True), "server", "stuck in the kernel (uninterruptible sleep)")
+    records = records_of(mesh_sides(HOSTS, 2, {("h1", "h2", 0): wedged}))
+    assert components(records)[0] == [("host", "h1", None, None)]
+
+
 def test_error_records_without_side_outcomes_still_read_the_cause():
     rec = {"kind": "rdma_bw", "host": "h4", "peer": "h1", "verdict": "error", "params": {"rail": 0},
            "cause": "server side on h4: No RDMA device is visible"}

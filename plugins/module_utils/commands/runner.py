@@ -27,6 +27,9 @@ import math
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 
 KILL_GRACE_S = 3
+# A process that is stopped (T, t) or in uninterruptible sleep (D) when its deadline comes was not waiting for
+# anyone: it hung on its own host (a stopped process, a wedged driver). Its peer's side cannot tell that.
+STUCK_STATES = {"T": "stopped", "t": "stopped", "D": "stuck in the kernel (uninterruptible sleep)"}
 SYSTEM_PATHS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 
@@ -79,8 +82,36 @@ def stop_process(proc, grace=KILL_GRACE_S):
         pass
 
 
-def _result(argv, rc, stdout, stderr, timed_out, started):
-    return {
+def _stat_fields(path):
+    """(state, pgrp) from a /proc/PID/stat file, or None (gone, unreadable); the command name may hold spaces
+    and parentheses, so the fields are read after its last ')'."""
+    try:
+        with open(path) as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    fields = text[text.rfind(")") + 1:].split()
+    if len(fields) < 3 or not fields[2].lstrip("-").isdigit():
+        return None
+    return fields[0], int(fields[2])
+
+
+def group_stuck(pgid, proc_root="/proc"):
+    """How a process of group ``pgid`` is stuck (``STUCK_STATES``' words), or None when none is (or there is no
+    /proc to read: the answer is then unknown, never a guess)."""
+    try:
+        pids = [name for name in os.listdir(proc_root) if name.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        fields = _stat_fields(os.path.join(proc_root, pid, "stat"))
+        if fields and fields[1] == pgid and fields[0] in STUCK_STATES:
+            return STUCK_STATES[fields[0]]
+    return None
+
+
+def _result(argv, rc, stdout, stderr, timed_out, started, stuck=None):
+    result = {
         "cmd": list(argv),
         "rc": rc,
         "stdout": stdout,
@@ -88,6 +119,9 @@ def _result(argv, rc, stdout, stderr, timed_out, started):
         "timed_out": timed_out,
         "duration_s": round(time.monotonic() - started, 3),
     }
+    if stuck:
+        result["stuck"] = stuck
+    return result
 
 
 _LIVE = set()
@@ -174,6 +208,7 @@ class Background:
         self._out = tempfile.TemporaryFile()
         self._err = tempfile.TemporaryFile()
         self.timed_out = False
+        self.stuck = None
         with _starting():
             try:
                 self.proc = subprocess.Popen(
@@ -192,6 +227,7 @@ class Background:
     def poll(self):
         if self.proc.poll() is None and time.monotonic() >= self.deadline:
             self.timed_out = True
+            self.stuck = group_stuck(self.proc.pid)
             stop_process(self.proc)
         return self.proc.poll()
 
@@ -218,7 +254,7 @@ class Background:
         stderr = self._err.read().decode("utf-8", "replace")
         self._out.close()
         self._err.close()
-        return _result(self.argv, self.proc.returncode, stdout, stderr, self.timed_out, self.started)
+        return _result(self.argv, self.proc.returncode, stdout, stderr, self.timed_out, self.started, self.stuck)
 
 
 class HostTransport:

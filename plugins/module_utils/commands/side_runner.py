@@ -97,6 +97,8 @@ def side_result(info, argv, result, **outcome):
                 timed_out=bool(result.get("timed_out")), duration_s=result.get("duration_s"),
                 started=result.get("started"), ended=result.get("ended"), attempts=result.get("attempts", 0),
                 spoke=spoke(result.get("stdout"), result.get("stderr")))
+    if result.get("stuck"):
+        item["stuck"] = result["stuck"]
     item.update(outcome)
     return item
 

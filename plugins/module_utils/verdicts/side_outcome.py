@@ -21,7 +21,10 @@ the schedule:
 - ``waiting``: a server killed at its deadline after its listen banner (or
   a server of a tool without one), with no client ever reaching it;
 - ``stalled``: killed at its deadline after it had spoken (connected, or
-  mid-test).
+  mid-test);
+- ``stuck``: found stopped or in uninterruptible sleep (``runner``'s
+  ``stuck``) when its deadline came: it was not waiting for its peer, it
+  hung on its own host. Outranks what it printed.
 
 :func:`failed_side` turns the two outcomes into the side to blame, and
 whether it ``hung`` (the host's process never answered: the host) or ended
@@ -35,11 +38,13 @@ import os
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import spoke as _printed
 
-OK, MISSING, EXITED, REFUSED, SILENT, WAITING, STALLED = (
-    "ok", "missing", "exited", "refused", "silent", "waiting", "stalled")
+OK, MISSING, EXITED, REFUSED, SILENT, WAITING, STALLED, STUCK = (
+    "ok", "missing", "exited", "refused", "silent", "waiting", "stalled", "stuck")
 
 NO_SIDE_FIX = ("both sides waited for each other: check the path between the two hosts on that rail (cable, "
                "switch ports, filters) and rerun the pair; a host that hangs again with other peers is the culprit")
+STUCK_FIX = ("look at that host: a stopped process (a debugger, a job control stop) or one wedged in the kernel "
+             "(dmesg for driver or firmware errors, the adapter's health), then rerun the pair")
 _SAYS = {
     MISSING: "no result",
     EXITED: "ended with its own error",
@@ -47,6 +52,7 @@ _SAYS = {
     SILENT: "timed out without a word (not even its listen banner)",
     WAITING: "listened until its deadline and no client reached it",
     STALLED: "timed out after it had connected",
+    STUCK: "was stopped or stuck in the kernel when its deadline came",
 }
 
 
@@ -87,6 +93,8 @@ def side_outcome(side):
     waited = side.get("timed_out") or "server_no_client" in codes
     if not waited:
         return EXITED
+    if side.get("timed_out") and side.get("stuck"):
+        return STUCK
     if side.get("timed_out") and not _spoke(side):
         return SILENT
     if "server_no_client" in codes:
@@ -98,6 +106,7 @@ def failed_side(server, client):
     """(``server`` | ``client`` | None, ``hung`` | ``error`` | None) from the two sides' outcomes.
 
     - one side fine (or missing) and the other not: the other (missing: the missing one);
+    - one side ``stuck`` (stopped or wedged in the kernel at its deadline): that side;
     - a server silent at its deadline: it never ran, so the server (its client waiting, refused, or exited
       because the exchange broke is what a live client does);
     - else one side ended with its own error: that side;
@@ -115,6 +124,10 @@ def failed_side(server, client):
     bad = [(role, out) for role, out in pair if out != OK]
     if len(bad) == 1:
         return bad[0][0], _how(bad[0][1])
+    stuck = [role for role, out in pair if out == STUCK]
+    if stuck:
+        # a process its own host stopped or wedged; its peer waiting for it is what a live peer does
+        return (stuck[0], "hung") if len(stuck) == 1 else (None, None)
     if server == SILENT:
         # a live server prints its banner at once, whatever its client does: a client that then exits
         # (the exchange broke, nobody answered) only reports the silent server
@@ -159,7 +172,11 @@ def error_cause(sides):
     role, _how = failed_side(*outcomes)
     if role:
         host, root = (server, server_side) if role == "server" else (client, client_side)
-        return "%s side on %s: %s" % (role, root.get("host") or host, root.get("cause")), root.get("fix")
+        host = root.get("host") or host
+        if outcomes[0 if role == "server" else 1] == STUCK:
+            return ("%s side on %s: its process was %s when its deadline came (its peer only waited for it)"
+                    % (role, host, root.get("stuck")), STUCK_FIX)
+        return "%s side on %s: %s" % (role, host, root.get("cause")), root.get("fix")
     first = server_side if server_side.get("verdict") == "error" else client_side
     return "neither side can be singled out (%s; %s): %s" % (
         says("server", server, outcomes[0]), says("client", client, outcomes[1]), first.get("cause")), NO_SIDE_FIX
