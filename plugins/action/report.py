@@ -19,13 +19,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import version_mix
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_index
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render as rr
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 
 FORMATS = rr.FORMATS
 FILE_NAMES = rr.FILE_NAMES
-ARGUMENT_SPEC = rr.REPORT_ARGUMENT_SPEC
+ARGUMENT_SPEC = dict(rr.REPORT_ARGUMENT_SPEC, **report_index.INDEX_ARGUMENT_SPEC)
 
 
 MAX_BASELINE_RUNS = 1000
@@ -57,6 +58,8 @@ def check_options(args):
         rules.check_number("thresholds[%s]" % metric, value, 0, MAX_THRESHOLD)
     for index, name in enumerate(args["ignore_params"] or []):
         rules.check_text("ignore_params[%d]" % index, name, NAME_LIMIT)
+    for name, (low, high) in report_index.INDEX_RANGES.items():
+        args[name] = rules.check_int(name, args[name], low, high)
     return os.path.abspath(report_dir)
 
 
@@ -89,7 +92,7 @@ class ActionModule(ControllerAction):
     FAILURES = (history.RecordError, ValueError, OSError)
 
     def decide(self, args, result, task_vars):
-        report_dir = check_options(args)
+        report_dir = parent_dir = check_options(args)
         read_report = history.ReadReport()
         records, run_id, until = self._records_of_the_run(args, read_report)
         compared = False
@@ -108,13 +111,18 @@ class ActionModule(ControllerAction):
         summary["files"] = files
         texts = rr.render_formats(args["formats"], records, summary, meta, now=now,
                                   regression_fails=args["regression_fails"])
+        index = index_problem = None
         if not self._task.check_mode:
             write_files(report_dir, files, texts)
+            if args["index"] and args["run_subdir"]:
+                index, index_problem = write_index(parent_dir, report_dir, summary, records, args,
+                                                   history.format_time(now))
         result.update(
             changed=True,
             run_id=run_id,
             report_dir=report_dir,
             files=files,
+            index=index,
             summary=summary,
             summary_lines=rr.summary_lines(summary, files),
             records=records,
@@ -122,8 +130,11 @@ class ActionModule(ControllerAction):
             regression_records=bl.regression_records(records),
             history_problems=read_report.problems,
         )
-        if read_report.problems:
-            result["warnings"] = [problems_warning(read_report.problems)]
+        warnings = [problems_warning(read_report.problems)] if read_report.problems else []
+        if index_problem:
+            warnings.append(index_problem)
+        if warnings:
+            result["warnings"] = warnings
         return result
 
     def _records_of_the_run(self, args, read_report):
@@ -178,6 +189,22 @@ def write_files(report_dir, files, texts):
         os.makedirs(report_dir, 0o755)
     for fmt, text in texts.items():
         write_atomic(files[fmt], text)
+
+
+def write_index(parent_dir, report_dir, summary, records, args, generated):
+    """(path, None) once the run's digest and the results page across runs are written; (None, why) when not.
+
+    The run's own report is written already: a page that cannot be written
+    is a warning, not a failed run.
+    """
+    try:
+        index_path, _digest = report_index.update_index(
+            parent_dir, report_dir, report_index.run_digest(summary, records), write_atomic,
+            runs=args["index_runs"], points=args["index_points"], rows=args["index_rows"],
+            history_dir=args["history_dir"], generated=generated)
+    except (OSError, ValueError) as exc:
+        return None, "results page %s not written: %s" % (os.path.join(parent_dir, report_index.INDEX_NAME), exc)
+    return index_path, None
 
 
 def problems_warning(problems):

@@ -18,6 +18,13 @@ description:
     inline SVG, latency table, collective bus bandwidth against message size, findings with fixes,
     regressions, retests); C(results.json); C(junit.xml) (one testcase per check); C(commcheck.prom)
     (Prometheus text format for node_exporter's textfile collector)."
+  - "With O(run_subdir) and O(index), also writes C(index-entry.json) (the run's entry of the results page: time,
+    verdict, culprits in words, regression count, the worst bandwidth of each host and link) into the run's
+    directory and rewrites C(index.html) in O(report_dir): every run (the newest O(index_runs)) newest first with a
+    link to its C(report.html), and per host and per link a bandwidth trend over the last O(index_points) runs as
+    inline SVG (at most O(index_rows) hosts and links, the most dropped and the worst first; no script, no external
+    asset). A run directory that was deleted drops out of the page; one without C(index-entry.json) is read from its
+    C(results.json) (up to 16 MiB) or its summary line in O(history_dir)."
   - Files are written atomically (temporary file, then rename).
   - This is an action plugin; it runs on the controller and reads and writes the controller's files only.
 author:
@@ -107,6 +114,26 @@ options:
     description: Report a regression of a passing check as a C(failure) of type C(regression) in C(junit.xml).
     type: bool
     default: true
+  index:
+    description:
+      - Write the run's C(index-entry.json) and rewrite the results page across runs, C(index.html) in
+        O(report_dir). Only with O(run_subdir) (one directory per run); not in check mode.
+    type: bool
+    default: true
+  index_runs:
+    description: The results page shows at most this many runs, the newest, 1 to 1000.
+    type: int
+    default: 50
+  index_points:
+    description: Points per bandwidth trend on the results page (the newest runs), 2 to 200.
+    type: int
+    default: 20
+  index_rows:
+    description:
+      - The results page shows at most this many hosts and this many links, 1 to 10000; the most dropped
+        (newest run against the median of the runs before it) and then the lowest fraction of expected first.
+    type: int
+    default: 100
 attributes:
   check_mode:
     support: full
@@ -143,6 +170,19 @@ EXAMPLES = r'''
     report_dir: /tmp/commcheck-last
   delegate_to: localhost
   run_once: true
+
+- name: One directory per run, and a results page across the last 30 runs (index.html in the parent)
+  clusterops.commcheck.report:
+    records: "{{ hostvars['localhost'].commcheck_run_records | default([]) }}"
+    run_id: "{{ commcheck_run_id }}"
+    report_dir: /var/lib/commcheck/reports
+    run_subdir: true
+    history_dir: /var/lib/commcheck/history
+    index_runs: 30
+    index_points: 15
+    index_rows: 50
+  delegate_to: localhost
+  run_once: true
 '''
 
 RETURN = r'''
@@ -161,6 +201,14 @@ files:
   returned: success
   type: dict
   sample: {html: /r/report.html, md: /r/report.md, json: /r/results.json, junit: /r/junit.xml, prom: /r/commcheck.prom}
+index:
+  description: >-
+    Path of the results page across runs (C(index.html) in O(report_dir)) when it was written; null when O(index)
+    or O(run_subdir) is off, in check mode, or when the page could not be written (a warning says why; the run's
+    report files are written all the same). The run's C(index-entry.json) is beside its report files.
+  returned: success
+  type: str
+  sample: /var/lib/commcheck/reports/index.html
 summary:
   description: >-
     The run's summary, also published with C(set_stats) by the report role (so the history's summary line has
@@ -207,11 +255,12 @@ history_problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_index import INDEX_ARGUMENT_SPEC
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_render import REPORT_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=REPORT_ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=dict(REPORT_ARGUMENT_SPEC, **INDEX_ARGUMENT_SPEC), supports_check_mode=True)
     module.fail_json(msg="clusterops.commcheck.report runs as an action plugin on the controller; "
                          "it cannot run as a module on a managed host")
 

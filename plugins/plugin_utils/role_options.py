@@ -201,6 +201,10 @@ RULES = {
     "commcheck_report_junit_regression_fails": kit.boolean(),
     "commcheck_report_publish_regressions": kit.boolean(),
     "commcheck_report_fail_on": kit.by_spec(),
+    "commcheck_report_index": kit.boolean(),
+    "commcheck_report_index_runs": kit.integer(1, 1000),
+    "commcheck_report_index_points": kit.integer(2, 200),
+    "commcheck_report_index_rows": kit.integer(1, 10000),
     # k8s_pods
     "commcheck_k8s_nodes": checks.k8s("nodes"),
     "commcheck_k8s_node_selector": checks.k8s("node_selector"),

@@ -169,7 +169,7 @@ def test_the_report_role_and_the_history_share_one_run_id_without_the_environmen
     assert seen["history_dir"] == str(history_dir)
     run_id = seen["run_id"]
     assert run_id == expected if expected else len(run_id) == len("20260131T235959Z-1a2b3c")
-    assert os.listdir(str(reports)) == [run_id]
+    assert sorted(os.listdir(str(reports))) == sorted([run_id, "index.html"])   # the run, and the results page
     results = json.loads((reports / run_id / "results.json").read_text())
     assert results["run_id"] == run_id and results["baseline"]["history_dir"] == str(history_dir)
     assert set(_run_ids(history_dir)) == {run_id}

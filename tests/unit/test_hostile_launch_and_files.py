@@ -520,7 +520,10 @@ def test_report_writes_its_fixed_files_inside_the_run_directory(reports):
     assert not result.get("failed"), result
     run_dir = str(reports / "20260131T020000Z-1a2b3c")
     assert result["report_dir"] == run_dir
-    assert sorted(files_under(reports)) == sorted(result["files"].values())
+    # besides them: the run's entry of the results page, and the page itself beside the run directories
+    entry = os.path.join(run_dir, "index-entry.json")
+    assert result["index"] == str(reports / "index.html")
+    assert sorted(files_under(reports)) == sorted(list(result["files"].values()) + [entry, result["index"]])
     assert all(os.path.dirname(path) == run_dir for path in result["files"].values())
 
 
