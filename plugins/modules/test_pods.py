@@ -173,6 +173,7 @@ attributes:
 notes:
   - Pods are immutable; a pod whose node, image, command, resources or networks differ from
     what is asked is deleted and created again.
+  - A refused pod's failure names the reason from its status and its events (C(kubectl get events)), and a fix.
 '''
 
 EXAMPLES = r'''
@@ -294,6 +295,18 @@ mpi_agent:
       type: list
       elements: str
       returned: always
+problems:
+  description: Why each pod that did not become Ready did not, as one line (reason, message, events, fix), by pod name.
+  returned: when the pods do not become Ready (the module fails)
+  type: dict
+refusals:
+  description:
+    - By pod name, RV(problems) as data. C(reason) is the kubelet's verdict (C(OutOfrdma/hca_shared_devices_a),
+      C(UnexpectedAdmissionError)), the scheduler's (C(Unschedulable)), the container's (C(ErrImagePull)) or the
+      latest Warning event's (C(FailedCreatePodSandBox)); also C(message), C(fix), C(final) (waiting does not cure it)
+      and C(events) (latest Warning events, with C(reason), C(message), C(count), C(last_seen), C(component)).
+  returned: when the pods do not become Ready (the module fails)
+  type: dict
 '''
 
 import json
@@ -308,12 +321,19 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
     CONTAINER_NAME,
     RUN_LABEL,
-    build_pod_manifest,
-    manifest_differs,
-    pod_failure_reason,
+    plan_pods,
     pod_summary,
     selectable_nodes,
     validate_params,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_refusals import (
+    events_argv,
+    is_final,
+    pod_refusal,
+    refusal_text,
+    waiting_refusals,
+    warning_events,
+    with_events,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport, KubectlTransport
 
@@ -356,6 +376,15 @@ class Kubectl:
             self.run(["delete", "pod", "--ignore-not-found", "--wait=true", "--timeout=%ds" % timeout] + list(names),
                      timeout=timeout + 30)
 
+    def pod_events(self, name):
+        """The pod's Warning events, latest first; [] when kubectl cannot list them (RBAC, an old server)."""
+        try:
+            argv = events_argv(name)
+        except rules.OptionError:
+            return []
+        res = self.run(argv, timeout=30, check=False)
+        return warning_events(res["stdout"], name) if res["rc"] == 0 else []
+
     def apply(self, manifests, timeout):
         fd, path = tempfile.mkstemp(prefix="commcheck-pods-", suffix=".json")
         try:
@@ -366,42 +395,28 @@ class Kubectl:
             os.unlink(path)
 
 
-# Pod states that waiting longer does not cure.
-HARD_FAILURES = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError",
-                 "pod phase Failed")
-
-
-def _pod_problems(pods, names):
-    """Why named pods that exist are failing (a pod not created yet is no problem while waiting)."""
-    problems = {}
-    for name in names:
-        pod = pods.get(name)
-        reason = pod_failure_reason(pod) if pod else "pod not found"
-        if reason and not reason.startswith("pod not found"):
-            problems[name] = reason
-    return problems
-
-
-def _add_not_ready(problems, pods, names, ready, timeout):
-    for name in names:
-        if name not in ready and name not in problems:
-            problems[name] = "not Ready after %ss" % timeout if name in pods else "pod not found"
-
-
 def wait_ready(kubectl, run_id, names, timeout):
-    """Poll until every named pod is Ready; return (summaries, problems)."""
+    """Poll until every named pod is Ready, one is refused for good, or the deadline; return (summaries, refusals):
+    name to refusal (k8s_refusals) of each pod not Ready, with its Warning events and a fix."""
     deadline = time.monotonic() + timeout
     while True:
         pods = {p["metadata"]["name"]: p for p in kubectl.run_pods(run_id)}
-        problems = _pod_problems(pods, names)
         ready = [n for n in names if n in pods and pod_summary(pods[n])["ready"]]
-        hard = any(r.split(":")[0] in HARD_FAILURES for r in problems.values())
-        if len(ready) == len(names) or hard or time.monotonic() >= deadline:
+        waited = time.monotonic() >= deadline
+        if len(ready) == len(names) or waited or is_final({n: pod_refusal(pods[n]) for n in names if n in pods}):
             summaries = [pod_summary(pods[n]) for n in names if n in pods]
-            if len(ready) != len(names):
-                _add_not_ready(problems, pods, names, ready, timeout)
-            return summaries, problems
+            return summaries, explain(kubectl, pods, waiting_refusals(pods, names, ready, timeout, waited))
         time.sleep(POLL_S)
+
+
+def explain(kubectl, pods, refusals):
+    """Each refusal with the pod's events (for pods that exist) and a fix that names its node."""
+    explained = {}
+    for name, refusal in refusals.items():
+        pod = pods.get(name)
+        node = (pod.get("spec") or {}).get("nodeName") if pod else None
+        explained[name] = with_events(refusal, kubectl.pod_events(name) if pod else [], node)
+    return explained
 
 
 def mpi_agent(module, kubectl, pods):
@@ -511,19 +526,6 @@ def remove_run(module, kubectl, existing, result):
     module.exit_json(**result)
 
 
-def plan_pods(params, existing, result):
-    """The pods wanted, and which to create, replace and delete; recorded in ``result``. Returns the plan."""
-    wanted = [build_pod_manifest(params, node) for node in params["nodes"]]
-    names = [m["metadata"]["name"] for m in wanted]
-    stale = [n for n in existing if n not in names]
-    replace = [n for n, m in zip(names, wanted) if n in existing and manifest_differs(existing[n], m)]
-    create = [m for n, m in zip(names, wanted) if n not in existing or n in replace]
-    result.update(manifests=wanted, created=[m["metadata"]["name"] for m in create],
-                  deleted=sorted(stale + replace), changed=bool(create or stale),
-                  diff=dict(before={"pods": sorted(existing)}, after={"pods": names}))
-    return {"names": names, "create": create, "replace": replace}
-
-
 def report_check_mode(module, kubectl, existing, plan, result):
     """Check mode: the pods that would stay, and the agent they would get."""
     result["pods"] = [pod_summary(existing[n]) for n in plan["names"] if n in existing and n not in plan["replace"]]
@@ -548,11 +550,12 @@ def start_pods(module, kubectl, plan, result):
     kubectl.delete(result["deleted"], params["wait_timeout"])
     if plan["create"]:
         kubectl.apply(plan["create"], timeout=120)
-    pods, problems = wait_ready(kubectl, params["run_id"], names, params["wait_timeout"])
+    pods, refusals = wait_ready(kubectl, params["run_id"], names, params["wait_timeout"])
     result["pods"] = pods
-    if problems:
+    if refusals:
+        problems = {n: refusal_text(r) for n, r in refusals.items()}
         fail_and_clean_up(module, kubectl, names, "test pods did not become Ready: " + "; ".join(
-            "%s: %s" % (n, r) for n, r in sorted(problems.items())), result, problems=problems)
+            "%s: %s" % (n, p) for n, p in sorted(problems.items())), result, problems=problems, refusals=refusals)
     return pods
 
 

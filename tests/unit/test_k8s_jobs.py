@@ -49,3 +49,45 @@ def test_bad_input_is_refused():
         commcheck_job_manifest(dict(PARAMS, image="x $(id)"), ["gpu1"], CMD)
     with pytest.raises(AnsibleFilterError):
         commcheck_job_manifest(PARAMS, ["gpu1"], [])
+
+
+# The fields of MPIJobSpec and RunPolicy in kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1/types.go
+# (commit caa3c47), with the values its enums allow: a misspelt field is dropped or refused by the API server.
+MPIJOB_SPEC_FIELDS = {"slotsPerWorker", "runLauncherAsWorker", "runPolicy", "mpiReplicaSpecs", "sshAuthMountPath",
+                      "launcherCreationPolicy", "mpiImplementation"}
+RUN_POLICY_FIELDS = {"cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit",
+                     "schedulingPolicy", "suspend", "managedBy"}
+REPLICA_SPEC_FIELDS = {"replicas", "template", "restartPolicy"}
+
+
+def test_mpijob_workers_run_sshd_in_the_foreground_and_the_launcher_runs_the_command():
+    manifest = commcheck_job_manifest(dict(PARAMS, command=["sleep", "infinity"]), ["gpu1", "gpu2"], CMD)
+    replicas = manifest["spec"]["mpiReplicaSpecs"]
+    worker = replicas["Worker"]["template"]["spec"]["containers"][0]
+    launcher = replicas["Launcher"]["template"]["spec"]["containers"][0]
+    assert worker["command"] == ["/usr/sbin/sshd", "-De"] and "args" not in worker
+    assert launcher["command"] == CMD
+    assert "resources" not in launcher and worker["resources"]["limits"]["rdma/rdma_shared_device_a"] == "1"
+
+
+def test_mpijob_spec_uses_only_v2beta1_fields_with_allowed_values():
+    spec = commcheck_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD)["spec"]
+    assert set(spec) <= MPIJOB_SPEC_FIELDS
+    assert set(spec["runPolicy"]) <= RUN_POLICY_FIELDS
+    assert spec["runPolicy"]["cleanPodPolicy"] in ("All", "Running", "None")
+    assert spec["launcherCreationPolicy"] == "WaitForWorkersReady"
+    assert spec["sshAuthMountPath"] == "/root/.ssh"
+    assert spec["mpiImplementation"] in ("OpenMPI", "Intel", "MPICH")
+    assert set(spec["mpiReplicaSpecs"]) == {"Launcher", "Worker"}
+    for replica in spec["mpiReplicaSpecs"].values():
+        assert set(replica) <= REPLICA_SPEC_FIELDS
+    assert spec["slotsPerWorker"] == 8
+    assert commcheck_job_manifest(dict(PARAMS, gpus=0), ["gpu1"], CMD)["spec"]["slotsPerWorker"] == 1
+
+
+def test_volcano_workers_run_sshd_in_the_foreground():
+    manifest = commcheck_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD, kind="volcano")
+    tasks = {t["name"]: t for t in manifest["spec"]["tasks"]}
+    worker = tasks["mpiworker"]["template"]["spec"]["containers"][0]["command"]
+    assert worker[:2] == ["/bin/sh", "-c"] and worker[2].endswith("exec /usr/sbin/sshd -De")
+    assert tasks["mpimaster"]["template"]["spec"]["containers"][0]["command"] == CMD

@@ -16,6 +16,21 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8
 )
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# mpi-operator's launcher reaches its workers over SSH, so a worker must run sshd
+# in the foreground as its only process: the command of the Worker in
+# kubeflow/mpi-operator examples/v2beta1/pi/pi.yaml (there with "-f" for a
+# non-root sshd), and what its controller (pkg/controller/mpi_job_controller.go,
+# newWorker) fills in from v0.4.0 only when a worker has neither command nor args.
+MPIJOB_WORKER_COMMAND = ("/usr/sbin/sshd", "-De")
+# Where mpi-operator mounts the job's SSH keys (its default for a root sshd, spelled out).
+MPIJOB_SSH_AUTH_MOUNT_PATH = "/root/.ssh"
+# The launcher starts once every worker is Ready (sshd started) instead of failing
+# and restarting until they are (mpi-operator v0.5.0 and later).
+MPIJOB_LAUNCHER_CREATION_POLICY = "WaitForWorkersReady"
+# Volcano's ssh plugin gives keys, not a running sshd: its example
+# (volcano-sh/volcano example/integrations/mpi/mpi-example.yaml) makes sshd's
+# privilege-separation directory and runs sshd in the foreground in each worker.
+VOLCANO_WORKER_COMMAND = ("/bin/sh", "-c", "mkdir -p /var/run/sshd && exec /usr/sbin/sshd -De")
 
 
 def _container(name, params, command=None, worker=True):
@@ -47,7 +62,8 @@ def _pod_spec(params, container, nodes=None):
                 {"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In", "values": list(nodes)}]}]}},
             # one worker per node
             "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
-                "labelSelector": {"matchLabels": {RUN_LABEL: params.get("run_id") or "run", "commcheck-role": "worker"}},
+                "labelSelector": {"matchLabels": {RUN_LABEL: params.get("run_id") or "run",
+                                                  "commcheck-role": "worker"}},
                 "topologyKey": HOSTNAME_LABEL}]},
         }
     return spec
@@ -70,8 +86,8 @@ def _job_metadata(params, kind):
 
 
 def mpijob_manifest(params, nodes, command):
-    """A Kubeflow MPIJob (v2beta1) that runs ``command`` (an mpirun argv) across ``nodes``."""
-    worker = _pod_spec(params, _container("worker", params), nodes)
+    """A Kubeflow MPIJob (v2beta1) that runs ``command`` (an mpirun argv) across ``nodes``; workers run sshd."""
+    worker = _pod_spec(params, _container("worker", params, command=MPIJOB_WORKER_COMMAND), nodes)
     launcher = _pod_spec(params, _container("launcher", params, command=command, worker=False))
     return {
         "apiVersion": "kubeflow.org/v2beta1",
@@ -80,6 +96,8 @@ def mpijob_manifest(params, nodes, command):
         "spec": {
             "slotsPerWorker": int(params.get("gpus") or 1),
             "runPolicy": {"cleanPodPolicy": "Running", "ttlSecondsAfterFinished": 3600},
+            "sshAuthMountPath": MPIJOB_SSH_AUTH_MOUNT_PATH,
+            "launcherCreationPolicy": MPIJOB_LAUNCHER_CREATION_POLICY,
             "mpiImplementation": "OpenMPI",
             "mpiReplicaSpecs": {
                 "Launcher": {"replicas": 1, "template": _template(params, "launcher", launcher)},
@@ -93,7 +111,7 @@ def volcano_job_manifest(params, nodes, command):
     """A Volcano Job (batch.volcano.sh/v1alpha1) with ssh/svc plugins, an mpimaster and workers."""
     master = _pod_spec(params, _container("mpimaster", params, command=command, worker=False))
     master["restartPolicy"] = "OnFailure"
-    worker = _pod_spec(params, _container("mpiworker", params, command=["/usr/sbin/sshd", "-D"]), nodes)
+    worker = _pod_spec(params, _container("mpiworker", params, command=VOLCANO_WORKER_COMMAND), nodes)
     worker["restartPolicy"] = "OnFailure"
     return {
         "apiVersion": "batch.volcano.sh/v1alpha1",

@@ -10,6 +10,7 @@ import json
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_refusals import pod_refusal
 
 RUN_LABEL = "commcheck.clusterops.io/run"
 NODE_LABEL = "commcheck.clusterops.io/node"
@@ -305,6 +306,19 @@ def manifest_differs(existing, wanted):
     return phase in ("Failed", "Succeeded")
 
 
+def plan_pods(params, existing, result):
+    """The pods wanted, and which to create, replace and delete; recorded in ``result``. Returns the plan."""
+    wanted = [build_pod_manifest(params, node) for node in params["nodes"]]
+    names = [m["metadata"]["name"] for m in wanted]
+    stale = [n for n in existing if n not in names]
+    replace = [n for n, m in zip(names, wanted) if n in existing and manifest_differs(existing[n], m)]
+    create = [m for n, m in zip(names, wanted) if n not in existing or n in replace]
+    result.update(manifests=wanted, created=[m["metadata"]["name"] for m in create],
+                  deleted=sorted(stale + replace), changed=bool(create or stale),
+                  diff=dict(before={"pods": sorted(existing)}, after={"pods": names}))
+    return {"names": names, "create": create, "replace": replace}
+
+
 def network_status(pod):
     """Secondary networks of a pod from Multus' network-status annotation."""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
@@ -360,19 +374,11 @@ def pod_summary(pod):
 
 
 def pod_failure_reason(pod):
-    """Why a pod is not becoming ready (Unschedulable, ImagePullBackOff, …), or None."""
-    status = pod.get("status") or {}
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
-            return "%s: %s" % (cond.get("reason"), cond.get("message"))
-    for cstat in status.get("containerStatuses") or []:
-        waiting = (cstat.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") in ("ImagePullBackOff", "ErrImagePull", "CrashLoopBackOff",
-                                     "CreateContainerConfigError", "InvalidImageName"):
-            return "%s: %s" % (waiting.get("reason"), waiting.get("message"))
-    if status.get("phase") in ("Failed", "Succeeded"):
-        return "pod phase %s" % status.get("phase")
-    return None
+    """Why a pod is refused or not becoming ready ('OutOfrdma/...: Pod was rejected: ...'), or None (k8s_refusals)."""
+    refusal = pod_refusal(pod)
+    if not refusal:
+        return None
+    return "%s: %s" % (refusal["reason"], refusal["message"]) if refusal["message"] else refusal["reason"]
 
 
 def selectable_nodes(node_list):
