@@ -69,10 +69,22 @@ def base_vars(lab, checks, report_dir):
         "commcheck_collective_min_bytes": "1M", "commcheck_collective_max_bytes": "2M",
         "commcheck_collective_iterations": 3, "commcheck_collective_warmup_iterations": 1,
         "commcheck_collective_nic_rates_gbps": [lablib.rate_gbps(lab.rate)] if lab.rate else [],
-        # healthy 4-rank runs measure 1.0-1.4 x the expected 0.5 x line rate here; a node at a fifth of the
-        # line rate brings the pool to about 0.3 x expected, so the pass line sits at 0.5 x expected
-        "commcheck_collective_link_efficiency": 0.5, "commcheck_collective_min_fraction": 0.5,
+        "commcheck_collective_link_efficiency": 0.5,
+        "commcheck_collective_min_fraction": collective_pass_line(len(lab.hosts)),
     }
+
+
+def collective_pass_line(hosts):
+    """The collective pool's pass line in the lab, as a fraction of the expected bus bandwidth.
+
+    Healthy 4-rank pools measure 1.0-1.4 x the expected 0.5 x line rate here. Eight CPU-bound emulator ranks
+    share two cores: healthy 7- and 8-rank pools measured 0.52-0.58 x on a machine running a loaded
+    ``make test``, 0.37 x with helpers on top, so a pass line of 0.5 (then 0.4) failed the verify run
+    without the bad node too, and bisection rightly said "inconsistent". A node at a tenth of the line
+    rate brings an 8-rank pool to about 0.15 x expected (a fifth: 0.26-0.3 x, too close to a busy healthy
+    pool); the pass line sits between.
+    """
+    return 0.5 if hosts <= 4 else 0.25
 
 
 def run_oneclick(lab, variables, history_dir, log_path, fault):
@@ -201,9 +213,9 @@ def describe(items):
 
 # ---------------------------------------------------------------- scenarios
 
-def slow_rate(lab):
-    """A fifth of the lab's nominal rate (at least 50 Mbit/s): what a slowed host, NIC or link gets."""
-    slow = lablib.parse_rate(lab.rate) // 5 if lab.rate else 100 * 10 ** 6
+def slow_rate(lab, factor=5):
+    """A ``factor``-th of the lab's nominal rate (at least 50 Mbit/s): what a slowed host, NIC or link gets."""
+    slow = lablib.parse_rate(lab.rate) // factor if lab.rate else 500 * 10 ** 6 // factor
     return "%dbit" % max(50 * 10 ** 6, slow)
 
 
@@ -222,7 +234,8 @@ def scenarios(lab):
         (faults.LostHost(lab, hosts[n - 1]), 1),
         (faults.PortDown(lab, hosts[1], rail=1), 1),
         (faults.MtuMismatch(lab, hosts[n - 1], rail=0), 1),
-        (faults.SlowCollectiveNode(lab, hosts[n // 2], rate), 1),
+        # a tenth: a collective of CPU-bound emulator ranks hides part of a slower link (collective_pass_line)
+        (faults.SlowCollectiveNode(lab, hosts[n // 2], slow_rate(lab, 10)), 1),
         (faults.SocketFallback(lab, hosts[n // 2 - 1]), 1),
         (faults.Both(lab, faults.SlowHost(lab, hosts[1], rate),
                      faults.SlowLink(lab, hosts[n - 2], hosts[n - 1], rate, rail=0)), 1),
