@@ -70,6 +70,9 @@ def base_vars(lab, checks, report_dir):
         "commcheck_collective_iterations": 3, "commcheck_collective_warmup_iterations": 1,
         "commcheck_collective_nic_rates_gbps": [lablib.rate_gbps(lab.rate)] if lab.rate else [],
         "commcheck_collective_link_efficiency": 0.5,
+        # the collective's ranks are CPU-bound emulators on the same two cores: other work on the machine moves
+        # its bus bandwidth by up to 25 % between healthy runs (docs/benchmarks.md), more than a real fabric
+        "commcheck_regression_thresholds": {"busbw_gbs": 0.4, "algbw_gbs": 0.4},
         "commcheck_collective_min_fraction": collective_pass_line(len(lab.hosts)),
     }
 
