@@ -14,6 +14,9 @@ description:
     Kubeflow mpi-operator C(MPIJob) (v2beta1) or a Volcano C(Job) that runs the given launcher
     command across the chosen nodes, one worker per node, with the same resources, capabilities,
     networks and tolerations as the commcheck test pods.
+  - The launcher reaches its workers over SSH, so every worker runs C(sshd) in the foreground
+    (C(/usr/sbin/sshd -De), as mpi-operator's own v2beta1 examples do); the image must contain
+    sshd. The MPIJob sets C(launcherCreationPolicy=WaitForWorkersReady) (mpi-operator v0.5.0 or later).
 options:
   _input:
     description: Pod parameters, as for M(clusterops.commcheck.test_pods) (image, resources, gpus, networks, run_id, namespace, ...).
