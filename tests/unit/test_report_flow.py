@@ -101,7 +101,7 @@ def test_a_one_way_fault_of_a_sender_shows_in_its_row():
 def test_html_says_rows_send_and_draws_the_cell_in_the_sender_row():
     records = [_rec("write")]
     page = report_html.render_html(records, report_model.summarize(records))
-    assert "Rows: sender, columns: receiver" in page and "host (client)" not in page
+    assert "Rows send, columns receive: write, send" in page and "host (client)" not in page
     assert "rows send, columns receive; client -&gt; server</figcaption>" in page
     assert "rdma_bw h2-&gt;h1 [device=mlx5_0 op=write]" in page
     [hm] = report_model.heatmaps(records)

@@ -1,11 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""report.md: the run as Markdown, one function per section, from the view model."""
+"""report.md: the run as Markdown, one function per section, from the view model.
+
+Like report.html it reads the same at 4 and at 4,096 hosts: the verdict,
+what to do and the regressions first, then the host x rail grid (its worst
+NICs beyond MATRIX_MAX_HOSTS hosts), findings grouped by code, and every
+table bounded (the worst rows; results.json has them all).
+"""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_fleet
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
     BAD,
     VERDICT_ORDER,
@@ -18,8 +25,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 
-# A matrix wider than this is written as a list of pairs.
+# A matrix (and the host x rail grid) wider than this is written as its worst rows instead.
 MATRIX_MAX_HOSTS = 16
+WORST_ROWS = 50
+RETEST_ROWS = 200
 # The "what to do" list names this many culprits; results.json has them all.
 TOP_CULPRITS = 20
 
@@ -41,16 +50,24 @@ def _head(view):
     found = summary.get("culprits") or []
     if found:
         lines += ["", "## What to do", ""]
-        lines += ["%d. %s" % (n + 1, md_cell(text)) for n, text in enumerate(culprits.action_lines(found[:TOP_CULPRITS]))]
+        lines += ["%d. %s" % (n + 1, md_cell(text))
+                  for n, text in enumerate(culprits.action_lines(found[:TOP_CULPRITS]))]
         if len(found) > TOP_CULPRITS:
             lines.append("- %d more in results.json (summary.culprits)" % (len(found) - TOP_CULPRITS))
-    lines += ["", "- Bad hosts: %s" % (", ".join(summary["bad_hosts"]) or "none"),
-              "- Bad NICs: %s" % (", ".join(summary.get("bad_nics") or []) or "none"),
-              "- Bad links: %s" % (", ".join(summary["bad_links"]) or "none")]
+    lines += ["", "- Bad hosts: %s" % _names(summary["bad_hosts"]),
+              "- Bad NICs: %s" % _names(summary.get("bad_nics")),
+              "- Bad links: %s" % _names(summary["bad_links"])]
     if summary.get("regressions"):
-        lines.append("- Regressed hosts: %s" % (", ".join(summary["regressed_hosts"]) or "none"))
-        lines.append("- Regressed links: %s" % (", ".join(summary["regressed_links"]) or "none"))
+        lines.append("- Regressed hosts: %s" % _names(summary["regressed_hosts"]))
+        lines.append("- Regressed links: %s" % _names(summary["regressed_links"]))
     return lines + [""]
+
+
+def _names(names, limit=20):
+    """'a, b' or 'none'; a long list ends with '+N more (results.json)'."""
+    names = list(names or [])
+    text = ", ".join(md_cell(n) for n in names[:limit]) or "none"
+    return text + (" +%d more (results.json)" % (len(names) - limit) if len(names) > limit else "")
 
 
 def _regressions(view):
@@ -60,20 +77,31 @@ def _regressions(view):
         lines += ["Baseline: %s; threshold %s." % (baseline_text(base), "%.0f%%" % (float(base.get("threshold", 0)) * 100)),
                   ""]
     if view.regressions:
+        regs = report_fleet.worst(view.regressions, WORST_ROWS, key=lambda r: -abs(r.get("change") or 0.0))
         lines += _table(["check", "metric", "baseline", "now", "change"],
-                        [[md_cell(check_name(reg)), str(reg["metric"]), fmt_value(reg["baseline"]), fmt_value(reg["value"]),
-                          pct(reg["change"])] for reg in view.regressions])
+                        [[md_cell(check_name(reg)), md_cell(reg["metric"]), fmt_value(reg["baseline"]),
+                          fmt_value(reg["value"]), pct(reg["change"])] for reg in regs])
+        if len(regs) < len(view.regressions):
+            lines += ["", "The %d largest of %d regressions (all in results.json)." % (len(regs), len(view.regressions))]
     else:
         lines.append("None.")
     return lines + [""]
 
 
+def _evidence_cell(group):
+    lines = list(group["examples"]) + (["+%d more" % group["more"]] if group["more"] > 0 else [])
+    return md_cell("; ".join(lines))
+
+
 def _findings(view):
+    """One row per finding code: severity, the hosts as ranges, how many records, cause, fix, example evidence."""
     lines = ["## Findings", ""]
-    if view.findings:
-        lines += _table(["verdict", "check", "cause", "fix"],
-                        [[str(r.get("verdict")), md_cell(check_name(r)), md_cell(r.get("cause")), md_cell(r.get("fix"))]
-                         for r in view.findings])
+    groups = report_fleet.groups(view)
+    if groups:
+        lines += _table(["severity", "finding: hosts", "records", "cause", "fix", "evidence"],
+                        [[g["severity"], md_cell("**%s**: %s" % (g["title"], g["hosts_text"])),
+                          md_cell(report_fleet.verdicts_text(g["verdicts"])), md_cell(g["cause"]), md_cell(g["fix"]),
+                          _evidence_cell(g)] for g in groups])
     else:
         lines.append("None.")
     return lines + [""]
@@ -104,15 +132,44 @@ def _heatmap(hm):
     lines = ["## Bandwidth: %s (Gb/s, %% of %s)" % (hm["title"], "best" if hm["relative"] else "expected"), "",
              _flows_line(hm), ""]
     hosts = hm["hosts"]
-    if len(hosts) <= MATRIX_MAX_HOSTS:
+    if hm["cells"] is not None and len(hosts) <= MATRIX_MAX_HOSTS:
         lines += _table(["sender \\ receiver"] + [md_cell(h) for h in hosts],
                         [[md_cell(sender)] + [_matrix_cell(hm["cells"].get((sender, receiver))) for receiver in hosts]
                          for sender in hosts])
     else:
-        lines += _table(["sender", "receiver", "Gb/s", "fraction", "verdict"],
-                        [[md_cell(sender), md_cell(receiver), fmt_value(data["value"]),
-                          "%.0f%%" % (data["fraction"] * 100), str(data["verdict"])]
-                         for (sender, receiver), data in sorted(hm["cells"].items())])
+        lines += ["The %d worst of %d links (%d hosts):" % (len(hm["worst"]), hm["links"], len(hosts)), ""]
+        lines += _table(["#", "link (a->b: a sends)", "rail", "device", "Gb/s", "of expected", "verdict"],
+                        [[str(n + 1), md_cell(r["flow"]), fmt_value(r["rail"]), md_cell(r["device"]),
+                          fmt_value(r["value"]), _pct(r["fraction"]),
+                          "%s%s" % (r["verdict"], " (regr.)" if r["regression"] else "")]
+                         for n, r in enumerate(hm["worst"])])
+    return lines + [""]
+
+
+def _pct(fraction):
+    return "-" if fraction is None else "%.0f%%" % (fraction * 100)
+
+
+def _grid_cell(data):
+    return "" if data is None else _pct(data["fraction"]) + (" **!**" if data["bad"] else "")
+
+
+def _grid(view):
+    """Hosts by rail: the whole grid for a few hosts, else the worst host NICs."""
+    grid = report_fleet.grid(view)
+    if not grid["cells"]:
+        return []
+    lines = ["## Hosts by rail (worst %% of %s per host NIC)" % ("best" if grid["relative"] else "expected"), ""]
+    hosts, rails = grid["hosts"], grid["rails"]
+    if len(hosts) <= MATRIX_MAX_HOSTS:
+        lines += _table(["host \\ rail"] + [md_cell(r) for r in rails],
+                        [[md_cell(h)] + [_grid_cell(grid["cells"].get((h, r))) for r in rails] for h in hosts])
+        return lines + [""]
+    worst = report_fleet.worst_nics(grid, WORST_ROWS)
+    lines += ["%d hosts x %d rails; the %d worst host NICs:" % (len(hosts), len(rails), len(worst)), ""]
+    lines += _table(["host", "rail", "worst", "Gb/s", "worst partner", "check", "failing records"],
+                    [[md_cell(h), md_cell(r), _pct(c["fraction"]), fmt_value(c["value"]), md_cell(c["partner"]),
+                      md_cell(c["check"]), "%d/%d" % (c["bad"], c["records"])] for h, r, c in worst])
     return lines + [""]
 
 
@@ -126,11 +183,15 @@ def _heatmaps(view):
 def _latency(view):
     if not view.latency:
         return []
-    rows = [[str(row["kind"]), str(row["op"]), md_cell(row["flow"]), md_cell(row["params"]),
-             fmt_value(row["lat_us"]), fmt_value(row["p99_us"]),
-             "%s%s" % (row["verdict"], " (regr.)" if row["regression"] else "")] for row in view.latency]
-    return (["## Latency (us)", ""]
-            + _table(["kind", "op", "hosts (a->b: a sends)", "params", "latency", "p99", "verdict"], rows) + [""])
+    shown = report_fleet.slowest_latency(view, WORST_ROWS)
+    rows = [[md_cell(row["kind"]), md_cell(row["op"]), md_cell(row["flow"]), md_cell(row["params"]),
+             fmt_value(row["lat_us"]), fmt_value(row["p99_us"]), fmt_value(row["t_max_us"]),
+             "%s%s" % (row["verdict"], " (regr.)" if row["regression"] else "")] for row in shown]
+    note = [] if len(shown) == len(view.latency) else [
+        "The %d slowest of %d latency results (all in results.json)." % (len(shown), len(view.latency)), ""]
+    return (["## Latency (us)", ""] + note
+            + _table(["kind", "op", "hosts (a->b: a sends)", "params", "latency", "p99", "max", "verdict"], rows)
+            + [""])
 
 
 def _collectives(view):
@@ -145,8 +206,11 @@ def _collectives(view):
 def _retests(view):
     if not view.retests:
         return []
-    rows = [[md_cell(check_name(r)), str(r.get("verdict")), md_cell(r.get("cause"))] for r in view.retests]
-    return ["## Retests", ""] + _table(["check", "verdict", "cause"], rows) + [""]
+    rows = [[md_cell(check_name(r)), md_cell(r.get("verdict")), md_cell(r.get("cause"))]
+            for r in view.retests[:RETEST_ROWS]]
+    note = [] if len(rows) == len(view.retests) else [
+        "The first %d of %d retests (all in results.json)." % (len(rows), len(view.retests)), ""]
+    return ["## Retests", ""] + note + _table(["check", "verdict", "cause"], rows) + [""]
 
 
 def _by_kind(view):
@@ -155,7 +219,7 @@ def _by_kind(view):
     return ["## Checks by kind", ""] + _table(["kind"] + list(VERDICT_ORDER), rows) + [""]
 
 
-SECTIONS = (_head, _regressions, _findings, _versions, _heatmaps, _latency, _collectives, _retests, _by_kind)
+SECTIONS = (_head, _regressions, _grid, _findings, _versions, _heatmaps, _latency, _collectives, _retests, _by_kind)
 
 
 def render(view):

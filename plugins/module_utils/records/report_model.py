@@ -13,6 +13,7 @@ report_prometheus.py). Nothing here touches files.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import heapq
 import math
 from html import escape as _html_escape
 
@@ -31,6 +32,11 @@ VERDICT_ORDER = ("error", "fail", "flaky", "warn", "skipped", "pass")
 BAD = ("fail", "error")
 _BW_PREFERENCE = ("bw_gbps", "bw_avg_gbps", "received_gbps", "sent_gbps", "bw_peak_gbps")
 _LAT_PREFERENCE = ("lat_us", "t_typical_us", "t_avg_us", "t_min_us")
+_P99_KEYS = ("p99_us", "lat_p99_us")
+_MAX_KEYS = ("t_max_us", "lat_max_us", "max_us")
+# An N x N matrix is drawn up to this many hosts; beyond, the WORST_LINKS worst links of each check instead.
+MATRIX_MAX_HOSTS = 64
+WORST_LINKS = 50
 
 
 # --------------------------------------------------------------------------
@@ -45,10 +51,24 @@ def num(value):
     return float(value)
 
 
+def plain(value):
+    """Text for people: '' for None, 'yes'/'no', lists joined, dicts as 'k=v'; never a Python repr."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join("%s=%s" % (k, plain(v)) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
+                         if v is not None)
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(plain(v) for v in value if v is not None)
+    return str(value)
+
+
 def fmt_value(value, digits=3):
     number = num(value)
     if number is None:
-        return "-" if value is None else str(value)
+        return "-" if value is None else plain(value)
     if number == 0:
         return "0"
     if abs(number) >= 1000:
@@ -62,18 +82,18 @@ def pct(change):
 
 
 def esc(value):
-    return _html_escape("" if value is None else str(value), quote=True)
+    return _html_escape(plain(value), quote=True)
 
 
 def md_cell(value):
-    text = "" if value is None else str(value)
+    text = plain(value)
     return text.replace("|", "\\|").replace("\n", " ").strip() or "-"
 
 
 def params_text(params, skip=()):
     params = params or {}
-    return " ".join("%s=%s" % (k, params[k]) for k in sorted(params)
-                    if k not in skip and not isinstance(params[k], (dict, list)))
+    return " ".join("%s=%s" % (k, plain(params[k])) for k in sorted(params)
+                    if k not in skip and params[k] is not None and not isinstance(params[k], (dict, list)))
 
 
 def check_name(record):
@@ -214,7 +234,7 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
 # heat maps and charts (data)
 # --------------------------------------------------------------------------
 
-def _bandwidth_groups(records):
+def bandwidth_groups(records):
     """(kind, op) -> [(record, metric name, value)] of the pair records with a bandwidth."""
     groups = {}
     for record in records or []:
@@ -227,17 +247,21 @@ def _bandwidth_groups(records):
     return groups
 
 
-def _heatmap_cell(record, name, value, best):
-    """(cell, relative): relative when the fraction is of the matrix's best value, not of the expected one."""
+def record_fraction(record, value, best):
+    """(fraction, expected, relative): of the record's expected rate, else of ``best`` (relative True)."""
     metrics = record.get("metrics") or {}
     expected = num(metrics.get("expected_gbps"))
     fraction = num(metrics.get("fraction"))
-    relative = False
-    if fraction is None:
-        if expected:
-            fraction = value / expected
-        else:
-            fraction, relative = value / best, True
+    if fraction is not None:
+        return fraction, expected, False
+    if expected:
+        return value / expected, expected, False
+    return value / best, expected, True
+
+
+def _heatmap_cell(record, name, value, best):
+    """(cell, relative): relative when the fraction is of the matrix's best value, not of the expected one."""
+    fraction, expected, relative = record_fraction(record, value, best)
     cell = {"value": value, "metric": name, "expected": expected, "fraction": fraction,
             "verdict": record.get("verdict"), "regression": record.get("regression"),
             "count": 1, "detail": check_name(record)}
@@ -259,9 +283,35 @@ def _merge_cell(old, cell):
     return cell
 
 
+def _worst_link_row(record, name, value, best):
+    fraction, expected, _relative = record_fraction(record, value, best)
+    params = record.get("params") or {}
+    return {"flow": flow_label(record), "rail": params.get("rail"), "device": params.get("device"),
+            "peer_device": params.get("peer_device"), "value": value, "metric": name, "expected": expected,
+            "fraction": fraction, "verdict": record.get("verdict"), "regression": bool(record.get("regression"))}
+
+
+def worst_links(items, best, limit=WORST_LINKS):
+    """The ``limit`` pair records of a check with the lowest fraction, worst first (one pass, no full sort)."""
+    picked = heapq.nsmallest(limit, items, key=lambda item: record_fraction(item[0], item[2], best)[0])
+    return [_worst_link_row(record, name, value, best) for record, name, value in picked]
+
+
 def _heatmap(kind, op, items):
     best = max(v for _r, _n, v in items) or 1.0
     hosts = sorted(set(r["host"] for r, _n, _v in items) | set(r["peer"] for r, _n, _v in items))
+    if len(hosts) > MATRIX_MAX_HOSTS:
+        cells = None
+        relative = any(record_fraction(record, value, best)[2] for record, _n, value in items)
+    else:
+        cells, relative = _matrix_cells(items, best)
+    return {"kind": kind, "op": op, "hosts": hosts, "cells": cells, "relative": relative, "links": len(items),
+            "worst": worst_links(items, best), "flows": sorted(set(flow_text(r) for r, _n, _v in items)),
+            "title": "%s %s" % (kind, op) if op != kind else kind}
+
+
+def _matrix_cells(items, best):
+    """({(sender, receiver): cell}, relative) of one check's records."""
     cells, relative = {}, False
     for record, name, value in items:
         cell, cell_relative = _heatmap_cell(record, name, value, best)
@@ -269,22 +319,25 @@ def _heatmap(kind, op, items):
         for cell_key in flow_cells(record):
             old = cells.get(cell_key)
             cells[cell_key] = dict(cell) if old is None else _merge_cell(old, dict(cell))
-    return {"kind": kind, "op": op, "hosts": hosts, "cells": cells, "relative": relative,
-            "flows": sorted(set(flow_text(r) for r, _n, _v in items)),
-            "title": "%s %s" % (kind, op) if op != kind else kind}
+    return cells, relative
 
 
-def heatmaps(records):
-    """Bandwidth matrices per (kind, op): [{title, kind, op, hosts, flows, cells: {(sender, receiver): cell}}].
+def heatmaps(records, groups=None):
+    """Bandwidth matrices per (kind, op): [{title, kind, op, hosts, flows, cells: {(sender, receiver): cell},
+    links, worst}].
 
     Rows send, columns receive (report_flow.py says who sends per op); a
     record whose data flows both ways, or whose direction is not known,
     fills both cells of its pair. ``flows``: the directions of the records
     ('client -> server', ...). A cell is the worst (lowest fraction) record
     of that direction; the fraction is value / expected_gbps, or value /
-    best value of the matrix when no expected bandwidth is known.
+    best value of the matrix when no expected bandwidth is known. ``cells``
+    is None above MATRIX_MAX_HOSTS hosts; ``worst`` always holds the
+    WORST_LINKS records of lowest fraction (a row per link and rail),
+    ``links`` how many records the check had. ``groups``: bandwidth_groups(records) when already known.
     """
-    return [_heatmap(kind, op, items) for (kind, op), items in sorted(_bandwidth_groups(records).items())]
+    groups = bandwidth_groups(records) if groups is None else groups
+    return [_heatmap(kind, op, items) for (kind, op), items in sorted(groups.items())]
 
 
 def _is_collective(record):
@@ -350,7 +403,15 @@ def collective_series(records):
 # tables (data shared by Markdown and HTML)
 # --------------------------------------------------------------------------
 
+def _first_number(metrics, names):
+    for name in names:
+        if num(metrics.get(name)) is not None:
+            return num(metrics[name])
+    return None
+
+
 def latency_rows(records):
+    """One row per latency record: typical latency, p99 and max when the tool printed them (perftest does)."""
     rows = []
     for record in records or []:
         if record.get("kind") in ("regression", "summary") or is_retest_run(record):
@@ -361,9 +422,10 @@ def latency_rows(records):
         metrics = record.get("metrics") or {}
         rows.append({"host": record.get("host"), "peer": record.get("peer"), "kind": record.get("kind"),
                      "flow": flow_label(record), "op": op_of(record),
-                     "params": params_text(record.get("params"), skip=("op",)),
-                     "lat_us": value, "metric": name, "p99_us": num(metrics.get("p99_us")),
-                     "t_max_us": num(metrics.get("t_max_us")), "verdict": record.get("verdict"),
+                     "params": params_text(record.get("params"),
+                                           skip=("op", "metric", "peer_device") + _baseline.DEFAULT_IGNORE_PARAMS),
+                     "lat_us": value, "metric": name, "p99_us": _first_number(metrics, _P99_KEYS),
+                     "t_max_us": _first_number(metrics, _MAX_KEYS), "verdict": record.get("verdict"),
                      "regression": bool(record.get("regression"))})
     return sorted(rows, key=lambda r: (r["kind"], r["op"], str(r["host"]), str(r["peer"])))
 
@@ -392,10 +454,13 @@ class ReportView(object):
         self.meta = meta or {}
         self._cache = {}
 
-    def _once(self, name, compute):
+    def once(self, name, compute):
+        """compute() the first time ``name`` is asked for, the kept result after (report_fleet.py uses it too)."""
         if name not in self._cache:
             self._cache[name] = compute()
         return self._cache[name]
+
+    _once = once
 
     @property
     def baseline(self):
@@ -405,37 +470,42 @@ class ReportView(object):
     @property
     def checks(self):
         """The check records: neither regression nor summary lines."""
-        return self._once("checks", lambda: [r for r in self.records
-                                             if r.get("kind") not in ("regression", "summary")])
+        return self.once("checks", lambda: [r for r in self.records
+                                            if r.get("kind") not in ("regression", "summary")])
 
     @property
     def regressions(self):
-        return self._once("regressions", lambda: _baseline.regressions(self.records))
+        return self.once("regressions", lambda: _baseline.regressions(self.records))
 
     @property
     def findings(self):
-        return self._once("findings", lambda: findings([r for r in self.records if r.get("kind") != "regression"]))
+        return self.once("findings", lambda: findings([r for r in self.records if r.get("kind") != "regression"]))
 
     @property
     def heatmaps(self):
-        return self._once("heatmaps", lambda: heatmaps(self.records))
+        return self.once("heatmaps", lambda: heatmaps(self.records, self.bandwidth_groups))
+
+    @property
+    def bandwidth_groups(self):
+        """(kind, op) -> [(record, metric, value)] of the pair records with a bandwidth (retests left out)."""
+        return self.once("bandwidth_groups", lambda: bandwidth_groups(self.records))
 
     @property
     def latency(self):
-        return self._once("latency", lambda: latency_rows(self.records))
+        return self.once("latency", lambda: latency_rows(self.records))
 
     @property
     def series(self):
-        return self._once("series", lambda: collective_series(self.records))
+        return self.once("series", lambda: collective_series(self.records))
 
     @property
     def versions(self):
         """Rows {tool, version, hosts, count, mixed} of the tool, library and firmware versions of the hosts."""
-        return self._once("versions", lambda: version_rows(self.records))
+        return self.once("versions", lambda: version_rows(self.records))
 
     @property
     def retests(self):
-        return self._once("retests", lambda: sorted_records([r for r in self.records if is_retest(r)]))
+        return self.once("retests", lambda: sorted_records([r for r in self.records if is_retest(r)]))
 
 
 def baseline_text(base):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Inline SVG of the HTML report: bandwidth heat maps and the bus-bandwidth chart."""
+"""Inline SVG of the HTML report: the host x rail grid, bandwidth heat maps and the bus-bandwidth chart."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -87,6 +87,80 @@ def svg_heatmap(hm, cell=None):
             parts += _cell(hm["cells"].get((sender, receiver)), label_w + j * cell, top + i * cell, cell, i == j,
                            cell >= 28)
     parts += _legend(label_w, top + n * cell + 14, hm["relative"])
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# The host x rail grid: up to GRID_LABELLED_HOSTS hosts one labelled row each; beyond, thin rows in blocks of
+# GRID_BLOCK hosts side by side, a label every GRID_LABEL_EVERY rows, and the value of each cell in its tooltip.
+GRID_LABELLED_HOSTS = 64
+GRID_BLOCK = 128
+GRID_LABEL_EVERY = 16
+GRID_WIDTH = 1200
+
+
+def _grid_layout(n_hosts, n_rails):
+    """Cell size, block height and label width of the grid."""
+    if n_hosts <= GRID_LABELLED_HOSTS:
+        return {"row": 16, "col": 40 if n_rails <= 4 else 24, "block": max(n_hosts, 1), "label": 110, "every": 1}
+    return {"row": 5, "col": 10, "block": GRID_BLOCK, "label": 54, "every": GRID_LABEL_EVERY}
+
+
+def _grid_tip(host, rail, data, relative):
+    return "%s rail %s: %.0f%% of %s (%s Gb/s%s), worst partner %s, %s, %d record(s), %d failing" % (
+        host, rail, data["fraction"] * 100, "best" if relative and data["expected"] is None else "expected",
+        fmt_value(data["value"]), "" if data["expected"] is None else " of %s" % fmt_value(data["expected"]),
+        data["partner"], data["check"], data["records"], data["bad"])
+
+
+def _grid_block(grid, hosts, x0, y0, lay, marks):
+    """One block of rows: labels, the culprit marks and the cells."""
+    parts = []
+    rails, relative = grid["rails"], grid["relative"]
+    cells_x = x0 + lay["label"]
+    for j, rail in enumerate(rails):
+        parts.append('<text class="r" x="%.1f" y="%d" text-anchor="middle">%s</text>'
+                     % (cells_x + j * lay["col"] + lay["col"] / 2.0, y0 - 4, esc(rail)))
+    for i, host in enumerate(hosts):
+        y = y0 + i * lay["row"]
+        if i % lay["every"] == 0:
+            parts.append('<text x="%d" y="%d" text-anchor="end">%s</text>'
+                         % (cells_x - 6, y + (12 if lay["row"] >= 12 else 7), esc(host)))
+        if host in marks:
+            parts.append('<rect class="mark" x="%d" y="%d" width="4" height="%d" fill="#000000"><title>%s: %s'
+                         '</title></rect>' % (cells_x - 5, y, lay["row"], esc(host), esc(marks[host])))
+        for j, rail in enumerate(rails):
+            data = grid["cells"].get((host, rail))
+            fill = "#f4f4f4" if data is None else fraction_color(data["fraction"])
+            tip = "%s rail %s: not measured" % (host, rail) if data is None else _grid_tip(host, rail, data, relative)
+            parts.append('<rect class="g" x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%s</title></rect>'
+                         % (cells_x + j * lay["col"], y, lay["col"] - 1, lay["row"] - (1 if lay["row"] > 6 else 0),
+                            fill, esc(tip)))
+    return parts
+
+
+def svg_host_rail_grid(grid, marks=None):
+    """The host x rail grid: rows hosts (natural order), columns rails, colour the NIC's worst fraction.
+
+    ``marks``: {host: reason} of hosts a culprit names; their rows get a
+    black bar left of the cells. Many hosts wrap into blocks side by side.
+    """
+    marks = marks or {}
+    hosts, rails = grid["hosts"], grid["rails"]
+    lay = _grid_layout(len(hosts), len(rails))
+    block_w = lay["label"] + len(rails) * lay["col"] + 10
+    per_line = max(1, min(GRID_WIDTH // block_w, (len(hosts) + lay["block"] - 1) // lay["block"]))
+    blocks = [hosts[k:k + lay["block"]] for k in range(0, len(hosts), lay["block"])] or [[]]
+    block_h = 20 + lay["block"] * lay["row"] + 10
+    lines = (len(blocks) + per_line - 1) // per_line
+    width, height = max(per_line * block_w, lay["label"] + 300), lines * block_h + 40
+    label = "host by rail grid: %d hosts, %d rails" % (len(hosts), len(rails))
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="railgrid" width="%d" height="%d" viewBox="0 0 %d %d" '
+             'role="img" aria-label="%s">' % (width, height, width, height, esc(label)),
+             '<style>text{font:%dpx sans-serif}.r{fill:#555555}</style>' % (11 if lay["row"] >= 12 else 9)]
+    for index, block in enumerate(blocks):
+        parts += _grid_block(grid, block, (index % per_line) * block_w, (index // per_line) * block_h + 20, lay, marks)
+    parts += _legend(lay["label"], lines * block_h + 8, grid["relative"])
     parts.append("</svg>")
     return "".join(parts)
 

@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+"""The 1,024-host x 8-rail report in headless Chromium: the verdict and "What to do" are on screen without
+scrolling at 1280x800, and the page is a few MB (no lab needed: synthetic ring records, the report renderers)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+from test_report_html_chromium import png_pixels  # the PNG decoder of the small-report test
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+HOSTS = ["node%04d" % i for i in range(1, 1025)]
+RAILS = 8
+BAD_HOST = "node0100"
+BAD_NIC = ("node0700", 3)
+WIDTH, HEIGHT = 1280, 800
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+
+
+def _value(server, client, rail):
+    if BAD_HOST in (server, client):
+        return 30.0
+    if (server, rail) == BAD_NIC or (client, rail) == BAD_NIC:
+        return 45.0
+    return 96.0
+
+
+def _ring():
+    recs = []
+    for rail in range(RAILS):
+        for i, server in enumerate(HOSTS):
+            client = HOSTS[(i + 1) % len(HOSTS)]
+            value = _value(server, client, rail)
+            ok = value >= 90
+            recs.append({"kind": "rdma_bw", "host": server, "peer": client,
+                         "params": {"op": "write", "metric": "bw", "server": server, "client": client, "rail": rail,
+                                    "round": i % 2, "step": 0, "device": "mlx5_%d" % rail,
+                                    "peer_device": "mlx5_%d" % rail, "tcp_port": 18515 + rail},
+                         "metrics": {"bw_gbps": value, "expected_gbps": 100.0}, "verdict": "pass" if ok else "fail",
+                         "cause": None if ok else "%.0f Gb/s is below 90%% of 100 Gb/s" % value,
+                         "fix": None if ok else "check the cable and port counters", "evidence": []})
+    return history.normalize_records(recs)[0]
+
+
+def _chromium(args, tmp_path, timeout=180):
+    argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=%d,%d" % (WIDTH, HEIGHT),
+            "--user-data-dir=%s" % (tmp_path / "chromium-profile")] + args
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=timeout)
+
+
+# Measures where the top section lies in the laid-out page; only the test's copy of the page carries it.
+_PROBE = """<script>
+(function () {
+  function box(el) { var r = el.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; }
+  var heading = document.getElementById("what-to-do");
+  var out = {verdict: box(document.getElementById("verdict")), what: box(heading),
+             list: box(heading.nextElementSibling), items: heading.nextElementSibling.children.length,
+             viewport: window.innerHeight, width: window.innerWidth, scrolled: window.scrollY};
+  document.body.setAttribute("data-probe", JSON.stringify(out));
+})();
+</script>"""
+
+
+@pytest.fixture(scope="module", name="report")
+def _report(tmp_path_factory):
+    records = _ring()
+    summary = report_model.summarize(records, run_id="scale-1024", generated="2026-11-25T00:00:00Z")
+    page = report_render.render_formats(["html"], records, summary)["html"]
+    directory = tmp_path_factory.mktemp("scale")
+    path = directory / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return directory, path, page, summary
+
+
+def test_page_is_a_few_mb_and_names_the_culprits(report):
+    _directory, path, page, summary = report
+    assert os.path.getsize(str(path)) <= 5 * 1000 * 1000
+    assert "<script" not in page
+    assert [c["host"] for c in summary["culprits"]][:2] == [BAD_HOST, BAD_NIC[0]]
+    assert page.count('<rect class="g"') == len(HOSTS) * RAILS
+
+
+def test_top_section_is_visible_without_scrolling(report, tmp_path):
+    _directory, _path, page, _summary = report
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", _PROBE + "</body>"), encoding="utf-8")
+    dom = _chromium(["--dump-dom", "file://%s" % probed], tmp_path)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    match = re.search(r'data-probe="([^"]*)"', dom.stdout)
+    assert match, dom.stdout[:2000]
+    probe = json.loads(match.group(1).replace("&quot;", '"'))
+    # --dump-dom lays the page out in a window of this size less its frame: the viewport is at most 800 px high
+    assert probe["width"] == WIDTH and 600 <= probe["viewport"] <= HEIGHT and probe["scrolled"] == 0, probe
+    assert probe["items"] >= 2  # the bad host and the bad NIC
+    assert 0 <= probe["verdict"]["top"] < probe["what"]["top"] < probe["list"]["bottom"] <= probe["viewport"], probe
+
+
+def test_screenshot_shows_the_verdict_banner_at_the_top(report, tmp_path):
+    _directory, path, _page, _summary = report
+    shot = tmp_path / "shot.png"
+    res = _chromium(["--screenshot=%s" % shot, "file://%s" % path], tmp_path)
+    assert res.returncode == 0 and shot.exists(), res.stderr[-2000:]
+    width, height, rows = png_pixels(str(shot))
+    assert (width, height) == (WIDTH, HEIGHT)
+    fail_red = (0xc6, 0x28, 0x28)  # .badge.fail
+    banner = [y for y, row in enumerate(rows) for px in row if all(abs(a - b) <= 10 for a, b in zip(px, fail_red))]
+    assert len(banner) > 200, "no FAIL badge on screen"
+    assert max(banner) < HEIGHT // 4, "the verdict is not at the top"
