@@ -26,7 +26,7 @@ def _rec(run, day, host="a", peer="b", bw=100.0, lat=None, verdict="pass", kind=
     ("lat_us", baseline.LOWER), ("t_typical_us", baseline.LOWER), ("p99_us", baseline.LOWER),
     ("avg_time_us", baseline.LOWER), ("expected_gbps", baseline.IGNORED), ("fraction", baseline.IGNORED),
     ("retransmits", baseline.IGNORED), ("duration_s", baseline.IGNORED), ("robust_z", baseline.IGNORED),
-    ("bw_gbps_change", baseline.IGNORED),
+    ("bw_gbps_change", baseline.IGNORED), ("lat_max_us", baseline.IGNORED), ("t_max_us", baseline.IGNORED),
 ])
 def test_metric_direction(name, direction):
     assert baseline.metric_direction(name) == direction

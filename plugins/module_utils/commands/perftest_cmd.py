@@ -345,7 +345,7 @@ def summarize(parsed):
     bw: ``bw_gbps`` = the average bandwidth of the row with the highest
     average (the largest sizes reach line rate), ``bw_peak_gbps``, ``bytes``.
     lat: ``lat_us`` = typical latency (average when only that is printed) of
-    the smallest size, ``lat_avg_us``, ``lat_p99_us``.
+    the smallest size, ``lat_avg_us``, ``lat_p99_us``, ``lat_max_us`` (those perftest printed).
     """
     parsed = parsed or {}
     rows = parsed.get("rows") or []
@@ -358,6 +358,7 @@ def summarize(parsed):
         out["lat_us"] = typical if typical is not None else row.get("t_avg_us")
         out["lat_avg_us"] = row.get("t_avg_us")
         out["lat_p99_us"] = row.get("p99_us")
+        out["lat_max_us"] = row.get("t_max_us")
         out["bytes"] = row.get("bytes")
     else:
         best = None

@@ -47,7 +47,9 @@ DEFAULT_IGNORE_PARAMS = ("round", "step", "tcp_port", "server", "client", "durat
 HIGHER, LOWER, IGNORED = 1, -1, 0
 
 _SKIP_PREFIXES = ("expected", "min_", "threshold", "limit", "target", "duration", "timeout")
-_SKIP_SUFFIXES = ("_fraction", "_count", "_iterations", "_ratio", "_pct", "_percent", "_errors", "_change")
+# a run's maximum latency is one sample (a single late packet): shown, never a baseline
+_SKIP_SUFFIXES = ("_fraction", "_count", "_iterations", "_ratio", "_pct", "_percent", "_errors", "_change",
+                  "_max_us")
 _HIGHER_SUFFIXES = ("_gbps", "_gbs", "_mbps", "_mbs", "_mpps", "_gbits", "_gibps", "_bw")
 _LOWER_SUFFIXES = ("_us", "_ms", "_ns", "_s", "_sec", "_seconds")
 

@@ -181,7 +181,8 @@ def _metrics(metric, value, client_side):
     metrics = {}
     cmetrics = (client_side or {}).get("metrics") or {}
     if metric == "lat":
-        metrics.update(lat_us=value, lat_avg_us=cmetrics.get("lat_avg_us"), lat_p99_us=cmetrics.get("lat_p99_us"))
+        metrics.update(lat_us=value, lat_avg_us=cmetrics.get("lat_avg_us"), lat_p99_us=cmetrics.get("lat_p99_us"),
+                       lat_max_us=cmetrics.get("lat_max_us"))
         return metrics
     metrics["bw_gbps"] = value
     for extra in ("bw_peak_gbps", "sent_gbps", "received_gbps", "retransmits"):
