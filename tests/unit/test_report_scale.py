@@ -275,3 +275,25 @@ def test_plain_text_never_shows_a_python_repr():
     assert report_model.plain(None) == "" and report_model.plain(True) == "yes"
     assert report_model.plain({"b": [1, 2], "a": None, "c": {"d": 1}}) == "b=1, 2, c=d=1"
     assert report_model.fmt_value({"x": 1}) == "x=1" and report_model.fmt_value(None) == "-"
+
+
+def test_finding_groups_name_checks_by_kind_operation_and_stage_and_skip_discovery_summaries():
+    pool = {"kind": "collective", "host": "h1", "peer": None, "verdict": "fail", "cause": "slow",
+            "params": {"operation": "all_reduce", "mode": "pool"}, "evidence": ["mpirun " + "-x A=B " * 200]}
+    bisect = {"kind": "collective", "host": "h5", "peer": "h1", "verdict": "fail", "cause": "slow",
+              "params": {"operation": "all_reduce", "stage": "bisect"}}
+    named = {"kind": "finding", "host": "h5", "peer": None, "verdict": "fail", "cause": "h5 is slow",
+             "params": {"check": "collective", "stage": "bisect"}}
+    governor = {"kind": "finding", "host": "h2", "peer": None, "verdict": "warn", "cause": "ondemand",
+                "params": {"check": "discover", "code": "cpu_governor_not_performance"}}
+    summed_up = {"kind": "discover", "host": "h2", "peer": None, "verdict": "warn", "cause": "ondemand",
+                 "params": {}}
+    alone = {"kind": "discover", "host": "h3", "peer": None, "verdict": "fail", "cause": "no tools", "params": {}}
+    groups = report_fleet.finding_groups([pool, bisect, named, governor, summed_up, alone], 8)
+    codes = sorted(g["code"] for g in groups)
+    assert codes == ["collective all_reduce", "collective all_reduce bisect", "cpu_governor_not_performance",
+                     "discover", "finding collective bisect"]
+    # h2's discovery record only sums up its finding; h3's has none, so it stays
+    assert [g["hosts"] for g in groups if g["code"] == "discover"] == [["h3"]]
+    pool_group = [g for g in groups if g["code"] == "collective all_reduce"][0]
+    assert len(pool_group["examples"][0]) == report_fleet.EXAMPLE_CHARS and pool_group["examples"][0].endswith("...")

@@ -444,7 +444,8 @@ def _bad_node_finding(res, params, runs, node):
 
 
 def _finding_params(params, runs, node, bisected):
-    out = dict(params, check="collective", stage="bisect" if bisected else "pool")
+    out = dict(params, check="collective", stage="bisect" if bisected else "pool",
+               code="collective_node_bisected" if bisected else "collective_node_named_by_launcher")
     if _fell_back_to_socket(runs, node):
         # the node's NCCL/RDMA setup, not its hardware: the culprit is its configuration
         out["component"] = "config"
@@ -454,7 +455,7 @@ def _finding_params(params, runs, node, bisected):
 def _unreachable_finding(host, mode):
     return {
         "kind": "finding", "host": host, "peer": None,
-        "params": {"check": "collective", "mode": mode},
+        "params": {"check": "collective", "mode": mode, "code": "collective_host_unreachable"},
         "metrics": {}, "verdict": "error",
         "cause": "the host was unreachable for Ansible and was left out of the collective runs",
         "fix": "bring the host back (ssh, power, network) and run the check again",

@@ -35,6 +35,7 @@ _SEVERITY_OF_VERDICT = {"fail": "error", "error": "error", "flaky": "warning", "
 _ACRONYMS = ("cpu", "gpu", "npu", "nic", "pci", "pcie", "mtu", "gid", "roce", "rdma", "tcp", "pfc", "ecn", "numa",
              "iommu", "acs", "ats", "dcqcn", "qos", "ib", "hca", "lid", "sl", "tc", "dscp", "nccl", "hccl")
 EVIDENCE_EXAMPLES = 3
+EXAMPLE_CHARS = 300
 
 
 def worst(rows, limit, key):
@@ -114,11 +115,21 @@ def worst_nics(grid, limit):
 # --------------------------------------------------------------------------
 
 def finding_code(record):
-    """A finding's code (params.code, params.finding), or '<kind> <op>' for a check that did not pass."""
+    """A finding's code (params.code, params.finding; else its check and stage), or the words naming a check that
+    did not pass: its kind, op or operation and stage ('rdma_bw write', 'collective all_reduce bisect')."""
     params = record.get("params") or {}
     if record.get("kind") == "finding":
-        return str(params.get("code") or params.get("finding") or "finding")
-    return "%s %s" % (record.get("kind"), op_of(record)) if record.get("peer") else str(record.get("kind"))
+        return str(params.get("code") or params.get("finding")
+                   or " ".join(_distinct(["finding", params.get("check"), params.get("stage")])))
+    return " ".join(_distinct([record.get("kind"), params.get("operation") or op_of(record), params.get("stage")]))
+
+
+def _distinct(words):
+    out = []
+    for word in words:
+        if word not in (None, "") and str(word) not in out:
+            out.append(str(word))
+    return out
 
 
 def severity_of(record):
@@ -152,10 +163,13 @@ def _where(record):
 
 
 def _example(record):
-    """One evidence line of a group: where, what was found, and the record's own first evidence line."""
+    """One evidence line of a group: where, what was found, and the record's own first evidence line (a command
+    line of a few hundred characters is cut: the record in results.json keeps it whole)."""
     text = "%s: %s" % (_where(record), record.get("cause") or record.get("verdict"))
     own = record.get("evidence") or []
-    return text + ("; %s" % own[0] if own and isinstance(own[0], str) else "")
+    if own and isinstance(own[0], str):
+        text += "; %s" % own[0]
+    return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS - 3] + "..."
 
 
 def _new_group(code, record):
@@ -196,7 +210,10 @@ def finding_groups(findings, fleet_size):
     evidence of its own.
     """
     groups = {}
+    explained = _hosts_with_discovery_findings(findings)
     for record in findings:
+        if record.get("kind") == "discover" and record.get("host") in explained:
+            continue   # the host's discovery verdict only sums up its findings, each listed under its code
         code = finding_code(record)
         if code not in groups:
             groups[code] = _new_group(code, record)
@@ -208,6 +225,11 @@ def finding_groups(findings, fleet_size):
         group["more"] = group["count"] - len(group["examples"])
         out.append(group)
     return sorted(out, key=lambda g: (SEVERITIES.index(g["severity"]), -g["count"], g["code"]))
+
+
+def _hosts_with_discovery_findings(findings):
+    return set(r.get("host") for r in findings
+               if r.get("kind") == "finding" and (r.get("params") or {}).get("check", "discover") == "discover")
 
 
 def verdicts_text(verdicts):
