@@ -273,42 +273,6 @@ def _parse_prom(text):
     return families
 
 
-def test_prometheus_text_format(compared):
-    summary = report_model.summarize(compared, run_id="now")
-    families = _parse_prom(report_prometheus.render_prometheus(compared, summary))
-    bw = families["commcheck_rdma_bw_gbps"]
-    assert len(bw) == 24
-    labels, value = [s for s in bw if s[0]["host"] == "node-a" and s[0]["peer"] == "node-c"
-                     and s[0]["op"] == "write"][0]
-    assert value == 40 and labels["device"] == "mlx5_0"
-    assert "commcheck_rdma_lat_us" in families and "commcheck_collective_busbw_gbs" in families
-    verdicts = families["commcheck_check_verdict"]
-    assert len(verdicts) == len(compared) - 1  # the retest run is left out
-    assert families["commcheck_checks"] and dict((s[0]["verdict"], s[1]) for s in families["commcheck_checks"])["fail"] == 12
-    assert families["commcheck_regressions"][0][1] == 12
-    assert families["commcheck_last_run_timestamp_seconds"][0][1] > 1.7e9
-    assert families["commcheck_last_run_info"][0][0] == {"run_id": "now"}
-    assert len(families["commcheck_check_regression_change_ratio"]) == 12
-
-
-def test_prometheus_escapes_and_dedupes():
-    recs = [{"kind": "tcp-bw", "host": 'h"1\\', "peer": "p\nq", "params": {"op": "x", "host": "shadow"},
-             "metrics": {"bw_gbps": 1.5, "note": "text"}, "verdict": "pass"}] * 2
-    text = report_prometheus.render_prometheus(recs, report_model.summarize(recs))
-    families = _parse_prom(text)
-    assert len(families["commcheck_tcp_bw_gbps"]) == 1
-    assert 'host="h\\"1\\\\"' in text and 'peer="p\\nq"' in text
-
-
-@pytest.mark.parametrize("kind, metric, name", [
-    ("rdma_bw", "bw_gbps", "commcheck_rdma_bw_gbps"), ("rdma_lat", "lat_us", "commcheck_rdma_lat_us"),
-    ("tcp_bw", "bw_gbps", "commcheck_tcp_bw_gbps"), ("collective", "busbw_gbs", "commcheck_collective_busbw_gbs"),
-    ("rdma_bw", "expected_gbps", "commcheck_rdma_bw_expected_gbps"), ("rdma_lat", "lat", "commcheck_rdma_lat"),
-])
-def test_prom_metric_names(kind, metric, name):
-    assert report_prometheus.prom_metric_name(kind, metric) == name
-
-
 def test_collective_series_from_rows_and_sizes():
     recs = [{"kind": "collective", "host": "pool", "params": {"op": "all_reduce"}, "verdict": "pass",
              "metrics": {"rows": [{"bytes": 1024, "out_of_place": {"busbw_gbs": 1.0}},
@@ -353,9 +317,9 @@ def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
     text = report_markdown.render_markdown(recs, summary)
     assert "## Retests" in text and "retest_summary" in text
     families = _parse_prom(report_prometheus.render_prometheus(recs, summary))
-    assert len(families["commcheck_rdma_bw_gbps"]) == 1
-    assert not any("retest_id" in labels for labels, _v in families["commcheck_rdma_bw_gbps"])
-    assert "commcheck_retest_summary_retests" in families
+    assert [value for _labels, value in families["commcheck_link_bandwidth_gbps"]] == [40.0]
+    assert not any("retest_id" in labels for labels, _v in families["commcheck_link_bandwidth_gbps"])
+    assert ({"host": "*", "kind": "retest_summary"}, 4.0) in families["commcheck_host_verdict"]
     compared = baseline.compare(recs, [dict(original, run_id="old%d" % i, time="2026-01-0%dT00:00:00.000000Z" % i,
                                             verdict="pass", metrics={"bw_gbps": 99.0}) for i in (1, 2, 3)])
     assert compared[0]["regression"] is not None and compared[1]["regression"] is None
