@@ -26,7 +26,8 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_ac
 
 FORMATS = rr.FORMATS
 FILE_NAMES = rr.FILE_NAMES
-ARGUMENT_SPEC = dict(rr.REPORT_ARGUMENT_SPEC, **report_index.INDEX_ARGUMENT_SPEC)
+ARGUMENT_SPEC = dict(rr.REPORT_ARGUMENT_SPEC, return_records=dict(type="bool", default=True),
+                     **report_index.INDEX_ARGUMENT_SPEC)
 
 
 MAX_BASELINE_RUNS = 1000
@@ -125,11 +126,14 @@ class ActionModule(ControllerAction):
             index=index,
             summary=summary,
             summary_lines=rr.summary_lines(summary, files),
-            records=records,
             regressions=bl.regressions(records),
             regression_records=bl.regression_records(records),
             history_problems=read_report.problems,
         )
+        if args["return_records"]:
+            # every record through Ansible's result handling costs the controller about as much as the report
+            # itself at 100,000 records: the role leaves them in results.json and the history instead
+            result["records"] = records
         warnings = [problems_warning(read_report.problems)] if read_report.problems else []
         if index_problem:
             warnings.append(index_problem)

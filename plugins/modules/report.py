@@ -114,6 +114,13 @@ options:
     description: Report a regression of a passing check as a C(failure) of type C(regression) in C(junit.xml).
     type: bool
     default: true
+  return_records:
+    description:
+      - Return the run's records (with their baselines) as RV(records).
+      - The report role sets it to false; the records are in C(results.json) and the history. Returning
+        100,000 records costs the controller as much time as writing the report.
+    type: bool
+    default: true
   index:
     description:
       - Write the run's C(index-entry.json) and rewrite the results page across runs, C(index.html) in
@@ -231,7 +238,7 @@ summary_lines:
   elements: str
 records:
   description: The run's records with C(baseline) and C(regression) (null or the check's regression) set.
-  returned: success
+  returned: success, when O(return_records) is true
   type: list
   elements: dict
 regressions:

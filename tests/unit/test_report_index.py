@@ -323,3 +323,13 @@ def test_a_page_that_cannot_be_written_is_a_warning_and_the_report_stands(tmp_pa
     assert not result.get("failed") and result["index"] is None, result
     assert any("results page" in w and "disk full" in w for w in result["warnings"]), result
     assert os.path.isfile(str(tmp_path / "r" / "report.md"))
+
+
+@pytest.mark.parametrize("return_records", [True, False])
+def test_the_action_returns_the_records_only_when_asked(tmp_path, return_records):
+    # the report role asks for none: at 100,000 records Ansible's handling of them costs as much as the report
+    result = _run_action({"report_dir": str(tmp_path), "run_subdir": True, "run_id": "r", "formats": ["json"],
+                          "records": [_pair("a", "b", 95.0)], "return_records": return_records})
+    assert not result.get("failed"), result
+    assert ("records" in result) is return_records
+    assert result["summary"]["total"] == 1 and "regressions" in result
