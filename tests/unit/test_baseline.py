@@ -262,3 +262,19 @@ def test_regression_labels_follow_the_data_direction():
     read = baseline.record_key({"kind": "rdma_bw", "host": "h1", "peer": "h2", "params": {"op": "read"}})
     assert baseline.describe_key(write) == "rdma_bw h2->h1 [op=write]"
     assert baseline.describe_key(read) == "rdma_bw h1->h2 [op=read]"
+
+
+def test_record_key_keeps_each_value_and_its_type():
+    def key(**params):
+        return baseline.record_key({"kind": "rdma_bw", "host": "h1", "peer": "h2", "params": params}, ["round"])
+    assert len(set([key(rail=1), key(rail=1.0), key(rail=True), key(rail="1")])) == 4
+    assert key(op="write", rail=0, round=3) == key(rail=0, op="write", round=7)
+    nested = key(op="write", tags={"b": [1, 2], "a": None}, bidirectional=False)
+    assert nested == key(bidirectional=False, tags={"a": None, "b": [1, 2]}, op="write") and hash(nested)
+    assert nested != key(op="write", tags={"b": [2, 1], "a": None}, bidirectional=False)
+    # a record from Ansible's variables (unsafe text) has the key of the same record read from the history
+    class UnsafeText(str):
+        pass
+    assert key(op=UnsafeText("write"), device=UnsafeText("mlx5_0")) == key(op="write", device="mlx5_0")
+    assert baseline.describe_key(key(op="write", rail=0, bidirectional=True)) == \
+        "rdma_bw h2<->h1 [bidirectional=True op=write rail=0]"

@@ -23,7 +23,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sys
     has_under,
     indexed,
     link_base,
-    natural_key,
     parse_int,
     parse_phys_state,
     parse_rate,
@@ -31,6 +30,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sys
     parse_traffic_class,
     text_at,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 ERROR_COUNTERS = ("symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors",
                   "port_rcv_remote_physical_errors", "port_xmit_discards", "local_link_integrity_errors",

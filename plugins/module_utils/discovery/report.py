@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.findings import SEVERITIES
-from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_values import natural_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 VERDICT_FOR = {"error": "fail", "warning": "warn", "info": "pass"}
 TABLE_COLUMNS = ("HOST", "DEVICE", "PORT", "STATE", "PHYS", "RATE", "LINK", "NETDEV", "GID")

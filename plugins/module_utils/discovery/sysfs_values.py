@@ -60,11 +60,6 @@ def has_under(snap, prefix):
     return prefix in snap or any(key.startswith(prefix + "/") for key in snap)
 
 
-def natural_key(name):
-    """Sort key that puts mlx5_2 before mlx5_10."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
 def text_at(snap, path):
     """The stripped text of a file in the snapshot; None for a link, a directory or a missing file."""
     value = snap.get(path)

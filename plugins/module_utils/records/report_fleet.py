@@ -27,7 +27,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     op_of,
     record_fraction,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.version_mix import host_ranges, natural_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.version_mix import host_ranges
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 SEVERITIES = ("error", "warning", "info")
 _SEVERITY_OF_VERDICT = {"fail": "error", "error": "error", "flaky": "warning", "warn": "warning",

@@ -27,7 +27,7 @@ and the history threshold of ``thresholds.py`` all use it):
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
+import functools
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import flow_label
@@ -59,6 +59,7 @@ def is_retest(record):
     return bool((record.get("params") or {}).get("retest"))
 
 
+@functools.lru_cache(maxsize=4096)
 def metric_direction(name):
     """HIGHER for bandwidth-like metrics, LOWER for latency/time-like ones, IGNORED otherwise."""
     name = str(name).lower()
@@ -81,19 +82,43 @@ def median(values):
     return (values[middle - 1] + values[middle]) / 2.0
 
 
+def _frozen(value):
+    """A param value as a hashable that keeps its type: 1, 1.0, True and "1" stay four different values."""
+    if isinstance(value, str):   # Ansible's unsafe text too: equal to the plain text the history holds
+        return value
+    kind = type(value)
+    if kind is dict:
+        return ("dict", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
+    if kind in (list, tuple):
+        return ("list", tuple(_frozen(v) for v in value))
+    return (kind.__name__, value if value is None or kind in (int, float, bool) else str(value))
+
+
+def _thawed(value):
+    if not isinstance(value, tuple):
+        return value
+    if value[0] == "dict":
+        return dict((k, _thawed(v)) for k, v in value[1])
+    if value[0] == "list":
+        return [_thawed(v) for v in value[1]]
+    return value[1]
+
+
 def record_key(record, ignore_params=()):
-    """The identity of a check: kind, host, peer and params (minus ignore_params) as one hashable tuple."""
+    """The identity of a check: kind, host, peer and params (minus ignore_params) as one hashable tuple.
+
+    Built for every record of every baseline run (hundreds of thousands at fleet scale), so without JSON.
+    """
     params = record.get("params") or {}
-    if ignore_params:
-        params = dict((k, v) for k, v in params.items() if k not in ignore_params)
     return (record.get("kind"), record.get("host"), record.get("peer"),
-            json.dumps(params, sort_keys=True, separators=(",", ":"), default=str))
+            tuple(sorted((k, v if isinstance(v, str) else _frozen(v))
+                         for k, v in params.items() if k not in ignore_params)))
 
 
 def describe_key(key):
     """'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (``report_flow``; scheduling params left out)."""
     kind, host, peer, params = key
-    params = json.loads(params)
+    params = dict((k, _thawed(v)) for k, v in params)
     text = "%s %s" % (kind, flow_label({"kind": kind, "host": host, "peer": peer, "params": params}))
     shown = [k for k in sorted(params) if k not in DEFAULT_IGNORE_PARAMS and not isinstance(params[k], (dict, list))]
     if shown:
@@ -173,7 +198,7 @@ class BaselineBuilder(object):
         self.keys = keys
         self.exclude_runs = set(r for r in (exclude_runs or ()) if r)
         self.baseline_run = baseline_run
-        self.ignore_params = tuple(ignore_params or ())
+        self.ignore_params = frozenset(ignore_params or ())
         self.verdicts = tuple(verdicts)
         # key -> run_id -> [time, {metric: [values]}]
         self._runs = {}
@@ -301,6 +326,7 @@ def compare_with_history(records, directory, k=DEFAULT_K, threshold=DEFAULT_THRE
                          spread_k=DEFAULT_SPREAD_K):
     """Like compare(), streaming the baseline records from the history directory."""
     records = list(records or [])
+    ignore_params = frozenset(ignore_params or ())
     # only checks with something to compare need a baseline
     measured = [r for r in records if comparable_metrics(r.get("metrics")) and r.get("kind") != "regression"
                 and not is_retest(r)]

@@ -22,7 +22,7 @@ a rising bit error rate).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import natural_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 # counter -> (severity when it rises, what it means, fix)
 _LINK_FIX = ("check the cable, transceivers and switch port of this port (reseat / replace), its link speed and "

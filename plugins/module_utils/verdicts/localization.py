@@ -48,8 +48,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_components as lc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import (
-    natural_key, pair_key)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 BAD_VERDICTS = ("fail", "error")
 COMPONENTS = ("fleet", "host", "rail", "fabric", "link", "flaky")

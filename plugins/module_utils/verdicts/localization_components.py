@@ -26,7 +26,7 @@ statistics per host and rail) and returns the components it names, built by
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import re
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 FINDING_NAME = {"host": "bad_node", "rail": "bad_nic", "link": "bad_link", "fabric": "fabric",
                 "fleet": "fleet", "flaky": "flaky"}
@@ -49,10 +49,6 @@ FIX = {
              "rerun the check; a component that is flaky run after run is failing",
 }
 _NO_STAT = {"links": 0, "bad": 0, "bad_peers": [], "flaky": 0}
-
-
-def natural_key(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
 
 
 def pair_key(a, b):

@@ -28,6 +28,7 @@ import json
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 LABEL_KEY = "commcheck.clusterops.io/result"
 ANNOTATION_KEY = "commcheck.clusterops.io/reason"
@@ -60,10 +61,6 @@ def rule(check, *args, **kwargs):
         raise
     except rules.OptionError as exc:
         raise QuarantineError(str(exc))
-
-
-def natural_key(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
 
 
 def check_key(key, what="label_key"):

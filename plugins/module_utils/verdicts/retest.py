@@ -26,7 +26,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import round_plan
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import fmt_value, natural_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import fmt_value
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 BAD_VERDICTS = ("fail", "error")
 PURPOSES = ("as_is", "partner")

@@ -28,7 +28,7 @@ __metaclass__ = type
 
 import ipaddress
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import natural_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 IB_MTUS = (256, 512, 1024, 2048, 4096)
 ROCE_HEADERS = 40 + 8 + 12 + 4 + 28 + 4     # GRH + UDP + BTH + XRC ext + AtomicETH + ICRC (iboe_get_mtu)

@@ -45,8 +45,8 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
     DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import (
-    finite_number, fmt_value, natural_key)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number, fmt_value
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 # atomics move 8-byte messages: their bandwidth is a message rate, not judged against line rate
 DEFAULT_EFFICIENCY = {"write": 0.9, "read": 0.9, "send": 0.9, "tcp": 0.9, "atomic": None}

@@ -7,12 +7,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import math
-import re
-
-
-def natural_key(text):
-    """Sort key that puts h2 before h10 (digit runs compare as numbers)."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
 
 
 def finite_number(value):

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 # Tools whose different versions across the hosts of a run are a finding.
 COMPARED = ("nccl", "perftest", "firmware")
@@ -134,11 +135,6 @@ def _is_version_finding(record):
 
 
 # --- host lists --------------------------------------------------------------------
-
-def natural_key(name):
-    """Sort key that puts node2 before node10."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(name))]
-
 
 def _numbered(host):
     """('node', '07') for 'node07'; None for a name without a trailing number."""
