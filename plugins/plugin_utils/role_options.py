@@ -32,6 +32,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_checks as checks
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit
@@ -206,6 +207,9 @@ RULES = {
     "commcheck_report_index_points": kit.integer(2, 200),
     "commcheck_report_index_rows": kit.integer(1, 10000),
     # k8s_pods
+    "commcheck_k8s_existing_pods": kit.described(
+        lambda label, value, ctx: value == {} or kit.call_check(label, value, k8s_existing.check_selection, value),
+        "{}, or a label selector and/or pod names, a namespace and a container"),
     "commcheck_k8s_nodes": checks.k8s("nodes"),
     "commcheck_k8s_node_selector": checks.k8s("node_selector"),
     "commcheck_k8s_namespace": checks.k8s("namespace"),
