@@ -150,7 +150,8 @@ options:
         spelling counts the same (C(-p1), C(--port=1), C(--por 1), clustered C(-bd X)). Refused before anything
         runs are the following.
       - An option this module sets itself (C(-d), C(-i), C(-x), C(-p), C(-s), C(-a), C(-n), C(-D), C(-q), C(-b),
-        C(-R), C(-m), C(--use_cuda), C(--use_cuda_bus_id), C(--report_gbits), C(--server), C(--client)) or one that
+        C(-R), C(-m), C(--use_cuda), C(--use_cuda_bus_id), C(--use_cuda_dmabuf), C(--report_gbits), C(--server),
+        C(--client)) or one that
         changes its output or never ends (C(--out_json), C(--out_json_file), C(--output), C(--run_infinitely)),
         C(-h), C(-V).
       - C(--mmap) (perftest writes into that file) and the AES-XTS key options C(--kek_path),
@@ -243,6 +244,9 @@ options:
       use_cuda:
         description: GPU index for GPUDirect RDMA.
         type: int
+      use_cuda_dmabuf:
+        description: With O(sides[].use_cuda), register that GPU's memory through DMA-BUF (C(--use_cuda_dmabuf)).
+        type: bool
 attributes:
   check_mode:
     support: full
@@ -258,8 +262,8 @@ notes:
   - A measurement; the task never reports a change.
   - The C(clusterops.commcheck.rdma_perf) role runs a whole schedule of pairs with this module and names bad links
     and nodes.
-  - Both sides of a pair must run at the same time; the client retries until the server listens.
-    Run the two sides in one task on both hosts with C(forks) at least the number of hosts.
+  - Both sides of a pair must run at the same time; the client retries until the server listens. Run the two sides
+    in one task on both hosts with C(forks) at least the number of hosts.
 seealso:
   - module: clusterops.commcheck.rdma_facts
   - module: clusterops.commcheck.iperf3
@@ -367,15 +371,13 @@ attempts:
   type: int
   sample: 2
 perftest:
-  description:
-    - The output parsed by C(clusterops.commcheck.parse_perftest) (C(test), C(metric), C(settings), C(rows),
-      C(errors), C(warnings), C(ok)).
+  description: The output parsed by C(clusterops.commcheck.parse_perftest) (C(test), C(metric), C(settings),
+    C(rows), C(errors), C(warnings), C(ok)).
   returned: when O(role) is given and the tool ran
   type: dict
 metrics:
-  description:
-    - Headline numbers; bandwidth C(bw_gbps) (average of the best row), C(bw_peak_gbps), C(bytes);
-      latency C(lat_us) (typical), C(lat_avg_us), C(lat_p99_us), C(bytes).
+  description: Headline numbers; bandwidth C(bw_gbps) (average of the best row), C(bw_peak_gbps), C(bytes);
+    latency C(lat_us) (typical), C(lat_avg_us), C(lat_p99_us), C(bytes).
   returned: when O(role) is given
   type: dict
   sample: {bw_gbps: 96.8, bw_peak_gbps: 97.1, bytes: 65536}
@@ -426,7 +428,7 @@ except ImportError:  # pragma: no cover - the parser ships with the collection
     parse_perftest = None
 
 SIDE_KEYS = ("role", "peer", "server", "device", "ib_port", "gid_index", "tcp_port", "rail", "step", "round",
-             "test", "metric", "expected_gbps", "use_cuda")
+             "test", "metric", "expected_gbps", "use_cuda", "use_cuda_dmabuf")
 COMMON_KEYS = ("test", "metric", "device", "ib_port", "gid_index", "server", "tcp_port", "size", "all_sizes",
                "iterations", "duration", "qps", "bidirectional", "rdma_cm", "mtu", "use_cuda", "extra_args",
                "timeout", "connect_retries", "expected_gbps")
@@ -462,6 +464,7 @@ def argument_spec():
             test=dict(type="str", choices=list(pc.TESTS)),
             metric=dict(type="str", choices=list(pc.METRICS)),
             use_cuda=dict(type="int"),
+            use_cuda_dmabuf=dict(type="bool"),
         ),
         tcp_port=18515, timeout=120)
 
@@ -575,8 +578,7 @@ def place(module, transport, side):
                                    side.get("use_cuda"))
     except numa.NumaError as exc:
         module.fail_json(msg="%s side on %s: %s" % (side["role"], side.get("device") or "the default device", exc))
-    if plan["use_cuda"] != side.get("use_cuda"):
-        side["use_cuda"] = plan["use_cuda"]
+    side["use_cuda"] = plan["use_cuda"]
     side["findings"] = plan.pop("findings")
     gpu = plan.get("gpu")
     plan["gpu"] = dict((k, gpu.get(k)) for k in ("index", "pci", "numa_node")) if gpu else None

@@ -33,6 +33,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_checks as checks
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit
@@ -128,6 +129,11 @@ RULES = {
     "commcheck_counter_trend_runs": kit.integer(0, 1000),
     "commcheck_numa_pin": kit.by_spec(),
     "commcheck_gpu_select": kit.by_spec(),
+    "commcheck_rdma_gpudirect": kit.described(
+        lambda label, value, ctx: kit.call_check(label, value, gpudirect.normalize_setting, value),
+        "auto, true or false"),
+    "commcheck_rdma_gpudirect_dmabuf": kit.boolean(),
+    "commcheck_rdma_gpudirect_min_ratio": kit.fraction(),
     "commcheck_efficiency": kit.described(checks.efficiency, "op: fraction above 0, at most 1"),
     "commcheck_thresholds_history": kit.boolean(),
     "commcheck_history_runs": kit.integer(1, 1000),

@@ -91,7 +91,8 @@ PERFTEST_GRAMMAR = cli_grammar.Grammar("perftest", PERFTEST_SHORTOPTS, PERFTEST_
 MANAGED_OPTIONS = {
     "-d": "device", "-i": "ib_port", "-x": "gid_index", "-p": "tcp_port", "-s": "size", "-a": "all_sizes",
     "-n": "iterations", "-D": "duration", "-q": "qps", "-b": "bidirectional", "-R": "rdma_cm", "-m": "mtu",
-    "--use_cuda": "use_cuda", "--use_cuda_bus_id": "use_cuda", "--report_gbits": "report_gbits",
+    "--use_cuda": "use_cuda", "--use_cuda_bus_id": "use_cuda", "--use_cuda_dmabuf": "use_cuda_dmabuf",
+    "--report_gbits": "report_gbits",
     "-Z": "role", "-P": "role",
     "--out_json": "(output format)", "--out_json_file": "(output format)", "--output": "(output format)",
     "-h": "(help)", "-V": "(version)", "--run_infinitely": "(never ends)",
@@ -161,6 +162,7 @@ def normalize(params):
     out.update(_port_options(p))
     out.update(_run_options(p))
     _check_mtu(out)
+    _check_gpu_memory(out)
     _check_length(out)
     _check_latency_only(out)
     return out
@@ -198,11 +200,28 @@ def _run_options(p):
         "rdma_cm": bool(p.get("rdma_cm")),
         "mtu": int_option(p, "mtu", 0, 1 << 30),
         "use_cuda": int_option(p, "use_cuda", 0, GPU_MAX),
+        "use_cuda_dmabuf": _flag(p, "use_cuda_dmabuf"),
         "extra_args": check_extra_args(p.get("extra_args")),
         "report_gbits": p.get("report_gbits", True) is not False,
         "timeout": int_option(p, "timeout", 1, TIMEOUT_MAX) or 120,
         "connect_retries": int_option(p, "connect_retries", 0, 100000),
     }
+
+
+def _flag(p, name):
+    """A boolean option: True / False (None: False); anything else raises ArgumentError."""
+    value = p.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ArgumentError("%s must be a boolean, got %s" % (name, show(value)))
+    return value
+
+
+def _check_gpu_memory(out):
+    """perftest refuses --use_cuda_dmabuf without --use_cuda ("CUDA DMA-BUF cannot be used without CUDA")."""
+    if out["use_cuda_dmabuf"] and out["use_cuda"] is None:
+        raise ArgumentError("use_cuda_dmabuf needs use_cuda (the GPU whose memory is registered through DMA-BUF)")
 
 
 def _check_mtu(out):
@@ -288,6 +307,8 @@ def _transfer_args(p):
         argv += ["-m", str(p["mtu"])]
     if p["use_cuda"] is not None:
         argv.append("--use_cuda=%d" % p["use_cuda"])
+        if p["use_cuda_dmabuf"]:
+            argv.append("--use_cuda_dmabuf")
     if bw and p["report_gbits"]:
         argv.append("--report_gbits")
     return argv

@@ -28,7 +28,10 @@ Emulator-only knobs (environment): bandwidth tests move at least
 (the table shows the requested iterations; the rates are those of the bytes
 really moved), latency tests do at most MAX_BYTES worth of exchanges per size;
 ``PERFTEST_EMULATOR_GPUS`` is the number of GPUs ``--use_cuda`` may pick
-(default 0: "No CUDA devices").
+(default: the NVIDIA GPU PCI functions of the emulated sysfs, none without
+one). ``--use_cuda=N`` / ``--use_cuda_dmabuf`` print the lines perftest's
+src/cuda_memory.c prints (23.07-25.01 wording) and move the same bytes over
+the same link as host memory.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -174,6 +177,7 @@ class Params(object):
         self.out_json = False
         self.out_json_file = "perftest_out.json"
         self.use_cuda = None
+        self.use_cuda_dmabuf = False
         self.tos = None
         self.sl = 0
         self.tclass = None
@@ -227,6 +231,8 @@ def parse(tool, argv):
         raise Fail([], stdout=RESULT_LINE + "Message size cannot be changed for Atomic tests \n")
     if p.duration is not None and p.all_sizes:
         raise Fail([], stdout=RESULT_LINE + "Duration mode currently doesn't support running on all sizes.\n")
+    if p.use_cuda_dmabuf and p.use_cuda is None:
+        raise Fail(["CUDA DMA-BUF cannot be used without CUDA", " Parser function exited with Error"])
     return p
 
 
@@ -318,6 +324,10 @@ def _apply(p, key, val):  # pylint: disable=too-many-branches
         p.out_json = True
     elif key == "use_cuda":
         p.use_cuda = strtol(val)
+        if p.use_cuda < 0:
+            raise Fail([" CUDA device must be non-negative int"])
+    elif key == "use_cuda_dmabuf":
+        p.use_cuda_dmabuf = True
     elif key == "A":
         if val not in ("CMP_AND_SWAP", "FETCH_AND_ADD"):
             raise Fail([" Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}",
@@ -688,19 +698,47 @@ def run_lat_size(p, conn, size, iters, active):
 
 # --- sides -----------------------------------------------------------------------
 
+def emulated_gpus():
+    """GPU PCI addresses: PERFTEST_EMULATOR_GPUS of them, else the NVIDIA GPUs of the emulated sysfs."""
+    given = os.environ.get("PERFTEST_EMULATOR_GPUS", "")
+    if given.isdigit():
+        return ["0000:%02x:00.0" % (0x80 + idx) for idx in range(int(given))]
+    base = os.path.join(os.environ.get("COMMCHECK_LAB_SYSFS") or "/nonexistent", "bus", "pci", "devices")
+    found = []
+    for pci in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        try:
+            with open(os.path.join(base, pci, "vendor")) as vendor, open(os.path.join(base, pci, "class")) as klass:
+                if vendor.read().strip() == "0x10de" and klass.read().strip().startswith("0x03"):
+                    found.append(pci)
+        except OSError:
+            continue
+    return found
+
+
 def cuda_lines(p):
+    """What perftest's CUDA memory prints (src/cuda_memory.c: init_gpu, then the buffer's allocation)."""
     if p.use_cuda is None:
         return
     out("initializing CUDA\n")
-    gpus = os.environ.get("PERFTEST_EMULATOR_GPUS", "0")
-    count = int(gpus) if gpus.isdigit() else 0
-    if p.use_cuda >= count:
-        raise Fail(["No CUDA devices found", " Couldn't create IB resources"])
+    gpus = emulated_gpus()
+    if not gpus:
+        out("There are no available device(s) that support CUDA\n")
+        raise Fail(["Couldn't init GPU context: 1", "Failed to init memory", " Couldn't create IB resources"])
+    if p.use_cuda >= len(gpus):
+        raise Fail(["No such device ID (%d) exists in system" % p.use_cuda, "Couldn't init GPU context: 1",
+                    "Failed to init memory", " Couldn't create IB resources"])
     out("Listing all CUDA devices in system:\n")
-    for idx in range(count):
-        out("CUDA device %d: PCIe address is %02X:00\n" % (idx, 0x80 + idx))
-    out("\nPicking device No. %d\n[pid = %d, dev = %d] device name = [EMULATED GPU]\n"
+    for idx, pci in enumerate(gpus):
+        out("CUDA device %d: PCIe address is %s:%s\n" % (idx, pci[5:7].upper(), pci[8:10].upper()))
+    out("\nPicking device No. %d\n[pid = %d, dev = %d] device name = [NVIDIA H100 80GB HBM3 (EMULATED)]\n"
         "creating CUDA Ctx\nmaking it the current CUDA Ctx\n" % (p.use_cuda, os.getpid(), p.use_cuda))
+    size = (1 << 23 if p.all_sizes else p.size) * 2 * max(1, p.qps)
+    address = 0x7f0000000000 + (p.use_cuda << 32)
+    out("CUDA device integrated: 0\ncuMemAlloc() of a %d bytes GPU buffer\n"
+        "allocated GPU buffer address at %016x pointer=%#x\n" % (size, address, address))
+    if p.use_cuda_dmabuf:
+        out("using DMA-BUF for GPU buffer address at %#x aligned at %#x with aligned size %d\n"
+            % (address, address, (size + 4095) // 4096 * 4096))
 
 
 def bind_device(sock, dev):
