@@ -132,7 +132,7 @@ def test_checks_run_in_existing_pods_and_leave_them_as_they_were(lab, tmp_path):
     execs = [e for e in log if e["event"] == "exec"]
     assert {e["pod"] for e in execs} == set(keys[:4]) and {e["container"] for e in execs} == {"main"}
     stops = [e for e in execs if e["argv"][:2] == ["sh", "-c"] and "kubexec.sh" in e["argv"][2]
-             and e["argv"][-2:] == [agent_dir, "3"]]
+             and e["argv"][-3:] == [agent_dir, "3", "COMMCHECK_REMOTE_WRAPPER=1"]]
     assert sorted(e["pod"] for e in stops) == keys[:4]
 
     records = read_history(tmp_path / "history")

@@ -306,7 +306,11 @@ class HostTransport:
 # The remote side of a kubectl exec: print our PID (the process group that
 # timeout(1) leads after exec), then run the argv under a hard deadline. The
 # script is constant; the deadline and the argv arrive as positional args.
-_REMOTE_WRAPPER_SH = 'echo "commcheck-remote-pid $$"; k=$1; t=$2; shift 2; exec timeout -k "$k" "$t" "$@"'
+# Every process it starts inherits REMOTE_MARKER: the cleanup of pods the collection did not create
+# (kubernetes/k8s_existing.STOP_SH) stops exactly those, never a job's own processes.
+REMOTE_MARKER = "COMMCHECK_REMOTE_WRAPPER=1"
+_REMOTE_WRAPPER_SH = ('echo "commcheck-remote-pid $$"; k=$1; t=$2; shift 2; %s; export %s; '
+                      'exec timeout -k "$k" "$t" "$@"' % (REMOTE_MARKER, REMOTE_MARKER.split("=")[0]))
 _PID_MARKER = "commcheck-remote-pid "
 
 

@@ -13,10 +13,10 @@ of creating test pods. Nothing here creates, changes or deletes a pod:
 - ``agent_config`` is the MPI agent's ``kubexec.conf`` for pods whose
   containers may differ (a job's launcher and workers often do).
 - ``STOP_SH`` is what replaces deleting created pods: it stops, in one pod,
-  the processes the collection started there (the deadline wrapper's
-  ``timeout -k <grace>`` process groups, the MPI agent and whatever names the
-  agent's directory) and removes the agent's two files. A job's own
-  processes match none of these.
+  the processes the collection started there (every process that inherited
+  the deadline wrapper's ``runner.REMOTE_MARKER`` in its environment, the MPI
+  agent and whatever names the agent's directory) and removes the agent's two
+  files. A job's own processes match none of these, whatever their command.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,7 +30,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8
     pod_failure_reason,
     pod_summary,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import KILL_GRACE_S
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import KILL_GRACE_S, REMOTE_MARKER
 
 SELECTION_KEYS = ("namespace", "selector", "names", "container")
 DEFAULT_CONTAINER_ANNOTATION = "kubectl.kubernetes.io/default-container"
@@ -42,29 +42,28 @@ _TERM = (r"\s*(?:!\s*{k}|{k}\s*(?:==|!=|=)\s*{v}?|{k}\s+(?:in|notin)\s+\(\s*{v}?
          .format(k=_KEY, v=_VALUE))
 _SELECTOR = re.compile(r"^{t}(?:,{t})*$".format(t=_TERM))
 
-# Run in each pod with: sh -c STOP_SH sh AGENT_DIR GRACE. Prints "stopped PID CMDLINE" per process it
+# Run in each pod with: sh -c STOP_SH sh AGENT_DIR GRACE MARKER. Prints "stopped PID CMDLINE" per process it
 # stopped and "removed AGENT_DIR" when it removed the agent's files. The patterns are built from $1 and $2
 # at run time, so this script's own command line matches none of them. Only processes in this container's
 # network and mount namespaces count: a pod with hostPID sees the node's processes, other pods' among them.
-STOP_SH = r'''d=$1; g=$2; me=$$; agent="$d/kubexec.sh"; found=
+STOP_SH = r'''d=$1; g=$2; mark=$3; me=$$; agent="$d/kubexec.sh"; found=
 net=$(readlink /proc/self/ns/net 2>/dev/null); mnt=$(readlink /proc/self/ns/mnt 2>/dev/null)
 here() {
   [ "$(readlink "/proc/$1/ns/net" 2>/dev/null)" = "$net" ] && [ "$(readlink "/proc/$1/ns/mnt" 2>/dev/null)" = "$mnt" ]
 }
 ours() {
-  case "$1" in
-    "timeout -k $g "[0-9]*|*"/timeout -k $g "[0-9]*) return 0 ;;
+  case "$2" in
     *"$agent"*) return 0 ;;
     "sh -c echo \"commcheck-remote-"*) return 0 ;;
   esac
-  return 1
+  tr '\000' '\n' < "/proc/$1/environ" 2>/dev/null | grep -qx "$mark"
 }
 for p in /proc/[0-9]*; do
   pid=${p#/proc/}
   [ "$pid" = "$me" ] && continue
   cmd=$(tr '\000' ' ' < "$p/cmdline" 2>/dev/null) || continue
   [ -n "$cmd" ] || continue
-  if ours "$cmd" && here "$pid"; then
+  if ours "$pid" "$cmd" && here "$pid"; then
     kill -TERM -- "-$pid" 2>/dev/null
     kill -TERM "$pid" 2>/dev/null && { found="$found $pid"; echo "stopped $pid $cmd"; }
   fi
@@ -246,7 +245,7 @@ def agent_config(pods, namespace, kubectl="kubectl"):
 
 def stop_argv(directory, grace=KILL_GRACE_S):
     """argv that stops the collection's processes in a pod and removes the agent's files from ``directory``."""
-    return ["sh", "-c", STOP_SH, "sh", kubexec.check_dir(directory), str(int(grace))]
+    return ["sh", "-c", STOP_SH, "sh", kubexec.check_dir(directory), str(int(grace)), REMOTE_MARKER]
 
 
 def stopped_processes(stdout):
