@@ -40,6 +40,7 @@ def test_slow_finding_names_the_reasons_and_the_threshold_is_a_parameter():
     finding = out["findings"][0]
     assert finding["params"]["finding"] == "gpudirect_slow" and finding["verdict"] == "fail"
     assert finding["params"]["gpu"] == 2 and finding["metrics"]["min_ratio"] == 0.7
+    assert finding["params"]["family"] == "rdma_gpudirect"
     for reason in ("nvidia_peermem", "NUMA", "PCIe switches", "ACS"):
         assert reason in finding["cause"]
     assert "nvidia-smi topo -m" in finding["fix"]

@@ -7,6 +7,8 @@ Training traffic leaves and enters GPU memory. A rail whose bandwidth from
 GPU memory is far below its bandwidth from host memory (default below 0.7 x)
 moves the GPU's data through the CPU side of the machine: ``gpudirect_slow``.
 Hosts where GPUDirect was asked for but cannot run: ``gpudirect_unavailable``.
+Both are ``finding`` records of family ``rdma_gpudirect`` (kept apart from the
+host-memory localization findings, family ``rdma_bw``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -85,7 +87,7 @@ def slow_findings(rows, min_ratio=DEFAULT_MIN_RATIO, check=CHECK):
             continue
         out.append({
             "kind": "finding", "host": row["host"], "peer": None,
-            "params": {"check": check, "finding": "gpudirect_slow", "family": "rdma_bw", "rail": row["rail"],
+            "params": {"check": check, "finding": "gpudirect_slow", "family": "rdma_gpudirect", "rail": row["rail"],
                        "device": row["device"], "gpu": row["gpu"], "memory": "cuda"},
             "metrics": {"cuda_gbps": row["cuda_gbps"], "host_gbps": row["host_gbps"], "ratio": row["ratio"],
                         "min_ratio": float(min_ratio)},
@@ -109,7 +111,7 @@ def unavailable_findings(states, check=CHECK):
             continue
         out.append({
             "kind": "finding", "host": host, "peer": None,
-            "params": {"check": check, "finding": "gpudirect_unavailable", "family": "rdma_bw", "rail": None,
+            "params": {"check": check, "finding": "gpudirect_unavailable", "family": "rdma_gpudirect", "rail": None,
                        "memory": "cuda", "setting": state.get("setting")},
             "metrics": {"gpus": state.get("gpus")},
             "verdict": "warn", "cause": "GPUDirect RDMA was not tested: %s" % state["cause"],
