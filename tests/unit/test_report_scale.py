@@ -297,3 +297,15 @@ def test_finding_groups_name_checks_by_kind_operation_and_stage_and_skip_discove
     assert [g["hosts"] for g in groups if g["code"] == "discover"] == [["h3"]]
     pool_group = [g for g in groups if g["code"] == "collective all_reduce"][0]
     assert len(pool_group["examples"][0]) == report_fleet.EXAMPLE_CHARS and pool_group["examples"][0].endswith("...")
+
+
+def test_gpu_memory_records_get_their_own_matrix():
+    def rec(memory=None):
+        params = {"op": "write", "rail": 0}
+        if memory:
+            params.update(memory=memory, gpu=0)
+        return {"kind": "rdma_bw", "host": "h1", "peer": "h2", "verdict": "pass", "params": params,
+                "metrics": {"bw_gbps": 90.0, "expected_gbps": 100.0}}
+    groups = report_model.bandwidth_groups([rec(), rec("cuda")])
+    assert sorted(groups) == [("rdma_bw", "write"), ("rdma_bw", "write (GPU memory)")]
+    assert [len(v) for _k, v in sorted(groups.items())] == [1, 1]

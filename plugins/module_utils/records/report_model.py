@@ -243,8 +243,14 @@ def bandwidth_groups(records):
         name, value = bw_metric(record.get("metrics"))
         if value is None:
             continue
-        groups.setdefault((record.get("kind"), op_of(record)), []).append((record, name, value))
+        groups.setdefault((record.get("kind"), op_of(record) + _memory_suffix(record)), []).append(
+            (record, name, value))
     return groups
+
+
+def _memory_suffix(record):
+    """' (GPU memory)' for a GPUDirect record (params.memory cuda): its own matrix, beside host memory's."""
+    return " (GPU memory)" if (record.get("params") or {}).get("memory") == "cuda" else ""
 
 
 def record_fraction(record, value, best):
