@@ -175,6 +175,11 @@ def test_checks_run_in_existing_pods_and_leave_them_as_they_were(lab, tmp_path):
     assert sorted(e["pod"] for e in orted) == keys[1:3]
 
 
+def both_sides(commands):
+    """The commands when a server and its client run (two or more), else None: the event to wait for."""
+    return commands if len(commands) >= 2 else None
+
+
 def wait_for(predicate, within):
     """Wait until predicate() is true (an event), at most ``within`` seconds; return its last value."""
     deadline = time.monotonic() + within
@@ -204,8 +209,10 @@ def test_an_interrupted_run_leaves_nothing_in_the_existing_pods(lab, tmp_path):
                                  "-e", "@" + str(extra_file), PLAYBOOK], stdout=log, stderr=subprocess.STDOUT,
                                 env=env, cwd=REPO, start_new_session=True)
         try:
-            running = wait_for(lambda: [c for _key, c in collection_processes(keys, set()) if "ib_write_bw" in c], 600)
-            assert len(running) >= 2, (tmp_path / "playbook.log").read_text()[-4000:]   # a server and its client
+            # a server and its client: wait for both (the client starts a moment after its server)
+            running = wait_for(lambda: both_sides([c for _key, c in collection_processes(keys, set())
+                                                   if "ib_write_bw" in c]), 600)
+            assert running and len(running) >= 2, (tmp_path / "playbook.log").read_text()[-4000:]
             os.killpg(proc.pid, signal.SIGINT)                                  # Ctrl-C
             proc.wait(timeout=300)
         finally:

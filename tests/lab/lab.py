@@ -769,6 +769,10 @@ def _inventory(lab):
         # product derives the expectation from every active rail discovery finds: one rail's share.
         "commcheck_collective_link_efficiency": LAB_COLLECTIVE["commcheck_collective_link_efficiency"] / len(
             lab["rails"]),
+        # Every lab host has one emulated GPU per rail and nvidia_peermem, so GPUDirect (auto) would rerun
+        # every RDMA bandwidth test from GPU memory; the tests that count records were written for host
+        # memory, and the GPUDirect tests ask for it (tests/integration/test_gpudirect_lab.py)
+        "commcheck_rdma_gpudirect": False,
         "commcheck_mpi_ssh_config": os.path.join(d, "ssh_config"),
         "commcheck_mpi_mca": {
             "btl_tcp_if_include": rail0["subnet"],

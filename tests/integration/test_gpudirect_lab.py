@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""GPUDirect RDMA in the lab (issue 16): each host's emulated GPU k sits beside NIC k, nvidia_peermem is
+loaded, so the RDMA check reruns its bandwidth tests from GPU memory (perftest --use_cuda) per rail and
+judges them against host memory. The lab's inventory turns GPUDirect off for the other tests; these ask
+for it. Takes about 2 minutes.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from lab_checks import assert_nothing_left, run_with_history
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+PLAYBOOK = "playbooks/rdma.yml"
+
+
+@pytest.fixture
+def lab(lab4):
+    lab4.heal()
+    yield lab4
+    lab4.heal()
+
+
+def test_gpu_memory_bandwidth_per_rail_next_to_host_memory(lab, tmp_path):
+    proc, lines, _elapsed = run_with_history(lab, PLAYBOOK, tmp_path, {
+        "commcheck_rdma_gpudirect": "auto", "commcheck_rdma_ops": ["write"], "commcheck_rdma_metrics": ["bw"],
+        "commcheck_rdma_duration": 2, "commcheck_min_fraction": 0.5})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    records = [r for r in lines if r.get("kind") == "rdma_bw" and not (r.get("params") or {}).get("retest")]
+    host = [r for r in records if (r["params"].get("memory") or "host") == "host"]
+    gpu = [r for r in records if r["params"].get("memory") == "cuda"]
+    # 6 pairs x 2 rails from host memory, and again from GPU memory with each rail's own GPU
+    assert len(host) == 12 and len(gpu) == 12, [(r["host"], r["peer"], r["params"]) for r in gpu]
+    for rec in gpu:
+        rail = int(rec["params"]["rail"])
+        assert rec["params"]["gpu"] == rail and rec["params"]["peer_gpu"] == rail, rec["params"]
+        assert rec["metrics"]["bw_gbps"] > 0
+    # host-memory records keep the params they always had: their history baselines still match
+    assert all("gpu" not in r["params"] for r in host)
+    # the emulated GPU path is as fast as host memory: no gpudirect finding
+    codes = [(r["params"].get("code") or r["params"].get("finding")) for r in lines if r.get("kind") == "finding"]
+    assert not [c for c in codes if c and str(c).startswith("gpudirect")], codes
+    assert "--use_cuda=" in proc.stdout or any("--use_cuda=" in " ".join(str(x) for x in r.get("evidence") or [])
+                                                 for r in gpu)
+    assert_nothing_left(lab)
+
+
+def test_gpudirect_off_runs_host_memory_only(lab, tmp_path):
+    proc, lines, _elapsed = run_with_history(lab, PLAYBOOK, tmp_path, {
+        "commcheck_rdma_gpudirect": False, "commcheck_rdma_ops": ["write"], "commcheck_rdma_metrics": ["bw"],
+        "commcheck_rdma_duration": 2, "commcheck_min_fraction": 0.5})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    records = [r for r in lines if r.get("kind") == "rdma_bw"]
+    assert len(records) == 12 and not [r for r in records if r["params"].get("memory") == "cuda"]
