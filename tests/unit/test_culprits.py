@@ -235,3 +235,16 @@ def test_a_hung_server_is_the_host_and_the_partners_it_made_late_are_not_blamed(
 def test_errors_of_one_step_are_all_evidence():
     records = [pipelined("h1", "h2", 0, 0, "error", "h1", "hung"), pipelined("h1", "h3", 1, 0, "error", "h1", "hung")]
     assert loc.late_partner_errors(records) == set()
+
+
+def test_gpu_memory_far_below_host_memory_is_the_hosts_gpu_to_nic_setup():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpudirect
+    rows = [{"host": "h2", "rail": 1, "device": "mlx5_1", "gpu": 1, "cuda_gbps": 20.0, "host_gbps": 95.0,
+             "ratio": 20.0 / 95.0, "slow": True},
+            {"host": "h3", "rail": 1, "device": "mlx5_1", "gpu": 1, "cuda_gbps": 94.0, "host_gbps": 95.0,
+             "ratio": 94.0 / 95.0, "slow": False}]
+    records = localized(pair_records(lambda h, p, r: False)) + gpudirect.slow_findings(rows)
+    found = cp.culprits(records)
+    assert [(c["component"], c["host"], c["rail"], c["device"], c["verdict"]) for c in found] == [
+        ("config", "h2", 1, "mlx5_1", "fail")]
+    assert found[0]["fix"] == gpudirect.SLOW_FIX and "gpudirect: gpudirect_slow" in found[0]["evidence"]

@@ -107,6 +107,14 @@ def _from_unreachable(rec):
     return _from_finding(rec, "host", "high", (rec.get("params") or {}).get("check"))
 
 
+def _from_gpudirect_finding(rec):
+    """GPU-memory bandwidth far below host memory's on a rail: the host's GPU-to-NIC path (peer memory, PCIe
+    placement, ACS), set up on that host; its NIC and links measured fine from host memory."""
+    params = rec.get("params") or {}
+    return _from_finding(rec, "config", "medium", "gpudirect", params.get("rail"), params.get("device"),
+                         evidence=["gpudirect: %s" % params.get("finding")])
+
+
 def _from_generic_finding(rec):
     """A failing finding of no known check (a caller's own record): its host, or its device's NIC."""
     params = rec.get("params") or {}
@@ -126,6 +134,8 @@ def _finding_source(rec):
         return _from_collective_finding
     if params.get("finding") == "unreachable":
         return _from_unreachable
+    if params.get("family") == "rdma_gpudirect":
+        return _from_gpudirect_finding
     if check in (None, "discover") and params.get("code"):
         return _from_discovery_finding
     if check is None and not params.get("finding"):
