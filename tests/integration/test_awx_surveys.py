@@ -495,6 +495,11 @@ def test_k8s_job_template_launch_with_survey_defaults(lab, tmp_path):
     nodes = ["gpu-" + h for h in lab.hosts]
     kinds = _kinds(records)
     assert sorted(r["host"] for r in kinds["discover"]) == nodes
+    # auto (the default): each lab node has an emulated GPU beside its NIC, so the ring's bandwidth tests run
+    # from host memory and again from GPU memory (GPUDirect)
+    gpu = [r for r in kinds["rdma_bw"] if r["params"].get("memory") == "cuda"]
+    kinds["rdma_bw"] = [r for r in kinds["rdma_bw"] if r["params"].get("memory") != "cuda"]
+    assert len(gpu) == 3 and set(_verdicts(gpu)) <= set(MEASURED), gpu
     for kind in ("rdma_bw", "rdma_lat", "tcp_bw"):       # ring of 3
         assert len(kinds[kind]) == 3 and set(_verdicts(kinds[kind])) <= set(MEASURED), kinds[kind]
     # auto (the one-click role's default): nccl-tests is in the pods, no GPU is: skipped with the reason
