@@ -26,8 +26,7 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_ac
 
 FORMATS = rr.FORMATS
 FILE_NAMES = rr.FILE_NAMES
-ARGUMENT_SPEC = dict(rr.REPORT_ARGUMENT_SPEC, return_records=dict(type="bool", default=True),
-                     **report_index.INDEX_ARGUMENT_SPEC)
+ARGUMENT_SPEC = dict(rr.REPORT_ARGUMENT_SPEC, **report_index.INDEX_ARGUMENT_SPEC)
 
 
 MAX_BASELINE_RUNS = 1000

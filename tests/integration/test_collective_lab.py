@@ -286,7 +286,9 @@ def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir,
                                      commcheck_outlier_min_rel=0.9),
                            tmp_path / "node")
     nodes = sorted((r["host"], r["verdict"], r["params"]["nodes"]) for r in records if r.get("kind") == "collective")
-    assert nodes == [(h, "pass", 1) for h in sorted(lab.hosts)]
+    # as with the pairs: a node a busy machine slows is a milder fleet outlier (warn); none may fail
+    assert [(h, n) for h, _v, n in nodes] == [(h, 1) for h in sorted(lab.hosts)]
+    assert all(v in ("pass", "warn") for _h, v, _n in nodes), nodes
     # each node was compared with the other three
     assert all(r["thresholds"]["fleet"]["n"] == 4 for r in records if r.get("kind") == "collective")
     assert_nothing_left(lab, wait=20)

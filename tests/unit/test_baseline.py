@@ -273,6 +273,7 @@ def test_record_key_keeps_each_value_and_its_type():
     assert nested == key(bidirectional=False, tags={"a": None, "b": [1, 2]}, op="write") and hash(nested)
     assert nested != key(op="write", tags={"b": [2, 1], "a": None}, bidirectional=False)
     # a record from Ansible's variables (unsafe text) has the key of the same record read from the history
+
     class UnsafeText(str):
         pass
     assert key(op=UnsafeText("write"), device=UnsafeText("mlx5_0")) == key(op="write", device="mlx5_0")

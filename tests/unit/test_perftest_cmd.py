@@ -298,7 +298,8 @@ def test_summarize_latency():
     summary = pc.summarize(parsed)
     assert summary["lat_us"] == parsed["rows"][0]["t_typical_us"]
     assert summary["lat_p99_us"] == parsed["rows"][0]["p99_us"]
-    assert summary["lat_max_us"] == parsed["rows"][0]["t_max_us"] is not None
+    assert parsed["rows"][0]["t_max_us"] is not None
+    assert summary["lat_max_us"] == parsed["rows"][0]["t_max_us"]
 
 
 # --- iperf3 -------------------------------------------------------------------------

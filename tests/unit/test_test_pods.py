@@ -8,6 +8,8 @@ __metaclass__ = type
 
 import json
 
+import pytest
+
 from ansible_collections.clusterops.commcheck.plugins.modules import test_pods
 
 READY = {"conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}
@@ -152,12 +154,9 @@ def test_start_pods_fails_with_each_pods_reason_and_fix_and_cleans_up():
                 "message": "Update plugin resources failed due to device unavailable, which is unexpected."}
     kubectl = StartingKubectl([pod("a", READY), pod("b", rejected)])
     result = {"deleted": [], "changed": True}
-    try:
+    with pytest.raises(Failed) as raised:
         test_pods.start_pods(FailingModule(), kubectl, {"names": ["a", "b"], "create": [{}]}, result)
-    except Failed as exc:
-        failure = exc.args[0]
-    else:
-        raise AssertionError("start_pods did not fail")
+    failure = raised.value.args[0]
     assert failure["msg"].startswith("test pods did not become Ready: b: UnexpectedAdmissionError: Update plugin")
     assert "device plugin" in failure["msg"]
     assert sorted(failure["problems"]) == ["b"] and failure["refusals"]["b"]["reason"] == "UnexpectedAdmissionError"

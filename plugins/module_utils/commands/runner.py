@@ -310,7 +310,7 @@ class HostTransport:
 # (kubernetes/k8s_existing.STOP_SH) stops exactly those, never a job's own processes.
 REMOTE_MARKER = "COMMCHECK_REMOTE_WRAPPER=1"
 _REMOTE_WRAPPER_SH = ('echo "commcheck-remote-pid $$"; k=$1; t=$2; shift 2; %s; export %s; '
-                      'exec timeout -k "$k" "$t" "$@"' % (REMOTE_MARKER, REMOTE_MARKER.split("=")[0]))
+                      'exec timeout -k "$k" "$t" "$@"' % (REMOTE_MARKER, REMOTE_MARKER.split("=", maxsplit=1)[0]))
 _PID_MARKER = "commcheck-remote-pid "
 
 

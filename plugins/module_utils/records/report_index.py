@@ -70,8 +70,12 @@ def _worse(point, other):
     """The worse of two (bandwidth, fraction) points: the lower fraction of expected, else the lower bandwidth."""
     if other is None:
         return point
-    key = (lambda p: (p[1] if p[1] is not None else 2.0, p[0]))
-    return point if key(point) < key(other) else other
+    return point if _badness(point) < _badness(other) else other
+
+
+def _badness(point):
+    """Lower is worse: the fraction of expected (2.0 when unknown), then the bandwidth."""
+    return (point[1] if point[1] is not None else 2.0, point[0])
 
 
 def record_point(record):

@@ -45,6 +45,7 @@ REPORT_ARGUMENT_SPEC = dict(
                                 "attempt", "retest"]),
     formats=dict(type="list", elements="str", choices=list(FORMATS), default=list(FORMATS)),
     regression_fails=dict(type="bool", default=True),
+    return_records=dict(type="bool", default=True),
 )
 
 
