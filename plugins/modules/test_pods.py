@@ -21,6 +21,8 @@ description:
   - Runs C(kubectl) on the host the module runs on (normally the controller).
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.kubectl_client
 options:
   state:
     description: Whether the run's test pods should exist.
@@ -154,15 +156,6 @@ options:
     description: The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or a path).
     type: str
     default: kubectl
-  kubeconfig:
-    description: Path of the kubeconfig file; its contents are never logged.
-    type: path
-  context:
-    description: kubeconfig context to use.
-    type: str
-  kubectl_binary:
-    description: Absolute path of kubectl, or a command name found on E(PATH) (C(kubectl) on E(PATH) when omitted).
-    type: path
 attributes:
   check_mode:
     support: full

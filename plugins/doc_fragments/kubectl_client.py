@@ -1,0 +1,22 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # How the modules that manage or read pods reach the cluster (test_pods, existing_pods).
+    DOCUMENTATION = r'''
+options:
+  kubeconfig:
+    description: Path of the kubeconfig file; its contents are never logged.
+    type: path
+  context:
+    description: kubeconfig context to use.
+    type: str
+  kubectl_binary:
+    description: Absolute path of kubectl, or a command name found on E(PATH) (C(kubectl) on E(PATH) when omitted).
+    type: path
+'''
