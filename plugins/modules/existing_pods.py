@@ -156,6 +156,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing as existing
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import client_argv
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     HostTransport,
@@ -174,12 +175,7 @@ class Kubectl:
         self.binary = params["kubectl_binary"] or self.host.which("kubectl")
         if not self.binary:
             module.fail_json(msg="kubectl was not found on PATH; install it or set kubectl_binary")
-        self.base = [self.binary]
-        if params["kubeconfig"]:
-            self.base += ["--kubeconfig", params["kubeconfig"]]
-        if params["context"]:
-            self.base += ["--context", params["context"]]
-        self.base += ["-n", params["namespace"]]
+        self.base = client_argv(self.binary, params)
 
     def get_pods(self, args):
         res = self.host.run(self.base + ["get", "pods"] + args + ["-o", "json"], 60)

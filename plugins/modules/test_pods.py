@@ -314,6 +314,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
     CONTAINER_NAME,
     RUN_LABEL,
+    client_argv,
     plan_pods,
     pod_summary,
     selectable_nodes,
@@ -340,12 +341,7 @@ class Kubectl:
         binary = module.params["kubectl_binary"] or self.transport.which("kubectl")
         if not binary:
             module.fail_json(msg="kubectl was not found on PATH; install it or set kubectl_binary")
-        self.base = [binary]
-        if module.params["kubeconfig"]:
-            self.base += ["--kubeconfig", module.params["kubeconfig"]]
-        if module.params["context"]:
-            self.base += ["--context", module.params["context"]]
-        self.base += ["-n", module.params["namespace"]]
+        self.base = client_argv(binary, module.params)
 
     def run(self, args, timeout=60, check=True):
         res = self.transport.run(self.base + args, timeout)

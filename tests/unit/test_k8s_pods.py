@@ -340,3 +340,11 @@ def test_other_pod_states(status, reason, final):
     else:
         assert (refusal["reason"], refusal["final"]) == (reason, final)
         assert k8s_refusals.refusal_fix(refusal["reason"], refusal["message"]) != k8s_refusals.FIXES["NotReady"]
+
+
+def test_client_argv_adds_kubeconfig_and_context_only_when_set():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import client_argv
+    assert client_argv("/usr/bin/kubectl", {"namespace": "ns", "kubeconfig": None, "context": ""}) == [
+        "/usr/bin/kubectl", "-n", "ns"]
+    assert client_argv("kubectl", {"namespace": "ns", "kubeconfig": "/k/config", "context": "ctx"}) == [
+        "kubectl", "--kubeconfig", "/k/config", "--context", "ctx", "-n", "ns"]

@@ -35,6 +35,17 @@ MAX_DEADLINE_S = 30 * 24 * 3600
 MAX_WAIT_S = 24 * 3600
 
 
+def client_argv(binary, params):
+    """The kubectl prefix every call of a pod module starts with: the binary, the module's kubeconfig and
+    context when set, and its namespace (``params``: the module's, validated before)."""
+    argv = [binary]
+    if params.get("kubeconfig"):
+        argv += ["--kubeconfig", params["kubeconfig"]]
+    if params.get("context"):
+        argv += ["--context", params["context"]]
+    return argv + ["-n", params["namespace"]]
+
+
 def pod_name(prefix, run_id, node):
     """A DNS-1123 pod name for (prefix, run, node), at most 63 characters."""
     raw = "-".join(p for p in (prefix, run_id, node) if p)
