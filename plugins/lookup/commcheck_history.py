@@ -52,6 +52,12 @@ options:
     description: Only records of this run (or any run in the list).
     type: list
     elements: str
+  exclude_run_id:
+    description:
+      - Leave out the records of this run (an empty value leaves out nothing). The check roles pass the current
+        run, whose records another slice of a split run may already have written, so that every slice judges
+        against the same past runs.
+    type: str
   verdict:
     description: Only records with this verdict (or any in the list).
     type: list
@@ -87,7 +93,10 @@ options:
       - Return a one-item list with a setting of this run instead of records; the other filters are not used.
       - C(run_id) is the id of this run, decided from the same settings as the history callback's run id
         O(configured_run_id) (C(COMMCHECK_RUN_ID)), else C(awx-<JOB_ID>) under AWX, else a new
-        C(YYYYmmddTHHMMSSZ-xxxxxx). The C(clusterops.commcheck.commcheck) and C(clusterops.commcheck.report)
+        C(YYYYmmddTHHMMSSZ-xxxxxx). A run split into slices (the variable C(commcheck_slices) above 1) takes
+        O(configured_run_id), else C(awx-wf-<awx_workflow_job_id>) (AWX job slices run in one workflow job), and
+        fails when there is neither, since each slice would get an id of its own.
+        The C(clusterops.commcheck.commcheck) and C(clusterops.commcheck.report)
         roles call it once, when the caller gave no C(commcheck_run_id), and set the result as the
         C(commcheck_run_id) fact, which they pass to the report and which the callback takes for the history.
       - C(history_dir) is O(history_dir), normalised (as the callback writes it) when it is a valid directory,
@@ -156,7 +165,7 @@ class LookupModule(LookupBase):
         self.set_options(var_options=variables, direct=kwargs)
         setting = self.get_option("setting")
         if setting == "run_id":
-            return [history.resolve_run_id([self.get_option("configured_run_id")])]
+            return [self._run_id(variables or {})]
         if setting == "history_dir":
             return [self._configured_history_dir()]
         directory = self._history_dir()
@@ -169,6 +178,16 @@ class LookupModule(LookupBase):
         if self.get_option("query"):
             return result if isinstance(result, list) else [result]
         return result
+
+    def _run_id(self, variables):
+        """The run id (slice-aware: a split run takes the id every slice shares, see resolve_run_id)."""
+        try:
+            slices = int(self._templar.template(variables.get("commcheck_slices", 1)) or 1)
+            workflow = self._templar.template(variables.get("awx_workflow_job_id") or "")
+            return history.resolve_run_id([self.get_option("configured_run_id")], slices=slices,
+                                          workflow_job_id=workflow)
+        except (TypeError, ValueError) as exc:
+            raise AnsibleError("commcheck_history lookup: %s" % exc)
 
     def _configured_history_dir(self):
         value = self.get_option("history_dir")
@@ -191,7 +210,8 @@ class LookupModule(LookupBase):
             elif term:
                 kinds.append(str(term))
         filters = dict((name, self.get_option(name))
-                       for name in ("host", "peer", "run_id", "verdict", "since", "until", "last_runs", "limit"))
+                       for name in ("host", "peer", "run_id", "exclude_run_id", "verdict", "since", "until",
+                                    "last_runs", "limit"))
         filters.update(kind=kinds or None, include_summary=True if self.get_option("include_summary") else None,
                        jmespath_query=self.get_option("query"))
         return filters

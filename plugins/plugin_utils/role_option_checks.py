@@ -33,7 +33,7 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.role_option_k
 PORT_LOW, PORT_HIGH = 1024, 65000        # the round plan adds one port per rail and test step
 RATE_MAX_GBPS = 100000.0                 # 100 Tb/s: far above any link, below anything absurd
 TIMEOUT_MAX = 86400
-RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$")
+RUN_ID = history.RUN_ID_PATTERN
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 DEVICE_KEYS = ("device", "name", "port", "ib_port", "address", "gid_index", "rate_gbps")

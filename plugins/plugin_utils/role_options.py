@@ -34,6 +34,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_checks as checks
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit
@@ -139,6 +140,9 @@ RULES = {
     "commcheck_history_runs": kit.integer(1, 1000),
     "commcheck_history_threshold": kit.fraction(),
     "commcheck_address": kit.host(),
+    "commcheck_slices": kit.integer(1, slice_meeting.SLICES_MAX),
+    "commcheck_slice_dir": kit.path(empty=True),
+    "commcheck_slice_wait": kit.integer(1, 7 * 24 * 3600),
     # collective
     "commcheck_collective_ops": kit.described(checks.collective_ops, "collectives the library has"),
     "commcheck_collective_mode": kit.by_spec(),

@@ -80,6 +80,17 @@ def test_resolve_run_id_takes_the_first_plain_id_then_the_environment_then_a_new
     assert len(history.resolve_run_id([], environ={})) == len("20260131T235959Z-1a2b3c")
 
 
+def test_a_split_run_takes_the_id_every_slice_shares_or_refuses():
+    env = {"JOB_ID": "7"}
+    assert history.resolve_run_id(["given"], environ=env, slices=2) == "given"
+    assert history.resolve_run_id([None], environ=dict(env, COMMCHECK_RUN_ID="svc"), slices=2) == "svc"
+    # AWX job slices: each slice has its own JOB_ID, the workflow job is theirs in common
+    assert history.resolve_run_id([None], environ=env, slices=2, workflow_job_id=42) == "awx-wf-42"
+    with pytest.raises(ValueError, match="needs one run id for all of them"):
+        history.resolve_run_id([None], environ=env, slices=2)
+    assert history.resolve_run_id([None], environ=env, slices=1, workflow_job_id=42) == "awx-7"
+
+
 def test_plain_run_id():
     assert history.plain_run_id(" r1 ") == "r1"
     for value in ("", "  ", None, 5, "{{ commcheck_run_id }}"):

@@ -147,6 +147,10 @@ def test_query_filters(tmp_path):
     assert [r["run_id"] for r in history.query(d, host="a", kind="rdma_bw", until="2026-01-20T00:00:00Z")] == \
         ["run-0", "run-1"]
     assert {r["run_id"] for r in history.query(d, last_runs=2)} == {"run-4", "run-5"}
+    # the current run (another slice may have written part of it) never counts among the last runs
+    assert {r["run_id"] for r in history.query(d, last_runs=2, exclude_run_id="run-5")} == {"run-3", "run-4"}
+    assert "run-2" not in {r["run_id"] for r in history.query(d, kind="rdma_bw", exclude_run_id="run-2")}
+    assert len(history.query(d, exclude_run_id="")) == len(history.query(d))
     assert len(history.query(d, limit=3)) == 3
     assert history.query(d, kind="rdma_bw", host="a", jmespath_query="[].metrics.bw_gbps") == \
         [100.0, 99.0, 98.0, 97.0, 96.0, 95.0]

@@ -98,6 +98,9 @@ GOOD = {
     "commcheck_history_runs": 10,
     "commcheck_history_threshold": 0.3,
     "commcheck_address": "10.1.2.3",
+    "commcheck_slices": 4,
+    "commcheck_slice_dir": "/shared/commcheck/slices",
+    "commcheck_slice_wait": 1800,
     "commcheck_collective_mode": "per_node",
     "commcheck_collective_hosts": ["n1", "n2"],
     "commcheck_collective_pair_pattern": "mesh",
@@ -296,6 +299,9 @@ HOSTILE = {
     "commcheck_history_runs": (0, "must be between 1 and 1000"),
     "commcheck_history_threshold": (2, "must be between 0 and 1"),
     "commcheck_address": ("10.1.2.3\n", "contains a control character"),
+    "commcheck_slices": (0, "must be between 1 and 4096"),
+    "commcheck_slice_dir": ("/shared/../etc", "'..'"),
+    "commcheck_slice_wait": (-5, "must be between 1 and"),
     "commcheck_collective_mode": ("pool;id", "is not one of"),
     "commcheck_collective_hosts": (["--help"], "'--help' must not start with '-'"),
     "commcheck_collective_pair_pattern": ("pairs", "is not one of mesh, ring, star"),
@@ -430,7 +436,7 @@ TEXT = ("commcheck_quarantine_reason",)
 PATH_LIKE = ("commcheck_report_dir", "commcheck_sysfs_root", "commcheck_collective_mpirun",
              "commcheck_collective_binary_dir", "commcheck_history_dir", "commcheck_k8s_kubeconfig",
              "commcheck_k8s_kubectl_binary", "commcheck_k8s_mpi_kubectl", "commcheck_k8s_manifest_dir",
-             "commcheck_mpi_ssh_config", "commcheck_quarantine_kubeconfig")
+             "commcheck_mpi_ssh_config", "commcheck_quarantine_kubeconfig", "commcheck_slice_dir")
 # Lists whose items are command-line arguments (an item may be an option).
 ARGUMENT_LISTS = ("commcheck_rdma_extra_args", "commcheck_tcp_extra_args", "commcheck_k8s_command")
 

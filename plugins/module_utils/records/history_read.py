@@ -307,7 +307,7 @@ def select(directory, selection, report=None, newest_first=False, stop=None):
 
 def query(directory, kind=None, host=None, peer=None, run_id=None, verdict=None, since=None, until=None,
           last_runs=None, include_summary=None, jmespath_query=None, limit=None, report=None, now=None,
-          where=None):
+          where=None, exclude_run_id=None):
     """Query the history, streaming; returns a list of records (or the JMESPath result).
 
     kind/host/peer/run_id/verdict: a value or a list of values (any of them).
@@ -316,10 +316,13 @@ def query(directory, kind=None, host=None, peer=None, run_id=None, verdict=None,
     the N most recent runs (by their first record's time) among matching records.
     include_summary: keep 'summary' records (default: only when kind asks for them).
     where: optional predicate called with each record.
+    exclude_run_id: leave out the records of this run (before last_runs counts runs).
     limit: keep at most the last N records after filtering.
     jmespath_query: applied to the resulting list (needs the jmespath package).
     report: a ReadReport that receives torn/corrupt lines.
     """
+    if exclude_run_id:
+        where = _without_run(str(exclude_run_id), where)
     selection = Selection(kind, host, peer, run_id, verdict, since, until, include_summary, where, now)
     if last_runs:
         result = _last_runs(directory, selection, int(last_runs), report)
@@ -333,6 +336,12 @@ def query(directory, kind=None, host=None, peer=None, run_id=None, verdict=None,
     if jmespath_query:
         return jmespath_search(jmespath_query, result)
     return result
+
+
+def _without_run(run_id, where=None):
+    def keep(record):
+        return str(record.get("run_id")) != run_id and (where is None or where(record))
+    return keep
 
 
 def _last_runs(directory, selection, count, report):

@@ -270,6 +270,10 @@ def run_id_from_env(environ=None):
     return None
 
 
+# What a run id may be: it names history lines, report directories and the slices' meeting directory.
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$")
+
+
 def plain_run_id(value):
     """A run id given as a variable or a setting, stripped; None for an empty value or an untemplated one."""
     if isinstance(value, str) and value.strip() and "{{" not in value:
@@ -277,13 +281,29 @@ def plain_run_id(value):
     return None
 
 
-def resolve_run_id(given=(), environ=None, now=None):
+def resolve_run_id(given=(), environ=None, now=None, slices=1, workflow_job_id=None):
     """The id of a run, decided once: the first plain id in ``given`` (the caller's variable, then a setting),
-    else the caller's COMMCHECK_RUN_ID or AWX's JOB_ID (run_id_from_env), else a new id."""
+    else the caller's COMMCHECK_RUN_ID or AWX's JOB_ID (run_id_from_env), else a new id.
+
+    A run split into ``slices`` > 1 (one controller per slice) needs one id that
+    every slice knows before it starts: the given one, COMMCHECK_RUN_ID, or the
+    id of the AWX workflow job that runs the slices ('awx-wf-<id>'); each
+    slice's own JOB_ID or a new id would split the run, so ValueError then.
+    """
     for value in given:
         run_id = plain_run_id(value)
         if run_id:
             return run_id
+    if slices > 1:
+        environ = os.environ if environ is None else environ
+        run_id = plain_run_id(environ.get("COMMCHECK_RUN_ID"))
+        if not run_id and plain_run_id(str(workflow_job_id or "")):
+            run_id = "awx-wf-%s" % str(workflow_job_id).strip()
+        if not run_id:
+            raise ValueError("a run split into %d slices needs one run id for all of them: set commcheck_run_id "
+                             "(or COMMCHECK_RUN_ID) to the same new value in every slice, or run them as AWX job "
+                             "slices (the workflow job id is taken)" % slices)
+        return run_id
     return run_id_from_env(environ) or new_run_id(now)
 
 

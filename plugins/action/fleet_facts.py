@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action clusterops.commcheck.fleet_facts: the named facts of every host of the check, across slices.
+
+Runs on the controller only. Reads each named variable of each given host
+from ``hostvars`` (one Python pass instead of a Jinja ``extract`` chain per
+fact), and, when the run is split over several controllers
+(``slices`` > 1), posts them where the slices meet and waits for the other
+slices' (``module_utils.planning.slice_meeting``).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleError
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
+
+ARGUMENT_SPEC = dict(
+    step=dict(type="str", required=True),
+    hosts=dict(type="list", elements="str", required=True),
+    facts=dict(type="dict", default={}),
+    missing=dict(type="dict", default={}),
+    unreachable=dict(type="list", elements="str", default=[]),
+    slices=dict(type="int"),
+    directory=dict(type="str"),
+    run_id=dict(type="str"),
+    wait=dict(type="int"),
+)
+# An option not given takes the role variable of the same meaning, so every
+# check role meets the same way with one line per meeting point.
+FROM_VARS = {"slices": ("commcheck_slices", 1), "directory": ("commcheck_slice_dir", ""),
+             "run_id": ("commcheck_run_id", ""), "wait": ("commcheck_slice_wait", 900)}
+HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
+_MISSING = object()
+
+
+def read_var(host_vars, path, missing=None):
+    """The value of ``path`` (``name`` or ``name.key.key``) in one host's variables; ``missing`` when it has none."""
+    value = host_vars
+    for part in path.split("."):
+        if isinstance(value, Mapping) or hasattr(value, "__getitem__"):
+            try:
+                value = value[part]
+                continue
+            except (KeyError, TypeError, IndexError):
+                pass
+        return missing
+    return missing if value is None else value
+
+
+def plain(value):
+    """Templated values as JSON types (what a post to another controller can carry)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+class ActionModule(ControllerAction):
+
+    NAME = "clusterops.commcheck.fleet_facts"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    FAILURES = (slice_meeting.SliceMeetingError, ValueError, OSError, AnsibleError)
+
+    def decide(self, args, result, task_vars):
+        for name, path in args["facts"].items():
+            if not isinstance(path, str) or not path:
+                raise ValueError("facts.%s must name a variable, got %r" % (name, path))
+        hostvars = task_vars.get("hostvars") or {}
+        facts = {}
+        for name, path in args["facts"].items():
+            missing = args["missing"].get(name)
+            facts[name] = {host: plain(read_var(hostvars[host], path, missing) if host in hostvars else missing)
+                           for host in args["hosts"]}
+        new_facts = self._take_defaults(args, task_vars)
+        if args["slices"] > 1 and self._task.check_mode:
+            # the other slices would wait for posts that check mode does not make
+            raise ValueError("a run split into slices (commcheck_slices > 1) cannot run in check mode")
+        met = slice_meeting.meet(args["directory"], args["run_id"], args["step"], args["slices"], args["hosts"],
+                                 facts, unreachable=args["unreachable"], wait=args["wait"])
+        result.update(changed=False, **met)
+        if new_facts:
+            result["ansible_facts"] = new_facts
+        result["msg"] = ("%d host(s) of %d slice(s) at step %s" % (len(met["hosts"]), met["slices"], args["step"]))
+        return result
+
+    def _take_defaults(self, args, task_vars):
+        for option, (variable, default) in FROM_VARS.items():
+            if args[option] is None:
+                value = self._templar.template(task_vars.get(variable, default))
+                args[option] = default if value in (None, "") else value
+        args["slices"], args["wait"] = int(args["slices"]), int(args["wait"])
+        if args["slices"] > 1 and not args["directory"]:
+            args["directory"] = self._history_setting(task_vars, "history_dir").rstrip("/") + "/slices"
+        if args["slices"] > 1 and not args["run_id"]:
+            # the id every slice shares (COMMCHECK_RUN_ID, the AWX workflow job); set as the
+            # commcheck_run_id fact, which the history callback takes for this run's lines
+            args["run_id"] = self._history_setting(task_vars, "run_id")
+            return {"commcheck_run_id": args["run_id"]}
+        return {}
+
+    def _history_setting(self, task_vars, setting):
+        """The history lookup's ``setting`` (the slices of a run share their history, so they meet beside it)."""
+        lookup = self._shared_loader_obj.lookup_loader.get(HISTORY_LOOKUP, loader=self._loader, templar=self._templar)
+        return lookup.run([], variables=task_vars, setting=setting)[0]

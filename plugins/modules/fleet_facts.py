@@ -1,0 +1,180 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: fleet_facts
+short_description: Gather facts of every host of a check, also across controllers that each run a slice of the fleet
+version_added: 1.0.0
+description:
+  - Reads the variables named in O(facts) of every host in O(hosts) and returns them as RV(facts), one
+    mapping per fact from host to value (C(null) where a host lacks the variable).
+  - A fleet too large for one controller is split into slices (AWX job slicing, or several
+    C(ansible-playbook) processes over disjoint parts of the inventory), all with the same run id
+    (O(run_id)). With O(slices) above 1, each slice writes its hosts' facts as one file under
+    O(directory)C(/<run_id>/<step>/), waits until all O(slices) slices have written theirs, and returns the
+    facts of every host of every slice. Every slice then plans and judges the whole fleet alike, runs only
+    its own hosts and publishes only its share of the records.
+  - This is an action plugin; it runs on the controller only and never connects to a host.
+author:
+  - commcheck developers (@clusterops)
+options:
+  step:
+    description:
+      - Name of this meeting point (lowercase letters, digits, C(_) and C(-)); each one is used once per run.
+    type: str
+    required: true
+  hosts:
+    description:
+      - This controller's hosts of the check (every host, when the run is not split).
+    type: list
+    elements: str
+    required: true
+  facts:
+    description:
+      - What to gather, as C(result_name) to variable name; a dotted name such as C(ansible_facts.commcheck_rdma)
+        reads a key inside a variable.
+    type: dict
+    default: {}
+  missing:
+    description:
+      - Per result name of O(facts), the value of a host that lacks the variable (default C(null)).
+    type: dict
+    default: {}
+  unreachable:
+    description:
+      - Hosts of this slice that cannot be reached; the other slices learn them too.
+    type: list
+    elements: str
+    default: []
+  slices:
+    description:
+      - How many controllers share the run (the job template's job slice count under AWX). C(1) reads
+        this controller's hosts only and writes nothing.
+      - Default the C(commcheck_slices) variable, else C(1).
+    type: int
+  directory:
+    description:
+      - A directory every slice's controller can read and write (a shared file system when the slices run on
+        several machines). Absolute; C(..), NUL and line breaks are refused.
+      - Default the C(commcheck_slice_dir) variable, else C(slices) beside the history the C(commcheck_history)
+        callback writes (which the slices of a run share anyway).
+    type: str
+  run_id:
+    description:
+      - The run id all slices share; it names the meeting's directory. Needed when O(slices) is above 1.
+      - Default the C(commcheck_run_id) variable.
+    type: str
+  wait:
+    description:
+      - Seconds to wait for the other slices at this step before failing with the number that arrived.
+      - Default the C(commcheck_slice_wait) variable, else C(900).
+    type: int
+attributes:
+  check_mode:
+    support: partial
+    description: With one slice it gathers in check mode too; a split run cannot run in check mode.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  platform:
+    support: full
+    platforms: all
+    description: Runs on the controller.
+notes:
+  - A run id used twice fails at the first meeting (the slice's file is already there); slices that do not
+    all arrive within O(wait) fail with how many did.
+seealso:
+  - module: clusterops.commcheck.record
+'''
+
+EXAMPLES = r'''
+- name: Share the rails of this slice's hosts and learn the other slices'
+  clusterops.commcheck.fleet_facts:
+    step: rdma-rails
+    hosts: "{{ ansible_play_hosts }}"
+    facts:
+      rails: commcheck_rdma_perf_rails
+      rdma: ansible_facts.commcheck_rdma
+    slices: 2
+    directory: /shared/commcheck/slices
+    run_id: "{{ commcheck_run_id }}"
+  run_once: true
+  register: fleet
+
+- name: The same with the role variables (commcheck_slices, commcheck_slice_dir, commcheck_run_id, commcheck_slice_wait)
+  clusterops.commcheck.fleet_facts:
+    step: rdma-sides
+    hosts: "{{ ansible_play_hosts }}"
+    facts:
+      sides: commcheck_rdma_perf_sides
+  run_once: true
+  register: fleet_sides
+'''
+
+RETURN = r'''
+hosts:
+  description: Every host of every slice, in natural order (this controller's O(hosts) when the run is not split).
+  returned: success
+  type: list
+  elements: str
+  sample: [node-1, node-2, node-3, node-4]
+facts:
+  description: Per fact name, the value of each host.
+  returned: success
+  type: dict
+  sample: {rails: {node-1: [{rail: 0, device: mlx5_0}], node-2: [{rail: 0, device: mlx5_0}]}}
+unreachable:
+  description: The unreachable hosts every slice reported.
+  returned: success
+  type: list
+  elements: str
+  sample: [node-7]
+own:
+  description: This controller's hosts.
+  returned: success
+  type: list
+  elements: str
+  sample: [node-1, node-2]
+leader:
+  description: Whether this slice publishes the records that belong to no host (always true with one slice).
+  returned: success
+  type: bool
+  sample: true
+slices:
+  description: How many slices met.
+  returned: success
+  type: int
+  sample: 2
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    # The action plugin of the same name runs instead of this module; it needs
+    # the variables of every host, which only the controller has.
+    module = AnsibleModule(
+        argument_spec=dict(
+            step=dict(type="str", required=True),
+            hosts=dict(type="list", elements="str", required=True),
+            facts=dict(type="dict", default={}),
+            missing=dict(type="dict", default={}),
+            unreachable=dict(type="list", elements="str", default=[]),
+            slices=dict(type="int"),
+            directory=dict(type="str"),
+            run_id=dict(type="str"),
+            wait=dict(type="int"),
+        ),
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="clusterops.commcheck.fleet_facts runs as an action plugin on the controller; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()

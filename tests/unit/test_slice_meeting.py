@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+"""Slices of one run meet in a shared directory: posts, waiting, merging, refusals (injected clock, no real waits)."""
+import json
+import os
+import threading
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_slice_share import commcheck_slice_share
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting as sm
+
+RAILS_A = {"rails": {"h1": [{"rail": 0}], "h2": [{"rail": 0}]}}
+RAILS_B = {"rails": {"h10": [{"rail": 0}], "h3": [{"rail": 0}]}}
+
+
+class FakeClock(object):
+    """time only moves when the meeting sleeps; ``on_sleep`` lets a test make another slice arrive."""
+
+    def __init__(self, on_sleep=None):
+        self.now, self.sleeps, self.on_sleep = 0.0, 0, on_sleep
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps += 1
+        self.now += seconds
+        if self.on_sleep:
+            self.on_sleep(self.sleeps)
+
+
+def test_one_slice_touches_nothing_and_returns_its_own_facts(tmp_path):
+    met = sm.meet(str(tmp_path / "never"), "run-1", "rdma-rails", 1, ["h1", "h2"], RAILS_A)
+    assert met == {"hosts": ["h1", "h2"], "facts": RAILS_A, "unreachable": [], "own": ["h1", "h2"],
+                   "leader": True, "slices": 1}
+    assert not (tmp_path / "never").exists()
+
+
+def test_the_second_slice_to_arrive_sees_both_without_waiting(tmp_path):
+    clock = FakeClock()
+    folder = sm.meeting_dir(str(tmp_path), "run-1", "rdma-rails")
+    os.makedirs(folder)
+    other = {"schema": 1, "hosts": ["h3", "h10"], "facts": RAILS_B, "unreachable": ["h11"]}
+    with open(os.path.join(folder, sm.slice_name(["h3", "h10"]) + ".json"), "w") as handle:
+        json.dump(other, handle)
+    met = sm.meet(str(tmp_path), "run-1", "rdma-rails", 2, ["h2", "h1"], RAILS_A, clock=clock.clock, sleep=clock.sleep)
+    assert clock.sleeps == 0
+    assert met["hosts"] == ["h1", "h2", "h3", "h10"]            # natural order, whatever each slice's order
+    assert met["facts"]["rails"] == dict(RAILS_A["rails"], **RAILS_B["rails"])
+    assert met["unreachable"] == ["h11"] and met["own"] == ["h2", "h1"] and met["slices"] == 2
+    # exactly one of the two slices leads (publishes the records of no host)
+    leader_name = min(sm.slice_name(["h1", "h2"]), sm.slice_name(["h3", "h10"]))
+    assert met["leader"] == (leader_name == sm.slice_name(["h1", "h2"]))
+
+
+def test_the_first_slice_waits_until_the_other_posts(tmp_path):
+    def other_arrives(sleeps):
+        if sleeps == 3:
+            with open(os.path.join(sm.meeting_dir(str(tmp_path), "r1", "s"), "b.json"), "w") as handle:
+                json.dump({"hosts": ["h3"], "facts": {"rails": {"h3": []}}}, handle)
+    clock = FakeClock(other_arrives)
+    met = sm.meet(str(tmp_path), "r1", "s", 2, ["h1"], {"rails": {"h1": []}}, wait=60,
+                  clock=clock.clock, sleep=clock.sleep)
+    assert clock.sleeps == 3 and met["hosts"] == ["h1", "h3"]
+
+
+def test_two_real_slices_in_threads_meet_and_agree(tmp_path):
+    results = {}
+
+    def run(name, hosts, facts):
+        results[name] = sm.meet(str(tmp_path), "run-t", "sides", 2, hosts, facts, wait=3600)
+    threads = [threading.Thread(target=run, args=("a", ["h1", "h2"], RAILS_A)),
+               threading.Thread(target=run, args=("b", ["h3", "h10"], RAILS_B))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results["a"]["hosts"] == results["b"]["hosts"] == ["h1", "h2", "h3", "h10"]
+    assert results["a"]["facts"] == results["b"]["facts"]
+    assert results["a"]["leader"] != results["b"]["leader"]
+
+
+def test_a_missing_slice_fails_after_the_wait_naming_how_many_came(tmp_path):
+    clock = FakeClock()
+    with pytest.raises(sm.SliceMeetingError, match=r"only 1 of 3 slices reached step rdma-rails of run r1 within 30 s"):
+        sm.meet(str(tmp_path), "r1", "rdma-rails", 3, ["h1"], {}, wait=30, clock=clock.clock, sleep=clock.sleep)
+    assert clock.now >= 30
+
+
+def test_a_run_id_used_twice_is_refused_at_the_first_meeting(tmp_path):
+    folder = sm.meeting_dir(str(tmp_path), "r1", "s")
+    os.makedirs(folder)
+    with open(os.path.join(folder, sm.slice_name(["h1"]) + ".json"), "w") as handle:
+        json.dump({"hosts": ["h1"]}, handle)
+    with pytest.raises(sm.SliceMeetingError, match="already met at step s of run r1"):
+        sm.meet(str(tmp_path), "r1", "s", 2, ["h1"], {}, wait=5)
+
+
+def test_more_slices_than_announced_and_overlapping_slices_are_refused(tmp_path):
+    folder = sm.meeting_dir(str(tmp_path), "r1", "s")
+    os.makedirs(folder)
+    for name, hosts in (("x", ["h5"]), ("y", ["h6"])):
+        with open(os.path.join(folder, name + ".json"), "w") as handle:
+            json.dump({"hosts": hosts}, handle)
+    with pytest.raises(sm.SliceMeetingError, match="3 slices met at step s of run r1, 2 expected"):
+        sm.meet(str(tmp_path), "r1", "s", 2, ["h1"], {}, wait=5)
+    folder = sm.meeting_dir(str(tmp_path), "r2", "s")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "x.json"), "w") as handle:
+        json.dump({"hosts": ["h1", "h9"]}, handle)
+    with pytest.raises(sm.SliceMeetingError, match="host h1 is in two slices"):
+        sm.meet(str(tmp_path), "r2", "s", 2, ["h1"], {}, wait=5)
+
+
+@pytest.mark.parametrize("directory, run_id, step, message", [
+    ("relative/dir", "r1", "s", "must be absolute|relative"),
+    ("/tmp/a/../etc", "r1", "s", r"\.\."),
+    ("/tmp/a\nb", "r1", "s", "line break|control"),
+    ("", "r1", "s", "empty|not set"),
+    ("/tmp/ok", "../r1", "s", "is not one"),
+    ("/tmp/ok", "a/b", "s", "is not one"),
+    ("/tmp/ok", "-r", "s", "is not one"),
+    ("/tmp/ok", "", "s", "is not one"),
+    ("/tmp/ok", None, "s", "is not one"),
+    ("/tmp/ok", "r1", "../x", "bad meeting step"),
+    ("/tmp/ok", "r1", "S/1", "bad meeting step"),
+])
+def test_paths_never_leave_the_directory_named(directory, run_id, step, message):
+    with pytest.raises((sm.SliceMeetingError, ValueError), match=message):
+        sm.meet(directory, run_id, step, 2, ["h1"], {}, wait=1)
+
+
+@pytest.mark.parametrize("slices", [0, -1, sm.SLICES_MAX + 1, "2", 1.5])
+def test_slice_count_has_a_range(tmp_path, slices):
+    with pytest.raises(sm.SliceMeetingError, match="commcheck_slices must be 1 to"):
+        sm.meet(str(tmp_path), "r1", "s", slices, ["h1"], {})
+
+
+def test_a_slice_without_hosts_is_refused(tmp_path):
+    with pytest.raises(sm.SliceMeetingError, match="no host"):
+        sm.meet(str(tmp_path), "r1", "s", 2, [], {})
+
+
+def test_each_slice_publishes_its_hosts_records_and_the_leader_the_rest():
+    records = [{"host": "h1"}, {"host": "h3"}, {"host": "fleet"}, {"host": "h11"}]
+    fleet = ["h1", "h2", "h3"]
+    mine = sm.my_share(records, ["h1", "h2"], fleet, leader=True)
+    theirs = sm.my_share(records, ["h3"], fleet, leader=False)
+    assert mine == [{"host": "h1"}, {"host": "fleet"}, {"host": "h11"}]
+    assert theirs == [{"host": "h3"}]
+    assert sorted(r["host"] for r in mine + theirs) == sorted(r["host"] for r in records)
+
+
+def test_the_share_filter_keeps_everything_in_a_run_of_one_slice():
+    records = [{"host": "h1"}, {"host": "h3"}, "not a record"]
+    assert commcheck_slice_share(records, {"slices": 1, "own": ["h1"], "hosts": ["h1", "h3"], "leader": True}) == \
+        [{"host": "h1"}, {"host": "h3"}]
+    assert commcheck_slice_share(records, {"slices": 2, "own": ["h3"], "hosts": ["h1", "h3"], "leader": False}) == \
+        [{"host": "h3"}]
+    with pytest.raises(Exception, match="must be a list of records"):
+        commcheck_slice_share("x", {})
