@@ -14,13 +14,19 @@ table:
   RDMA, collective, TCP, report, history);
 - ideal: the time the tests themselves need, with nothing else costing
   anything: RDMA rounds x steps (ops x metrics) x t_rdma + TCP rounds x t_tcp
-  + the collective's own mpirun time (as measured by the collective module);
-  the rounds are counted from the run's records;
-- wall / ideal, and the time of each phase (from the task banners).
+  + the collective's data time: for each collective run, every message size x
+  (iterations + warmup) x size x nccl-tests' bus-bandwidth factor (2(n-1)/n
+  for all_reduce) / the link rate, i.e. the time at a bus bandwidth equal to
+  the link rate (not the measured mpirun time); the rounds are counted from
+  the run's records;
+- wall / ideal, and the time of each phase (from the task banners);
+- controller CPU: the CPU seconds of the ansible-playbook process tree (its
+  forks, the ssh clients and the ssh connection masters it starts; not the
+  lab hosts' sshd and modules), in total, per host and per phase.
 
 Usage::
 
-    sudo .venv/bin/python benchmarks/bench_oneclick.py [--hosts 8 16] [--pattern ring|mesh]
+    sudo .venv/bin/python benchmarks/bench_oneclick.py [--hosts 8 16 32] [--pattern ring|mesh]
         [--rdma-duration 5] [--tcp-duration 5] [--json out.json] [--logs DIR]
 
 The labs are taken down afterwards, also on Ctrl-C. docs/benchmarks.md has
@@ -34,6 +40,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -45,16 +52,73 @@ sys.path.insert(0, os.path.join(REPO, "tests", "lab"))
 import lab as lablib  # noqa: E402  pylint: disable=wrong-import-position
 
 PLAYBOOK = os.path.join(REPO, "playbooks", "commcheck.yml")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# nccl-tests' bus bandwidth = algorithm bandwidth x this factor (n ranks): the share of
+# the data each rank's link carries (nccl-tests doc/PERFORMANCE.md)
+BUS_FACTOR = {
+    "all_reduce": lambda n: 2.0 * (n - 1) / n, "all_gather": lambda n: (n - 1.0) / n,
+    "reduce_scatter": lambda n: (n - 1.0) / n, "alltoall": lambda n: (n - 1.0) / n,
+    "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0, "sendrecv": lambda n: 1.0,
+}
+COLLECTIVE_SIZES = (1 << 20, 2 << 20, 4 << 20)      # commcheck_collective_min/max_bytes 1M..4M, step factor 2
+COLLECTIVE_ITERS = 5 + 1                            # iterations + warmup
 TASK_RE = re.compile(r"^TASK \[(?P<name>.*?)\] \*+\s*$")
 PHASES = (("discover", "discover"), ("rdma_perf", "rdma"), ("collective", "collective"), ("tcp_perf", "tcp"),
           ("report", "report"))
 
 
+def _proc_table():
+    """{pid: (ppid, cpu ticks of the process and of the children it reaped, cmdline)} of every process."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as handle:
+                data = handle.read()
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        rest = data[data.rindex(")") + 2:].split()
+        utime, stime, cutime, cstime = (int(x) for x in rest[11:15])
+        table[int(entry)] = (int(rest[1]), utime + stime + cutime + cstime, cmdline)
+    return table
+
+
+def controller_cpu(root_pid, ssh_marker):
+    """CPU seconds of root_pid's live process tree (with what each reaped) plus the ssh connection
+    masters of this lab (they detach from the tree: ControlPersist)."""
+    table = _proc_table()
+    children = {}
+    for pid, (ppid, _ticks, _cmd) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    seen, stack, ticks = set(), [root_pid], 0
+    while stack:
+        pid = stack.pop()
+        if pid in seen or pid not in table:
+            continue
+        seen.add(pid)
+        ticks += table[pid][1]
+        stack.extend(children.get(pid, []))
+    ticks += sum(t for pid, (_p, t, cmd) in table.items()
+                 if pid not in seen and cmd.startswith("ssh") and ssh_marker in cmd)
+    return ticks / float(CLOCK_TICKS)
+
+
+def masters_cpu(ssh_marker):
+    return sum(t for _pid, (_p, t, cmd) in _proc_table().items()
+               if cmd.startswith("ssh") and ssh_marker in cmd) / float(CLOCK_TICKS)
+
+
 def ansible_playbook(lab, extra_vars, log_path, history_dir):
+    """(rc, wall, marks, cpu): marks are (seconds, task name, controller CPU seconds so far) per task banner."""
     argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", lab.inventory,
             "-e", json.dumps(extra_vars), PLAYBOOK]
     env = lab.ansible_env({"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
                            "COMMCHECK_HISTORY_DIR": history_dir, "COMMCHECK_HISTORY_FSYNC": "false"})
+    marker = os.path.join(lab.dir, "cp")      # the lab's ssh control_path_dir
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     marks = []
     with open(log_path, "w") as log:
@@ -64,31 +128,48 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir):
             log.write(line)
             match = TASK_RE.match(line)
             if match:
-                marks.append((time.monotonic() - started, match.group("name")))
+                marks.append((time.monotonic() - started, match.group("name"), controller_cpu(proc.pid, marker)))
         proc.wait()
-    return proc.returncode, time.monotonic() - started, marks
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) + masters_cpu(marker)
+    return proc.returncode, wall, marks, cpu
 
 
-def phase_times(marks, total):
-    """{phase: seconds}: the time between task banners, by the role a task belongs to ("other": the rest)."""
+def _phase_of(name):
+    role = name.split(" : ", 1)[0].rsplit(".", 1)[-1] if " : " in name else ""
+    return dict(PHASES).get(role, "other")
+
+
+def phase_times(marks, total, column=0):
+    """{phase: seconds}: wall (column 0) or controller CPU (column 2) between task banners, by the role a
+    task belongs to ("other": the rest, and what came before the first banner)."""
     out = {}
-    for num, (start, name) in enumerate(marks):
-        end = marks[num + 1][0] if num + 1 < len(marks) else total
-        role = name.split(" : ", 1)[0].rsplit(".", 1)[-1] if " : " in name else ""
-        phase = dict(PHASES).get(role, "other")
-        out[phase] = out.get(phase, 0.0) + (end - start)
+    for num, mark in enumerate(marks):
+        end = marks[num + 1][column] if num + 1 < len(marks) else total
+        phase = _phase_of(mark[1])
+        out[phase] = out.get(phase, 0.0) + (end - mark[column])
     if marks:
-        out["other"] = out.get("other", 0.0) + marks[0][0]
+        out["other"] = out.get("other", 0.0) + marks[0][column]
     return dict((k, round(v, 1)) for k, v in out.items())
 
 
 def slowest_tasks(marks, total, count=10):
     """[(task, seconds)] of the slowest tasks, from the TASK banners' arrival times."""
     out = []
-    for num, (start, name) in enumerate(marks):
+    for num, mark in enumerate(marks):
         end = marks[num + 1][0] if num + 1 < len(marks) else total
-        out.append((name, round(end - start, 1)))
+        out.append((mark[1], round(end - mark[0], 1)))
     return sorted(out, key=lambda item: -item[1])[:count]
+
+
+def collective_ideal(records, ranks, rate_gbps):
+    """Seconds the collective runs need at a bus bandwidth equal to the link rate (nccl-tests' formula)."""
+    seconds = 0.0
+    for rec in records:
+        factor = BUS_FACTOR.get(rec["params"].get("op") or "all_reduce", BUS_FACTOR["all_reduce"])(max(ranks, 2))
+        seconds += sum(COLLECTIVE_ITERS * size * 8 * factor / (rate_gbps * 1e9) for size in COLLECTIVE_SIZES)
+    return seconds
 
 
 def history(history_dir):
@@ -125,7 +206,7 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         }
         log_path = os.path.join(logs or lab.dir, "bench-oneclick-%d-%s.log" % (hosts, pattern))
         history_dir = os.path.join(lab.dir, "bench-history")
-        rc, wall, marks = ansible_playbook(lab, extra, log_path, history_dir)
+        rc, wall, marks, cpu = ansible_playbook(lab, extra, log_path, history_dir)
         lines = history(history_dir)
         left = lab.pids()
     finally:
@@ -136,7 +217,7 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
     rdma_rounds, tcp_rounds = rounds_of(rdma), rounds_of(tcp)
     coll_s = sum(float(r["metrics"].get("duration_s") or 0) for r in coll)
     ideal = {"rdma": rdma_rounds * len(ops) * len(metrics) * t_rdma, "tcp": tcp_rounds * t_tcp,
-             "collective": round(coll_s, 1)}
+             "collective": round(collective_ideal(coll, hosts, lablib.rate_gbps(rate)), 2)}
     ideal_total = sum(ideal.values())
     verdicts = {}
     for rec in lines:
@@ -146,28 +227,67 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         "hosts": hosts, "pattern": pattern, "t_rdma_s": t_rdma, "t_tcp_s": t_tcp, "rc": rc,
         "lab_up_s": round(up_s, 1), "wall_s": round(wall, 1), "ideal_s": round(ideal_total, 1), "ideal": ideal,
         "ratio": round(wall / ideal_total, 2) if ideal_total else None, "phases": phase_times(marks, wall),
+        "collective_mpirun_s": round(coll_s, 1), "controller_cpu_s": round(cpu, 1),
+        "controller_cpu_per_host_s": round(cpu / hosts, 2), "cpu_phases": phase_times(marks, cpu, column=2),
         "rdma_rounds": rdma_rounds, "tcp_rounds": tcp_rounds, "records": len([r for r in lines if r.get("kind") != "summary"]),
         "verdicts": verdicts, "processes_left": len(left), "log": log_path,
         "slowest_tasks": slowest_tasks(marks, wall),
     }
 
 
+PHASE_ORDER = ("discover", "rdma", "collective", "tcp", "report", "other")
+
+
 def table(results):
     rows = ["| hosts | pattern | wall (s) | ideal bound (s) | wall / ideal | RDMA / coll. / TCP ideal (s) | "
-            "phases: discover, RDMA, collective, TCP, report, other (s) |",
-            "|---|---|---|---|---|---|---|"]
+            "phases: discover, RDMA, collective, TCP, report, other (s) | controller CPU (s) | per host (s) | "
+            "CPU by phase (s) |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for res in results:
-        phases = res["phases"]
-        rows.append("| %d | %s | %.1f | %.1f | %.2f | %s / %s / %s | %s |" % (
+        phases, cpu_phases = res["phases"], res["cpu_phases"]
+        rows.append("| %d | %s | %.1f | %.1f | %.2f | %s / %s / %s | %s | %.1f | %.2f | %s |" % (
             res["hosts"], res["pattern"], res["wall_s"], res["ideal_s"], res["ratio"] or 0,
             res["ideal"]["rdma"], res["ideal"]["collective"], res["ideal"]["tcp"],
-            ", ".join(str(phases.get(p, 0)) for p in ("discover", "rdma", "collective", "tcp", "report", "other"))))
+            ", ".join(str(phases.get(p, 0)) for p in PHASE_ORDER), res["controller_cpu_s"],
+            res["controller_cpu_per_host_s"], ", ".join(str(cpu_phases.get(p, 0)) for p in PHASE_ORDER)))
+    return "\n".join(rows)
+
+
+def linear_fit(points):
+    """(a, b) of y = a + b x by least squares over [(x, y)]."""
+    n = float(len(points))
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    var = sum((x - mean_x) ** 2 for x, _ in points)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / var if var else 0.0
+    return mean_y - slope * mean_x, slope
+
+
+def projection(results, sizes=(256, 1024, 4096), per_controller=(256,)):
+    """Markdown: wall and controller CPU fitted as a + b N over the measured sizes, projected to ``sizes``
+    on one controller and split into slices of ``per_controller`` hosts (the slices run side by side)."""
+    if len(results) < 2:
+        return ""
+    wall_a, wall_b = linear_fit([(r["hosts"], r["wall_s"]) for r in results])
+    cpu_a, cpu_b = linear_fit([(r["hosts"], r["controller_cpu_s"]) for r in results])
+    rows = ["model: wall = %.1f s + %.2f s x N, controller CPU = %.1f s + %.2f s x N (least squares over N = %s)"
+            % (wall_a, wall_b, cpu_a, cpu_b, ", ".join(str(r["hosts"]) for r in results)), "",
+            "| hosts | one controller: wall (min) | CPU (min) | " + " | ".join(
+                "slices of %d: controllers, wall (min)" % k for k in per_controller) + " |",
+            "|---|---|---|" + "---|" * len(per_controller)]
+    for size in sizes:
+        cells = []
+        for k in per_controller:
+            slices = -(-size // k)
+            cells.append("%d, %.1f" % (slices, (wall_a + wall_b * min(size, k)) / 60.0))
+        rows.append("| %d | %.1f | %.1f | %s |" % (size, (wall_a + wall_b * size) / 60.0,
+                                                   (cpu_a + cpu_b * size) / 60.0, " | ".join(cells)))
     return "\n".join(rows)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hosts", type=int, nargs="+", default=[8, 16])
+    parser.add_argument("--hosts", type=int, nargs="+", default=[8, 16, 32])
     parser.add_argument("--pattern", default="ring", choices=["ring", "mesh", "star"])
     parser.add_argument("--rdma-duration", type=int, default=5, help="seconds per perftest (t_rdma)")
     parser.add_argument("--tcp-duration", type=int, default=5, help="seconds per iperf3 (t_tcp)")
@@ -181,12 +301,14 @@ def main(argv=None):
         res = bench(hosts, args.pattern, args.rdma_duration, args.tcp_duration, args.logs)
         results.append(res)
         sys.stdout.write("N=%(hosts)d %(pattern)s: rc=%(rc)d wall %(wall_s).1fs ideal %(ideal_s).1fs "
-                         "ratio %(ratio)s; rounds RDMA %(rdma_rounds)d TCP %(tcp_rounds)d; records %(records)d "
+                         "ratio %(ratio)s; controller CPU %(controller_cpu_s).1fs (%(controller_cpu_per_host_s).2fs "
+                         "per host); rounds RDMA %(rdma_rounds)d TCP %(tcp_rounds)d; records %(records)d "
                          "%(verdicts)s; processes left %(processes_left)d\n" % res)
         for task, seconds in res["slowest_tasks"]:
             sys.stdout.write("    %6.1fs  %s\n" % (seconds, task))
         sys.stdout.flush()
     sys.stdout.write(table(results) + "\n")
+    sys.stdout.write(projection(results) + "\n")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=1)
