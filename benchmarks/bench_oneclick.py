@@ -256,9 +256,9 @@ def table(results):
 def linear_fit(points):
     """(a, b) of y = a + b x by least squares over [(x, y)]."""
     n = float(len(points))
-    mean_x = sum(x for x, _ in points) / n
-    mean_y = sum(y for _, y in points) / n
-    var = sum((x - mean_x) ** 2 for x, _ in points)
+    mean_x = sum(x for x, _y in points) / n
+    mean_y = sum(y for _x, y in points) / n
+    var = sum((x - mean_x) ** 2 for x, _y in points)
     slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / var if var else 0.0
     return mean_y - slope * mean_x, slope
 

@@ -77,6 +77,7 @@ options:
 attributes:
   check_mode:
     support: partial
+    details: A run split into slices fails in check mode (the other slices would wait for posts it does not make).
     description: With one slice it gathers in check mode too; a split run cannot run in check mode.
   diff_mode:
     support: none
