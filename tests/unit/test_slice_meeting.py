@@ -130,15 +130,18 @@ def test_paths_never_leave_the_directory_named(directory, run_id, step, message)
         sm.meet(directory, run_id, step, 2, ["h1"], {}, wait=1)
 
 
-@pytest.mark.parametrize("slices", [0, -1, sm.SLICES_MAX + 1, "2", 1.5])
+@pytest.mark.parametrize("slices", [0, -1, sm.SLICES_MAX + 1, "2", 1.5, True])
 def test_slice_count_has_a_range(tmp_path, slices):
     with pytest.raises(sm.SliceMeetingError, match="commcheck_slices must be 1 to"):
         sm.meet(str(tmp_path), "r1", "s", slices, ["h1"], {})
 
 
-def test_a_slice_without_hosts_is_refused(tmp_path):
-    with pytest.raises(sm.SliceMeetingError, match="no host"):
+def test_a_slice_without_hosts_is_refused_but_a_run_of_one_goes_on(tmp_path):
+    with pytest.raises(sm.SliceMeetingError, match="no reachable host of the check at step s"):
         sm.meet(str(tmp_path), "r1", "s", 2, [], {})
+    # one controller whose chosen hosts are all unreachable still judges them (as unreachable)
+    met = sm.meet(str(tmp_path), "r1", "s", 1, [], {"rails": {}}, unreachable=["h2", "h1"])
+    assert met["hosts"] == [] and met["unreachable"] == ["h2", "h1"]
 
 
 def test_each_slice_publishes_its_hosts_records_and_the_leader_the_rest():

@@ -125,13 +125,14 @@ def meet(directory, run_id, step, slices, hosts, facts, unreachable=(), wait=900
     a host.
     """
     hosts = list(hosts)
-    if not hosts:
-        raise SliceMeetingError("this slice has no host to test")
-    if not isinstance(slices, int) or not 1 <= slices <= SLICES_MAX:
+    if not isinstance(slices, int) or isinstance(slices, bool) or not 1 <= slices <= SLICES_MAX:
         raise SliceMeetingError("commcheck_slices must be 1 to %d, got %r" % (SLICES_MAX, slices))
     if slices == 1:
-        return {"hosts": hosts, "facts": facts, "unreachable": sorted(set(unreachable), key=natural_key),
-                "own": hosts, "leader": True, "slices": 1}
+        return {"hosts": hosts, "facts": facts, "unreachable": list(unreachable), "own": hosts, "leader": True,
+                "slices": 1}
+    if not hosts:
+        raise SliceMeetingError("this slice has no reachable host of the check at step %s: the other slices "
+                                "would wait for it in vain" % step)
     folder = meeting_dir(directory, run_id, step)
     os.makedirs(folder, mode=0o755, exist_ok=True)
     name = slice_name(hosts)
