@@ -114,19 +114,29 @@ def test_report_html_renders_heat_maps_in_chromium(tmp_path):
     assert dom.stdout.count('class="cell v-') == 24  # 12 pairs x 2 ops
     assert dom.stdout.count('stroke="#000000" stroke-width="3"') == 12  # n3's links regressed, in both ops
 
-    shot = tmp_path / "shot.png"
-    res = _chromium(["--window-size=1200,1400", "--hide-scrollbars", "--screenshot=%s" % shot, url], tmp_path)
-    assert res.returncode == 0 and shot.exists(), res.stderr[-2000:]
-    width, height, rows = png_pixels(str(shot))
-    assert (width, height) == (1200, 1400)
+    # A window tall enough for both heat maps. Headless Chromium can take the screenshot before it
+    # has painted the last SVG of the page (seen once on a loaded machine: the second map blank), so
+    # a capture that lacks cells is taken again, at most three times; the best one is judged.
+    low = _hex(report_render.fraction_color(0.3))    # n3's links: 30 of 100 Gb/s
+    good = _hex(report_render.fraction_color(0.95))  # every other link
+    best = None
+    for attempt in range(3):
+        shot = tmp_path / ("shot-%d.png" % attempt)
+        res = _chromium(["--window-size=1200,2400", "--hide-scrollbars", "--screenshot=%s" % shot, url], tmp_path)
+        assert res.returncode == 0 and shot.exists(), res.stderr[-2000:]
+        width, height, rows = png_pixels(str(shot))
+        assert (width, height) == (1200, 2400)
+        low_px = sum(1 for row in rows for px in row if _near(px, low))
+        good_px = sum(1 for row in rows for px in row if _near(px, good))
+        if best is None or min(low_px, good_px) > min(best[1], best[2]):
+            best = (rows, low_px, good_px)
+        if min(low_px, good_px) > 12 * 44 * 20:
+            break
+    rows, low_px, good_px = best
     colors = set()
     for row in rows[::4]:
         colors.update(row[::4])
     assert len(colors) > 20, "screenshot looks blank"
-    low = _hex(report_render.fraction_color(0.3))    # n3's links: 30 of 100 Gb/s
-    good = _hex(report_render.fraction_color(0.95))  # every other link
-    low_px = sum(1 for row in rows for px in row if _near(px, low))
-    good_px = sum(1 for row in rows for px in row if _near(px, good))
-    # each heat-map cell is 44x44 px: 12 low and 12 good cells per op, minus text and borders
+    # each heat-map cell is 44x44 px: 12 low and 12 good cells over the two maps, minus text and borders
     assert low_px > 12 * 44 * 20, low_px
     assert good_px > 12 * 44 * 20, good_px
