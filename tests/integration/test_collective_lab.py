@@ -269,8 +269,16 @@ def test_healthy_pool_passes_through_the_role(lab, binary_dir, tmp_path):
 def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir, tmp_path):
     records = run_playbook(lab, "playbooks/hccl.yml", role_vars(lab, binary_dir), tmp_path / "hccl")
     runs = [r for r in records if r.get("kind") == "collective"]
-    assert [r["verdict"] for r in runs] == ["pass"] and runs[0]["params"]["library"] == "hccl"
-    assert "all_reduce_test" in runs[0]["evidence"][0] and " -p 1 " in runs[0]["evidence"][0]
+    pools = [r for r in runs if r["params"].get("stage") == "pool"]
+    assert len(pools) == 1 and pools[0]["params"]["library"] == "hccl", runs
+    # A loaded machine can slow the pool's one run below its pass line (seen once with three test workers
+    # and two busy loops); the bisection then reruns it on halves, every rerun passes, and the pool is
+    # flaky, not failed: nothing is blamed. Otherwise the run passes and nothing is rerun.
+    others = [r["verdict"] for r in runs if r is not pools[0]]
+    assert (pools[0]["verdict"], others) == ("pass", []) or \
+        (pools[0]["verdict"] == "flaky" and others and set(others) == {"pass"}), [(r["verdict"], r["params"]) for r in runs]
+    assert not [r for r in records if r.get("kind") == "finding" and r["verdict"] in ("fail", "error")]
+    assert "all_reduce_test" in pools[0]["evidence"][0] and " -p 1 " in pools[0]["evidence"][0]
     records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir, commcheck_collective_mode="pairs"),
                            tmp_path / "pairs")
     pairs = [(r["host"], r["peer"], r["verdict"]) for r in records if r.get("kind") == "collective"]
