@@ -162,3 +162,15 @@ def test_the_share_filter_keeps_everything_in_a_run_of_one_slice():
         [{"host": "h3"}]
     with pytest.raises(Exception, match="must be a list of records"):
         commcheck_slice_share("x", {})
+
+
+def test_fleet_facts_reads_a_variable_or_a_key_inside_one_and_takes_the_missing_value():
+    from ansible_collections.clusterops.commcheck.plugins.action.fleet_facts import plain, read_var
+    host_vars = {"rails": [{"rail": 0}], "ansible_facts": {"commcheck_rdma": {"devices": ["mlx5_0"]}}, "none": None}
+    assert read_var(host_vars, "rails") == [{"rail": 0}]
+    assert read_var(host_vars, "ansible_facts.commcheck_rdma") == {"devices": ["mlx5_0"]}
+    assert read_var(host_vars, "ansible_facts.missing", {}) == {}
+    assert read_var(host_vars, "rails.0", "x") == "x"            # a list is not walked by name
+    assert read_var(host_vars, "none", []) == []
+    assert read_var(host_vars, "nothing") is None
+    assert plain({"a": (1, 2), "b": object}) == {"a": [1, 2], "b": str(object)}
