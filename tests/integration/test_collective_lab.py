@@ -276,7 +276,8 @@ def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir,
     # flaky, not failed: nothing is blamed. Otherwise the run passes and nothing is rerun.
     others = [r["verdict"] for r in runs if r is not pools[0]]
     assert (pools[0]["verdict"], others) == ("pass", []) or \
-        (pools[0]["verdict"] == "flaky" and others and set(others) == {"pass"}), [(r["verdict"], r["params"]) for r in runs]
+        (pools[0]["verdict"] == "flaky" and others and set(others) == {"pass"}), \
+        [(r["verdict"], r["params"]) for r in runs]
     assert not [r for r in records if r.get("kind") == "finding" and r["verdict"] in ("fail", "error")]
     assert "all_reduce_test" in pools[0]["evidence"][0] and " -p 1 " in pools[0]["evidence"][0]
     records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir, commcheck_collective_mode="pairs"),
