@@ -290,9 +290,14 @@ def test_hung_server_never_blames_another_host(lab, tmp_path):
             assert rec["params"]["failed_side"] in (hung, None), rec
     named = components(lines)
     assert named, out[-4000:]
+    assert any(hung in (host, peer) for _c, host, peer, _r, _d in named), named
     for component, host, peer, _rail, _devices in named:
         if component in ("host", "rail"):
             assert host == hung, named
+        elif component == "flaky":
+            # a link the loaded machine slowed once and its retest passed: named as transient, not
+            # blamed (seen once with three test workers and two busy loops on two cores)
+            continue
         else:
             assert component == "link" and hung in (host, peer), named
 
