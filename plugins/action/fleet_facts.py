@@ -21,17 +21,7 @@ from ansible.errors import AnsibleError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 
-ARGUMENT_SPEC = dict(
-    step=dict(type="str", required=True),
-    hosts=dict(type="list", elements="str", required=True),
-    facts=dict(type="dict", default={}),
-    missing=dict(type="dict", default={}),
-    unreachable=dict(type="list", elements="str", default=[]),
-    slices=dict(type="int"),
-    directory=dict(type="str"),
-    run_id=dict(type="str"),
-    wait=dict(type="int"),
-)
+ARGUMENT_SPEC = slice_meeting.FLEET_FACTS_SPEC
 # An option not given takes the role variable of the same meaning, so every
 # check role meets the same way with one line per meeting point.
 FROM_VARS = {"slices": ("commcheck_slices", 1), "directory": ("commcheck_slice_dir", ""),

@@ -13,11 +13,11 @@ __metaclass__ = type
 
 import datetime
 import os
-import tempfile
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as bl
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import version_mix
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.atomic_file import write_atomic
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_index
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
@@ -67,22 +67,6 @@ def run_dir(report_dir, run_id):
     """The run's own subdirectory: the run id must be one plain file name, and the result inside report_dir."""
     rules.check_file_name("run_id", run_id)
     return rules.check_inside("run_id", run_id, report_dir)
-
-
-def write_atomic(path, text, mode=0o644):
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 class ActionModule(ControllerAction):

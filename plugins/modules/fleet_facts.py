@@ -154,23 +154,14 @@ slices:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.slice_meeting import FLEET_FACTS_SPEC
 
 
 def main():
     # The action plugin of the same name runs instead of this module; it needs
     # the variables of every host, which only the controller has.
     module = AnsibleModule(
-        argument_spec=dict(
-            step=dict(type="str", required=True),
-            hosts=dict(type="list", elements="str", required=True),
-            facts=dict(type="dict", default={}),
-            missing=dict(type="dict", default={}),
-            unreachable=dict(type="list", elements="str", default=[]),
-            slices=dict(type="int"),
-            directory=dict(type="str"),
-            run_id=dict(type="str"),
-            wait=dict(type="int"),
-        ),
+        argument_spec=FLEET_FACTS_SPEC,
         supports_check_mode=True,
     )
     module.fail_json(msg="clusterops.commcheck.fleet_facts runs as an action plugin on the controller; "

@@ -29,10 +29,10 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.atomic_file import write_atomic
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history_records import (
     RUN_ID_PATTERN,
     check_history_dir,
@@ -42,6 +42,20 @@ SCHEMA = 1
 STEP_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 SLICES_MAX = 4096
 POLL_SECONDS = 0.5
+
+
+# The arguments of clusterops.commcheck.fleet_facts (its action plugin and its module share them).
+FLEET_FACTS_SPEC = dict(
+    step=dict(type="str", required=True),
+    hosts=dict(type="list", elements="str", required=True),
+    facts=dict(type="dict", default={}),
+    missing=dict(type="dict", default={}),
+    unreachable=dict(type="list", elements="str", default=[]),
+    slices=dict(type="int"),
+    directory=dict(type="str"),
+    run_id=dict(type="str"),
+    wait=dict(type="int"),
+)
 
 
 class SliceMeetingError(Exception):
@@ -66,19 +80,7 @@ def meeting_dir(directory, run_id, step):
 
 
 def _post(path, payload):
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".post-", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(payload, handle, sort_keys=True, separators=(",", ":"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, json.dumps(payload, sort_keys=True, separators=(",", ":")))
 
 
 def _read_posts(folder):
