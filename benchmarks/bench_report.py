@@ -26,7 +26,7 @@ findings (CPU governor, PCIe width), one TCP check per pair on rail 0, one pool 
 size table, and a summary line. The earlier runs are healthy, so the failing links of the measured run
 are also regressions.
 
-    .venv/bin/python benchmarks/bench_report.py [--sizes ring1024 mesh128] [--smaller 8] [--json OUT] [--keep DIR]
+    .venv/bin/python benchmarks/bench_report.py [--sizes ring1024 mesh128] [--smaller 8] [--json OUT] [--keep DIR [--reuse]]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -261,7 +261,7 @@ def scaled(name, smaller):
     return spec
 
 
-def bench_size(spec, workdir, earlier_runs):
+def bench_size(spec, workdir, earlier_runs, reuse=False):
     hosts = host_names(spec["hosts"])
     pairs = ring_pairs(hosts) if spec["topology"] == "ring" else mesh_pairs(hosts)
     history_dir = os.path.join(workdir, "history")
@@ -273,8 +273,10 @@ def bench_size(spec, workdir, earlier_runs):
     records = synthetic_run(hosts, pairs)
     runs.append((run_id, now - datetime.timedelta(hours=1), records))
     started = time.monotonic()
-    write_history(history_dir, runs)
+    if not (reuse and os.path.isdir(history_dir)):
+        write_history(history_dir, runs)
     written = time.monotonic() - started
+    shutil.rmtree(report_dir, ignore_errors=True)
     wall, cpu, proc = render(history_dir, report_dir, run_id)
     out_dir = os.path.join(report_dir, run_id)
     sizes = dict((name, os.path.getsize(os.path.join(out_dir, name)))
@@ -317,16 +319,18 @@ def main():
     parser.add_argument("--earlier-runs", type=int, default=3, help="healthy runs before the measured one")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--keep", help="keep the history and the reports under this directory")
+    parser.add_argument("--reuse", action="store_true",
+                        help="with --keep: render again from the history kept there (the same seed makes the same runs)")
     args = parser.parse_args()
     rows = []
     for name in args.sizes:
         spec = scaled(name, args.smaller)
         workdir = os.path.join(args.keep, spec["name"].replace("/", "-")) if args.keep else tempfile.mkdtemp(
             prefix="bench-report-")
-        if args.keep and os.path.isdir(workdir):
+        if args.keep and os.path.isdir(workdir) and not args.reuse:
             shutil.rmtree(workdir)
         try:
-            row = bench_size(spec, workdir, args.earlier_runs)
+            row = bench_size(spec, workdir, args.earlier_runs, reuse=bool(args.keep and args.reuse))
         finally:
             if not args.keep:
                 shutil.rmtree(workdir, ignore_errors=True)
