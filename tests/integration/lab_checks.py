@@ -54,6 +54,22 @@ def slow_rate(lab, divisor=5, floor_mbit=50):
     return "%dmbit" % max(floor_mbit, int(lab.rate_gbps * 1000 / divisor))
 
 
+def best_reading(measure, floor, tries=3):
+    """The highest of up to ``tries`` readings of ``measure()``, stopping at the first one at or above ``floor``.
+
+    The lab's shaping caps a path exactly, so any reading above the cap is a
+    fault (the caller's upper bound sees the highest). A reading below the
+    floor can also be a loaded machine starving the test tool of CPU, which
+    only ever lowers a reading, so only the floor is read again.
+    """
+    readings = []
+    for _ in range(max(1, tries)):
+        readings.append(measure())
+        if readings[-1] >= floor:
+            break
+    return max(readings)
+
+
 def assert_nothing_left(lab, wait=5):
     """No process is left on any lab host after wait seconds."""
     deadline = time.monotonic() + wait

@@ -248,38 +248,48 @@ def role_vars(lab, binary_dir, **kw):
     return extra
 
 
+def healthy_pool(runs):
+    """The pool record of a healthy lab's collective runs: passed with nothing rerun, or flaky with every rerun
+    passing.
+
+    A loaded machine can slow the pool's one run below its pass line (seen with busy loops on both cores);
+    the bisection then reruns it on halves, every rerun passes, and the pool is flaky, not failed: nothing
+    is blamed.
+    """
+    pools = [r for r in runs if r["params"].get("stage") == "pool"]
+    assert len(pools) == 1, runs
+    others = [r["verdict"] for r in runs if r is not pools[0]]
+    assert (pools[0]["verdict"], others) == ("pass", []) or \
+        (pools[0]["verdict"] == "flaky" and others and set(others) == {"pass"}), \
+        [(r["verdict"], r["params"]) for r in runs]
+    return pools[0]
+
+
 def test_healthy_pool_passes_through_the_role(lab, binary_dir, tmp_path):
     records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir), tmp_path)
     runs = [r for r in records if r.get("kind") == "collective"]
-    assert len(runs) == 1, records
-    pool = runs[0]
-    assert pool["verdict"] == "pass", pool
+    pool = healthy_pool(runs)
     assert pool["params"]["hosts"] == lab.hosts and pool["params"]["stage"] == "pool"
     assert pool["metrics"]["expected_busbw_gbs"] == pytest.approx(lab.rate_gbps / 8 * 0.5)
-    assert pool["metrics"]["busbw_gbs"] >= pool["metrics"]["threshold_busbw_gbs"]
-    # the three thresholds looked at the run: its own pass line, no comparable runs, no history yet
-    assert pool["thresholds"]["tripped"] == [] and pool["thresholds"]["hardware"]["checked"]
     assert pool["metrics"]["hw_expected_busbw_gbs"] == pool["metrics"]["threshold_busbw_gbs"]
-    assert not pool["thresholds"]["fleet"]["checked"] and not pool["thresholds"]["history"]["checked"]
+    if pool["verdict"] == "pass":
+        assert pool["metrics"]["busbw_gbs"] >= pool["metrics"]["threshold_busbw_gbs"]
+        # the three thresholds looked at the run: its own pass line, no comparable runs, no history yet
+        assert pool["thresholds"]["tripped"] == [] and pool["thresholds"]["hardware"]["checked"]
+        assert not pool["thresholds"]["fleet"]["checked"] and not pool["thresholds"]["history"]["checked"]
     assert "mpirun" in pool["evidence"][0] and "all_reduce_perf" in pool["evidence"][0]
-    assert not [r for r in records if r.get("kind") == "finding"]
+    # nothing is blamed (a flaky pool may say so, as a warning at most)
+    assert not [r for r in records if r.get("kind") == "finding" and r["verdict"] not in ("pass", "info", "warn")]
     assert_nothing_left(lab, wait=20)
 
 
 def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir, tmp_path):
     records = run_playbook(lab, "playbooks/hccl.yml", role_vars(lab, binary_dir), tmp_path / "hccl")
     runs = [r for r in records if r.get("kind") == "collective"]
-    pools = [r for r in runs if r["params"].get("stage") == "pool"]
-    assert len(pools) == 1 and pools[0]["params"]["library"] == "hccl", runs
-    # A loaded machine can slow the pool's one run below its pass line (seen once with three test workers
-    # and two busy loops); the bisection then reruns it on halves, every rerun passes, and the pool is
-    # flaky, not failed: nothing is blamed. Otherwise the run passes and nothing is rerun.
-    others = [r["verdict"] for r in runs if r is not pools[0]]
-    assert (pools[0]["verdict"], others) == ("pass", []) or \
-        (pools[0]["verdict"] == "flaky" and others and set(others) == {"pass"}), \
-        [(r["verdict"], r["params"]) for r in runs]
+    pool = healthy_pool(runs)
+    assert pool["params"]["library"] == "hccl", runs
     assert not [r for r in records if r.get("kind") == "finding" and r["verdict"] in ("fail", "error")]
-    assert "all_reduce_test" in pools[0]["evidence"][0] and " -p 1 " in pools[0]["evidence"][0]
+    assert "all_reduce_test" in pool["evidence"][0] and " -p 1 " in pool["evidence"][0]
     records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir, commcheck_collective_mode="pairs"),
                            tmp_path / "pairs")
     pairs = [(r["host"], r["peer"], r["verdict"]) for r in records if r.get("kind") == "collective"]

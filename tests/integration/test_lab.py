@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 import lab as lablib
+from lab_checks import best_reading
 
 LAB_PY = os.path.join(os.path.dirname(lablib.__file__), "lab.py")
 
@@ -157,13 +158,19 @@ def test_ansible_ping_over_ssh(lab4):
 
 # The shaping caps a path at its rate: the upper bounds are exact. The lower bounds only tell a path at
 # nominal rate from a slowed one (half the nominal rate is still far above 200mbit), with room for a machine
-# so busy that iperf3 itself falls behind (a loaded run measured 0.44 of 0.5 Gb/s).
+# so busy that iperf3 itself falls behind (a loaded run measured 0.44 of 0.5 Gb/s, another 0.13 once:
+# a reading below the floor is taken again, at most three times, see lab_checks.best_reading).
 NOMINAL_FLOOR = 0.5
+
+
+def nominal_reading(lab, client, server, rail):
+    """iperf3 on a path at nominal rate: the best of up to three readings when one falls below the floor."""
+    return best_reading(lambda: iperf3(lab, client, server, rail=rail), NOMINAL_FLOOR * lab.rate_gbps)
 
 
 def test_iperf3_between_hosts_at_nominal_rate(lab4):
     for rail in range(2):
-        gbps = iperf3(lab4, "h1", "h2", rail=rail)
+        gbps = nominal_reading(lab4, "h1", "h2", rail)
         assert NOMINAL_FLOOR * lab4.rate_gbps <= gbps <= 1.02 * lab4.rate_gbps, gbps
 
 
@@ -171,13 +178,13 @@ def test_slow_host_shows_in_iperf3(lab4):
     with lab4.slowed("h2", rate="200mbit", rail=0):
         into = iperf3(lab4, "h1", "h2", rail=0)
         out_of = iperf3(lab4, "h1", "h2", rail=0, reverse=True)
-        other_rail = iperf3(lab4, "h1", "h2", rail=1)
-        other_host = iperf3(lab4, "h3", "h4", rail=0)
+        other_rail = nominal_reading(lab4, "h1", "h2", 1)
+        other_host = nominal_reading(lab4, "h3", "h4", 0)
     assert 0 < into <= 0.21, into
     assert 0 < out_of <= 0.21, out_of
     assert other_rail >= NOMINAL_FLOOR * lab4.rate_gbps > 0.21, other_rail
     assert other_host >= NOMINAL_FLOOR * lab4.rate_gbps, other_host
-    healed = iperf3(lab4, "h1", "h2", rail=0)
+    healed = nominal_reading(lab4, "h1", "h2", 0)
     assert healed >= NOMINAL_FLOOR * lab4.rate_gbps, healed
 
 
