@@ -63,7 +63,7 @@ def best_reading(measure, floor, tries=3):
     only ever lowers a reading, so only the floor is read again.
     """
     readings = []
-    for _ in range(max(1, tries)):
+    for _attempt in range(max(1, tries)):
         readings.append(measure())
         if readings[-1] >= floor:
             break
