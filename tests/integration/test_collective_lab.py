@@ -277,7 +277,7 @@ def test_healthy_pool_passes_through_the_role(lab, binary_dir, tmp_path):
         # the three thresholds looked at the run: its own pass line, no comparable runs, no history yet
         assert pool["thresholds"]["tripped"] == [] and pool["thresholds"]["hardware"]["checked"]
         assert not pool["thresholds"]["fleet"]["checked"] and not pool["thresholds"]["history"]["checked"]
-    assert "mpirun" in pool["evidence"][0] and "all_reduce_perf" in pool["evidence"][0]
+    assert any("mpirun" in line and "all_reduce_perf" in line for line in pool["evidence"]), pool["evidence"]
     # nothing is blamed (a flaky pool may say so, as a warning at most)
     assert not [r for r in records if r.get("kind") == "finding" and r["verdict"] not in ("pass", "info", "warn")]
     assert_nothing_left(lab, wait=20)
@@ -289,7 +289,8 @@ def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir,
     pool = healthy_pool(runs)
     assert pool["params"]["library"] == "hccl", runs
     assert not [r for r in records if r.get("kind") == "finding" and r["verdict"] in ("fail", "error")]
-    assert "all_reduce_test" in pool["evidence"][0] and " -p 1 " in pool["evidence"][0]
+    # a flaky pool's evidence opens with its rounds; its command line is still there
+    assert any("all_reduce_test" in line and " -p 1 " in line for line in pool["evidence"]), pool["evidence"]
     records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir, commcheck_collective_mode="pairs"),
                            tmp_path / "pairs")
     pairs = [(r["host"], r["peer"], r["verdict"]) for r in records if r.get("kind") == "collective"]

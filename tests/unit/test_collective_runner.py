@@ -146,9 +146,10 @@ def test_flaky_pool_run_gets_the_flaky_verdict_and_both_runs_as_evidence(tmp_pat
     assert result["cause"].startswith("failed once, passed on retest (bus bandwidth")
     pool = result["runs"][0]
     assert pool["cause"].startswith("failed once, passed on retest (bus bandwidth")
-    assert pool["evidence"] == result["bisect"]["evidence"]
-    assert [line.split(": ")[:3] for line in pool["evidence"]] == [
+    assert pool["evidence"] == result["bisect"]["evidence"] + [" ".join(pool["cmd"])]
+    assert [line.split(": ")[:3] for line in result["bisect"]["evidence"]] == [
         ["round 1", "n1,n2,n3,n4", "fail (8.14 GB/s)"], ["round 3", "n1,n2,n3,n4", "pass (338.82 GB/s)"]]
+    assert pool["cmd"] == transport.argvs[0] and "all_reduce_perf" in pool["evidence"][-1]
     assert result["bisect"]["retest"] == "passed"
 
 

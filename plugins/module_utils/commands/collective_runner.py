@@ -293,7 +293,10 @@ def mark_flaky(result, first_cause):
     """No part of the pool failed and the pool passed on retest: the pool run is flaky, nobody is blamed."""
     pool, retest = result["runs"][0], result["runs"][-1]
     evidence = [run_evidence(pool), run_evidence(retest)]
-    pool.update(verdict="flaky", cause="failed once, passed on retest (%s)" % first_cause, evidence=evidence,
+    # the command line stays, so the operator can run the pool again as it ran
+    command = [" ".join(pool["cmd"])] if pool.get("cmd") else []
+    pool.update(verdict="flaky", cause="failed once, passed on retest (%s)" % first_cause,
+                evidence=evidence + command,
                 fix="run the check again; a pool that is flaky run after run has a failing part")
     result["bisect"]["evidence"] = evidence
     result.update(verdict="flaky", fix=pool["fix"])
