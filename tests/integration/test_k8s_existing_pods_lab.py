@@ -38,7 +38,7 @@ import time
 
 import pytest
 
-from lab_checks import assert_nothing_left, history_env, read_history
+from lab_checks import HEALTHY_VERDICTS, assert_nothing_left, history_env, read_history
 from test_k8s_lab import (PLAYBOOK, REPO, STANDIN, VENV_BIN, _after, events, lab_nodes, lab_vars, mpi_missing,
                           pods_in, run_k8s_playbook, write_config)
 
@@ -148,14 +148,14 @@ def test_checks_run_in_existing_pods_and_leave_them_as_they_were(lab, tmp_path):
     assert "Pending" in pending[0]["cause"] and "Unschedulable" in pending[0]["cause"], pending
     # pairwise RDMA in every pod, on both rails (ring of 4 = 4 pairs x 2 rails), with the pods' devices
     rdma = kinds["rdma_bw"]
-    assert len(rdma) == 8 and all(r["verdict"] in ("pass", "warn") for r in rdma), [
+    assert len(rdma) == 8 and all(r["verdict"] in HEALTHY_VERDICTS for r in rdma), [
         (r["host"], r["peer"], r["verdict"], r["cause"]) for r in rdma]
     assert {r["host"] for r in rdma} | {r["peer"] for r in rdma} == set(hosts)
     perftest = {(e["pod"], _after(e["argv"], "ib_write_bw", "-d")) for e in execs}
     assert {p for p in perftest if p[1]} == {(k, d) for k in keys[:4] for d in ("mlx5_0", "mlx5_1")}
     # TCP over the pods' secondary network
     tcp = kinds["tcp_bw"]
-    assert len(tcp) == 4 and all(r["verdict"] in ("pass", "warn") for r in tcp), tcp
+    assert len(tcp) == 4 and all(r["verdict"] in HEALTHY_VERDICTS for r in tcp), tcp
     subnet1 = lab.address(lab.hosts[0], 1).rsplit(".", 1)[0] + "."
     asked = [a for a in (_after(e["argv"], "iperf3", "-c") for e in execs) if a]
     assert asked and all(a.startswith(subnet1) for a in asked), asked
