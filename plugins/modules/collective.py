@@ -456,7 +456,7 @@ runs:
       C(round) (1 for the pool run; the runs of one round ran at the same time), C(cmd), C(rc), C(timed_out),
       C(duration_s), C(busbw_gbs), C(algbw_gbs), C(verdict), C(cause), C(fix), C(bad) and C(errors) (codes).
     - A flaky pool run (see RV(bisect)) has the verdict V(flaky), a cause that starts with C(failed once, passed
-      on retest) and C(evidence), a line for it and one for its retest.
+      on retest) and C(evidence), a line for it and one for its retest, then its command line.
   returned: always
   type: list
   elements: dict
