@@ -111,8 +111,11 @@ def masters_cpu(ssh_marker):
                if cmd.startswith("ssh") and ssh_marker in cmd) / float(CLOCK_TICKS)
 
 
-def ansible_playbook(lab, extra_vars, log_path, history_dir):
-    """(rc, wall, marks, cpu): marks are (seconds, task name, controller CPU seconds so far) per task banner."""
+def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None):
+    """(rc, wall, marks, cpu): marks are (seconds, task name, controller CPU seconds so far) per task banner.
+
+    profile: a file for py-spy's samples of the main ansible-playbook process (collapsed stacks); py-spy
+    runs beside the process tree, so its own CPU is not in the controller's."""
     argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", lab.inventory,
             "-e", json.dumps(extra_vars), PLAYBOOK]
     env = lab.ansible_env({"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
@@ -124,12 +127,19 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir):
     with open(log_path, "w") as log:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                 env=env, cwd=REPO)
+        spy = None
+        if profile:
+            spy = subprocess.Popen([os.path.join(REPO, ".venv", "bin", "py-spy"), "record", "--pid", str(proc.pid),
+                                    "--rate", "50", "--format", "raw", "--nonblocking", "-o", profile],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for line in proc.stdout:
             log.write(line)
             match = TASK_RE.match(line)
             if match:
                 marks.append((time.monotonic() - started, match.group("name"), controller_cpu(proc.pid, marker)))
         proc.wait()
+        if spy is not None:
+            spy.wait()
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) + masters_cpu(marker)
@@ -163,6 +173,28 @@ def slowest_tasks(marks, total, count=10):
     return sorted(out, key=lambda item: -item[1])[:count]
 
 
+RESULT_RE = re.compile(r"^(?P<word>ok|changed|skipping|failed|included): \[(?P<host>[^\]\s]+)")
+
+
+def host_tasks(log_path, host):
+    """{result word: count} of the task results host printed (one per task it ran or skipped: each is a
+    worker process on the controller; "included" counts the include, not the tasks it brings)."""
+    counts, task = {}, None
+    with open(log_path) as handle:
+        for line in handle:
+            if TASK_RE.match(line):
+                task = line
+                continue
+            match = RESULT_RE.match(line)
+            word = match.group("word") if match and match.group("host") == host else None
+            if line.startswith("included: ") and host in line.rstrip().split(" for ", 1)[-1].split(", "):
+                word = "included"     # "included: FILE for h1, h2, ..."
+            if word and task is not None:
+                counts[word] = counts.get(word, 0) + 1
+                task = None      # a loop prints one line per item: count the task once
+    return counts
+
+
 def collective_ideal(records, ranks, rate_gbps):
     """Seconds the collective runs need at a bus bandwidth equal to the link rate (nccl-tests' formula)."""
     seconds = 0.0
@@ -184,7 +216,7 @@ def rounds_of(records):
     return len(set(r["params"].get("round") for r in records if r.get("verdict") != "skipped"))
 
 
-def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE):
+def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE, profile=None):
     name = "bo%d" % hosts
     lablib.down(name)
     t0 = time.monotonic()
@@ -206,7 +238,10 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         }
         log_path = os.path.join(logs or lab.dir, "bench-oneclick-%d-%s.log" % (hosts, pattern))
         history_dir = os.path.join(lab.dir, "bench-history")
-        rc, wall, marks, cpu = ansible_playbook(lab, extra, log_path, history_dir)
+        profile_path = os.path.join(profile, "profile-%d-%s.txt" % (hosts, pattern)) if profile else None
+        rc, wall, marks, cpu = ansible_playbook(lab, extra, log_path, history_dir, profile_path)
+        # a host other than the first (the first also runs the run_once tasks)
+        per_host = host_tasks(log_path, lab.hosts[-1])
         lines = history(history_dir)
         left = lab.pids()
     finally:
@@ -231,7 +266,7 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         "controller_cpu_per_host_s": round(cpu / hosts, 2), "cpu_phases": phase_times(marks, cpu, column=2),
         "rdma_rounds": rdma_rounds, "tcp_rounds": tcp_rounds, "records": len([r for r in lines if r.get("kind") != "summary"]),
         "verdicts": verdicts, "processes_left": len(left), "log": log_path,
-        "slowest_tasks": slowest_tasks(marks, wall),
+        "slowest_tasks": slowest_tasks(marks, wall), "host_tasks": per_host, "profile": profile_path,
     }
 
 
@@ -293,17 +328,20 @@ def main(argv=None):
     parser.add_argument("--tcp-duration", type=int, default=5, help="seconds per iperf3 (t_tcp)")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--logs", help="directory to keep the ansible-playbook logs in")
+    parser.add_argument("--profile", help="directory for py-spy samples of the main ansible-playbook process "
+                        "(collapsed stacks; needs py-spy in .venv)")
     args = parser.parse_args(argv)
     if not lablib.is_root():
         parser.error("the lab needs root")
     results = []
     for hosts in args.hosts:
-        res = bench(hosts, args.pattern, args.rdma_duration, args.tcp_duration, args.logs)
+        res = bench(hosts, args.pattern, args.rdma_duration, args.tcp_duration, args.logs, profile=args.profile)
         results.append(res)
         sys.stdout.write("N=%(hosts)d %(pattern)s: rc=%(rc)d wall %(wall_s).1fs ideal %(ideal_s).1fs "
                          "ratio %(ratio)s; controller CPU %(controller_cpu_s).1fs (%(controller_cpu_per_host_s).2fs "
                          "per host); rounds RDMA %(rdma_rounds)d TCP %(tcp_rounds)d; records %(records)d "
-                         "%(verdicts)s; processes left %(processes_left)d\n" % res)
+                         "%(verdicts)s; processes left %(processes_left)d; task results of one host "
+                         "%(host_tasks)s\n" % res)
         for task, seconds in res["slowest_tasks"]:
             sys.stdout.write("    %6.1fs  %s\n" % (seconds, task))
         sys.stdout.flush()

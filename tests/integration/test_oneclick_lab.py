@@ -39,6 +39,17 @@ def lab(lab4):
     return lab4
 
 
+def task_results(stdout, task):
+    """The result words (ok, changed, skipping...) the hosts printed under the banner of task."""
+    words, inside = set(), False
+    for line in stdout.splitlines():
+        if line.startswith("TASK ["):
+            inside = line.split("]")[0].endswith(" : " + task) or line.split("]")[0] == "TASK [" + task
+        elif inside and line[:1].isalpha() and ": [" in line:
+            words.add(line.split(":")[0])
+    return words
+
+
 def assert_report_matches_history(run):
     assert run.run_id, "history lines of more than one run: %s" % sorted(set(r["run_id"] for r in run.history))
     directory, results = oc.report_of(run.report_dir, run.run_id)
@@ -86,6 +97,13 @@ def test_mixed_cluster_every_check_runs_where_it_can(lab, tmp_path):
         assert skipped[0]["cause"].startswith("no ACTIVE RDMA port found")
         assert skipped[0]["params"]["reason"] == "no_rdma" and skipped[0]["fix"]
     assert all(r["metrics"]["bw_gbps"] > 0.7 * lab.rate_gbps for r in run.records("rdma_bw", verdict="pass"))
+    # the port counters of every RDMA port, compared with discovery's reading (no error rose in the lab)
+    counters = run.records("port_counters")
+    assert sorted((r["host"], r["params"]["device"]) for r in counters) == sorted(
+        (host, "mlx5_%d" % rail) for host in gpu_hosts for rail in range(lab.rails)), counters
+    assert all(r["verdict"] == "pass" for r in counters), counters
+    # ... so the RDMA check did not read them again before its tests (one round trip per host less)
+    assert task_results(run.stdout, "Read the port counters before the tests") == {"skipping"}
 
     # collective: NCCL (auto: the first host has nccl-tests) on the GPU hosts, h4 skipped for want of a GPU
     runs = [r for r in run.records("collective") if r["verdict"] != "skipped"]
