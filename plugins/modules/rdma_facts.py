@@ -70,9 +70,20 @@ options:
     choices: [auto, ip, gids]
     default: auto
   timeout:
-    description: Deadline in seconds for reading sysfs (the dump command with the C(kubectl) transport), 1 to 86400.
+    description:
+      - Deadline in seconds for reading sysfs (the dump command with the C(kubectl) transport), and for O(probe),
+        1 to 86400.
     type: int
     default: 60
+  probe:
+    description:
+      - Also look for these test tools and accelerator evidence, through the same transport, as the
+        M(clusterops.commcheck.tool_probe) module does (the same script and keys),
+        so that discovery and the tool probe cost one module run. The outcome is RV(probe), not a fact.
+      - Each key is C(cmd:NAME) (on PATH; a NAME with a slash must be an executable file) or C(exists:/PATH).
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     support: full
@@ -116,6 +127,11 @@ EXAMPLES = r'''
       namespace: commcheck
       pod: commcheck-run1-node1
   delegate_to: localhost
+
+- name: Discover, and look for perftest and iperf3 in the same module run
+  clusterops.commcheck.rdma_facts:
+    probe: [cmd:ib_write_bw, cmd:iperf3]
+  register: discovered
 
 - name: Read a saved sysfs tree without running the host's tools
   clusterops.commcheck.rdma_facts:
@@ -230,6 +246,19 @@ ansible_facts:
           description: Where the data came from (C(sysfs) C(fs) or C(dump), C(addresses) C(ip) or C(gids)) and
             which tools ran.
           type: dict
+probe:
+  description:
+    - The outcome of O(probe), as M(clusterops.commcheck.tool_probe) returns it (C(looked_for), C(rc), C(stdout_lines),
+      C(stderr), C(found), C(cmd)); a non-zero C(rc) means the probe could not run (the discovery still stands).
+  returned: when O(probe) is not empty
+  type: dict
+  sample:
+    looked_for: [cmd:ib_write_bw, cmd:iperf3]
+    rc: 0
+    stdout_lines: ["cmd:iperf3\t/usr/bin/iperf3"]
+    stderr: ""
+    found: {"cmd:iperf3": /usr/bin/iperf3}
+    cmd: [sh, -c, "for a in ...", sh, cmd:ib_write_bw, cmd:iperf3]
 '''
 
 import os
@@ -241,6 +270,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.gid import subnet_error
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import collect
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.report import discovery_records
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.tool_probe import (
+    check_probe_keys,
+    probe_tools,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
     TRANSPORT_ARGSPEC,
     get_transport,
@@ -271,6 +304,7 @@ def check_options(params):
         option_rules.check_int("ib_gid_index", index, 0, GID_INDEX_MAX)
     option_rules.check_int("timeout", params["timeout"], 1, TIMEOUT_MAX)
     params["sysfs_root"] = option_rules.check_path("sysfs_root", params["sysfs_root"])
+    params["probe"] = check_probe_keys(params["probe"] or [], option="probe")
 
 
 def main():
@@ -282,6 +316,7 @@ def main():
         tools=dict(type="bool"),
         address_source=dict(type="str", default="auto", choices=["auto", "ip", "gids"]),
         timeout=dict(type="int", default=60),
+        probe=dict(type="list", elements="str", default=[]),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -305,12 +340,14 @@ def main():
             root, transport.name, "; ".join(e["message"] for e in dump_errors)))
     facts["records"] = discovery_records(None, facts)
     summary = facts["summary"]
+    extra = {"probe": probe_tools(transport, params["probe"], params["timeout"])} if params["probe"] else {}
     module.exit_json(
         changed=False,
         ansible_facts={"commcheck_rdma": facts},
         msg="%d RDMA device(s), %d port(s) (%d active); %d error(s), %d warning(s)" % (
             summary["devices"], summary["ports"], summary["active_ports"], summary["errors"],
             summary["warnings"]),
+        **extra
     )
 
 

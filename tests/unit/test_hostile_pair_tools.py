@@ -28,10 +28,11 @@ from ansible_collections.clusterops.commcheck.plugins.modules import cpu_governo
 from ansible_collections.clusterops.commcheck.plugins.modules import iperf3 as iperf3_module
 from ansible_collections.clusterops.commcheck.plugins.modules import perftest as perftest_module
 from ansible_collections.clusterops.commcheck.plugins.modules import rdma_facts as rdma_facts_module
+from ansible_collections.clusterops.commcheck.plugins.modules import tool_probe as tool_probe_module
 
 LONG = "a" * 5000
 MODULES = {"perftest": perftest_module, "iperf3": iperf3_module, "rdma_facts": rdma_facts_module,
-           "cpu_governor": cpu_governor_module}
+           "cpu_governor": cpu_governor_module, "tool_probe": tool_probe_module}
 
 # --- the classes of hostile values ----------------------------------------------------------
 FLAGS = ["-x", "--help", "-dmlx5_9", "-oProxyCommand=x"]
@@ -44,6 +45,9 @@ BINARIES = ["bin/kubectl", "./kubectl", "../kubectl", "-kubectl", "/usr/../bin/k
             "/nonexistent/kubectl", "no-such-kubectl-xyz", "kubectl --insecure", LONG]
 CONTEXTS = ["-x", "--kubeconfig=/tmp/x", "a b", "a\nb", "a;b", LONG]
 KUBECONFIGS = ["-x", "--insecure-skip-tls-verify", "relative/config", "/a/../b", "/a\nb", "/" + LONG]
+# probe keys (tool_probe's keys, rdma_facts' probe): flags, code, control characters, relative paths
+PROBE_KEYS = ["cmd:" + v for v in FLAGS + CONTROL + [LONG, ""]] + ["exists:" + v for v in TRAVERSAL + ["x", ""]] + [
+    "iperf3", "sh:-c", "", LONG]
 
 PERFTEST_EXTRA = [
     ["-dmlx5_9"], ["-p1"], ["-bd", "mlx5_1"], ["-Fq2"], ["--por=1"], ["--po=1"], ["--report_g"], ["10.0.0.9"],
@@ -168,6 +172,20 @@ def rdma_facts_cases():
         cases.append(({"timeout": value}, "timeout"))
     for kube, name in kubectl_cases():
         cases.append(({"transport": "kubectl", "kubectl": kube}, name))
+    for value in PROBE_KEYS:
+        cases.append(({"probe": ["cmd:iperf3", value]}, "probe[1]"))
+    return cases
+
+
+def tool_probe_cases():
+    cases = []
+    for value in PROBE_KEYS:
+        cases.append(({"keys": ["cmd:iperf3", value]}, "keys[1]"))
+    cases.append(({"keys": ["cmd:iperf3"] * 513}, "keys"))
+    for value in [0, 86401] + INTS_ANY:
+        cases.append(({"keys": ["cmd:iperf3"], "timeout": value}, "timeout"))
+    for kube, name in kubectl_cases():
+        cases.append(({"keys": ["cmd:iperf3"], "transport": "kubectl", "kubectl": kube}, name))
     return cases
 
 
@@ -276,6 +294,12 @@ def test_rdma_facts_refuses_hostile_values(args, option, recorder, capsys, tmp_p
     args = dict(args)
     args.setdefault("sysfs_root", sysfs_tree(str(tmp_path / "sys")))
     result, escaped = run_main("rdma_facts", args, capsys)
+    assert_refused(result, escaped, option, args, recorder)
+
+
+@pytest.mark.parametrize("args,option", tool_probe_cases(), ids=[_id(c) for c in tool_probe_cases()])
+def test_tool_probe_refuses_hostile_values(args, option, recorder, capsys):
+    result, escaped = run_main("tool_probe", args, capsys)
     assert_refused(result, escaped, option, args, recorder)
 
 
