@@ -75,6 +75,13 @@ options:
         1 to 86400.
     type: int
     default: 60
+  facts:
+    description:
+      - Whether what was found is set as the fact C(commcheck_rdma) (V(true)) or only returned as
+        RV(commcheck_rdma) (V(false)), for a later reading, such as port counters after a test, that must not
+        replace the facts of the discovery.
+    type: bool
+    default: true
   probe:
     description:
       - Also look for these test tools and accelerator evidence, through the same transport, as the
@@ -93,7 +100,7 @@ attributes:
     description: Nothing changes, so there is nothing to diff.
   facts:
     support: full
-    description: Sets C(ansible_facts.commcheck_rdma).
+    description: Sets C(ansible_facts.commcheck_rdma) (unless O(facts=false)).
   platform:
     support: full
     platforms: posix
@@ -133,6 +140,12 @@ EXAMPLES = r'''
     probe: [cmd:ib_write_bw, cmd:iperf3]
   register: discovered
 
+- name: Read the port counters again after a test, keeping the discovery's facts
+  clusterops.commcheck.rdma_facts:
+    tools: false
+    facts: false
+  register: counters_after
+
 - name: Read a saved sysfs tree without running the host's tools
   clusterops.commcheck.rdma_facts:
     sysfs_root: /tmp/node1-sys
@@ -142,7 +155,7 @@ EXAMPLES = r'''
 RETURN = r'''
 ansible_facts:
   description: Facts set by the module.
-  returned: always
+  returned: when O(facts) is true (the default)
   type: complex
   contains:
     commcheck_rdma:
@@ -246,6 +259,10 @@ ansible_facts:
           description: Where the data came from (C(sysfs) C(fs) or C(dump), C(addresses) C(ip) or C(gids)) and
             which tools ran.
           type: dict
+commcheck_rdma:
+  description: What was found, the same as RV(ansible_facts.commcheck_rdma), when O(facts) is V(false).
+  returned: when O(facts) is false
+  type: dict
 probe:
   description:
     - The outcome of O(probe), as M(clusterops.commcheck.tool_probe) returns it (C(looked_for), C(rc), C(stdout_lines),
@@ -316,6 +333,7 @@ def main():
         tools=dict(type="bool"),
         address_source=dict(type="str", default="auto", choices=["auto", "ip", "gids"]),
         timeout=dict(type="int", default=60),
+        facts=dict(type="bool", default=True),
         probe=dict(type="list", elements="str", default=[]),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
@@ -341,9 +359,12 @@ def main():
     facts["records"] = discovery_records(None, facts)
     summary = facts["summary"]
     extra = {"probe": probe_tools(transport, params["probe"], params["timeout"])} if params["probe"] else {}
+    if params["facts"]:
+        extra["ansible_facts"] = {"commcheck_rdma": facts}
+    else:
+        extra["commcheck_rdma"] = facts
     module.exit_json(
         changed=False,
-        ansible_facts={"commcheck_rdma": facts},
         msg="%d RDMA device(s), %d port(s) (%d active); %d error(s), %d warning(s)" % (
             summary["devices"], summary["ports"], summary["active_ports"], summary["errors"],
             summary["warnings"]),

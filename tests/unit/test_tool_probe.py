@@ -2,7 +2,7 @@
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The tool probe: its keys, its script run for real through the host transport, and the two modules that
-run it (tool_probe alone, rdma_facts with discovery in the same module run)."""
+run it (tool_probe alone, rdma_facts with discovery in the same module run); rdma_facts without setting facts."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -157,3 +157,14 @@ def test_the_roles_keep_no_copy_of_the_script():
         for name in files:
             with open(os.path.join(dirpath, name)) as handle:
                 assert "command -v \"$v\"" not in handle.read(), os.path.join(dirpath, name)
+
+
+def test_rdma_facts_can_leave_the_facts_alone(monkeypatch, capsys, tmp_path):
+    # a later reading (port counters after the tests) returns what it found without replacing the facts
+    root = str(tmp_path / "sys")
+    sysfs_tree.build_sysfs(root, [])
+    as_facts = run(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False})
+    returned = run(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False, "facts": False})
+    assert "commcheck_rdma" not in as_facts and "ansible_facts" not in returned
+    assert returned["commcheck_rdma"]["summary"] == as_facts["ansible_facts"]["commcheck_rdma"]["summary"]
+
