@@ -59,7 +59,14 @@ def test_the_probe_finds_what_is_there_and_only_that(tools):
                             "cmd:" + tools["absolute"]: tools["absolute"],
                             "exists:" + tools["marker"]: tools["marker"]}
     assert out["stdout_lines"] == ["%s\t%s" % (key, path) for key, path in out["found"].items()]
-    assert out["cmd"] == ["sh", "-c", tp.PROBE_SCRIPT, "sh"] + keys
+    assert out["cmd"][1:] == ["-c", tp.PROBE_SCRIPT, "sh"] + keys and os.path.basename(out["cmd"][0]) == "sh"
+
+
+def test_tools_are_looked_up_on_the_path_given_even_without_sh_on_it(monkeypatch, tools):
+    monkeypatch.setenv("PATH", tools["bin"])
+    out = tp.probe_tools(HostTransport(), ["cmd:ib_write_bw", "cmd:iperf3"], 30)
+    assert out["rc"] == 0 and out["found"] == {"cmd:ib_write_bw": os.path.join(tools["bin"], "ib_write_bw")}
+    assert out["cmd"][0].startswith("/")
 
 
 def test_keys_are_arguments_never_code(tools, tmp_path):
@@ -92,6 +99,8 @@ def test_bad_keys_are_refused_before_anything_runs(keys, message):
 
 def test_no_keys_run_nothing():
     class Refuses(object):
+        remote = True
+
         def run(self, argv, timeout):
             raise AssertionError("nothing should run")
     expected = {"looked_for": [], "rc": 0, "stdout_lines": [], "stderr": "", "found": {}, "cmd": []}
@@ -100,6 +109,8 @@ def test_no_keys_run_nothing():
 
 def test_a_probe_that_cannot_run_says_why():
     class Gone(object):
+        remote = True
+
         def run_plain(self, argv, timeout):
             return {"rc": 1, "stdout": "", "stderr": 'error: pods "p1" not found\n', "timed_out": False}
     out = tp.probe_tools(Gone(), ["cmd:iperf3"], 30)

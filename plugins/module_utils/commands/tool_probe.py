@@ -55,9 +55,9 @@ def check_probe_keys(keys, option="keys"):
     return list(keys)
 
 
-def probe_argv(keys):
+def probe_argv(keys, shell="sh"):
     """The probe's argv: the constant script, then the keys as its positional arguments."""
-    return ["sh", "-c", PROBE_SCRIPT, "sh"] + list(keys)
+    return [shell, "-c", PROBE_SCRIPT, "sh"] + list(keys)
 
 
 def found_tools(stdout, keys):
@@ -75,7 +75,9 @@ def probe_tools(transport, keys, timeout):
     keys = check_probe_keys(keys)
     if not keys:
         return {"looked_for": [], "rc": 0, "stdout_lines": [], "stderr": "", "found": {}, "cmd": []}
-    argv = probe_argv(keys)
+    # on the host, sh is found even where the PATH the tools are looked up on lacks it; a pod has its own
+    shell = "sh" if getattr(transport, "remote", False) else (transport.which("sh") or "sh")
+    argv = probe_argv(keys, shell)
     # in a pod without the deadline wrapper, which needs timeout(1): the probe is as light as "command -v"
     run = getattr(transport, "run_plain", None) or transport.run
     try:
