@@ -80,6 +80,13 @@ options:
         governor files cannot be written (not root, a read-only C(/sys)), are left alone (RV(cpu_governor.skipped)
         says why); so is the host with the kubectl transport (pods cannot set it).
     type: str
+  port_counters:
+    description:
+      - Read the port counters of every RDMA device under O(sysfs_root) when the tests of this task have ended
+        (after the CPU governor is put back) and return them as RV(port_counters), so that a play compares them
+        with a reading from before the tests without a module run of its own.
+    type: bool
+    default: false
   server:
     description:
       - Address (IP or host name, never one that starts with C(-)) of the server side. Required with O(role=client).
@@ -316,6 +323,16 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+port_counters:
+  description:
+    - With O(port_counters), the counters read when the tests ended, shaped like the C(commcheck_rdma) fact of
+      M(clusterops.commcheck.rdma_facts) (C(devices), each with C(name) and C(ports); each port with C(port),
+      C(netdev), C(rate_gbps), C(counters), C(hw_counters)), for the C(clusterops.commcheck.commcheck_counter_deltas)
+      filter.
+  returned: when O(port_counters) is true and the tests ran (not in check mode)
+  type: dict
+  sample: {devices: [{name: mlx5_0, ports: [{port: 1, netdev: eth2, rate_gbps: 400, counters: {symbol_error: 0},
+                                             hw_counters: {out_of_sequence: 0}}]}]}
 cpu_governor:
   description: With O(cpu_governor), what was done with the CPU governor.
   returned: when O(cpu_governor) is given
@@ -420,6 +437,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint, resolve_gid_index
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import port_counters
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 
 try:
@@ -445,6 +463,7 @@ def argument_spec():
             rdma_facts=dict(type="dict"),
             sysfs_root=dict(type="path", default="/sys"),
             cpu_governor=dict(type="str"),
+            port_counters=dict(type="bool", default=False),
             size=dict(type="int"),
             all_sizes=dict(type="bool", default=False),
             iterations=dict(type="int"),
@@ -497,8 +516,10 @@ def main():
     governor = gov.GovernorHold(params.get("cpu_governor"), params["sysfs_root"], transport.name)
     ran = pm.run_all(transport, sides, _retryable, exec_argv=_exec_argv,
                      hold=lambda: hold_governor(module, governor, warnings), release=lambda _held: governor.release())
-    _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings,
-          governor.report)
+    extra = {"cpu_governor": dict(governor.report)} if governor.report else {}
+    if params["port_counters"]:
+        extra["port_counters"] = port_counters(transport, params["sysfs_root"])
+    _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings, extra)
 
 
 def resolve_gid(module, transport, side, warnings):
@@ -585,9 +606,8 @@ def place(module, transport, side):
     side["placement"] = plan
 
 
-def _exit(module, single, results, warnings, governor=None):
-    pm.exit_pair(module, single, results, "perftest", _failure, warnings,
-                 {"cpu_governor": dict(governor)} if governor else None)
+def _exit(module, single, results, warnings, extra=None):
+    pm.exit_pair(module, single, results, "perftest", _failure, warnings, extra)
 
 
 def _failure(first):

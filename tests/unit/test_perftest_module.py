@@ -140,6 +140,28 @@ def test_replayed_output_is_parsed_and_judged(tmp_path, monkeypatch):
     assert slow["verdict"] == "fail" and "below 90%" in slow["errors"][0]["message"] and not slow.get("failed")
 
 
+def test_port_counters_are_read_when_the_tests_end(tmp_path, monkeypatch):
+    sys.path.insert(0, LAB_DIR)
+    try:
+        import sysfs_tree  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.remove(LAB_DIR)
+    root = str(tmp_path / "sys")
+    sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"port": 1, "netdev": "eth9", "ipv4": "10.3.0.9",
+                                                                "counters": {"symbol_error": 7}}]}])
+    monkeypatch.setenv("REPLAY_FILE", os.path.join(CORPUS, "perftest_bw", "ib_write_bw_ndr_gbits_cpufreq_warn.txt"))
+    bindir = tool_dir(tmp_path, ["ib_write_bw"], REPLAY)
+    args = {"role": "client", "device": "mlx5_0", "server": "csegpu2", "timeout": 120, "sysfs_root": root}
+    read = run_module("perftest", dict(args, port_counters=True), tmp_path, path_first=bindir)
+    assert read["verdict"] == "pass", read
+    ports = read["port_counters"]["devices"][0]["ports"]
+    assert read["port_counters"]["devices"][0]["name"] == "mlx5_0" and ports[0]["port"] == 1
+    assert ports[0]["counters"]["symbol_error"] == 7 and ports[0]["netdev"] == "eth9"
+    assert "port_counters" not in run_module("perftest", args, tmp_path, path_first=bindir)
+    assert "port_counters" not in run_module("perftest", dict(args, port_counters=True), tmp_path, path_first=bindir,
+                                             check_mode=True)
+
+
 def test_error_verdict_fails_the_task_unless_told_not_to(tmp_path, monkeypatch):
     monkeypatch.setenv("REPLAY_FILE", os.path.join(CORPUS, "perftest_bw", "err_port_state_down.txt"))
     monkeypatch.setenv("REPLAY_RC", "1")

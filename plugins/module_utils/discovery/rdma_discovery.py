@@ -189,3 +189,18 @@ def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, 
         "tools": tool_results,
     }
     return facts
+
+
+PORT_COUNTER_KEYS = ("port", "netdev", "rate_gbps", "counters", "hw_counters")
+
+
+def port_counters(transport, sysfs_root="/sys", timeout=60):
+    """The port counters of every RDMA device, shaped like the ``commcheck_rdma`` fact (``devices`` with
+    their ``name`` and ``ports``, each port only its C(port), C(netdev), C(rate_gbps), C(counters),
+    C(hw_counters)): a reading after a test, for the counter deltas, read as discovery reads them."""
+    facts = collect(transport, sysfs_root=sysfs_root, tools=False, address_source="gids", timeout=timeout)
+    devices = []
+    for dev in facts.get("devices") or []:
+        ports = [dict((k, port.get(k)) for k in PORT_COUNTER_KEYS) for port in dev.get("ports") or []]
+        devices.append({"name": dev.get("name"), "ports": ports})
+    return {"devices": devices}
