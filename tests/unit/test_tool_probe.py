@@ -178,4 +178,3 @@ def test_rdma_facts_can_leave_the_facts_alone(monkeypatch, capsys, tmp_path):
     returned = run(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False, "facts": False})
     assert "commcheck_rdma" not in as_facts and "ansible_facts" not in returned
     assert returned["commcheck_rdma"]["summary"] == as_facts["ansible_facts"]["commcheck_rdma"]["summary"]
-
