@@ -109,12 +109,18 @@ def test_check_mode_builds_argv_and_runs_nothing(tmp_path, monkeypatch):
     assert not log.exists()
 
 
-def test_gid_auto_from_sysfs_root(tmp_path, monkeypatch):
+def lab_sysfs_tree():
+    """The lab's sysfs tree writer (tests/lab/sysfs_tree.py)."""
     sys.path.insert(0, LAB_DIR)
     try:
         import sysfs_tree  # pylint: disable=import-outside-toplevel
     finally:
         sys.path.remove(LAB_DIR)
+    return sysfs_tree
+
+
+def test_gid_auto_from_sysfs_root(tmp_path, monkeypatch):
+    sysfs_tree = lab_sysfs_tree()
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"port": 1, "netdev": "eth9", "ipv4": "10.3.0.9"}]}])
     bindir, _log = spy(tmp_path, monkeypatch)
@@ -141,11 +147,7 @@ def test_replayed_output_is_parsed_and_judged(tmp_path, monkeypatch):
 
 
 def test_port_counters_are_read_when_the_tests_end(tmp_path, monkeypatch):
-    sys.path.insert(0, LAB_DIR)
-    try:
-        import sysfs_tree  # pylint: disable=import-outside-toplevel
-    finally:
-        sys.path.remove(LAB_DIR)
+    sysfs_tree = lab_sysfs_tree()
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"port": 1, "netdev": "eth9", "ipv4": "10.3.0.9",
                                                                 "counters": {"symbol_error": 7}}]}])
