@@ -6,13 +6,10 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
 import os
 import sys
 
 import pytest
-
-from ansible.module_utils import basic
 
 from ansible_collections.clusterops.commcheck.plugins.modules import cpu_governor as module
 
@@ -22,6 +19,7 @@ if LAB not in sys.path:
     sys.path.insert(0, LAB)
 
 import sysfs_tree  # noqa: E402  pylint: disable=wrong-import-position
+from module_in_process import run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 BEFORE = ["powersave", "performance", "ondemand"]
 
@@ -42,13 +40,8 @@ def governors(root):
 
 
 def run(monkeypatch, capsys, args, check_mode=False):
-    """The module's result (failed ones too), run in this process."""
-    args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=True)
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode("utf-8"))
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)  # ansible-core 2.19 and later
-    with pytest.raises(SystemExit):
-        module.main()
-    return json.loads(capsys.readouterr().out)
+    """The module's result (failed ones too), run in this process, in diff mode."""
+    return run_module(module, monkeypatch, capsys, args, check_mode=check_mode, diff=True)
 
 
 def test_switch_then_put_back(monkeypatch, capsys, root):

@@ -7,13 +7,10 @@ run it (tool_probe alone, rdma_facts with discovery in the same module run); rdm
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
 import os
 import sys
 
 import pytest
-
-from ansible.module_utils import basic
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import tool_probe as tp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
@@ -27,6 +24,7 @@ if LAB not in sys.path:
     sys.path.insert(0, LAB)
 
 import sysfs_tree  # noqa: E402  pylint: disable=wrong-import-position
+from module_in_process import run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def executable(path, text="#!/bin/sh\nexit 0\n", mode=0o755):
@@ -122,26 +120,16 @@ def test_found_lines_for_keys_not_asked_are_ignored():
         "cmd:iperf3": "/usr/bin/iperf3"}
 
 
-def run(module, monkeypatch, capsys, args, check_mode=False):
-    """The module's result (failed ones too), run in this process."""
-    args = dict(args, _ansible_check_mode=check_mode)
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode("utf-8"))
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)  # ansible-core 2.19 and later
-    with pytest.raises(SystemExit):
-        module.main()
-    return json.loads(capsys.readouterr().out)
-
-
 def test_tool_probe_module(monkeypatch, capsys, tools):
-    res = run(tool_probe_module, monkeypatch, capsys, {"keys": ["cmd:ib_write_bw", "cmd:commcheck-no-such-tool"]},
-              check_mode=True)
+    keys = ["cmd:ib_write_bw", "cmd:commcheck-no-such-tool"]
+    res = run_module(tool_probe_module, monkeypatch, capsys, {"keys": keys}, check_mode=True)
     assert not res.get("failed") and res["changed"] is False
     assert res["probe"]["found"] == {"cmd:ib_write_bw": os.path.join(tools["bin"], "ib_write_bw")}
     assert res["probe"]["rc"] == 0
 
 
 def test_tool_probe_module_refuses_bad_keys(monkeypatch, capsys):
-    res = run(tool_probe_module, monkeypatch, capsys, {"keys": ["cmd:--help"]})
+    res = run_module(tool_probe_module, monkeypatch, capsys, {"keys": ["cmd:--help"]})
     assert res["failed"] and "must not start with '-'" in res["msg"]
 
 
@@ -149,15 +137,15 @@ def test_rdma_facts_probes_in_the_same_run(monkeypatch, capsys, tools, tmp_path)
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [])
     args = {"sysfs_root": root, "tools": False, "probe": ["cmd:ib_write_bw", "exists:" + tools["marker"]]}
-    res = run(rdma_facts_module, monkeypatch, capsys, args)
+    res = run_module(rdma_facts_module, monkeypatch, capsys, args)
     assert not res.get("failed"), res
     assert "commcheck_rdma" in res["ansible_facts"]
     assert res["probe"]["found"] == {"cmd:ib_write_bw": os.path.join(tools["bin"], "ib_write_bw"),
                                      "exists:" + tools["marker"]: tools["marker"]}
     # without probe keys there is no probe
-    res = run(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False})
+    res = run_module(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False})
     assert "probe" not in res
-    res = run(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False, "probe": ["iperf3"]})
+    res = run_module(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False, "probe": ["iperf3"]})
     assert res["failed"] and "cmd:NAME or exists:/PATH" in res["msg"]
 
 
@@ -174,7 +162,7 @@ def test_rdma_facts_can_leave_the_facts_alone(monkeypatch, capsys, tmp_path):
     # a later reading (port counters after the tests) returns what it found without replacing the facts
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [])
-    as_facts = run(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False})
-    returned = run(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False, "facts": False})
+    as_facts = run_module(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False})
+    returned = run_module(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False, "facts": False})
     assert "commcheck_rdma" not in as_facts and "ansible_facts" not in returned
     assert returned["commcheck_rdma"]["summary"] == as_facts["ansible_facts"]["commcheck_rdma"]["summary"]
