@@ -22,7 +22,12 @@ table:
 - wall / ideal, and the time of each phase (from the task banners);
 - controller CPU: the CPU seconds of the ansible-playbook process tree (its
   forks, the ssh clients and the ssh connection masters it starts; not the
-  lab hosts' sshd and modules), in total, per host and per phase.
+  lab hosts' sshd and modules), in total, per host and per phase, and the
+  tasks that cost the most;
+- the lab hosts' CPU (their sshd with everything it reaped: modules, the
+  emulators, iperf3, Open MPI) and all CPU / cores: the wall time this
+  machine needs for the controller's and the emulated hosts' work even with
+  perfect overlap (both share its cores; a real cluster's hosts do not).
 
 Usage::
 
@@ -53,6 +58,7 @@ import lab as lablib  # noqa: E402  pylint: disable=wrong-import-position
 
 PLAYBOOK = os.path.join(REPO, "playbooks", "commcheck.yml")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CORES = os.cpu_count() or 1
 # nccl-tests' bus bandwidth = algorithm bandwidth x this factor (n ranks): the share of
 # the data each rank's link carries (nccl-tests doc/PERFORMANCE.md)
 BUS_FACTOR = {
@@ -103,6 +109,19 @@ def controller_cpu(root_pid, ssh_marker):
         stack.extend(children.get(pid, []))
     ticks += sum(t for pid, (_p, t, cmd) in table.items()
                  if pid not in seen and cmd.startswith("ssh") and ssh_marker in cmd)
+    return ticks / float(CLOCK_TICKS)
+
+
+def lab_hosts_cpu(lab):
+    """CPU seconds the emulated hosts spent (at least): each host's sshd listener with everything it reaped
+    (sessions, modules, perftest and nccl-tests emulators, iperf3, Open MPI daemons) plus what still runs
+    in its namespace. What daemonized and ended is missed."""
+    ticks = 0
+    table = _proc_table()
+    for entry in lab.state["hosts"]:
+        for pid in lablib.ns_pids(entry["netns"]):
+            if pid in table and (table[pid][0] == 1 or pid == lab.sshd_pid(entry["name"])):
+                ticks += table[pid][1]      # the listener and daemons: their whole tree, reaped children included
     return ticks / float(CLOCK_TICKS)
 
 
@@ -164,13 +183,14 @@ def phase_times(marks, total, column=0):
     return dict((k, round(v, 1)) for k, v in out.items())
 
 
-def slowest_tasks(marks, total, count=10):
-    """[(task, seconds)] of the slowest tasks, from the TASK banners' arrival times."""
-    out = []
+def slowest_tasks(marks, total, count=10, column=0):
+    """[(task, seconds)] of the slowest tasks (column 0: wall) or of the costliest (column 2: controller CPU),
+    from the TASK banners' arrival times; a task that runs several times counts once with its sum."""
+    out = {}
     for num, mark in enumerate(marks):
-        end = marks[num + 1][0] if num + 1 < len(marks) else total
-        out.append((mark[1], round(end - mark[0], 1)))
-    return sorted(out, key=lambda item: -item[1])[:count]
+        end = marks[num + 1][column] if num + 1 < len(marks) else total
+        out[mark[1]] = out.get(mark[1], 0.0) + (end - mark[column])
+    return sorted(((task, round(sec, 1)) for task, sec in out.items()), key=lambda item: -item[1])[:count]
 
 
 RESULT_RE = re.compile(r"^(?P<word>ok|changed|skipping|failed|included): \[(?P<host>[^\]\s]+)")
@@ -243,6 +263,7 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         # a host other than the first (the first also runs the run_once tasks)
         per_host = host_tasks(log_path, lab.hosts[-1])
         lines = history(history_dir)
+        lab_cpu = lab_hosts_cpu(lab)
         left = lab.pids()
     finally:
         lablib.down(name)
@@ -263,10 +284,13 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         "lab_up_s": round(up_s, 1), "wall_s": round(wall, 1), "ideal_s": round(ideal_total, 1), "ideal": ideal,
         "ratio": round(wall / ideal_total, 2) if ideal_total else None, "phases": phase_times(marks, wall),
         "collective_mpirun_s": round(coll_s, 1), "controller_cpu_s": round(cpu, 1),
-        "controller_cpu_per_host_s": round(cpu / hosts, 2), "cpu_phases": phase_times(marks, cpu, column=2),
-        "rdma_rounds": rdma_rounds, "tcp_rounds": tcp_rounds, "records": len([r for r in lines if r.get("kind") != "summary"]),
+        "controller_cpu_per_host_s": round(cpu / hosts, 2), "lab_hosts_cpu_s": round(lab_cpu, 1),
+        "cpu_bound_s": round((cpu + lab_cpu) / CORES, 1), "cpu_phases": phase_times(marks, cpu, column=2),
+        "rdma_rounds": rdma_rounds, "tcp_rounds": tcp_rounds,
+        "records": len([r for r in lines if r.get("kind") != "summary"]),
         "verdicts": verdicts, "processes_left": len(left), "log": log_path,
-        "slowest_tasks": slowest_tasks(marks, wall), "host_tasks": per_host, "profile": profile_path,
+        "slowest_tasks": slowest_tasks(marks, wall), "costliest_tasks": slowest_tasks(marks, cpu, count=40, column=2),
+        "host_tasks": per_host, "profile": profile_path,
     }
 
 
@@ -276,15 +300,16 @@ PHASE_ORDER = ("discover", "rdma", "collective", "tcp", "report", "other")
 def table(results):
     rows = ["| hosts | pattern | wall (s) | ideal bound (s) | wall / ideal | RDMA / coll. / TCP ideal (s) | "
             "phases: discover, RDMA, collective, TCP, report, other (s) | controller CPU (s) | per host (s) | "
-            "CPU by phase (s) |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "CPU by phase (s) | lab hosts' CPU (s) | all CPU / cores (s) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for res in results:
         phases, cpu_phases = res["phases"], res["cpu_phases"]
-        rows.append("| %d | %s | %.1f | %.1f | %.2f | %s / %s / %s | %s | %.1f | %.2f | %s |" % (
+        rows.append("| %d | %s | %.1f | %.1f | %.2f | %s / %s / %s | %s | %.1f | %.2f | %s | %.1f | %.1f |" % (
             res["hosts"], res["pattern"], res["wall_s"], res["ideal_s"], res["ratio"] or 0,
             res["ideal"]["rdma"], res["ideal"]["collective"], res["ideal"]["tcp"],
             ", ".join(str(phases.get(p, 0)) for p in PHASE_ORDER), res["controller_cpu_s"],
-            res["controller_cpu_per_host_s"], ", ".join(str(cpu_phases.get(p, 0)) for p in PHASE_ORDER)))
+            res["controller_cpu_per_host_s"], ", ".join(str(cpu_phases.get(p, 0)) for p in PHASE_ORDER),
+            res["lab_hosts_cpu_s"], res["cpu_bound_s"]))
     return "\n".join(rows)
 
 

@@ -98,6 +98,9 @@ notes:
     the C(partial_verdict) of its records; Ansible then handles the signal as it would have without the
     callback. A controller killed outright (C(SIGKILL)) leaves records and no summary line; readers
     (C(list_runs()) of the history API) call such a run C(incomplete).
+  - When a playbook starts, it imports the collection's filter plugins in the controller's main process,
+    so the worker processes Ansible forks for every task and host inherit them; without it, each worker
+    that uses a filter of the collection imports every filter file of the collection again.
   - The verdict of the summary line is the report's overall verdict (C(fail), C(warn) or C(pass)),
     computed by the same function, with failed or unreachable hosts counting as C(fail).
 seealso:
@@ -132,6 +135,7 @@ from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_preload import preload_filters
 
 # Signals after which the run ends with an "interrupted" summary line. SIGKILL cannot be caught:
 # such a run has records and no summary, and readers call it incomplete.
@@ -299,6 +303,15 @@ class CallbackModule(CallbackBase):
         # ansible-playbook a.yml b.yml: one summary per playbook file, the last one covers the whole run
         self._playbook = os.path.basename(getattr(playbook, "_file_name", "") or "")
         self._summary_written = False
+        self._preload_filters()
+
+    def _preload_filters(self):
+        """Before any worker is forked: the collection's filters, so no worker imports them again."""
+        if os.getpid() != self._pid:
+            return
+        _loaded, failed = preload_filters()
+        for name, error in sorted(failed.items()):
+            self._display.vvv("commcheck_history: filter plugin %s not preloaded: %s" % (name, error))
 
     def v2_playbook_on_play_start(self, play):
         self._started = True

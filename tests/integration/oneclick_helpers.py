@@ -238,9 +238,9 @@ def governors(lab, host):
     return out
 
 
-def set_governors(lab, values):
-    """Write the emulated cpufreq governors of every lab host (cpu0 first)."""
-    for host in lab.hosts:
+def set_governors(lab, values, hosts=None):
+    """Write the emulated cpufreq governors of the lab hosts (all of them by default; cpu0 first)."""
+    for host in hosts or lab.hosts:
         base = os.path.join(lab.dir, "sysfs", host, "devices", "system", "cpu")
         for num, value in enumerate(values):
             path = os.path.join(base, "cpu%d" % num, "cpufreq", "scaling_governor")

@@ -50,6 +50,17 @@ def task_results(stdout, task):
     return words
 
 
+def host_results(stdout, task):
+    """{host: result word} the hosts printed under the banner of task."""
+    out, inside = {}, False
+    for line in stdout.splitlines():
+        if line.startswith("TASK ["):
+            inside = line.split("]")[0].endswith(" : " + task)
+        elif inside and line[:1].isalpha() and ": [" in line:
+            out[line.split("[", 1)[1].split("]", 1)[0]] = line.split(":")[0]
+    return out
+
+
 def assert_report_matches_history(run):
     assert run.run_id, "history lines of more than one run: %s" % sorted(set(r["run_id"] for r in run.history))
     directory, results = oc.report_of(run.report_dir, run.run_id)
@@ -186,6 +197,29 @@ def test_unreachable_host_is_reported_not_fatal(lab, tmp_path):
     _directory, results = assert_report_matches_history(run)
     assert "ghost" in results["summary"]["bad_hosts"] or any(
         r["host"] == "ghost" and r["verdict"] == "error" for r in results["records"])
+
+
+def test_a_host_already_at_the_governor_is_not_switched_and_says_so(lab, tmp_path):
+    """Discovery saw every CPU of h1 at 'performance': no module run switches or puts back its governor."""
+    tuned = lab.hosts[0]
+    oc.set_governors(lab, ["performance"] * len(oc.GOVERNORS), hosts=[tuned])
+    try:
+        run = oc.oneclick(lab, tmp_path, {"commcheck_checks": ["discover", "tcp"]})
+        assert run.rc == 0, run.tail()
+        assert oc.governors(lab, tuned) == ["performance"] * len(oc.GOVERNORS)
+        for host in lab.hosts[1:]:
+            assert oc.governors(lab, host) == oc.GOVERNORS, host
+    finally:
+        oc.set_governors(lab, oc.GOVERNORS, hosts=[tuned])
+    switched = host_results(run.stdout, "Switch the CPU governor of the hosts of the collective and TCP checks")
+    assert switched == dict([(tuned, "skipping")] + [(host, "changed") for host in lab.hosts[1:]]), switched
+    restored = host_results(run.stdout, "Put back the CPU governors of before the collective and TCP checks")
+    assert restored == switched, restored
+    assert "%s: CPU governor already performance on all %d CPU(s): nothing to switch" % (
+        tuned, len(oc.GOVERNORS)) in run.stdout
+    assert "%s: CPU governor performance for the collective and TCP checks: 3 CPU(s) switched" % ", ".join(
+        lab.hosts[1:]) in run.stdout
+    assert len(run.records("tcp_bw")) == 4
 
 
 def test_demo_defaults_run_every_check_with_the_collective_found_by_its_pci_gpus(lab, tmp_path):
