@@ -102,7 +102,7 @@ def main(argv=None):
         for callback in (False, True):
             for kind in ("base",) + tuple(TASKS):
                 path = playbook(directory, kind, args.tasks)
-                cpu[(kind, callback)] = min(run_cpu(lab, path, callback, history) for _ in range(args.repeat))
+                cpu[(kind, callback)] = min(run_cpu(lab, path, callback, history) for _run in range(args.repeat))
     finally:
         lablib.down(name)
     host_tasks = float(args.tasks * args.hosts)

@@ -207,12 +207,18 @@ def finish(proc, history, report, started, timeout=900):
     return Run(done, history, report, time.monotonic() - started)
 
 
+def is_tool_probe(argv):
+    """The tool probe (sh with keys such as cmd:ib_write_bw as its arguments) looks for the tools, runs none."""
+    return any(arg.startswith(("cmd:", "exists:")) for arg in argv)
+
+
 def leftover_test_processes(lab):
     """Test processes (perftest, iperf3, MPI, emulators) still running on any lab host."""
     left = []
     for info in lab.pids():
-        text = "%s %s" % (info.get("comm"), " ".join(info.get("cmdline") or []))
-        if any(name in text for name in TEST_PROCESSES):
+        argv = info.get("cmdline") or []
+        text = "%s %s" % (info.get("comm"), " ".join(argv))
+        if any(name in text for name in TEST_PROCESSES) and not is_tool_probe(argv):
             left.append(info)
     return left
 
