@@ -33,6 +33,7 @@ import time
 import pytest
 
 import faults
+import lab as lablib
 from lab_checks import assert_nothing_left, run_with_history, slow_rate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,7 +99,7 @@ def run_local(args, tmp_path, timeout=120):
 def local_args(binary_dir, **kw):
     args = dict(SIZES, library="nccl", hosts=[{"address": "localhost", "slots": 2, "name": "local"}],
                 gpus_per_node=2, binary_dir=binary_dir, allow_run_as_root=os.geteuid() == 0,
-                mca={"btl": "self,tcp", "btl_tcp_if_include": "lo", "oob_tcp_if_include": "lo"})
+                mca=dict(lablib.LAB_MPI_MCA, btl="self,tcp", btl_tcp_if_include="lo", oob_tcp_if_include="lo"))
     args.update(kw)
     return args
 
@@ -199,7 +200,8 @@ def lab_args(lab, binary_dir, hosts=None, **kw):
     subnet = lab.lab.state["rails"][0]["subnet"]
     args = dict(SIZES, library="nccl", binary_dir=binary_dir, allow_run_as_root=True, gpus_per_node=1,
                 hosts=[{"address": lab.address(h), "name": h} for h in names],
-                ssh_config=lab.ssh_config, mca={"btl_tcp_if_include": subnet, "oob_tcp_if_include": subnet},
+                ssh_config=lab.ssh_config,
+                mca=dict(lablib.LAB_MPI_MCA, btl_tcp_if_include=subnet, oob_tcp_if_include=subnet),
                 timeout=240, fail_on_error=False)
     args.update(kw)
     return args

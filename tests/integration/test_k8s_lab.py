@@ -46,6 +46,7 @@ import time
 
 import pytest
 
+import lab as lablib
 from lab_checks import HEALTHY_VERDICTS, assert_nothing_left, history_env, read_history
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -369,7 +370,7 @@ def lab_vars(lab, tmp_path, **kw):
         "commcheck_k8s_networks": ["commcheck/roce-net"],
         "commcheck_k8s_service_account": "commcheck",
         "commcheck_k8s_mpi_kubectl": STANDIN,
-        "commcheck_k8s_mpi_mca": {"btl_tcp_if_include": subnet1, "oob_tcp_if_include": subnet1},
+        "commcheck_k8s_mpi_mca": dict(lablib.LAB_MPI_MCA, btl_tcp_if_include=subnet1, oob_tcp_if_include=subnet1),
         "commcheck_k8s_node_vars": {"gpu-" + h: {"commcheck_sysfs_root": lab.lab.sysfs_root(h)} for h in lab.hosts},
         "commcheck_k8s_wait_timeout": 30,
         "commcheck_checks": ["discover", "rdma", "collective", "tcp"],
