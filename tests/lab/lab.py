@@ -716,6 +716,8 @@ def _ansible_cfg(lab):
         "interpreter_python = %s" % _python(),
         "collections_path = %s" % os.path.join(REPO, ".build", "collections"),
         "retry_files_enabled = False",
+        # as the quickstart recommends: no per-host, per-task copy of the facts as top-level variables
+        "inject_facts_as_vars = False",
         "",
         "[ssh_connection]",
         "pipelining = True",
