@@ -49,6 +49,27 @@ def plain(value):
     return json.loads(json.dumps(value, default=str))
 
 
+def gather(hostvars, hosts, facts, values, missing):
+    """{name: {host: value}}: ``facts`` read from each host's variables, ``values`` taken as given."""
+    for name, path in facts.items():
+        if not isinstance(path, str) or not path:
+            raise ValueError("facts.%s must name a variable, got %r" % (name, path))
+    for name, by_host in values.items():
+        if not isinstance(by_host, Mapping):
+            raise ValueError("values.%s must map hosts to values, got %s" % (name, type(by_host).__name__))
+        if name in facts:
+            raise ValueError("%s is named in both facts and values" % name)
+    out = {}
+    for name, path in facts.items():
+        default = missing.get(name)
+        out[name] = {host: plain(read_var(hostvars[host], path, default) if host in hostvars else default)
+                     for host in hosts}
+    for name, by_host in values.items():
+        default = missing.get(name)
+        out[name] = {host: plain(default if by_host.get(host) is None else by_host[host]) for host in hosts}
+    return out
+
+
 class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.fleet_facts"
@@ -56,15 +77,7 @@ class ActionModule(ControllerAction):
     FAILURES = (slice_meeting.SliceMeetingError, ValueError, OSError, AnsibleError)
 
     def decide(self, args, result, task_vars):
-        for name, path in args["facts"].items():
-            if not isinstance(path, str) or not path:
-                raise ValueError("facts.%s must name a variable, got %r" % (name, path))
-        hostvars = task_vars.get("hostvars") or {}
-        facts = {}
-        for name, path in args["facts"].items():
-            missing = args["missing"].get(name)
-            facts[name] = {host: plain(read_var(hostvars[host], path, missing) if host in hostvars else missing)
-                           for host in args["hosts"]}
+        facts = gather(task_vars.get("hostvars") or {}, args["hosts"], args["facts"], args["values"], args["missing"])
         new_facts = self._take_defaults(args, task_vars)
         if args["slices"] > 1 and self._task.check_mode:
             # the other slices would wait for posts that check mode does not make

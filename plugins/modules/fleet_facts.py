@@ -40,9 +40,17 @@ options:
         reads a key inside a variable.
     type: dict
     default: {}
+  values:
+    description:
+      - Facts the play has already derived for all hosts in one run-once task, as C(result_name) to a mapping from
+        host to value; returned and shared with the other slices like those of O(facts). One pass over all hosts
+        costs the controller less than a C(set_fact) task per host.
+      - A host missing from a mapping, or mapped to C(null), gets the O(missing) value of that name.
+    type: dict
+    default: {}
   missing:
     description:
-      - Per result name of O(facts), the value of a host that lacks the variable (default C(null)).
+      - Per result name of O(facts) or O(values), the value of a host that lacks it (default C(null)).
     type: dict
     default: {}
   unreachable:

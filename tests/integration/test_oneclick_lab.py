@@ -114,7 +114,7 @@ def test_mixed_cluster_every_check_runs_where_it_can(lab, tmp_path):
         (host, "mlx5_%d" % rail) for host in gpu_hosts for rail in range(lab.rails)), counters
     assert all(r["verdict"] == "pass" for r in counters), counters
     # ... so the RDMA check did not read them again before its tests (one round trip per host less)
-    assert task_results(run.stdout, "Read the port counters before the tests") == {"skipping"}
+    assert task_results(run.stdout, "Discover RDMA ports and read the port counters before the tests") == {"skipping"}
 
     # collective: NCCL (auto: the first host has nccl-tests) on the GPU hosts, h4 skipped for want of a GPU
     runs = [r for r in run.records("collective") if r["verdict"] != "skipped"]

@@ -174,3 +174,18 @@ def test_fleet_facts_reads_a_variable_or_a_key_inside_one_and_takes_the_missing_
     assert read_var(host_vars, "none", []) == []
     assert read_var(host_vars, "nothing") is None
     assert plain({"a": (1, 2), "b": object}) == {"a": [1, 2], "b": str(object)}
+
+
+def test_fleet_facts_takes_values_derived_for_all_hosts_beside_the_variables_it_reads():
+    from ansible_collections.clusterops.commcheck.plugins.action.fleet_facts import gather
+    hostvars = {"h1": {"rails": [{"rail": 0}]}, "h2": {}}
+    got = gather(hostvars, ["h1", "h2", "h3"], {"rails": "rails"},
+                 {"counters": {"h1": {"records": [1]}, "h2": None}}, {"rails": [], "counters": {}})
+    assert got == {"rails": {"h1": [{"rail": 0}], "h2": [], "h3": []},
+                   "counters": {"h1": {"records": [1]}, "h2": {}, "h3": {}}}
+    with pytest.raises(ValueError, match="values.counters must map hosts to values, got list"):
+        gather(hostvars, ["h1"], {}, {"counters": [{}]}, {})
+    with pytest.raises(ValueError, match="rails is named in both facts and values"):
+        gather(hostvars, ["h1"], {"rails": "rails"}, {"rails": {}}, {})
+    with pytest.raises(ValueError, match="facts.rails must name a variable"):
+        gather(hostvars, ["h1"], {"rails": ""}, {}, {})

@@ -49,6 +49,7 @@ FLEET_FACTS_SPEC = dict(
     step=dict(type="str", required=True),
     hosts=dict(type="list", elements="str", required=True),
     facts=dict(type="dict", default={}),
+    values=dict(type="dict", default={}),
     missing=dict(type="dict", default={}),
     unreachable=dict(type="list", elements="str", default=[]),
     slices=dict(type="int"),
