@@ -45,6 +45,28 @@ def test_named_network_wins_over_channels_and_plugin_lines():
     assert result["channel_transports"] == ["NET/Socket"] and result["gdr"] is False
 
 
+def _networks(*messages):
+    seen, warnings, result = TransportSeen(), Notes(), empty_result()
+    for message in messages:
+        seen.info(message, warnings)
+    seen.finish(result)
+    return result["transport"], result["networks"]
+
+
+def test_a_plugin_line_counts_only_with_a_device_listed_and_not_once_that_plugin_failed():
+    # NCCL 2.28 without an RDMA device (real: tests/fixtures/corpus/nccl_tests/*_nccl_info_real_device.txt)
+    assert _networks("NET/IB : No device found.", "NET/IB : Using [RO]; OOB eth0:192.0.2.2<0>",
+                     "Failed to initialize NET plugin IB", "NET/Socket : Using [0]eth0:192.0.2.2<0>") == (
+        "Socket", ["Socket"])
+    assert _networks("NET/IB : Using [RO]; OOB eth0:10.0.0.1<0>") == (None, [])
+    assert _networks("NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>") == (
+        "IB", ["IB"])
+    assert _networks("NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB ib0:10.0.0.1<0>", "Failed to initialise NET plugin IB",
+                     "NET/Socket : Using [0]ib0:10.0.0.1<0>") == ("Socket", ["Socket"])
+    # what the channels or "Using network" say stands whatever the plugin lines said
+    assert _networks("Failed to initialize NET plugin IB", "Using network IB") == ("IB", ["IB"])
+
+
 def test_net_kind():
     assert (net_kind("Socket"), net_kind("AWS Libfabric"), net_kind("custom"), net_kind(None)) == (
         "tcp", "rdma", "other", None)

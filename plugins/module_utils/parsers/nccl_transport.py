@@ -11,8 +11,11 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import unique
 
-_WEAK_NETWORK = re.compile(r"NET/(IB\w*|Socket)\s*:\s*Using\b")
+_WEAK_NETWORK = re.compile(r"NET/(IB\w*|Socket)\s*:\s*Using\b(?P<rest>.*)")
+# a device of that list: "[0]mlx5_0:1/RoCE", "[1]eth0:10.0.0.1<0>" (not a flag such as "[RO]")
+_LISTED_DEVICE = re.compile(r"\[\d+\]\S")
 _NO_IB_DEVICE = re.compile(r"NET/IB\s*:\s*No device found|Failed to open libibverbs")
+_PLUGIN_FAILED = re.compile(r"Failed to initiali[sz]e NET plugin\s+(\S+)|NET/(\S+?)\s*:\s*No device found")
 _VIA = re.compile(r"\bvia\s+(\S+(?: [A-Za-z]+)?)")
 _RDMA_NETS = ("ib", "ibext", "aws libfabric", "libfabric", "ofi", "gdr", "efa", "roce", "collnet")
 
@@ -39,7 +42,8 @@ def _most_used(counts):
 
 class TransportSeen(object):
     """The networks NCCL named, by strength of the evidence: 'Using network' (named), the channels'
-    'via NET/<name>' (via), and the net plugin's own 'NET/IB : Using' (weak)."""
+    'via NET/<name>' (via), and the net plugin's own 'NET/IB : Using [0]mlx5_0:1/IB' (weak: only with a
+    device listed, and not for a plugin NCCL then failed to initialize)."""
 
     def __init__(self):
         self.named = {}
@@ -47,6 +51,8 @@ class TransportSeen(object):
         self.weak = {}
         self.channels = set()
         self.gdr = None
+        # the net plugins NCCL said it could not start ("Failed to initialize NET plugin IB")
+        self.failed = set()
 
     def info(self, message, warnings):
         """Read an NCCL INFO message; one that is about no network is left alone."""
@@ -58,11 +64,16 @@ class TransportSeen(object):
         if " via " in message:
             self._channel(message)
             return
+        failed = _PLUGIN_FAILED.search(message)
+        if failed:
+            self.failed.add(failed.group(1) or failed.group(2))
         if "NET/" not in message and "libibverbs" not in message:
             return
         weak = _WEAK_NETWORK.match(message)
         if weak:
-            _count(self.weak, weak.group(1))
+            # "NET/IB : Using [RO]; OOB eth0:..." lists no device: that plugin has nothing to use
+            if _LISTED_DEVICE.search(weak.group("rest")):
+                _count(self.weak, weak.group(1))
             return
         if _NO_IB_DEVICE.search(message):
             warnings.add("NCCL found no usable IB/RoCE device (%s)" % message)
@@ -84,7 +95,9 @@ class TransportSeen(object):
                 self.channels.add(family.split()[0])
 
     def finish(self, result):
-        sources = (self.named, self.via, self.weak)
+        # a plugin's own "Using" line is no evidence once NCCL said that plugin failed to start
+        weak = dict((name, count) for name, count in self.weak.items() if name not in self.failed)
+        sources = (self.named, self.via, weak)
         transport = next((_most_used(source) for source in sources if source), None)
         result["transport"] = transport
         result["transport_kind"] = net_kind(transport)
