@@ -130,11 +130,13 @@ def masters_cpu(ssh_marker):
                if cmd.startswith("ssh") and ssh_marker in cmd) / float(CLOCK_TICKS)
 
 
-def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None):
+def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, workers=False):
     """(rc, wall, marks, cpu): marks are (seconds, task name, controller CPU seconds so far) per task banner.
 
     profile: a file for py-spy's samples of the main ansible-playbook process (collapsed stacks); py-spy
-    runs beside the process tree, so its own CPU is not in the controller's."""
+    runs beside the process tree, so its own CPU is not in the controller's. workers: the worker processes
+    Ansible forks too (py-spy --subprocesses; it then slows the run down, and its own CPU, reaped by this
+    process, is counted as the controller's: for where the CPU goes, not for the figures)."""
     argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", lab.inventory,
             "-e", json.dumps(extra_vars), PLAYBOOK]
     env = lab.ansible_env({"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
@@ -149,7 +151,8 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None):
         spy = None
         if profile:
             spy = subprocess.Popen([os.path.join(REPO, ".venv", "bin", "py-spy"), "record", "--pid", str(proc.pid),
-                                    "--rate", "50", "--format", "raw", "--nonblocking", "-o", profile],
+                                    "--rate", "50", "--format", "raw", "--nonblocking", "-o", profile]
+                                   + (["--subprocesses"] if workers else []),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for line in proc.stdout:
             log.write(line)
@@ -236,7 +239,7 @@ def rounds_of(records):
     return len(set(r["params"].get("round") for r in records if r.get("verdict") != "skipped"))
 
 
-def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE, profile=None):
+def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE, profile=None, workers=False):
     name = "bo%d" % hosts
     lablib.down(name)
     t0 = time.monotonic()
@@ -259,7 +262,7 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         log_path = os.path.join(logs or lab.dir, "bench-oneclick-%d-%s.log" % (hosts, pattern))
         history_dir = os.path.join(lab.dir, "bench-history")
         profile_path = os.path.join(profile, "profile-%d-%s.txt" % (hosts, pattern)) if profile else None
-        rc, wall, marks, cpu = ansible_playbook(lab, extra, log_path, history_dir, profile_path)
+        rc, wall, marks, cpu = ansible_playbook(lab, extra, log_path, history_dir, profile_path, workers)
         # a host other than the first (the first also runs the run_once tasks)
         per_host = host_tasks(log_path, lab.hosts[-1])
         lines = history(history_dir)
@@ -355,12 +358,16 @@ def main(argv=None):
     parser.add_argument("--logs", help="directory to keep the ansible-playbook logs in")
     parser.add_argument("--profile", help="directory for py-spy samples of the main ansible-playbook process "
                         "(collapsed stacks; needs py-spy in .venv)")
+    parser.add_argument("--profile-workers", action="store_true",
+                        help="with --profile: sample the worker processes Ansible forks too (slows the run; "
+                        "its CPU figures then include py-spy's)")
     args = parser.parse_args(argv)
     if not lablib.is_root():
         parser.error("the lab needs root")
     results = []
     for hosts in args.hosts:
-        res = bench(hosts, args.pattern, args.rdma_duration, args.tcp_duration, args.logs, profile=args.profile)
+        res = bench(hosts, args.pattern, args.rdma_duration, args.tcp_duration, args.logs, profile=args.profile,
+                    workers=args.profile_workers)
         results.append(res)
         sys.stdout.write("N=%(hosts)d %(pattern)s: rc=%(rc)d wall %(wall_s).1fs ideal %(ideal_s).1fs "
                          "ratio %(ratio)s; controller CPU %(controller_cpu_s).1fs (%(controller_cpu_per_host_s).2fs "

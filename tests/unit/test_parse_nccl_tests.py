@@ -222,11 +222,12 @@ def test_ucx_error_before_nccl_starts():
 
 
 def test_every_corpus_file_has_a_test_above():
-    """Here, or in the tests of the captures made on a real GPU (test_nccl_real_device_capture.py)."""
+    """Here, or in the tests of the captures made on a real GPU (test_nccl_real_device_*.py)."""
     names = set(os.listdir(CORPUS))
     here = os.path.dirname(os.path.abspath(__file__))
     source = "".join(open(os.path.join(here, name)).read()
-                     for name in ("test_parse_nccl_tests.py", "test_nccl_real_device_capture.py"))
+                     for name in ("test_parse_nccl_tests.py", "test_nccl_real_device_capture.py",
+                                  "test_nccl_real_device_failures.py"))
     assert names and all(name in source for name in names), sorted(n for n in names if n not in source)
 
 

@@ -58,6 +58,13 @@ NCCL_TESTS_ERRORS.update({
         "Set NCCL_SOCKET_IFNAME to an interface every node can reach (the one mpirun uses), open TCP between "
         "nodes, and use the same NCCL version on every node.",
     ),
+    "nccl_net_unavailable": (
+        "NCCL could not start any network (net plugin) for traffic between nodes: NCCL_NET names one that "
+        "cannot run on this node (NCCL_NET=IB without a usable RDMA device), or its plugin library is missing.",
+        "Check that the RDMA devices are visible where the test runs (ibv_devinfo; /dev/infiniband and the RDMA "
+        "device plugin's resource in pods) and that NCCL_NET / NCCL_IB_HCA name what is there; unset NCCL_NET "
+        "to let NCCL fall back to sockets only where TCP is acceptable.",
+    ),
     "ib_setup_failed": (
         "NCCL could not set up an RDMA (InfiniBand/RoCE) resource: device open, memory registration, "
         "queue pair creation or GID selection failed.",
@@ -123,6 +130,8 @@ _WARN_RULES = [
                 r"|Unable to (?:open|query) (?:device|port)|GID index|mlx5\w*.*fail", re.I)),
     ("shm_exhausted", ("/dev/shm", "posix_fallocate", "shm_open", "shared memory segment", "no space left on device"),
      re.compile(r"/dev/shm|posix_fallocate|shm_open|shared memory segment|No space left on device", re.I)),
+    ("nccl_net_unavailable", ("net plugin",),
+     re.compile(r"Failed to initiali[sz]e any NET plugin|No NET plugin|Could not (?:find|load) any NET plugin", re.I)),
     ("nccl_bootstrap_failed", ("bootstrap", "socket", "connect to ", "connection ", "message truncated", "net"),
      re.compile(r"bootstrap|socket\w*\s*:|Connect to \S+ failed|Connection (?:refused|reset)"
                 r"|no socket interface|Message truncated|\bNet\s*:\s", re.I)),

@@ -50,7 +50,10 @@ _FAILURE_TAIL = re.compile(r"\s+(\S+)\s+'")
 
 _TEST_TRACE = re.compile(r"^\s*\.\.\s+(?P<host>\S+)\s+pid\s+\d+:\s+Test failure\b")
 _GPU_MISMATCH = re.compile(r"Invalid number of GPUs|requested but only \d+ were found")
-_BAD_ARGS = re.compile(r"invalid sizes? (?:specified )?for|invalid option\b")
+_BAD_ARGS = re.compile(r"invalid sizes? (?:specified )?for|invalid option\b|unrecognized option\b"
+                       r"|option requires an argument|option '[^']*' (?:requires|doesn't allow) an argument")
+# the binary's usage text ("USAGE: all_reduce_perf", "[-T,--timeout <time in seconds>]"), printed after a bad option
+_USAGE = re.compile(r"^(?:USAGE:\s|\[-\w,--[\w-]+(?:\s.*)?\]$)")
 _RANK_WRONG = re.compile(r"\brank=\d+\s+#wrong=\d+")
 
 _HEADER_KEYS = {
@@ -140,7 +143,7 @@ class TextParser(CollectiveLines):
         self.trace_lines = []
         # (content, body) -> handled: the lines that are not log records, in this order
         self.line_handlers = (self._row, self._header_or_footer, self._comment, self._column_names,
-                              self._other_comment, self._prefixed_row)
+                              self._other_comment, self._prefixed_row, self._usage)
         self.header_handlers = (self._library_version, self._tests_version, self._run_header, self._test_start_end,
                                 self._rank, self._out_of_bounds, self._average, self._bitwise, self._reducing,
                                 self._gpu_memory)
@@ -179,6 +182,11 @@ class TextParser(CollectiveLines):
 
     def _row(self, content, _body):
         return content[0].isdigit() and self.table.feed(content.split())
+
+    @staticmethod
+    def _usage(content, _body):
+        """A line of the binary's usage text: no warning (the bad option before it is the error)."""
+        return content[:1] in ("U", "[") and bool(_USAGE.match(content.strip()))
 
     def _prefixed_row(self, content, _body):
         """A row behind a prefix the table knows ('node1:'), or a row piece not starting with a digit."""
@@ -432,7 +440,7 @@ class TextParser(CollectiveLines):
             _GPU_MISMATCH.search(content), "gpu_count_mismatch", content)
 
     def _bad_arguments(self, _line, content):
-        return "invalid" in content and "NCCL" not in content and self._add_if(
+        return ("invalid" in content or "option" in content) and "NCCL" not in content and self._add_if(
             _BAD_ARGS.search(content), "invalid_arguments", content)
 
     def _rank_wrong(self, _line, content):
