@@ -319,5 +319,6 @@ def test_every_real_device_fixture_has_a_test_here_or_in_the_failure_captures():
     assert set([INFO_TXT, JSON_RUN_TXT, JSON_FILE, GATHER_TXT]) <= set(names)
     here = os.path.dirname(os.path.abspath(__file__))
     source = "".join(open(os.path.join(here, name)).read()
-                     for name in ("test_nccl_real_device_capture.py", "test_nccl_real_device_failures.py"))
+                     for name in ("test_nccl_real_device_capture.py", "test_nccl_real_device_failures.py",
+                                  "test_nccl_real_device_mpirun.py"))
     assert all(name in source for name in names), sorted(n for n in names if n not in source)

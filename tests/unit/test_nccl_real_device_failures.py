@@ -148,7 +148,8 @@ def test_every_real_device_fixture_is_named_in_a_test():
     """Each *_real_device* corpus file is named here or in test_nccl_real_device_capture.py."""
     here = os.path.dirname(os.path.abspath(__file__))
     source = "".join(open(os.path.join(here, n)).read()
-                     for n in ("test_nccl_real_device_failures.py", "test_nccl_real_device_capture.py"))
+                     for n in ("test_nccl_real_device_failures.py", "test_nccl_real_device_capture.py",
+                               "test_nccl_real_device_mpirun.py"))
     mine = set(EXIT_STATUS)
     names = [n for n in os.listdir(CORPUS) if "_real_device" in n]
     assert mine <= set(names)

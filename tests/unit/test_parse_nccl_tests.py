@@ -227,7 +227,7 @@ def test_every_corpus_file_has_a_test_above():
     here = os.path.dirname(os.path.abspath(__file__))
     source = "".join(open(os.path.join(here, name)).read()
                      for name in ("test_parse_nccl_tests.py", "test_nccl_real_device_capture.py",
-                                  "test_nccl_real_device_failures.py"))
+                                  "test_nccl_real_device_failures.py", "test_nccl_real_device_mpirun.py"))
     assert names and all(name in source for name in names), sorted(n for n in names if n not in source)
 
 

@@ -231,9 +231,43 @@ def scan_launcher_line(lines, index):
     found = classify_launcher_line(lines[index])
     if found is None:
         return None
+    wrapped = _wrapped_sentence(lines, index)
+    if wrapped:
+        # the whole sentence may name a more specific error than its first line ("... could not
+        # access" / "or execute an executable:" is a missing binary, not a launch failure)
+        found = classify_launcher_line(wrapped) or found
     code, hint, host = found
-    message = continued_message(lines, index, code)
-    return code, message, hint or launcher_hint(code, message), host
+    message = wrapped or continued_message(lines, index, code)
+    return code, message, hint or launcher_hint(code, message), host or _help_block_host(lines, index)
+
+
+def _wrapped_sentence(lines, index):
+    """Open MPI wraps its help messages at about 76 columns: the line joined with the next when a
+    sentence goes on there (this line ends without a full stop or colon, the next starts in lower case)."""
+    line = to_text(lines[index]).strip()
+    if index + 1 >= len(lines) or not line or line[-1] in ".:!?)":
+        return None
+    nxt = to_text(lines[index + 1]).strip()
+    if not nxt or not nxt[0].islower() or len(nxt) > 400:
+        return None
+    return line + " " + nxt
+
+
+_BLOCK_HOST = re.compile(r"^\s*(?:Node|Local host|Host|Hostname)\s*:\s*(\S+)\s*$")
+_BLOCK_END = re.compile(r"^-{20,}\s*$")
+
+
+def _help_block_host(lines, index, reach=12):
+    """The host an Open MPI help message names on a line of its own ("Node: vm", "Local host: n1"),
+    up to the end of that message (its dashed line)."""
+    for line in lines[index + 1:index + 1 + reach]:
+        text = to_text(line)
+        if _BLOCK_END.match(text):
+            return None
+        match = _BLOCK_HOST.match(text)
+        if match:
+            return match.group(1).rstrip(".,:;")
+    return None
 
 
 class ErrorCollector(object):
