@@ -30,7 +30,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
 
 import pytest
 
@@ -38,8 +37,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_nccl_tests, parse_nccl_tests_json)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_plan import (
     merge_json_result)
+from nccl_captures import load, parse
 
-CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus", "nccl_tests")
 
 INFO_TXT = "all_reduce_perf_v2.19.6_1gpu_h200_nccl_info_real_device.txt"
 JSON_RUN_TXT = "all_reduce_perf_v2.19.6_1gpu_h200_json_run_stdout_real_device.txt"
@@ -123,15 +122,6 @@ JSON_LAST = {"out_of_place": {"time_us": 66.388, "algbw_gbs": 2021.716696, "busb
 
 COMMON_HEADER = {"nthread": 1, "ngpus": 1, "step_factor": 2, "warmup_iters": 1, "iters": 20, "agg_iters": 1,
                  "validation": 1, "graph": 0}
-
-
-def load(name):
-    with open(os.path.join(CORPUS, name), "rb") as handle:
-        return handle.read()
-
-
-def parse(name):
-    return parse_nccl_tests(load(name))
 
 
 def printed_cells(name):
@@ -312,13 +302,3 @@ def test_all_gather_one_gpu():
     assert last["in_place"] == {"time_us": 0.24, "algbw_gbs": 277367.0, "busbw_gbs": 0.0, "wrong": 0}
     assert r["transport"] is None and r["warnings"] == []
     assert_one_gpu_summary(r, pid=864)
-
-
-def test_every_real_device_fixture_has_a_test_here_or_in_the_failure_captures():
-    names = [n for n in os.listdir(CORPUS) if "_real_device" in n]
-    assert set([INFO_TXT, JSON_RUN_TXT, JSON_FILE, GATHER_TXT]) <= set(names)
-    here = os.path.dirname(os.path.abspath(__file__))
-    source = "".join(open(os.path.join(here, name)).read()
-                     for name in ("test_nccl_real_device_capture.py", "test_nccl_real_device_failures.py",
-                                  "test_nccl_real_device_mpirun.py"))
-    assert all(name in source for name in names), sorted(n for n in names if n not in source)

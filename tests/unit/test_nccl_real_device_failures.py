@@ -60,14 +60,12 @@ only a warning; it is now the error nccl_net_unavailable).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
 import re
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
+from nccl_captures import codes, error, load, parse
 
-CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus", "nccl_tests")
 
 MINMAX = "all_reduce_perf_v2.19.6_1gpu_h200_minmax_invalid_real_device.txt"
 BOGUS = "all_reduce_perf_v2.19.6_1gpu_h200_bogus_option_real_device.txt"
@@ -110,25 +108,6 @@ def rank_0(pid):
             "name": "NVIDIA H200"}
 
 
-def load(name):
-    with open(os.path.join(CORPUS, name), "rb") as handle:
-        return handle.read()
-
-
-def parse(name):
-    return parse_nccl_tests(load(name))
-
-
-def codes(result):
-    return [e["code"] for e in result["errors"]]
-
-
-def error(result, code):
-    found = [e for e in result["errors"] if e["code"] == code]
-    assert len(found) == 1, (code, codes(result))
-    return found[0]
-
-
 def printed_rows(name):
     """The 13 cells of each table row, as the file prints them."""
     return [line.split() for line in load(name).decode("utf-8").splitlines()
@@ -142,19 +121,6 @@ def test_capture_lines_and_exit_status(name):
     lines = load(name).decode("utf-8").splitlines()
     assert lines[0].startswith("$ ") and "_perf" in lines[0]
     assert lines[-1] == "# exit status %d" % EXIT_STATUS[name]
-
-
-def test_every_real_device_fixture_is_named_in_a_test():
-    """Each *_real_device* corpus file is named here or in test_nccl_real_device_capture.py."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    source = "".join(open(os.path.join(here, n)).read()
-                     for n in ("test_nccl_real_device_failures.py", "test_nccl_real_device_capture.py",
-                               "test_nccl_real_device_mpirun.py"))
-    mine = set(EXIT_STATUS)
-    names = [n for n in os.listdir(CORPUS) if "_real_device" in n]
-    assert mine <= set(names)
-    missing = [n for n in names if n not in source and n not in mine]
-    assert missing == []
 
 
 # --- failures: never a passing result ------------------------------------------------------

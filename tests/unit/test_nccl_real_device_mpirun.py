@@ -70,17 +70,14 @@ was unable to launch': a wrapped sentence is now read whole) and test_binary_not
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
-
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import (
     MPI_ERRORS, classify_launcher_line)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_plan import (
     FALLBACK_CAUSE, global_error, judge_run, named_hosts)
+from nccl_captures import codes, error, lines_of, load, parse
 
-CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus", "nccl_tests")
 
 NP1 = "all_reduce_perf_v2.19.6_1gpu_h200_mpirun_np1_real_device.txt"
 NP2 = "all_reduce_perf_v2.19.6_1gpu_h200_mpirun_np2_one_gpu_real_device.txt"
@@ -131,31 +128,8 @@ def rank(number, pid):
             "name": "NVIDIA H200"}
 
 
-def load(name):
-    with open(os.path.join(CORPUS, name), "rb") as handle:
-        return handle.read()
-
-
-def lines_of(name):
-    return load(name).decode("utf-8").splitlines()
-
-
-def parse(name):
-    return parse_nccl_tests(load(name))
-
-
 def judge(name, **kwargs):
     return judge_run("nccl", "all_reduce", NP[name], EXIT_STATUS[name], False, parse(name), **kwargs)
-
-
-def codes(result):
-    return [e["code"] for e in result["errors"]]
-
-
-def error(result, code):
-    found = [e for e in result["errors"] if e["code"] == code]
-    assert len(found) == 1, (code, codes(result))
-    return found[0]
 
 
 def expected_rows(rows):
@@ -177,11 +151,6 @@ def test_capture_lines_and_exit_status(name):
     lines = lines_of(name)
     assert lines[0].startswith("$ mpirun --allow-run-as-root -np %d " % NP[name])
     assert lines[-1] == "# exit status %d" % EXIT_STATUS[name]
-
-
-def test_every_mpirun_capture_is_named_here():
-    names = [n for n in os.listdir(CORPUS) if "_mpirun_" in n and "_real_device" in n]
-    assert sorted(names) == sorted(EXIT_STATUS)
 
 
 # --- good runs: rows and numbers -------------------------------------------------------------
