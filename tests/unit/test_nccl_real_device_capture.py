@@ -4,7 +4,8 @@
 """parse_nccl_tests on REAL output of a current nccl-tests, captured on a real GPU.
 
 Where the four ``*_real_device.*`` files in tests/fixtures/corpus/nccl_tests come from
-(one session on 2026-11-26, 11:05 UTC, on the lab's lent GPU machine, kind 'nvidia-h200'):
+(one session on 2026-11-26, 11:05 UTC, on the lab's lent GPU machine, kind 'nvidia-h200', by the script
+capture.sh of docs/gpu-captures.md):
 
 - machine: a Firecracker VM (hostname 'vm') with one NVIDIA H200 (143771 MiB, PCI 00000000:00:06.0),
   driver 580.159.04 (cudaDriverVersion 13000), CUDA 13.0 (nvcc V13.0.88); no InfiniBand device.

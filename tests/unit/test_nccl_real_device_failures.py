@@ -5,7 +5,7 @@
 
 Where the nineteen files named below (tests/fixtures/corpus/nccl_tests/*_v2.19.6_1gpu_h200_*_real_device.txt)
 come from: one session on 2026-11-26, 11:22-11:23 UTC, on the lab's lent GPU machine, kind 'nvidia-h200',
-by the script .nccl-tests-src/capture2.sh (git-excluded, beside capture.sh; see test_nccl_real_device_capture.py):
+by the script capture2.sh of docs/gpu-captures.md (see also test_nccl_real_device_capture.py):
 
 - machine: a Firecracker VM (hostname 'vm') with one NVIDIA H200 (143771 MiB, PCI 00000000:00:06.0),
   driver 580.159.04 (cudaDriverVersion 13000), CUDA 13.0 (nvcc V13.0.88); no InfiniBand device

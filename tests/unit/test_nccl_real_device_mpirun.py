@@ -7,8 +7,8 @@ collection launches it (Open MPI's ``mpirun --allow-run-as-root -np N [-H host:K
 
 Where the nine ``all_reduce_perf_v2.19.6_1gpu_h200_mpirun_*_real_device.txt`` files in
 tests/fixtures/corpus/nccl_tests come from: one session on 2026-11-26, 11:51 UTC, on the lab's lent GPU
-machine, kind 'nvidia-h200', by the script .nccl-tests-src/capture3.sh (git-excluded, beside capture.sh and
-capture2.sh; see test_nccl_real_device_capture.py):
+machine, kind 'nvidia-h200', by the script capture3.sh of docs/gpu-captures.md (see also
+test_nccl_real_device_capture.py):
 
 - machine: a Firecracker VM (hostname 'vm') with one NVIDIA H200 (143771 MiB, PCI 00000000:00:06.0),
   driver 580.159.04, CUDA 13.0 (nvcc V13.0.88); one network interface eth0 (192.0.2.2, as NCCL printed it);
