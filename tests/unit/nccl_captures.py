@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the tests of the nccl-tests outputs captured on a real GPU share (test_nccl_real_device_*.py):
+"""What the tests of the nccl-tests corpus share (test_parse_nccl_tests.py, test_nccl_real_device_*.py):
 where the files are, reading and parsing one, and picking its errors. Which file came from which command
 is in each test file's docstring; test_parse_nccl_tests.py checks that every corpus file has a test."""
 

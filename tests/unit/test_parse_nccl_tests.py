@@ -15,21 +15,7 @@ from ansible_collections.clusterops.commcheck.plugins.filter.parse_nccl_tests im
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_result import nccl_version_from_code
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
     NCCL_TESTS_ERRORS, parse_nccl_tests, parse_nccl_tests_json)
-
-CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus", "nccl_tests")
-
-
-def load(name):
-    with open(os.path.join(CORPUS, name), "rb") as handle:
-        return handle.read()
-
-
-def parse(name):
-    return parse_nccl_tests(load(name))
-
-
-def codes(result):
-    return [e["code"] for e in result["errors"]]
+from nccl_captures import CORPUS, codes, load, parse
 
 
 def row_at(result, size):
