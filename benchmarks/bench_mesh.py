@@ -80,7 +80,9 @@ def rounds_phase(marks, total):
     names = [mark[1].split(" : ", 1)[-1] for mark in marks]
     first = ("Run every round of this host", "Run every pair and rail of the round at once",
              "Run every round of this host (TCP)", "Run every pair of the round at once")
-    last = ("Keep the results", "Keep the results of the round")
+    # the task after a pipelined run (its result is the module's), or after each round's run
+    last = ("Run the rounds one after the other, or collect the tests from the background", "Keep the results",
+            "Keep the results of the round")
     starts = [i for i, n in enumerate(names) if n in first]
     ends = [i for i, n in enumerate(names) if n in last]
     if not starts or not ends:

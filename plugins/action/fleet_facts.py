@@ -49,24 +49,53 @@ def plain(value):
     return json.loads(json.dumps(value, default=str))
 
 
-def gather(hostvars, hosts, facts, values, missing):
-    """{name: {host: value}}: ``facts`` read from each host's variables, ``values`` taken as given."""
-    for name, path in facts.items():
-        if not isinstance(path, str) or not path:
-            raise ValueError("facts.%s must name a variable, got %r" % (name, path))
+def read_first(host_vars, paths, missing=None):
+    """The value of the first of ``paths`` that the host has (not None); ``missing`` when it has none."""
+    for path in paths:
+        value = read_var(host_vars, path, _MISSING)
+        if value is not _MISSING:
+            return value
+    return missing
+
+
+def _paths(name, path):
+    paths = [path] if isinstance(path, str) else path
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
+        raise ValueError("facts.%s must name a variable or list variables, got %r" % (name, path))
+    return paths
+
+
+def tag_items(value, key, host):
+    """A list of mappings, each with ``key`` set to ``host`` (copies; the host's own variable stays as it is)."""
+    if not isinstance(value, list):
+        return value
+    return [dict(item, **{key: host}) if isinstance(item, Mapping) else item for item in value]
+
+
+def gather(hostvars, hosts, facts, values, missing, host_key=None):
+    """{name: {host: value}}: ``facts`` read from each host's variables, ``values`` taken as given; the lists
+    named in ``host_key`` get each item tagged with its host."""
+    host_key = host_key or {}
+    paths = {name: _paths(name, path) for name, path in facts.items()}
     for name, by_host in values.items():
         if not isinstance(by_host, Mapping):
             raise ValueError("values.%s must map hosts to values, got %s" % (name, type(by_host).__name__))
         if name in facts:
             raise ValueError("%s is named in both facts and values" % name)
+    for name, key in host_key.items():
+        if not isinstance(key, str) or not key or (name not in facts and name not in values):
+            raise ValueError("host_key.%s must be a key name for a result named in facts or values, got %r"
+                             % (name, key))
     out = {}
-    for name, path in facts.items():
+    for name, names in paths.items():
         default = missing.get(name)
-        out[name] = {host: plain(read_var(hostvars[host], path, default) if host in hostvars else default)
+        out[name] = {host: plain(read_first(hostvars[host], names, default) if host in hostvars else default)
                      for host in hosts}
     for name, by_host in values.items():
         default = missing.get(name)
         out[name] = {host: plain(default if by_host.get(host) is None else by_host[host]) for host in hosts}
+    for name, key in host_key.items():
+        out[name] = {host: tag_items(value, key, host) for host, value in out[name].items()}
     return out
 
 
@@ -77,7 +106,8 @@ class ActionModule(ControllerAction):
     FAILURES = (slice_meeting.SliceMeetingError, ValueError, OSError, AnsibleError)
 
     def decide(self, args, result, task_vars):
-        facts = gather(task_vars.get("hostvars") or {}, args["hosts"], args["facts"], args["values"], args["missing"])
+        facts = gather(task_vars.get("hostvars") or {}, args["hosts"], args["facts"], args["values"], args["missing"],
+                       host_key=args["host_key"])
         new_facts = self._take_defaults(args, task_vars)
         if args["slices"] > 1 and self._task.check_mode:
             # the other slices would wait for posts that check mode does not make

@@ -38,6 +38,8 @@ options:
     description:
       - What to gather, as C(result_name) to variable name; a dotted name such as C(ansible_facts.commcheck_rdma)
         reads a key inside a variable.
+      - A list of names reads the first that the host has (not C(null)), e.g. the C(sides) of a registered
+        module result, else a variable the play built over several tasks.
     type: dict
     default: {}
   values:
@@ -51,6 +53,12 @@ options:
   missing:
     description:
       - Per result name of O(facts) or O(values), the value of a host that lacks it (default C(null)).
+    type: dict
+    default: {}
+  host_key:
+    description:
+      - Per result name whose values are lists of mappings, a key to set in each of those mappings to the name of
+        the host it came from (e.g. C(sides: host)), so that the lists of all hosts can be put together.
     type: dict
     default: {}
   unreachable:
@@ -120,7 +128,10 @@ EXAMPLES = r'''
     step: rdma-sides
     hosts: "{{ ansible_play_hosts }}"
     facts:
-      sides: commcheck_rdma_perf_sides
+      # the module result of each host's tests, else what its rounds gathered
+      sides: [commcheck_rdma_perf_job.sides, commcheck_rdma_perf_sides]
+    host_key:
+      sides: host
   run_once: true
   register: fleet_sides
 '''

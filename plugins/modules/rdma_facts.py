@@ -91,6 +91,14 @@ options:
     type: list
     elements: str
     default: []
+  fail_on:
+    description:
+      - Fail the host when it has findings of this severity or worse (V(error), V(warning)); V(never) only
+        reports them. What was found is still returned (RV(commcheck_rdma), RV(ansible_facts) in the
+        registered result), so that the records of a failed host can still be published.
+    type: str
+    choices: [error, warning, never]
+    default: never
 attributes:
   check_mode:
     support: full
@@ -134,6 +142,10 @@ EXAMPLES = r'''
       namespace: commcheck
       pod: commcheck-run1-node1
   delegate_to: localhost
+
+- name: Discover, and fail the hosts that have a finding of severity error
+  clusterops.commcheck.rdma_facts:
+    fail_on: error
 
 - name: Discover, and look for perftest and iperf3 in the same module run
   clusterops.commcheck.rdma_facts:
@@ -284,6 +296,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.findings import (
+    failing_findings, failing_message)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.gid import subnet_error
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import collect
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.report import discovery_records
@@ -335,6 +349,7 @@ def main():
         timeout=dict(type="int", default=60),
         facts=dict(type="bool", default=True),
         probe=dict(type="list", elements="str", default=[]),
+        fail_on=dict(type="str", default="never", choices=["error", "warning", "never"]),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -363,6 +378,9 @@ def main():
         extra["ansible_facts"] = {"commcheck_rdma": facts}
     else:
         extra["commcheck_rdma"] = facts
+    failing = failing_findings(facts.get("findings"), params["fail_on"])
+    if failing:
+        module.fail_json(msg=failing_message(failing, params["fail_on"]), changed=False, **extra)
     module.exit_json(
         changed=False,
         msg="%d RDMA device(s), %d port(s) (%d active); %d error(s), %d warning(s)" % (

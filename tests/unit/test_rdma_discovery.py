@@ -756,3 +756,17 @@ def test_select_gid_prefers_the_netdevs_own_gids_then_the_primary_address():
     assert gid.select_gid(gids, netdev="eth0")["candidates"] == [3, 5]
     assert gid.select_gid(gids, netdev="eth0", addresses=["10.0.0.3/24", "10.0.0.2/24"])["gid_index"] == 5
     assert gid.select_gid(gids, netdev="eth0", addresses=["192.168.0.1/24"])["gid_index"] == 3
+
+
+def test_fail_on_takes_the_findings_at_or_above_its_severity_and_names_each_code_once():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.findings import (
+        failing_findings, failing_message)
+    found = [{"severity": "warning", "code": "cpu_governor_not_performance"},
+             {"severity": "error", "code": "port_down"}, {"severity": "info", "code": "bond"},
+             {"severity": "error", "code": "port_down"}, "not a finding"]
+    assert failing_findings(found, "never") == [] and failing_findings(None, "error") == []
+    errors = failing_findings(found, "error")
+    assert [f["code"] for f in errors] == ["port_down", "port_down"]
+    assert [f["code"] for f in failing_findings(found, "warning")] == [
+        "cpu_governor_not_performance", "port_down", "port_down"]
+    assert failing_message(errors, "error") == "2 finding(s) at or above 'error': port_down"

@@ -189,3 +189,26 @@ def test_fleet_facts_takes_values_derived_for_all_hosts_beside_the_variables_it_
         gather(hostvars, ["h1"], {"rails": "rails"}, {"rails": {}}, {})
     with pytest.raises(ValueError, match="facts.rails must name a variable"):
         gather(hostvars, ["h1"], {"rails": ""}, {}, {})
+
+
+def test_fleet_facts_reads_the_first_variable_a_host_has_and_tags_list_items_with_their_host():
+    """The sides of a pipelined run are the module result's; a host whose run was skipped (a skipped
+    result has no sides) or that ran round by round has them in the variable its rounds built."""
+    from ansible_collections.clusterops.commcheck.plugins.action.fleet_facts import gather
+    pipelined = {"job": {"sides": [{"round": 0, "rail": 0}], "changed": False}, "sides": []}
+    rounds = {"job": {"skipped": True}, "sides": [{"round": 0}, {"round": 1, "host": "stale"}]}
+    hostvars = {"h1": pipelined, "h2": rounds, "h3": {"job": {"sides": None}, "sides": None}}
+    got = gather(hostvars, ["h1", "h2", "h3", "h4"], {"sides": ["job.sides", "sides"]}, {}, {"sides": []},
+                 host_key={"sides": "host"})
+    assert got == {"sides": {"h1": [{"round": 0, "rail": 0, "host": "h1"}],
+                             "h2": [{"round": 0, "host": "h2"}, {"round": 1, "host": "h2"}],
+                             "h3": [], "h4": []}}
+    assert pipelined["job"]["sides"] == [{"round": 0, "rail": 0}]          # the host's own variable is untouched
+    with pytest.raises(ValueError, match="facts.sides must name a variable or list variables"):
+        gather(hostvars, ["h1"], {"sides": ["job.sides", 3]}, {}, {})
+    with pytest.raises(ValueError, match="facts.sides must name a variable or list variables"):
+        gather(hostvars, ["h1"], {"sides": []}, {}, {})
+    with pytest.raises(ValueError, match="host_key.rails must be a key name for a result named in facts or values"):
+        gather(hostvars, ["h1"], {"sides": "sides"}, {}, {}, host_key={"rails": "host"})
+    with pytest.raises(ValueError, match="host_key.sides must be a key name"):
+        gather(hostvars, ["h1"], {"sides": "sides"}, {}, {}, host_key={"sides": ""})

@@ -26,6 +26,23 @@ def sort_findings(findings):
                                            f.get("port") or 0, f["code"]))
 
 
+def failing_findings(findings, fail_on):
+    """The findings at or above ``fail_on`` (``error`` or ``warning``; ``never``: none), in their order."""
+    if fail_on not in SEVERITIES[:2]:
+        return []
+    levels = SEVERITIES[:SEVERITIES.index(fail_on) + 1]
+    return [f for f in findings or [] if isinstance(f, dict) and f.get("severity") in levels]
+
+
+def failing_message(failing, fail_on):
+    """What a host failed by ``fail_on`` is told: how many findings, and their codes (each once)."""
+    codes = []
+    for item in failing:
+        if item.get("code") not in codes:
+            codes.append(item.get("code"))
+    return "%d finding(s) at or above '%s': %s" % (len(failing), fail_on, ", ".join(str(c) for c in codes))
+
+
 def _present(items):
     return [item for item in items if item]
 
