@@ -57,6 +57,20 @@ options:
   omit:
     description: Seconds at the start left out of the result (C(-O)), to skip TCP slow start; 0 to 600.
     type: int
+  cpu_governor:
+    description:
+      - CPU frequency governor (for example V(performance)) every CPU of the host runs at while the sides of
+        this task run. The module sets it right before they start and restores each CPU's previous governor when
+        they end, on every path of this module (results, errors, timeouts, SIGTERM, SIGHUP, SIGINT) - also when
+        the controller was interrupted, since the module then still runs to the deadlines of its sides.
+      - A governor a CPU does not offer fails the task before any side runs. Hosts without cpufreq, or whose
+        governor files cannot be written (not root, a read-only C(/sys)), are left alone (RV(cpu_governor.skipped)
+        says why); so is the host with the kubectl transport (pods cannot set it).
+    type: str
+  sysfs_root:
+    description: Root of the sysfs tree where O(cpu_governor) finds the CPUs' cpufreq; absolute, without C(..).
+    type: path
+    default: /sys
   extra_args:
     description:
       - More iperf3 arguments, one list item each (for example C([-Z, -w, 4M])).
@@ -174,6 +188,13 @@ EXAMPLES = r'''
     fail_on_error: false
     sides:
       - {role: server, peer: node-b, bind: 10.0.0.11, tcp_port: 5201}
+
+- name: Both directions, every CPU at the performance governor while the test runs
+  clusterops.commcheck.iperf3:
+    role: client
+    server: 10.0.0.11
+    bidirectional: true
+    cpu_governor: performance
 '''
 
 RETURN = r'''
@@ -230,6 +251,32 @@ errors:
   returned: when O(role) is given
   type: list
   elements: dict
+cpu_governor:
+  description: With O(cpu_governor), what was done with the CPU governor.
+  returned: when O(cpu_governor) is given and not in check mode
+  type: dict
+  sample: {governor: performance, previous: {cpu0: powersave, cpu1: powersave}, restored: true}
+  contains:
+    governor:
+      description: The governor asked for.
+      type: str
+      returned: always
+    previous:
+      description: The governor of each CPU that was changed, as it was before.
+      type: dict
+      returned: always
+    restored:
+      description: Whether the changed CPUs were set back when the sides ended.
+      type: bool
+      returned: always
+    skipped:
+      description: Why nothing was changed (no cpufreq, files it cannot write, or a transport that cannot change it).
+      type: str
+      returned: when nothing was changed for a reason
+    restore_error:
+      description: Why setting a CPU back failed.
+      type: str
+      returned: when a CPU could not be set back
 sides:
   description:
     - One result per side in the order given (one item when O(role) is given), with the side's parameters
@@ -267,6 +314,8 @@ def argument_spec():
             reverse=dict(type="bool", default=False),
             bidirectional=dict(type="bool", default=False),
             omit=dict(type="int"),
+            cpu_governor=dict(type="str"),
+            sysfs_root=dict(type="path", default="/sys"),
         ),
         dict(bind=dict(type="str")),
         tcp_port=ic.DEFAULT_PORT, timeout=60)
@@ -277,6 +326,10 @@ def main():
     params = module.params
     single, raws = pm.raw_sides(module)
     pm.check_min_fraction_option(module)
+    try:
+        pm.check_governor_options(params)
+    except OptionError as exc:
+        module.fail_json(msg=str(exc))
     transport = get_transport(module)
     sides = pm.normalize_sides(module, single, raws, COMMON_KEYS, SIDE_KEYS, ic.normalize)
 
@@ -292,8 +345,11 @@ def main():
         _exit(module, single, pm.check_mode_results(sides, _side_info))
     if parse_iperf3 is None:
         module.fail_json(msg="the parse_iperf3 module_utils of the collection is missing")
-    ran = pm.run_all(transport, sides, ic.is_connect_failure)
-    _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])))
+    warnings = []
+    hold, release, report = pm.governor_hold(module, transport, warnings)
+    ran = pm.run_all(transport, sides, ic.is_connect_failure, hold=hold, release=release)
+    _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings,
+          {"cpu_governor": dict(report)} if report else None)
 
 
 def _outcome(min_fraction):
@@ -312,9 +368,9 @@ def _side_info(side):
     return dict((k, side.get(k)) for k in keys)
 
 
-def _exit(module, single, results):
+def _exit(module, single, results, warnings=(), extra=None):
     pm.exit_pair(module, single, results, "iperf3",
-                 lambda first: "iperf3 %s side: %s" % (first["role"], first.get("cause") or "error"))
+                 lambda first: "iperf3 %s side: %s" % (first["role"], first.get("cause") or "error"), warnings, extra)
 
 
 if __name__ == "__main__":

@@ -429,7 +429,6 @@ sides:
   elements: dict
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as gov
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction, shell_meta_error
@@ -513,10 +512,9 @@ def main():
         _exit(module, single, pm.check_mode_results(sides, _side_info, exec_cmd=_exec_argv), warnings)
     if parse_perftest is None:
         module.fail_json(msg="the parse_perftest module_utils of the collection is missing")
-    governor = gov.GovernorHold(params.get("cpu_governor"), params["sysfs_root"], transport.name)
-    ran = pm.run_all(transport, sides, _retryable, exec_argv=_exec_argv,
-                     hold=lambda: hold_governor(module, governor, warnings), release=lambda _held: governor.release())
-    extra = {"cpu_governor": dict(governor.report)} if governor.report else {}
+    hold, release, report = pm.governor_hold(module, transport, warnings)
+    ran = pm.run_all(transport, sides, _retryable, exec_argv=_exec_argv, hold=hold, release=release)
+    extra = {"cpu_governor": dict(report)} if report else {}
     if params["port_counters"]:
         extra["port_counters"] = port_counters(transport, params["sysfs_root"])
     _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings, extra)
@@ -551,20 +549,7 @@ def build_argvs(module, transport, sides):
 def check_host_options(params):
     """The options of the host rather than of a side: min_fraction, sysfs_root, cpu_governor."""
     check_min_fraction(params["min_fraction"])
-    params["sysfs_root"] = option_rules.check_path("sysfs_root", params["sysfs_root"])
-    if params.get("cpu_governor") and not gov.GOVERNOR_NAME.match(params["cpu_governor"]):
-        raise option_rules.OptionError("cpu_governor %s is not a governor name" % option_rules.show(
-            params["cpu_governor"]))
-
-
-def hold_governor(module, hold, warnings):
-    """The cpu_governor option, right before the tests start; the task fails when it cannot be set."""
-    try:
-        warning = hold.take()
-    except gov.GovernorError as exc:
-        module.fail_json(msg="cpu_governor: %s" % exc, cpu_governor=dict(hold.report))
-    if warning:
-        warnings.append(warning)
+    pm.check_governor_options(params)
 
 
 def _retryable(result):

@@ -233,6 +233,26 @@ def wait_no_test_processes(lab, timeout):
         time.sleep(0.5)
 
 
+def tool_processes(lab, marker):
+    """{pid: host} of the test processes whose command line holds marker (e.g. perftest_emulator, iperf3 -J)."""
+    return dict((p["pid"], p["host"]) for p in leftover_test_processes(lab)
+                if marker in "%s %s" % (p.get("comm"), " ".join(p.get("cmdline") or [])))
+
+
+def governors_while_tool_runs(lab, proc, marker, timeout=120):
+    """(host, governors) read while a test process of that host (its command line holds marker) was running
+    before and after the read."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert proc.poll() is None, open(proc.log_path).read()[-4000:]
+        assert time.monotonic() < deadline, "no %s process seen running" % marker
+        for pid, host in sorted(tool_processes(lab, marker).items()):
+            seen = governors(lab, host)
+            if tool_processes(lab, marker).get(pid) == host:
+                return host, seen
+        time.sleep(0.2)
+
+
 def governors(lab, host):
     """The emulated cpufreq governors of a lab host, cpu0 first."""
     base = os.path.join(lab.dir, "sysfs", host, "devices", "system", "cpu")

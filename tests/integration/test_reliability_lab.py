@@ -233,32 +233,13 @@ def test_server_whose_client_never_comes_is_bounded(lab, tmp_path):
     assert not [p for p in lab.pids() if "sleep" in " ".join(p["cmdline"])]
 
 
-def _perftest_processes(lab):
-    return dict((p["pid"], p["host"]) for p in oc.leftover_test_processes(lab)
-                if "perftest_emulator" in " ".join(p["cmdline"]))
-
-
-def _governors_while_perftest_runs(lab, proc, timeout=120):
-    """(host, governors) read while a perftest process of that host was running before and after the read."""
-    deadline = time.monotonic() + timeout
-    while True:
-        assert proc.poll() is None, open(proc.log_path).read()[-4000:]
-        assert time.monotonic() < deadline, "no test process seen running"
-        running = _perftest_processes(lab)
-        for pid, host in sorted(running.items()):
-            seen = oc.governors(lab, host)
-            if _perftest_processes(lab).get(pid) == host:
-                return host, seen
-        time.sleep(0.2)
-
-
 def test_interrupted_run_leaves_no_process_and_restores_governors(lab, tmp_path):
     proc, history, report = oc.start_oneclick(lab, tmp_path, {
         "commcheck_checks": ["rdma", "tcp"], "commcheck_rdma_duration": 3, "commcheck_rdma_timeout": 20},
         name="interrupted")
     try:
         # while perftest runs, its host runs at the performance governor (commcheck_cpu_governor's default)
-        host, seen = _governors_while_perftest_runs(lab, proc)
+        host, seen = oc.governors_while_tool_runs(lab, proc, "perftest_emulator")
         assert seen == ["performance"] * len(oc.GOVERNORS), host
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)

@@ -145,6 +145,10 @@ def iperf3_cases():
         cases.append((dict(base, min_fraction=value), "min_fraction"))
     for value in IPERF3_EXTRA:
         cases.append((dict(base, extra_args=value), "extra_args"))
+    for value in PATHS:
+        cases.append((dict(base, sysfs_root=value), "sysfs_root"))
+    for value in FLAGS + SHELL + CONTROL + ["PERF", LONG]:
+        cases.append((dict(base, cpu_governor=value), "cpu_governor"))
     side = {"role": "server"}
     for key, values in {"rail": [1024], "step": [10001], "round": [1000001], "tcp_port": [0]}.items():
         for value in values + INTS_ANY[:2]:
@@ -351,6 +355,20 @@ def test_control_iperf3_valid_options_start_the_tool(recorder, capsys, tmp_path,
     argv = recorder.argvs[0]
     assert argv[argv.index(tool):] == [tool, "-s", "-1", "-J", "-p", "5201", "-B", "10.0.0.1", "-Z", "-w", "4M",
                                        "--debug=2"]
+
+
+def test_control_iperf3_holds_the_governor_while_its_sides_run_and_puts_it_back(recorder, capsys, tmp_path,
+                                                                                   monkeypatch):
+    """As perftest does: every CPU switched right before the sides start, each put back when they end."""
+    tool = fake_tool(tmp_path, "iperf3")
+    monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ.get("PATH", ""))
+    root = sysfs_tree(str(tmp_path / "sys"), governors=("powersave", "performance"))
+    before = tree_state(root)
+    result, escaped = run_main("iperf3", {"role": "server", "timeout": 30, "sysfs_root": root,
+                                          "cpu_governor": "performance"}, capsys)
+    assert escaped is None and recorder.argvs and tool in recorder.argvs[0], result
+    assert result["cpu_governor"] == {"governor": "performance", "previous": {"cpu0": "powersave"}, "restored": True}
+    assert dict((k, v.strip()) for k, v in tree_state(root).items()) == dict((k, v.strip()) for k, v in before.items())
 
 
 def test_control_kubectl_options_reach_kubectl(recorder, capsys, tmp_path):

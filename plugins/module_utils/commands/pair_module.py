@@ -10,8 +10,9 @@ once: the options every pair module has (``role`` or ``sides``, ``server``,
 ``expected_gbps``, ``min_fraction``, ``fail_on_error``, the transport),
 merging each side over the top-level options, check mode, running every
 side through the one side runner (``side_runner.run_sides``) and the
-result. ``fail_run`` is the failure of any module whose command failed
-(``msg``, ``rc``, ``stdout``, ``stderr``, ``cmd``).
+result, and the CPU governor held while the sides run (``cpu_governor``,
+``governor_hold``). ``fail_run`` is the failure of any module whose command
+failed (``msg``, ``rc``, ``stdout``, ``stderr``, ``cmd``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,6 +20,8 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as gov
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction
@@ -147,6 +150,32 @@ def run_all(transport, sides, retryable, exec_argv=None, hold=None, release=None
             release(held)
     outputs = dict(zip(runnable, ran))
     return [outputs.get(num) or not_found_result(side["argv"]) for num, side in enumerate(sides)]
+
+
+def check_governor_options(params):
+    """``sysfs_root`` (an absolute path without ``..``) and ``cpu_governor`` (a governor name); OptionError."""
+    params["sysfs_root"] = option_rules.check_path("sysfs_root", params["sysfs_root"])
+    if params.get("cpu_governor") and not gov.GOVERNOR_NAME.match(params["cpu_governor"]):
+        raise OptionError("cpu_governor %s is not a governor name" % option_rules.show(params["cpu_governor"]))
+
+
+def governor_hold(module, transport, warnings):
+    """``run_all``'s ``hold`` and ``release`` for the ``cpu_governor`` option, and the report of what they did.
+
+    The CPUs are switched right before the sides start and put back after every process stopped, on every
+    path; a governor that cannot be set fails the task before any side runs.
+    """
+    hold = gov.GovernorHold(module.params.get("cpu_governor"), module.params["sysfs_root"], transport.name)
+
+    def take():
+        try:
+            warning = hold.take()
+        except gov.GovernorError as exc:
+            module.fail_json(msg="cpu_governor: %s" % exc, cpu_governor=dict(hold.report))
+        if warning:
+            warnings.append(warning)
+
+    return take, lambda _held: hold.release(), hold.report
 
 
 def side_results(sides, ran, side_info, outcome):
