@@ -72,19 +72,19 @@ def tag_items(value, key, host):
     return [dict(item, **{key: host}) if isinstance(item, Mapping) else item for item in value]
 
 
-def gather(hostvars, hosts, facts, values, missing, host_key=None):
+def gather(hostvars, hosts, facts, values, missing, host_field=None):
     """{name: {host: value}}: ``facts`` read from each host's variables, ``values`` taken as given; the lists
-    named in ``host_key`` get each item tagged with its host."""
-    host_key = host_key or {}
+    named in ``host_field`` get each item tagged with its host."""
+    host_field = host_field or {}
     paths = {name: _paths(name, path) for name, path in facts.items()}
     for name, by_host in values.items():
         if not isinstance(by_host, Mapping):
             raise ValueError("values.%s must map hosts to values, got %s" % (name, type(by_host).__name__))
         if name in facts:
             raise ValueError("%s is named in both facts and values" % name)
-    for name, key in host_key.items():
+    for name, key in host_field.items():
         if not isinstance(key, str) or not key or (name not in facts and name not in values):
-            raise ValueError("host_key.%s must be a key name for a result named in facts or values, got %r"
+            raise ValueError("host_field.%s must be a key name for a result named in facts or values, got %r"
                              % (name, key))
     out = {}
     for name, names in paths.items():
@@ -94,7 +94,7 @@ def gather(hostvars, hosts, facts, values, missing, host_key=None):
     for name, by_host in values.items():
         default = missing.get(name)
         out[name] = {host: plain(default if by_host.get(host) is None else by_host[host]) for host in hosts}
-    for name, key in host_key.items():
+    for name, key in host_field.items():
         out[name] = {host: tag_items(value, key, host) for host, value in out[name].items()}
     return out
 
@@ -107,7 +107,7 @@ class ActionModule(ControllerAction):
 
     def decide(self, args, result, task_vars):
         facts = gather(task_vars.get("hostvars") or {}, args["hosts"], args["facts"], args["values"], args["missing"],
-                       host_key=args["host_key"])
+                       host_field=args["host_field"])
         new_facts = self._take_defaults(args, task_vars)
         if args["slices"] > 1 and self._task.check_mode:
             # the other slices would wait for posts that check mode does not make

@@ -55,10 +55,11 @@ options:
       - Per result name of O(facts) or O(values), the value of a host that lacks it (default C(null)).
     type: dict
     default: {}
-  host_key:
+  host_field:
     description:
       - Per result name whose values are lists of mappings, a key to set in each of those mappings to the name of
-        the host it came from (e.g. C(sides: host)), so that the lists of all hosts can be put together.
+        the host it came from (C(host) for C(sides), for example), so that the lists of all hosts can be put
+        together.
     type: dict
     default: {}
   unreachable:
@@ -130,7 +131,7 @@ EXAMPLES = r'''
     facts:
       # the module result of each host's tests, else what its rounds gathered
       sides: [commcheck_rdma_perf_job.sides, commcheck_rdma_perf_sides]
-    host_key:
+    host_field:
       sides: host
   run_once: true
   register: fleet_sides

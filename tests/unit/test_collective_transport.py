@@ -155,7 +155,7 @@ def test_a_series_without_transport_shows_none():
 # ---------------------------------------------------------------- the collective role
 
 def role_arg(name, variables):
-    with open(os.path.join(REPO, "roles", "collective", "tasks", "main.yml")) as handle:
+    with open(os.path.join(REPO, "roles", "collective", "tasks", "run.yml")) as handle:
         tasks = yaml.safe_load(handle)
     [task] = [t for t in tasks if t["name"].startswith("Run the collectives of the pool")]
     text = task["clusterops.commcheck.collective"][name]

@@ -357,8 +357,8 @@ def test_control_iperf3_valid_options_start_the_tool(recorder, capsys, tmp_path,
                                        "--debug=2"]
 
 
-def test_control_iperf3_holds_the_governor_while_its_sides_run_and_puts_it_back(recorder, capsys, tmp_path,
-                                                                                   monkeypatch):
+def test_control_iperf3_holds_the_governor_while_its_sides_run_and_puts_it_back(
+        recorder, capsys, tmp_path, monkeypatch):
     """As perftest does: every CPU switched right before the sides start, each put back when they end."""
     tool = fake_tool(tmp_path, "iperf3")
     monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ.get("PATH", ""))

@@ -199,7 +199,7 @@ def test_fleet_facts_reads_the_first_variable_a_host_has_and_tags_list_items_wit
     rounds = {"job": {"skipped": True}, "sides": [{"round": 0}, {"round": 1, "host": "stale"}]}
     hostvars = {"h1": pipelined, "h2": rounds, "h3": {"job": {"sides": None}, "sides": None}}
     got = gather(hostvars, ["h1", "h2", "h3", "h4"], {"sides": ["job.sides", "sides"]}, {}, {"sides": []},
-                 host_key={"sides": "host"})
+                 host_field={"sides": "host"})
     assert got == {"sides": {"h1": [{"round": 0, "rail": 0, "host": "h1"}],
                              "h2": [{"round": 0, "host": "h2"}, {"round": 1, "host": "h2"}],
                              "h3": [], "h4": []}}
@@ -208,7 +208,7 @@ def test_fleet_facts_reads_the_first_variable_a_host_has_and_tags_list_items_wit
         gather(hostvars, ["h1"], {"sides": ["job.sides", 3]}, {}, {})
     with pytest.raises(ValueError, match="facts.sides must name a variable or list variables"):
         gather(hostvars, ["h1"], {"sides": []}, {}, {})
-    with pytest.raises(ValueError, match="host_key.rails must be a key name for a result named in facts or values"):
-        gather(hostvars, ["h1"], {"sides": "sides"}, {}, {}, host_key={"rails": "host"})
-    with pytest.raises(ValueError, match="host_key.sides must be a key name"):
-        gather(hostvars, ["h1"], {"sides": "sides"}, {}, {}, host_key={"sides": ""})
+    with pytest.raises(ValueError, match="host_field.rails must be a key name for a result named in facts or values"):
+        gather(hostvars, ["h1"], {"sides": "sides"}, {}, {}, host_field={"rails": "host"})
+    with pytest.raises(ValueError, match="host_field.sides must be a key name"):
+        gather(hostvars, ["h1"], {"sides": "sides"}, {}, {}, host_field={"sides": ""})

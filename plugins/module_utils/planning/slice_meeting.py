@@ -51,7 +51,7 @@ FLEET_FACTS_SPEC = dict(
     facts=dict(type="dict", default={}),
     values=dict(type="dict", default={}),
     missing=dict(type="dict", default={}),
-    host_key=dict(type="dict", default={}),
+    host_field=dict(type="dict", default={}),
     unreachable=dict(type="list", elements="str", default=[]),
     slices=dict(type="int"),
     directory=dict(type="str"),
