@@ -387,8 +387,9 @@ def test_timeout_kills_every_rank(lab, binary_dir, tmp_path):
     lab.slow(lab.hosts[3], rate="20mbit")
     out = lab_module(lab, lab.hosts[0], lab_args(lab, binary_dir, min_bytes="16M", max_bytes="16M", iterations=20,
                                                  timeout=8))
-    assert out["verdict"] == "error" and out["timed_out"] is True
-    assert "did not finish within 8s" in out["cause"]
+    why = dict((k, out.get(k)) for k in ("rc", "duration_s", "cause", "errors", "stderr"))
+    assert out["verdict"] == "error" and out["timed_out"] is True, why
+    assert "did not finish within 8s" in out["cause"], why
     started = time.monotonic()
     assert_nothing_left(lab, wait=30)
     sys.stderr.write("\nleft-over processes gone %.1fs after the module returned\n" % (time.monotonic() - started))
