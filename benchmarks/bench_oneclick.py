@@ -131,7 +131,9 @@ def masters_cpu(ssh_marker):
 
 
 def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, workers=False):
-    """(rc, wall, marks, cpu): marks are (seconds, task name, controller CPU seconds so far) per task banner.
+    """(rc, wall, marks, cpu, main_cpu): main_cpu is what the main ansible-playbook process used itself
+    (CPU seconds as cpu_s, peak memory, page faults: benchmarks/callback_plugins/bench_main_cpu.py; None when
+    it wrote nothing); marks are (seconds, task name, controller CPU seconds so far) per task banner.
 
     profile: a file for py-spy's samples of the main ansible-playbook process (collapsed stacks); py-spy
     runs beside the process tree, so its own CPU is not in the controller's. workers: the worker processes
@@ -139,7 +141,10 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, worke
     process, is counted as the controller's: for where the CPU goes, not for the figures)."""
     argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", lab.inventory,
             "-e", json.dumps(extra_vars), PLAYBOOK]
-    env = lab.ansible_env({"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
+    main_cpu_path = os.path.join(lab.dir, "main-cpu.json")
+    env = lab.ansible_env({"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history,bench_main_cpu",
+                           "ANSIBLE_CALLBACK_PLUGINS": os.path.join(HERE, "callback_plugins"),
+                           "COMMCHECK_BENCH_MAIN_CPU": main_cpu_path,
                            "COMMCHECK_HISTORY_DIR": history_dir, "COMMCHECK_HISTORY_FSYNC": "false"})
     marker = os.path.join(lab.dir, "cp")      # the lab's ssh control_path_dir
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -165,7 +170,13 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, worke
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) + masters_cpu(marker)
-    return proc.returncode, wall, marks, cpu
+    try:
+        with open(main_cpu_path) as handle:
+            own = json.load(handle)
+        main_cpu = dict(own, cpu_s=own["user_s"] + own["system_s"])
+    except (OSError, ValueError, KeyError):
+        main_cpu = None
+    return proc.returncode, wall, marks, cpu, main_cpu
 
 
 def _phase_of(name):
@@ -262,7 +273,7 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         log_path = os.path.join(logs or lab.dir, "bench-oneclick-%d-%s.log" % (hosts, pattern))
         history_dir = os.path.join(lab.dir, "bench-history")
         profile_path = os.path.join(profile, "profile-%d-%s.txt" % (hosts, pattern)) if profile else None
-        rc, wall, marks, cpu = ansible_playbook(lab, extra, log_path, history_dir, profile_path, workers)
+        rc, wall, marks, cpu, main_cpu = ansible_playbook(lab, extra, log_path, history_dir, profile_path, workers)
         # a host other than the first (the first also runs the run_once tasks)
         per_host = host_tasks(log_path, lab.hosts[-1])
         lines = history(history_dir)
@@ -288,6 +299,8 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         "ratio": round(wall / ideal_total, 2) if ideal_total else None, "phases": phase_times(marks, wall),
         "collective_mpirun_s": round(coll_s, 1), "controller_cpu_s": round(cpu, 1),
         "controller_cpu_per_host_s": round(cpu / hosts, 2), "lab_hosts_cpu_s": round(lab_cpu, 1),
+        "main_process_cpu_s": round(main_cpu["cpu_s"], 1) if main_cpu is not None else None,
+        "main_process": main_cpu,
         "cpu_bound_s": round((cpu + lab_cpu) / CORES, 1), "cpu_phases": phase_times(marks, cpu, column=2),
         "rdma_rounds": rdma_rounds, "tcp_rounds": tcp_rounds,
         "records": len([r for r in lines if r.get("kind") != "summary"]),
@@ -303,15 +316,17 @@ PHASE_ORDER = ("discover", "rdma", "collective", "tcp", "report", "other")
 def table(results):
     rows = ["| hosts | pattern | wall (s) | ideal bound (s) | wall / ideal | RDMA / coll. / TCP ideal (s) | "
             "phases: discover, RDMA, collective, TCP, report, other (s) | controller CPU (s) | per host (s) | "
-            "CPU by phase (s) | lab hosts' CPU (s) | all CPU / cores (s) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "of it the main process (s) | CPU by phase (s) | lab hosts' CPU (s) | all CPU / cores (s) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for res in results:
         phases, cpu_phases = res["phases"], res["cpu_phases"]
-        rows.append("| %d | %s | %.1f | %.1f | %.2f | %s / %s / %s | %s | %.1f | %.2f | %s | %.1f | %.1f |" % (
+        rows.append("| %d | %s | %.1f | %.1f | %.2f | %s / %s / %s | %s | %.1f | %.2f | %s | %s | %.1f | %.1f |" % (
             res["hosts"], res["pattern"], res["wall_s"], res["ideal_s"], res["ratio"] or 0,
             res["ideal"]["rdma"], res["ideal"]["collective"], res["ideal"]["tcp"],
             ", ".join(str(phases.get(p, 0)) for p in PHASE_ORDER), res["controller_cpu_s"],
-            res["controller_cpu_per_host_s"], ", ".join(str(cpu_phases.get(p, 0)) for p in PHASE_ORDER),
+            res["controller_cpu_per_host_s"],
+            "-" if res["main_process_cpu_s"] is None else "%.1f" % res["main_process_cpu_s"],
+            ", ".join(str(cpu_phases.get(p, 0)) for p in PHASE_ORDER),
             res["lab_hosts_cpu_s"], res["cpu_bound_s"]))
     return "\n".join(rows)
 
@@ -371,7 +386,7 @@ def main(argv=None):
         results.append(res)
         sys.stdout.write("N=%(hosts)d %(pattern)s: rc=%(rc)d wall %(wall_s).1fs ideal %(ideal_s).1fs "
                          "ratio %(ratio)s; controller CPU %(controller_cpu_s).1fs (%(controller_cpu_per_host_s).2fs "
-                         "per host); rounds RDMA %(rdma_rounds)d TCP %(tcp_rounds)d; records %(records)d "
+                         "per host; main process %(main_process_cpu_s)ss); rounds RDMA %(rdma_rounds)d TCP %(tcp_rounds)d; records %(records)d "
                          "%(verdicts)s; processes left %(processes_left)d; task results of one host "
                          "%(host_tasks)s\n" % res)
         for task, seconds in res["slowest_tasks"]:

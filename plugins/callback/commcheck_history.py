@@ -142,6 +142,22 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_preloa
 INTERRUPT_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
+def _data_if_read(result):
+    """The result's data when it holds what this callback reads (records, the run id fact), else None.
+
+    Ansible 2.19 hands each callback its own copy of a result and turns it into
+    native types only when ``result`` is read: on a large cluster that pass over
+    every module result (discovery, the tests' sides) is the main process's, one
+    result after another, so results without records are not read at all.
+    """
+    raw = getattr(result, "_return_data", None)
+    if isinstance(raw, dict):
+        facts = raw.get("ansible_facts")
+        if "commcheck_records" not in raw and not (isinstance(facts, dict) and "commcheck_run_id" in facts):
+            return None
+    return getattr(result, "_result", None)
+
+
 class CallbackModule(CallbackBase):
 
     CALLBACK_VERSION = 2.0
@@ -207,7 +223,7 @@ class CallbackModule(CallbackBase):
 
     def _take_fact_run_id(self, result):
         """The commcheck_run_id fact a play sets once (set_fact) before its first record."""
-        data = getattr(result, "_result", None)
+        data = _data_if_read(result)
         facts = data.get("ansible_facts") if isinstance(data, dict) else None
         if isinstance(facts, dict) and "commcheck_run_id" in facts:
             self._adopt_run_id(facts["commcheck_run_id"])
@@ -362,7 +378,7 @@ class CallbackModule(CallbackBase):
     def _collect(self, result):
         if self._disabled:
             return
-        data = getattr(result, "_result", None)
+        data = _data_if_read(result)
         if not isinstance(data, dict) or data.get("_ansible_no_log"):
             return
         task = getattr(result, "_task", None)

@@ -101,7 +101,8 @@ _value:
   description:
     - C(retests) (C(id), C(purpose) as_is|partner, C(attempt), C(server), C(client), C(rail), C(test), C(metric),
       C(subject), C(partner), C(origin)), C(rounds) (round plans, jobs with C(retest)), C(skipped) (with
-      C(reason)), C(summary) (C(failing_pairs), C(planned), C(as_is), C(partner), C(rounds), C(skipped)).
+      C(reason)), C(summary) (C(failing_pairs), C(planned), C(as_is), C(partner), C(rounds), C(skipped)),
+      C(hosts) (the hosts that run a side of a retest, sorted).
   type: dict
 '''
 

@@ -91,6 +91,13 @@ options:
     type: list
     elements: str
     default: []
+  devices:
+    description:
+      - Whether to discover the RDMA devices. V(false) runs only O(probe), for a run that checks no RDMA
+        (the one-click check with only TCP). Nothing is then read from sysfs, no fact is set and
+        RV(commcheck_rdma) is not returned.
+    type: bool
+    default: true
   fail_on:
     description:
       - Fail the host when it has findings of this severity or worse (V(error), V(warning)); V(never) only
@@ -108,7 +115,7 @@ attributes:
     description: Nothing changes, so there is nothing to diff.
   facts:
     support: full
-    description: Sets C(ansible_facts.commcheck_rdma) (unless O(facts=false)).
+    description: Sets C(ansible_facts.commcheck_rdma) (unless O(facts=false) or O(devices=false)).
   platform:
     support: full
     platforms: posix
@@ -152,6 +159,11 @@ EXAMPLES = r'''
     probe: [cmd:ib_write_bw, cmd:iperf3]
   register: discovered
 
+- name: Only look for iperf3 (a run that checks no RDMA)
+  clusterops.commcheck.rdma_facts:
+    devices: false
+    probe: [cmd:iperf3]
+
 - name: Read the port counters again after a test, keeping the discovery's facts
   clusterops.commcheck.rdma_facts:
     tools: false
@@ -167,7 +179,7 @@ EXAMPLES = r'''
 RETURN = r'''
 ansible_facts:
   description: Facts set by the module.
-  returned: when O(facts) is true (the default)
+  returned: when O(facts) and O(devices) are true (the defaults)
   type: complex
   contains:
     commcheck_rdma:
@@ -273,7 +285,7 @@ ansible_facts:
           type: dict
 commcheck_rdma:
   description: What was found, the same as RV(ansible_facts.commcheck_rdma), when O(facts) is V(false).
-  returned: when O(facts) is false
+  returned: when O(facts) is false and O(devices) is true
   type: dict
 probe:
   description:
@@ -349,6 +361,7 @@ def main():
         timeout=dict(type="int", default=60),
         facts=dict(type="bool", default=True),
         probe=dict(type="list", elements="str", default=[]),
+        devices=dict(type="bool", default=True),
         fail_on=dict(type="str", default="never", choices=["error", "warning", "never"]),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
@@ -361,6 +374,10 @@ def main():
     rate = params["expected_rate_gbps"]
     root = params["sysfs_root"]
     transport = get_transport(module)
+    if not params["devices"]:
+        probe = probe_tools(transport, params["probe"], params["timeout"]) if params["probe"] else None
+        module.exit_json(changed=False, msg="RDMA devices not looked for; %d tool key(s) probed" % len(params["probe"]),
+                         **({"probe": probe} if probe is not None else {}))
     if not transport.remote and not os.path.isdir(root):
         module.fail_json(msg="sysfs_root %s is not a directory" % show(root))
 

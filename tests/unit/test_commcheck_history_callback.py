@@ -199,3 +199,28 @@ def test_no_plugin_or_role_sets_or_reads_the_run_id_through_the_environment():
                 assert 'os.environ["COMMCHECK_' not in text, where
                 assert "lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID')" not in text or "EXAMPLES" in text, where
                 assert "lookup('ansible.builtin.env', 'COMMCHECK_HISTORY_DIR')" not in text, where
+
+
+def test_results_without_records_are_not_turned_into_native_types(tmp_path):
+    # Ansible's own callback result: its data becomes native types (a copy of the whole
+    # result, in the main process) only when a callback reads `result`.
+    from ansible.executor.task_result import CallbackTaskResult
+    from ansible.inventory.host import Host
+    from ansible.playbook.task import Task
+
+    def ansible_result(data):
+        return CallbackTaskResult(Host("node-a"), Task(), data, {})
+
+    callback = _callback(tmp_path, run_id="r1")
+    callback.v2_playbook_on_play_start(_Play())
+    sides = ansible_result({"changed": False, "sides": [{"stdout": "x" * 1000}] * 50})
+    callback.v2_runner_on_ok(sides)
+    callback.v2_runner_item_on_ok(sides)
+    assert "result" not in vars(sides)                # never read, so never copied
+    fact = ansible_result({"ansible_facts": {"commcheck_run_id": "r1"}})
+    records = ansible_result({"commcheck_records": [{"kind": "tcp_bw", "host": "node-a", "peer": "node-b",
+                                                     "verdict": "pass"}]})
+    callback.v2_runner_on_ok(fact)
+    callback.v2_runner_on_ok(records)
+    assert "result" in vars(fact) and "result" in vars(records)
+    assert _run_ids(tmp_path) == ["r1"]

@@ -402,3 +402,18 @@ def test_a_partner_is_never_a_host_whose_link_with_the_subject_failed():
     partners = [(i["subject"], i["partner"]) for i in plan["retests"] if i["purpose"] == "partner"]
     assert ("h3", "h4") not in partners and ("h4", "h3") not in partners
     assert ("h3", "h1") in partners and ("h4", "h1") in partners
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_the_plan_names_only_the_hosts_that_run_a_retest(merge):
+    # one bad link in a 12-host ring: its two hosts and their partners run retests, the other hosts
+    # of the fleet need not be reached at all
+    hosts = names(12)
+    records = [rec(x, y, 0, "fail" if set((x, y)) == set(("h3", "h4")) else "pass")
+               for x, y in zip(hosts, hosts[1:] + hosts[:1])]
+    plan = rt.plan_retests(records, host_rails(hosts, 1), merge=merge)
+    in_sides = set(h for rnd in plan["rounds"] for h in rnd["sides"])
+    assert plan["hosts"] == sorted(in_sides)
+    assert {"h3", "h4"} <= set(plan["hosts"]) and len(plan["hosts"]) <= 4
+    assert rt.plan_retests([r for r in records if r["verdict"] == "pass"], host_rails(hosts, 1),
+                           merge=merge)["hosts"] == []

@@ -166,3 +166,16 @@ def test_rdma_facts_can_leave_the_facts_alone(monkeypatch, capsys, tmp_path):
     returned = run_module(rdma_facts_module, monkeypatch, capsys, {"sysfs_root": root, "tools": False, "facts": False})
     assert "commcheck_rdma" not in as_facts and "ansible_facts" not in returned
     assert returned["commcheck_rdma"]["summary"] == as_facts["ansible_facts"]["commcheck_rdma"]["summary"]
+
+
+def test_rdma_facts_without_devices_only_probes(monkeypatch, capsys, tools, tmp_path):
+    # the one-click check with only TCP: one module run finds the tools and reads nothing of RDMA,
+    # not even a sysfs root that is not there
+    res = run_module(rdma_facts_module, monkeypatch, capsys,
+                     {"sysfs_root": str(tmp_path / "no-such-sys"), "devices": False, "fail_on": "error",
+                      "probe": ["cmd:ib_write_bw", "cmd:commcheck-no-such-tool"]})
+    assert not res.get("failed") and res["changed"] is False, res
+    assert "ansible_facts" not in res and "commcheck_rdma" not in res
+    assert res["probe"]["found"] == {"cmd:ib_write_bw": os.path.join(tools["bin"], "ib_write_bw")}
+    res = run_module(rdma_facts_module, monkeypatch, capsys, {"devices": False, "probe": ["cmd:-x"]})
+    assert res["failed"] and "must not start with '-'" in res["msg"]

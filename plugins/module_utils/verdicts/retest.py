@@ -143,7 +143,8 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
     ``host_rails``: host -> rails (``schedule.select_rails``), used to build
     each side's device / GID / address. Returns ``{"retests": [...],
     "rounds": [round_plan dicts with "jobs" carrying "retest"], "skipped":
-    [...], "summary": {...}}``. Round i carries ``round_offset + i`` in its
+    [...], "summary": {...}, "hosts": [...]}``; ``hosts``: the hosts that run a
+    side of a retest, the only ones the retests need to reach. Round i carries ``round_offset + i`` in its
     sides and jobs (``round``). ``merge``: one plan holding every round as
     a step (step i = round i, ``steps`` = the count), for the pipelined
     strategy; ports then cycle through a window of steps like
@@ -193,7 +194,8 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
                "as_is": sum(1 for i in items if i["purpose"] == "as_is"),
                "partner": sum(1 for i in items if i["purpose"] == "partner"),
                "rounds": len(rounds), "skipped": len(skipped), "dropped": dropped}
-    return {"retests": items, "rounds": rounds, "skipped": skipped, "summary": summary}
+    return {"retests": items, "rounds": rounds, "skipped": skipped, "summary": summary,
+            "hosts": sorted(set(host for rnd in rounds for host in rnd["sides"]))}
 
 
 def _check_plan_options(records, repeats, max_jobs, per_host):
