@@ -23,7 +23,9 @@ table:
 - controller CPU: the CPU seconds of the ansible-playbook process tree (its
   forks, the ssh clients and the ssh connection masters it starts; not the
   lab hosts' sshd and modules), in total, per host and per phase, and the
-  tasks that cost the most;
+  tasks that cost the most; of it, the main ansible-playbook process's own
+  CPU, peak memory and page faults (callback_plugins/bench_main_cpu.py):
+  the part that handles every result one after another;
 - the lab hosts' CPU (their sshd with everything it reaped: modules, the
   emulators, iperf3, Open MPI) and all CPU / cores: the wall time this
   machine needs for the controller's and the emulated hosts' work even with
@@ -386,7 +388,8 @@ def main(argv=None):
         results.append(res)
         sys.stdout.write("N=%(hosts)d %(pattern)s: rc=%(rc)d wall %(wall_s).1fs ideal %(ideal_s).1fs "
                          "ratio %(ratio)s; controller CPU %(controller_cpu_s).1fs (%(controller_cpu_per_host_s).2fs "
-                         "per host; main process %(main_process_cpu_s)ss); rounds RDMA %(rdma_rounds)d TCP %(tcp_rounds)d; records %(records)d "
+                         "per host; main process %(main_process_cpu_s)ss); rounds RDMA %(rdma_rounds)d "
+                         "TCP %(tcp_rounds)d; records %(records)d "
                          "%(verdicts)s; processes left %(processes_left)d; task results of one host "
                          "%(host_tasks)s\n" % res)
         for task, seconds in res["slowest_tasks"]:
