@@ -205,6 +205,19 @@ def test_unreachable_host_is_reported_not_fatal(lab, tmp_path):
         r["host"] == "ghost" and r["verdict"] == "error" for r in results["records"])
 
 
+def test_a_tcp_only_run_finds_its_tools_in_one_module_run_that_reads_nothing_of_rdma(lab, tmp_path):
+    """Only TCP: the discovery module run looks for iperf3 and reads no RDMA device (rdma_facts
+    devices=false), so hosts whose sysfs root is not there at all still run the TCP check."""
+    run = oc.oneclick(lab, tmp_path, {"commcheck_checks": ["tcp"],
+                                      "commcheck_sysfs_root": "/nonexistent/commcheck-no-sysfs"})
+    assert run.rc == 0, run.tail()
+    tcp = run.records("tcp_bw")
+    assert {r["host"] for r in tcp} == set(lab.hosts) and all(r["verdict"] in HEALTHY_VERDICTS for r in tcp), tcp
+    assert not [r for r in run.records() if r["verdict"] == "skipped"], run.records()
+    assert run.records("discover") == [] and run.records("finding") == []
+    assert "is not a directory" not in run.output
+
+
 def test_tcp_tests_hold_the_governor_in_their_own_module_run_and_put_it_back(lab, tmp_path):
     """The iperf3 module holds commcheck_cpu_governor while its tests run, as perftest does: every CPU of a
     testing host at 'performance', each put back after, and no module run of its own for the governor; a
