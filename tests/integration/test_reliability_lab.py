@@ -346,9 +346,12 @@ def test_host_killed_mid_run_is_reported_and_the_rest_is_kept(doomed_lab, tmp_pa
     # Such a pair is an error that says nobody connected, never a bandwidth verdict.
     waited = set(h for r in rdma if victim in (r["host"], r["peer"]) for h in (r["host"], r["peer"])) - {victim}
     others_rdma = [r for r in rdma if victim not in (r["host"], r["peer"])]
-    assert others_rdma and [r for r in others_rdma if r["verdict"] in ("pass", "warn")], rdma
+    # measured: pass or warn, or flaky (on a loaded machine a pair may measure slow once and pass its retest)
+    measured = ("pass", "warn", "flaky")
+    brief = [(r["host"], r["peer"], r["verdict"], r["params"].get("step"), r.get("cause")) for r in rdma]
+    assert others_rdma and [r for r in others_rdma if r["verdict"] in measured], brief
     for rec in others_rdma:
-        if rec["verdict"] not in ("pass", "warn"):
+        if rec["verdict"] not in measured:
             assert rec["verdict"] == "error" and {rec["host"], rec["peer"]} & waited, rec
             assert "could not reach the server" in rec["cause"] or "no client connected" in rec["cause"], rec
     tcp = run.records("tcp_bw")

@@ -321,5 +321,8 @@ def test_hung_client_names_the_client_host(lab, tmp_path):
     assert stuck and all(rec["peer"] == hung and rec["params"]["failed_side"] == hung for rec in stuck), first
     assert all(rec["params"]["failed_side"] in (hung, None) for rec in first), first
     named = components(lines)
-    assert named and all(component == "host" and host == hung for component, host, _peer, _rail, _dev in named), \
+    # a link the loaded machine slowed once and whose retest passed is named flaky, never blamed (seen once
+    # under a loaded make test); everything blamed is the hung client's host
+    blamed = [item for item in named if item[0] != "flaky"]
+    assert blamed and all(component == "host" and host == hung for component, host, _peer, _rail, _dev in blamed), \
         named
