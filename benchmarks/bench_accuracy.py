@@ -236,6 +236,7 @@ def scenarios(lab):
         (faults.HungSide(lab, hosts[1], "client"), 1),
         (faults.LostHost(lab, hosts[n - 1]), 1),
         (faults.PortDown(lab, hosts[1], rail=1), 1),
+        (faults.PcieDowngraded(lab, hosts[n - 2], rate, rail=1), 1),
         (faults.MtuMismatch(lab, hosts[n - 1], rail=0), 1),
         # a tenth: a collective of CPU-bound emulator ranks hides part of a slower link (collective_pass_line)
         (faults.SlowCollectiveNode(lab, hosts[n // 2], slow_rate(lab, 10)), 1),

@@ -17,7 +17,9 @@ description:
   - Chooses the GID index tests should use for each port, the RoCE v2 GID whose IPv4 address is the
     netdev's address (O(subnet) chooses among several), none for InfiniBand unless O(ib_gid_index) asks.
   - Reports findings with a severity, the device and port, a message and a fix, for example
-    C(no_rdma_devices), C(port_down), C(phys_state_polling), C(rate_below_expected), C(no_roce_v2_gid),
+    C(no_rdma_devices), C(port_down), C(phys_state_polling), C(rate_below_expected), C(pcie_link_degraded)
+    (the NIC's PCIe link trained below the card's speed or width; an error when what is left is below its
+    port's rate, an info in a virtual machine), C(no_roce_v2_gid),
     C(rdma_netns_exclusive), C(memlock_limited), C(ipc_lock_missing), C(cpu_governor_not_performance),
     C(perftest_missing), C(gpudirect_module_missing), C(tool_mismatch).
   - When C(ibdev2netdev), C(ibstat), C(ibv_devinfo), C(rdma) or C(show_gids) are installed it also runs
@@ -192,7 +194,8 @@ ansible_facts:
             - RDMA devices, sorted by name, each with C(name), C(hca_type), C(fw_ver), C(node_guid),
               C(board_id), C(sys_image_guid), C(node_desc), C(numa_node), C(local_cpulist) (the CPUs near the
               device), C(pci), C(pci_path) (PCI functions from the root port down, when sysfs shows them),
-              C(bond) (null or C(netdev), C(slaves), C(mode)) and C(ports).
+              C(pcie) (null, or the PCIe link C(speed_gts), C(width), C(max_speed_gts), C(max_width); null
+              where the kernel does not say, as for a VF), C(bond) (null or C(netdev), C(slaves), C(mode)) and C(ports).
             - Each port has C(port) (int), C(state) (C(ACTIVE), C(DOWN), C(INIT), C(ARMED)), C(phys_state)
               (C(LinkUp), C(Polling), C(Disabled), ...), C(link_layer) (C(Ethernet) or C(InfiniBand)),
               C(rate_gbps), C(rate) (the kernel's text), C(lid), C(sm_lid), C(netdev), C(netdev_state),
@@ -253,6 +256,8 @@ ansible_facts:
               C(pci_path)), C(npus) (Huawei Ascend NPUs, with C(present), C(evidence), C(found_by), C(pci_only),
               C(pci)); the NVIDIA (0x10de) and Huawei (0x19e5) accelerator PCI functions under O(sysfs_root) count
               as evidence except through kubectl (a pod sees all of its node's), C(gpudirect_module),
+              C(virtual) (the DMI vendor and product, or the hypervisor type, of a virtual machine; null on bare
+              metal),
               C(cpu_governors) (count per governor), C(modules), C(numa_nodes) (NUMA node -> CPU list).
             - C(versions) has the versions that shape results, null where not found. C(perftest)
               (C(ib_write_bw --version)), C(iperf3), C(openmpi) (C(mpirun --version)), C(nccl) (from C(nccl.h)),

@@ -41,6 +41,7 @@ def scenario(lab4, name):
                                   faults.SlowLink(lab4.lab, hosts[2], hosts[3], slow, rail=0)),
         "port down": faults.PortDown(lab4.lab, hosts[1], rail=1),
         "flaky link": faults.FlakyLink(lab4.lab, hosts[2], hosts[3], slow, rail=0),
+        "PCIe link degraded": faults.PcieDowngraded(lab4.lab, hosts[2], slow, rail=1),
     }[name]
 
 
@@ -52,3 +53,17 @@ def test_the_culprits_are_exactly_the_injected_faults(lab4, tmp_path, name):
     injected = bench_accuracy.describe(fault.expected)
     assert row["right"], "injected %s, named %s (log %s)" % (injected, named, row["log"])
     assert row["named_ok"] == len(row["named"]) and row["expected_ok"] == len(fault.expected)
+
+
+def test_a_nic_on_a_degraded_pcie_link_is_named_with_the_link_first_in_its_evidence(lab4, tmp_path):
+    # the NIC's link trained at Gen3 x4 in its Gen4 x16 slot (emulated sysfs) and its rail measures slow: the
+    # culprit is that NIC alone, and what discovery read of its PCIe link is its first evidence
+    fault = scenario(lab4, "PCIe link degraded")
+    row = run(lab4, fault, tmp_path)
+    assert row["right"], "injected %s, named %s (log %s)" % (
+        bench_accuracy.describe(fault.expected), bench_accuracy.describe(row["named"]), row["log"])
+    results = bench_accuracy.newest_results(str(tmp_path / "work" / "report-PCIe_link_degraded-0"))
+    nic = [c for c in results["summary"]["culprits"] if c["component"] == "nic"]
+    assert len(nic) == 1 and nic[0]["host"] == fault.host, nic
+    assert nic[0]["evidence"][0].startswith("discovery: pcie_link_degraded: mlx5_1: its PCIe link runs at 8 GT/s x4"), \
+        nic[0]["evidence"]

@@ -253,6 +253,28 @@ class PortDown(SysfsWrite):
         self._write(os.path.join(port, "phys_state"), "3: Disabled\n")
 
 
+class PcieDowngraded(SysfsWrite):
+    """One NIC's PCIe link trained low (Gen3 x4 in its Gen4 x16 slot: a seating or riser fault) and its rail
+    slowed to match: discovery reads the link from the host's emulated sysfs, the tests measure the rail."""
+
+    name = "PCIe link degraded"
+
+    def __init__(self, lab, host, rate, rail):
+        super(PcieDowngraded, self).__init__(lab, host)
+        self.rate, self.rail = rate, rail
+
+    @property
+    def expected(self):
+        return [culprit("nic", self.host, rail=self.rail)]
+
+    def inject(self):
+        device = self.lab.host(self.host)["rails"][self.rail]["device"]
+        pci = os.path.join("class", "infiniband", device, "device")
+        self._write(os.path.join(pci, "current_link_speed"), "8.0 GT/s PCIe\n")
+        self._write(os.path.join(pci, "current_link_width"), "4\n")
+        self.lab.slow(self.host, self.rate, rail=self.rail)
+
+
 class MtuMismatch(SysfsWrite):
     """One host's netdev MTU differs from the rest of the fleet (a RoCE configuration fault)."""
 

@@ -54,6 +54,8 @@ Arguments
      "numa_node": 0, "pci": "0000:17:00.0" (default assigned),
      "vendor": "0x15b3", "pci_device": "0x1021",
      "netdevs": ["ens1f1np1"] (extra netdevs of the PCI function),
+     "pcie": {"current_link_speed": "8.0 GT/s PCIe", "current_link_width": 8, ...} (default PCIE_LINK;
+              a None value leaves that file out),
      "ports": [port, ...]}
 
 ``port``::
@@ -123,6 +125,12 @@ DEFAULT_HW_COUNTERS_ROCE = {
     "np_cnp_sent": 0, "np_ecn_marked_roce_packets": 0, "rp_cnp_handled": 0,
     "duplicate_request": 0, "implied_nak_seq_err": 0, "rnr_nak_retry_err": 0,
 }
+
+
+# The PCIe link of every emulated NIC unless its spec's "pcie" says otherwise (the kernel's text forms,
+# drivers/pci/pci-sysfs.c): a Gen4 x16 card in a Gen4 x16 slot.
+PCIE_LINK = {"current_link_speed": "16.0 GT/s PCIe", "current_link_width": 16,
+             "max_link_speed": "16.0 GT/s PCIe", "max_link_width": 16}
 
 
 def _write(path, content, mode=None):
@@ -346,6 +354,10 @@ def build_sysfs(root, devices, cpus=None, modules=(), net=None, gpus=0, unused_g
                            ("class", "0x020700" if is_ib else "0x020000"),
                            ("numa_node", dev.get("numa_node", -1))):
             _write(os.path.join(pci_dir, key), "%s\n" % value)
+        link = dict(PCIE_LINK, **(dev.get("pcie") or {}))
+        for key in ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width"):
+            if link.get(key) is not None:
+                _write(os.path.join(pci_dir, key), "%s\n" % link[key])
         if dev.get("local_cpulist") or numa_nodes.get(dev.get("numa_node", -1)):
             _write(os.path.join(pci_dir, "local_cpulist"),
                    "%s\n" % (dev.get("local_cpulist") or numa_nodes[dev.get("numa_node", -1)]))

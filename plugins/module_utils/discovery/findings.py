@@ -217,12 +217,13 @@ def _ib_mtu_for(netdev_mtu):
 
 # --- across devices ------------------------------------------------------------------
 
-def device_findings(devices, expected_rate_gbps=None):
-    """Findings across devices: bonds and rates that differ between like ports."""
+def device_findings(devices, expected_rate_gbps=None, virtual=None):
+    """Findings about whole devices: bonds, degraded PCIe links, rates that differ between like ports."""
     out = []
     for device in devices:
         if device.get("bond"):
             out.extend(_bond_findings(device["name"], device["bond"]))
+        out.extend(_present([_pcie_link_degraded(device, virtual)]))
     if not expected_rate_gbps:
         out.extend(_rate_inconsistent(devices))
     return out
@@ -242,6 +243,46 @@ def _bond_findings(name, bond):
                            "%s: bond %s slave(s) %s are down." % (name, bond["netdev"], ", ".join(down)),
                            "Check the cables and switch ports of %s." % ", ".join(down), name, None))
     return out
+
+
+def pcie_gbps(speed_gts, width):
+    """Usable PCIe bandwidth (Gb/s) of ``width`` lanes at ``speed_gts``: 8b/10b encoding below 8 GT/s,
+    128b/130b from 8 GT/s, FLIT mode (242 of 256 bytes carry data) from 64 GT/s."""
+    if speed_gts < 8:
+        per_lane = speed_gts * 0.8
+    elif speed_gts < 64:
+        per_lane = speed_gts * 128 / 130
+    else:
+        per_lane = speed_gts * 242 / 256
+    return per_lane * width
+
+
+def _pcie_link_degraded(device, virtual=None):
+    """pcie_link_degraded: the NIC's PCIe link trained below what the card supports (a slot, riser or seating
+    fault, or a BIOS setting). An error when what is left is below the rate of its fastest active port; only
+    an info in a virtual machine, whose passed-through devices report the emulated slot's link."""
+    link = device.get("pcie") or {}
+    speed, width = link.get("speed_gts"), link.get("width")
+    top_speed, top_width = link.get("max_speed_gts"), link.get("max_width")
+    if None in (speed, width, top_speed, top_width) or (speed >= top_speed and width >= top_width):
+        return None
+    usable = pcie_gbps(speed, width)
+    rates = [p["rate_gbps"] for p in device.get("ports") or []
+             if p.get("state") == "ACTIVE" and p.get("rate_gbps") is not None]
+    limits = bool(rates) and usable < max(rates)
+    message = "%s: its PCIe link runs at %s GT/s x%d, below the %s GT/s x%d the card supports (%s Gb/s left%s)." % (
+        device["name"], _num(speed), width, _num(top_speed), top_width, _num(round(usable)),
+        " for a %s Gb/s port" % _num(max(rates)) if limits else "")
+    if virtual:
+        return finding("info", "pcie_link_degraded",
+                       message + " This host is a virtual machine (%s): the link it reports is the emulated "
+                       "slot's, not the card's; the measured bandwidth tells." % virtual,
+                       "Check LnkSta of the card on the hypervisor (lspci -vv) if the measured bandwidth is low.",
+                       device["name"], None)
+    return finding("error" if limits else "warning", "pcie_link_degraded", message,
+                   "Reseat the card or move it to a slot of its width and generation; check the riser and the "
+                   "BIOS PCIe settings (link speed, bifurcation). lspci -vv -s %s shows LnkCap and LnkSta "
+                   "(downgraded)." % (device.get("pci") or "<pci address>"), device["name"], None)
 
 
 def _rate_inconsistent(devices):

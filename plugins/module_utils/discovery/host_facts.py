@@ -169,10 +169,29 @@ def governor_counts(governors):
     return counts
 
 
+# DMI vendor / product names (lower case) of virtual machines; an EC2 "*.metal" instance is bare metal.
+VM_MARKERS = ("qemu", "kvm", "vmware", "virtualbox", "innotek", "xen", "hvm domu", "virtual machine",
+              "google compute engine", "openstack", "bhyve", "parallels", "alibaba cloud ecs", "amazon ec2")
+
+
+def virtual_machine(snap):
+    """The platform's name when the host is a virtual machine (its DMI vendor and product, or the hypervisor
+    type), else None: in a VM the PCIe links a passed-through device reports are the emulated slot's."""
+    vendor = text_at(snap, "class/dmi/id/sys_vendor") or ""
+    product = text_at(snap, "class/dmi/id/product_name") or ""
+    hypervisor = text_at(snap, "hypervisor/type") or ""
+    name = " ".join(part for part in (vendor, product) if part)
+    lowered = name.lower()
+    if any(marker in lowered for marker in VM_MARKERS) and not product.endswith(".metal"):
+        return name
+    return hypervisor or None
+
+
 def complete_host(host, snap, modules):
     """The host facts given, completed from the snapshot where they are missing (a new dict)."""
     host = dict(host or {})
     host.setdefault("cpu_governors", cpu_governors(snap))
+    host.setdefault("virtual", virtual_machine(snap))
     if "netns_mode" not in host or host["netns_mode"] is None:
         host["netns_mode"] = parse_netns_mode(text_at(snap, "module/ib_core/parameters/netns_mode"))
     if "gpudirect_module" not in host:

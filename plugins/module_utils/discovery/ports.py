@@ -24,6 +24,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sys
     indexed,
     link_base,
     parse_int,
+    parse_pcie_speed,
+    parse_pcie_width,
     parse_phys_state,
     parse_rate,
     parse_state,
@@ -204,9 +206,22 @@ def _device_record(snap, name, dbase):
         "local_cpulist": text_at(snap, dbase + "/device/local_cpulist") or None,
         "pci": pci,
         "pci_path": pci_path_of(snap, pci),
+        "pcie": _pcie_link(snap, dbase + "/device"),
         "bond": None,
         "ports": [],
     }
+
+
+def _pcie_link(snap, pci_base):
+    """{speed_gts, width, max_speed_gts, max_width} of the PCIe link of the device's PCI function (None for each
+    value the kernel does not give: no such file, 'Unknown', width 0); None when it gives none of them."""
+    link = {
+        "speed_gts": parse_pcie_speed(text_at(snap, pci_base + "/current_link_speed")),
+        "width": parse_pcie_width(text_at(snap, pci_base + "/current_link_width")),
+        "max_speed_gts": parse_pcie_speed(text_at(snap, pci_base + "/max_link_speed")),
+        "max_width": parse_pcie_width(text_at(snap, pci_base + "/max_link_width")),
+    }
+    return link if any(value is not None for value in link.values()) else None
 
 
 def _port_record(snap, dev_name, dbase, pnum):

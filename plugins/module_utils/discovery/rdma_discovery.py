@@ -70,7 +70,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
             _set_port_addressing(port, selection, port_addrs)
             gid_index["%s/%s" % (device["name"], port["port"])] = port["gid_index"]
             findings.extend(port_findings(device, port, expected_rate_gbps, subnet, selection, port_addrs))
-    findings.extend(device_findings(devices, expected_rate_gbps))
+    findings.extend(device_findings(devices, expected_rate_gbps, virtual=host.get("virtual")))
     if tools:
         findings.extend(cross_check(devices, tools))
     findings.extend(host_findings(devices, host))
@@ -125,6 +125,7 @@ def _host_section(host, snap, modules, tool_versions):
         "gpus": host["gpus"],
         "npus": host["npus"],
         "gpudirect_module": host.get("gpudirect_module"),
+        "virtual": host.get("virtual"),
         "cpu_governors": governor_counts(host.get("cpu_governors") or {}),
         "numa_nodes": dict((str(k), v) for k, v in sorted(node_cpulists(snap).items())),
         "modules": modules,

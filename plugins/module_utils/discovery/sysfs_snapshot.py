@@ -44,7 +44,9 @@ _PORT = _DEV + "/ports/*"
 FILE_PATTERNS = tuple(
     [_DEV + "/" + name for name in (
         "board_id", "fw_ver", "hca_type", "node_guid", "sys_image_guid", "node_desc", "node_type")]
-    + [_DEV + "/device/" + name for name in ("numa_node", "vendor", "device", "local_cpulist")]
+    + [_DEV + "/device/" + name for name in (
+        "numa_node", "vendor", "device", "local_cpulist",
+        "current_link_speed", "current_link_width", "max_link_speed", "max_link_width")]
     + [_DEV + "/tc/*/traffic_class"]
     + ["kernel/config/rdma_cm/*/ports/*/default_roce_tos"]
     + [_DEV + "/device/net/*/" + name for name in ("dev_port", "dev_id")]
@@ -61,6 +63,7 @@ FILE_PATTERNS = tuple(
         "rp_cnp_ignored")]
     + ["class/net/*/" + name for name in ("operstate", "mtu", "address", "carrier", "type")]
     + ["class/net/*/bonding/slaves", "class/net/*/bonding/mode"]
+    + ["class/dmi/id/sys_vendor", "class/dmi/id/product_name", "hypervisor/type"]
     + ["devices/system/cpu/cpu*/cpufreq/scaling_governor"]
     + ["module/%s/initstate" % name for name in (
         "nvidia_peermem", "nv_peer_mem", "nvidia", "ib_core", "ib_uverbs", "mlx5_ib", "mlx5_core",

@@ -130,6 +130,21 @@ def parse_traffic_class(text):
     return int(text) if text.isdigit() else None
 
 
+def parse_pcie_speed(text):
+    """PCIe link speed in GT/s per lane: '16.0 GT/s PCIe' (kernels since 5.x), '8 GT/s' (older),
+    '2.5 GT/s' -> 16.0, 8.0, 2.5; 'Unknown', 'Unknown speed' or '' -> None."""
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*GT/s", text or "")
+    if not match or not float(match.group(1)):
+        return None
+    return float(match.group(1))
+
+
+def parse_pcie_width(text):
+    """PCIe link width (lanes): '16' or 'x16' -> 16; '0' (a VF, a link that is down) or unreadable -> None."""
+    match = re.match(r"^\s*[xX]?(\d+)\s*$", text or "")
+    return int(match.group(1)) or None if match else None
+
+
 def parse_int(text):
     """Kernel integers: '0x1a', '12', '-1' -> int; None if unreadable."""
     if text is None:

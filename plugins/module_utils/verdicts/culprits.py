@@ -325,7 +325,40 @@ def sort_key(item):
 
 def culprits(records):
     """The run's culprits (see the module doc) from its records."""
-    return merge(raw_culprits(records))
+    return with_discovery_notes(merge(raw_culprits(records)), records)
+
+
+def discovery_notes(records):
+    """{(host, device or None): [line]}: the discovery findings of each device (and, under None, of each host)
+    that are warnings: not culprits themselves, but what may explain one (a port below its expected rate, a
+    PCIe link trained low, a bond slave down, a CPU governor)."""
+    notes = {}
+    for rec in records or []:
+        params = (rec.get("params") or {}) if isinstance(rec, dict) else {}
+        if rec.get("kind") == "finding" and params.get("check") == "discover" and rec.get("verdict") == "warn" \
+                and rec.get("host") not in NOT_A_HOST:
+            line = "discovery: %s: %s" % (params.get("code"), rec.get("cause"))
+            notes.setdefault((rec["host"], params.get("device")), []).append(line)
+    return notes
+
+
+def with_discovery_notes(items, records):
+    """The failing NIC culprits with the discovery warnings of their device, the failing host culprits with
+    those of the host and all its devices, first in their evidence (the likeliest explanation)."""
+    notes = discovery_notes(records)
+    if not notes:
+        return items
+    for item in items:
+        if item["verdict"] != "fail" or item["component"] not in ("nic", "host"):
+            continue
+        if item["component"] == "nic":
+            lines = notes.get((item["host"], item["device"]), []) if item["device"] else []
+        else:
+            lines = [line for (host, _device), found in sorted(notes.items(), key=lambda kv: str(kv[0]))
+                     if host == item["host"] for line in found]
+        fresh = [line for line in lines if line not in item["evidence"]]
+        item["evidence"] = (fresh + item["evidence"])[:MAX_EVIDENCE]
+    return items
 
 
 # --- views ------------------------------------------------------------------------------------
