@@ -167,7 +167,7 @@ def test_a_slow_nic_carries_the_discovery_warnings_of_its_device_first():
     assert named[0]["evidence"][1].startswith("h1-h3 rail 1")
 
 
-def test_a_slow_host_carries_the_warnings_of_the_host_and_its_devices_and_a_flaky_link_none():
+def test_a_slow_host_carries_the_warnings_of_its_devices_and_a_flaky_link_none():
     records = [
         _warning("h2", "pcie_link_degraded", "mlx5_0", "pcie"),
         _warning("h2", "cpu_governor_not_performance", None, "governor"),
@@ -179,6 +179,6 @@ def test_a_slow_host_carries_the_warnings_of_the_host_and_its_devices_and_a_flak
         _warning("h3", "cpu_governor_not_performance", None, "governor"),
     ]
     named = dict((c["host"], c) for c in cul.culprits(records))
-    assert sorted(named["h2"]["evidence"]) == ["discovery: cpu_governor_not_performance: governor",
-                                               "discovery: pcie_link_degraded: pcie"]
+    # the governor warning read the host before the test modules switched it: no explanation
+    assert named["h2"]["evidence"] == ["discovery: pcie_link_degraded: pcie"]
     assert named["h3"]["verdict"] == "flaky" and named["h3"]["evidence"] == []

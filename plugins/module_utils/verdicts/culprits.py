@@ -329,14 +329,15 @@ def culprits(records):
 
 
 def discovery_notes(records):
-    """{(host, device or None): [line]}: the discovery findings of each device (and, under None, of each host)
-    that are warnings: not culprits themselves, but what may explain one (a port below its expected rate, a
-    PCIe link trained low, a bond slave down, a CPU governor)."""
+    """{(host, device): [line]}: the discovery findings of each device that are warnings: not culprits
+    themselves, but what may explain one (a port below its expected rate, a PCIe link trained low, a bond
+    slave down). Host-wide warnings are left out: the CPU governor one, for instance, reads the host before
+    the test modules switch it."""
     notes = {}
     for rec in records or []:
         params = (rec.get("params") or {}) if isinstance(rec, dict) else {}
         if rec.get("kind") == "finding" and params.get("check") == "discover" and rec.get("verdict") == "warn" \
-                and rec.get("host") not in NOT_A_HOST:
+                and rec.get("host") not in NOT_A_HOST and params.get("device"):
             line = "discovery: %s: %s" % (params.get("code"), rec.get("cause"))
             notes.setdefault((rec["host"], params.get("device")), []).append(line)
     return notes
@@ -344,7 +345,7 @@ def discovery_notes(records):
 
 def with_discovery_notes(items, records):
     """The failing NIC culprits with the discovery warnings of their device, the failing host culprits with
-    those of the host and all its devices, first in their evidence (the likeliest explanation)."""
+    those of all the host's devices, first in their evidence (the likeliest explanation)."""
     notes = discovery_notes(records)
     if not notes:
         return items
