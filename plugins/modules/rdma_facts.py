@@ -19,7 +19,8 @@ description:
   - Reports findings with a severity, the device and port, a message and a fix, for example
     C(no_rdma_devices), C(port_down), C(phys_state_polling), C(rate_below_expected), C(pcie_link_degraded)
     (the NIC's PCIe link trained below the card's speed or width; an error when what is left is below its
-    port's rate, an info in a virtual machine), C(no_roce_v2_gid),
+    port's rate, an info in a virtual machine), C(iommu_translated) (the NIC's DMA goes through IOMMU
+    translation, not passthrough), C(no_roce_v2_gid),
     C(rdma_netns_exclusive), C(memlock_limited), C(ipc_lock_missing), C(cpu_governor_not_performance),
     C(perftest_missing), C(gpudirect_module_missing), C(tool_mismatch).
   - When C(ibdev2netdev), C(ibstat), C(ibv_devinfo), C(rdma) or C(show_gids) are installed it also runs
@@ -195,7 +196,8 @@ ansible_facts:
               C(board_id), C(sys_image_guid), C(node_desc), C(numa_node), C(local_cpulist) (the CPUs near the
               device), C(pci), C(pci_path) (PCI functions from the root port down, when sysfs shows them),
               C(pcie) (null, or the PCIe link C(speed_gts), C(width), C(max_speed_gts), C(max_width); null
-              where the kernel does not say, as for a VF), C(bond) (null or C(netdev), C(slaves), C(mode)) and C(ports).
+              where the kernel does not say, as for a VF), C(iommu) (the type of its IOMMU group, C(identity)
+              for passthrough, C(DMA) or C(DMA-FQ) for translation; null without one), C(bond) (null or C(netdev), C(slaves), C(mode)) and C(ports).
             - Each port has C(port) (int), C(state) (C(ACTIVE), C(DOWN), C(INIT), C(ARMED)), C(phys_state)
               (C(LinkUp), C(Polling), C(Disabled), ...), C(link_layer) (C(Ethernet) or C(InfiniBand)),
               C(rate_gbps), C(rate) (the kernel's text), C(lid), C(sm_lid), C(netdev), C(netdev_state),

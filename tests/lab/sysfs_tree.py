@@ -56,6 +56,8 @@ Arguments
      "netdevs": ["ens1f1np1"] (extra netdevs of the PCI function),
      "pcie": {"current_link_speed": "8.0 GT/s PCIe", "current_link_width": 8, ...} (default PCIE_LINK;
               a None value leaves that file out),
+     "iommu": "DMA-FQ" (the type of its IOMMU group, kernel/iommu_groups/<n>/type, linked from the PCI
+               function's iommu_group; default: no IOMMU group, as with the IOMMU off),
      "ports": [port, ...]}
 
 ``port``::
@@ -358,6 +360,10 @@ def build_sysfs(root, devices, cpus=None, modules=(), net=None, gpus=0, unused_g
         for key in ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width"):
             if link.get(key) is not None:
                 _write(os.path.join(pci_dir, key), "%s\n" % link[key])
+        if dev.get("iommu"):
+            group = os.path.join(root, "kernel", "iommu_groups", str(num))
+            _write(os.path.join(group, "type"), "%s\n" % dev["iommu"])
+            _link(os.path.relpath(group, pci_dir), os.path.join(pci_dir, "iommu_group"))
         if dev.get("local_cpulist") or numa_nodes.get(dev.get("numa_node", -1)):
             _write(os.path.join(pci_dir, "local_cpulist"),
                    "%s\n" % (dev.get("local_cpulist") or numa_nodes[dev.get("numa_node", -1)]))

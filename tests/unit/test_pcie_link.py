@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A NIC whose PCIe link trained below what the card supports: read from sysfs, judged, and named as the
-likeliest explanation of a slow NIC (discovery/ports.py, findings.py, host_facts.py, verdicts/culprits.py)."""
+"""A NIC whose PCIe link trained below what the card supports, or whose DMA goes through IOMMU translation:
+read from sysfs, judged, and named as the likeliest explanation of a slow NIC (discovery/ports.py, findings.py,
+host_facts.py, verdicts/culprits.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -53,9 +54,9 @@ def test_pcie_width_in_the_kernels_forms(text, width):
     assert parse_pcie_width(text) == width
 
 
-def _discover(tmp_path, pcie, rate_gbps=200, dmi=None):
+def _discover(tmp_path, pcie, rate_gbps=200, dmi=None, iommu=None, code="pcie_link_degraded"):
     root = str(tmp_path / "sys")
-    sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "numa_node": 0, "pcie": pcie, "ports": [
+    sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "numa_node": 0, "pcie": pcie, "iommu": iommu, "ports": [
         {"port": 1, "state": "ACTIVE", "rate_gbps": rate_gbps, "netdev": "ens1f0np0", "ipv4": "10.0.0.1"}]}],
         cpus=["performance"])
     for name, text in (dmi or {}).items():
@@ -64,7 +65,7 @@ def _discover(tmp_path, pcie, rate_gbps=200, dmi=None):
         with open(path, "w") as handle:
             handle.write(text + "\n")
     facts = discover(snapshot_from_fs(root))
-    return facts, [f for f in facts["findings"] if f["code"] == "pcie_link_degraded"]
+    return facts, [f for f in facts["findings"] if f["code"] == code]
 
 
 def test_a_healthy_link_reads_and_says_nothing(tmp_path):
@@ -126,8 +127,25 @@ def test_virtual_machines_by_their_dmi_names(vendor, product, virtual):
     assert virtual_machine({}) is None
 
 
-def test_the_remote_dump_reads_the_link_and_the_platform():
-    for name in ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width",
+@pytest.mark.parametrize("kind, severity", [("DMA-FQ", "warning"), ("DMA", "warning"), ("identity", None),
+                                            (None, None)])
+def test_dma_through_iommu_translation_is_a_warning_and_passthrough_is_fine(tmp_path, kind, severity):
+    facts, found = _discover(tmp_path, None, iommu=kind, code="iommu_translated")
+    assert facts["devices"][0]["iommu"] == kind
+    assert [f["severity"] for f in found] == ([severity] if severity else [])
+    if severity:
+        assert found[0]["device"] == "mlx5_0" and "IOMMU group type %s" % kind in found[0]["message"]
+        assert "iommu=pt" in found[0]["fix"]
+
+
+def test_iommu_translation_in_a_virtual_machine_is_not_judged(tmp_path):
+    _facts, found = _discover(tmp_path, None, iommu="DMA", code="iommu_translated",
+                              dmi={"sys_vendor": "QEMU", "product_name": "Standard PC (Q35 + ICH9, 2009)"})
+    assert found == []
+
+
+def test_the_remote_dump_reads_the_link_the_iommu_and_the_platform():
+    for name in ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width", "iommu_group/type",
                  "class/dmi/id/sys_vendor", "class/dmi/id/product_name"):
         assert name in DUMP_SCRIPT
 

@@ -218,12 +218,13 @@ def _ib_mtu_for(netdev_mtu):
 # --- across devices ------------------------------------------------------------------
 
 def device_findings(devices, expected_rate_gbps=None, virtual=None):
-    """Findings about whole devices: bonds, degraded PCIe links, rates that differ between like ports."""
+    """Findings about whole devices: bonds, degraded PCIe links, IOMMU translation, rates that differ between
+    like ports."""
     out = []
     for device in devices:
         if device.get("bond"):
             out.extend(_bond_findings(device["name"], device["bond"]))
-        out.extend(_present([_pcie_link_degraded(device, virtual)]))
+        out.extend(_present([_pcie_link_degraded(device, virtual), _iommu_translated(device, virtual)]))
     if not expected_rate_gbps:
         out.extend(_rate_inconsistent(devices))
     return out
@@ -283,6 +284,21 @@ def _pcie_link_degraded(device, virtual=None):
                    "Reseat the card or move it to a slot of its width and generation; check the riser and the "
                    "BIOS PCIe settings (link speed, bifurcation). lspci -vv -s %s shows LnkCap and LnkSta "
                    "(downgraded)." % (device.get("pci") or "<pci address>"), device["name"], None)
+
+
+def _iommu_translated(device, virtual=None):
+    """iommu_translated: the NIC's DMA goes through IOMMU translation (its IOMMU group's type is DMA or DMA-FQ),
+    not passthrough: every RDMA transfer pays IOTLB lookups, which cost bandwidth at high rates, and GPUDirect
+    RDMA peer-to-peer may fail. Not judged in a virtual machine (a vIOMMU is the hypervisor's choice)."""
+    kind = device.get("iommu")
+    if kind not in ("DMA", "DMA-FQ") or virtual:
+        return None
+    return finding("warning", "iommu_translated",
+                   "%s: its DMA goes through IOMMU translation (IOMMU group type %s), not passthrough: RDMA at high "
+                   "rates loses bandwidth to IOTLB misses and GPUDirect RDMA may not work." % (device["name"], kind),
+                   "Boot with the IOMMU in passthrough (kernel command line iommu=pt, with intel_iommu=on or "
+                   "amd_iommu=on where it must stay on), or disable it where nothing needs it.",
+                   device["name"], None)
 
 
 def _rate_inconsistent(devices):

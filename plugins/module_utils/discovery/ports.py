@@ -207,6 +207,8 @@ def _device_record(snap, name, dbase):
         "pci": pci,
         "pci_path": pci_path_of(snap, pci),
         "pcie": _pcie_link(snap, dbase + "/device"),
+        # how its DMA goes through the IOMMU: identity (passthrough), DMA / DMA-FQ (translated), ...
+        "iommu": text_at(snap, dbase + "/device/iommu_group/type") or None,
         "bond": None,
         "ports": [],
     }

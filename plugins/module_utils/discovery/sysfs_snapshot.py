@@ -46,7 +46,7 @@ FILE_PATTERNS = tuple(
         "board_id", "fw_ver", "hca_type", "node_guid", "sys_image_guid", "node_desc", "node_type")]
     + [_DEV + "/device/" + name for name in (
         "numa_node", "vendor", "device", "local_cpulist",
-        "current_link_speed", "current_link_width", "max_link_speed", "max_link_width")]
+        "current_link_speed", "current_link_width", "max_link_speed", "max_link_width", "iommu_group/type")]
     + [_DEV + "/tc/*/traffic_class"]
     + ["kernel/config/rdma_cm/*/ports/*/default_roce_tos"]
     + [_DEV + "/device/net/*/" + name for name in ("dev_port", "dev_id")]
