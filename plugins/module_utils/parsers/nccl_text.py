@@ -23,8 +23,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     Notes, snake_case, to_float, to_int, unique)
 
-_VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version (?P<ver>\d+\.\d+[\w.+\-]*)")
+# "NCCL version 2.27.3+cuda12.9"; RCCL (NCCL_DEBUG=VERSION or INFO) prints "RCCL version : 2.22.3-HEAD:7d8d67c"
+_VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s?:?\s(?P<ver>\d+\.\d+[\w.+\-]*(?::\w+\+?)?)")
 _TESTS_VERSION = re.compile(r"nccl-tests version (?P<ver>[\w.+\-]+)(?P<rest>.*)$")
+# rccl-tests' header: "rccl-tests: Version develop:33cc4df" (branch:commit, or "Unknown")
+_RCCL_TESTS_VERSION = re.compile(r"^rccl-tests: Version\s+(?P<ver>[\w.+\-:]+)")
 _HEADER_KV = re.compile(r"([A-Za-z][A-Za-z_ ]{0,40}?)\s*:?\s+(-?\d+)(?:\((\w+)\))?(?=\s|$)")
 _RUN_HEADER = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+.*$")
 _RANK_LINE = re.compile(
@@ -254,12 +257,22 @@ class TextParser(CollectiveLines):
         return bool(version)
 
     def _tests_version(self, _content, body):
+        if body.startswith("rccl-tests:"):
+            return self._rccl_tests_version(body)
         tests_version = _TESTS_VERSION.search(body) if "nccl-tests version" in body else None
         if not tests_version:
             return False
         self.result["version"] = tests_version.group("ver")
         for key, value in _HEADER_CODES.findall(tests_version.group("rest")):
             self.header["nccl_%s_code" % key] = int(value)
+        return True
+
+    def _rccl_tests_version(self, body):
+        """'rccl-tests: Version develop:33cc4df': the tests are rccl-tests, their version is branch:commit."""
+        self.header["tests"] = "rccl-tests"
+        match = _RCCL_TESTS_VERSION.match(body)
+        if match and match.group("ver").lower() != "unknown":
+            self.result["version"] = match.group("ver")
         return True
 
     def _run_header(self, _content, body):

@@ -192,7 +192,8 @@ _ERROR_RULES = [
                          "unsupported memory type", "cuda dma-buf cannot be used", "neuron dma-buf cannot be used",
                          "invalid neuron core", "cumemalloc error", "cumemallochost error",
                          "cumemallocmanaged error", "hipmalloc error", "failed to export dmabuf handle",
-                         "can't use multiple memory types"), None),
+                         "can't use multiple memory types", "validation plugin", "not available in kernel plugin",
+                         "dma_buf_mapping_type_pcie is missing"), None),
     ("hugepages_failed", ("failed to allocate hugepage", "please configure hugepages"), None),
     ("mr_alloc_failed", ("couldn't allocate mr", "failed to create mr", "couldn't register mr",
                          "couldn't create null mr", "stack does not support dma-buf", "ibv_reg_mr failed",
@@ -262,6 +263,24 @@ _ERROR_RULES = [
                         "unrecognized option", "invalid option", "requires an argument",
                         "parser function exited with error"), None),
     ("invalid_option", ("usage:", "invalid "), r"^(?:usage:|invalid )"),
+    # perftest's option-dependency checks (force_dependecies() & co.): one line, then exit(1), no "error" word
+    ("invalid_option", ("is incompatible with", "incompatible ooo settings", "requires --", "requires rc connection",
+                        "requires tx_depth", "requires host cpu", "requires dma-buf", "requires the kernel plugin",
+                        "must be enabled", "must specify", "only possible in", "not possible in", "can only be used",
+                        "can be only", "only supported", "supported only", "only supports", "tests only",
+                        "verbs only", "traffic only", "mode only.", "exists only in", "available only on",
+                        "only avavilible", "only for latency tests", "work only with", "designed to work with",
+                        "not available on", "feature not available", "not detected in libibverbs",
+                        "unsupported by hca", "unsupported value for", "is not yet supported", "out of range",
+                        "does not exist (available", "duplicated argument", "non-digit character",
+                        "longer than six fields", "please provide", "please add --", "please check that",
+                        "you are not running the", "not requiring flows", "unexpected compare type",
+                        "output verbosity level", "should be greater than", "can not open the",
+                        "cann't be executed", "aren't supported for", "do not support -",
+                        "kernel support for numa"), None),
+    ("invalid_option", ("service levels",), r"^only \d+ service levels"),
+    ("connect_failed", ("problem in resolving basic address", "unexpected cm event", "bad event waiting for connect",
+                        "unsupported address family", "srd connection was not found"), None),
 ]
 
 
@@ -296,6 +315,10 @@ _WARNING_NEEDLES = (
     "changing msg size to this mtu", "min msg size for raweth", "unable to validata pkey index",
     "changing cq moderation", "post list requested", "setting inline size to", "rate_limit type is forced",
     "providing sw rate limit", "bw peak won't be measured", "cpu frequency is not max",
+    # settings perftest adjusts before it goes on ("... inline size set to 0", "... falling back to ibv_post_send",
+    # "CQ moderation can't be grater than rx depth." then "Changing CQ moderation to ...")
+    "inline size set to 0", "falling back to ibv_post_send", "cq moderation can't be grater than rx depth",
+    "changing to duplex mode", "using remote max_qp_rd_atom",
 )
 _TAGGED_WARNING = re.compile(r"^(?:[\w.\-/]{1,64}:\s*){1,2}warn(?:ing)?\b")
 

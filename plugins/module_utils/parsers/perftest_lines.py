@@ -36,7 +36,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     to_float,
 )
 
-_CUDA_NEEDLES = ("initializing cuda", "cuda device", "cumemalloc", "cuda ctx", "--use_cuda", "cuinit")
+_CUDA_NEEDLES = ("initializing cuda", "cuda device", "cumemalloc", "cuda ctx", "--use_cuda", "cuinit", "cuda tests",
+                 "cuda latency tests")
 _ROCM_NEEDLES = ("using rocm device", "hipmalloc", "--use_rocm", "rocm device")
 
 _BANNER_RE = re.compile(

@@ -12,14 +12,17 @@ import math
 import re
 
 # mpirun --tag-output: "[1,0]<stdout>:" ; srun --label: "0: " or "[0] ";
+# Ray / SkyPilot workers: "(pid=1234) ", "(RayWorkerWrapper pid=927, ip=10.0.0.2) ",
+# "(worker1, rank=1, pid=33870, ip=192.168.0.15) ", possibly nested ("(EngineCore pid=1) (Worker pid=2) ");
 # mpirun --timestamp-output / pdsh "host: " are not stripped (ambiguous).
 _LAUNCHER_PREFIX = re.compile(
     r"^(?:\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:\s?"
     r"|\[\d+\]\s"
-    r"|\d+:\s(?=\s*[#\dA-Za-z]))"
+    r"|\d+:\s(?=\s*[#\dA-Za-z])"
+    r"|(?:\((?:[\w.\-]{1,64},?\s)?(?:rank=\d+,\s)?pid=\d+(?:,\sip=[0-9A-Fa-f.:]{2,45})?\)(?:\s|$))+)"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_PREFIX_FIRST = frozenset("[0123456789")
+_PREFIX_FIRST = frozenset("[(0123456789")
 _DIGIT_RUNS = re.compile(r"(\d+)")
 
 
@@ -60,7 +63,7 @@ def clean_lines(text):
 
     Linear in the text: the CR, ANSI and NUL passes run once over the whole
     text (none of them can span a line), and the launcher-prefix regex only on
-    lines that start like one ('[' or a digit).
+    lines that start like one ('[', '(' or a digit).
     """
     text = to_text(text)
     if "\r" in text:

@@ -22,8 +22,9 @@ _PERFTEST = re.compile(r"(?mi)^\s*version\s*:\s*" + _VERSION)
 _IPERF3 = re.compile(r"(?m)^\s*iperf\s+(3(?:\.[\w+\-]+)*)")
 # `mpirun --version` -> "mpirun (Open MPI) 4.1.4"; ompi_info -> "Open MPI: 4.1.4"
 _OPENMPI = re.compile(r"(?m)(?:\(Open MPI\)|^\s*Open MPI:)\s+" + _VERSION)
-# NCCL's INFO (or NCCL_DEBUG=VERSION) line -> "NCCL version 2.18.3+cuda12.2"
-_NCCL = re.compile(r"\bNCCL version\s+" + _VERSION)
+# NCCL's INFO (or NCCL_DEBUG=VERSION) line -> "NCCL version 2.18.3+cuda12.2";
+# RCCL's -> "RCCL version : 2.22.3-HEAD:7d8d67c"
+_NCCL = re.compile(r"\b[NR]CCL version\s*:?\s+(\d+(?:\.[\w+\-]+)*(?::\w+\+?)?)")
 # nccl-tests' header -> "# nccl-tests version 2.13.8 nccl-headers=21803 nccl-library=21803"
 _NCCL_TESTS = re.compile(r"\bnccl-tests version\s+" + _VERSION)
 # nccl.h: "#define NCCL_MAJOR 2" ... "#define NCCL_SUFFIX \"\""
@@ -59,7 +60,8 @@ def openmpi_version(text):
 
 
 def nccl_version(text):
-    """'NCCL INFO NCCL version 2.18.3+cuda12.2' -> '2.18.3+cuda12.2'."""
+    """'NCCL INFO NCCL version 2.18.3+cuda12.2' -> '2.18.3+cuda12.2'; RCCL's 'RCCL version : 2.22.3-HEAD:7d8d67c'
+    -> '2.22.3-HEAD:7d8d67c'."""
     return _first(_NCCL, text)
 
 
