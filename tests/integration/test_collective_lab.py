@@ -313,6 +313,15 @@ def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir,
     assert all(v in ("pass", "warn") for _h, v, _n in nodes), nodes
     # each node was compared with the other three
     assert all(r["thresholds"]["fleet"]["n"] == 4 for r in records if r.get("kind") == "collective")
+    # two of the four nodes: only they run (the others skip the per-node include, register nothing and so
+    # cannot overwrite what the two registered)
+    chosen = lab.hosts[1:3]
+    records = run_playbook(lab, "playbooks/nccl.yml",
+                           role_vars(lab, binary_dir, commcheck_collective_mode="per_node", commcheck_gpus_per_node=2,
+                                     commcheck_outlier_min_rel=0.9, commcheck_collective_hosts=chosen),
+                           tmp_path / "two-nodes")
+    nodes = sorted((r["host"], r["verdict"]) for r in records if r.get("kind") == "collective")
+    assert [h for h, _v in nodes] == sorted(chosen) and all(v in ("pass", "warn") for _h, v in nodes), nodes
     assert_nothing_left(lab, wait=20)
 
 
