@@ -261,7 +261,7 @@ def pcie_gbps(speed_gts, width):
 def _pcie_link_degraded(device, virtual=None):
     """pcie_link_degraded: the NIC's PCIe link trained below what the card supports (a slot, riser or seating
     fault, or a BIOS setting). An error when what is left is below the rate of its fastest active port; only
-    an info in a virtual machine, whose passed-through devices report the emulated slot's link."""
+    an info in a virtual machine, whose passed-through devices report the virtual slot's link."""
     link = device.get("pcie") or {}
     speed, width = link.get("speed_gts"), link.get("width")
     top_speed, top_width = link.get("max_speed_gts"), link.get("max_width")
@@ -276,7 +276,7 @@ def _pcie_link_degraded(device, virtual=None):
         " for a %s Gb/s port" % _num(max(rates)) if limits else "")
     if virtual:
         return finding("info", "pcie_link_degraded",
-                       message + " This host is a virtual machine (%s): the link it reports is the emulated "
+                       message + " This host is a virtual machine (%s): the link it reports is the virtual "
                        "slot's, not the card's; the measured bandwidth tells." % virtual,
                        "Check LnkSta of the card on the hypervisor (lspci -vv) if the measured bandwidth is low.",
                        device["name"], None)

@@ -176,7 +176,7 @@ VM_MARKERS = ("qemu", "kvm", "vmware", "virtualbox", "innotek", "xen", "hvm domu
 
 def virtual_machine(snap):
     """The platform's name when the host is a virtual machine (its DMI vendor and product, or the hypervisor
-    type), else None: in a VM the PCIe links a passed-through device reports are the emulated slot's."""
+    type), else None: in a VM the PCIe links a passed-through device reports are the virtual slot's."""
     vendor = text_at(snap, "class/dmi/id/sys_vendor") or ""
     product = text_at(snap, "class/dmi/id/product_name") or ""
     hypervisor = text_at(snap, "hypervisor/type") or ""
