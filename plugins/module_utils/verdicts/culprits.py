@@ -335,7 +335,9 @@ def discovery_notes(records):
     the test modules switch it."""
     notes = {}
     for rec in records or []:
-        params = (rec.get("params") or {}) if isinstance(rec, dict) else {}
+        if not isinstance(rec, dict):
+            continue
+        params = rec.get("params") or {}
         if rec.get("kind") == "finding" and params.get("check") == "discover" and rec.get("verdict") == "warn" \
                 and rec.get("host") not in NOT_A_HOST and params.get("device"):
             line = "discovery: %s: %s" % (params.get("code"), rec.get("cause"))
