@@ -200,3 +200,7 @@ def test_a_slow_host_carries_the_warnings_of_its_devices_and_a_flaky_link_none()
     # the governor warning read the host before the test modules switched it: no explanation
     assert named["h2"]["evidence"] == ["discovery: pcie_link_degraded: pcie"]
     assert named["h3"]["verdict"] == "flaky" and named["h3"]["evidence"] == []
+
+
+def test_records_that_are_not_mappings_are_passed_over():
+    assert cul.culprits([None, "x", 3, _warning("h1", "pcie_link_degraded", "mlx5_0", "pcie")]) == []
