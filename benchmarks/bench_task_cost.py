@@ -12,7 +12,9 @@ T tasks of one kind:
 - set_fact: a constant;
 - filter: a set_fact through one of this collection's filters
   (commcheck_rdma_rails over the host's discovery facts);
-- module: ansible.builtin.ping over SSH (pipelining, ControlPersist).
+- module: ansible.builtin.ping over SSH (pipelining, ControlPersist);
+- discovery: this collection's discovery module (rdma_facts) again: its
+  payload, arguments and result.
 
 Each runs without and with the history callback, which imports the
 collection's filter plugins in the main process when the playbook starts
@@ -57,6 +59,9 @@ TASKS = {
     "filter": ("    - name: t%d\n      ansible.builtin.set_fact:\n        rails: \"{{ ansible_facts.commcheck_rdma"
                " | clusterops.commcheck.commcheck_rdma_rails(address=ansible_host) }}\"\n"),
     "module": "    - {name: t%d, ansible.builtin.ping: {}}\n",
+    "discovery": ("    - name: t%d\n      clusterops.commcheck.rdma_facts:\n"
+                  "        sysfs_root: \"{{ commcheck_sysfs_root | default('/sys') }}\"\n"
+                  "      environment: \"{{ commcheck_environment | default({}) }}\"\n"),
 }
 HISTORY_CALLBACK = "clusterops.commcheck.commcheck_history"
 

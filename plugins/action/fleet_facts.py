@@ -5,9 +5,11 @@
 
 Runs on the controller only. Reads each named variable of each given host
 from ``hostvars`` (one Python pass instead of a Jinja ``extract`` chain per
-fact), and, when the run is split over several controllers
-(``slices`` > 1), posts them where the slices meet and waits for the other
-slices' (``module_utils.planning.slice_meeting``).
+fact); a value that holds no template (a module's registered result, a fact)
+is taken from the host's variables as they are, since templating it would
+only walk every item of it to give the same value back. When the run is
+split over several controllers (``slices`` > 1), posts them where the slices
+meet and waits for the other slices' (``module_utils.planning.slice_meeting``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,6 +30,8 @@ FROM_VARS = {"slices": ("commcheck_slices", 1), "directory": ("commcheck_slice_d
              "run_id": ("commcheck_run_id", ""), "wait": ("commcheck_slice_wait", 900)}
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
 _MISSING = object()
+_TEMPLATED = object()     # the raw variables cannot say: only templating gives the value
+TEMPLATE_MARKS = ("{{", "{%", "{#")
 
 
 def read_var(host_vars, path, missing=None):
@@ -42,6 +46,52 @@ def read_var(host_vars, path, missing=None):
                 pass
         return missing
     return missing if value is None else value
+
+
+def holds_template(value):
+    """True when a string anywhere in ``value`` (keys included) may be Jinja, whose value only templating gives."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if any(mark in item for mark in TEMPLATE_MARKS):
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
+
+
+def read_raw_first(raw_vars, paths):
+    """``read_first`` over one host's untemplated variables: the value, ``_MISSING``, or ``_TEMPLATED`` when a
+    template is on the way or in the value (a variable set by a template, a key inside one)."""
+    for path in paths:
+        value = raw_vars
+        for part in path.split("."):
+            if not isinstance(value, Mapping):
+                return _TEMPLATED
+            if part not in value:
+                value = _MISSING
+                break
+            value = value[part]
+        if value is _MISSING or value is None:
+            continue
+        return _TEMPLATED if holds_template(value) else value
+    return _MISSING
+
+
+def host_value(hostvars, host, paths, missing):
+    """The value of the first of ``paths`` that ``host`` has, templated in its own context only when it holds a
+    template; ``missing`` when it has none."""
+    raw_get = getattr(hostvars, "raw_get", None)
+    raw = raw_get(host) if raw_get is not None else None
+    if isinstance(raw, Mapping):
+        value = read_raw_first(raw, paths)
+        if value is not _TEMPLATED:
+            return missing if value is _MISSING else value
+    return read_first(hostvars[host], paths, missing)
 
 
 def plain(value):
@@ -89,7 +139,7 @@ def gather(hostvars, hosts, facts, values, missing, host_field=None):
     out = {}
     for name, names in paths.items():
         default = missing.get(name)
-        out[name] = {host: plain(read_first(hostvars[host], names, default) if host in hostvars else default)
+        out[name] = {host: plain(host_value(hostvars, host, names, default) if host in hostvars else default)
                      for host in hosts}
     for name, by_host in values.items():
         default = missing.get(name)

@@ -212,3 +212,39 @@ def test_fleet_facts_reads_the_first_variable_a_host_has_and_tags_list_items_wit
         gather(hostvars, ["h1"], {"sides": "sides"}, {}, {}, host_field={"rails": "host"})
     with pytest.raises(ValueError, match="host_field.sides must be a key name"):
         gather(hostvars, ["h1"], {"sides": "sides"}, {}, {}, host_field={"sides": ""})
+
+
+class _HostVars(dict):
+    """hostvars as Ansible gives them: raw_get returns a host's variables untemplated, [] a templating view."""
+
+    def __init__(self, raw, rendered):
+        super(_HostVars, self).__init__(rendered)
+        self.raw = raw
+        self.templated = []
+
+    def raw_get(self, host):
+        return self.raw[host]
+
+    def __getitem__(self, host):
+        self.templated.append(host)
+        return dict.__getitem__(self, host)
+
+
+def test_fleet_facts_takes_values_without_templates_as_they_are_and_templates_the_rest():
+    from ansible_collections.clusterops.commcheck.plugins.action.fleet_facts import gather
+    result = {"sides": [{"round": 0, "msg": "ok"}], "changed": False}
+    raw = {"h1": {"job": result, "addr": "10.0.0.1"},
+           "h2": {"job": "{{ other_job }}", "addr": "{{ ansible_host }}"},       # set by templates
+           "h3": {"job": {"sides": [{"round": 0, "note": "{% raw %}x{% endraw %}"}]}},
+           "h4": {"job": {"sides": None}, "sides": [{"round": 1}]},
+           "h5": {"job": {"skipped": True}, "addr": None}}
+    rendered = {"h1": raw["h1"], "h2": {"job": {"sides": [{"round": 3}]}, "addr": "10.0.0.2"},
+                "h3": {"job": {"sides": [{"round": 0, "note": "x"}]}}, "h4": raw["h4"], "h5": raw["h5"]}
+    hostvars = _HostVars(raw, rendered)
+    got = gather(hostvars, ["h1", "h2", "h3", "h4", "h5"], {"sides": ["job.sides", "sides"], "addr": "addr"}, {},
+                 {"sides": [], "addr": "none"})
+    assert got == {"sides": {"h1": [{"round": 0, "msg": "ok"}], "h2": [{"round": 3}],
+                             "h3": [{"round": 0, "note": "x"}], "h4": [{"round": 1}], "h5": []},
+                   "addr": {"h1": "10.0.0.1", "h2": "10.0.0.2", "h3": "none", "h4": "none", "h5": "none"}}
+    # only the hosts whose values hold a template went through templating
+    assert sorted(set(hostvars.templated)) == ["h2", "h3"]
