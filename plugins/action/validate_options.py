@@ -39,6 +39,8 @@ ARGUMENT_SPEC = dict(
 ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
 FQCN_PREFIX = "clusterops.commcheck."
 _MISSING = object()
+# libyaml's loader where PyYAML has it: the pure-Python one takes most of this task's CPU (docs/benchmarks.md)
+SPEC_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def role_name(name):
@@ -52,7 +54,7 @@ def load_specs(roles, roles_dir=ROLES_DIR):
     for role in roles:
         path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
         with open(path) as handle:
-            specs[role] = (yaml.safe_load(handle) or {}).get("argument_specs") or {}
+            specs[role] = (yaml.load(handle, Loader=SPEC_LOADER) or {}).get("argument_specs") or {}
     return specs
 
 

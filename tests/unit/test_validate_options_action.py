@@ -234,6 +234,16 @@ def test_every_role_spec_loads():
     assert all("main" in spec for spec in specs.values())
 
 
+def test_the_specs_read_by_libyaml_are_those_the_python_loader_reads():
+    import yaml
+    assert action.SPEC_LOADER is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for role in action.role_options.ROLES:
+        path = os.path.join(action.ROLES_DIR, role, "meta", "argument_specs.yml")
+        with open(path) as handle:
+            python = yaml.load(handle, Loader=yaml.SafeLoader)["argument_specs"]
+        assert action.load_specs([role])[role] == python
+
+
 def test_templates_are_found_at_any_depth():
     assert action.has_template({"a": ["{{ x }}"]})
     assert action.has_template("{% if x %}y{% endif %}")
