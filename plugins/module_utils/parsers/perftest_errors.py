@@ -164,6 +164,11 @@ GPU_MR_DETAIL = (
     "amdgpu peer-direct, or DMA-BUF via --use_cuda_dmabuf / --use_rocm_dmabuf); vGPU and some MIG or "
     "virtualised setups do not support it"
 )
+ZERO_GID_DETAIL = (
+    "An all-zero GID was printed for the {sides} side of this Ethernet (RoCE) link: GID index {index} holds no address "
+    "on that port (no IP on the RDMA device's netdev, common in pods, or the wrong -x); pass with -x the RoCE v2 "
+    "GID index that carries the interface IP (show_gids)"
+)
 
 # How lines are classified.  Each rule is (code, lowercase substrings, optional
 # regex on the lowercased line that must also match).  Order matters: the
@@ -227,7 +232,8 @@ _ERROR_RULES = [
                         "failed to resolve rdma cm", "rdma_resolve_addr failed", "rdma_resolve_route failed",
                         "times addr_error", "rdma cm event error", "function rdma_connect failed",
                         "unable to perform rdma_client function", "unable to perform rdma_server function",
-                        "failed to get rdma cm", "failed to create rdma cm id", "failed to create rdma cm event channel",
+                        "failed to get rdma cm", "failed to create rdma cm id",
+                        "failed to create rdma cm event channel",
                         "failed to create rdma cm connection", "rdma_create_id failed",
                         "rdma_create_event_channel failed", "failed to establish ud connection for rdma cm",
                         "failed request ud connection parameters", "accept() failed", "failed to accept rdma cm",

@@ -12,6 +12,7 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_errors import (
     GPU_MR_DETAIL,
+    ZERO_GID_DETAIL,
     PERFTEST_ERRORS,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
@@ -300,6 +301,7 @@ def finish(state):
     if result["side"] is None:
         result["side"] = _guess_side(state)
     _explain_gpu_registration(result)
+    _explain_zero_gid(result)
     if result["rows"]:
         _demote_unknown_errors(state)
     _complete_rows(result)
@@ -386,6 +388,26 @@ def _explain_gpu_registration(result):
     for entry in result["errors"]:
         if entry["code"] == "mr_alloc_failed":
             entry["detail"] = GPU_MR_DETAIL.format(gpu=gpu.upper() if gpu == "cuda" else "ROCm")
+
+
+def _is_zero_gid(address):
+    gid = address.get("gid") or ""
+    return bool(gid) and not gid.replace(":", "").strip("0")
+
+
+def _explain_zero_gid(result):
+    """A RoCE connection that failed while a side printed an all-zero GID: the GID index is the cause."""
+    if (result["settings"].get("link_type") or "").lower() != "ethernet":
+        return
+    sides = [side for side, key in (("local", "local_addresses"), ("remote", "remote_addresses"))
+             if any(_is_zero_gid(address) for address in result[key])]
+    if not sides:
+        return
+    index = result["settings"].get("gid_index")
+    for entry in result["errors"]:
+        if entry["code"] == "qp_connect_failed" and not entry.get("detail"):
+            entry["detail"] = ZERO_GID_DETAIL.format(sides=" and ".join(sides),
+                                                     index=index if index is not None else "in use")
 
 
 def _complete_rows(result):
