@@ -25,13 +25,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import parse_show_gids_full
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import clean_lines
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_versions import nccl_version
-
-REAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "real")
-
-
-def real(tool, name):
-    with open(os.path.join(REAL, tool, name), encoding="utf-8") as handle:
-        return handle.read()
+from real_outputs import REAL, real
 
 
 def test_every_real_fixture_has_a_source_line():

@@ -10,8 +10,6 @@ output shows all-zero GIDs now says so in the error's detail."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
-
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
@@ -21,13 +19,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
-
-REAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "real")
-
-
-def real(tool, name):
-    with open(os.path.join(REAL, tool, name), encoding="utf-8") as handle:
-        return handle.read()
+from real_outputs import real
 
 
 # --- nccl-tests: older tables with blank lead columns --------------------------------------------
