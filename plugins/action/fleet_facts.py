@@ -21,7 +21,10 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
+    ControllerAction,
+    has_template,
+)
 
 ARGUMENT_SPEC = slice_meeting.FLEET_FACTS_SPEC
 # An option not given takes the role variable of the same meaning, so every
@@ -30,8 +33,6 @@ FROM_VARS = {"slices": ("commcheck_slices", 1), "directory": ("commcheck_slice_d
              "run_id": ("commcheck_run_id", ""), "wait": ("commcheck_slice_wait", 900)}
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
 _MISSING = object()
-_TEMPLATED = object()     # the raw variables cannot say: only templating gives the value
-TEMPLATE_MARKS = ("{{", "{%", "{#")
 
 
 def read_var(host_vars, path, missing=None):
@@ -48,49 +49,13 @@ def read_var(host_vars, path, missing=None):
     return missing if value is None else value
 
 
-def holds_template(value):
-    """True when a string anywhere in ``value`` (keys included) may be Jinja, whose value only templating gives."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if any(mark in item for mark in TEMPLATE_MARKS):
-                return True
-        elif isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return False
-
-
-def read_raw_first(raw_vars, paths):
-    """``read_first`` over one host's untemplated variables: the value, ``_MISSING``, or ``_TEMPLATED`` when a
-    template is on the way or in the value (a variable set by a template, a key inside one)."""
-    for path in paths:
-        value = raw_vars
-        for part in path.split("."):
-            if not isinstance(value, Mapping):
-                return _TEMPLATED
-            if part not in value:
-                value = _MISSING
-                break
-            value = value[part]
-        if value is _MISSING or value is None:
-            continue
-        return _TEMPLATED if holds_template(value) else value
-    return _MISSING
-
-
 def host_value(hostvars, host, paths, missing):
-    """The value of the first of ``paths`` that ``host`` has, templated in its own context only when it holds a
-    template; ``missing`` when it has none."""
+    """The value of the first of ``paths`` that ``host`` has; read from its untemplated variables when none of
+    the variables named holds a template, else templated in the host's own context. ``missing`` when it has none."""
     raw_get = getattr(hostvars, "raw_get", None)
     raw = raw_get(host) if raw_get is not None else None
-    if isinstance(raw, Mapping):
-        value = read_raw_first(raw, paths)
-        if value is not _TEMPLATED:
-            return missing if value is _MISSING else value
+    if isinstance(raw, Mapping) and not any(has_template(raw.get(path.split(".")[0])) for path in paths):
+        return read_first(raw, paths, missing)
     return read_first(hostvars[host], paths, missing)
 
 

@@ -30,7 +30,10 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.collections import is_sequence
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
+    ControllerAction,
+    has_template,
+)
 
 ARGUMENT_SPEC = dict(
     roles=dict(type="list", elements="str", required=True),
@@ -73,17 +76,6 @@ def plain(value):
     if is_sequence(value):
         return [plain(v) for v in value]
     return value
-
-
-def has_template(value):
-    """True when a raw value holds Jinja, so its templated value can differ per host."""
-    if isinstance(value, str):
-        return "{{" in value or "{%" in value
-    if isinstance(value, Mapping):
-        return any(has_template(k) or has_template(v) for k, v in value.items())
-    if is_sequence(value):
-        return any(has_template(v) for v in value)
-    return False
 
 
 def _same(left, right):

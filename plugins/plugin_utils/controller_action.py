@@ -12,12 +12,33 @@ their message (``FAILURES``) and ``decide(args, result, task_vars)``.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from collections.abc import Mapping
+
 from ansible.plugins.action import ActionBase
+
+TEMPLATE_MARKS = ("{{", "{%", "{#")
 
 
 def cut(text, limit):
     """A message cut to ``limit`` characters (a huge bad value or a long history line must not flood the output)."""
     return text if len(text) <= limit else "%s...(%d characters)" % (text[:limit], len(text))
+
+
+def has_template(value):
+    """True when a string anywhere in a raw value (keys included) holds Jinja: only templating gives its value,
+    and that value can differ per host."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if any(mark in item for mark in TEMPLATE_MARKS):
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
 
 
 class ControllerAction(ActionBase):
