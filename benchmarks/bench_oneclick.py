@@ -371,6 +371,8 @@ def main(argv=None):
     parser.add_argument("--pattern", default="ring", choices=["ring", "mesh", "star"])
     parser.add_argument("--rdma-duration", type=int, default=5, help="seconds per perftest (t_rdma)")
     parser.add_argument("--tcp-duration", type=int, default=5, help="seconds per iperf3 (t_tcp)")
+    parser.add_argument("--rate", default=lablib.DEFAULT_RATE,
+                        help="the lab's emulated link rate (tc units, default %(default)s)")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--logs", help="directory to keep the ansible-playbook logs in")
     parser.add_argument("--profile", help="directory for py-spy samples of the main ansible-playbook process "
@@ -383,7 +385,8 @@ def main(argv=None):
         parser.error("the lab needs root")
     results = []
     for hosts in args.hosts:
-        res = bench(hosts, args.pattern, args.rdma_duration, args.tcp_duration, args.logs, profile=args.profile,
+        res = bench(hosts, args.pattern, args.rdma_duration, args.tcp_duration, args.logs, rate=args.rate,
+                    profile=args.profile,
                     workers=args.profile_workers)
         results.append(res)
         sys.stdout.write("N=%(hosts)d %(pattern)s: rc=%(rc)d wall %(wall_s).1fs ideal %(ideal_s).1fs "

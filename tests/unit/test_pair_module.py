@@ -69,3 +69,34 @@ def test_run_all_runs_only_the_tools_found_and_releases_after(monkeypatch):
     assert calls == ["handlers", "hold", ("start", ["numactl", "ib_write_bw"]), "held"]
     assert ran[0]["tool_missing"] and ran[0]["attempts"] == 1
     assert ran[1]["stderr"] == "ib_read_bw: not found on PATH" and ran[1]["attempts"] == 0
+
+
+def test_the_result_echoes_the_options_with_the_bulky_documents_summarized():
+    sides = [{"role": "server", "device": "mlx5_0"}, {"role": "client", "server": "10.0.0.2"}]
+    facts = {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "gids": ["fe80::1"] * 50}]}, {"name": "mlx5_1"}]}
+    params = {"sides": sides, "rdma_facts": facts, "duration": 5, "extra_args": ["-F"], "timeout": None}
+    echoed = pm.brief_invocation(params)["module_args"]
+    assert echoed == {"sides": "2 side(s), each in the result's sides", "duration": 5, "extra_args": ["-F"],
+                      "rdma_facts": "the commcheck_rdma facts of 2 device(s)", "timeout": None}
+    assert params["sides"] is sides and params["rdma_facts"] is facts      # the module's own options stay whole
+    assert pm.brief_invocation({"sides": None, "rdma_facts": None}) == {"module_args": {"sides": None,
+                                                                                       "rdma_facts": None}}
+
+
+def test_exit_pair_returns_the_brief_echo_and_every_side(monkeypatch):
+    class Module(object):
+        params = {"fail_on_error": False, "sides": [{"role": "server"}], "rdma_facts": {"devices": []}}
+
+        def warn(self, text):
+            raise AssertionError(text)
+
+        def exit_json(self, **out):
+            raise SystemExit(out)
+
+    results = [{"verdict": "pass", "cmd": ["ib_write_bw"], "rc": 0}]
+    with pytest.raises(SystemExit) as done:
+        pm.exit_pair(Module(), False, results, "perftest", lambda side: "failed")
+    out = done.value.args[0]
+    assert out["sides"] == results and out["verdict"] == "pass"
+    assert out["invocation"] == {"module_args": {"fail_on_error": False, "sides": "1 side(s), each in the result's sides",
+                                                 "rdma_facts": "the commcheck_rdma facts of 0 device(s)"}}

@@ -183,6 +183,25 @@ def side_results(sides, ran, side_info, outcome):
     return [side_result(side_info(side), side["argv"], res, **outcome(side, res)) for side, res in zip(sides, ran)]
 
 
+# Options that carry whole documents: the echo of the options in a result (its
+# ``invocation``) names them instead of repeating them. Every host returns its
+# result to the controller, which copies it several times, and the result's
+# ``sides`` already hold each side's options.
+ECHOED_AS_SUMMARY = {
+    "sides": lambda value: "%d side(s), each in the result's sides" % len(value or []),
+    "rdma_facts": lambda value: "the commcheck_rdma facts of %d device(s)" % len((value or {}).get("devices") or []),
+}
+
+
+def brief_invocation(params):
+    """The ``invocation`` of a pair module's result: its options, the bulky ones summarized (ECHOED_AS_SUMMARY)."""
+    args = dict(params)
+    for name, summary in ECHOED_AS_SUMMARY.items():
+        if args.get(name) is not None:
+            args[name] = summary(args[name])
+    return {"module_args": args}
+
+
 def exit_pair(module, single, results, parsed_key, failure, warnings=(), extra=None):
     """exit_json with the worst verdict, or fail_json when a side's verdict is error and fail_on_error is set.
 
@@ -190,6 +209,7 @@ def exit_pair(module, single, results, parsed_key, failure, warnings=(), extra=N
     """
     out, first = sides_outcome(results, single, parsed_key)
     out.update(extra or {})
+    out["invocation"] = brief_invocation(module.params)
     for warning in warnings:
         module.warn(warning)
     if first and module.params["fail_on_error"]:
