@@ -82,6 +82,13 @@ NCCL_TESTS_ERRORS.update({
         "Enlarge /dev/shm (docker --shm-size=1g or more; a Memory emptyDir at /dev/shm in Kubernetes) "
         "or set NCCL_SHM_DISABLE=1.",
     ),
+    "separate_jobs": (
+        "mpirun started one independent nccl-tests job per process (each printed its own header and Rank 0): "
+        "the binary was built without MPI support (MPI=1) or runs against another MPI than the mpirun that "
+        "started it, so no traffic crossed the nodes and the bandwidths are those of single nodes.",
+        "Rebuild nccl-tests with make MPI=1 MPI_HOME=<the MPI of this mpirun> (check ldd <binary> | grep libmpi "
+        "on every node), or run the *_perf_mpi binaries; then rerun.",
+    ),
     "test_failure": (
         "The nccl-tests binary stopped with a test failure.",
         "Read the first error printed before the 'Test failure' trace lines.",
@@ -178,6 +185,52 @@ _IB_HINTS = [
 ]
 
 
+# The ibv_wc_status (infiniband/verbs.h) of a failed RDMA transfer, as NCCL prints it: "Got completion with
+# error 4, opcode ..." (older) or "Got completion from peer <addr> with status=12 opcode=..." (newer).
+_WC_STATUS = re.compile(r"\bwith (?:error |status=)(\d{1,3})\b")
+_WC_STATUS_HINTS = {
+    1: ("IBV_WC_LOC_LEN_ERR", "a message longer than the receive buffer: the ranks disagree on sizes "
+                              "(different NCCL versions or test arguments on the nodes)."),
+    2: ("IBV_WC_LOC_QP_OP_ERR", "the local queue pair rejected the request (QP setup or MTU mismatch between the "
+                                "ports; check NCCL_IB_GID_INDEX and the port MTUs)."),
+    4: ("IBV_WC_LOC_PROT_ERR", "the local NIC could not access the buffer. With GPUDirect RDMA (GDRDMA) this is the "
+                               "GPU memory registration: load nvidia-peermem (nv_peer_mem), disable PCIe ACS / set the "
+                               "IOMMU to passthrough; NCCL_NET_GDR_LEVEL=LOC confirms it when the error goes away."),
+    5: ("IBV_WC_WR_FLUSH_ERR", "the queue pair was already in error: a consequence; find the first completion error "
+                               "before it, often on the peer."),
+    9: ("IBV_WC_REM_INV_REQ_ERR", "the peer rejected the request as invalid (different NCCL versions or MTUs)."),
+    10: ("IBV_WC_REM_ACCESS_ERR", "the peer refused the access to its memory: check GPUDirect RDMA on the peer "
+                                  "(nvidia-peermem, PCIe ACS/IOMMU)."),
+    11: ("IBV_WC_REM_OP_ERR", "the peer could not complete the operation (its queue pair or memory went bad)."),
+    12: ("IBV_WC_RETRY_EXC_ERR", "the transport retry counter was exceeded: the peer stopped acknowledging "
+                                 "(link, cable or switch problem, RoCE congestion without working PFC/ECN, "
+                                 "or the peer died)."),
+    13: ("IBV_WC_RNR_RETRY_EXC_ERR", "receiver not ready: the peer posted no receive in time (it stalled or died)."),
+}
+
+
+def wc_status(message):
+    """The work-completion status number of a NET/IB completion error, or None."""
+    match = _WC_STATUS.search(message)
+    return int(match.group(1)) if match else None
+
+
+def _completion_hint(message):
+    status = wc_status(message)
+    if status not in _WC_STATUS_HINTS:
+        return None
+    name, meaning = _WC_STATUS_HINTS[status]
+    return "Completion status %d (%s): %s" % (status, name, meaning)
+
+
+def add_warn_error(errors, code, message, host=None):
+    """Add an error of a WARN message; a completion error also keeps its work-completion status."""
+    entry = errors.add(code, message, host=host, hint=hint_for(code, message))
+    if code == "ib_transport_error" and entry.get("wc_status") is None:
+        entry["wc_status"] = wc_status(message)
+    return entry
+
+
 def classify_warn(message):
     """The code of an NCCL WARN message (or a last-error text), or None."""
     low = message.lower()
@@ -200,6 +253,8 @@ def result_code(result_text):
 
 def hint_for(code, message):
     """A fix more specific than the catalog's, when the message tells it; else None."""
+    if code == "ib_transport_error":
+        return _completion_hint(message)
     table = _CUDA_HINTS if code == "nccl_cuda_failure" else _IB_HINTS if code in ("ib_setup_failed",) else ()
     for regex, hint in table:
         if regex.search(message):
@@ -214,6 +269,6 @@ def add_last_error(message, errors, warnings, host=None):
         return
     code = classify_warn(message)
     if code:
-        errors.add(code, message, host=host, hint=hint_for(code, message))
+        add_warn_error(errors, code, message, host=host)
     else:
         warnings.add("NCCL last error: %s" % message)

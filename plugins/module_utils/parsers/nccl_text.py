@@ -12,7 +12,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.colle
     MAX_WARNINGS, CollectiveLines)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import ErrorCollector
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_errors import (
-    BITWISE_HINT, NCCL_TESTS_ERRORS, add_last_error, classify_warn, hint_for, result_code)
+    BITWISE_HINT, NCCL_TESTS_ERRORS, add_last_error, add_warn_error, classify_warn, hint_for, result_code)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_lines import (
     LOG_AT_START, LOG_LOOSE, split_lines)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_result import (
@@ -139,6 +139,7 @@ class TextParser(CollectiveLines):
         self.errors = ErrorCollector(NCCL_TESTS_ERRORS)
         self.table = Table(self.result, self.warnings)
         self.ranks = {}
+        self.other_jobs = []    # rank lines of a rank already printed by another job (see _another_job)
         self.transport = TransportSeen()
         self.proxy_service = False
         self.specific_failure = False
@@ -236,7 +237,7 @@ class TextParser(CollectiveLines):
     def _warn(self, message, host):
         code = classify_warn(message)
         if code:
-            self.errors.add(code, message, host=host, hint=hint_for(code, message))
+            add_warn_error(self.errors, code, message, host=host)
         else:
             self.warnings.add("NCCL WARN %s" % message)
 
@@ -298,13 +299,24 @@ class TextParser(CollectiveLines):
         if not rank:
             return False
         number = int(rank.group("rank"))
-        if number not in self.ranks:
-            self.ranks[number] = {
-                "rank": number, "group": to_int(rank.group("group")), "pid": to_int(rank.group("pid")),
-                "host": rank.group("host"), "device": to_int(rank.group("device")),
-                "bus_id": rank.group("bus"), "name": rank.group("name").strip() or None,
-            }
+        entry = {
+            "rank": number, "group": to_int(rank.group("group")), "pid": to_int(rank.group("pid")),
+            "host": rank.group("host"), "device": to_int(rank.group("device")),
+            "bus_id": rank.group("bus"), "name": rank.group("name").strip() or None,
+        }
+        first = self.ranks.setdefault(number, entry)
+        if first is not entry and self._another_job(first, entry):
+            self.other_jobs.append(entry)
         return True
+
+    def _another_job(self, first, again):
+        """The same rank printed again by another process of this run: mpirun started separate jobs.
+
+        A rank on another host always is; on the same host only before any row (a later run in the
+        same log prints its ranks again after the first run's table)."""
+        if again["host"] != first["host"]:
+            return True
+        return not self.result["rows"] and again["pid"] is not None and again["pid"] != first["pid"]
 
     def _out_of_bounds(self, content, body):
         oob = _OOB.search(body) if "Out of bounds values" in body else None
@@ -470,7 +482,9 @@ class TextParser(CollectiveLines):
         result, header = self.result, self.header
         result["ranks"] = [self.ranks[k] for k in sorted(self.ranks)]
         result["nranks"] = len(result["ranks"])
-        result["hosts"] = unique(entry["host"] for entry in result["ranks"])
+        result["hosts"] = unique(entry["host"] for entry in result["ranks"] + self.other_jobs)
+        if self.other_jobs:
+            self._separate_jobs()
         # NCCL version from the header code when no 'NCCL version' line was printed
         if result["nccl_version"] is None and header.get("nccl_library_code"):
             result["nccl_version"] = nccl_version_from_code(header["nccl_library_code"])
@@ -480,6 +494,16 @@ class TextParser(CollectiveLines):
         self._count_unlisted()
         finish(result, self.errors, self.proxy_service)
         return result
+
+    def _separate_jobs(self):
+        """One error naming every host whose job printed a rank that another job printed already."""
+        lowest = min(entry["rank"] for entry in self.other_jobs)
+        printers = [self.ranks[lowest]] + [entry for entry in self.other_jobs if entry["rank"] == lowest]
+        jobs = unique((entry["host"], entry["pid"]) for entry in printers)
+        message = "Rank %d printed by %d processes (%s): mpirun started separate nccl-tests jobs, not one run" % (
+            lowest, len(jobs), ", ".join("%s pid %s" % job for job in jobs))
+        for host in unique(entry["host"] for entry in printers):
+            self.errors.add("separate_jobs", message, host=host)
 
     def _test_failure_from_traces(self):
         """Only the trace lines tell of the failure: one test_failure error with every host that traced."""

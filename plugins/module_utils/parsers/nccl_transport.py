@@ -16,7 +16,9 @@ _WEAK_NETWORK = re.compile(r"NET/(IB\w*|Socket)\s*:\s*Using\b(?P<rest>.*)")
 _LISTED_DEVICE = re.compile(r"\[\d+\]\S")
 _NO_IB_DEVICE = re.compile(r"NET/IB\s*:\s*No device found|Failed to open libibverbs")
 _PLUGIN_FAILED = re.compile(r"Failed to initiali[sz]e NET plugin\s+(\S+)|NET/(\S+?)\s*:\s*No device found")
-_VIA = re.compile(r"\bvia\s+(\S+(?: [A-Za-z]+)?)")
+_VIA = re.compile(r"\bvia\s+(\S+(?: [A-Za-z]+)*)")
+# NCCL before 2.9 named its intra-node transports in words, not as "SHM/..." or "P2P/..."
+_WORDED_FAMILIES = (("direct shared memory", "SHM"), ("shared memory", "SHM"), ("direct pointer", "P2P"))
 _RDMA_NETS = ("ib", "ibext", "aws libfabric", "libfabric", "ofi", "gdr", "efa", "roce", "collnet")
 
 
@@ -30,6 +32,15 @@ def net_kind(name):
     if any(low.startswith(n) for n in _RDMA_NETS):
         return "rdma"
     return "other"
+
+
+def _channel_family(via):
+    """'SHM/direct/direct' -> 'SHM', 'P2P/direct pointer' -> 'P2P', 'direct shared memory' -> 'SHM'."""
+    low = via.lower()
+    for words, family in _WORDED_FAMILIES:
+        if low.startswith(words):
+            return family
+    return via.split()[0]
 
 
 def _count(counts, name):
@@ -92,7 +103,7 @@ class TransportSeen(object):
                 elif self.gdr is None:
                     self.gdr = False
             elif family.split():
-                self.channels.add(family.split()[0])
+                self.channels.add(_channel_family(family))
 
     def finish(self, result):
         # a plugin's own "Using" line is no evidence once NCCL said that plugin failed to start
