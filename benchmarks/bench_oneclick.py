@@ -132,8 +132,20 @@ def masters_cpu(ssh_marker):
                if cmd.startswith("ssh") and ssh_marker in cmd) / float(CLOCK_TICKS)
 
 
+def machine_busy_s():
+    """CPU seconds this machine's cores have been busy since boot (/proc/stat: all but idle and iowait).
+
+    Everything counts: the controller, the emulated hosts' processes whether they were reaped or not, and
+    the kernel's work for the lab's network (softirq), which no process's rusage shows."""
+    with open("/proc/stat") as handle:
+        fields = [int(value) for value in handle.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / float(os.sysconf("SC_CLK_TCK"))
+
+
 def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, workers=False):
-    """(rc, wall, marks, cpu, main_cpu): main_cpu is what the main ansible-playbook process used itself
+    """(rc, wall, marks, cpu, main_cpu, busy): busy is the CPU seconds the whole machine was busy meanwhile
+    (machine_busy_s); main_cpu is what the main ansible-playbook process used itself
     (CPU seconds as cpu_s, peak memory, page faults: benchmarks/callback_plugins/bench_main_cpu.py; None when
     it wrote nothing); marks are (seconds, task name, controller CPU seconds so far) per task banner.
 
@@ -150,6 +162,7 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, worke
                            "COMMCHECK_HISTORY_DIR": history_dir, "COMMCHECK_HISTORY_FSYNC": "false"})
     marker = os.path.join(lab.dir, "cp")      # the lab's ssh control_path_dir
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy_before = machine_busy_s()
     started = time.monotonic()
     marks = []
     with open(log_path, "w") as log:
@@ -170,6 +183,7 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, worke
         if spy is not None:
             spy.wait()
     wall = time.monotonic() - started
+    busy = machine_busy_s() - busy_before
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) + masters_cpu(marker)
     try:
@@ -178,7 +192,7 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, worke
         main_cpu = dict(own, cpu_s=own["user_s"] + own["system_s"])
     except (OSError, ValueError, KeyError):
         main_cpu = None
-    return proc.returncode, wall, marks, cpu, main_cpu
+    return proc.returncode, wall, marks, cpu, main_cpu, busy
 
 
 def _phase_of(name):
@@ -275,7 +289,8 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         log_path = os.path.join(logs or lab.dir, "bench-oneclick-%d-%s.log" % (hosts, pattern))
         history_dir = os.path.join(lab.dir, "bench-history")
         profile_path = os.path.join(profile, "profile-%d-%s.txt" % (hosts, pattern)) if profile else None
-        rc, wall, marks, cpu, main_cpu = ansible_playbook(lab, extra, log_path, history_dir, profile_path, workers)
+        rc, wall, marks, cpu, main_cpu, busy = ansible_playbook(lab, extra, log_path, history_dir, profile_path,
+                                                                workers)
         # a host other than the first (the first also runs the run_once tasks)
         per_host = host_tasks(log_path, lab.hosts[-1])
         lines = history(history_dir)
@@ -303,7 +318,9 @@ def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE
         "controller_cpu_per_host_s": round(cpu / hosts, 2), "lab_hosts_cpu_s": round(lab_cpu, 1),
         "main_process_cpu_s": round(main_cpu["cpu_s"], 1) if main_cpu is not None else None,
         "main_process": main_cpu,
-        "cpu_bound_s": round((cpu + lab_cpu) / CORES, 1), "cpu_phases": phase_times(marks, cpu, column=2),
+        "cpu_bound_s": round((cpu + lab_cpu) / CORES, 1),
+        "machine_busy_s": round(busy, 1), "machine_busy_fraction": round(busy / (wall * CORES), 2) if wall else None,
+        "cpu_phases": phase_times(marks, cpu, column=2),
         "rdma_rounds": rdma_rounds, "tcp_rounds": tcp_rounds,
         "records": len([r for r in lines if r.get("kind") != "summary"]),
         "verdicts": verdicts, "processes_left": len(left), "log": log_path,
@@ -318,18 +335,22 @@ PHASE_ORDER = ("discover", "rdma", "collective", "tcp", "report", "other")
 def table(results):
     rows = ["| hosts | pattern | wall (s) | ideal bound (s) | wall / ideal | RDMA / coll. / TCP ideal (s) | "
             "phases: discover, RDMA, collective, TCP, report, other (s) | controller CPU (s) | per host (s) | "
-            "of it the main process (s) | CPU by phase (s) | lab hosts' CPU (s) | all CPU / cores (s) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "of it the main process (s) | CPU by phase (s) | lab hosts' CPU (s) | all CPU / cores (s) | "
+            "machine busy (s), of wall x cores |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for res in results:
         phases, cpu_phases = res["phases"], res["cpu_phases"]
-        rows.append("| %d | %s | %.1f | %.1f | %.2f | %s / %s / %s | %s | %.1f | %.2f | %s | %s | %.1f | %.1f |" % (
+        row = ("| %d | %s | %.1f | %.1f | %.2f | %s / %s / %s | %s | %.1f | %.2f | %s | %s | %.1f | %.1f | "
+               "%.1f, %d %% |")
+        rows.append(row % (
             res["hosts"], res["pattern"], res["wall_s"], res["ideal_s"], res["ratio"] or 0,
             res["ideal"]["rdma"], res["ideal"]["collective"], res["ideal"]["tcp"],
             ", ".join(str(phases.get(p, 0)) for p in PHASE_ORDER), res["controller_cpu_s"],
             res["controller_cpu_per_host_s"],
             "-" if res["main_process_cpu_s"] is None else "%.1f" % res["main_process_cpu_s"],
             ", ".join(str(cpu_phases.get(p, 0)) for p in PHASE_ORDER),
-            res["lab_hosts_cpu_s"], res["cpu_bound_s"]))
+            res["lab_hosts_cpu_s"], res["cpu_bound_s"], res["machine_busy_s"],
+            round(100 * (res["machine_busy_fraction"] or 0))))
     return "\n".join(rows)
 
 

@@ -42,10 +42,15 @@ def scenario(lab4, name):
         "port down": faults.PortDown(lab4.lab, hosts[1], rail=1),
         "flaky link": faults.FlakyLink(lab4.lab, hosts[2], hosts[3], slow, rail=0),
         "PCIe link degraded": faults.PcieDowngraded(lab4.lab, hosts[2], slow, rail=1),
+        # every host's rail 1: the switch plane, named once, not as four NICs
+        "slow rail plane": faults.SlowPlane(lab4.lab, slow, rail=1),
+        # what one NIC sends, not what it receives: only its client sides measure slow
+        "slow NIC, transmit only": faults.SlowTransmit(lab4.lab, hosts[2], slow, rail=0),
     }[name]
 
 
-@pytest.mark.parametrize("name", ["two faults", "port down", "flaky link"])
+@pytest.mark.parametrize("name", ["two faults", "port down", "flaky link", "slow rail plane",
+                                  "slow NIC, transmit only"])
 def test_the_culprits_are_exactly_the_injected_faults(lab4, tmp_path, name):
     fault = scenario(lab4, name)
     row = run(lab4, fault, tmp_path)

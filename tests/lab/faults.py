@@ -82,6 +82,34 @@ class SlowRail(SlowHost):
         self.lab.slow(self.host, self.rate, rail=self.rail)
 
 
+class SlowTransmit(SlowRail):
+    """One NIC of one host slow only in what it sends (a bad transmit lane, a degraded TX SerDes): its links
+    fail in one direction only, so only a test that makes it send shows it."""
+
+    name = "slow NIC, transmit only"
+
+    def inject(self):
+        self.lab.slow(self.host, self.rate, rail=self.rail, direction="tx")
+
+
+class SlowPlane(Fault):
+    """One rail slow on every host: the switch plane of that rail (a degraded leaf or spine), not any one node."""
+
+    name = "slow rail plane"
+
+    def __init__(self, lab, rate, rail):
+        super(SlowPlane, self).__init__(lab)
+        self.rate, self.rail = rate, rail
+
+    @property
+    def expected(self):
+        return [culprit("fabric", None, rail=self.rail)]
+
+    def inject(self):
+        for host in self.lab.hosts:
+            self.lab.slow(host, self.rate, rail=self.rail)
+
+
 class SlowLink(Fault):
     """Only the path between two hosts on one rail (a cable or a switch port)."""
 

@@ -24,7 +24,7 @@ CLI (see tests/lab/README.md)::
     lab.py up --name NAME --hosts N [--rails R] [--subnet-base 10.77] [--rate 500mbit]
     lab.py down --name NAME          lab.py status [--name NAME]
     lab.py exec --name NAME --host h2 -- argv...
-    lab.py slow --name NAME --host h2 [--rail 1] --rate 200mbit
+    lab.py slow --name NAME --host h2 [--rail 1] --rate 200mbit [--direction both|tx|rx]
     lab.py heal --name NAME [--host h2]
     lab.py pids --name NAME [--all]
 
@@ -497,15 +497,20 @@ class Lab(object):
         run(prefix + ["qdisc", "replace", "dev", dev, "root", "tbf", "rate", str(bps) + "bit",
                       "burst", str(burst), "latency", "50ms"])
 
-    def slow(self, host, rate, rail=None):
-        """Shape both directions of host's veth for rail (all rails when None)."""
+    def slow(self, host, rate, rail=None, direction="both"):
+        """Shape host's veth for rail (all rails when None): both directions, or only what the host sends
+        (``tx``) or receives (``rx``)."""
         parse_rate(rate)
+        if direction not in ("both", "tx", "rx"):
+            raise LabError("direction must be both, tx or rx, got %r" % (direction,))
         entry = self.host(host)
         for hrail in entry["rails"]:
             if rail is not None and hrail["rail"] != int(rail):
                 continue
-            self._shape(hrail["netdev"], rate, netns=entry["netns"])
-            self._shape(hrail["peer"], rate)
+            if direction in ("both", "tx"):
+                self._shape(hrail["netdev"], rate, netns=entry["netns"])
+            if direction in ("both", "rx"):
+                self._shape(hrail["peer"], rate)
         self._record_shaping(entry["name"], rail, rate)
 
     def slow_pair(self, host, peer, rate, rail=0):
@@ -1062,6 +1067,8 @@ def main(argv=None):
     p.add_argument("--host", required=True)
     p.add_argument("--rail", type=int)
     p.add_argument("--rate", required=True)
+    p.add_argument("--direction", choices=["both", "tx", "rx"], default="both",
+                   help="what the host sends (tx), receives (rx) or both")
     p = sub.add_parser("heal", help="put the nominal rate back")
     p.add_argument("--name", required=True)
     p.add_argument("--host")
@@ -1090,7 +1097,7 @@ def main(argv=None):
             lab = Lab.load(args.name)
             return subprocess.call(lab.exec_argv(args.host, argv_))
         elif args.cmd == "slow":
-            Lab.load(args.name).slow(args.host, args.rate, rail=args.rail)
+            Lab.load(args.name).slow(args.host, args.rate, rail=args.rail, direction=args.direction)
         elif args.cmd == "heal":
             Lab.load(args.name).heal(args.host)
         elif args.cmd == "pids":
