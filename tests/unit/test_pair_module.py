@@ -79,8 +79,8 @@ def test_the_result_echoes_the_options_with_the_bulky_documents_summarized():
     assert echoed == {"sides": "2 side(s), each in the result's sides", "duration": 5, "extra_args": ["-F"],
                       "rdma_facts": "the commcheck_rdma facts of 2 device(s)", "timeout": None}
     assert params["sides"] is sides and params["rdma_facts"] is facts      # the module's own options stay whole
-    assert pm.brief_invocation({"sides": None, "rdma_facts": None}) == {"module_args": {"sides": None,
-                                                                                       "rdma_facts": None}}
+    unset = {"sides": None, "rdma_facts": None}
+    assert pm.brief_invocation(unset) == {"module_args": unset}
 
 
 def test_exit_pair_returns_the_brief_echo_and_every_side(monkeypatch):

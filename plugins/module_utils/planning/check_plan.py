@@ -217,7 +217,10 @@ def collective_status(plan, library, found, error, facts, binary_dir="", mpirun=
 
 def host_status(plan, probe, facts, binary_dir="", mpirun="mpirun", require_accelerators=True):
     """What one host can run: tools (what the probe found), rdma, tcp (None or the reason) and collective
-    ({library: collective_status})."""
+    ({library: collective_status}).
+
+    Of the host's discovery ``facts`` it reads ``summary`` and ``host`` only; the one-click role passes no
+    more (roles/commcheck/tasks/probe.yml), so a new read of the facts here needs a key added there."""
     found, error = probe_found(probe), probe_error(probe)
     collective = {}
     if plan["collective"]:
