@@ -208,7 +208,9 @@ def describe(items):
         return "nothing"
     words = []
     for item in items:
-        text = item["component"] + " " + str(item["host"])
+        text = item["component"]
+        if item.get("host") not in (None, "*"):        # a fabric names no host
+            text += " " + str(item["host"])
         if item.get("peer"):
             text += "-" + str(item["peer"])
         if item.get("rail") is not None:
