@@ -29,12 +29,16 @@ table:
 - the lab hosts' CPU (their sshd with everything it reaped: modules, the
   emulators, iperf3, Open MPI) and all CPU / cores: the wall time this
   machine needs for the controller's and the emulated hosts' work even with
-  perfect overlap (both share its cores; a real cluster's hosts do not).
+  perfect overlap (both share its cores; a real cluster's hosts do not);
+- machine busy: how long the whole machine's cores were busy during the run
+  (/proc/stat), also what the two counts above miss (processes not reaped
+  yet, the kernel's work for the lab's network), and its share of wall x
+  cores.
 
 Usage::
 
     sudo .venv/bin/python benchmarks/bench_oneclick.py [--hosts 8 16 32] [--pattern ring|mesh]
-        [--rdma-duration 5] [--tcp-duration 5] [--json out.json] [--logs DIR]
+        [--rdma-duration 5] [--tcp-duration 5] [--rate 500mbit] [--json out.json] [--logs DIR]
 
 The labs are taken down afterwards, also on Ctrl-C. docs/benchmarks.md has
 the numbers measured on the 2-core build machine.
