@@ -46,11 +46,13 @@ def scenario(lab4, name):
         "slow rail plane": faults.SlowPlane(lab4.lab, slow, rail=1),
         # what one NIC sends, not what it receives: only its client sides measure slow
         "slow NIC, transmit only": faults.SlowTransmit(lab4.lab, hosts[2], slow, rail=0),
+        # latency only, in half of its rail's pairs: no hardware expectation, and the median is its own
+        "high latency NIC": faults.LateNic(lab4.lab, hosts[1], rail=0),
     }[name]
 
 
 @pytest.mark.parametrize("name", ["two faults", "port down", "flaky link", "slow rail plane",
-                                  "slow NIC, transmit only"])
+                                  "slow NIC, transmit only", "high latency NIC"])
 def test_the_culprits_are_exactly_the_injected_faults(lab4, tmp_path, name):
     fault = scenario(lab4, name)
     row = run(lab4, fault, tmp_path)

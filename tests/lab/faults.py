@@ -30,6 +30,8 @@ class Fault(object):
 
     name = "healthy"
     checks = ("discover", "rdma")
+    # one-click options the scenario needs on top of the bench's (a latency fault needs the latency tests)
+    extra_vars = {}
 
     def __init__(self, lab):
         self.lab = lab
@@ -321,6 +323,61 @@ class MtuMismatch(SysfsWrite):
         self._write(os.path.join("class", "net", netdev, "mtu"), "%d\n" % self.mtu)
 
 
+class LateNic(Fault):
+    """One host's NIC answers late: the lab's perftest emulator waits ``delay_us`` before each latency message
+    that device sends (``answer_delay`` in tests/lab/emulators/perftest_emulator.py, read from a file in the
+    host's emulated sysfs; this kernel has no netem to delay the veth itself). A retransmitting cable or
+    transceiver, a congested or misconfigured port: the latency tests of its pairs fail, bandwidth holds."""
+
+    name = "high latency NIC"
+    extra_vars = {"commcheck_rdma_metrics": ["bw", "lat"]}
+
+    def __init__(self, lab, host, rail=0, delay_us=2000):
+        super(LateNic, self).__init__(lab)
+        self.host, self.rail, self.delay_us = host, rail, int(delay_us)
+        self.paths = []
+
+    @property
+    def expected(self):
+        return [culprit("nic", self.host, rail=self.rail)]
+
+    def _devices(self):
+        return [self.lab.host(self.host)["rails"][self.rail]["device"]]
+
+    def inject(self):
+        folder = os.path.join(self.lab.sysfs_root(self.host), "commcheck-lab")
+        if not os.path.isdir(folder):
+            os.makedirs(folder)
+        self.paths = [os.path.join(folder, "answer_delay_us_%s" % device) for device in self._devices()]
+        for path in self.paths:
+            with open(path, "w") as handle:
+                handle.write("%d\n" % self.delay_us)
+
+    def heal(self):
+        for path in self.paths:
+            if os.path.exists(path):
+                os.remove(path)
+        self.paths = []
+        self.lab.heal()
+
+
+class LateHost(LateNic):
+    """Every NIC of one host answers late (the host itself: interrupt moderation, a CPU in a deep C-state,
+    a busy or throttled core serving the NICs)."""
+
+    name = "high latency host"
+
+    def __init__(self, lab, host, delay_us=2000):
+        super(LateHost, self).__init__(lab, host, rail=None, delay_us=delay_us)
+
+    @property
+    def expected(self):
+        return [culprit("host", self.host)]
+
+    def _devices(self):
+        return [rail["device"] for rail in self.lab.host(self.host)["rails"]]
+
+
 class SlowCollectiveNode(SlowHost):
     """One node slowed while only the collective runs: bisection must find it."""
 
@@ -369,6 +426,7 @@ class Both(Fault):
         self.faults = (first, second)
         self.name = "%s + %s" % (first.name, second.name)
         self.checks = tuple(sorted(set(first.checks) | set(second.checks)))
+        self.extra_vars = dict(first.extra_vars, **second.extra_vars)
 
     @property
     def expected(self):

@@ -305,3 +305,28 @@ def test_history_latency_gets_the_wider_default():
     assert hist["checked"] and hist["tripped"] is False and hist["threshold"] == 0.5    # +40 %: noise for latency
     hist = th.evaluate([_lat_rec("h1", "h2", 3.2)], history=past)["records"][0]["thresholds"]["history"]
     assert hist["tripped"] is True
+
+
+def test_a_late_nic_in_half_of_its_rails_pairs_fails_against_the_best_links():
+    # one host of a 4-host ring answers late on rail 0: 2 of the rail's 4 pairs, so the median and the MAD are
+    # its own; the rail's best links still show what the rail can do (seen in the lab: 1,100 us against 25)
+    records = [_lat_rec("h1", "h2", 1103.8), _lat_rec("h3", "h4", 24.9), _lat_rec("h2", "h3", 1098.4),
+               _lat_rec("h4", "h1", 25.3)]
+    out = th.evaluate(records, set_verdicts=True, fleet_min_fraction=0.5)
+    assert [r["verdict"] for r in out["records"]] == ["fail", "pass", "fail", "pass"]
+    late = out["records"][0]
+    assert late["thresholds"]["fleet"]["far"] and late["metrics"]["fleet_best"] == 24.9
+    assert late["cause"].startswith("1104 is 3 x or more the best quarter 24.9 of 4 comparable records")
+    assert "its best quarter 24.9" in late["evidence"][-1]
+
+
+def test_latency_spread_of_a_healthy_rail_stays_below_three_times_its_best():
+    # same-leaf and cross-spine pairs of one rail (one to five switch hops) differ by less than 3 x
+    records = [_lat_rec("h%d" % i, "h%d" % (i + 1), value)
+               for i, value in enumerate([1.6, 1.7, 2.9, 3.4, 1.65, 3.1, 2.2, 4.5])]
+    out = th.evaluate(records, set_verdicts=True, fleet_min_fraction=0.5)
+    assert [r["verdict"] for r in out["records"]] == ["pass"] * 8
+    # bandwidth keeps its median rule (its floor is the hardware expectation): no best-quarter trip
+    bw = th.evaluate([rec("h1", "h2", 100, rate=None), rec("h3", "h4", 390, rate=None),
+                      rec("h2", "h3", 100, rate=None), rec("h4", "h1", 392, rate=None)], set_verdicts=True)
+    assert all("fleet_best" not in r["metrics"] for r in bw["records"])

@@ -20,7 +20,12 @@
    median bandwidth, or above the median latency / ``fleet_min_fraction``
    (the pass line the hardware check draws, with the fleet median standing
    in for what the links deliver), so one link at 40 % of its peers fails
-   even on a first run with no history and no known link rate.
+   even on a first run with no history and no known link rate. Latency has
+   no hardware expectation but has a floor that the best links of a rail
+   reach: a latency at least :data:`LATENCY_BEST_FACTOR` times the best
+   quarter of its group is a far outlier too, however many links share it
+   (one host of a 4-host ring is in half of its rail's pairs, and such a
+   share moves the median and the MAD themselves).
 3. ``history``: the value regresses against its own baseline: the median
    of the same pair's passing values over the last ``history_k`` runs, or,
    when the pair has no history, the median of the host's passing links of
@@ -54,6 +59,9 @@ DEFAULT_COLLECTIVE_EFFICIENCY = {"all_reduce": 0.8, "allreduce": 0.8, "all_gathe
                                  "reduce_scatter": 0.8, "reducescatter": 0.8, "broadcast": 0.8, "reduce": 0.8,
                                  "alltoall": 0.6, "all_to_all": 0.6, "sendrecv": 0.8}
 CHECKS = ("hardware", "fleet", "history")
+# A switch hop adds far less than the latency of a rail's best links, so even the farthest pairs of a rail stay
+# within about twice its best; a link three times above them has a fault of its own.
+LATENCY_BEST_FACTOR = 3.0
 _GROUP_PARAMS = ("op", "metric", "size", "rail")
 _COLLECTIVE_GROUP_PARAMS = ("library", "mode", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
@@ -265,13 +273,23 @@ def _judged(rec, value):
 
 
 def _fleet_stats(records):
-    """group -> (count, median, spread) of the comparable records that have a value (findings included)."""
+    """group -> (count, median, spread, best quarter) of the comparable records that have a value (findings
+    included); best quarter: the value a quarter of the way up from the best (for latency: from the lowest)."""
     groups = {}
+    higher_of = {}
     for rec in records:
-        value = _metric(rec)[1]
+        _name, value, higher = _metric(rec)
         if value is not None and rec.get("verdict") not in ("error", "skipped"):
             groups.setdefault(_group(rec), []).append(value)
-    return dict((key, (len(values),) + spread_of(values)) for key, values in groups.items())
+            higher_of[_group(rec)] = higher
+    return dict((key, (len(values),) + spread_of(values) + (best_quarter(values, higher_of[key]),))
+                for key, values in groups.items())
+
+
+def best_quarter(values, higher):
+    """The value a quarter of the way from the best of values (higher: the largest is best)."""
+    ordered = sorted(values, reverse=bool(higher))
+    return float(ordered[(len(ordered) - 1) // 4]) if ordered else None
 
 
 def _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates):
@@ -305,7 +323,7 @@ def _fleet_check(rec, value, higher, stats, limits):
     record is ``far`` when it is beyond ``fleet_min_fraction`` of the median.
     """
     outlier_z, outlier_min_rel, fraction = limits
-    count, med, spread = stats.get(_group(rec), (0, None, None))
+    count, med, spread, best = stats.get(_group(rec), (0, None, None, None))
     if count < 3:
         return {"checked": False}
     z = round(0.6745 * (value - med) / spread, 2)
@@ -314,8 +332,17 @@ def _fleet_check(rec, value, higher, stats, limits):
     rec["metrics"]["fleet_median"] = med
     rec["metrics"]["robust_z"] = z
     tripped = bool(low and rel >= outlier_min_rel)
-    return {"checked": True, "median": med, "robust_z": z, "n": count, "tripped": tripped,
-            "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
+    result = {"checked": True, "median": med, "robust_z": z, "n": count, "tripped": tripped,
+              "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
+    if not higher and not result["far"] and _far_above_best(value, best):
+        rec["metrics"]["fleet_best"] = best
+        result.update(tripped=True, far=True, best=best, best_factor=LATENCY_BEST_FACTOR)
+    return result
+
+
+def _far_above_best(value, best):
+    """Whether a latency is at least LATENCY_BEST_FACTOR times its group's best quarter."""
+    return best is not None and best > 0 and value >= LATENCY_BEST_FACTOR * best
 
 
 def _beyond_fraction(value, med, higher, fraction):
@@ -379,6 +406,10 @@ def _record_trip(rec, result, name, value, set_verdicts):
 
 
 def _far_outlier_text(fleet, name, value):
+    if fleet.get("best") is not None:
+        return "%s is %s x or more the best quarter %s of %d comparable records (far fleet outlier, fleet median " \
+            "%s)" % (fmt_value(value), fmt_value(fleet["best_factor"]), fmt_value(fleet["best"]), fleet["n"],
+                     fmt_value(fleet["median"]))
     if name == "lat_us":
         return "%s is above the fleet median %s / %s (far fleet outlier, robust z %s, %d comparable records)" % (
             fmt_value(value), fmt_value(fleet["median"]), fleet["min_fraction"], fleet["robust_z"], fleet["n"])
@@ -446,6 +477,8 @@ def _evidence(result, name):
         fl = result["fleet"]
         parts.append("fleet: robust z %s against the median %s of %d" % (
             fl["robust_z"], fmt_value(fl["median"]), fl["n"]))
+        if fl.get("best") is not None:
+            parts[-1] += ", %s x or more its best quarter %s" % (fmt_value(fl["best_factor"]), fmt_value(fl["best"]))
     if "history" in result["tripped"]:
         hi = result["history"]
         parts.append("history: %+.0f%% against the %s baseline %s (%d runs)" % (

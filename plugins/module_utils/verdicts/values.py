@@ -19,5 +19,8 @@ def finite_number(value):
 
 
 def fmt_value(value):
-    """A measured value in three significant digits, 'n/a' when there is none."""
-    return "n/a" if value is None else ("%.3g" % value)
+    """A measured value in three significant digits ('1104', not '1.1e+03', from 1,000 up), 'n/a' when there
+    is none."""
+    if value is None:
+        return "n/a"
+    return "%.0f" % value if abs(value) >= 1000 else "%.3g" % value

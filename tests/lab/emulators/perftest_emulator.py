@@ -660,8 +660,17 @@ def _recv_exact(sock, view, count):
         got += num
 
 
-def run_lat_size(p, conn, size, iters, active):
-    """Ping-pong. active (client) starts each exchange; returns samples in usec."""
+def answer_delay(dev):
+    """Lab fault ``faults.LateNic``: seconds this device waits before each latency message it sends, from
+    ``<sysfs>/commcheck-lab/answer_delay_us_<device>`` (a NIC that answers late; 0 when there is none)."""
+    root = os.environ.get("COMMCHECK_LAB_SYSFS")
+    text = _read(os.path.join(root, "commcheck-lab", "answer_delay_us_%s" % dev.name)) if root else ""
+    return int(text) / 1e6 if text.isdigit() else 0.0
+
+
+def run_lat_size(p, conn, size, iters, active, delay=0.0):
+    """Ping-pong. active (client) starts each exchange; returns samples in usec. delay: seconds to wait
+    before each send (answer_delay)."""
     req = 8 if p.verb in ("read", "atomic") else size
     resp = size if p.verb in ("read", "atomic") else size
     buf = bytearray(max(req, resp))
@@ -680,6 +689,8 @@ def run_lat_size(p, conn, size, iters, active):
         if active:
             buf[0] = 0
             start = time.monotonic()
+            if delay:
+                time.sleep(delay)
             conn.sendall(view[:req])
             _recv_exact(conn, view, resp)
             samples.append((time.monotonic() - start) * 1e6 / (2 if half else 1))
@@ -687,6 +698,8 @@ def run_lat_size(p, conn, size, iters, active):
             _recv_exact(conn, view, req)
             if buf[0] == 0xff:
                 break
+            if delay:
+                time.sleep(delay)
             now = time.monotonic()
             conn.sendall(view[:resp])
             if last_send is not None and half:
@@ -812,7 +825,7 @@ def client(p, dev):
         data.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conns.append(data)
     ctl.send({"connected": True})
-    return run_test(p, ctl, conns, "client")
+    return run_test(p, ctl, conns, "client", dev)
 
 
 def server(p, dev):
@@ -872,10 +885,10 @@ def server(p, dev):
     msg = ctl.recv()
     if msg.get("data_error"):
         raise Fail([" Failed to exchange data between server and clients"])
-    return run_test(p, ctl, conns, "server")
+    return run_test(p, ctl, conns, "server", dev)
 
 
-def run_test(p, ctl, conns, side):
+def run_test(p, ctl, conns, side, dev=None):
     results = []
     if p.metric == "bw":
         sends = (side == "client") == (p.verb in ("write", "send"))
@@ -913,7 +926,8 @@ def run_test(p, ctl, conns, side):
             iters = effective_iters(p, size)
             started = time.monotonic()
             try:
-                samples, done = run_lat_size(p, conns[0], size, iters, active=(side == "client"))
+                samples, done = run_lat_size(p, conns[0], size, iters, active=(side == "client"),
+                                             delay=answer_delay(dev) if dev is not None else 0.0)
             except OSError:
                 raise Fail([" Completion with error at %s" % side, " Failed status 12: wr_id 0 syndrom 0x81",
                             " Failed to complete run_iter_lat function successfully"])
