@@ -170,38 +170,6 @@ ZERO_GID_DETAIL = (
     "GID index that carries the interface IP (show_gids)"
 )
 
-# The ibv_wc_status (infiniband/verbs.h) of a failed work completion, as perftest prints it: "Failed status 4:
-# wr_id 0 syndrom 0x51" (the number), or, since perftest 25.x, the text of ibv_wc_status_str().  status:
-# (name, text of ibv_wc_status_str, what it means for a perftest run).
-WC_STATUSES = {
-    1: ("IBV_WC_LOC_LEN_ERR", "local length error",
-        "a message longer than the receive buffer: the two sides run different sizes or options"),
-    2: ("IBV_WC_LOC_QP_OP_ERR", "local QP operation error",
-        "the local queue pair rejected the request: MTU or inline size above what the port supports"),
-    4: ("IBV_WC_LOC_PROT_ERR", "local protection error",
-        "the NIC could not access the local buffer; with GPU memory (--use_cuda/--use_rocm) this is GPUDirect "
-        "RDMA: load nvidia-peermem (or use --use_cuda_dmabuf), disable PCIe ACS / set the IOMMU to passthrough, "
-        "and check that the GPU and the NIC share a PCIe switch"),
-    5: ("IBV_WC_WR_FLUSH_ERR", "Work Request Flushed Error",
-        "the queue pair was already in error: a consequence; read the first completion error, often on the peer"),
-    8: ("IBV_WC_LOC_ACCESS_ERR", "local access error", "the local memory region forbids the access"),
-    9: ("IBV_WC_REM_INV_REQ_ERR", "remote invalid request error",
-        "the peer rejected the request as invalid: different perftest versions, options or MTUs on the two sides"),
-    10: ("IBV_WC_REM_ACCESS_ERR", "remote access error",
-         "the peer refused access to its memory: wrong keys (different options) or GPUDirect RDMA broken on the peer"),
-    11: ("IBV_WC_REM_OP_ERR", "remote operation error",
-         "the peer could not complete the operation (its queue pair or memory went bad; with GPU memory: GPUDirect "
-         "RDMA on the peer)"),
-    12: ("IBV_WC_RETRY_EXC_ERR", "transport retry counter exceeded",
-         "the peer stopped acknowledging: link, cable or switch problem, wrong GID/route, RoCE congestion without "
-         "working PFC/ECN, or the peer exited"),
-    13: ("IBV_WC_RNR_RETRY_EXC_ERR", "RNR retry counter exceeded",
-         "receiver not ready: the peer posted no receive in time (send tests: it stalled, died or runs other "
-         "options)"),
-    20: ("IBV_WC_RESP_TIMEOUT_ERR", "response timeout error", "the peer did not answer in time"),
-    21: ("IBV_WC_GENERAL_ERR", "general error", "the NIC reported a general error: read dmesg on that host"),
-}
-COMPLETION_DETAIL = "Completion status {status} ({name}) at the {side}: {meaning}"
 
 # How lines are classified.  Each rule is (code, lowercase substrings, optional
 # regex on the lowercased line that must also match).  Order matters: the

@@ -11,12 +11,11 @@ import math
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_errors import (
-    COMPLETION_DETAIL,
     GPU_MR_DETAIL,
-    WC_STATUSES,
     ZERO_GID_DETAIL,
     PERFTEST_ERRORS,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import wc_status as _wc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     MIB_PER_SEC_TO_GBPS,
     error_entry,
@@ -397,7 +396,6 @@ _FAILED_STATUS = re.compile(r"Failed status\s*(\d{1,3})\b")
 _FAILED_STATUS_TEXT = re.compile(r"Failed status\s*:?\s*(?P<text>[A-Za-z][A-Za-z ]{2,60}?)\s*(?:[:(,]|wr_id|$)")
 _SYNDROME = re.compile(r"syndrom[e]?\s*(0x[0-9a-fA-F]{1,8})")
 _COMPLETION_SIDE = re.compile(r"Completion wi?th error at (client|server)")
-_STATUS_BY_TEXT = dict((text.lower(), status) for status, (_name, text, _meaning) in WC_STATUSES.items())
 
 
 def completion_status(text):
@@ -406,7 +404,7 @@ def completion_status(text):
     if number:
         return int(number.group(1))
     words = _FAILED_STATUS_TEXT.search(text)
-    return _STATUS_BY_TEXT.get(words.group("text").strip().lower()) if words else None
+    return _wc.status_of_text(words.group("text")) if words else None
 
 
 def _explain_completion_status(result):
@@ -423,10 +421,8 @@ def _explain_completion_status(result):
         entry["wc_status"] = status
         entry["vendor_err"] = syndrome.group(1).lower() if syndrome else None
         entry["side"] = side.group(1) if side else None
-        if status in WC_STATUSES and not entry.get("detail"):
-            name, _text, meaning = WC_STATUSES[status]
-            entry["detail"] = COMPLETION_DETAIL.format(status=status, name=name, meaning=meaning,
-                                                       side=entry["side"] or "local side")
+        if not entry.get("detail"):
+            entry["detail"] = _wc.explain(status, where=entry["side"] or "local side")
 
 
 def _is_zero_gid(address):
