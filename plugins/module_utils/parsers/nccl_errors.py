@@ -11,6 +11,7 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_errors import MPI_ERRORS
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import to_text
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import wc_status as _wc
 
 NCCL_TESTS_ERRORS = dict(MPI_ERRORS)
 NCCL_TESTS_ERRORS.update({
@@ -188,25 +189,8 @@ _IB_HINTS = [
 # The ibv_wc_status (infiniband/verbs.h) of a failed RDMA transfer, as NCCL prints it: "Got completion with
 # error 4, opcode ..." (older) or "Got completion from peer <addr> with status=12 opcode=..." (newer).
 _WC_STATUS = re.compile(r"\bwith (?:error |status=)(\d{1,3})\b")
-_WC_STATUS_HINTS = {
-    1: ("IBV_WC_LOC_LEN_ERR", "a message longer than the receive buffer: the ranks disagree on sizes "
-                              "(different NCCL versions or test arguments on the nodes)."),
-    2: ("IBV_WC_LOC_QP_OP_ERR", "the local queue pair rejected the request (QP setup or MTU mismatch between the "
-                                "ports; check NCCL_IB_GID_INDEX and the port MTUs)."),
-    4: ("IBV_WC_LOC_PROT_ERR", "the local NIC could not access the buffer. With GPUDirect RDMA (GDRDMA) this is the "
-                               "GPU memory registration: load nvidia-peermem (nv_peer_mem), disable PCIe ACS / set the "
-                               "IOMMU to passthrough; NCCL_NET_GDR_LEVEL=LOC confirms it when the error goes away."),
-    5: ("IBV_WC_WR_FLUSH_ERR", "the queue pair was already in error: a consequence; find the first completion error "
-                               "before it, often on the peer."),
-    9: ("IBV_WC_REM_INV_REQ_ERR", "the peer rejected the request as invalid (different NCCL versions or MTUs)."),
-    10: ("IBV_WC_REM_ACCESS_ERR", "the peer refused the access to its memory: check GPUDirect RDMA on the peer "
-                                  "(nvidia-peermem, PCIe ACS/IOMMU)."),
-    11: ("IBV_WC_REM_OP_ERR", "the peer could not complete the operation (its queue pair or memory went bad)."),
-    12: ("IBV_WC_RETRY_EXC_ERR", "the transport retry counter was exceeded: the peer stopped acknowledging "
-                                 "(link, cable or switch problem, RoCE congestion without working PFC/ECN, "
-                                 "or the peer died)."),
-    13: ("IBV_WC_RNR_RETRY_EXC_ERR", "receiver not ready: the peer posted no receive in time (it stalled or died)."),
-}
+# what NCCL itself offers to confirm a status
+_NCCL_ALSO = {4: "; NCCL_NET_GDR_LEVEL=LOC confirms it when the error goes away"}
 
 
 def wc_status(message):
@@ -217,10 +201,7 @@ def wc_status(message):
 
 def _completion_hint(message):
     status = wc_status(message)
-    if status not in _WC_STATUS_HINTS:
-        return None
-    name, meaning = _WC_STATUS_HINTS[status]
-    return "Completion status %d (%s): %s" % (status, name, meaning)
+    return _wc.explain(status, also=_NCCL_ALSO.get(status))
 
 
 def add_warn_error(errors, code, message, host=None):

@@ -170,6 +170,7 @@ ZERO_GID_DETAIL = (
     "GID index that carries the interface IP (show_gids)"
 )
 
+
 # How lines are classified.  Each rule is (code, lowercase substrings, optional
 # regex on the lowercased line that must also match).  Order matters: the
 # first rule that matches decides the code.  Plain substring tests keep the

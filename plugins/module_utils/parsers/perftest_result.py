@@ -15,6 +15,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perft
     ZERO_GID_DETAIL,
     PERFTEST_ERRORS,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import wc_status as _wc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     MIB_PER_SEC_TO_GBPS,
     error_entry,
@@ -302,6 +303,7 @@ def finish(state):
         result["side"] = _guess_side(state)
     _explain_gpu_registration(result)
     _explain_zero_gid(result)
+    _explain_completion_status(result)
     if result["rows"]:
         _demote_unknown_errors(state)
     _complete_rows(result)
@@ -388,6 +390,39 @@ def _explain_gpu_registration(result):
     for entry in result["errors"]:
         if entry["code"] == "mr_alloc_failed":
             entry["detail"] = GPU_MR_DETAIL.format(gpu=gpu.upper() if gpu == "cuda" else "ROCm")
+
+
+_FAILED_STATUS = re.compile(r"Failed status\s*(\d{1,3})\b")
+_FAILED_STATUS_TEXT = re.compile(r"Failed status\s*:?\s*(?P<text>[A-Za-z][A-Za-z ]{2,60}?)\s*(?:[:(,]|wr_id|$)")
+_SYNDROME = re.compile(r"syndrom[e]?\s*(0x[0-9a-fA-F]{1,8})")
+_COMPLETION_SIDE = re.compile(r"Completion wi?th error at (client|server)")
+
+
+def completion_status(text):
+    """The ibv_wc_status of a perftest completion error, by its number or by its ibv_wc_status_str() text."""
+    number = _FAILED_STATUS.search(text)
+    if number:
+        return int(number.group(1))
+    words = _FAILED_STATUS_TEXT.search(text)
+    return _wc.status_of_text(words.group("text")) if words else None
+
+
+def _explain_completion_status(result):
+    """A completion error keeps its work-completion status and syndrome: status 4 and status 12 need
+    different fixes (GPU memory registration versus the link)."""
+    for entry in result["errors"]:
+        if entry["code"] != "completion_error":
+            continue
+        lines = [entry["message"]] + entry["evidence"]
+        text = "\n".join(lines)
+        status = next((s for s in (completion_status(line) for line in lines) if s is not None), None)
+        syndrome = _SYNDROME.search(text)
+        side = _COMPLETION_SIDE.search(text)
+        entry["wc_status"] = status
+        entry["vendor_err"] = syndrome.group(1).lower() if syndrome else None
+        entry["side"] = side.group(1) if side else None
+        if not entry.get("detail"):
+            entry["detail"] = _wc.explain(status, where=entry["side"] or "local side")
 
 
 def _is_zero_gid(address):
