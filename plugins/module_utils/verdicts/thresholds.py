@@ -20,12 +20,13 @@
    median bandwidth, or above the median latency / ``fleet_min_fraction``
    (the pass line the hardware check draws, with the fleet median standing
    in for what the links deliver), so one link at 40 % of its peers fails
-   even on a first run with no history and no known link rate. Latency has
-   no hardware expectation but has a floor that the best links of a rail
-   reach: a latency at least :data:`LATENCY_BEST_FACTOR` times the best
-   quarter of its group is a far outlier too, however many links share it
-   (one host of a 4-host ring is in half of its rail's pairs, and such a
-   share moves the median and the MAD themselves).
+   even on a first run with no history and no known link rate. A value
+   :data:`BEST_FACTOR` times worse than the best quarter of its group (a
+   latency 3 x above it, a bandwidth below a third of it) is a far outlier
+   too, however many links share it: one host of a 4-host ring is in half
+   of its rail's pairs, and such a share moves the median and the MAD
+   themselves. Latency has no hardware expectation, so this is what finds
+   a late NIC there; a bandwidth usually has one.
 3. ``history``: the value regresses against its own baseline: the median
    of the same pair's passing values over the last ``history_k`` runs, or,
    when the pair has no history, the median of the host's passing links of
@@ -60,8 +61,9 @@ DEFAULT_COLLECTIVE_EFFICIENCY = {"all_reduce": 0.8, "allreduce": 0.8, "all_gathe
                                  "alltoall": 0.6, "all_to_all": 0.6, "sendrecv": 0.8}
 CHECKS = ("hardware", "fleet", "history")
 # A switch hop adds far less than the latency of a rail's best links, so even the farthest pairs of a rail stay
-# within about twice its best; a link three times above them has a fault of its own.
-LATENCY_BEST_FACTOR = 3.0
+# within about twice its best, and healthy links of one rail move about the same bandwidth; a link three times
+# worse than the best ones has a fault of its own.
+BEST_FACTOR = 3.0
 _GROUP_PARAMS = ("op", "metric", "size", "rail")
 _COLLECTIVE_GROUP_PARAMS = ("library", "mode", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
@@ -334,15 +336,18 @@ def _fleet_check(rec, value, higher, stats, limits):
     tripped = bool(low and rel >= outlier_min_rel)
     result = {"checked": True, "median": med, "robust_z": z, "n": count, "tripped": tripped,
               "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
-    if not higher and not result["far"] and _far_above_best(value, best):
+    if not result["far"] and _far_from_best(value, best, higher):
         rec["metrics"]["fleet_best"] = best
-        result.update(tripped=True, far=True, best=best, best_factor=LATENCY_BEST_FACTOR)
+        result.update(tripped=True, far=True, best=best, best_factor=BEST_FACTOR)
     return result
 
 
-def _far_above_best(value, best):
-    """Whether a latency is at least LATENCY_BEST_FACTOR times its group's best quarter."""
-    return best is not None and best > 0 and value >= LATENCY_BEST_FACTOR * best
+def _far_from_best(value, best, higher):
+    """Whether value is BEST_FACTOR times worse than its group's best quarter (bandwidth: below a third of it,
+    latency: three times above it)."""
+    if best is None or best <= 0:
+        return False
+    return value * BEST_FACTOR <= best if higher else value >= BEST_FACTOR * best
 
 
 def _beyond_fraction(value, med, higher, fraction):
@@ -407,9 +412,10 @@ def _record_trip(rec, result, name, value, set_verdicts):
 
 def _far_outlier_text(fleet, name, value):
     if fleet.get("best") is not None:
-        return "%s is %s x or more the best quarter %s of %d comparable records (far fleet outlier, fleet median " \
-            "%s)" % (fmt_value(value), fmt_value(fleet["best_factor"]), fmt_value(fleet["best"]), fleet["n"],
-                     fmt_value(fleet["median"]))
+        return "%s is %s x or more %s than the best quarter %s of %d comparable records (far fleet outlier, " \
+            "fleet median %s)" % (fmt_value(value), fmt_value(fleet["best_factor"]),
+                                  "slower" if name == "lat_us" else "lower", fmt_value(fleet["best"]), fleet["n"],
+                                  fmt_value(fleet["median"]))
     if name == "lat_us":
         return "%s is above the fleet median %s / %s (far fleet outlier, robust z %s, %d comparable records)" % (
             fmt_value(value), fmt_value(fleet["median"]), fleet["min_fraction"], fleet["robust_z"], fleet["n"])
@@ -478,7 +484,8 @@ def _evidence(result, name):
         parts.append("fleet: robust z %s against the median %s of %d" % (
             fl["robust_z"], fmt_value(fl["median"]), fl["n"]))
         if fl.get("best") is not None:
-            parts[-1] += ", %s x or more its best quarter %s" % (fmt_value(fl["best_factor"]), fmt_value(fl["best"]))
+            parts[-1] += ", %s x or more off its best quarter %s" % (fmt_value(fl["best_factor"]),
+                                                                     fmt_value(fl["best"]))
     if "history" in result["tripped"]:
         hi = result["history"]
         parts.append("history: %+.0f%% against the %s baseline %s (%d runs)" % (
