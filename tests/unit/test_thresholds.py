@@ -341,3 +341,10 @@ def test_a_slow_host_in_half_of_its_rails_pairs_fails_without_a_known_link_rate(
                rec("h2", "h3", 200.0, rate=None), rec("h4", "h1", 392.0, rate=None)]
     out = th.evaluate(records, set_verdicts=True, fleet_min_fraction=0.5)
     assert all("fleet_best" not in r["metrics"] for r in out["records"])
+
+
+def test_without_fleet_min_fraction_nothing_is_far_from_the_best_either():
+    records = [_lat_rec("h1", "h2", 1103.8), _lat_rec("h3", "h4", 24.9), _lat_rec("h2", "h3", 1098.4),
+               _lat_rec("h4", "h1", 25.3)]
+    out = th.evaluate(records, set_verdicts=True)
+    assert [r["verdict"] for r in out["records"]] == ["pass"] * 4

@@ -26,7 +26,8 @@
    too, however many links share it: one host of a 4-host ring is in half
    of its rail's pairs, and such a share moves the median and the MAD
    themselves. Latency has no hardware expectation, so this is what finds
-   a late NIC there; a bandwidth usually has one.
+   a late NIC there; a bandwidth usually has one. Both far rules need
+   ``fleet_min_fraction`` (without it a fleet outlier only warns).
 3. ``history``: the value regresses against its own baseline: the median
    of the same pair's passing values over the last ``history_k`` runs, or,
    when the pair has no history, the median of the host's passing links of
@@ -336,7 +337,7 @@ def _fleet_check(rec, value, higher, stats, limits):
     tripped = bool(low and rel >= outlier_min_rel)
     result = {"checked": True, "median": med, "robust_z": z, "n": count, "tripped": tripped,
               "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
-    if not result["far"] and _far_from_best(value, best, higher):
+    if fraction and not result["far"] and _far_from_best(value, best, higher):
         rec["metrics"]["fleet_best"] = best
         result.update(tripped=True, far=True, best=best, best_factor=BEST_FACTOR)
     return result
