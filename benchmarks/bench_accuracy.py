@@ -251,6 +251,7 @@ def scenarios(lab):
         # 2 ms before every latency message one NIC sends: its latency tests fail, its bandwidth holds
         (faults.LateNic(lab, hosts[1], rail=0), 1),
         (faults.LateHost(lab, hosts[n - 2]), 1),
+        (faults.LateLink(lab, hosts[0], hosts[1], rail=1), 1),
         (faults.Both(lab, faults.SlowHost(lab, hosts[1], rate),
                      faults.SlowLink(lab, hosts[n - 2], hosts[n - 1], rate, rail=0)), 1),
         (faults.Both(lab, faults.SlowPlane(lab, rate, rail=1), faults.SlowHost(lab, hosts[1], rate)), 1),

@@ -378,6 +378,33 @@ class LateHost(LateNic):
         return [rail["device"] for rail in self.lab.host(self.host)["rails"]]
 
 
+class LateLink(LateNic):
+    """Only the path between two hosts on one rail is late, both ways (a cable or switch port that retransmits):
+    each side's emulator waits before every latency message it sends to the other."""
+
+    name = "high latency link"
+
+    def __init__(self, lab, host, peer, rail=0, delay_us=2000):
+        super(LateLink, self).__init__(lab, host, rail=rail, delay_us=delay_us)
+        self.peer = peer
+
+    @property
+    def expected(self):
+        return [culprit("link", self.host, self.peer, self.rail)]
+
+    def inject(self):
+        self.paths = []
+        for this, other in ((self.host, self.peer), (self.peer, self.host)):
+            folder = os.path.join(self.lab.sysfs_root(this), "commcheck-lab")
+            if not os.path.isdir(folder):
+                os.makedirs(folder)
+            device = self.lab.host(this)["rails"][self.rail]["device"]
+            path = os.path.join(folder, "answer_delay_us_%s_to_%s" % (device, self.lab.address(other, self.rail)))
+            with open(path, "w") as handle:
+                handle.write("%d\n" % self.delay_us)
+            self.paths.append(path)
+
+
 class SlowCollectiveNode(SlowHost):
     """One node slowed while only the collective runs: bisection must find it."""
 

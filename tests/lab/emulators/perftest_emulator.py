@@ -660,12 +660,16 @@ def _recv_exact(sock, view, count):
         got += num
 
 
-def answer_delay(dev):
-    """Lab fault ``faults.LateNic``: seconds this device waits before each latency message it sends, from
-    ``<sysfs>/commcheck-lab/answer_delay_us_<device>`` (a NIC that answers late; 0 when there is none)."""
+def answer_delay(dev, peer=None):
+    """Lab faults ``faults.LateNic`` and ``faults.LateLink``: seconds this device waits before each latency
+    message it sends, from ``<sysfs>/commcheck-lab/answer_delay_us_<device>`` (to every peer) and
+    ``answer_delay_us_<device>_to_<peer address>`` (to that peer only); 0 when there is none."""
     root = os.environ.get("COMMCHECK_LAB_SYSFS")
-    text = _read(os.path.join(root, "commcheck-lab", "answer_delay_us_%s" % dev.name)) if root else ""
-    return int(text) / 1e6 if text.isdigit() else 0.0
+    if not root:
+        return 0.0
+    names = ["answer_delay_us_%s" % dev.name] + (["answer_delay_us_%s_to_%s" % (dev.name, peer)] if peer else [])
+    texts = [_read(os.path.join(root, "commcheck-lab", name)) for name in names]
+    return sum(int(text) for text in texts if text.isdigit()) / 1e6
 
 
 def run_lat_size(p, conn, size, iters, active, delay=0.0):
@@ -888,6 +892,13 @@ def server(p, dev):
     return run_test(p, ctl, conns, "server", dev)
 
 
+def _peer_address(conn):
+    try:
+        return conn.getpeername()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def run_test(p, ctl, conns, side, dev=None):
     results = []
     if p.metric == "bw":
@@ -927,7 +938,8 @@ def run_test(p, ctl, conns, side, dev=None):
             started = time.monotonic()
             try:
                 samples, done = run_lat_size(p, conns[0], size, iters, active=(side == "client"),
-                                             delay=answer_delay(dev) if dev is not None else 0.0)
+                                             delay=answer_delay(dev, _peer_address(conns[0])) if dev is not None
+                                             else 0.0)
             except OSError:
                 raise Fail([" Completion with error at %s" % side, " Failed status 12: wr_id 0 syndrom 0x81",
                             " Failed to complete run_iter_lat function successfully"])
