@@ -15,7 +15,8 @@ description:
     pair, rail and test, in the commcheck results contract (C(kind), C(host), C(peer), C(params), C(metrics),
     C(verdict), C(cause), C(fix), C(evidence)).
   - Verdicts; V(error) when a side could not run (the root cause is the side that failed first), V(fail) below
-    O(min_fraction) of the expected bandwidth (the lower link rate of the two ports, or O(expected_gbps)),
+    O(min_fraction) of the expected bandwidth (the lower link rate of the two ports, a port below its like
+    ports counted at their rate, or O(expected_gbps)),
     V(warn) for a fleet outlier (robust z-score from the median and MAD beyond O(outlier_z) and at least
     O(outlier_min_rel) from the median), even when every value passes.
   - Names culprits as C(finding) records; a node with more than half of its links bad is a bad node (or a bad

@@ -48,11 +48,13 @@ def scenario(lab4, name):
         "slow NIC, transmit only": faults.SlowTransmit(lab4.lab, hosts[2], slow, rail=0),
         # latency only, in half of its rail's pairs: no hardware expectation, and the median is its own
         "high latency NIC": faults.LateNic(lab4.lab, hosts[1], rail=0),
+        # half its rate negotiated: its pairs measure what it reports, so only its like ports show it
+        "port rate downgraded": faults.RateDowngraded(lab4.lab, hosts[2], rail=0),
     }[name]
 
 
 @pytest.mark.parametrize("name", ["two faults", "port down", "flaky link", "slow rail plane",
-                                  "slow NIC, transmit only", "high latency NIC"])
+                                  "slow NIC, transmit only", "high latency NIC", "port rate downgraded"])
 def test_the_culprits_are_exactly_the_injected_faults(lab4, tmp_path, name):
     fault = scenario(lab4, name)
     row = run(lab4, fault, tmp_path)

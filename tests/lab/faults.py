@@ -305,6 +305,31 @@ class PcieDowngraded(SysfsWrite):
         self.lab.slow(self.host, self.rate, rail=self.rail)
 
 
+class RateDowngraded(SysfsWrite):
+    """One port negotiated half its rate (fewer lanes or a lower speed: a cable, transceiver or switch-port
+    setting) and its rail moves half as much: the pairs of that NIC measure what its own port reports, so
+    only a comparison with its like ports (the host's other NICs, the fleet) shows it."""
+
+    name = "port rate downgraded"
+
+    def __init__(self, lab, host, rail):
+        super(RateDowngraded, self).__init__(lab, host)
+        self.rail = rail
+
+    @property
+    def expected(self):
+        return [culprit("nic", self.host, rail=self.rail)]
+
+    def inject(self):
+        import lab as lablib   # pylint: disable=import-outside-toplevel
+        import sysfs_tree      # pylint: disable=import-outside-toplevel
+        nominal = lablib.rate_gbps(self.lab.rate) if self.lab.rate else 100
+        device = self.lab.host(self.host)["rails"][self.rail]["device"]
+        self._write(os.path.join("class", "infiniband", device, "ports", "1", "rate"),
+                    sysfs_tree.rate_text(nominal / 2.0) + "\n")
+        self.lab.slow(self.host, "%dbit" % (nominal / 2.0 * 1e9), rail=self.rail)
+
+
 class MtuMismatch(SysfsWrite):
     """One host's netdev MTU differs from the rest of the fleet (a RoCE configuration fault)."""
 

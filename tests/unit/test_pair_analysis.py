@@ -251,3 +251,19 @@ def test_culprit_steps_fleet_rails_are_not_blamed_on_nodes():
     assert fleet_rails == set([("rdma_bw", 0)]) and fleet[0]["metrics"] == {"links": 3, "bad_links": 3}
     assert pa._node_findings(per_node, rails_of, bad_rails, fleet_rails, "rdma_perf") == ([], set())
     assert pa._link_findings(links, fleet_rails, set(), "rdma_perf") == []
+
+
+def test_a_failing_pair_with_a_downgraded_port_says_which_port_and_why():
+    job = {"server": "h2", "client": "h3", "rail": 0, "step": 0, "round": 0, "test": "write", "metric": "bw",
+           "expected_gbps": 400, "server_device": "mlx5_0", "client_device": "mlx5_0",
+           "downgraded_ports": [{"host": "h3", "device": "mlx5_0", "rate_gbps": 200, "like_gbps": 400}]}
+    common = dict((k, v) for k, v in job.items() if k not in ("server", "client", "downgraded_ports"))
+    sides = [dict(common, host="h2", role="server", peer="h3", verdict="pass", metrics={}),
+             dict(common, host="h3", role="client", peer="h2", server="10.0.0.2", verdict="pass",
+                  metrics={"bw_gbps": 190.0, "bytes": 65536})]
+    out = pa.pair_records(sides, jobs=[job], min_fraction=0.9)
+    rec = out[0]
+    assert rec["verdict"] == "fail" and rec["params"]["downgraded_ports"] == job["downgraded_ports"]
+    assert rec["cause"].endswith("h3 mlx5_0 negotiated 200 Gb/s where its like ports (same NIC model and rail) "
+                                 "run at 400 Gb/s")
+    assert "mlxlink" in rec["fix"]

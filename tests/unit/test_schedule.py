@@ -296,3 +296,38 @@ def test_select_rails_splits_comma_separated_text():
     from_list = sch.select_rails(devices=["mlx5_0", "mlx5_1:2"], address="10.0.0.1")
     assert [(r["device"], r["port"], r["rail"]) for r in from_text] == [("mlx5_0", 1, 0), ("mlx5_1", 2, 1)]
     assert from_text == from_list
+
+
+# --- a port that negotiated less than its like ports --------------------------------------------
+
+def _facts(rates, model="MT4129"):
+    return {"devices": [{"name": "mlx5_%d" % num, "hca_type": model,
+                         "ports": [{"port": 1, "state": "ACTIVE", "rate_gbps": rate, "link_layer": "Ethernet"}]}
+                        for num, rate in enumerate(rates)]}
+
+
+def test_a_port_below_its_like_ports_is_expected_at_their_rate():
+    # h3's rail 0 negotiated half its rate: its pairs measure what it reports, so the lower of the two ports'
+    # rates would expect only that and pass them
+    host_rails = dict((h, sch.select_rails(_facts([200, 400] if h == "h3" else [400, 400])))
+                      for h in ("h1", "h2", "h3", "h4"))
+    assert host_rails["h3"][0]["model"] == "MT4129"
+    plan = sch.round_plan([["h2", "h3"], ["h1", "h4"]], host_rails=host_rails)
+    jobs = dict(((j["server"], j["rail"]), j) for j in plan["jobs"])
+    assert jobs[("h2", 0)]["expected_gbps"] == 400
+    assert jobs[("h2", 0)]["downgraded_ports"] == [{"host": "h3", "device": "mlx5_0", "rate_gbps": 200,
+                                                    "like_gbps": 400}]
+    assert "downgraded_ports" not in jobs[("h1", 0)] and "downgraded_ports" not in jobs[("h2", 1)]
+    # the sides (what the modules take) carry only their own keys
+    assert all("downgraded_ports" not in side for sides in plan["sides"].values() for side in sides)
+    assert [s["expected_gbps"] for s in plan["sides"]["h3"]] == [400, 400]
+
+
+def test_ports_of_another_model_or_rail_are_not_like_ports():
+    # a 200G NIC model among 400G ones on the same rail runs at its own rate: not a downgrade
+    host_rails = {"h1": sch.select_rails(_facts([400])), "h2": sch.select_rails(_facts([200], model="MT4123")),
+                  "h3": sch.select_rails(_facts([400]))}
+    plan = sch.round_plan([["h1", "h2"], ["h3", "h1"]], host_rails=host_rails)
+    assert [(j["expected_gbps"], "downgraded_ports" in j) for j in plan["jobs"]] == [(200, False), (400, False)]
+    assert sch.pair_rate(0, {"rate_gbps": 100}, {}, {}) == (100, [])
+    assert sch.pair_rate(0, {}, {}, {}) == (None, [])

@@ -283,7 +283,9 @@ def select_rails(rdma_facts=None, devices=None, address=None):
     """
     facts = rdma_facts or {}
     known = {}
+    models = {}
     for dev in facts.get("devices") or []:
+        models[dev.get("name")] = dev.get("hca_type")
         for port in dev.get("ports") or []:
             known[(dev.get("name"), int(port.get("port", 1)))] = port
     rails = []
@@ -291,12 +293,13 @@ def select_rails(rdma_facts=None, devices=None, address=None):
         for spec in _device_specs(devices):
             want = _parse_device_spec(spec)
             port = known.get((want["device"], want["port"]), {})
-            rails.append(_rail(want["device"], want["port"], port, address, want))
+            rails.append(_rail(want["device"], want["port"], port, address, want, models.get(want["device"])))
     else:
         for dev in sorted(facts.get("devices") or [], key=lambda d: _natural_key(d.get("name"))):
             for port in sorted(dev.get("ports") or [], key=lambda p: int(p.get("port", 1))):
                 if _is_active(port.get("state")):
-                    rails.append(_rail(dev.get("name"), int(port.get("port", 1)), port, address, {}))
+                    rails.append(_rail(dev.get("name"), int(port.get("port", 1)), port, address, {},
+                                       dev.get("hca_type")))
     for num, rail in enumerate(rails):
         rail["rail"] = num
     return rails
@@ -311,7 +314,7 @@ def _device_specs(devices):
     return list(devices)
 
 
-def _rail(device, port_num, port, address, override):
+def _rail(device, port_num, port, address, override, model=None):
     rail = {
         "device": device,
         "port": port_num,
@@ -320,6 +323,7 @@ def _rail(device, port_num, port, address, override):
         "link_layer": port.get("link_layer"),
         "netdev": port.get("netdev"),
         "address": _port_address(port) or address,
+        "model": model,
     }
     for key in ("gid_index", "rate_gbps", "address", "netdev", "link_layer"):
         if override.get(key) is not None:
@@ -369,6 +373,7 @@ def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=
     steps = _tests(tests)
     wanted = None if rails is None else set(int(r) for r in rails)
     stride = _stride(host_rails, port_stride)
+    like = like_port_rates(host_rails)
     sides = {}
     jobs = []
     skipped = []
@@ -392,8 +397,7 @@ def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=
                     continue
                 s_rail, c_rail = s_rails[k], c_rails[k]
                 port = int(base_port) + slot * stride + k
-                rates = [r.get("rate_gbps") for r in (s_rail, c_rail) if r.get("rate_gbps")]
-                expected = min(rates) if rates else None
+                expected, downgraded = pair_rate(k, s_rail, c_rail, like)
                 common = dict(test)
                 common.update({"rail": k, "step": step, "round": round_index, "tcp_port": port})
                 if expected is not None:
@@ -405,10 +409,55 @@ def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=
                 client_side["server"] = s_rail.get("address") or server
                 sides.setdefault(server, []).append(server_side)
                 sides.setdefault(client, []).append(client_side)
-                jobs.append(dict(common, server=server, client=client,
-                                 server_device=s_rail.get("device"), client_device=c_rail.get("device"),
-                                 address=client_side["server"]))
+                job = dict(common, server=server, client=client, server_device=s_rail.get("device"),
+                           client_device=c_rail.get("device"), address=client_side["server"])
+                if downgraded:
+                    # controller-side only: the modules take a fixed set of side keys
+                    job["downgraded_ports"] = [_named_port(d, server, client) for d in downgraded]
+                jobs.append(job)
     return {"sides": sides, "jobs": jobs, "skipped": skipped}
+
+
+def _like_key(rail_num, rail):
+    return (rail_num, rail.get("model"), rail.get("link_layer"))
+
+
+def like_port_rates(host_rails):
+    """{(rail number, NIC model, link layer): the fastest rate such ports run at in the fleet}.
+
+    Ports of one model on one rail should all negotiate the same rate. One below its like ports has fewer
+    lanes or a lower speed (a cable, transceiver or switch port), and its pairs measure only what it reports."""
+    out = {}
+    for rails in (host_rails or {}).values():
+        for num, rail in enumerate(rails or []):
+            rate = rail.get("rate_gbps")
+            if rate and rail.get("model"):
+                key = _like_key(num, rail)
+                out[key] = max(out.get(key, 0), rate)
+    return out
+
+
+def pair_rate(rail_num, s_rail, c_rail, like=None):
+    """(expected Gb/s, [downgraded ports]) of a pair on one rail: the lower of its two ports' rates, each
+    port counted at the rate its like ports run at (like_port_rates) when it negotiated less. A downgraded
+    port: {side (0 server, 1 client), device, rate_gbps, like_gbps}."""
+    rates, downgraded = [], []
+    for side, rail in enumerate((s_rail, c_rail)):
+        rate = rail.get("rate_gbps")
+        if not rate:
+            continue
+        top = (like or {}).get(_like_key(rail_num, rail)) if rail.get("model") else None
+        if top and top > rate:
+            downgraded.append({"side": side, "device": rail.get("device"), "rate_gbps": rate, "like_gbps": top})
+            rate = top
+        rates.append(rate)
+    return (min(rates) if rates else None), downgraded
+
+
+def _named_port(port, server, client):
+    named = dict((k, v) for k, v in port.items() if k != "side")
+    named["host"] = server if port["side"] == 0 else client
+    return named
 
 
 def _stride(host_rails, port_stride):

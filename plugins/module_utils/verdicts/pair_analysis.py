@@ -41,6 +41,9 @@ KIND_BY_METRIC = {("rdma", "bw"): "rdma_bw", ("rdma", "lat"): "rdma_lat", ("tcp"
 BAD = ("fail", "error", "warn")
 
 FIX = {
+    "downgraded": "the port negotiated fewer lanes or a lower speed than its like ports: check its cable and "
+                  "transceiver and the switch port's speed setting (mlxlink -d <device> -m, ethtool <netdev>, "
+                  "ibstat), then reseat or replace the cable",
     "bad_node": "take the node out of the pool and check its NICs, PCIe links (lspci -vv width/speed), NUMA "
                 "placement, firmware and CPU governor; compare its counters with a good node's",
     "bad_nic": "check that NIC's port and cable (ibstat / ethtool, error counters), its switch port, its PCIe "
@@ -253,6 +256,12 @@ def _record(key, job, server_side, client_side, family, min_fraction, expected_o
                                    min_fraction)
     if verdict == "error":
         params.update(so.outcome_params(((server, server_side), (client, client_side))))
+    downgraded = (job or {}).get("downgraded_ports") or []
+    if downgraded:
+        params["downgraded_ports"] = downgraded
+        if verdict == "fail":
+            cause = "%s; %s" % (cause, downgraded_text(downgraded))
+            fix = FIX["downgraded"]
     return {
         "kind": KIND_BY_METRIC.get((family, metric), "%s_%s" % (family, metric)),
         "host": server,
@@ -264,6 +273,16 @@ def _record(key, job, server_side, client_side, family, min_fraction, expected_o
         "fix": fix,
         "evidence": _evidence(_with_host(server_side, server), _with_host(client_side, client)),
     }
+
+
+def downgraded_text(ports):
+    """'h3 mlx5_0 negotiated 0.25 Gb/s where its like ports run at 0.5 Gb/s' for each downgraded port."""
+    return "; ".join("%s %s negotiated %s Gb/s where its like ports (same NIC model and rail) run at %s Gb/s" % (
+        p.get("host"), p.get("device"), _num(p.get("rate_gbps")), _num(p.get("like_gbps"))) for p in ports)
+
+
+def _num(value):
+    return "%g" % value if isinstance(value, (int, float)) else str(value)
 
 
 def _with_host(side, host):

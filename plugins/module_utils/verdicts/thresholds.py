@@ -4,7 +4,8 @@
 """Three thresholds for a bandwidth, and which of them tripped (pure).
 
 1. ``hardware``: what the hardware should give. For a pair, the discovered
-   link rate (the lower of the two ports; twice that when bidirectional) x
+   link rate (the lower of the two ports, a port that negotiated less than
+   its like ports counted at theirs: ``schedule.pair_rate``; twice that when bidirectional) x
    an efficiency per operation (:data:`DEFAULT_EFFICIENCY`, configurable);
    for a collective, its own pass line when the collective module judged
    it (``threshold_busbw_gbs``), else rails x link rate / 8 (GB/s) x an
