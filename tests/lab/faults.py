@@ -330,6 +330,34 @@ class RateDowngraded(SysfsWrite):
         self.lab.slow(self.host, "%dbit" % (nominal / 2.0 * 1e9), rail=self.rail)
 
 
+class MissingNic(Fault):
+    """One NIC is gone from a host (not passed into the pod, its driver not loaded, the card dead): its
+    device is missing from the host's emulated sysfs while its like hosts have it."""
+
+    name = "NIC missing"
+
+    def __init__(self, lab, host, rail):
+        super(MissingNic, self).__init__(lab)
+        self.host, self.rail = host, rail
+        self.moved = None
+
+    @property
+    def expected(self):
+        return [culprit("nic", self.host, rail=self.rail)]
+
+    def inject(self):
+        device = self.lab.host(self.host)["rails"][self.rail]["device"]
+        path = os.path.join(self.lab.sysfs_root(self.host), "class", "infiniband", device)
+        self.moved = (path, os.path.join(self.lab.sysfs_root(self.host), "commcheck-lab-missing-" + device))
+        os.rename(*self.moved)
+
+    def heal(self):
+        if self.moved and os.path.exists(self.moved[1]):
+            os.rename(self.moved[1], self.moved[0])
+        self.moved = None
+        self.lab.heal()
+
+
 class MtuMismatch(SysfsWrite):
     """One host's netdev MTU differs from the rest of the fleet (a RoCE configuration fault)."""
 

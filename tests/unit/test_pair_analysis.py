@@ -267,3 +267,20 @@ def test_a_failing_pair_with_a_downgraded_port_says_which_port_and_why():
     assert rec["cause"].endswith("h3 mlx5_0 negotiated 200 Gb/s where its like ports (same NIC model and rail) "
                                  "run at 400 Gb/s")
     assert "mlxlink" in rec["fix"]
+
+
+def test_a_host_without_a_rail_its_peers_have_is_one_failing_finding_per_rail():
+    skipped = [{"server": "h2", "client": "h3", "round": 0, "rail": 1, "reason": "r",
+                "missing": {"host": "h3", "rail": 1, "device": "mlx5_1", "peer": "h2"}},
+               {"server": "h3", "client": "h4", "round": 1, "rail": 1, "reason": "r",
+                "missing": {"host": "h3", "rail": 1, "device": "mlx5_1", "peer": "h4"}},
+               {"server": "h5", "client": "h6", "round": 1, "reason": "no active RDMA port on h5 and h6"}]
+    found = pa.missing_rail_findings(skipped)
+    assert len(found) == 1 and found[0]["host"] == "h3" and found[0]["verdict"] == "fail"
+    assert found[0]["params"] == {"check": "discover", "code": "rdma_rail_missing", "finding": "rail_missing",
+                                  "family": "rdma", "rail": 1, "device": "mlx5_1"}
+    assert found[0]["cause"] == ("h3 has no active RDMA port for rail 1, where its peers (h2, h4) have mlx5_1: its "
+                                 "pairs on that rail could not run")
+    records = pa.skipped_records(skipped)
+    assert [r["params"].get("rail") for r in records] == [1, 1, None]
+    assert all(r["verdict"] == "skipped" for r in records)

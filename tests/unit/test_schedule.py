@@ -331,3 +331,17 @@ def test_ports_of_another_model_or_rail_are_not_like_ports():
     assert [(j["expected_gbps"], "downgraded_ports" in j) for j in plan["jobs"]] == [(200, False), (400, False)]
     assert sch.pair_rate(0, {"rate_gbps": 100}, {}, {}) == (100, [])
     assert sch.pair_rate(0, {}, {}, {}) == (None, [])
+
+
+def test_a_rail_one_side_lacks_is_a_skipped_pair_that_names_the_host_without_it():
+    host_rails = {"h2": sch.select_rails(_facts([400, 400])), "h3": sch.select_rails(_facts([400]))}
+    plan = sch.round_plan([["h2", "h3"], ["h3", "h2"]], host_rails=host_rails,
+                          tests=[["write", "bw"], ["write", "lat"]])
+    assert [j["rail"] for j in plan["jobs"]] == [0, 0, 0, 0]
+    # once per pair and rail, not once per test step
+    assert [(s["server"], s["client"], s["rail"], s["missing"]) for s in plan["skipped"]] == [
+        ("h2", "h3", 1, {"host": "h3", "rail": 1, "device": "mlx5_1", "peer": "h2"}),
+        ("h3", "h2", 1, {"host": "h3", "rail": 1, "device": "mlx5_1", "peer": "h2"})]
+    assert plan["skipped"][0]["reason"] == "h3 has no active RDMA port for rail 1 (h2 has mlx5_1 there)"
+    # rails left out by the caller are not missing
+    assert sch.round_plan([["h2", "h3"]], host_rails=host_rails, rails=[0])["skipped"] == []

@@ -389,6 +389,7 @@ def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=
                             "reason": "no active RDMA port on %s" % (
                                 " and ".join(h for h, r in ((server, s_rails), (client, c_rails)) if not r))})
             continue
+        skipped += _missing_rails(server, client, s_rails, c_rails, wanted, round_index)
         for num, test in enumerate(steps):
             step = step_offset + num
             slot = step % port_window if port_window else step
@@ -452,6 +453,22 @@ def pair_rate(rail_num, s_rail, c_rail, like=None):
             rate = top
         rates.append(rate)
     return (min(rates) if rates else None), downgraded
+
+
+def _missing_rails(server, client, s_rails, c_rails, wanted, round_index):
+    """Skipped items for the rails one side of a pair has and the other has not (rail k is the k-th active port):
+    each names the host without it and the device its peer has there."""
+    out = []
+    for k in range(min(len(s_rails), len(c_rails)), max(len(s_rails), len(c_rails))):
+        if wanted is not None and k not in wanted:
+            continue
+        lacking, having, rails = (server, client, c_rails) if len(s_rails) <= k else (client, server, s_rails)
+        device = rails[k].get("device")
+        out.append({"server": server, "client": client, "round": round_index, "rail": k,
+                    "missing": {"host": lacking, "rail": k, "device": device, "peer": having},
+                    "reason": "%s has no active RDMA port for rail %d (%s has %s there)" % (
+                        lacking, k, having, device)})
+    return out
 
 
 def _named_port(port, server, client):

@@ -41,6 +41,9 @@ KIND_BY_METRIC = {("rdma", "bw"): "rdma_bw", ("rdma", "lat"): "rdma_lat", ("tcp"
 BAD = ("fail", "error", "warn")
 
 FIX = {
+    "rail_missing": "check that the NIC is there and up on that host (ibv_devinfo, ibdev2netdev, lspci, dmesg), "
+                    "that its driver is loaded, its port is cabled and active, and in Kubernetes that the pod gets "
+                    "that device (the RDMA device plugin's resource and the pod's network attachments)",
     "downgraded": "the port negotiated fewer lanes or a lower speed than its like ports: check its cable and "
                   "transceiver and the switch port's speed setting (mlxlink -d <device> -m, ethtool <netdev>, "
                   "ibstat), then reseat or replace the cable",
@@ -574,10 +577,37 @@ def skipped_records(skipped, family="rdma"):
     """Records for planned pairs that could not run (e.g. no common active port)."""
     out = []
     for item in skipped or []:
+        params = {"server": item.get("server"), "client": item.get("client"), "round": item.get("round")}
+        if item.get("rail") is not None:
+            params["rail"] = item["rail"]
         out.append({"kind": KIND_BY_METRIC.get((family, "bw"), family), "host": item.get("server"),
-                    "peer": item.get("client"), "params": {"server": item.get("server"), "client": item.get("client"),
-                                                           "round": item.get("round")},
+                    "peer": item.get("client"), "params": params,
                     "metrics": {}, "verdict": "skipped", "cause": item.get("reason"), "fix": None, "evidence": []})
+    return out
+
+
+def missing_rail_findings(skipped, family="rdma"):
+    """One failing finding per host and rail that its pairs' peers have and it has not (``missing`` of the
+    planned pairs that could not run: schedule.round_plan): a NIC that is gone, down before the run, not passed
+    into the pod, or whose driver is not loaded. Named like discovery's own findings, by host and device."""
+    seen = {}
+    for item in skipped or []:
+        gap = item.get("missing")
+        if not isinstance(gap, dict) or not gap.get("host"):
+            continue
+        entry = seen.setdefault((gap["host"], gap.get("rail")), {"device": gap.get("device"), "peers": []})
+        if gap.get("peer") and gap["peer"] not in entry["peers"]:
+            entry["peers"].append(gap["peer"])
+    out = []
+    for (host, rail), entry in sorted(seen.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0)):
+        peers = ", ".join(entry["peers"])
+        out.append({"kind": "finding", "host": host, "peer": None,
+                    "params": {"check": "discover", "code": "rdma_rail_missing", "finding": "rail_missing",
+                               "family": family, "rail": rail, "device": entry["device"]},
+                    "metrics": {}, "verdict": "fail",
+                    "cause": "%s has no active RDMA port for rail %s, where its peers (%s) have %s: its pairs on "
+                             "that rail could not run" % (host, rail, peers, entry["device"]),
+                    "fix": FIX["rail_missing"], "evidence": ["peers with rail %s: %s" % (rail, peers)]})
     return out
 
 
@@ -589,7 +619,8 @@ def analyze_pairs(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gb
     check = check or ("rdma_perf" if family == "rdma" else "tcp_perf")
     records = pair_records(sides, jobs, family, min_fraction, expected_gbps)
     node_outliers = mark_outliers(records, outlier_z, outlier_min_rel)
-    findings = name_culprits(records, check) + unreachable_findings(unreachable, check, family)
+    findings = name_culprits(records, check) + unreachable_findings(unreachable, check, family) + \
+        missing_rail_findings(skipped, family)
     grids = matrices(records)
     records += skipped_records(skipped, family)
     counts = {}
