@@ -191,6 +191,30 @@ def check_inside(option, value, directory):
     return path
 
 
+def check_not_linked(option, path, directory):
+    """``path`` (inside ``directory``) when nothing below ``directory`` on the way to it is a symbolic link.
+
+    The check names the directory the files go in; a link planted below it
+    (by another user of a shared directory, or left by an earlier run) would
+    take them anywhere. ``directory`` itself is the operator's choice, links
+    included. Parts that do not exist yet are created by the writer, as
+    directories.
+    """
+    base = posixpath.normpath(directory)
+    rest = posixpath.relpath(posixpath.normpath(path), base)
+    if rest == ".":
+        return path
+    if rest.split("/")[0] == "..":
+        fail(option, path, "must stay inside %s" % base)
+    current = base
+    for part in rest.split("/"):
+        current = posixpath.join(current, part)
+        if os.path.islink(current):
+            fail(option, path, "leads through the symbolic link %s: files are written only inside %s"
+                 % (show(current), base))
+    return path
+
+
 def check_file_name(option, value):
     """One file name: no '/', not '.' or '..', no control characters, not a flag."""
     check_not_flag(option, value)
