@@ -18,7 +18,9 @@ so a new option is covered the day it is added. The classes:
    a report run directory, a slice meeting directory);
 5. Jinja in data is written as it is, never evaluated;
 6. the AWX surveys offer no answer the validator would refuse, except the
-   integer bounds AWX forces on a fraction (refused with a clear message).
+   integer bounds AWX forces on a fraction (refused with a clear message);
+7. a node selector is read with the one label selector grammar before
+   kubectl sees it.
 
 Valid values keep passing: integers as text, 'yes' / 'false' for booleans,
 comma-separated lists, Unicode letters in free text.
@@ -354,3 +356,17 @@ def test_surveys_offer_only_answers_the_validator_takes(survey, variable, answer
 
 def test_a_fraction_at_the_integer_bound_awx_forces_is_refused_clearly():
     assert check("commcheck_min_fraction", 0.0) == "commcheck_min_fraction: 0.0 must be above 0 (at most 1)"
+
+
+# ---------------------------------------------------------------- 7. one grammar for a label selector
+
+@pytest.mark.parametrize("value", ["../../etc/x", "a,--b", " -x", "a=b=c", "/etc/cron.d/x", "a in b", "=x",
+                                   "a b", "(a)", "k=" + "v" * 64, "a" * 2000], ids=repr)
+def test_node_selector_is_refused_before_kubectl_reads_it(value):
+    assert_refused("commcheck_k8s_node_selector", value, "label selector")
+
+
+@pytest.mark.parametrize("value", ["nvidia.com/gpu.present=true", "a=b,c!=d", "!spot", "zone in (a, b)",
+                                   "tier notin (x)", "role==worker", "gpu", ""], ids=repr)
+def test_node_selectors_kubectl_reads_keep_passing(value):
+    assert check("commcheck_k8s_node_selector", value) is None
