@@ -64,9 +64,10 @@ def check_options(args):
 
 
 def run_dir(report_dir, run_id):
-    """The run's own subdirectory: the run id must be one plain file name, and the result inside report_dir."""
+    """The run's own subdirectory: the run id must be one plain file name, and the result inside report_dir
+    (not through a symbolic link)."""
     rules.check_file_name("run_id", run_id)
-    return rules.check_inside("run_id", run_id, report_dir)
+    return rules.check_not_linked("run_id", rules.check_inside("run_id", run_id, report_dir), report_dir)
 
 
 class ActionModule(ControllerAction):
@@ -89,7 +90,8 @@ class ActionModule(ControllerAction):
         if args["run_subdir"]:
             run_id = run_id or history.new_run_id(now)
             report_dir = run_dir(report_dir, run_id)
-        summary = report_model.summarize(records, run_id=run_id, generated=history.format_time(now), report_dir=report_dir)
+        summary = report_model.summarize(records, run_id=run_id, generated=history.format_time(now),
+                                         report_dir=report_dir)
         meta = {"baseline": baseline_meta(args) if compared else None}
         files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
         summary["files"] = files

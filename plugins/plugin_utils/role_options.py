@@ -25,6 +25,9 @@ of every host and calls these functions.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import math
+import sys
+
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import ArgumentValueError
 
@@ -56,6 +59,9 @@ _ELEMENT_WORDS = {
     "list": "lists", "dict": "dicts", "raw": "values",
 }
 _SPEC_KEYS = ("type", "elements", "choices")
+_TEXT_TYPES = ("str", "path")
+# Beyond this an integer has no float (Ansible's float conversion raises).
+_FLOAT_MAX = sys.float_info.max
 
 
 # ---------------------------------------------------------------- the table
@@ -112,7 +118,8 @@ RULES = {
     "commcheck_rdma_mtu": kit.described(checks.rdma_mtu, "0 or %s" % kit.words(perftest_cmd.MTUS)),
     "commcheck_rdma_use_cuda": kit.integer(-1, perftest_cmd.GPU_MAX),
     "commcheck_rdma_extra_args": checks.extra_args(perftest_cmd.check_extra_args),
-    "commcheck_rdma_timeout": kit.described(checks.rdma_timeout, "0 to %d, longer than the duration" % checks.TIMEOUT_MAX),
+    "commcheck_rdma_timeout": kit.described(
+        checks.rdma_timeout, "0 to %d, longer than the duration" % checks.TIMEOUT_MAX),
     "commcheck_rdma_connect_retries": kit.integer(0, 100000),
     "commcheck_rdma_base_port": kit.integer(checks.PORT_LOW, checks.PORT_HIGH),
     "commcheck_expected_gbps": _GBPS,
@@ -157,7 +164,8 @@ RULES = {
     "commcheck_collective_check": kit.integer(0, 1000),
     "commcheck_collective_datatype": kit.described(checks.datatype, "a datatype of the library, or ''"),
     "commcheck_collective_reduce_op": kit.described(checks.reduce_op, "a reduction of the library"),
-    "commcheck_collective_env": kit.described(checks.collective_env, "NCCL_*, HCCL_*, UCX_*, ... names, one-line values"),
+    "commcheck_collective_env": kit.described(
+        checks.collective_env, "NCCL_*, HCCL_*, UCX_*, ... names, one-line values"),
     "commcheck_mpi_mca": kit.described(checks.mca, "MCA parameter names, one-line values"),
     "commcheck_mpi_ssh_config": kit.described(checks.ssh_config, "an absolute path without spaces, or ''"),
     "commcheck_collective_launcher": kit.by_spec(),
@@ -189,7 +197,8 @@ RULES = {
     "commcheck_tcp_bidirectional": kit.described(checks.tcp_bidirectional, "not with reverse"),
     "commcheck_tcp_omit": kit.integer(0, 600),
     "commcheck_tcp_extra_args": checks.extra_args(iperf3_cmd.check_extra_args),
-    "commcheck_tcp_timeout": kit.described(checks.tcp_timeout, "0 to %d, longer than duration + omit" % checks.TIMEOUT_MAX),
+    "commcheck_tcp_timeout": kit.described(
+        checks.tcp_timeout, "0 to %d, longer than duration + omit" % checks.TIMEOUT_MAX),
     "commcheck_tcp_connect_retries": kit.integer(0, 100000),
     "commcheck_tcp_base_port": kit.integer(checks.PORT_LOW, checks.PORT_HIGH),
     "commcheck_tcp_expected_gbps": _GBPS,
@@ -302,6 +311,55 @@ def _type_text(spec):
     return _TYPE_WORDS.get(kind, "a %s" % kind)
 
 
+def is_text_kind(kind):
+    return kind in _TEXT_TYPES
+
+
+def takes_as_text(value):
+    """True for a value a text option may take: a string, or an integer (its digits are its text).
+
+    Ansible would turn anything into text: yes into 'True', [a] into "['a']",
+    2024.10 into '2024.1'; such a value was not meant as that text.
+    """
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _items(plain, value):
+    """(kind, items): the type each item must have, and the items (a list option wraps a single value)."""
+    if plain["type"] == "list":
+        return plain.get("elements"), value if isinstance(value, list) else [value]
+    return plain["type"], [value]
+
+
+def _untextual(plain, value):
+    """The first item of ``value`` that a text option (or list of text) must not take as its text; None if none."""
+    kind, items = _items(plain, value)
+    if kind not in _TEXT_TYPES:
+        return None
+    return next(((item,) for item in items if not takes_as_text(item)), None)
+
+
+def _out_of_range(plain, value):
+    """True when an item is a number no integer or float option can convert (inf, nan, 10**400): Ansible raises."""
+    kind, items = _items(plain, value)
+    return kind in ("int", "float") and any(_not_finite(item) for item in items)
+
+
+def _not_finite(value):
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, int):
+        return abs(value) > _FLOAT_MAX
+    if isinstance(value, str):
+        try:
+            return not math.isfinite(float(value.strip()))
+        except (ValueError, OverflowError):
+            return False
+    return False
+
+
 def check_type(option, spec, value, label=None):
     """(converted value, None) or (None, problem) by the spec's type, elements and choices."""
     label = label or option
@@ -310,10 +368,15 @@ def check_type(option, spec, value, label=None):
     if plain["type"] == "list" and isinstance(value, str):
         # comma-separated text (AWX surveys), read as the roles read it: items trimmed, empty ones dropped
         value = [item.strip() for item in value.split(",") if item.strip()]
-    result = ArgumentSpecValidator({option: plain}).validate({option: value})
     if isinstance(value, bool) and plain["type"] in ("int", "float"):
         # Ansible would read true as 1: a number option never takes a boolean
         return None, "%s: %s is not %s" % (label, show(value), _type_text(plain))
+    if _out_of_range(plain, value):
+        return None, "%s: %s is not %s: it must be a finite number" % (label, show(value), _type_text(plain))
+    wrong = _untextual(plain, value)
+    if wrong is not None:
+        return None, "%s: %s is not a string (quote it if it is meant as text)" % (label, show(wrong[0]))
+    result = ArgumentSpecValidator({option: plain}).validate({option: value})
     if not result.error_messages:
         return result.validated_parameters.get(option), None
     choices = plain.get("choices")

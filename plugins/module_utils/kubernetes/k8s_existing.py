@@ -22,11 +22,10 @@ of creating test pods. Nothing here creates, changes or deletes a pod:
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import re
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
+    is_label_selector,
     pod_failure_reason,
     pod_summary,
 )
@@ -34,13 +33,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runn
 
 SELECTION_KEYS = ("namespace", "selector", "names", "container")
 DEFAULT_CONTAINER_ANNOTATION = "kubectl.kubernetes.io/default-container"
-MAX_SELECTOR = 1024
-
-_KEY = r"(?:[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-_VALUE = r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
-_TERM = (r"\s*(?:!\s*{k}|{k}\s*(?:==|!=|=)\s*{v}?|{k}\s+(?:in|notin)\s+\(\s*{v}?(?:\s*,\s*{v}?)*\s*\)|{k})\s*"
-         .format(k=_KEY, v=_VALUE))
-_SELECTOR = re.compile(r"^{t}(?:,{t})*$".format(t=_TERM))
 
 # Run in each pod with: sh -c STOP_SH sh AGENT_DIR GRACE MARKER. Prints "stopped PID CMDLINE" per process it
 # stopped and "removed AGENT_DIR" when it removed the agent's files. The patterns are built from $1 and $2
@@ -92,7 +84,7 @@ class SelectionError(rules.OptionError):
 def check_selector(option, selector):
     """A Kubernetes label selector (k=v, k==v, k!=v, k, !k, k in (a,b), k notin (a,b); ',' = and)."""
     rules.check_not_flag(option, selector)
-    if not isinstance(selector, str) or len(selector) > MAX_SELECTOR or not _SELECTOR.match(selector):
+    if not is_label_selector(selector):
         raise SelectionError("%s %s is not a label selector (key=value, key!=value, key, !key, key in (a,b), "
                              "comma-separated)" % (option, rules.show(selector)))
     return selector.strip()

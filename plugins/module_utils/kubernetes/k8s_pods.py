@@ -25,8 +25,14 @@ _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$")
 _CAPABILITY = re.compile(r"^[A-Z_]{2,32}$")
 _NETWORK = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?(@[A-Za-z0-9_.-]{1,15})?$")
-# A label selector as kubectl -l takes it: key=value, key!=value, key in (a,b), !key, comma separated.
-_SELECTOR = re.compile(r"^[A-Za-z0-9_./=!,() -]+$")
+# A label selector as kubectl -l takes it: key=value, key==value, key!=value, key in (a,b), key notin (a,b),
+# key, !key, comma separated; keys and values as Kubernetes labels have them.
+MAX_SELECTOR = 1024
+_KEY = r"(?:[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_VALUE = r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
+_TERM = (r"\s*(?:!\s*{k}|{k}\s*(?:==|!=|=)\s*{v}?|{k}\s+(?:in|notin)\s+\(\s*{v}?(?:\s*,\s*{v}?)*\s*\)|{k})\s*"
+         .format(k=_KEY, v=_VALUE))
+_SELECTOR = re.compile(r"^{t}(?:,{t})*$".format(t=_TERM))
 TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
 TOLERATION_OPERATORS = ("Exists", "Equal")
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -74,12 +80,25 @@ def _check(errors, check, *args):
         return None
 
 
+def is_label_selector(value):
+    """True for a label selector kubectl -l reads (length checked first: the pattern is not cheap)."""
+    return isinstance(value, str) and len(value) <= MAX_SELECTOR and bool(_SELECTOR.match(value))
+
+
 def _match(errors, option, value, pattern, what):
     """A value that is not a flag and matches ``pattern``."""
     if _check(errors, rules.check_not_flag, option, value) is None:
         return
     if not pattern.match(value):
         errors.append("%s %s is not %s" % (option, rules.show(value), what))
+
+
+def _selector(errors, option, value):
+    if _check(errors, rules.check_not_flag, option, value) is None:
+        return
+    if not is_label_selector(value):
+        errors.append("%s %s is not a label selector (key=value, key!=value, key, !key, key in (a,b), "
+                      "comma-separated, at most %d characters)" % (option, rules.show(value), MAX_SELECTOR))
 
 
 def _dns_label(errors, option, value):
@@ -137,7 +156,7 @@ def _check_placement(errors, params):
         _check_image(errors, params.get("image"))
     selector = params.get("node_selector")
     if selector:
-        _match(errors, "node_selector", selector, _SELECTOR, "a label selector")
+        _selector(errors, "node_selector", selector)
 
 
 def _check_names(errors, params):

@@ -41,7 +41,11 @@ _CONTEXT = re.compile(r"^[A-Za-z0-9_.@:/][-A-Za-z0-9_.@:/]{0,252}$")
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*\.?$")
 _WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.,:=/+@%-]{0,255}$")
 _BARE_COMMAND = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,254}$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Control characters: C0 and C1 (ESC starts terminal sequences, NEL ends a line), the Unicode line and
+# paragraph separators (str.splitlines and JavaScript end a line there) and the bidirectional
+# overrides and isolates, which make a name in a report or a terminal read as another.
+CONTROL_CHARACTERS = re.compile(u"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = CONTROL_CHARACTERS
 
 NAME_KINDS = {
     "rdma_device": (_RDMA_DEVICE, "an RDMA device name (letters, digits, _ . : -, at most 64)"),
@@ -76,7 +80,8 @@ def check_text(option, value, max_length=PATH_MAX):
     if not isinstance(value, str):
         fail(option, value, "must be a string")
     if _CONTROL.search(value):
-        fail(option, value, "contains a control character (NUL, newline, tab...)")
+        fail(option, value, "contains a control character (NUL, newline, tab, escape, a Unicode line separator or "
+                            "direction override...)")
     if len(value) > max_length:
         fail(option, value, "is longer than %d characters" % max_length)
     return value
@@ -183,6 +188,30 @@ def check_inside(option, value, directory):
     path = check_path(option, joined)
     if path != base and not path.startswith(base.rstrip("/") + "/"):
         fail(option, value, "must stay inside %s" % base)
+    return path
+
+
+def check_not_linked(option, path, directory):
+    """``path`` (inside ``directory``) when nothing below ``directory`` on the way to it is a symbolic link.
+
+    The check names the directory the files go in; a link planted below it
+    (by another user of a shared directory, or left by an earlier run) would
+    take them anywhere. ``directory`` itself is the operator's choice, links
+    included. Parts that do not exist yet are created by the writer, as
+    directories.
+    """
+    base = posixpath.normpath(directory)
+    rest = posixpath.relpath(posixpath.normpath(path), base)
+    if rest == ".":
+        return path
+    if rest.split("/")[0] == "..":
+        fail(option, path, "must stay inside %s" % base)
+    current = base
+    for part in rest.split("/"):
+        current = posixpath.join(current, part)
+        if os.path.islink(current):
+            fail(option, path, "leads through the symbolic link %s: files are written only inside %s"
+                 % (show(current), base))
     return path
 
 

@@ -31,6 +31,7 @@ import os
 import re
 import time
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.atomic_file import write_atomic
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history_records import (
@@ -71,14 +72,18 @@ def slice_name(hosts):
 
 
 def meeting_dir(directory, run_id, step):
-    """``<directory>/<run_id>/<step>``, after checking that none of the three can leave ``directory``."""
+    """``<directory>/<run_id>/<step>``, after checking that none of the three can leave ``directory``
+    (by name or through a symbolic link)."""
     base = check_history_dir(directory, "commcheck_slice_dir")
     if not isinstance(run_id, str) or not RUN_ID_PATTERN.match(run_id):
         raise SliceMeetingError("slices meet under the run id, and %r is not one (letters, digits and _ . : + -, "
                                 "no '/', at most 128): give every slice the same commcheck_run_id" % (run_id,))
     if not isinstance(step, str) or not STEP_PATTERN.match(step):
         raise SliceMeetingError("bad meeting step name %r" % (step,))
-    return os.path.join(base, run_id, step)
+    try:
+        return rules.check_not_linked("commcheck_slice_dir", os.path.join(base, run_id, step), base)
+    except rules.OptionError as exc:
+        raise SliceMeetingError(str(exc))
 
 
 def _post(path, payload):

@@ -11,6 +11,7 @@ by a writer that died mid-line is ended before the next line goes on.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import errno
 import json
 import os
 
@@ -58,7 +59,7 @@ def append_lines(path, lines, fsync=True):
     if not lines:
         return 0
     payload = "".join(line.rstrip("\n") + "\n" for line in lines).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+    fd = _open_for_append(path)
     try:
         if HAS_FCNTL:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -78,6 +79,17 @@ def append_lines(path, lines, fsync=True):
     finally:
         os.close(fd)
     return len(payload)
+
+
+def _open_for_append(path):
+    """An fd appending to ``path``, never through a symbolic link: one planted in a shared history directory
+    would take the records into another file."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o640)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, "%s is a symbolic link: history is appended to plain files only" % path)
+        raise
 
 
 def _last_byte(path, size):

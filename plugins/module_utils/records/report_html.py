@@ -28,6 +28,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     pct,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_svg import svg_busbw_chart
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 
 # Culprits listed open under the verdict; the next ones folded below them; the rest only in results.json.
@@ -179,10 +180,10 @@ def render(view):
     body = ["<h1>%s</h1>" % esc(title)]
     for section in SECTIONS:
         body += section(view)
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<title>%s</title><style>%s</style></head><body>\n%s\n</body></html>\n"
-            % (esc(title), _CSS, "\n".join(body)))
+    return visible("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                   "<title>%s</title><style>%s</style></head><body>\n%s\n</body></html>\n"
+                   % (esc(title), _CSS, "\n".join(body)))
 
 
 def render_html(records, summary, meta=None):

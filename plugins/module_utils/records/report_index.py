@@ -32,6 +32,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     is_retest_run,
     num,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
@@ -419,7 +420,7 @@ def render_index(entries, points=DEFAULT_POINTS, rows=DEFAULT_ROWS, generated=No
         _trend_table("Links", links, link_total, points),
         "</body></html>\n",
     ]
-    return "\n".join(parts)
+    return visible("\n".join(parts))
 
 
 # --------------------------------------------------------------------------

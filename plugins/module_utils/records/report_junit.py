@@ -7,16 +7,20 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import re
 import xml.etree.ElementTree as ET
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView, check_name, fmt_value, num, pct
-
-_CONTROL_CHARS = re.compile(u"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
+    ReportView,
+    check_name,
+    fmt_value,
+    num,
+    pct,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 
 
 def _xml_text(value):
-    return _CONTROL_CHARS.sub("", "" if value is None else str(value))
+    return visible("" if value is None else str(value))
 
 
 def _detail(record, metrics):

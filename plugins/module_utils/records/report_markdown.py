@@ -23,6 +23,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     md_cell,
     pct,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 
 # A matrix (and the host x rail grid) wider than this is written as its worst rows instead.
@@ -74,15 +75,16 @@ def _regressions(view):
     lines = ["## Regressions", ""]
     base = view.baseline
     if base:
-        lines += ["Baseline: %s; threshold %s." % (baseline_text(base), "%.0f%%" % (float(base.get("threshold", 0)) * 100)),
-                  ""]
+        threshold = "%.0f%%" % (float(base.get("threshold", 0)) * 100)
+        lines += ["Baseline: %s; threshold %s." % (baseline_text(base), threshold), ""]
     if view.regressions:
         regs = report_fleet.worst(view.regressions, WORST_ROWS, key=lambda r: -abs(r.get("change") or 0.0))
         lines += _table(["check", "metric", "baseline", "now", "change"],
                         [[md_cell(check_name(reg)), md_cell(reg["metric"]), fmt_value(reg["baseline"]),
                           fmt_value(reg["value"]), pct(reg["change"])] for reg in regs])
         if len(regs) < len(view.regressions):
-            lines += ["", "The %d largest of %d regressions (all in results.json)." % (len(regs), len(view.regressions))]
+            lines += ["", "The %d largest of %d regressions (all in results.json)."
+                      % (len(regs), len(view.regressions))]
     else:
         lines.append("None.")
     return lines + [""]
@@ -226,7 +228,7 @@ def render(view):
     lines = []
     for section in SECTIONS:
         lines += section(view)
-    return "\n".join(lines)
+    return visible("\n".join(lines))
 
 
 def render_markdown(records, summary, meta=None):

@@ -67,6 +67,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     num,
     op_of,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 
 VERDICT_VALUE = {"pass": 0, "skipped": 1, "warn": 2, "flaky": 3, "fail": 4, "error": 5, "interrupted": 6}
 VERDICT_HELP = ", ".join("%s %d" % item for item in sorted(VERDICT_VALUE.items(), key=lambda i: i[1]))
@@ -117,7 +118,7 @@ def verdict_value(verdict):
 
 
 def escape_label_value(value):
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    return visible(str(value)).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 def format_value(value):

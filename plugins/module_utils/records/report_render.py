@@ -20,6 +20,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_markdown
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_prometheus
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 
 FORMATS = ("md", "html", "json", "junit", "prom")
@@ -81,4 +82,4 @@ def summary_lines(summary, files=None):
         lines.append("regressed: %s" % (", ".join(summary["regressed_hosts"] + summary["regressed_links"][:8]) or "-"))
     if files and files.get("html"):
         lines.append("report: %s" % files["html"])
-    return lines
+    return [visible(line) for line in lines]

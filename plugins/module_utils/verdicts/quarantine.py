@@ -46,7 +46,7 @@ _KEY_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 # Slurm node names: host names (letters, digits, - _ .); no ',', '=', '[' or
 # spaces, which scontrol would read as a list, another field or a host range.
 _SLURM_NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-_CONTROL = re.compile(u"[\x00-\x1f\x7f]+")
+_CONTROL = re.compile("(?:%s)+" % rules.CONTROL_CHARACTERS.pattern)
 
 
 class QuarantineError(rules.OptionError):
