@@ -41,7 +41,7 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description: One dict per rail with C(rail), C(device), C(port), C(gid_index), C(rate_gbps), C(link_layer),
-    C(netdev), C(address), C(model) (the NIC model, hca_type: ports of one model on one rail are like ports).
+    C(netdev), C(address), C(model) (the NIC model, its hca_type; ports of one model on one rail are like ports).
   type: list
   elements: dict
 '''

@@ -76,9 +76,10 @@ _value:
     - One item per round (a single item with O(merge)) with C(sides) (host name to the list of its sides; each
       side has C(role), C(peer), C(rail), C(step), C(round), C(tcp_port), the test keys, C(device), C(ib_port),
       C(gid_index), C(expected_gbps), and C(server) for a client), C(jobs) (one per pair, rail and step) and
-      C(skipped) (pairs with no common rail, with a C(reason); a rail one side lacks is one item per pair and rail
-      with C(rail) and C(missing): the host without it, the rail and the device its peer has there); with O(merge)
-      also C(steps), the number of steps.
+      C(skipped) (pairs with no common rail, with a C(reason); a rail one side lacks is one item per pair and
+      rail with C(rail) and C(missing), naming the host without it, the rail and the device its peer has there);
+      with O(merge) also C(steps), the number of steps. Rails are numbered by the fleet's rail of each device name
+      where the hosts name their NICs alike, so a missing NIC leaves a gap instead of shifting the others.
   type: list
   elements: dict
 '''

@@ -345,3 +345,31 @@ def test_a_rail_one_side_lacks_is_a_skipped_pair_that_names_the_host_without_it(
     assert plan["skipped"][0]["reason"] == "h3 has no active RDMA port for rail 1 (h2 has mlx5_1 there)"
     # rails left out by the caller are not missing
     assert sch.round_plan([["h2", "h3"]], host_rails=host_rails, rails=[0])["skipped"] == []
+
+
+def test_a_missing_first_nic_leaves_a_gap_instead_of_shifting_the_others():
+    # h3 lost mlx5_0: its mlx5_1 stays rail 1 (tested against its peers' mlx5_1), and rail 0 is the one missing
+    gone = _facts([400, 400])
+    gone["devices"] = gone["devices"][1:]
+    host_rails = {"h2": sch.select_rails(_facts([400, 400])), "h3": sch.select_rails(gone),
+                  "h4": sch.select_rails(_facts([400, 400]))}
+    assert [r["rail"] for r in sch.aligned_rails(host_rails)["h3"]] == [1]
+    plan = sch.round_plan([["h2", "h3"], ["h3", "h4"]], host_rails=host_rails)
+    assert [(j["server"], j["rail"], j["server_device"], j["client_device"]) for j in plan["jobs"]] == [
+        ("h2", 1, "mlx5_1", "mlx5_1"), ("h3", 1, "mlx5_1", "mlx5_1")]
+    assert [s["missing"] for s in plan["skipped"]] == [{"host": "h3", "rail": 0, "device": "mlx5_0", "peer": "h2"},
+                                                       {"host": "h3", "rail": 0, "device": "mlx5_0", "peer": "h4"}]
+    # rail 1's port, as on every other host
+    assert set(s["tcp_port"] for sides in plan["sides"].values() for s in sides) == {18516}
+
+
+def test_hosts_that_name_their_nics_otherwise_keep_their_order():
+    other = {"devices": [{"name": "mlx5_%d" % n, "hca_type": "MT4129",
+                          "ports": [{"port": 1, "state": "ACTIVE", "rate_gbps": 400}]} for n in (4, 5)]}
+    host_rails = {"h1": sch.select_rails(_facts([400, 400])), "h2": sch.select_rails(other),
+                  "h3": sch.select_rails(_facts([400, 400]))}
+    assert [r["rail"] for r in sch.aligned_rails(host_rails)["h2"]] == [0, 1]
+    plan = sch.round_plan([["h1", "h2"]], host_rails=host_rails)
+    assert [(j["rail"], j["server_device"], j["client_device"]) for j in plan["jobs"]] == [
+        (0, "mlx5_0", "mlx5_4"), (1, "mlx5_1", "mlx5_5")]
+    assert plan["skipped"] == []

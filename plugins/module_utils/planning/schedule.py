@@ -369,7 +369,7 @@ def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=
     ``gid_index``, ``expected_gbps``...) and for a client ``server`` (the
     server's address on that rail). A job: one per pair, rail and step.
     """
-    host_rails = host_rails or {}
+    host_rails = aligned_rails(host_rails or {})
     steps = _tests(tests)
     wanted = None if rails is None else set(int(r) for r in rails)
     stride = _stride(host_rails, port_stride)
@@ -379,12 +379,10 @@ def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=
     skipped = []
     for pair in pairs or []:
         server, client = pair[0], pair[1]
-        s_rails = host_rails.get(server) if server in host_rails else [{"rail": 0}]
-        c_rails = host_rails.get(client) if client in host_rails else [{"rail": 0}]
-        s_rails = s_rails or []
-        c_rails = c_rails or []
-        count = min(len(s_rails), len(c_rails))
-        if count == 0:
+        s_rails = _by_number(host_rails.get(server) if server in host_rails else [{"rail": 0}])
+        c_rails = _by_number(host_rails.get(client) if client in host_rails else [{"rail": 0}])
+        common_rails = sorted(set(s_rails) & set(c_rails))
+        if not s_rails or not c_rails:
             skipped.append({"server": server, "client": client, "round": round_index,
                             "reason": "no active RDMA port on %s" % (
                                 " and ".join(h for h, r in ((server, s_rails), (client, c_rails)) if not r))})
@@ -393,7 +391,7 @@ def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=
         for num, test in enumerate(steps):
             step = step_offset + num
             slot = step % port_window if port_window else step
-            for k in range(count):
+            for k in common_rails:
                 if wanted is not None and k not in wanted:
                     continue
                 s_rail, c_rail = s_rails[k], c_rails[k]
@@ -430,7 +428,7 @@ def like_port_rates(host_rails):
     lanes or a lower speed (a cable, transceiver or switch port), and its pairs measure only what it reports."""
     out = {}
     for rails in (host_rails or {}).values():
-        for num, rail in enumerate(rails or []):
+        for num, rail in _by_number(rails).items():
             rate = rail.get("rate_gbps")
             if rate and rail.get("model"):
                 key = _like_key(num, rail)
@@ -455,14 +453,49 @@ def pair_rate(rail_num, s_rail, c_rail, like=None):
     return (min(rates) if rates else None), downgraded
 
 
+def _by_number(rails):
+    """{rail number: rail} of one host's rails (``rail``, else their order)."""
+    out = {}
+    for num, rail in enumerate(rails or []):
+        out[int(rail.get("rail", num)) if rail.get("rail") is not None else num] = rail
+    return out
+
+
+def aligned_rails(host_rails):
+    """host -> rails, each rail numbered by the fleet's rail of its device name (``rail``).
+
+    A host's rails are its active ports in order; one NIC gone shifts every rail after it, and its second NIC
+    would be tested against its peers' first. Where the fleet names its NICs alike (the device most hosts have
+    at each position, a different one at each), a host whose every device is one of those names gets each
+    rail's number from its name, so a missing NIC leaves a gap instead. Other hosts keep their order."""
+    counts = {}
+    for rails in host_rails.values():
+        for num, rail in enumerate(rails or []):
+            if rail.get("device"):
+                slot = counts.setdefault(num, {})
+                slot[rail["device"]] = slot.get(rail["device"], 0) + 1
+    fleet = dict((num, max(sorted(slot), key=lambda name, slot=slot: slot[name])) for num, slot in counts.items())
+    number_of = dict((name, num) for num, name in fleet.items())
+    if len(number_of) != len(fleet):
+        return host_rails
+    out = {}
+    for host, rails in host_rails.items():
+        names = [rail.get("device") for rail in rails or []]
+        if rails and all(name in number_of for name in names) and len(set(names)) == len(names):
+            out[host] = [dict(rail, rail=number_of[rail["device"]]) for rail in rails]
+        else:
+            out[host] = rails
+    return out
+
+
 def _missing_rails(server, client, s_rails, c_rails, wanted, round_index):
-    """Skipped items for the rails one side of a pair has and the other has not (rail k is the k-th active port):
-    each names the host without it and the device its peer has there."""
+    """Skipped items for the rails (by number) one side of a pair has and the other has not: each names the host
+    without it and the device its peer has there."""
     out = []
-    for k in range(min(len(s_rails), len(c_rails)), max(len(s_rails), len(c_rails))):
+    for k in sorted(set(s_rails) ^ set(c_rails)):
         if wanted is not None and k not in wanted:
             continue
-        lacking, having, rails = (server, client, c_rails) if len(s_rails) <= k else (client, server, s_rails)
+        lacking, having, rails = (server, client, c_rails) if k not in s_rails else (client, server, s_rails)
         device = rails[k].get("device")
         out.append({"server": server, "client": client, "round": round_index, "rail": k,
                     "missing": {"host": lacking, "rail": k, "device": device, "peer": having},
@@ -480,7 +513,7 @@ def _named_port(port, server, client):
 def _stride(host_rails, port_stride):
     if port_stride is not None:
         return int(port_stride)
-    return max([len(v or []) for v in (host_rails or {}).values()] + [1])
+    return max([max(list(_by_number(v)) + [len(v or []) - 1]) + 1 for v in (host_rails or {}).values() if v] + [1])
 
 
 def _rail_keys(side, rail):
