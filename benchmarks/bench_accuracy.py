@@ -244,7 +244,8 @@ def scenarios(lab):
         (faults.PcieDowngraded(lab, hosts[n - 2], rate, rail=1), 1),
         (faults.MtuMismatch(lab, hosts[n - 1], rail=0), 1),
         (faults.RateDowngraded(lab, hosts[n - 2], rail=0), 1),
-        (faults.MissingNic(lab, hosts[2], rail=1), 1),
+        # the first NIC: the host's others must keep their rails, not shift onto the one before
+        (faults.MissingNic(lab, hosts[2], rail=0), 1),
         # a tenth: a collective of CPU-bound emulator ranks hides part of a slower link (collective_pass_line)
         (faults.SlowCollectiveNode(lab, hosts[n // 2], slow_rate(lab, 10)), 1),
         (faults.SocketFallback(lab, hosts[n // 2 - 1]), 1),

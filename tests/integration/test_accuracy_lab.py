@@ -50,11 +50,14 @@ def scenario(lab4, name):
         "high latency NIC": faults.LateNic(lab4.lab, hosts[1], rail=0),
         # half its rate negotiated: its pairs measure what it reports, so only its like ports show it
         "port rate downgraded": faults.RateDowngraded(lab4.lab, hosts[2], rail=0),
+        # the first of a host's two NICs gone: the second keeps its rail
+        "NIC missing": faults.MissingNic(lab4.lab, hosts[2], rail=0),
     }[name]
 
 
 @pytest.mark.parametrize("name", ["two faults", "port down", "flaky link", "slow rail plane",
-                                  "slow NIC, transmit only", "high latency NIC", "port rate downgraded"])
+                                  "slow NIC, transmit only", "high latency NIC", "port rate downgraded",
+                                  "NIC missing"])
 def test_the_culprits_are_exactly_the_injected_faults(lab4, tmp_path, name):
     fault = scenario(lab4, name)
     row = run(lab4, fault, tmp_path)

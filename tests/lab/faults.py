@@ -352,7 +352,7 @@ class MissingNic(Fault):
         os.rename(*self.moved)
 
     def heal(self):
-        if self.moved and os.path.exists(self.moved[1]):
+        if self.moved and os.path.lexists(self.moved[1]):     # a sysfs class entry is a symbolic link
             os.rename(self.moved[1], self.moved[0])
         self.moved = None
         self.lab.heal()
