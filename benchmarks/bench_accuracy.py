@@ -234,6 +234,7 @@ def scenarios(lab):
     n = len(hosts)
     return [
         (faults.SlowHost(lab, hosts[1], rate), 1),
+        (faults.SlowTcpHost(lab, hosts[2], rate), 1),
         (faults.SlowRail(lab, hosts[2], rate, rail=1), 1),
         (faults.SlowLink(lab, hosts[0], hosts[1], rate, rail=0), 1),
         (faults.FlakyLink(lab, hosts[2], hosts[3], rate, rail=0), 1),

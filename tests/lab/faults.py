@@ -84,6 +84,17 @@ class SlowRail(SlowHost):
         self.lab.slow(self.host, self.rate, rail=self.rail)
 
 
+class SlowTcpHost(SlowHost):
+    """One host slow on the path the TCP check uses (its address, on the lab's rail 0), with the TCP check alone:
+    iperf3 between hosts must name it as the RDMA check would."""
+
+    name = "slow host, TCP check"
+    checks = ("discover", "tcp")
+
+    def inject(self):
+        self.lab.slow(self.host, self.rate, rail=0)
+
+
 class SlowTransmit(SlowRail):
     """One NIC of one host slow only in what it sends (a bad transmit lane, a degraded TX SerDes): its links
     fail in one direction only, so only a test that makes it send shows it."""
