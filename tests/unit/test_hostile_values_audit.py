@@ -38,7 +38,6 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-import yaml
 
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
@@ -57,17 +56,10 @@ if TOOLS not in sys.path:
 
 import awx_survey_check as awx  # noqa: E402  pylint: disable=wrong-import-position
 from test_hostile_launch_and_files import files_under, run_action  # noqa: E402  pylint: disable=wrong-import-position
+from test_role_options import SPECS  # noqa: E402  pylint: disable=wrong-import-position
 
 
-def _specs():
-    out = {}
-    for role in ro.ROLES:
-        with open(os.path.join(REPO, "roles", role, "meta", "argument_specs.yml")) as handle:
-            out[role] = yaml.safe_load(handle)["argument_specs"]
-    return out
-
-
-ALL = ro.merge_specs(_specs(), ro.ROLES)
+ALL = ro.merge_specs(SPECS, ro.ROLES)
 CTX = kit.Context({}, ("n1", "n2"), ALL, ro.check_option)
 TEXT_TYPES = ("str", "path")
 
