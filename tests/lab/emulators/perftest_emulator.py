@@ -32,6 +32,12 @@ really moved), latency tests do at most MAX_BYTES worth of exchanges per size;
 one). ``--use_cuda=N`` / ``--use_cuda_dmabuf`` print the lines perftest's
 src/cuda_memory.c prints (23.07-25.01 wording) and move the same bytes over
 the same link as host memory.
+
+Lab faults read from files under ``$COMMCHECK_LAB_SYSFS/commcheck-lab/``:
+``perftest_hang_<side>`` (``hang_if_asked``: the first such process stops
+itself) and ``answer_delay_us_<device>`` / ``answer_delay_us_<device>_to_<peer
+address>`` (``answer_delay``: a latency test waits that long before each
+message the device sends, to every peer or to that one).
 """
 
 from __future__ import absolute_import, division, print_function
