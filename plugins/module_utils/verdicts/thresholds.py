@@ -66,6 +66,9 @@ CHECKS = ("hardware", "fleet", "history")
 # within about twice its best, and healthy links of one rail move about the same bandwidth; a link three times
 # worse than the best ones has a fault of its own.
 BEST_FACTOR = 3.0
+# ... and for latency at least this many microseconds above them: on the fastest fabrics (about 1 us between two
+# ports of one leaf, 3 us across a three-tier fat tree) 3 x is within the topology, not a fault.
+BEST_MIN_LATENCY_GAP_US = 5.0
 _GROUP_PARAMS = ("op", "metric", "size", "rail")
 _COLLECTIVE_GROUP_PARAMS = ("library", "mode", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
@@ -346,10 +349,12 @@ def _fleet_check(rec, value, higher, stats, limits):
 
 def _far_from_best(value, best, higher):
     """Whether value is BEST_FACTOR times worse than its group's best quarter (bandwidth: below a third of it,
-    latency: three times above it)."""
+    latency: three times above it and BEST_MIN_LATENCY_GAP_US more)."""
     if best is None or best <= 0:
         return False
-    return value * BEST_FACTOR <= best if higher else value >= BEST_FACTOR * best
+    if higher:
+        return value * BEST_FACTOR <= best
+    return value >= BEST_FACTOR * best and value - best >= BEST_MIN_LATENCY_GAP_US
 
 
 def _beyond_fraction(value, med, higher, fraction):
