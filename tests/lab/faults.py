@@ -274,18 +274,22 @@ class SysfsWrite(Fault):
         self.lab.heal()
 
 
-class PortDown(SysfsWrite):
-    """One RDMA port reads DOWN / Disabled in the host's sysfs."""
-
-    name = "port down"
+class NicSysfsWrite(SysfsWrite):
+    """Values written into the emulated sysfs of one NIC (one rail) of a host: that NIC is the culprit."""
 
     def __init__(self, lab, host, rail):
-        super(PortDown, self).__init__(lab, host)
+        super(NicSysfsWrite, self).__init__(lab, host)
         self.rail = rail
 
     @property
     def expected(self):
         return [culprit("nic", self.host, rail=self.rail)]
+
+
+class PortDown(NicSysfsWrite):
+    """One RDMA port reads DOWN / Disabled in the host's sysfs."""
+
+    name = "port down"
 
     def inject(self):
         device = self.lab.host(self.host)["rails"][self.rail]["device"]
@@ -294,19 +298,15 @@ class PortDown(SysfsWrite):
         self._write(os.path.join(port, "phys_state"), "3: Disabled\n")
 
 
-class PcieDowngraded(SysfsWrite):
+class PcieDowngraded(NicSysfsWrite):
     """One NIC's PCIe link trained low (Gen3 x4 in its Gen4 x16 slot: a seating or riser fault) and its rail
     slowed to match: discovery reads the link from the host's emulated sysfs, the tests measure the rail."""
 
     name = "PCIe link degraded"
 
     def __init__(self, lab, host, rate, rail):
-        super(PcieDowngraded, self).__init__(lab, host)
-        self.rate, self.rail = rate, rail
-
-    @property
-    def expected(self):
-        return [culprit("nic", self.host, rail=self.rail)]
+        super(PcieDowngraded, self).__init__(lab, host, rail)
+        self.rate = rate
 
     def inject(self):
         device = self.lab.host(self.host)["rails"][self.rail]["device"]
@@ -316,20 +316,12 @@ class PcieDowngraded(SysfsWrite):
         self.lab.slow(self.host, self.rate, rail=self.rail)
 
 
-class RateDowngraded(SysfsWrite):
+class RateDowngraded(NicSysfsWrite):
     """One port negotiated half its rate (fewer lanes or a lower speed: a cable, transceiver or switch-port
     setting) and its rail moves half as much: the pairs of that NIC measure what its own port reports, so
     only a comparison with its like ports (the host's other NICs, the fleet) shows it."""
 
     name = "port rate downgraded"
-
-    def __init__(self, lab, host, rail):
-        super(RateDowngraded, self).__init__(lab, host)
-        self.rail = rail
-
-    @property
-    def expected(self):
-        return [culprit("nic", self.host, rail=self.rail)]
 
     def inject(self):
         import lab as lablib   # pylint: disable=import-outside-toplevel

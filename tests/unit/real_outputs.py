@@ -15,3 +15,13 @@ def real(tool, name):
     """The text of one real output, unchanged."""
     with open(os.path.join(REAL, tool, name), encoding="utf-8") as handle:
         return handle.read()
+
+
+def codes(result):
+    """The error codes of a parser result, in order."""
+    return [error["code"] for error in result["errors"]]
+
+
+def error_of(result, code):
+    """The first error of a parser result with this code."""
+    return [error for error in result["errors"] if error["code"] == code][0]

@@ -20,15 +20,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_result import (
     completion_status,
 )
-from real_outputs import real
-
-
-def _codes(result):
-    return [error["code"] for error in result["errors"]]
-
-
-def _error(result, code):
-    return [error for error in result["errors"] if error["code"] == code][0]
+from real_outputs import codes as _codes, error_of as _error, real
 
 
 # --- hccl_test ------------------------------------------------------------------------------------
