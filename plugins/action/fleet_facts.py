@@ -88,15 +88,14 @@ def tag_items(value, key, host):
 
 
 def gather(hostvars, hosts, facts, values, missing, host_field=None):
-    """{name: {host: value}}: ``facts`` read from each host's variables, ``values`` taken as given; the lists
-    named in ``host_field`` get each item tagged with its host."""
+    """{name: {host: value}}: ``facts`` read from each host's variables, ``values`` taken as given (for a name
+    in both, a host's given value wins over its variable); the lists named in ``host_field`` get each item
+    tagged with its host."""
     host_field = host_field or {}
     paths = {name: _paths(name, path) for name, path in facts.items()}
     for name, by_host in values.items():
         if not isinstance(by_host, Mapping):
             raise ValueError("values.%s must map hosts to values, got %s" % (name, type(by_host).__name__))
-        if name in facts:
-            raise ValueError("%s is named in both facts and values" % name)
     for name, key in host_field.items():
         if not isinstance(key, str) or not key or (name not in facts and name not in values):
             raise ValueError("host_field.%s must be a key name for a result named in facts or values, got %r"
@@ -104,9 +103,13 @@ def gather(hostvars, hosts, facts, values, missing, host_field=None):
     out = {}
     for name, names in paths.items():
         default = missing.get(name)
-        out[name] = {host: plain(host_value(hostvars, host, names, default) if host in hostvars else default)
+        given = values.get(name) or {}
+        out[name] = {host: plain(given[host] if given.get(host) is not None
+                                 else host_value(hostvars, host, names, default) if host in hostvars else default)
                      for host in hosts}
     for name, by_host in values.items():
+        if name in paths:
+            continue
         default = missing.get(name)
         out[name] = {host: plain(default if by_host.get(host) is None else by_host[host]) for host in hosts}
     for name, key in host_field.items():

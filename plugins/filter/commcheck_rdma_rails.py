@@ -30,6 +30,10 @@ options:
   address:
     description: Address peers use to reach this host when a port has no address of its own.
     type: str
+  port:
+    description: Port number of the items of O(devices) that name none (C(mlx5_0), or a dict without C(port)).
+    type: int
+    default: 1
 '''
 
 EXAMPLES = r'''
@@ -51,11 +55,11 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError, select_rails
 
 
-def commcheck_rdma_rails(rdma_facts, devices=None, address=None):
+def commcheck_rdma_rails(rdma_facts, devices=None, address=None, port=1):
     if rdma_facts is not None and not isinstance(rdma_facts, dict):
         raise AnsibleFilterError("commcheck_rdma_rails: the input must be the commcheck_rdma fact (a dict)")
     try:
-        return select_rails(rdma_facts, devices, address)
+        return select_rails(rdma_facts, devices, address, port)
     except ScheduleError as exc:
         raise AnsibleFilterError("commcheck_rdma_rails: %s" % exc)
 

@@ -47,7 +47,8 @@ options:
       - Facts the play has already derived for all hosts in one run-once task, as C(result_name) to a mapping from
         host to value; returned and shared with the other slices like those of O(facts). One pass over all hosts
         costs the controller less than a C(set_fact) task per host.
-      - A host missing from a mapping, or mapped to C(null), gets the O(missing) value of that name.
+      - A host missing from a mapping, or mapped to C(null), gets the O(missing) value of that name; for a name
+        also in O(facts), its variable instead (a given value wins over the variable).
     type: dict
     default: {}
   missing:

@@ -205,6 +205,31 @@ def test_unreachable_host_is_reported_not_fatal(lab, tmp_path):
         r["host"] == "ghost" and r["verdict"] == "error" for r in results["records"])
 
 
+def test_each_host_own_devices_and_port_are_what_it_tests_and_what_is_checked(lab, tmp_path):
+    """commcheck_devices and commcheck_ib_port set per host (inventory) are that host's own: noted for all
+    hosts in one run-once task, they must not become the first host's for everyone."""
+    first, second = lab.hosts[0], lab.hosts[1]
+    overlay = {"all": {"hosts": {first: {"commcheck_devices": ["mlx5_1"]},
+                                 second: {"commcheck_devices": "mlx5_0", "commcheck_ib_port": 7}}}}
+    run = oc.oneclick(lab, tmp_path, {"commcheck_checks": ["discover", "rdma"]}, overlay=overlay)
+    assert run.rc != 0
+    # only the second host's own port 7 is missing: the first host's device is there, the others ask for none
+    assert "commcheck_devices: mlx5_0:7 not found on %s (its RDMA ports: " % second in run.stdout, run.tail()
+    assert "not found on %s" % first not in run.stdout
+    assert not run.records("rdma_bw")
+
+    overlay = {"all": {"hosts": {first: {"commcheck_devices": ["mlx5_1"]}}}}
+    run = oc.oneclick(lab, tmp_path, {"commcheck_checks": ["discover", "rdma"], "commcheck_rdma_metrics": ["bw"]},
+                      overlay=overlay)
+    assert run.rc == 0, run.tail()
+    measured = run.records("rdma_bw")
+    # the first host tests its one device, on rail 0; its ring pairs there pair it with the others' mlx5_0
+    mine = [r for r in measured if first in (r["host"], r["peer"]) and r["verdict"] != "skipped"]
+    assert mine and all(r["params"]["rail"] == 0 for r in mine), mine
+    assert all((r["params"]["device"] if r["params"]["server"] == first else r["params"]["peer_device"]) == "mlx5_1"
+               for r in mine), [(r["host"], r["peer"], r["params"]) for r in mine]
+
+
 def test_a_tcp_only_run_finds_its_tools_in_one_module_run_that_reads_nothing_of_rdma(lab, tmp_path):
     """Only TCP: the discovery module run looks for iperf3 and reads no RDMA device (rdma_facts
     devices=false), so hosts whose sysfs root is not there at all still run the TCP check."""

@@ -373,3 +373,12 @@ def test_hosts_that_name_their_nics_otherwise_keep_their_order():
     assert [(j["rail"], j["server_device"], j["client_device"]) for j in plan["jobs"]] == [
         (0, "mlx5_0", "mlx5_4"), (1, "mlx5_1", "mlx5_5")]
     assert plan["skipped"] == []
+
+
+def test_select_rails_takes_the_port_of_devices_that_name_none():
+    """commcheck_ib_port: the port of 'mlx5_0' and of a dict without one; 'mlx5_1:1' keeps its own."""
+    rails = sch.select_rails(devices="mlx5_0,mlx5_1:1", address="10.0.0.1", port=2)
+    assert [(r["device"], r["port"]) for r in rails] == [("mlx5_0", 2), ("mlx5_1", 1)]
+    rails = sch.select_rails(devices=[{"device": "mlx5_0"}, {"device": "mlx5_1", "port": 1}], port=2)
+    assert [(r["device"], r["port"]) for r in rails] == [("mlx5_0", 2), ("mlx5_1", 1)]
+    assert [r["port"] for r in sch.select_rails(devices=["mlx5_0"])] == [1]

@@ -185,8 +185,11 @@ def test_fleet_facts_takes_values_derived_for_all_hosts_beside_the_variables_it_
                    "counters": {"h1": {"records": [1]}, "h2": {}, "h3": {}}}
     with pytest.raises(ValueError, match="values.counters must map hosts to values, got list"):
         gather(hostvars, ["h1"], {}, {"counters": [{}]}, {})
-    with pytest.raises(ValueError, match="rails is named in both facts and values"):
-        gather(hostvars, ["h1"], {"rails": "rails"}, {"rails": {}}, {})
+    # a name in both: a host's given value wins, the others' variables are read
+    hostvars["h2"] = {"rails": [{"rail": 5}]}
+    got = gather(hostvars, ["h1", "h2", "h3"], {"rails": "rails"}, {"rails": {"h1": [{"rail": 1}], "h2": None}},
+                 {"rails": []})
+    assert got == {"rails": {"h1": [{"rail": 1}], "h2": [{"rail": 5}], "h3": []}}
     with pytest.raises(ValueError, match="facts.rails must name a variable"):
         gather(hostvars, ["h1"], {"rails": ""}, {}, {})
 

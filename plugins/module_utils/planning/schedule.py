@@ -248,13 +248,13 @@ def _port_address(port):
     return None
 
 
-def _parse_device_spec(spec):
-    """'mlx5_0' / 'mlx5_0:1' / {device, port, ...} -> dict."""
+def _parse_device_spec(spec, default_port=1):
+    """'mlx5_0' / 'mlx5_0:1' / {device, port, ...} -> dict; ``default_port`` where the spec names none."""
     if isinstance(spec, dict):
         out = dict(spec)
         if "device" not in out and "name" in out:
             out["device"] = out.pop("name")
-        out.setdefault("port", out.get("ib_port", 1))
+        out.setdefault("port", out.get("ib_port", default_port))
         out.pop("ib_port", None)
     else:
         text = str(spec)
@@ -262,7 +262,7 @@ def _parse_device_spec(spec):
             name, port = text.rsplit(":", 1)
             out = {"device": name, "port": int(port)}
         else:
-            out = {"device": text, "port": 1}
+            out = {"device": text, "port": default_port}
     if not isinstance(out.get("device"), str) or not _IDENT.match(out["device"]):
         raise ScheduleError("device %r is not a valid RDMA device name" % (out.get("device"),))
     try:
@@ -272,16 +272,17 @@ def _parse_device_spec(spec):
     return out
 
 
-def select_rails(rdma_facts=None, devices=None, address=None):
+def select_rails(rdma_facts=None, devices=None, address=None, port=1):
     """The rails (RDMA ports) a host tests, in rail order.
 
-    ``devices`` (names, ``name:port`` or dicts) wins over the facts; without
+    ``devices`` (names, ``name:port`` or dicts; ``port`` where one names none) wins over the facts; without
     it, every ACTIVE port of ``rdma_facts`` (the ``commcheck_rdma`` fact), in
     natural device order. Each rail: ``device``, ``port``, ``gid_index``,
     ``rate_gbps``, ``link_layer``, ``netdev``, ``address`` (the port's IPv4
     address when the facts know it, else ``address``, the host's).
     """
     facts = rdma_facts or {}
+    default_port = port
     known = {}
     models = {}
     for dev in facts.get("devices") or []:
@@ -291,7 +292,7 @@ def select_rails(rdma_facts=None, devices=None, address=None):
     rails = []
     if devices:
         for spec in _device_specs(devices):
-            want = _parse_device_spec(spec)
+            want = _parse_device_spec(spec, default_port)
             port = known.get((want["device"], want["port"]), {})
             rails.append(_rail(want["device"], want["port"], port, address, want, models.get(want["device"])))
     else:
