@@ -10,9 +10,9 @@ and NCCL's messages of ranks that disagree on what they exchange (``NET/IB : ...
 ``socketFinalizeAccept: wrong type 4 != 3``), read as an RDMA set-up failure, a bootstrap network failure or
 nothing at all, so the advice sent the operator to cables, GIDs and firewalls instead of to the nodes whose
 NCCL version, test arguments or NCCL_* settings differ.  Read right already, and now pinned: EFA's SRD
-ib_send_bw in MiB/sec, ibv_devinfo of an Intel E810 (irdma, ``-v``, CRLF) and of a HiSilicon HNS RoCE
-device after their ``rdma link`` lines, ``ibdev2netdev -v`` of VFs without VPD next to a padded product
-name, and iperf3 3.0.11's JSON of an unroutable server."""
+ib_send_bw in MiB/sec and an EFA client's rdma_cm ADDR_ERROR, ibv_devinfo of an Intel E810 (irdma, ``-v``,
+CRLF) and of a HiSilicon HNS RoCE device after their ``rdma link`` lines, ``ibdev2netdev -v`` of VFs without
+VPD next to a padded product name, and iperf3 3.0.11's JSON of an unroutable server."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -92,6 +92,17 @@ def test_perftest_efa_srd_send_bw_in_mib_per_second():
     assert result["local_addresses"][0]["qpn"] == "000000"
     assert result["local_addresses"][0]["gid_ip"] == "fe80::104c:74ff:fe46:e1ab"
     assert result["errors"] == [] and result["warnings"] == [] and result["ok"] is True
+
+
+def test_perftest_rdma_cm_address_error_on_an_efa_client():
+    result = parse_perftest(real("perftest", "err_rdma_cm_addr_error_efa_client.txt"))
+    assert (result["test"], result["metric"], result["side"]) == ("send", "bw", "client")
+    assert result["command"] == "$ ib_send_bw -d rdmap47s0 -x 0 -F -R 172.31.94.37"
+    assert _codes(result) == ["connect_failed"]
+    assert _error(result, "connect_failed")["evidence"] == [
+        "Received 10 times ADDR_ERROR", "Unable to perform rdma_client function",
+        "Unable to init the socket connection"]
+    assert result["rows"] == [] and result["ok"] is False
 
 
 # --- nccl: ranks that disagree ----------------------------------------------------------------------
