@@ -10,8 +10,8 @@ and NCCL's messages of ranks that disagree on what they exchange (``NET/IB : ...
 ``socketFinalizeAccept: wrong type 4 != 3``), read as an RDMA set-up failure, a bootstrap network failure or
 nothing at all, so the advice sent the operator to cables, GIDs and firewalls instead of to the nodes whose
 NCCL version, test arguments or NCCL_* settings differ.  Read right already, and now pinned: EFA's SRD
-ib_send_bw in MiB/sec and an EFA client's rdma_cm ADDR_ERROR, ibv_devinfo of an Intel E810 (irdma, ``-v``,
-CRLF) and of a HiSilicon HNS RoCE device after their ``rdma link`` lines, ``ibdev2netdev -v`` of VFs without
+ib_send_bw in MiB/sec and an EFA client's rdma_cm ADDR_ERROR, ibv_devinfo of an Intel E810 (irdma,
+``-v``) and of a HiSilicon HNS RoCE device after their ``rdma link`` lines, ``ibdev2netdev -v`` of VFs without
 VPD next to a padded product name, and iperf3 3.0.11's JSON of an unroutable server."""
 
 from __future__ import absolute_import, division, print_function
@@ -145,7 +145,7 @@ def test_nccl_socket_of_the_wrong_type_is_nodes_on_different_networks():
 # --- ibv_devinfo / rdma link: Intel irdma and HiSilicon HNS ----------------------------------------
 
 def test_irdma_e810_verbose_devinfo_after_rdma_link_lines():
-    text = real("ibv_devinfo", "ibv_devinfo_v_irdma_e810_after_rdma_link_crlf.txt")
+    text = real("ibv_devinfo", "ibv_devinfo_v_irdma_e810_after_rdma_link.txt")
     links = parse_rdma_link_full(text)
     assert [(link["device"], link["state"], link["physical_state"], link["netdev"]) for link in links["links"]] == [
         ("irdma0", "DOWN", "DISABLED", "enp23s0f0"), ("irdma1", "ACTIVE", "LINK_UP", "enp23s0f1")]
