@@ -40,6 +40,16 @@ NCCL_TESTS_ERRORS.update({
         "Make each rank use a distinct GPU (ranks per node x -g x -t must not exceed the GPUs) and run the "
         "same binary and arguments on every rank.",
     ),
+    "nccl_rank_mismatch": (
+        "The ranks disagree about what they exchange (a collective or message of another size or kind than the "
+        "peer expects): the nodes run different nccl-tests binaries, arguments or NCCL versions, or NCCL settings "
+        "differ between them (NCCL_PROTO, NCCL_ALGO, NCCL_IB_DISABLE or NCCL_NET set on some nodes only, so that "
+        "one node uses NET/IB and another NET/Socket); rarely, data corrupted on the way (forced PCIe relaxed "
+        "ordering on a NIC).",
+        "Run the same binary, arguments, NCCL version and NCCL_* environment on every rank (compare each host's "
+        "'NCCL version', '... set by environment' and 'Using network' lines; pass settings to all nodes with "
+        "mpirun -x); if they match, check that the NICs' PCI_WR_ORDERING (mlxconfig) is not forced relaxed.",
+    ),
     "nccl_remote_error": (
         "A remote rank exited or the network between ranks failed during the test.",
         "Find the first failing node (its own errors, dmesg, link flaps on its NICs) and fix or exclude it.",
@@ -129,6 +139,11 @@ BITWISE_HINT = "Bitwise repeatability check failed: results differ between ident
 _WARN_RULES = [
     ("nccl_cuda_failure", ("cuda",),
      re.compile(r"Cuda failure|CUDA (?:error|failure)|cudaError|unhandled cuda error", re.I)),
+    # ranks that disagree: NET/IB's "collective mismatch error", "Message truncated : received 256 bytes instead of
+    # 4" (bootstrap, NET/Socket), NCCL 2.4's "Mismatched collective detected", a peer's socket of another type
+    # ("socketFinalizeAccept: wrong type 4 != 3": one node on NET/IB, the other on NET/Socket)
+    ("nccl_rank_mismatch", ("mismatch", "message truncated", "wrong type"),
+     re.compile(r"collective mismatch|Mismatched collective|Message truncated|wrong type \d+ != \d+", re.I)),
     ("ib_transport_error", ("got completion", "with error", "ibv_wc_", "retry counter exceeded", "remote access error",
                             "wc status", "async event"),
      re.compile(r"Got completion (?:from peer|with error)|with error \d+, opcode|IBV_WC_"
@@ -140,9 +155,9 @@ _WARN_RULES = [
      re.compile(r"/dev/shm|posix_fallocate|shm_open|shared memory segment|No space left on device", re.I)),
     ("nccl_net_unavailable", ("net plugin",),
      re.compile(r"Failed to initiali[sz]e any NET plugin|No NET plugin|Could not (?:find|load) any NET plugin", re.I)),
-    ("nccl_bootstrap_failed", ("bootstrap", "socket", "connect to ", "connection ", "message truncated", "net"),
+    ("nccl_bootstrap_failed", ("bootstrap", "socket", "connect to ", "connection ", "net"),
      re.compile(r"bootstrap|socket\w*\s*:|Connect to \S+ failed|Connection (?:refused|reset)"
-                r"|no socket interface|Message truncated|\bNet\s*:\s", re.I)),
+                r"|no socket interface|\bNet\s*:\s", re.I)),
     ("nccl_timeout", ("time", "watchdog"), re.compile(r"time ?out|timed out|watchdog", re.I)),
     ("nccl_remote_error", ("remote", "network error"),
      re.compile(r"remote process exited|remote error|network error", re.I)),

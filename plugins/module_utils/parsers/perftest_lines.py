@@ -163,10 +163,24 @@ def _take_row(state, line):
     if not state.columns or state.in_usage:
         return False
     values = parse_row(state, line)
-    if values is None:
+    rows = [values] if values is not None else _glued_rows(state, line)
+    if not rows:
         return False
-    state.result["rows"].append(finish_row(state, values))
+    if len(rows) > 1:
+        add_warning(state, "%d result rows on one line: the output of two perftest processes (a server and a "
+                           "client started in one terminal) is merged" % len(rows))
+    state.result["rows"].extend(finish_row(state, values) for values in rows)
     return True
+
+
+def _glued_rows(state, line):
+    """Whole rows printed on one line (two processes writing to one terminal): the values of each, or []."""
+    tokens = line.split()
+    width = len(state.columns)
+    if len(tokens) < 2 * width or len(tokens) % width:
+        return []
+    rows = [parse_row(state, " ".join(tokens[at:at + width])) for at in range(0, len(tokens), width)]
+    return rows if all(values is not None for values in rows) else []
 
 
 def _take_separator(state, line):

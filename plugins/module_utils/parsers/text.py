@@ -11,13 +11,13 @@ import json
 import math
 import re
 
-# mpirun --tag-output: "[1,0]<stdout>:" ; srun --label: "0: " or "[0] ";
-# Ray / SkyPilot workers: "(pid=1234) ", "(RayWorkerWrapper pid=927, ip=10.0.0.2) ",
+# mpirun --tag-output: "[1,0]<stdout>:" ; srun --label: "0: " or "[0] "; Python launchers and torch's log
+# prefix: "[rank 1] ", "[rank0]:"; Ray / SkyPilot workers: "(pid=1234) ", "(RayWorkerWrapper pid=927, ip=10.0.0.2) ",
 # "(worker1, rank=1, pid=33870, ip=192.168.0.15) ", possibly nested ("(EngineCore pid=1) (Worker pid=2) ");
 # mpirun --timestamp-output / pdsh "host: " are not stripped (ambiguous).
 _LAUNCHER_PREFIX = re.compile(
     r"^(?:\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:\s?"
-    r"|\[\d+\]\s"
+    r"|\[\d+\]\s|\[rank ?\d+\](?::\s?|\s)"
     r"|\d+:\s(?=\s*[#\dA-Za-z])"
     r"|(?:\((?:[\w.\-]{1,64},?\s)?(?:rank=\d+,\s)?pid=\d+(?:,\sip=[0-9A-Fa-f.:]{2,45})?\)(?:\s|$))+)"
 )
