@@ -18,7 +18,12 @@ description:
     a host-wide one such as memlock its C(config)); RoCE GID / MTU mismatches (C(config) of the host that
     differs from its peers); collective findings (bisection, launcher errors, unreachable hosts).
   - One fault seen by several checks is one culprit with their evidence; a failing host explains its NICs and
-    links, a failing NIC the links of its rail, so those are not named again.
+    links, a failing NIC the links of its rail, so those are not named again. A setting explains what was
+    measured through it (a RoCE mismatch the NIC and links of its host on that rail, a host-wide discovery
+    error the host's failures). A host that only the collective or the TCP check named (they see a node through
+    one path) is folded into a failing NIC of it that the RDMA check found.
+  - A port whose C(link_downed) counter rose during the tests (a failing C(port_counters) record) is its
+    C(nic), every port of a host at once that C(host).
   - Flaky components (failed, then passed on retest) are culprits with C(verdict=flaky), never counted as bad.
 options:
   _input:

@@ -13,12 +13,15 @@ description:
   - Reads the per-rail link matrix of a pairwise check (pair records of one kind, rail k of host A against rail
     k of host B, with the retest records of C(clusterops.commcheck.commcheck_retest_classify) among them) and
     decides which component is most likely at fault, with the evidence.
-  - C(host) when most of a host's links are bad on every rail it has; C(rail) (its NIC, port or cable) when
-    that holds on some of its rails only; C(link) for one bad pair on one rail that no host explains (both
-    hosts pass with others and with known-good partners); C(fabric) for two or more such pairs on one rail that
-    share no host when partner retests cleared every host of them (without those retests each pair is a
-    C(link) whose cause says C(link or fabric, not separated)); C(fleet) when every host of a rail is bad;
-    C(flaky) for pairs that failed and then passed on retest, which are never reported as failed.
+  - C(host) when most of a host's links are bad on every rail it has (with four rails or more, on most of
+    them); C(rail) (its NIC, port or cable) when that holds on some of its rails only; C(link) for one bad pair
+    on one rail that no host explains (both hosts pass with others and with known-good partners), one C(link)
+    with no rail for a pair bad on every rail; C(fabric) for two or more such pairs on one rail that share no
+    host when partner retests cleared every host of them (without those retests each pair is a C(link) whose
+    cause says C(link or fabric, not separated)), and for hosts that fail with most of their peers on a rail
+    but pass with each other (the switch they share); C(fleet) when every host of a rail is bad (and no few
+    hosts explain every bad link), one for all rails when every rail is; C(flaky) for pairs that failed and
+    then passed on retest, which are never reported as failed.
   - A side of a failing pair that also fails with a known-good partner (partner retest) implicates that
     side's rail, or the whole host when that covers all of its rails.
   - An C(error) pair implicates the side that failed to answer, read from how each side ended (the records'

@@ -18,7 +18,9 @@ description:
     O(min_fraction) of the expected bandwidth (the lower link rate of the two ports, a port below its like
     ports counted at their rate, or O(expected_gbps)),
     V(warn) for a fleet outlier (robust z-score from the median and MAD beyond O(outlier_z) and at least
-    O(outlier_min_rel) from the median), even when every value passes.
+    O(outlier_min_rel) from the median), even when every value passes; V(fail) for a value no expectation
+    judges (latency, a bandwidth without a link rate) that is 3 x worse than the best quarter of its
+    comparable records (latency also 5 us above it), so that it is retested.
   - Names culprits as C(finding) records; a node with more than half of its links bad is a bad node (or a bad
     NIC when that holds on some of its rails only), a bad link that no bad node explains is a bad link, and when
     every node is bad the finding is fleet-wide.

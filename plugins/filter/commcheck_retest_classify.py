@@ -15,6 +15,8 @@ description:
   - A failing pair whose as-is retest passes is B(flaky), its record's verdict becomes C(flaky), not C(fail);
     one that fails on every retest is B(confirmed). Partner retests say which side (if any) also fails with a
     known-good host.
+  - A retest that no expectation judges (latency; a bandwidth without a link rate) is judged against the first
+    pass's comparable records (3 x worse than their best quarter fails), not among the retests.
 options:
   _input:
     description: The original pair records.

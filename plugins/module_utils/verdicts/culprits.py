@@ -23,10 +23,14 @@ Where they come from: the localization findings a check published
 (``params.component``); for a pair check that published no localization
 (``localization`` record of its family), the localization of its records,
 done here; failing discovery findings; RoCE preflight mismatches; collective
-findings (bisection, launcher errors, unreachable hosts). One fault seen by
+findings (bisection, launcher errors, unreachable hosts); ports that went down
+during the tests (a failing ``port_counters`` record). One fault seen by
 several checks is one culprit with their evidence together, and what a
 culprit explains is not repeated: the NICs and links of a bad host, the links
-of a bad NIC on its rail, a flaky link that failed for good elsewhere.
+of a bad NIC on its rail, a flaky link that failed for good elsewhere, what a
+setting breaks (a RoCE mismatch the NIC and links of its rail), a host that
+only a check seeing the node through one path (collective, TCP) named when
+the RDMA check found one of its NICs.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -44,6 +48,7 @@ BAD = ("fail", "error")
 MAX_EVIDENCE = 12
 NOT_A_HOST = ("*", "-", "all", "pool", None, "")
 PAIR_KINDS = ("_bw", "_lat")
+PLACEMENT_FINDINGS = ("numa_mismatch",)
 
 
 def culprit(component, host, peer=None, rail=None, device=None, verdict="fail", confidence="medium", check=None,
@@ -67,12 +72,20 @@ def from_component(comp, check):
     kind = comp["component"]
     flaky = kind == "flaky"
     if flaky:
-        kind = "link" if comp.get("peer") else "host"
+        kind = _flaky_place(comp)
     devices = comp.get("devices") or []
     return culprit(_FROM_LOCALIZATION[kind] if kind in _FROM_LOCALIZATION else kind, comp["host"], comp.get("peer"),
                    comp.get("rail") if kind != "host" else None, devices[0] if len(devices) == 1 else None,
                    "flaky" if flaky else "fail", comp.get("confidence") or "medium", check, comp.get("cause"),
                    comp.get("fix"), comp.get("evidence"))
+
+
+def _flaky_place(comp):
+    """What a flaky component is: a link (it has a peer), some rails of a host (its NIC: localization gives
+    the rail of a host flaky on some rails only), else the whole host."""
+    if comp.get("peer"):
+        return "link"
+    return "rail" if comp.get("rail") is not None else "host"
 
 
 def _from_localization_finding(rec):
@@ -93,8 +106,8 @@ def _from_discovery_finding(rec):
     """A failing discovery finding: a port's fault is its NIC's; a host-wide one is the host's setup."""
     params = rec["params"]
     device = params.get("device")
-    return _from_finding(rec, "nic" if device else "config", "high", "discover", device=device,
-                         evidence=["discovery: %s" % params.get("code")])
+    return _from_finding(rec, "nic" if device else "config", "high", "discover", rail=params.get("rail"),
+                         device=device, evidence=["discovery: %s" % params.get("code")])
 
 
 def _from_collective_finding(rec):
@@ -141,6 +154,52 @@ def _finding_source(rec):
     if check is None and not params.get("finding"):
         return _from_generic_finding
     return None    # pair_analysis' own names (bad_node, bad_link ...): the localization below decides
+
+
+def counter_culprits(records):
+    """Ports whose error counters say the link went down during the tests (a failing ``port_counters`` record):
+    their NIC, port or cable, whatever the bandwidth measured; every port of a host at once: the host (a driver
+    or firmware reset, its power)."""
+    rails = _device_rails(records)
+    ports = {}
+    failed = {}
+    for rec in records:
+        if rec.get("kind") != "port_counters" or rec.get("host") in NOT_A_HOST:
+            continue
+        ports[rec["host"]] = ports.get(rec["host"], 0) + 1
+        if rec.get("verdict") in BAD:
+            failed.setdefault(rec["host"], []).append(rec)
+    out = []
+    for host in sorted(failed, key=natural_key):
+        recs = failed[host]
+        if len(recs) >= 2 and len(recs) == ports[host]:
+            out.append(_counter_culprit("host", host, recs, None, None))
+            continue
+        for rec in recs:
+            device = (rec.get("params") or {}).get("device")
+            out.append(_counter_culprit("nic", host, [rec], rails.get((host, device)), device))
+    return out
+
+
+def _counter_culprit(component, host, recs, rail, device):
+    check = (recs[0].get("params") or {}).get("check") or "counters"
+    evidence = ["counters: %s %s: %s" % (host, (r.get("params") or {}).get("device"), line)
+                for r in recs for line in r.get("evidence") or []]
+    return culprit(component, host, None, rail, device, "fail", "medium", check, recs[0].get("cause"),
+                   recs[0].get("fix"), evidence)
+
+
+def _device_rails(records):
+    """(host, device) -> rail, from the pair records' params."""
+    out = {}
+    for rec in records:
+        params = rec.get("params") or {}
+        if not rec.get("peer") or _rail(params.get("rail")) is None:
+            continue
+        for host, key in ((rec.get("host"), "device"), (rec.get("peer"), "peer_device")):
+            if params.get(key):
+                out.setdefault((host, params[key]), _rail(params["rail"]))
+    return out
 
 
 def roce_config_culprits(records):
@@ -234,6 +293,8 @@ def raw_culprits(records):
             out.append(reader(rec))
     out += roce_config_culprits(records)
     out += localized_here(records, _localized_families(records))
+    # after the measurements: a port they name already is theirs, with these lines as evidence
+    out += counter_culprits(records)
     return out
 
 
@@ -279,23 +340,94 @@ def _same_nic(nic, item):
     return bool(nic["device"]) and nic["device"] == item["device"]
 
 
-def _explainer(item, kept):
-    """The kept culprit that explains ``item`` (a failing host its NICs and links; a NIC its rail's links;
-    any failing culprit a flaky one of the same place), or None."""
-    ends = [item["host"], item["peer"]] if item["component"] == "link" else [item["host"]]
+# checks whose failing config culprits are settings that break the tests measured on the same place
+_SETTING_CHECKS = ("roce_preflight", "discover")
+# checks that see a node through one path (a pool of ranks, one TCP address): they cannot tell it from its NICs
+_NODE_LEVEL_CHECKS = ("collective", "tcp_perf")
+
+
+def _ends(item):
+    return [item["host"], item["peer"]] if item["component"] == "link" else [item["host"]]
+
+
+def _seen_by_node_level_checks_only(item):
+    return item["component"] == "host" and bool(item["checks"]) and set(item["checks"]) <= set(_NODE_LEVEL_CHECKS)
+
+
+def _nic_explains(nic, item):
+    """A NIC explains its rail's links and its own other readings; the links measured without rails (TCP) of
+    its host, and its host as a check that cannot tell a host from its NICs named it."""
+    ends = _ends(item)
+    if item["component"] in ("link", "nic") and any(_same_nic(nic, dict(item, host=end)) for end in ends):
+        return True
+    if item["component"] == "link" and item["rail"] is None:
+        return nic["host"] in ends
+    return _seen_by_node_level_checks_only(item) and item["host"] == nic["host"]
+
+
+def _link_explains(link, item):
+    """A link of a rail explains the same pair's link measured without rails (TCP over one of them)."""
+    return item["component"] == "link" and item["rail"] is None and \
+        pair_key(link["host"], link["peer"]) == pair_key(item["host"], item["peer"])
+
+
+def _setting_explains(config, item, rails_of):
+    """A RoCE or host setting explains what was measured through it: a pair's setting its link; a host's setting
+    of one rail that host's NIC and links there (and the host when that is its only rail); a host-wide setting
+    all of the host's. Discovery's own readings of a port stand on their own."""
+    if not set(config["checks"]) & set(_SETTING_CHECKS) or "discover" in item["checks"]:
+        return False
+    if item["component"] not in ("host", "nic", "link") or config["host"] not in _ends(item):
+        return False
+    if config["peer"] is not None:
+        return item["component"] == "link" and item["rail"] == config["rail"] and \
+            pair_key(config["host"], config["peer"]) == pair_key(item["host"], item["peer"])
+    if config["rail"] is None:
+        return True
+    if item["component"] == "host":
+        return set(rails_of.get(item["host"]) or ()) <= set([config["rail"]])
+    return item["rail"] == config["rail"]
+
+
+def _explains(other, item, rails_of):
+    kind = other["component"]
+    if kind == "config":
+        return _setting_explains(other, item, rails_of)
+    if kind == "host":
+        return item["component"] in ("nic", "link", "host") and other["host"] in _ends(item)
+    if kind == "nic":
+        return _nic_explains(other, item)
+    return kind == "link" and _link_explains(other, item)
+
+
+def _explainer(item, kept, rails_of=None):
+    """The kept culprit that explains ``item`` (a setting what was measured through it; a failing host its NICs
+    and links; a NIC its rail's links; any failing culprit a flaky one of the same place; a flaky one the flaky
+    ones it would explain failing), or None."""
     for other in kept:
-        if other["verdict"] != "fail" or other is item:
+        if other is item or (other["verdict"] != "fail" and item["verdict"] == "fail"):
             continue
-        if other["component"] == "host" and item["component"] in ("nic", "link", "host") and other["host"] in ends:
-            return other
-        if other["component"] == "nic" and item["component"] in ("link", "nic") and \
-                any(_same_nic(other, dict(item, host=end)) for end in ends):
+        if _explains(other, item, rails_of or {}):
             return other
     return None
 
 
-def merge(items):
-    """One culprit per fault (see the module doc), failing ones first, then by component and host."""
+def _explaining_order(item):
+    """Failing first; a setting before what it breaks; a host before its NICs, those before a host only a check
+    that cannot tell the two apart named; links of a rail before the same links measured without rails."""
+    comp = item["component"]
+    rank = {"config": 0, "host": 1, "nic": 2, "link": 4, "fabric": 6}[comp]
+    if _seen_by_node_level_checks_only(item):
+        rank = 3
+    elif comp == "link" and item["rail"] is None:
+        rank = 5
+    return (item["verdict"] != "fail", rank)
+
+
+def merge(items, rails_of=None):
+    """One culprit per fault (see the module doc), failing ones first, then by component and host.
+
+    ``rails_of``: host -> the rails its pairs were measured on (a setting of a host's only rail explains it)."""
     by_key = {}
     order = []
     for item in items:
@@ -306,10 +438,10 @@ def merge(items):
             by_key[key] = dict(item, checks=list(item["checks"]), evidence=list(item["evidence"]))
             order.append(key)
     merged = [by_key[k] for k in order]
-    merged.sort(key=lambda c: (c["verdict"] != "fail", _ORDER[c["component"]]))
+    merged.sort(key=_explaining_order)
     kept = []
     for item in merged:
-        explainer = _explainer(item, kept)
+        explainer = _explainer(item, kept, rails_of)
         if explainer is None:
             kept.append(item)
         else:
@@ -325,40 +457,63 @@ def sort_key(item):
 
 def culprits(records):
     """The run's culprits (see the module doc) from its records."""
-    return with_discovery_notes(merge(raw_culprits(records)), records)
+    return with_discovery_notes(merge(raw_culprits(records), measured_rails(records)), records)
+
+
+def measured_rails(records):
+    """host -> the rails its pair records were measured on."""
+    out = {}
+    for rec in records or []:
+        if not isinstance(rec, dict) or not rec.get("peer") or not str(rec.get("kind") or "").endswith(PAIR_KINDS):
+            continue
+        rail = _rail((rec.get("params") or {}).get("rail"))
+        if rail is not None:
+            for host in (rec.get("host"), rec.get("peer")):
+                out.setdefault(host, set()).add(rail)
+    return out
 
 
 def discovery_notes(records):
-    """{(host, device): [line]}: the discovery findings of each device that are warnings: not culprits
-    themselves, but what may explain one (a port below its expected rate, a PCIe link trained low, a bond
-    slave down). Host-wide warnings are left out: the CPU governor one, for instance, reads the host before
-    the test modules switch it."""
+    """{(host, device): [line]}: the discovery findings of each device that are warnings, and the placement ones
+    (a NIC on another NUMA node than its GPU): not culprits themselves, but what may explain one (a port below
+    its expected rate, a PCIe link trained low, a bond slave down). Host-wide warnings are left out: the CPU
+    governor one, for instance, reads the host before the test modules switch it."""
     notes = {}
     for rec in records or []:
-        if not isinstance(rec, dict):
-            continue
-        params = rec.get("params") or {}
-        if rec.get("kind") == "finding" and params.get("check") == "discover" and rec.get("verdict") == "warn" \
-                and rec.get("host") not in NOT_A_HOST and params.get("device"):
-            line = "discovery: %s: %s" % (params.get("code"), rec.get("cause"))
-            notes.setdefault((rec["host"], params.get("device")), []).append(line)
+        label = _note_label(rec) if isinstance(rec, dict) else None
+        if label:
+            params = rec["params"]
+            line = "%s: %s: %s" % (label, params.get("code") or params.get("finding"), rec.get("cause"))
+            notes.setdefault((rec["host"], params["device"]), []).append(line)
     return notes
 
 
+def _note_label(rec):
+    """``discovery`` or ``placement`` for a device warning that explains its device's culprit, else None."""
+    params = rec.get("params") or {}
+    if rec.get("kind") != "finding" or rec.get("verdict") != "warn" or rec.get("host") in NOT_A_HOST or \
+            not params.get("device"):
+        return None
+    if params.get("check") == "discover":
+        return "discovery"
+    return "placement" if params.get("finding") in PLACEMENT_FINDINGS else None
+
+
 def with_discovery_notes(items, records):
-    """The failing NIC culprits with the discovery warnings of their device, the failing host culprits with
-    those of all the host's devices, first in their evidence (the likeliest explanation)."""
+    """The failing NIC culprits (and settings of one device, such as its GPU path) with the discovery and
+    placement warnings of their device, the failing host culprits with those of all the host's devices, first
+    in their evidence (the likeliest explanation)."""
     notes = discovery_notes(records)
     if not notes:
         return items
     for item in items:
-        if item["verdict"] != "fail" or item["component"] not in ("nic", "host"):
+        if item["verdict"] != "fail" or item["component"] not in ("nic", "host", "config"):
             continue
-        if item["component"] == "nic":
-            lines = notes.get((item["host"], item["device"]), []) if item["device"] else []
-        else:
+        if item["component"] == "host":
             lines = [line for (host, _device), found in sorted(notes.items(), key=lambda kv: str(kv[0]))
                      if host == item["host"] for line in found]
+        else:
+            lines = notes.get((item["host"], item["device"]), []) if item["device"] else []
         fresh = [line for line in lines if line not in item["evidence"]]
         item["evidence"] = (fresh + item["evidence"])[:MAX_EVIDENCE]
     return items

@@ -15,9 +15,13 @@ that passed.
    passed on a retest).
 2. A host's rail is *suspect* when more than ``host_fraction`` of its links on
    that rail are bad (at least ``min_bad_links``). A host suspect on every
-   rail it has is the culprit ``host``; suspect on some rails only, its
-   ``rail`` (NIC, port, cable to its switch) is. When every host of a rail is
-   suspect, the problem is the rail's ``fleet`` (switch plane, expectation).
+   rail it has (with four rails or more, on most of them) is the culprit
+   ``host``; suspect on some rails only, its ``rail`` (NIC, port, cable to
+   its switch) is. When every host of a rail is suspect, and no few of them
+   explain every bad link of it, the problem is the rail's ``fleet`` (switch
+   plane, expectation; every rail's: one ``fleet`` with no rail). Suspects
+   of a rail that pass with each other are hosts behind one switch: a
+   ``fabric`` component, not their NICs.
 3. A bad link no suspect explains is judged by its partner retests: a side
    that also fails with a known-good partner implicates that side's rail
    (or the whole host when that covers all of its rails); an ``error``
@@ -28,9 +32,11 @@ that passed.
    no host point at ``fabric`` routing (a shared switch link, ECMP, a spine)
    only when every host of them passed with known-good partners; without
    those retests they stay ``link`` s, saying link or fabric is not
-   separated.
+   separated. A pair that is a ``link`` on every rail of its hosts is one
+   ``link`` with no rail.
 4. Flaky links are never blamed as failures: they become ``flaky``
-   components (grouped per host when most of a host's links are flaky).
+   components (grouped per host when most of a host's links are flaky; a
+   host flaky on some rails only has the first of them as ``rail``).
 
 Components come out most severe first; each has ``component``, ``host``,
 ``peer``, ``rail``, ``rails``, ``devices``, ``confidence``, ``cause``,
@@ -318,10 +324,13 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     if int(min_bad_links) < 1:
         raise LocalizationError("min_bad_links must be at least 1, got %r" % (min_bad_links,))
     view = link_view(observations, bad_verdicts, what)
-    components, fleet_rails = lc.fleet_components(view, lc.majority_host_rails(view, host_fraction, min_bad_links))
     suspect = lc.suspect_host_rails(view, host_fraction, min_bad_links)
-    implicated = dict(((n, r), "majority") for (n, r) in suspect if r not in fleet_rails)
-    implicated, open_links = lc.blame_sides(view, implicated, fleet_rails)
+    components, fleet_rails = lc.fleet_components(view, lc.majority_host_rails(view, host_fraction, min_bad_links),
+                                                  suspect)
+    switches, switched = lc.switch_components(view, suspect, fleet_rails)
+    components += switches
+    implicated = dict(((n, r), "majority") for (n, r) in suspect if r not in fleet_rails and (n, r) not in switched)
+    implicated, open_links = lc.blame_sides(view, implicated, fleet_rails, switched)
     components += lc.node_components(view, implicated, fleet_rails)
     components += lc.path_components(view, open_links)
     components += lc.flaky_components(view, host_fraction, min_bad_links)
@@ -343,14 +352,18 @@ def describe(component):
     if kind == "rail":
         return "%s rail %s%s" % (component["host"], component["rail"], " (%s)" % devs[0] if devs else "")
     if kind == "link":
-        return "link %s - %s (rail %s)" % (component["host"], component["peer"], component["rail"])
+        return "link %s - %s (%s)" % (component["host"], component["peer"], _rails_text(component))
     if kind == "fabric":
         return "fabric of rail %s" % component["rail"]
     if kind == "fleet":
-        return "every host of rail %s" % component["rail"]
+        return "every host of %s" % _rails_text(component)
     if component.get("peer"):
         return "flaky link %s - %s (rail %s)" % (component["host"], component["peer"], component["rail"])
     return "flaky %s" % component["host"]
+
+
+def _rails_text(component):
+    return "every rail" if component["rail"] is None else "rail %s" % component["rail"]
 
 
 def _result(components, view):
@@ -385,7 +398,8 @@ def _summary(components, link_rows):
         "most_likely": describe(components[0]) if components else None,
         "hosts": sorted(set(c["host"] for c in of("host")), key=natural_key),
         "rails": ["%s:%s" % (c["host"], (c["devices"] or [c["rail"]])[0]) for c in of("rail")],
-        "links": ["%s-%s:%s" % (c["host"], c["peer"], c["rail"]) for c in of("link")],
+        "links": [("%s-%s:%s" % (c["host"], c["peer"], c["rail"])) if c["rail"] is not None
+                  else "%s-%s" % (c["host"], c["peer"]) for c in of("link")],
         "fabric": [c["rail"] for c in of("fabric")],
         "fleet": [c["rail"] for c in of("fleet")],
         "flaky": [describe(c) for c in of("flaky")],
@@ -474,10 +488,14 @@ def _explains(comp, pair, rail):
     if kind in ("rail", "flaky") and comp.get("peer") is None:
         return comp["host"] in pair and (rail in comp["rails"] or not comp["rails"])
     if kind in ("link", "flaky"):
-        return set((comp["host"], comp["peer"])) == pair and rail == comp["rail"]
+        return set((comp["host"], comp["peer"])) == pair and rail in _rails_of(comp)
     if kind in ("fabric", "fleet"):
-        return rail == comp["rail"]
+        return rail in _rails_of(comp)
     return False
+
+
+def _rails_of(comp):
+    return comp["rails"] if comp["rail"] is None else [comp["rail"]]
 
 
 def attach_counter_evidence(result, deltas):

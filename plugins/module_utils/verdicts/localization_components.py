@@ -9,7 +9,10 @@ statistics per host and rail) and returns the components it names, built by
 
 - :func:`suspect_host_rails`: the (host, rail) pairs with mostly bad links,
   worst first, each one's links no longer counting against its peers;
-- :func:`fleet_components`: rails where every host has mostly bad links;
+- :func:`fleet_components`: rails where every host has mostly bad links (and no few of
+  them explain every bad link);
+- :func:`switch_components`: suspects of one rail that pass with each other: the
+  switch they share (a ``fabric`` component), not their NICs;
 - :func:`blame_sides`: bad links no suspect explains, judged by partner
   retests and by the side that failed to answer in an ``error`` (which side,
   if any, is implicated; a side that hung implicates its whole host);
@@ -48,6 +51,9 @@ FIX = {
     "flaky": "a transient slowdown (it passed on retest): watch the error counters and history of these ports; "
              "rerun the check; a component that is flaky run after run is failing",
 }
+SWITCH_FIX = ("hosts that pass with each other fail with every host outside their group: check the switch they "
+              "share on that rail (the leaf, its uplinks and their error counters, ECMP, PFC / ECN), not the hosts")
+MANY_RAILS = 4
 _NO_STAT = {"links": 0, "bad": 0, "bad_peers": [], "flaky": 0}
 
 
@@ -180,15 +186,33 @@ def _rail_neighbours(view):
     return out
 
 
-def fleet_components(view, suspect):
-    """A ``fleet`` component per rail whose every host (three at least) is suspect; and the set of those rails."""
+def fleet_components(view, suspect, explaining=None):
+    """A ``fleet`` component per rail whose every host (three at least) is suspect; and the set of those rails.
+
+    ``explaining``: the suspects taken one at a time (:func:`suspect_host_rails`). A rail whose bad links
+    they all explain without naming every host is not the fleet's: two bad hosts of four make every host
+    of the rail mostly bad, yet the link between the other two passes."""
     out = []
     fleet_rails = set()
     for rail, nodes in sorted(view.hosts_of_rail.items()):
-        if len(nodes) >= 3 and all((n, rail) in suspect for n in nodes):
+        if len(nodes) >= 3 and all((n, rail) in suspect for n in nodes) and \
+                not explained_by_some_hosts(view, rail, explaining):
             fleet_rails.add(rail)
             out.append(fleet_component(view, rail, nodes))
+    if len(out) >= 2 and fleet_rails == set(view.hosts_of_rail):
+        # one cause, not one per rail: what every rail shares is the expectation, the test or the whole fabric
+        out = [every_rail_component(view, out)]
     return out, fleet_rails
+
+
+def explained_by_some_hosts(view, rail, suspects):
+    """True when the ``suspects`` on ``rail`` leave out a host of it and are in every bad link of it."""
+    if not suspects:
+        return False
+    named = set(n for (n, r) in suspects if r == rail)
+    if not named or named >= view.hosts_of_rail.get(rail, set()):
+        return False
+    return all(set(pair) & named for (r, pair), link in view.links.items() if r == rail and link["status"] == "bad")
 
 
 def fleet_component(view, rail, nodes):
@@ -200,6 +224,88 @@ def fleet_component(view, rail, nodes):
         ["rail %s: %d of %d links bad, on all %d hosts" % (rail, len(bad), len(rail_links), len(nodes))]
         + link_lines(bad, 6),
         {"total": len(rail_links), "bad": len(bad)}, "high" if len(nodes) >= 4 else "medium")
+
+
+def every_rail_component(view, fleets):
+    """The one ``fleet`` component of a check whose every rail is failing on every host (``fleets``: the
+    rails' own components)."""
+    rails = sorted(c["rail"] for c in fleets)
+    total = sum(c["links"]["total"] for c in fleets)
+    bad = sum(c["links"]["bad"] for c in fleets)
+    nodes = set(n for r in rails for n in view.hosts_of_rail.get(r, ()))
+    comp = component(
+        "fleet", "*", None, None, rails, sorted(set(d for c in fleets for d in c["devices"])),
+        "every host has mostly bad links on every rail (%d of %d links bad, %d hosts, %d rails): one cause they "
+        "all share" % (bad, total, len(nodes), len(rails)),
+        [line for c in fleets for line in c["evidence"][:2]], {"total": total, "bad": bad}, "high")
+    comp["fix"] = FIX["fleet"] + "; on every rail at once, the expectation and the test first"
+    return comp
+
+
+# --- a switch that hosts share ------------------------------------------------------------
+
+def switch_components(view, suspects, fleet_rails):
+    """A ``fabric`` component per group of suspects of one rail that pass with each other: behind one switch.
+
+    Hosts that each fail with most of their peers on a rail but pass among themselves are not bad NICs (two
+    slow NICs would be slow between them too): the switch they share, a leaf or its uplinks, is slow for
+    whatever crosses it. Returns (components, the (host, rail) pairs of those groups)."""
+    out = []
+    grouped = set()
+    for rail in sorted(view.hosts_of_rail):
+        if rail in fleet_rails:
+            continue
+        for group in passing_groups(view, rail, [n for (n, r) in suspects if r == rail]):
+            out.append(switch_component(view, rail, group))
+            grouped.update((node, rail) for node in group)
+    return out, grouped
+
+
+def passing_groups(view, rail, nodes):
+    """The groups (two hosts or more, in natural order) of ``nodes`` joined by good links on ``rail`` whose
+    every link among themselves that has a status is good."""
+    left = sorted(nodes, key=natural_key)
+    groups = []
+    while left:
+        group, frontier = [left[0]], [left[0]]
+        while frontier:
+            node = frontier.pop()
+            for other in left:
+                if other not in group and _status(view, rail, node, other) == "good":
+                    group.append(other)
+                    frontier.append(other)
+        left = [n for n in left if n not in group]
+        inner = [_status(view, rail, a, b) for i, a in enumerate(group) for b in group[i + 1:]]
+        if len(group) >= 2 and all(status in ("good", None, "unknown") for status in inner):
+            groups.append(sorted(group, key=natural_key))
+    return groups
+
+
+def _status(view, rail, a, b):
+    link = view.links.get((rail, pair_key(a, b)))
+    return link["status"] if link else None
+
+
+def switch_component(view, rail, group):
+    """The switch the hosts of ``group`` share on ``rail``: its evidence is their links across it."""
+    members = set(group)
+    across = [link for (r, pair), link in view.sorted_links()
+              if r == rail and len(members & set(pair)) == 1 and link["status"] != "unknown"]
+    bad = [link for link in across if link["status"] == "bad"]
+    names = ", ".join(group)
+    lines = ["rail %s: %s pass with each other and fail across: %d of %d links to the other hosts bad" % (
+        rail, names, len(bad), len(across))]
+    for node in group:
+        st = view.stat(node, rail)
+        lines.append("%s rail %s: %d of %d links bad" % (node, rail, st["bad"], st["links"]))
+    comp = component(
+        "fabric", "*", None, rail, [rail], view.rail_devices(group, rail),
+        "rail %s: %s pass with each other but fail with the other hosts (%d of %d links across bad): the "
+        "switch they share, not their NICs" % (rail, names, len(bad), len(across)),
+        lines + link_lines(bad, 6), {"total": len(across), "bad": len(bad)},
+        "high" if any(link["confirmed"] for link in bad) else "medium")
+    comp["fix"] = SWITCH_FIX
+    return comp
 
 
 # --- which side of a bad link ------------------------------------------------------------
@@ -219,20 +325,22 @@ def blamed_sides(view, rail, pair):
     return blamed
 
 
-def blame_sides(view, implicated, fleet_rails):
+def blame_sides(view, implicated, fleet_rails, switched=()):
     """The sides the bad links off fleet rails implicate, and the links nothing implicated explains.
 
     ``implicated``: (host, rail) -> why (``majority``, ``partner``, ``error``, ``hung``). Every
     bad link no suspect explains is judged by :func:`blamed_sides` first; a side that hung is
     implicated on every rail it has (its host, not its NIC, failed to answer). Only then are
     the links left open whose hosts are both unimplicated on that rail, so a run never blames a
-    host and calls one of its links bad while both hosts are good. Returns (implicated, open
-    links as (rail, pair, link)).
+    host and calls one of its links bad while both hosts are good. ``switched``: the (host, rail)
+    pairs behind a faulty switch (:func:`switch_components`), whose bad links that switch explains.
+    Returns (implicated, open links as (rail, pair, link)).
     """
     implicated = dict(implicated)
-    suspects = set(implicated)
+    suspects = set(implicated) | set(switched)
     bad = [(rail, pair, link) for (rail, pair), link in view.sorted_links()
-           if link["status"] == "bad" and rail not in fleet_rails]
+           if link["status"] == "bad" and rail not in fleet_rails
+           and not any((n, rail) in switched for n in pair)]
     for rail, pair, _link in bad:
         if any((n, rail) in suspects for n in pair):
             continue
@@ -254,11 +362,22 @@ def node_components(view, implicated, fleet_rails):
     for node in sorted(set(n for n, _r in implicated), key=natural_key):
         why = dict((r, w) for (n, r), w in implicated.items() if n == node)
         all_rails = sorted(view.rails_of.get(node, set()) - fleet_rails)
-        if sorted(why) == all_rails and all_rails:
+        if is_the_host(sorted(why), all_rails):
             out.append(host_component(view, node, why))
         else:
             out += rail_components(view, node, why, [r for r in all_rails if r not in why])
     return out
+
+
+def is_the_host(bad_rails, all_rails):
+    """Whether a host implicated on ``bad_rails`` of ``all_rails`` is the culprit rather than those NICs: on every
+    rail it has; or, with :data:`MANY_RAILS` or more, on most of them (six NICs of eight failing at once are
+    far likelier what they share, PCIe, NUMA, driver or firmware, than six faults)."""
+    if not all_rails:
+        return False
+    if bad_rails == all_rails:
+        return True
+    return len(all_rails) >= MANY_RAILS and 2 * len(bad_rails) > len(all_rails)
 
 
 def node_lines(view, node, why):
@@ -306,8 +425,10 @@ def host_cause(view, node, why, n_bad, n_links):
     if "hung" in why.values():
         return "%s: its side of a test never answered (the process hung, was stopped or never started); " \
             "%d of its %d %s are bad" % (node, n_bad, n_links, view.what)
-    cause = "%s: %d of its %d %s are bad on %s" % (
-        node, n_bad, n_links, view.what, "every rail" if len(why) > 1 else "its only rail")
+    rails = len(view.rails_of.get(node, ()))
+    where = "its only rail" if rails == 1 else "every rail" if len(why) >= rails else \
+        "%d of its %d rails" % (len(why), rails)
+    cause = "%s: %d of its %d %s are bad on %s" % (node, n_bad, n_links, view.what, where)
     if "partner" in why.values():
         cause += " (and it fails with known-good partners)"
     if "error" in why.values():
@@ -357,7 +478,39 @@ def path_components(view, open_links):
             out.append(fabric_component(view, rail, items))
         else:
             out += link_components(view, rail, items, unseparated=disjoint)
+    return pairs_on_every_rail(view, out)
+
+
+def pairs_on_every_rail(view, comps):
+    """The ``link`` components of a pair bad on every rail (two at least) of its hosts, as one: the rails are
+    separate planes, so what fails between the two hosts on all of them is one thing, not a cable of each."""
+    by_pair = {}
+    for comp in comps:
+        if comp["component"] == "link":
+            by_pair.setdefault(pair_key(comp["host"], comp["peer"]), []).append(comp)
+    out = []
+    for comp in comps:
+        pair = pair_key(comp["host"], comp["peer"]) if comp["component"] == "link" else None
+        links = by_pair.get(pair) or []
+        shared = view.rails_of.get(pair[0], set()) & view.rails_of.get(pair[1], set()) if pair else set()
+        if len(links) < 2 or set(c["rail"] for c in links) != shared:
+            out.append(comp)
+        elif comp is links[0]:
+            out.append(pair_component(view, pair, links))
     return out
+
+
+def pair_component(view, pair, links):
+    rails = sorted(c["rail"] for c in links)
+    alone = all(len(view.hosts_of_rail.get(r, ())) <= 2 for r in rails)
+    lines = [line for c in links for line in c["evidence"]]
+    cause = "link %s - %s is bad on every rail (%s): %s" % (
+        pair[0], pair[1], ", ".join(str(r) for r in rails),
+        "with two hosts only, either host or the path between them; a third host tells them apart" if alone
+        else "what the two hosts' paths share, not a cable of one rail")
+    return component("link", pair[0], pair[1], None, rails, sorted(set(d for c in links for d in c["devices"])),
+                     cause, lines, {"total": len(links), "bad": len(links)},
+                     min((c["confidence"] for c in links), key=("low", "medium", "high").index))
 
 
 def separated(view, rail, items):

@@ -20,6 +20,9 @@ with ``round``), so a pair whose host never answered still gets a record.
    records (same kind, op, metric, size, rail) a record whose value is
    beyond ``outlier_z`` robust z-scores (median / MAD) from the group's
    median and at least ``outlier_min_rel`` away from it becomes ``warn``;
+   one that no expectation judges (latency, a bandwidth without a link
+   rate) and that is far worse than the group's best (``thresholds``'
+   far rule that needs no fraction) becomes ``fail``, so it is retested;
    per node, the median of its links is compared the same way against the
    other nodes' (this catches a bad node even when it drags half of the
    links down, as in small meshes).
@@ -36,6 +39,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import side_outcome as so
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import far_from_best
 
 KIND_BY_METRIC = {("rdma", "bw"): "rdma_bw", ("rdma", "lat"): "rdma_lat", ("tcp", "bw"): "tcp_bw"}
 BAD = ("fail", "error", "warn")
@@ -58,6 +62,8 @@ FIX = {
     "unreachable": "make the host reachable (ssh, inventory address) and rerun the check",
     "outlier": "compare this pair's links and hosts with the fleet's; a consistent outlier points to a "
                "cable, port or host problem that has not crossed the pass/fail line yet",
+    "far_outlier": "far worse than its comparable links with nothing else to judge it by: compare this pair's "
+                   "links and hosts with the fleet's (a late or slow NIC, port or host), and rerun the pair",
 }
 
 
@@ -323,6 +329,7 @@ def mark_outliers(records, z=3.5, min_rel=0.2):
                 rec["cause"] = "fleet outlier: %s is %s than the fleet median %s (robust z %.1f)" % (
                     _fmt(values[idx], gkey[2]), "lower" if low else "higher", _fmt(med, gkey[2]), score)
                 rec["fix"] = FIX["outlier"]
+        fail_far_outliers(recs, values, low, gkey[2])
         # per node: the median of each node's links in this group
         per_node = {}
         for rec in recs:
@@ -347,6 +354,24 @@ def mark_outliers(records, z=3.5, min_rel=0.2):
                     rec["fix"] = FIX["outlier"]
                     rec["metrics"]["fleet_median"] = nmed
     return node_outliers
+
+
+def fail_far_outliers(recs, values, low, metric):
+    """Fail the records that no expectation judges (latency; a bandwidth without a link rate) and that are far
+    worse than the best of their group (``thresholds.far_from_best``).
+
+    The thresholds fail them too, but after the retests are planned: failing here gets them retested, so a
+    moment of lateness is ``flaky``, not a late host."""
+    for rec, value in zip(recs, values):
+        if rec["verdict"] not in ("pass", "warn") or rec["metrics"].get("expected_gbps") is not None:
+            continue
+        far, best = far_from_best(value, values, low)
+        if far:
+            rec["verdict"] = "fail"
+            rec["cause"] = "far fleet outlier: %s is 3 x or more %s than the best quarter %s of %d comparable " \
+                "records" % (_fmt(value, metric), "lower" if low else "slower", _fmt(best, metric), len(values))
+            rec["fix"] = FIX["far_outlier"]
+            rec["metrics"]["fleet_best"] = best
 
 
 def _fmt(value, metric):

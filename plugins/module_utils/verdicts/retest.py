@@ -19,13 +19,16 @@ so the same perftest task runs it. :func:`tag_retest_records` marks the
 records measured in those rounds (``params.retest`` and friends), and
 :func:`classify` puts originals and retests together: a failing pair that
 passes on an *as is* retest is ``flaky`` (its record's verdict becomes
-``flaky``), one that fails every time is ``confirmed``.
+``flaky``), one that fails every time is ``confirmed``. A retest that no
+expectation judges (latency) is judged against the first pass's comparable
+records (:func:`judged_by_first_pass`), not among the retests.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import round_plan
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import far_from_best
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -431,7 +434,9 @@ def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=No
     "summary": {...}}``.
     """
     originals = [r for r in records or [] if not is_retest(r)]
-    retests = [r for r in records or [] if is_retest(r)] + [r for r in retest_records or [] if is_retest(r)]
+    reference = _first_pass_values(originals)
+    retest_records = [judged_by_first_pass(r, reference) for r in retest_records or []]
+    retests = [r for r in records or [] if is_retest(r)] + [r for r in retest_records if is_retest(r)]
     as_is, partner = _index_retests(retests)
     out, pairs = _judge_originals(originals, as_is, partner, bad_verdicts)
     _infer_sampled(pairs, skipped)
@@ -448,6 +453,47 @@ def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=No
         "not_retested": [p["id"] for p in pairs if p["status"] == "not_retested"],
     }
     return {"records": out + list(retest_records or []), "pairs": pairs, "summary": summary}
+
+
+def _comparable(rec):
+    """What a record is compared with: its kind (a retest's as the first pass's), test, size and rail."""
+    params = rec.get("params") or {}
+    kind = str(rec.get("kind") or "")
+    if kind.endswith(RETEST_SUFFIX):
+        kind = kind[:-len(RETEST_SUFFIX)]
+    return (kind, params.get("op"), params.get("metric") or "bw", params.get("size"), _rail(params.get("rail")))
+
+
+def _first_pass_values(originals):
+    """comparable -> the values of the first pass's records that ran."""
+    out = {}
+    for rec in originals:
+        value = _value(rec)
+        if rec.get("peer") and value is not None and rec.get("verdict") not in ("error", "skipped"):
+            out.setdefault(_comparable(rec), []).append(value)
+    return out
+
+
+def judged_by_first_pass(rec, reference):
+    """A retest that no expectation judges (latency; a bandwidth without a link rate), judged against the first
+    pass's comparable records, by the rule that failed the first pass's (``thresholds.far_from_best``): the
+    retests alone are no fleet (a late host's retests are all late)."""
+    value = _value(rec)
+    metric = (rec.get("params") or {}).get("metric") or "bw"
+    if value is None or rec.get("verdict") in ("error", "skipped") or \
+            (rec.get("metrics") or {}).get("expected_gbps") is not None:
+        return rec
+    values = reference.get(_comparable(rec)) or []
+    if len(values) < 3:
+        return rec
+    far, best = far_from_best(value, values, metric != "lat")
+    if far == (rec.get("verdict") == "fail"):
+        return rec
+    if not far:
+        return dict(rec, verdict="pass", cause=None, fix=None)
+    return dict(rec, verdict="fail", fix=rec.get("fix"),
+                cause="%s is 3 x or more %s than the best quarter %s of the first pass's %d comparable records" % (
+                    fmt_value(value), "slower" if metric == "lat" else "lower", fmt_value(best), len(values)))
 
 
 def _index_retests(retests):

@@ -347,6 +347,15 @@ def _fleet_check(rec, value, higher, stats, limits):
     return result
 
 
+def far_from_best(value, values, higher):
+    """(far, best quarter): whether value is :data:`BEST_FACTOR` times worse than the best quarter of ``values``
+    (three of them at least), the far-outlier rule that needs no configured fraction."""
+    if len(values) < 3:
+        return False, None
+    best = best_quarter(values, higher)
+    return _far_from_best(value, best, higher), best
+
+
 def _far_from_best(value, best, higher):
     """Whether value is BEST_FACTOR times worse than its group's best quarter (bandwidth: below a third of it,
     latency: three times above it and BEST_MIN_LATENCY_GAP_US more)."""

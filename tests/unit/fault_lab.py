@@ -1,0 +1,300 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A synthetic fabric for the verdict chain: what the perftest module would return for each side of each planned
+pair and retest, with faults injected, run through the filters in the order the rdma_perf role calls them.
+
+pair verdicts -> retest plan -> retest sides -> retest verdicts -> retest classify -> thresholds -> localize, then
+the published records (as ``roles/rdma_perf/tasks/verdicts.yml`` gathers them, plus what the caller adds:
+discovery, RoCE preflight, collective findings) -> culprits. No lab, no Ansible run: pure functions only.
+
+Data flows from the client to the server in ``write`` / ``send`` tests and from the server to the client in
+``read`` tests, so a fault of one direction (a NIC slow only in what it sends) shows where the faulty host sends.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import zlib
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import (
+    commcheck_schedule, plan_rounds)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as cp
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_plan import commcheck_retest_plan
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_classify import \
+    commcheck_retest_classify
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_thresholds import commcheck_thresholds
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_localize import commcheck_localize
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_roce_preflight import commcheck_roce_preflight
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_counter_deltas import commcheck_counter_deltas
+
+RATE = 100.0
+EFFICIENCY = 0.95     # what a healthy link delivers of its rate
+BASE_LAT_US = 2.0
+# the rdma_perf role's defaults
+MIN_FRACTION = 0.9
+FLEET_MIN_FRACTION = 0.5
+RETEST_PER_HOST = 3
+
+
+def sends(op, server, client):
+    """(sender, receiver) of a test's data: the client writes / sends to the server, reads from it."""
+    return (server, client) if op == "read" else (client, server)
+
+
+class Fabric(object):
+    """Hosts, rails and the faults that change what their tests measure.
+
+    ``bw_faults``: fn(sender, receiver, rail, op, phase) -> factor (1.0 healthy), ``lat_faults``: fn(a, b, rail,
+    phase) -> extra microseconds; ``errors``: fn(server, client, rail, phase) -> None or {role: how that side
+    ended in an error: cause, timed_out, spoke, code}; ``rates``: (host, rail) -> negotiated Gb/s where not RATE.
+    ``phase``: ``first`` or ``retest``.
+    """
+
+    def __init__(self, n=4, rails=2, pattern="mesh", ops=("write",), metrics=("bw",), rate=RATE, noise=0.01):
+        self.hosts = ["h%d" % (i + 1) for i in range(n)]
+        self.rails = rails
+        self.pattern = pattern
+        self.ops = list(ops)
+        self.metrics = list(metrics)
+        self.rate = rate
+        self.noise = noise
+        self.bw_faults = []
+        self.lat_faults = []
+        self.errors = []
+        self.rates = {}
+        self.missing = set()     # (host, rail) with no active port
+        self.ports = {}          # (host, rail) -> what discovery reads differently on that port (netdev_mtu, gid_type)
+        self.counters = {}       # (host, rail) -> {counter: how much it rose during the tests}
+
+    # --- faults -------------------------------------------------------------------
+
+    def slow(self, factor, host=None, rail=None, peer=None, direction="both", phase=None, op=None):
+        """``host`` (or the path ``host``-``peer``) delivers ``factor`` of its bandwidth, on ``rail`` (None:
+        every rail), in what it sends (``tx``), receives (``rx``) or both, in ``phase`` (None: every phase), in
+        tests of ``op`` (None: every op)."""
+        def fault(sender, receiver, k, test, when):
+            if (rail is not None and k != rail) or (phase is not None and when != phase) or \
+                    (op is not None and test != op):
+                return 1.0
+            if peer is not None:
+                hit = set((sender, receiver)) == set((host, peer)) and (
+                    direction == "both" or (direction == "tx" and sender == host)
+                    or (direction == "rx" and receiver == host))
+            elif host is None:
+                hit = True
+            else:
+                hit = (direction in ("both", "tx") and sender == host) or \
+                    (direction in ("both", "rx") and receiver == host)
+            return factor if hit else 1.0
+        self.bw_faults.append(fault)
+        return self
+
+    def slow_between(self, factor, group_a, group_b, rail, phase=None):
+        """Every path between a host of ``group_a`` and one of ``group_b`` on ``rail`` (a leaf uplink)."""
+        def fault(sender, receiver, k, _op, when):
+            if k != rail or (phase is not None and when != phase):
+                return 1.0
+            crosses = (sender in group_a and receiver in group_b) or (sender in group_b and receiver in group_a)
+            return factor if crosses else 1.0
+        self.bw_faults.append(fault)
+        return self
+
+    def late(self, extra_us, host=None, rail=None, peer=None, phase=None):
+        def fault(a, b, k, when):
+            if (rail is not None and k != rail) or (phase is not None and when != phase):
+                return 0.0
+            if peer is not None:
+                return extra_us if set((a, b)) == set((host, peer)) else 0.0
+            return extra_us if host in (a, b) else 0.0
+        self.lat_faults.append(fault)
+        return self
+
+    def fails(self, host, rail=None, how="exited", cause="no RDMA device", phase=None):
+        """Every test of ``host`` on ``rail`` (None: every rail) ends in an error: its side exits with ``cause``
+        (``exited``), or both sides wait until their deadline after connecting (``stalled``: the traffic never
+        flows, as between RoCE v1 and v2 ends)."""
+        def fault(server, client, k, when):
+            if host not in (server, client) or (rail is not None and k != rail) or \
+                    (phase is not None and when != phase):
+                return None
+            if how == "exited":
+                return {"server" if host == server else "client": {"cause": cause}}
+            return dict((role, {"cause": cause, "timed_out": True}) for role in ("server", "client"))
+        self.errors.append(fault)
+        return self
+
+    def port_reads(self, host, rail, **values):
+        """Discovery reads ``values`` on that port (``netdev_mtu``, ``gid_type``) where the others read the
+        fleet's (9000, RoCE v2)."""
+        self.ports.setdefault((host, rail), {}).update(values)
+        return self
+
+    def counter_rises(self, host, rail, **rises):
+        self.counters.setdefault((host, rail), {}).update(rises)
+        return self
+
+    def negotiated(self, host, rail, gbps):
+        self.rates[(host, rail)] = gbps
+        return self
+
+    # --- what the modules return -------------------------------------------------------
+
+    def host_rails(self):
+        return dict((h, [{"rail": k, "device": "mlx5_%d" % k, "port": 1, "gid_index": 3,
+                          "rate_gbps": self.rates.get((h, k), self.rate), "address": "10.0.%d.%d" % (k, i + 10),
+                          "model": "MT4129"}
+                         for k in range(self.rails) if (h, k) not in self.missing])
+                    for i, h in enumerate(self.hosts))
+
+    def rdma_facts(self, after=False):
+        """host -> the ``commcheck_rdma`` fact: its ports, GIDs, MTUs and counters (``after``: with the rises)."""
+        facts = {}
+        for i, host in enumerate(self.hosts):
+            devices = []
+            for k in range(self.rails):
+                if (host, k) in self.missing:
+                    continue
+                port = dict({"netdev_mtu": 9000, "gid_type": "RoCE v2"}, **self.ports.get((host, k), {}))
+                rises = self.counters.get((host, k), {}) if after else {}
+                counters = dict((name, rises.get(name, 0)) for name in ("link_downed", "symbol_error",
+                                                                        "port_rcv_errors", "port_xmit_discards"))
+                address = "10.0.%d.%d" % (k, i + 10)
+                devices.append({"name": "mlx5_%d" % k, "hca_type": "MT4129", "ports": [{
+                    "port": 1, "state": "ACTIVE", "link_layer": "Ethernet", "rate_gbps": self.rate, "gid_index": 3,
+                    "netdev": "eth%d" % k, "netdev_mtu": port["netdev_mtu"], "ipv4_cidr": [address + "/16"],
+                    "gids": [{"index": 3, "gid": "0000:0000:0000:0000:0000:ffff:%s" % address,
+                              "type": port["gid_type"], "ipv4": address}],
+                    "counters": counters, "hw_counters": {}}]})
+            facts[host] = {"devices": devices}
+        return facts
+
+    def _jitter(self, *key):
+        digest = zlib.crc32(repr(key).encode("utf-8")) % 10000 / 10000.0
+        return 1.0 + self.noise * (2 * digest - 1)
+
+    def bandwidth(self, server, client, rail, op, phase, attempt=0):
+        sender, receiver = sends(op, server, client)
+        rate = min(self.rates.get((h, rail), self.rate) for h in (server, client))
+        value = rate * EFFICIENCY * self._jitter(server, client, rail, op, phase, attempt)
+        for fault in self.bw_faults:
+            value *= fault(sender, receiver, rail, op, phase)
+        return round(value, 2)
+
+    def latency(self, server, client, rail, phase, attempt=0):
+        value = BASE_LAT_US * self._jitter(server, client, rail, "lat", phase, attempt)
+        for fault in self.lat_faults:
+            value += fault(server, client, rail, phase)
+        return round(value, 2)
+
+    def sides(self, plans, phase):
+        out = []
+        for num, plan in enumerate(plans):
+            for host, host_sides in plan["sides"].items():
+                for side in host_sides:
+                    out.append(self._side(dict(side, host=host, round=side.get("round", num)), phase))
+        return out
+
+    def _side(self, side, phase):
+        host, peer = side["host"], side["peer"]
+        server, client = (host, peer) if side["role"] == "server" else (peer, host)
+        out = dict(side, verdict="pass", cmd=["ib_%s_%s" % (side.get("test"), side.get("metric"))], metrics={})
+        for fault in self.errors:
+            ended = (fault(server, client, side["rail"], phase) or {}).get(side["role"])
+            if ended:
+                out.update(verdict="error", cause=ended["cause"], fix="look at it", spoke=ended.get("spoke", True),
+                           timed_out=ended.get("timed_out", False),
+                           errors=[{"message": ended["cause"], "code": ended.get("code")}])
+                return out
+        if side["role"] == "client":
+            if side.get("metric") == "lat":
+                out["metrics"] = {"lat_us": self.latency(server, client, side["rail"], phase)}
+            else:
+                out["metrics"] = {"bw_gbps": self.bandwidth(server, client, side["rail"], side.get("test"), phase),
+                                  "bytes": 65536}
+        return out
+
+    # --- the chain ---------------------------------------------------------------------------
+
+    def run(self, extra_records=(), counter_deltas=(), retests=True):
+        """The published records and the culprits of one run (see the module doc)."""
+        host_rails = self.host_rails()
+        tests = [{"test": op, "metric": metric} for op in self.ops for metric in self.metrics]
+        plans = plan_rounds(commcheck_schedule(self.hosts, self.pattern), host_rails, tests)
+        jobs = [dict(job, round=num) for num, plan in enumerate(plans) for job in plan["jobs"]]
+        skipped = [s for plan in plans for s in plan["skipped"]]
+        preflight = commcheck_roce_preflight(jobs, facts=self.rdma_facts(), host_rails=host_rails)
+        before, after = self.rdma_facts(), self.rdma_facts(after=True)
+        counters = [commcheck_counter_deltas(before[h], after=after[h], host=h) for h in self.hosts]
+        counter_deltas = list(counter_deltas) + [d for c in counters for d in c["deltas"]]
+        first = commcheck_pair_verdicts(self.sides(plans, "first"), jobs=jobs, family="rdma",
+                                        min_fraction=MIN_FRACTION, skipped=skipped)
+        plan = commcheck_retest_plan(first["records"], host_rails=host_rails, repeats=1 if retests else 0,
+                                     round_offset=1000, per_host=RETEST_PER_HOST)
+        rjobs = [job for rnd in plan["rounds"] for job in rnd["jobs"]]
+        retest_records = commcheck_pair_verdicts(self.sides(plan["rounds"], "retest"), jobs=rjobs, family="rdma",
+                                                 min_fraction=MIN_FRACTION)["records"] if rjobs else []
+        classified = commcheck_retest_classify(first["records"], retest_records, plan["rounds"],
+                                               bad_verdicts=["fail"], skipped=plan["skipped"])
+        judged = commcheck_thresholds(classified["records"], history=[], efficiency=MIN_FRACTION,
+                                      fleet_min_fraction=FLEET_MIN_FRACTION, set_verdicts=True)
+        localized = commcheck_localize(judged["records"], kind="rdma_bw", check="rdma_perf",
+                                       retest_summary=classified["summary"], counter_deltas=list(counter_deltas))
+        published = localized["records"] + localized["findings"] + \
+            [f for f in first["findings"] if f["params"].get("family") != "rdma_bw"] + preflight["records"] + \
+            [r for c in counters for r in c["records"]] + list(extra_records)
+        if classified["summary"]["failing_pairs"]:
+            published.append(classified["summary_record"])
+        if localized["summary"]["links_bad"] + localized["summary"]["links_flaky"]:
+            published.append(localized["summary_record"])
+        self.first, self.plan, self.classified, self.judged, self.localized = first, plan, classified, judged, localized
+        self.published = published
+        self.culprits = cp.culprits(published)
+        return self.culprits
+
+    def tcp_records(self, rail=0):
+        """What the tcp_perf role publishes: iperf3 between the hosts' addresses on ``rail`` (one path per pair,
+        no expected rate), judged against the fleet, retested and localized (``roles/tcp_perf``)."""
+        tcp_rails = dict((h, [{"rail": 0, "address": "10.0.%d.%d" % (rail, i + 10)}])
+                         for i, h in enumerate(self.hosts))
+        plans = plan_rounds(commcheck_schedule(self.hosts, "mesh"), tcp_rails, None, base_port=5201)
+        jobs = [dict(job, round=num) for num, plan in enumerate(plans) for job in plan["jobs"]]
+        first = commcheck_pair_verdicts(self.tcp_sides(plans, "first", rail), jobs=jobs, family="tcp",
+                                        min_fraction=MIN_FRACTION)
+        records = commcheck_thresholds(first["records"], efficiency=MIN_FRACTION,
+                                       fleet_min_fraction=FLEET_MIN_FRACTION, set_verdicts=True)["records"]
+        plan = commcheck_retest_plan(records, host_rails=tcp_rails, repeats=1, round_offset=1000,
+                                     per_host=RETEST_PER_HOST, side_tests=False, base_port=5301)
+        rjobs = [job for rnd in plan["rounds"] for job in rnd["jobs"]]
+        fleet = next((r["metrics"]["fleet_median"] for r in first["records"] if "fleet_median" in r["metrics"]),
+                     None)
+        retest_records = commcheck_pair_verdicts(
+            self.tcp_sides(plan["rounds"], "retest", rail), jobs=rjobs, family="tcp", min_fraction=FLEET_MIN_FRACTION,
+            expected_gbps=fleet)["records"] if rjobs else []
+        classified = commcheck_retest_classify(records, retest_records, plan["rounds"], bad_verdicts=["fail"],
+                                               check="tcp_perf", kind="tcp_bw", skipped=plan["skipped"])
+        localized = commcheck_localize(classified["records"], kind="tcp_bw", check="tcp_perf",
+                                       retest_summary=classified["summary"])
+        published = localized["records"] + localized["findings"]
+        if not localized["components"]:
+            published += first["findings"]
+        if localized["summary"]["links_bad"] + localized["summary"]["links_flaky"]:
+            published.append(localized["summary_record"])
+        return published
+
+    def tcp_sides(self, plans, phase, rail):
+        out = []
+        for num, plan in enumerate(plans):
+            for host, host_sides in plan["sides"].items():
+                for side in host_sides:
+                    side = dict(side, host=host, round=side.get("round", num), verdict="pass", metrics={},
+                                cmd=["iperf3", "-J"])
+                    if side["role"] == "client":
+                        server, client = side["peer"], host
+                        side["metrics"] = {"bw_gbps": self.bandwidth(server, client, rail, "tcp", phase)}
+                    out.append(side)
+        return out
+
+    def named(self, **kwargs):
+        return [cp.describe(c) for c in self.run(**kwargs)]

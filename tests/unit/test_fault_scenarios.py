@@ -1,0 +1,350 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Realistic fault classes through the whole verdict chain, one test per fault: what a fabric engineer would
+name, and nothing else.
+
+Each test injects a fault into a synthetic fabric (``fault_lab.Fabric``), runs the chain the rdma_perf role runs
+(pair verdicts, retest plan and retests, retest classification, thresholds, localization; the tcp_perf role's
+where TCP is in the scenario) and compares the run's culprits (``culprits.culprits``, results.json's list) with
+the injected component(s): the list must be exactly those, so anything else named is a false alarm.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as cp
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpudirect
+
+from fault_lab import Fabric
+
+
+def names(fabric, **kwargs):
+    return sorted(cp.describe(c) for c in fabric.run(**kwargs))
+
+
+def only(fabric, component, **kwargs):
+    """The one culprit of the run, which must be a ``component``."""
+    found = fabric.run(**kwargs)
+    assert [c["component"] for c in found] == [component], [cp.describe(c) for c in found]
+    return found[0]
+
+
+def collective_bisected(host):
+    """The finding the collective role publishes for a node its bisection named."""
+    return {"kind": "finding", "host": host, "peer": None,
+            "params": {"check": "collective", "stage": "bisect", "code": "collective_node_bisected",
+                       "library": "nccl", "operation": "all_reduce"},
+            "metrics": {"runs": 5}, "verdict": "fail",
+            "cause": "nccl all_reduce runs that include %s are bad and runs without it are good" % host,
+            "fix": "check this node's NICs, GPUs and links", "evidence": []}
+
+
+def discovery_finding(host, code, verdict="fail", device=None):
+    return {"kind": "finding", "host": host, "peer": None,
+            "params": {"check": "discover", "code": code, "severity": "error" if verdict == "fail" else "warning",
+                       "device": device},
+            "metrics": {}, "verdict": verdict, "cause": "%s on %s" % (code, host), "fix": "fix %s" % code,
+            "evidence": []}
+
+
+# --- no false alarm ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,rails,pattern", [(2, 1, "mesh"), (3, 2, "mesh"), (4, 2, "mesh"), (8, 2, "ring"),
+                                             (8, 8, "mesh"), (16, 2, "mesh")])
+def test_a_healthy_fabric_with_five_percent_noise_names_nothing(n, rails, pattern):
+    fabric = Fabric(n, rails, pattern=pattern, ops=("write", "read"), metrics=("bw", "lat"), noise=0.05)
+    assert names(fabric) == []
+
+
+# --- one direction ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [3, 4, 5, 8])
+@pytest.mark.parametrize("direction", ["tx", "rx"])
+def test_a_nic_slow_in_one_direction_only_is_that_nic(n, direction):
+    # write tests only: the NIC's links fail only where it sends (tx) or receives (rx)
+    assert names(Fabric(n).slow(0.3, "h2", rail=0, direction=direction)) == ["nic h2 mlx5_0 (rail 0)"]
+
+
+def test_a_nic_slow_only_in_rdma_reads_is_that_nic():
+    assert names(Fabric(8, ops=("write", "read")).slow(0.3, "h3", rail=1, op="read")) == ["nic h3 mlx5_1 (rail 1)"]
+
+
+def test_one_direction_of_a_link_slow_is_that_link():
+    fabric = Fabric(8, ops=("write", "read")).slow(0.3, "h1", rail=0, peer="h2", direction="tx")
+    assert names(fabric) == ["link h1 - h2 (rail 0)"]
+
+
+# --- switches and planes ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,behind", [(8, 2), (8, 3), (16, 2), (16, 4)])
+def test_a_leaf_switch_of_some_hosts_of_a_rail_is_the_fabric_not_their_nics(n, behind):
+    # the hosts behind the leaf pass among themselves and fail with everyone across its uplinks
+    hosts = ["h%d" % (i + 1) for i in range(n)]
+    fabric = Fabric(n).slow_between(0.4, hosts[:behind], hosts[behind:], rail=1)
+    found = only(fabric, "fabric")
+    assert (found["host"], found["rail"]) == ("*", 1)
+    assert "pass with each other but fail with the other hosts" in found["cause"]
+    assert "switch they share" in found["fix"]
+
+
+def test_a_leaf_uplink_between_two_halves_of_a_rail_is_the_fabric():
+    hosts = ["h%d" % (i + 1) for i in range(8)]
+    assert names(Fabric(8).slow_between(0.4, hosts[:4], hosts[4:], rail=0)) == ["fabric of rail 0"]
+
+
+def test_one_rail_of_eight_slow_on_every_host_is_that_rails_fabric():
+    assert names(Fabric(8, 8).slow(0.3, rail=5)) == ["fabric of rail 5"]
+
+
+@pytest.mark.parametrize("n,rails", [(4, 2), (8, 8)])
+def test_every_rail_of_every_host_slow_is_one_fabric_culprit(n, rails):
+    # a wrong expected rate or the whole fabric: one cause, not one per rail
+    found = only(Fabric(n, rails, rate=200.0).slow(0.5), "fabric")
+    assert found["rail"] is None and "every rail" in found["cause"]
+    assert "the expectation and the test first" in found["fix"]
+
+
+# --- two faults at once ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_a_slow_host_and_an_unrelated_slow_link_are_two_culprits(n):
+    fabric = Fabric(n).slow(0.3, "h2").slow(0.3, "h%d" % (n - 1), rail=0, peer="h%d" % n)
+    assert names(fabric) == ["host h2", "link h%d - h%d (rail 0)" % (n - 1, n)]
+
+
+def test_two_slow_hosts_of_four_are_the_two_hosts_not_the_fabric():
+    # every host of four has most of its links bad, yet h1 - h4 passes: two hosts explain every failure
+    assert names(Fabric(4).slow(0.3, "h2").slow(0.3, "h3")) == ["host h2", "host h3"]
+
+
+def test_two_slow_nics_of_four_on_one_rail_are_the_two_nics_not_the_fabric():
+    assert names(Fabric(4).slow(0.3, "h2", rail=0).slow(0.3, "h4", rail=0)) == [
+        "nic h2 mlx5_0 (rail 0)", "nic h4 mlx5_0 (rail 0)"]
+
+
+def test_a_bad_nic_and_a_flaky_link_of_the_same_host_on_another_rail_are_both_named():
+    fabric = Fabric(8).slow(0.3, "h3", rail=1).slow(0.3, "h3", rail=0, peer="h5", phase="first")
+    assert names(fabric) == ["link h3 - h5 (rail 0) (flaky)", "nic h3 mlx5_1 (rail 1)"]
+
+
+def test_a_flaky_link_of_a_bad_nic_on_its_rail_is_the_nic():
+    fabric = Fabric(8).slow(0.3, "h4", rail=0).slow(0.3, "h4", rail=0, peer="h7", phase="first")
+    assert names(fabric) == ["nic h4 mlx5_0 (rail 0)"]
+
+
+def test_a_slow_rail_plane_and_a_slow_host_are_the_fabric_and_the_host():
+    assert names(Fabric(8).slow(0.5, rail=1).slow(0.3, "h3")) == ["fabric of rail 1", "host h3"]
+
+
+# --- flaky or failing -------------------------------------------------------------------------------
+
+def test_a_host_slow_during_the_first_pass_only_is_flaky_and_one_slow_throughout_fails():
+    assert names(Fabric(8).slow(0.3, "h4", phase="first")) == ["host h4 (flaky)"]
+    assert names(Fabric(8).slow(0.3, "h4")) == ["host h4"]
+
+
+def test_a_nic_slow_once_is_a_flaky_nic_not_a_flaky_host():
+    found = only(Fabric(8).slow(0.3, "h3", rail=1, phase="first"), "nic")
+    assert (found["host"], found["rail"], found["device"], found["verdict"]) == ("h3", 1, "mlx5_1", "flaky")
+
+
+def test_a_host_late_once_is_flaky_not_a_late_host():
+    # latency has no hardware line: its far outliers fail in the first pass so that they are retested
+    fabric = Fabric(8, metrics=("bw", "lat")).late(50, "h4", phase="first")
+    assert names(fabric) == ["host h4 (flaky)"]
+
+
+def test_a_link_late_once_is_a_flaky_link():
+    fabric = Fabric(8, metrics=("bw", "lat")).late(50, "h4", rail=0, peer="h5", phase="first")
+    assert names(fabric) == ["link h4 - h5 (rail 0) (flaky)"]
+
+
+# --- latency ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [3, 4, 8, 16])
+def test_a_late_host_with_normal_bandwidth_is_the_host_also_after_its_retests(n):
+    fabric = Fabric(n, metrics=("bw", "lat")).late(50, "h2")
+    assert names(fabric) == ["host h2"]
+    # its latency retests are judged against the first pass, not among themselves (all late)
+    retests = [r for r in fabric.classified["records"]
+               if r["kind"] == "rdma_lat_retest" and "h2" in (r["host"], r["peer"])]
+    assert retests and all(r["verdict"] == "fail" for r in retests)
+
+
+def test_a_late_nic_and_a_late_link_with_normal_bandwidth():
+    assert names(Fabric(8, metrics=("bw", "lat")).late(50, "h2", rail=1)) == ["nic h2 mlx5_1 (rail 1)"]
+    assert names(Fabric(8, metrics=("bw", "lat")).late(50, "h2", rail=1, peer="h3")) == ["link h2 - h3 (rail 1)"]
+
+
+# --- port counters ----------------------------------------------------------------------------------
+
+def test_a_port_that_went_down_during_the_tests_is_its_nic_whatever_the_bandwidth():
+    found = only(Fabric(8).counter_rises("h3", 1, link_downed=1), "nic")
+    assert (found["host"], found["rail"], found["device"], found["verdict"]) == ("h3", 1, "mlx5_1", "fail")
+    assert found["cause"].startswith("link_downed rose by 1")
+
+
+def test_every_port_of_a_host_going_down_at_once_is_the_host():
+    assert names(Fabric(8).counter_rises("h3", 0, link_downed=1).counter_rises("h3", 1, link_downed=1)) == [
+        "host h3"]
+
+
+def test_bit_errors_with_normal_bandwidth_name_nothing_and_explain_a_slow_nic():
+    assert names(Fabric(8).counter_rises("h3", 1, symbol_error=500)) == []
+    found = only(Fabric(8).counter_rises("h3", 1, symbol_error=500).slow(0.4, "h3", rail=1), "nic")
+    assert any("symbol_error +500" in line for line in found["evidence"])
+
+
+def test_a_link_flap_on_a_slow_nic_is_that_one_nic():
+    assert names(Fabric(8).counter_rises("h3", 1, link_downed=2).slow(0.4, "h3", rail=1)) == [
+        "nic h3 mlx5_1 (rail 1)"]
+
+
+# --- ports that are not there -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rail", [0, 1])
+def test_a_missing_nic_is_that_nic_of_its_rail(rail):
+    fabric = Fabric(8)
+    fabric.missing.add(("h3", rail))
+    found = only(fabric, "nic")
+    assert (found["host"], found["rail"], found["device"]) == ("h3", rail, "mlx5_%d" % rail)
+
+
+def test_a_port_down_that_discovery_read_is_one_nic():
+    fabric = Fabric(8)
+    fabric.missing.add(("h2", 1))
+    found = only(fabric, "nic", extra_records=[discovery_finding("h2", "port_down", device="mlx5_1")])
+    assert (found["host"], found["rail"], found["device"], found["checks"]) == ("h2", 1, "mlx5_1", ["discover"])
+
+
+# --- settings -----------------------------------------------------------------------------------------
+
+def test_an_mtu_mismatch_that_slows_a_hosts_rail_is_the_setting_not_the_nic():
+    fabric = Fabric(8).port_reads("h4", 0, netdev_mtu=1500).slow(0.6, "h4", rail=0)
+    found = only(fabric, "config")
+    assert (found["host"], found["rail"]) == ("h4", 0)
+    assert any(line.startswith("explains nic h4") for line in found["evidence"])
+
+
+def test_an_mtu_mismatch_with_normal_bandwidth_is_the_setting():
+    assert names(Fabric(8).port_reads("h4", 0, netdev_mtu=1500)) == ["config h4 (rail 0)"]
+
+
+def test_a_roce_v1_gid_on_one_host_is_the_setting_not_its_nic():
+    # a RoCE v1 side and a v2 side exchange their QP numbers, then no packet gets through: both sides stall
+    fabric = Fabric(4).port_reads("h4", 0, gid_type="RoCE v1").fails("h4", 0, how="stalled", cause="timed out")
+    assert names(fabric) == ["config h4 (rail 0)"]
+
+
+def test_an_mtu_mismatch_on_a_single_rail_host_is_the_setting_not_the_host():
+    fabric = Fabric(8, 1).port_reads("h4", 0, netdev_mtu=1500).slow(0.6, "h4", rail=0)
+    assert names(fabric) == ["config h4 (rail 0)"]
+
+
+def test_a_setting_of_one_rail_leaves_a_slow_nic_of_another_rail_named():
+    fabric = Fabric(8).port_reads("h4", 0, netdev_mtu=1500).slow(0.3, "h4", rail=1)
+    assert names(fabric) == ["config h4 (rail 0)", "nic h4 mlx5_1 (rail 1)"]
+
+
+def test_a_host_setup_that_breaks_every_test_of_the_host_is_the_setting():
+    # memlock too low: every test of h2 exits, on every rail
+    fabric = Fabric(8).fails("h2", cause="Couldn't allocate MR")
+    assert names(fabric, extra_records=[discovery_finding("h2", "memlock_limited")]) == ["config h2"]
+
+
+def test_a_nic_far_from_its_gpus_numa_node_is_the_gpu_path_setting_with_the_placement_as_evidence():
+    rows = [{"host": "h3", "rail": 1, "device": "mlx5_1", "gpu": 1, "cuda_gbps": 40.0, "host_gbps": 94.0,
+             "ratio": 40.0 / 94.0, "slow": True}]
+    placement = {"kind": "finding", "host": "h3", "peer": None,
+                 "params": {"check": "rdma_perf", "finding": "numa_mismatch", "severity": "warning",
+                            "device": "mlx5_1"},
+                 "metrics": {}, "verdict": "warn", "cause": "h3 mlx5_1 is on NUMA node 1 but GPU 1 is on node 0",
+                 "fix": "use a GPU on the NIC's NUMA node", "evidence": []}
+    found = only(Fabric(8), "config", extra_records=gpudirect.slow_findings(rows) + [placement])
+    assert (found["host"], found["rail"], found["device"]) == ("h3", 1, "mlx5_1")
+    assert found["evidence"][0].startswith("placement: numa_mismatch: h3 mlx5_1 is on NUMA node 1")
+
+
+# --- small clusters -------------------------------------------------------------------------------------
+
+def test_two_hosts_bad_on_every_rail_are_one_link_between_them():
+    # one pair only: the host, its NICs and the path cannot be told apart; every rail: one fault
+    found = only(Fabric(2, 2).slow(0.3, "h2"), "link")
+    assert (found["host"], found["peer"], found["rail"], found["confidence"]) == ("h1", "h2", None, "low")
+    assert "a third host tells them apart" in found["cause"]
+
+
+def test_two_hosts_one_slow_rail_is_that_link_with_low_confidence():
+    found = only(Fabric(2, 2).slow(0.3, "h1", rail=0, peer="h2"), "link")
+    assert (found["rail"], found["confidence"]) == (0, "low")
+
+
+@pytest.mark.parametrize("host", ["h1", "h2", "h3"])
+def test_three_hosts_name_the_slow_host_nic_or_link(host):
+    assert names(Fabric(3).slow(0.3, host)) == ["host %s" % host]
+    assert names(Fabric(3).slow(0.3, host, rail=1)) == ["nic %s mlx5_1 (rail 1)" % host]
+    other = "h1" if host != "h1" else "h2"
+    pair = sorted((host, other))
+    assert names(Fabric(3).slow(0.3, host, rail=1, peer=other)) == ["link %s - %s (rail 1)" % tuple(pair)]
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_the_ring_pattern_names_a_slow_host_nic_or_link(n):
+    assert names(Fabric(n, pattern="ring").slow(0.3, "h3")) == ["host h3"]
+    assert names(Fabric(n, pattern="ring").slow(0.3, "h3", rail=1)) == ["nic h3 mlx5_1 (rail 1)"]
+    assert names(Fabric(n, pattern="ring").slow(0.3, "h3", rail=1, peer="h4")) == ["link h3 - h4 (rail 1)"]
+
+
+# --- many rails ------------------------------------------------------------------------------------------
+
+def test_a_host_slow_on_most_of_its_eight_rails_is_the_host():
+    fabric = Fabric(8, 8)
+    for rail in (0, 1, 3, 4, 5, 6, 7):
+        fabric.slow(0.3, "h3", rail=rail)
+    found = only(fabric, "host")
+    assert found["host"] == "h3" and "on 7 of its 8 rails" in found["cause"]
+
+
+def test_two_slow_nics_of_a_host_with_eight_rails_are_two_nics():
+    assert names(Fabric(8, 8).slow(0.3, "h3", rail=2).slow(0.3, "h3", rail=6)) == [
+        "nic h3 mlx5_2 (rail 2)", "nic h3 mlx5_6 (rail 6)"]
+
+
+# --- checks that see a node, not its NICs ----------------------------------------------------------
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_a_slow_nic_that_the_tcp_check_and_the_collective_see_too_is_the_nic(n):
+    # TCP runs over rail 0's addresses and names the host; the collective's bisection names the node
+    fabric = Fabric(n).slow(0.3, "h3", rail=0)
+    found = only(fabric, "nic", extra_records=fabric.tcp_records() + [collective_bisected("h3")])
+    assert (found["host"], found["rail"]) == ("h3", 0)
+    assert sorted(found["checks"]) == ["collective", "rdma_perf", "tcp_perf"]
+
+
+def test_a_slow_host_that_every_check_sees_is_the_host():
+    fabric = Fabric(8).slow(0.3, "h3")
+    found = only(fabric, "host", extra_records=fabric.tcp_records() + [collective_bisected("h3")])
+    assert sorted(found["checks"]) == ["collective", "rdma_perf", "tcp_perf"]
+
+
+def test_a_collective_slow_with_perftest_fine_is_the_bisected_host():
+    assert names(Fabric(8), extra_records=[collective_bisected("h5")]) == ["host h5"]
+
+
+def test_a_slow_link_that_rdma_and_tcp_both_see_is_one_link():
+    fabric = Fabric(8).slow(0.3, "h1", rail=0, peer="h2")
+    assert names(fabric, extra_records=fabric.tcp_records()) == ["link h1 - h2 (rail 0)"]
+
+
+def test_a_nic_slow_once_that_tcp_sees_too_is_one_flaky_nic():
+    fabric = Fabric(8).slow(0.3, "h3", rail=0, phase="first")
+    assert names(fabric, extra_records=fabric.tcp_records()) == ["nic h3 mlx5_0 (rail 0) (flaky)"]
+
+
+# --- errors ------------------------------------------------------------------------------------------
+
+def test_a_nic_whose_tests_exit_with_its_own_error_is_that_nic():
+    assert names(Fabric(8).fails("h4", 0, cause="Failed to modify QP to RTR")) == ["nic h4 mlx5_0 (rail 0)"]
