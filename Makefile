@@ -9,19 +9,21 @@ COLLECTIONS := $(BUILD)/collections
 # ansible-lint's own cache (ANSIBLE_HOME), private to this checkout: see lint.
 LINT_HOME := $(BUILD)/ansible-lint-home
 # The stages of `make test`, in order; each one runs even when an earlier one failed.
-TEST_STAGES := unit integration lint changelog-lint sanity build
+TEST_STAGES := unit integration lint changelog-lint sanity build clients
 APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev perftest \
 	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(VENV)/bin:$(PATH)
 LAB ?= demo
+VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
+TARBALL := $(BUILD)/dist/clusterops-commcheck-$(VERSION).tar.gz
 LAB_HOSTS ?= 4
 
-.PHONY: help setup apt venv link demo lab-up lab-down unit integration test lint sanity build changelog-lint clean
+.PHONY: help setup apt venv link demo lab-up lab-down unit integration test lint sanity build clients changelog-lint clean
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
-	@echo "make test   - unit + integration (lab) tests, ansible-lint, ansible-test sanity, collection build"
+	@echo "make test   - unit + integration (lab) tests, ansible-lint, ansible-test sanity, collection build, galaxy-importer + ansible-builder"
 	@echo "make setup  - only install system packages and the Python venv"
 
 setup: apt venv link
@@ -98,6 +100,22 @@ sanity: venv
 build: venv
 	mkdir -p $(BUILD)/dist
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path $(BUILD)/dist .
+
+# The real clients on the built collection, all of their checks (tests/unit/test_collection_clients.py
+# runs the quick part): galaxy-importer as Galaxy runs it on an upload (ansible-doc of every plugin,
+# ansible-lint, READMEs, changelog, manifest) must log no WARNING or ERROR; ansible-builder writes the
+# execution environment's build context (no container engine needed). Both work in a temporary directory.
+clients: build
+	@set -e; \
+	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/commcheck-clients.XXXXXX"); \
+	trap 'rm -rf "$$tmp"' EXIT; \
+	printf '[galaxy-importer]\nrun_ansible_test = False\nrun_ansible_lint = True\ncheck_required_tags = True\ntmp_root_dir = %s\n' "$$tmp" > "$$tmp/galaxy-importer.cfg"; \
+	echo "galaxy-importer $(TARBALL)"; \
+	if ! (cd "$$tmp" && GALAXY_IMPORTER_CONFIG="$$tmp/galaxy-importer.cfg" ANSIBLE_HOME="$$tmp/ansible-home" \
+	      $(PY) -m galaxy_importer.main $(TARBALL) > "$$tmp/import.log" 2>&1); then cat "$$tmp/import.log"; exit 1; fi; \
+	if grep -E '^(WARNING|ERROR|CRITICAL)' "$$tmp/import.log"; then echo "galaxy-importer complained"; exit 1; fi; \
+	tail -n 1 "$$tmp/import.log"; \
+	$(VENV)/bin/ansible-builder create -f execution-environment.yml --context "$$tmp/ee" -v 1
 
 # Every stage runs even when an earlier one failed; a summary of all of them comes
 # at the end, and the exit status is non-zero when any failed (pytest's 5, "no

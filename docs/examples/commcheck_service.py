@@ -47,13 +47,31 @@ def _history_api():
     return history
 
 
+# Files of private_data_dir/env/ that ansible-runner applies over the values of every run that uses the directory.
+STALE_ENV_FILES = ("envvars", "extravars")
+
+
 def run_commcheck(inventory, history_dir, private_data_dir, playbook=DEFAULT_PLAYBOOK, extravars=None,
                   run_id=None, envvars=None, limit=None, forks=None, timeout=None, quiet=True):
-    """Run the check and return a JSON-ready dict: status, stats, summary, records, failing, regressions."""
+    """Run the check and return a JSON-ready dict: status, stats, summary, records, failing, regressions.
+
+    ``inventory``: the path of an inventory file or directory (made absolute; ansible-runner would take any
+    other string as the inventory's text), or a dict (the inventory itself). ``private_data_dir`` may be
+    shared by every run: nothing of one run's variables is written there for the next one to take.
+    """
     run_id = run_id or "svc-%s" % uuid.uuid4().hex[:12]
     history_dir = os.path.abspath(history_dir)
+    if not isinstance(inventory, dict):
+        inventory = os.path.abspath(inventory)
+        if not os.path.exists(inventory):
+            raise ValueError("no inventory at %s (ansible-runner would take the path as the inventory's text)"
+                             % inventory)
     if not os.path.isdir(private_data_dir):
         os.makedirs(private_data_dir, 0o700)
+    for name in STALE_ENV_FILES:
+        stale = os.path.join(private_data_dir, "env", name)
+        if os.path.exists(stale):
+            raise ValueError("remove %s: ansible-runner would apply it over this run's own values" % stale)
     env = {
         # the history callback is a notification callback: it runs beside
         # ansible-runner's own stdout callback (awx_display)
@@ -64,8 +82,10 @@ def run_commcheck(inventory, history_dir, private_data_dir, playbook=DEFAULT_PLA
     if os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
         env["ANSIBLE_COLLECTIONS_PATH"] = os.environ["ANSIBLE_COLLECTIONS_PATH"]
     env.update(envvars or {})
+    # suppress_env_files: ansible-runner would otherwise write envvars and extravars into private_data_dir/env/,
+    # and apply them to every later run there (that run's COMMCHECK_RUN_ID, extra variables it does not set)
     kwargs = dict(private_data_dir=private_data_dir, playbook=playbook, inventory=inventory,
-                  extravars=dict(extravars or {}), envvars=env, ident=run_id, quiet=quiet)
+                  extravars=dict(extravars or {}), envvars=env, ident=run_id, quiet=quiet, suppress_env_files=True)
     if limit:
         kwargs["limit"] = limit
     if forks:

@@ -6,13 +6,16 @@
 Static (no lab):
 
 - every survey passes the rules AWX applies when a survey spec is saved and
-  when a job is launched (tests/tools/awx_survey_check.py re-states them from
-  AWX's source; tests/unit/test_awx_survey_check.py shows it refuses what AWX
-  refuses), and no question names a program to run;
+  when a job is launched (tests/tools/awx_survey_check.py runs AWX's own code
+  and re-states its rules; tests/unit/test_awx_survey_check.py and
+  tests/unit/test_awx_upstream.py show it refuses what AWX refuses), and no
+  question names a program to run;
 - every survey variable is an option of a role its playbook runs, and every
-  default -- as AWX passes it: multi-select as a list, integer as an int,
-  float as a float, text as a string -- validates against the argument spec of
-  EVERY role of the collection that declares the variable (type and choices).
+  default -- as AWX passes it (computed by AWX's own code, see
+  tests/tools/awx_upstream.py): multi-select as a list, integer as an int,
+  float as the number stored (an int stays an int), text as a string --
+  validates against the argument spec of EVERY role of the collection that
+  declares the variable (type and choices).
 
 Lab (root; 3 network-namespace hosts, real ssh, emulated RDMA and collective
 test tools, see tests/lab/README.md): every job template's playbook is

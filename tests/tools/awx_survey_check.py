@@ -5,9 +5,16 @@
 
     python tests/tools/awx_survey_check.py awx/surveys/*.json
 
-prints every problem and exits 1 when there is one. The rules below were read
-from AWX's source (ansible/awx, commit e21dd0a0933f of 2024-10-23); this file
-re-states them, it copies no AWX code.
+prints every problem and exits 1 when there is one.
+
+The verdicts are AWX's own: ``awx_upstream`` (beside this file) runs a
+verbatim excerpt of AWX's code (ansible/awx commit e21dd0a0933f): a survey
+that AWX's ``JobTemplateSurveySpec._validate_spec_data`` refuses, or whose
+defaults AWX's launch refuses, is reported with AWX's message. The rules
+below re-state that code so that every problem of a survey is listed at once,
+with a message that names the question (AWX stops at the first one); where
+they are stricter than AWX it says so, and tests/unit/test_awx_upstream.py
+checks that they never take what AWX refuses.
 
 When a survey spec is saved -- ``awx/api/views/__init__.py``,
 ``JobTemplateSurveySpec._validate_spec_data`` (what the survey_spec endpoint,
@@ -23,12 +30,14 @@ S4  ``type`` is one of the keys of ``SURVEY_TYPE_MAPPING``
     multiselect, integer, float.
 S5  a ``default`` other than "" has the type ``SURVEY_TYPE_MAPPING`` gives:
     a string for text, textarea, password, multiplechoice and multiselect, an
-    int for integer, an int or a float for float.
+    int for integer, an int or a float for float. (AWX's isinstance() takes
+    true/false for an int; this checker does not.)
 S6  ``min`` and ``max``, when present and not null, are ints -- for EVERY
-    question type, float questions included (``0.05`` or ``1.0`` is refused:
-    "The min limit in survey question N expected to be integer.").
+    question type, float questions included (``0.05``, ``1.0`` or ``""`` is
+    refused: "The min limit in survey question N expected to be integer.").
 S7  multiplechoice and multiselect questions have ``choices``: a list, or a
-    string of one choice per line (blank lines dropped).
+    string of one choice per line (blank lines dropped). (This checker also
+    asks for at least one choice.)
 S8  their default (a string) is split into lines (blank lines dropped); a
     multiplechoice default has at most one line; every line is one of the
     choices. (AWX tests ``line in choices``, a substring test when choices is
@@ -38,41 +47,60 @@ S9  a default starting with ``$encrypted$`` is only allowed for a password
     default for that variable -- so never in a new spec.
 
 When a job is launched -- ``awx/main/models/mixins.py``,
-``SurveyJobTemplateMixin._survey_element_validation`` (the answers, called by
-``_accept_or_ignore_variables``) and ``_update_unified_job_kwargs`` (a
-question's default becomes an extra variable only when it passes that same
-validation; the answers given at launch override it):
+``SurveyJobTemplateMixin._accept_or_ignore_variables`` checks the answers
+with ``_survey_element_validation``; any error refuses the launch
+(``JobLaunchSerializer.validate``):
 
-L1  a required question needs an answer.
+L1  a required question needs an answer -- at EVERY launch through the API
+    (``awx.awx.job_launch``, ``awx job_templates launch``, a workflow's or a
+    schedule's saved answers): AWX does not fill in a default before this
+    check, only the launch form does.
 L2  text, textarea, password: the answer is a string, at least ``min`` and at
-    most ``max`` characters long (when those are not "" or null).
+    most ``max`` characters long (when those are not "" or null); a password
+    answer of ``$encrypted$`` stands for the saved default.
 L3  integer: the answer is an int (``type(x) == int``: not a bool, not a
     float), ``int(min) <= x <= int(max)``.
 L4  float: the answer is an int or a float, ``float(min) <= x <= float(max)``.
 L5  multiselect: the answer is a list, each item one of the choices.
 L6  multiplechoice: the answer is one of the choices.
 L7  variables that are not survey questions are taken only with
-    ``ask_variables_on_launch`` (``_accept_or_ignore_variables``).
+    ``ask_variables_on_launch`` (``_accept_or_ignore_variables``); without
+    it the launch starts and AWX leaves them out.
 
-What AWX's launch form sends for a default (``awx_answers``): multiselect as
-a list of its lines, integer as an int, float as a float, the rest as the
-string; a default of "" (or none) of an integer, float or multi-select question
-is no answer, and a default that fails L2-L6 is left out, as
-``_update_unified_job_kwargs`` leaves it out.
+What reaches the playbook -- ``_update_unified_job_kwargs``: the template's
+variables, then each question's default AS STORED, when that passes
+``_survey_element_validation``, then the launch's answers. So:
+
+- a multi-select default (stored as a string) never passes L5: AWX itself
+  never passes it on. Only the launch forms do, as a list
+  (``awx_upstream.form_answers``). A launch that does not answer the
+  question (a schedule or workflow node saved without answers) leaves the
+  variable to the role's own default;
+- numbers reach the playbook as they were given: a float question's answer
+  (or default) of ``1`` or ``0`` arrives as the int 1 or 0, not 1.0;
+- a default of "" reaches the playbook for a text question whose ``min`` is 0
+  (the forms send nothing, AWX adds the stored default); for an integer,
+  float or multi-select question it is no value at all.
 
 This project adds (``project_problems``): variable names are Ansible
-identifiers, and no question lets the survey user name a program to run
-(a binary, a directory of binaries, kubectl, a script, a command or the
-environment with PATH): such a variable is an inventory or job-template
-setting, never a survey answer.
+identifiers; choices are a list (the current AWX UI, ansible/ansible-ui
+frontend/awx/common/SurveyStep.tsx getChoices, offers no choice at all for a
+newline-separated string); and no question lets the survey user name a
+program to run (a binary, a directory of binaries, kubectl, a script, a
+command or the environment with PATH): such a variable is an inventory or
+job-template setting, never a survey answer.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import awx_upstream as upstream  # noqa: E402  pylint: disable=wrong-import-position
 
 # awx/main/constants.py SURVEY_TYPE_MAPPING (bool is left out of the numbers here: AWX's isinstance() would take
 # True for an int, which no survey of ours should rely on)
@@ -114,7 +142,7 @@ def default_lines(question):
     default = question.get("default")
     if isinstance(default, str):
         return [line for line in default.splitlines() if line.strip()]
-    return list(default or [])
+    return list(default) if isinstance(default, list) else []
 
 
 def _top_level_problems(survey):
@@ -167,7 +195,7 @@ def _choice_problems(where, question):
     listed = choice_list(question)
     if not listed:
         problems.append("%s: no choices" % where)
-    if "default" in question and question["default"] not in ("", None):
+    if isinstance(question.get("default"), str) and question["default"] != "":
         lines = default_lines(question)
         if question["type"] == "multiplechoice" and len(lines) > 1:
             problems.append("%s: a multiplechoice question has one default, not %r" % (where, question["default"]))
@@ -212,14 +240,22 @@ def _question_problems(idx, question, seen):
 
 
 def spec_problems(survey):
-    """What AWX refuses when the survey spec is saved (S1-S9); [] when it takes it."""
+    """What AWX refuses when the survey spec is saved (S1-S9, and AWX's own verdict); [] when it takes it."""
     problems = _top_level_problems(survey)
-    if problems:
-        return problems
-    seen = set()
-    for idx, question in enumerate(survey["spec"]):
-        problems += _question_problems(idx, question, seen)
+    if not problems:
+        seen = set()
+        for idx, question in enumerate(survey["spec"]):
+            problems += _question_problems(idx, question, seen)
+    if not problems:
+        error, _stored = upstream.save_survey(survey)
+        if error:
+            problems.append("AWX refuses the survey: %s" % error)
     return problems
+
+
+def stored(survey):
+    """The survey as AWX stores it (choices and defaults of choice questions without blank lines)."""
+    return upstream.save_survey(survey)[1]
 
 
 def _limits(question, convert):
@@ -230,6 +266,10 @@ def _limits(question, convert):
 def answer_problems(question, answers):
     """What AWX refuses in the launch answers for one question (L1-L6); [] when it takes them."""
     variable, qtype = question["variable"], question["type"]
+    if qtype == "password" and answers.get(variable) == "$encrypted$":
+        # the placeholder of the saved default: nothing to check, unless there is none to stand for
+        missing = question.get("default") is None and question.get("required")
+        return ["%s: value missing" % variable] if missing else []
     if variable not in answers:
         return ["%s: value missing" % variable] if question.get("required") else []
     value = answers[variable]
@@ -266,54 +306,77 @@ def answer_problems(question, answers):
     return problems
 
 
-def typed_default(question):
-    """(True, the answer AWX's launch form sends for the question's default) or (False, None) for no answer."""
-    if "default" not in question or question["default"] is None:
-        return False, None
-    default, qtype = question["default"], question["type"]
-    if qtype == "multiselect":
-        lines = default_lines(question)
-        return (True, lines) if lines else (False, None)
-    if qtype in ("integer", "float"):
-        if default == "":
-            return False, None
-        return True, (int(default) if qtype == "integer" else float(default))
-    return True, default
+def form_answer(question):
+    """(True, what AWX's launch forms send for the question's default) or (False, None) when they send nothing."""
+    return upstream.form_answer(question)
 
 
-def awx_answers(survey):
-    """The extra variables a launch that keeps every default sends (see the module docstring)."""
-    answers = {}
-    for question in survey["spec"]:
-        present, value = typed_default(question)
-        if present and not answer_problems(question, {question["variable"]: value}):
-            answers[question["variable"]] = value
-    return answers
+def awx_answers(survey, answers=None):
+    """The extra variables of the job that a launch form starts when the user keeps every default.
+
+    AWX's own ``_update_unified_job_kwargs`` computes them, from the forms' answers (``form_answers``: a
+    multi-select default as a list, numbers as stored, "" not sent) and the stored defaults that pass
+    their question's validation; ``answers`` (for the questions without a default) are added as answered.
+    Whether AWX takes the launch at all is ``launch_problems``.
+    """
+    sent = upstream.form_answers(stored(survey))
+    sent.update(answers or {})
+    template = upstream.JobTemplate(stored(survey))
+    extra_vars = json.loads(template._update_unified_job_kwargs({}, {"extra_vars": sent})["extra_vars"])
+    for question in survey["spec"]:           # the job decrypts password answers when it runs
+        if question["type"] == "password" and isinstance(extra_vars.get(question["variable"]), str):
+            extra_vars[question["variable"]] = upstream.decrypt(extra_vars[question["variable"]])
+    return extra_vars
+
+
+def launch_problems(survey, answers=None):
+    """AWX's errors for a launch from the form that keeps every default (plus ``answers``); [] when it starts."""
+    sent = upstream.form_answers(stored(survey))
+    sent.update(answers or {})
+    errors, _extra_vars = upstream.launch(stored(survey), sent)
+    return [error for errors_of_key in errors.values() for error in errors_of_key]
 
 
 def default_problems(survey):
-    """Defaults that AWX's launch would refuse or drop: a non-empty default must pass L2-L6."""
+    """Defaults that AWX refuses when the form sends them, or drops at a launch that does not answer.
+
+    A non-empty default must pass the question's own validation (L2-L6) as the launch form sends it and,
+    but for a multi-select default (which AWX never passes on itself, see the module docstring), as AWX
+    stores it: otherwise a launch through the API that leaves the question out gets nothing for it.
+    """
     problems = []
-    for question in survey["spec"]:
-        present, value = typed_default(question)
-        if present and not (question["type"] in TEXT_TYPES and value == ""):
-            problems += ["default of %s" % p for p in answer_problems(question, {question["variable"]: value})]
+    for question in stored(survey)["spec"]:
+        variable = question["variable"]
+        sent, value = upstream.form_answer(question)
+        if not sent:
+            continue
+        if question["type"] == "password":      # the form sends $encrypted$; AWX checks the saved default
+            value = upstream.decrypt(question["default"])
+        found = ["default of %s" % p for p in answer_problems(question, {variable: value})]
+        if not found and question["type"] != "multiselect":
+            stored_default = value if question["type"] == "password" else question["default"]
+            found = ["default of %s is dropped by AWX when a launch does not answer: %s" % (variable, error)
+                     for error in upstream.answer_errors(question, {variable: stored_default})]
+        problems += found
     return problems
 
 
 def unanswered_required(survey):
-    """Required questions whose default gives no answer: every launch must answer them."""
+    """Required questions that a launch form keeping every default leaves unanswered: every launch answers them."""
     answers = awx_answers(survey)
     return [q["variable"] for q in survey["spec"] if q.get("required") and q["variable"] not in answers]
 
 
 def project_problems(survey):
-    """This project's own rules: identifiers, and no question that names a program to run."""
+    """This project's own rules: identifiers, choices as lists, and no question that names a program to run."""
     problems = []
     for question in survey["spec"]:
         variable = question["variable"]
         if not IDENTIFIER.match(variable):
             problems.append("%s: not a variable name" % variable)
+        if question.get("type") in CHOICE_TYPES and not isinstance(question.get("choices"), list):
+            problems.append("%s: choices must be a list: the current AWX UI (ansible-ui) offers no choice for "
+                            "choices given as one string" % variable)
         if PROGRAM_VARIABLE.search(variable):
             problems.append("%s: a survey must not let its user name a program to run (binary, its directory, "
                             "kubectl, a script, a command or the environment); set it in the inventory or the job "

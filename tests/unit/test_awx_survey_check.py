@@ -32,7 +32,7 @@ GOOD = {
         {"question_name": "ops", "variable": "ops", "type": "multiselect", "required": True,
          "choices": ["write", "read"], "default": "write\nread"},
         {"question_name": "pattern", "variable": "pattern", "type": "multiplechoice", "required": True,
-         "choices": "mesh\nring\n\n", "default": "ring"},
+         "choices": ["mesh", "ring"], "default": "ring"},
         {"question_name": "n", "variable": "n", "type": "integer", "required": True, "default": 5, "min": 1,
          "max": 600},
         {"question_name": "f", "variable": "f", "type": "float", "required": True, "default": 0.9, "min": 0, "max": 1},
@@ -153,7 +153,27 @@ def test_answers_are_typed_the_way_awx_passes_them():
     # "" of a float question is no answer; "" of a text question with min 1 does not pass L2, so AWX drops it
     assert "g" not in answers and "image" not in answers
     assert awx.unanswered_required(GOOD) == ["image"]
-    assert type(awx.awx_answers(changed(3, default=1))["f"]) is float  # pylint: disable=unidiomatic-typecheck
+    assert awx.launch_problems(GOOD) == ["'image' value missing"]
+    assert awx.launch_problems(GOOD, {"image": "registry/x:1"}) == []
+    # AWX passes a number on as it was given: a float question's default 1 reaches the playbook as the int 1
+    assert type(awx.awx_answers(changed(3, default=1))["f"]) is int  # pylint: disable=unidiomatic-typecheck
+
+
+def test_string_choices_are_awx_s_but_not_this_project_s():
+    """AWX takes choices as one string of lines; the current AWX UI offers no choice for them."""
+    survey = changed(1, choices="mesh\nring\n\n")
+    assert awx.spec_problems(survey) == []
+    assert awx.stored(survey)["spec"][1]["choices"] == "mesh\nring"
+    assert awx.project_problems(survey) == [
+        "pattern: choices must be a list: the current AWX UI (ansible-ui) offers no choice for choices given as one "
+        "string"]
+
+
+def test_a_default_of_the_wrong_type_is_reported_not_a_crash():
+    """A multi-select default that is not a string: the type problem (S5), not an exception."""
+    for default in (5, ["write"], {"a": 1}, True):
+        problems = awx.spec_problems(changed(0, default=default))
+        assert any("must be a string (multiselect: one choice per line)" in p for p in problems), problems
 
 
 @pytest.mark.parametrize("variable", ["commcheck_collective_mpirun", "commcheck_collective_binary_dir",

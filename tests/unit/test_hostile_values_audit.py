@@ -330,11 +330,15 @@ def _survey_answers():
             answers = []
             if question["type"] == "integer":
                 answers += [int(question[b]) for b in ("min", "max") if question.get(b) not in (None, "")]
+            if question["type"] == "float" and question.get("max") not in (None, ""):
+                # AWX passes a number on as it was given: a float question answered 1 gives the role the int 1
+                # (the lower bound, 0 for a fraction, is the one below)
+                answers.append(int(question["max"]))
             if question["type"] == "multiplechoice":
                 answers += awx.choice_list(question)
             if question["type"] == "multiselect":
                 answers += [[choice] for choice in awx.choice_list(question)]
-            present, default = awx.typed_default(question)
+            present, default = awx.form_answer(question)
             answers += [default] if present else []
             out += [(name, question["variable"], answer) for answer in answers]
     return out
@@ -348,6 +352,8 @@ def test_surveys_offer_only_answers_the_validator_takes(survey, variable, answer
 
 def test_a_fraction_at_the_integer_bound_awx_forces_is_refused_clearly():
     assert check("commcheck_min_fraction", 0.0) == "commcheck_min_fraction: 0.0 must be above 0 (at most 1)"
+    # AWX passes the answer 0 on as the int 0
+    assert check("commcheck_min_fraction", 0) == "commcheck_min_fraction: 0.0 must be above 0 (at most 1)"
 
 
 # ---------------------------------------------------------------- 7. one grammar for a label selector
