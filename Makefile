@@ -9,7 +9,7 @@ COLLECTIONS := $(BUILD)/collections
 # ansible-lint's own cache (ANSIBLE_HOME), private to this checkout: see lint.
 LINT_HOME := $(BUILD)/ansible-lint-home
 # The stages of `make test`, in order; each one runs even when an earlier one failed.
-TEST_STAGES := unit integration lint changelog-lint sanity build clients
+TEST_STAGES := unit integration lint changelog-lint sanity build
 APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev perftest \
 	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
@@ -23,7 +23,7 @@ LAB_HOSTS ?= 4
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
-	@echo "make test   - unit + integration (lab) tests, ansible-lint, ansible-test sanity, collection build, galaxy-importer + ansible-builder"
+	@echo "make test   - unit + integration (lab) tests, ansible-lint, ansible-test sanity, collection build"
 	@echo "make setup  - only install system packages and the Python venv"
 
 setup: apt venv link
