@@ -206,13 +206,18 @@ def fleet_components(view, suspect, explaining=None):
 
 
 def explained_by_some_hosts(view, rail, suspects):
-    """True when the ``suspects`` on ``rail`` leave out a host of it and are in every bad link of it."""
+    """True when the ``suspects`` on ``rail`` leave out hosts of it, are in every bad link of it, and two of the
+    hosts they leave out pass with each other. Without that good link nothing shows the others are fine: in a
+    ring of four, two opposite hosts are in every link, whether they or the whole rail are slow."""
     if not suspects:
         return False
     named = set(n for (n, r) in suspects if r == rail)
     if not named or named >= view.hosts_of_rail.get(rail, set()):
         return False
-    return all(set(pair) & named for (r, pair), link in view.links.items() if r == rail and link["status"] == "bad")
+    links = [(set(pair), link["status"]) for (r, pair), link in view.links.items() if r == rail]
+    if not all(pair & named for pair, status in links if status == "bad"):
+        return False
+    return any(status == "good" and not pair & named for pair, status in links)
 
 
 def fleet_component(view, rail, nodes):
