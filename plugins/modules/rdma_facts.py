@@ -193,13 +193,16 @@ ansible_facts:
         devices:
           description:
             - RDMA devices, sorted by name, each with C(name), C(hca_type), C(fw_ver), C(node_guid),
-              C(board_id), C(sys_image_guid), C(node_desc), C(numa_node), C(local_cpulist) (the CPUs near the
+              C(board_id), C(sys_image_guid), C(node_desc), C(node_type) (C(CA), C(RNIC) for iWARP, C(unspecified)
+              for AWS EFA; null where sysfs does not say), C(numa_node), C(local_cpulist) (the CPUs near the
               device), C(pci), C(pci_path) (PCI functions from the root port down, when sysfs shows them),
               C(pcie) (null, or the PCIe link C(speed_gts), C(width), C(max_speed_gts), C(max_width); null
               where the kernel does not say, as for a VF), C(iommu) (the type of its IOMMU group, C(identity)
               for passthrough, C(DMA) or C(DMA-FQ) for translation; null without one), C(bond) (null or C(netdev), C(slaves), C(mode)) and C(ports).
             - Each port has C(port) (int), C(state) (C(ACTIVE), C(DOWN), C(INIT), C(ARMED)), C(phys_state)
-              (C(LinkUp), C(Polling), C(Disabled), ...), C(link_layer) (C(Ethernet) or C(InfiniBand)),
+              (C(LinkUp), C(Polling), C(Disabled), ...), C(link_layer) (C(Ethernet), C(InfiniBand), or C(Unknown)
+              for a device such as AWS EFA), C(fabric) (C(InfiniBand), C(RoCE), C(iWARP) or C(other); the RoCE GID
+              and netdev checks apply to C(RoCE) ports only),
               C(rate_gbps), C(rate) (the kernel's text), C(lid), C(sm_lid), C(netdev), C(netdev_state),
               C(netdev_mtu), C(active_mtu) (from C(ibv_devinfo) when it ran), C(ipv4) (addresses),
               C(gids) (C(index), C(gid), C(type) C(IB/RoCE v1) or C(RoCE v2), C(netdev), C(ipv4) or null),

@@ -80,6 +80,13 @@ def _canon_phys(value):
     return re.sub(r"[^A-Z]", "", text.upper()) or None
 
 
+def _canon_link_layer(value):
+    """'Unspecified' (ibv_devinfo) and 'Unknown' (sysfs, ibstat) name the same thing: a link layer that is neither
+    InfiniBand nor Ethernet (AWS EFA)."""
+    text = _canon_phys(value)
+    return "UNSPECIFIED" if text == "UNKNOWN" else text
+
+
 def _mismatch(tool, device, port, what, tool_value, sysfs_value):
     return finding("warning", "tool_mismatch",
                    "%s says %s%s %s is %s; sysfs says %s." % (
@@ -140,7 +147,7 @@ def _ibstat_port(name, tport, port):
     out = _field_mismatches("ibstat", name, tport["port"], (
         ("state", tport.get("state"), port.get("state"), _canon_state),
         ("physical state", tport.get("phys_state"), port.get("phys_state"), _canon_phys),
-        ("link layer", tport.get("link_layer"), port.get("link_layer"), _canon_phys)))
+        ("link layer", tport.get("link_layer"), port.get("link_layer"), _canon_link_layer)))
     trate = tport.get("rate")
     if (isinstance(trate, (int, float)) and port.get("rate_gbps") is not None
             and port.get("state") == "ACTIVE" and abs(trate - port["rate_gbps"]) > 0.01):
@@ -167,9 +174,12 @@ def _check_ibv_devinfo(sysfs, hcas):
                 continue
             if tport.get("active_mtu"):
                 port["active_mtu"] = tport["active_mtu"]
-            out.extend(_field_mismatches("ibv_devinfo", hca["hca_id"], tport["port"], (
-                ("state", tport.get("state"), port.get("state"), _canon_state),
-                ("link layer", tport.get("link_layer"), port.get("link_layer"), _canon_phys))))
+            fields = [("state", tport.get("state"), port.get("state"), _canon_state)]
+            # rdma-core before PR #884 printed InfiniBand for a device of unspecified transport (AWS EFA):
+            # its link layer says nothing there
+            if str(hca.get("transport") or "").lower() != "unspecified":
+                fields.append(("link layer", tport.get("link_layer"), port.get("link_layer"), _canon_link_layer))
+            out.extend(_field_mismatches("ibv_devinfo", hca["hca_id"], tport["port"], fields))
     return out
 
 

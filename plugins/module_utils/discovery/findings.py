@@ -10,6 +10,8 @@ Each finding is ``{severity, code, device, port, message, fix}``; each
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_values import port_fabric
+
 SEVERITIES = ("error", "warning", "info")
 MEMLOCK_WARN_BYTES = 1 << 30
 ROCE_GOOD_MTU = 4200
@@ -62,7 +64,10 @@ class _Port(object):
         self.link_layer = port.get("link_layer")
         self.netdev = port.get("netdev")
         self.active = self.state in ("ACTIVE", "ACTIVE_DEFER")
-        self.roce = bool(self.link_layer) and self.link_layer != "InfiniBand"
+        # RoCE only: not the 'Unknown' link layer of an AWS EFA port, nor an iWARP (RNIC) port, which have no
+        # RoCE GIDs to choose from
+        self.fabric = port.get("fabric") or port_fabric(self.link_layer)
+        self.roce = self.fabric == "RoCE"
         self.expected_rate_gbps = expected_rate_gbps
         self.subnet = subnet
         self.selection = selection
@@ -78,6 +83,8 @@ def port_findings(device, port, expected_rate_gbps=None, subnet=None, selection=
     checks = [_port_state, _phys_state_polling, _rate_below_expected]
     if view.roce:
         checks += [_roce_v2_gid, _gid_address_mismatch, _netdev, _roce_mtu_small]
+    elif view.fabric == "iWARP":
+        checks += [_netdev]     # iWARP runs over the netdev's TCP/IP (rdma_cm): no GID index to choose
     checks.append(_port_error_counters)
     return _present(check(view) for check in checks)
 
@@ -169,7 +176,7 @@ def _gid_address_mismatch(view):
 def _netdev(view):
     """no_netdev / netdev_down (an ACTIVE port whose netdev is not up)."""
     if not view.netdev:
-        return view.finding("warning", "no_netdev", "%s (RoCE) has no network device." % view.where,
+        return view.finding("warning", "no_netdev", "%s (%s) has no network device." % (view.where, view.fabric),
                             "Check the NIC driver (mlx5_core) and that the netdev is in this network namespace.")
     netdev_state = view.record.get("netdev_state")
     if view.active and netdev_state not in (None, "up", "unknown"):

@@ -104,6 +104,9 @@ def select_gid(gids, link_layer="Ethernet", netdev=None, addresses=None, subnet=
     gids = [g for g in (gids or []) if isinstance(g, dict)]
     if link_layer == "InfiniBand":
         return _infiniband_gid(gids, ib_gid_index)
+    if link_layer and link_layer != "Ethernet":
+        return _no_gid("link layer %s: neither InfiniBand nor Ethernet (e.g. AWS EFA), no GID index to choose"
+                       % link_layer)
     cands = _roce_v2_ipv4_candidates(gids)
     if not cands:
         if ipv6_fallback and not subnet:

@@ -24,12 +24,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sys
     indexed,
     link_base,
     parse_int,
+    parse_node_type,
     parse_pcie_speed,
     parse_pcie_width,
     parse_phys_state,
     parse_rate,
     parse_state,
     parse_traffic_class,
+    port_fabric,
     text_at,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
@@ -185,6 +187,7 @@ def parse_devices(snap):
         device = _device_record(snap, name, dbase)
         for pnum in sorted((p for p in children(snap, dbase + "/ports") if p.isdigit()), key=int):
             port, info = _port_record(snap, name, dbase, pnum)
+            port["fabric"] = port_fabric(port["link_layer"], device["node_type"])
             if info and info.get("bond_slaves"):
                 device["bond"] = _bond(snap, port["netdev"], info)
             device["ports"].append(port)
@@ -202,6 +205,8 @@ def _device_record(snap, name, dbase):
         "board_id": text_at(snap, dbase + "/board_id"),
         "sys_image_guid": text_at(snap, dbase + "/sys_image_guid"),
         "node_desc": text_at(snap, dbase + "/node_desc"),
+        # CA (InfiniBand/RoCE), RNIC (iWARP), unspecified (AWS EFA), usNIC; None where sysfs does not say
+        "node_type": parse_node_type(text_at(snap, dbase + "/node_type")),
         "numa_node": parse_int(text_at(snap, dbase + "/device/numa_node")),
         "local_cpulist": text_at(snap, dbase + "/device/local_cpulist") or None,
         "pci": pci,

@@ -145,6 +145,25 @@ def parse_pcie_width(text):
     return int(match.group(1)) or None if match else None
 
 
+def parse_node_type(text):
+    """The kernel's node_type ('1: CA', '4: RNIC', '7: unspecified') -> 'CA', 'RNIC', 'unspecified'; None if unread."""
+    num, name = _num_prefix(text)
+    return name if name and name != "<unknown>" else None
+
+
+def port_fabric(link_layer, node_type=None):
+    """What a port speaks: 'InfiniBand', 'RoCE' (Ethernet on an IB-transport device), 'iWARP' (Ethernet on an RNIC:
+    cxgb4, siw, irdma in iWARP mode), 'other' (the kernel's 'Unknown' link layer of a device with an unspecified
+    transport, such as AWS EFA, or a usNIC), None when sysfs gives no link layer."""
+    if not link_layer:
+        return None
+    if link_layer == "InfiniBand":
+        return "InfiniBand"
+    if link_layer != "Ethernet" or (node_type or "").startswith("usNIC"):
+        return "other"
+    return "iWARP" if node_type == "RNIC" else "RoCE"
+
+
 def parse_int(text):
     """Kernel integers: '0x1a', '12', '-1' -> int; None if unreadable."""
     if text is None:

@@ -91,6 +91,9 @@ _SHELL_NOT_FOUND = (
     r"|No such file or directory)"
 )
 _MPI_LIBS = r"lib(?:mpi|open-rte|open-pal|pmix|pmi|prrte|mpich|mpicxx|mpifort|ucp|ucs|uct|ucm|hcoll|psm)"
+# Slurm's per-task verdicts: "srun: error: node7: task 3: Exited with exit code 1", "tasks 0-23: ...",
+# "task 0: Out Of Memory" (yhrun is Tianhe's srun).
+_SLURM_TASKS = r"\btasks?\s+[\d,\-\[\]]{1,200}:\s+"
 _RULES = [
     ("orted_not_found", ("orted", "prted", "prte_daemon", "hydra_pmi_proxy"),
      re.compile(r"\b(?:orted|prted|prte_daemon|hydra_pmi_proxy)\s*:\s*(?:line \d+\s*:\s*)?" + _SHELL_NOT_FOUND), None),
@@ -121,6 +124,10 @@ _RULES = [
      re.compile(r"ssh: connect to host|Permission denied \(publickey|Host key verification failed"
                 r"|Connection closed by (?:remote host|[\d.]+ port)|ssh_exchange_identification|kex_exchange_identification"),
      "Set up passwordless ssh (key, known_hosts) from the launch node to every node on the port mpirun uses."),
+    ("mpi_launch_failed", ("Task launch for", "Application launch failed", "Unable to create step for job"),
+     re.compile(r"Task launch for \S+ failed on node|Application launch failed|Unable to create step for job"),
+     "Slurm could not start the job step on a node: check that slurmd runs there (scontrol show node), that munge "
+     "works and the nodes' clocks agree (\"Job credential expired\" is clock skew or a stale credential)."),
     ("mpi_launch_failed", ("RTE", "daemon", "HYD", "unable to connect to", "mpirun was unable to launch",
                            "PMIX_ERROR", "orted_main"),
      re.compile(r"(?:ORTE|PRTE|PRRTE) was unable to reliably start|(?:ORTE|PRTE|PRRTE) has lost communication"
@@ -135,13 +142,17 @@ _RULES = [
      re.compile(r"signal 11\b|Segmentation fault|SIGSEGV|Caught signal 11|EXIT CODE:\s*139\b"), None),
     ("bus_error", ("signal 7", "Bus error", "SIGBUS", "EXIT CODE"),
      re.compile(r"signal 7\b|\bBus error\b|SIGBUS|EXIT CODE:\s*135\b"), None),
-    ("process_killed", ("signal 9", "SIGKILL", "oom-kill", "Out of memory: Kill", "(Killed)", "OOMKilled", "EXIT CODE"),
-     re.compile(r"signal 9\b|\bSIGKILL\b|\boom-kill|Out of memory: Kill|\(Killed\)|OOMKilled|EXIT CODE:\s*137\b"),
+    ("process_killed", ("signal 9", "SIGKILL", "oom-kill", "oom_kill", "Out of memory: Kill", "(Killed)", "OOMKilled",
+                        "EXIT CODE", "Out Of Memory", "Killed"),
+     re.compile(r"signal 9\b|\bSIGKILL\b|\boom[-_]kill|Out of memory: Kill|\(Killed\)|OOMKilled|EXIT CODE:\s*137\b"
+                r"|" + _SLURM_TASKS + r"(?:Out Of Memory|Killed)\b"),
      None),
     ("rank_failed", ("exited with non-zero status", "returned a non-zero exit code", "MPI_ABORT was invoked",
-                     "exited on signal", "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"),
+                     "exited on signal", "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+                     "has exited due to process rank", "Exited with exit code"),
      re.compile(r"exited with non-zero status|returned a non-zero exit code|MPI_ABORT was invoked"
-                r"|exited on signal \d+|BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"), None),
+                r"|exited on signal \d+|BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
+                r"|has exited due to process rank \d+|" + _SLURM_TASKS + r"Exited with exit code \d+"), None),
 ]
 
 _UCX_HINTS = [
@@ -153,8 +164,17 @@ _UCX_HINTS = [
 ]
 
 _MISSING_LIB = re.compile(r"error while loading shared libraries:\s*([^\s:]+)")
+_EXIT_CODE = re.compile(r"[Ee]xit(?:ed with exit)? code:?\s*(\d+)")
+# The shell's exit codes of a command that never ran: what a task's exit code says before any output of its own.
+_EXIT_HINTS = {
+    "127": "Exit code 127: the command, or a library it needs, was not found on that node (see the error printed "
+           "before it); install the test at the same path on every node and check PATH/LD_LIBRARY_PATH there.",
+    "126": "Exit code 126: the command exists on that node but cannot be executed (permissions, wrong architecture "
+           "or a noexec mount).",
+}
 
 _HOST_PATTERNS = [
+    re.compile(r"^\s*(?:srun|yhrun|slurmstepd):\s+error:\s+([A-Za-z0-9][\w.\-]{0,254}):\s+tasks?\s"),
     re.compile(r"\bon node (\S+?)[,.]?(?:\s|$)"),
     re.compile(r"connect to host (\S+)"),
     re.compile(r"Could not resolve hostname (\S+?):"),
@@ -189,6 +209,10 @@ def launcher_hint(code, message):
         for hint_re, ucx_hint in _UCX_HINTS:
             if hint_re.search(message):
                 return ucx_hint
+    if code == "rank_failed":
+        exit_code = _EXIT_CODE.search(message)
+        if exit_code:
+            return _EXIT_HINTS.get(exit_code.group(1))
     if code in ("mpi_lib_missing", "shared_lib_missing"):
         match = _MISSING_LIB.search(message)
         if match:
@@ -241,30 +265,38 @@ def scan_launcher_line(lines, index):
     return code, message, hint or launcher_hint(code, message), host or _help_block_host(lines, index)
 
 
+# A line that starts with its program's tag ("srun: ...", "slurmstepd: error: ...") is a record of its own.
+_OWN_TAG = re.compile(r"^[\w.\-]{1,32}:\s")
+
+
 def _wrapped_sentence(lines, index):
     """Open MPI wraps its help messages at about 76 columns: the line joined with the next when a
-    sentence goes on there (this line ends without a full stop or colon, the next starts in lower case)."""
+    sentence goes on there (this line ends without a full stop or colon, the next starts in lower case
+    and is not a program's own tagged line)."""
     line = to_text(lines[index]).strip()
     if index + 1 >= len(lines) or not line or line[-1] in ".:!?)":
         return None
     nxt = to_text(lines[index + 1]).strip()
-    if not nxt or not nxt[0].islower() or len(nxt) > 400:
+    if not nxt or not nxt[0].islower() or len(nxt) > 400 or _OWN_TAG.match(nxt):
         return None
     return line + " " + nxt
 
 
 _BLOCK_HOST = re.compile(r"^\s*(?:Node|Local host|Host|Hostname)\s*:\s*(\S+)\s*$")
 _BLOCK_END = re.compile(r"^-{20,}\s*$")
+# Open MPI/PRRTE's "... has lost communication with a remote daemon." names the lost daemon's node on a line of
+# its own ("  Remote daemon: [[27407,0],1] on node d23n02"), after the launch node's ("  HNP daemon   : ...").
+_REMOTE_DAEMON = re.compile(r"^\s*Remote daemon\s*:\s*\S+\s+on node\s+(\S+)\s*$")
 
 
 def _help_block_host(lines, index, reach=12):
-    """The host an Open MPI help message names on a line of its own ("Node: vm", "Local host: n1"),
-    up to the end of that message (its dashed line)."""
+    """The host an Open MPI help message names on a line of its own ("Node: vm", "Local host: n1", the lost
+    "Remote daemon: ... on node n2"), up to the end of that message (its dashed line)."""
     for line in lines[index + 1:index + 1 + reach]:
         text = to_text(line)
         if _BLOCK_END.match(text):
             return None
-        match = _BLOCK_HOST.match(text)
+        match = _BLOCK_HOST.match(text) or _REMOTE_DAEMON.match(text)
         if match:
             return match.group(1).rstrip(".,:;")
     return None

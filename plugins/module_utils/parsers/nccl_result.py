@@ -22,7 +22,7 @@ def empty_result():
         "avg_busbw_status": None, "max_busbw_gbs": None, "max_busbw_bytes": None,
         "busbw_at_max_bytes_gbs": None, "out_of_bounds": None, "out_of_bounds_ok": None,
         "out_of_bounds_status": None, "transport": None, "transport_kind": None, "networks": [],
-        "channel_transports": [], "gdr": None, "completed": False, "format": "text",
+        "channel_transports": [], "gdr": None, "nvls_channels": None, "completed": False, "format": "text",
         "errors": [], "warnings": [], "ok": False,
     }
 

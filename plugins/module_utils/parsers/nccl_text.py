@@ -25,7 +25,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
 
 # "NCCL version 2.27.3+cuda12.9"; RCCL (NCCL_DEBUG=VERSION or INFO) prints "RCCL version : 2.22.3-HEAD:7d8d67c"
 _VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s?:?\s(?P<ver>\d+\.\d+[\w.+\-]*(?::\w+\+?)?)")
-_TESTS_VERSION = re.compile(r"nccl-tests version (?P<ver>[\w.+\-]+)(?P<rest>.*)$")
+# "# nccl-tests version 2.17.6 nccl-headers=22703 nccl-library=22703"; newer rccl-tests print the same line
+# ("# rccl-tests version 2.17.9-<branch>:<commit> rccl-headers=22803 rccl-library=22803")
+_TESTS_VERSION = re.compile(r"(?P<lib>[nr])ccl-tests version (?P<ver>[\w.+\-/:]+)(?P<rest>.*)$")
 # rccl-tests' header: "rccl-tests: Version develop:33cc4df" (branch:commit, or "Unknown")
 _RCCL_TESTS_VERSION = re.compile(r"^rccl-tests: Version\s+(?P<ver>[\w.+\-:]+)")
 _HEADER_KV = re.compile(r"([A-Za-z][A-Za-z_ ]{0,40}?)\s*:?\s+(-?\d+)(?:\((\w+)\))?(?=\s|$)")
@@ -46,7 +48,7 @@ _BINARY = re.compile(r"(?:^|[\s/=])(?P<name>[a-z][a-z0-9_]{0,64}_perf)(?:_mpi)?(
 # or a pdsh-style "host: " in front of a '#' line.
 _EXTRA_PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*|\d+:\s+|[A-Za-z][\w.\-]{0,63}:\s+(?=#))")
 _HASH_ERROR = re.compile(r"^\s*#\s*error:\s*(?P<msg>.*)$")
-_HEADER_CODES = re.compile(r"nccl-(headers|library)=(\d+)")
+_HEADER_CODES = re.compile(r"[nr]ccl-(headers|library)=(\d+)")
 _DIGITS = re.compile(r"\d+")
 _EMBEDDED_JSON = re.compile(r'(?m)^[ \t]*(\{)\s*"(?:version|start_time|config|results|args)"')
 _FAILURE_TAIL = re.compile(r"\s+(\S+)\s+'")
@@ -260,10 +262,12 @@ class TextParser(CollectiveLines):
     def _tests_version(self, _content, body):
         if body.startswith("rccl-tests:"):
             return self._rccl_tests_version(body)
-        tests_version = _TESTS_VERSION.search(body) if "nccl-tests version" in body else None
+        tests_version = _TESTS_VERSION.search(body) if "ccl-tests version" in body else None
         if not tests_version:
             return False
         self.result["version"] = tests_version.group("ver")
+        if tests_version.group("lib") == "r":
+            self.header["tests"] = "rccl-tests"
         for key, value in _HEADER_CODES.findall(tests_version.group("rest")):
             self.header["nccl_%s_code" % key] = int(value)
         return True
@@ -488,7 +492,7 @@ class TextParser(CollectiveLines):
         # NCCL version from the header code when no 'NCCL version' line was printed
         if result["nccl_version"] is None and header.get("nccl_library_code"):
             result["nccl_version"] = nccl_version_from_code(header["nccl_library_code"])
-        self.transport.finish(result)
+        self.transport.finish(result, self.warnings)
         if self.trace_lines and not self.specific_failure:
             self._test_failure_from_traces()
         self._count_unlisted()

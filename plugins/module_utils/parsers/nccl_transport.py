@@ -2,7 +2,8 @@
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which network NCCL used between the nodes, read from its NCCL_DEBUG=INFO lines
-("Using network IB", "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA", "NET/IB : Using ...")."""
+("Using network IB", "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA", "NET/IB : Using ..."), and
+whether NVLS (NVLink SHARP) was built ("16 coll channels, 0 nvls channels, ...")."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -20,6 +21,10 @@ _VIA = re.compile(r"\bvia\s+(\S+(?: [A-Za-z]+)*)")
 # NCCL before 2.9 named its intra-node transports in words, not as "SHM/..." or "P2P/..."
 _WORDED_FAMILIES = (("direct shared memory", "SHM"), ("shared memory", "SHM"), ("direct pointer", "P2P"))
 _RDMA_NETS = ("ib", "ibext", "aws libfabric", "libfabric", "ofi", "gdr", "efa", "roce", "collnet")
+# "16 coll channels, 0 nvls channels, 16 p2p channels, ..." (NCCL 2.17+): how many NVLS (NVLink SHARP) channels
+# a communicator built; "NCCL_ALGO set by environment to Tree,Ring,...,NVLS": the algorithms asked for.
+_NVLS_CHANNELS = re.compile(r"\b(\d+) nvls channels\b")
+_ALGO_ENV = re.compile(r"\bNCCL_ALGO set by environment to\s+(\S+)")
 
 
 def net_kind(name):
@@ -64,6 +69,8 @@ class TransportSeen(object):
         self.gdr = None
         # the net plugins NCCL said it could not start ("Failed to initialize NET plugin IB")
         self.failed = set()
+        self.nvls_channels = None   # the most NVLS channels any communicator built
+        self.nvls_asked = None      # the NCCL_ALGO value that names NVLS, when one does
 
     def info(self, message, warnings):
         """Read an NCCL INFO message; one that is about no network is left alone."""
@@ -74,6 +81,9 @@ class TransportSeen(object):
             return
         if " via " in message:
             self._channel(message)
+            return
+        if "nvls channels" in message or "NCCL_ALGO" in message:
+            self._nvls(message)
             return
         failed = _PLUGIN_FAILED.search(message)
         if failed:
@@ -88,6 +98,14 @@ class TransportSeen(object):
             return
         if _NO_IB_DEVICE.search(message):
             warnings.add("NCCL found no usable IB/RoCE device (%s)" % message)
+
+    def _nvls(self, message):
+        count = _NVLS_CHANNELS.search(message)
+        if count:
+            self.nvls_channels = max(int(count.group(1)), self.nvls_channels or 0)
+        algo = _ALGO_ENV.search(message)
+        if algo and "nvls" in algo.group(1).lower():
+            self.nvls_asked = algo.group(1)
 
     def _channel(self, message):
         """'Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA': the transport of a channel."""
@@ -105,7 +123,7 @@ class TransportSeen(object):
             elif family.split():
                 self.channels.add(_channel_family(family))
 
-    def finish(self, result):
+    def finish(self, result, warnings=None):
         # a plugin's own "Using" line is no evidence once NCCL said that plugin failed to start
         weak = dict((name, count) for name, count in self.weak.items() if name not in self.failed)
         sources = (self.named, self.via, weak)
@@ -113,5 +131,12 @@ class TransportSeen(object):
         result["transport"] = transport
         result["transport_kind"] = net_kind(transport)
         result["networks"] = unique(name for source in sources for name in sorted(source))
+        if self.nvls_channels:
+            self.channels.add("NVLS")
         result["channel_transports"] = sorted(self.channels)
         result["gdr"] = self.gdr
+        result["nvls_channels"] = self.nvls_channels
+        if warnings is not None and self.nvls_asked and self.nvls_channels == 0:
+            warnings.add("NCCL_ALGO asks for NVLS (%s) but NCCL built 0 NVLS channels: NVLS (NVLink SHARP) is not "
+                         "used here (no NVSwitch multicast: check nvidia-smi -q for the fabric state, the "
+                         "nvidia-fabricmanager service, and NCCL_NVLS_ENABLE)" % self.nvls_asked)

@@ -109,6 +109,12 @@ HCCL_TEST_ERRORS.update({
         "Check NPU links of the nodes (hccn_tool -link -g) and that all ranks run; raise HCCL_EXEC_TIMEOUT only "
         "for very large sizes.",
     ),
+    "hccl_port_in_use": (
+        "HCCL could not listen on its TCP port on this node's address: another process holds the port (often a "
+        "leftover test or training process), or the address is not this node's.",
+        "Kill leftover processes on the node (ss -ltnp | grep <port>; pkill -9 -f hccl_test), or move HCCL's ports "
+        "with HCCL_IF_BASE_PORT; check that HCCL_IF_IP names an address of this node.",
+    ),
     "hccl_cann_error": (
         "CANN reported an error code (E..../EI....) during the test.",
         "Look the code up in the CANN error code reference and read the plog under ~/ascend/log/.",
@@ -156,12 +162,22 @@ _NO_DEVICE = re.compile(r"number of device is 0", re.I)
 _OOM = re.compile(r"Alloc memory size is larger than free memory|Get ddr memory info failed", re.I)
 _OP_FAILED = re.compile(r"hccl_op_base execute failed|hccl_op_base destory_alloc_buf failed", re.I)
 _ROOT_INFO = re.compile(r"HcclGetRootInfo failed|received invalid data from root process", re.I)
+_PORT_IN_USE = re.compile(r"listen on ip\[[^\]]{0,64}\] and specific port\[\d+\] fail")
+_SOCKET_WAIT = re.compile(r"wait socket establish timeout")
+# The HCCL library's own log lines ("[ERROR] HCCL(2717288,python3):<time> [file.cc:100] [tid]..."), printed to
+# stdout with ASCEND_SLOG_PRINT_TO_STDOUT=1 by hccl_test as by any HCCL program, give the HcclResult as
+# errNo[0x0000000005000013] (the result in the low bits), "call trace: hcclRet -> 19" or "ret[9]".
+_HCCL_LOG = re.compile(r"^\[(?:ERROR|WARNING|EVENT)\]\s*HCCL\(")
+_LOG_CODES = (re.compile(r"\berrNo\[0x(?P<hex>[0-9A-Fa-f]{1,16})\]"), re.compile(r"\bhcclRet\s*->\s*(?P<dec>-?\d+)"),
+              re.compile(r"\bret\[(?P<dec>-?\d+)\]"))
 _EXTRA_PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*|\d+:\s+(?=\S))")
 _WARNING = re.compile(r"^Warning:|calculation result overflows|No verification is performed", re.I)
 _CANN_FAILURE = re.compile(r"error|fail|timeout|time out|\[ERROR\]", re.I)
 # (lowercase needles, regex, code): tried in order, the regex only when the lowercased line holds a needle.
 _SIMPLE_ERRORS = [
     (("rootinfo failed", "from root process"), _ROOT_INFO, "hccl_root_info_failed"),
+    (("specific port[",), _PORT_IN_USE, "hccl_port_in_use"),
+    (("wait socket establish timeout",), _SOCKET_WAIT, "hccl_socket_timeout"),
     (("hccl_op_base",), _OP_FAILED, "hccl_op_failed"),
     (("alloc memory size", "get ddr memory info failed"), _OOM, "npu_out_of_memory"),
     (("number of device is 0",), _NO_DEVICE, "npu_not_found"),
@@ -297,8 +313,8 @@ class _Parser(CollectiveLines):
         self.last_code = None       # the code of the last HCCL/ACL error: 'This is an error in <stage>' adds to it
         self.failed_ranks = set()
         # (content, lowercased content) -> handled: the errors HCCL, ACL, CANN and hccl_test print, in this order
-        self.error_handlers = (self._return_code, self._error_stage, self._failed_call, self._named_result,
-                               self._check_failed, self._simple_error, self._cann_code)
+        self.error_handlers = (self._return_code, self._error_stage, self._log_code, self._failed_call,
+                               self._named_result, self._check_failed, self._simple_error, self._cann_code)
 
     def parse(self, data):
         lines = clean_lines(data)
@@ -431,6 +447,20 @@ class _Parser(CollectiveLines):
             if len(stages) < _MAX_STAGES and stage.group("stage") not in stages:
                 stages.append(stage.group("stage"))
         return True
+
+    def _log_code(self, content, _low):
+        """An HCCL log line with its HcclResult (errNo[0x...], hcclRet -> N, ret[N]); one whose number is no
+        HcclResult is left to the other rules."""
+        if "HCCL" not in content or not _HCCL_LOG.match(content):
+            return False
+        for regex in _LOG_CODES:
+            found = regex.search(content)
+            if found:
+                hexa = found.groupdict().get("hex")
+                value = int(hexa, 16) & 0xFFFF if hexa else int(found.group("dec"))
+                if value in _HCCL_RESULTS:
+                    return self._add_coded(_HCCL_RESULTS[value][0].lower(), content)
+        return False
 
     def _failed_call(self, content, _low):
         failed_call = _FAILED_CALL.search(content) if "ccl" in content and "failed" in content else None

@@ -240,7 +240,9 @@ def _parse_ibstat(text):
         if not pair or ca is None:
             continue
         raw_key = " ".join(pair[0].lower().split())
-        value = pair[1]
+        value = pair[1] or None     # "CA type: ", "Firmware version: " (EFA, soft-RoCE): the device gives none
+        if value is None:
+            continue
         if raw_key in _PORT_KEYS and port is not None:
             _set_port_value(port, _PORT_KEYS[raw_key], value)
         elif raw_key in _CA_KEYS:
