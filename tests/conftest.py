@@ -8,6 +8,7 @@ Hypothesis gets no per-example deadline and no "too slow" health check (both
 are wall-clock limits), and the ``wait_until`` fixture waits for an event
 with a wide deadline that only bounds the wait.
 """
+import importlib.util
 import os
 import sys
 import time
@@ -65,3 +66,13 @@ def wait_until(condition, within=EVENT_WAIT_S, every=0.05):
 def wait_until_fixture():
     """The ``wait_until(condition, within=60, every=0.05)`` helper of tests/conftest.py."""
     return wait_until
+
+
+@pytest.fixture(name="commcheck_service")
+def commcheck_service_fixture():
+    """docs/examples/commcheck_service.py (the ansible_runner example the docs give), loaded as a module."""
+    spec = importlib.util.spec_from_file_location(
+        "commcheck_service", os.path.join(REPO, "docs", "examples", "commcheck_service.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -5,7 +5,6 @@ docs/ansible-runner.md run exactly as the doc has it.
 The service test takes about 40 s (one RDMA ring over 4 lab hosts, then the report); the snippet
 runs the one-click playbook (discovery and RDMA) on 2 lab hosts.
 """
-import importlib.util
 import json
 import os
 import re
@@ -21,22 +20,14 @@ DOC = os.path.join(REPO, "docs", "ansible-runner.md")
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
 
 
-def _service():
-    spec = importlib.util.spec_from_file_location(
-        "commcheck_service", os.path.join(REPO, "docs", "examples", "commcheck_service.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
-def test_service_runs_the_check_with_ansible_runner_against_the_lab(lab_factory, tmp_path):
+def test_service_runs_the_check_with_ansible_runner_against_the_lab(lab_factory, tmp_path, commcheck_service):
     pytest.importorskip("ansible_runner")
     if not os.path.exists(os.path.join(REPO, "playbooks", "rdma.yml")):
         pytest.fail("playbooks/rdma.yml is missing: the service test runs the RDMA check and the report")
     lab = lab_factory("hrun", hosts=4, rails=1)
     lab.slow(lab.hosts[1], rate="200mbit")   # one bad node, so the summary has something to name
-    service = _service()
+    service = commcheck_service
     old_path = os.environ.get("PATH", "")
     os.environ["PATH"] = VENV_BIN + os.pathsep + old_path   # ansible-runner looks ansible-playbook up on PATH
     try:

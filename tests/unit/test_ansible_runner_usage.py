@@ -21,7 +21,6 @@ Each ansible-runner run takes a few seconds (ansible-playbook starting).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import importlib.util
 import json
 import os
 import re
@@ -35,14 +34,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DOC = os.path.join(REPO, "docs", "ansible-runner.md")
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
 BIN = os.path.dirname(sys.executable)
-
-
-def _service():
-    spec = importlib.util.spec_from_file_location(
-        "commcheck_service", os.path.join(REPO, "docs", "examples", "commcheck_service.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _doc_snippet():
@@ -109,8 +100,8 @@ PLAYBOOK = """\
 """
 
 
-def test_run_commcheck_twice_with_one_private_data_dir(runner_env, tmp_path):
-    service = _service()
+def test_run_commcheck_twice_with_one_private_data_dir(runner_env, tmp_path, commcheck_service):
+    service = commcheck_service
     playbook = tmp_path / "service.yml"
     playbook.write_text(PLAYBOOK)
     private = str(tmp_path / "runner")
@@ -125,8 +116,8 @@ def test_run_commcheck_twice_with_one_private_data_dir(runner_env, tmp_path):
     assert sorted(os.listdir(os.path.join(private, "artifacts"))) == ["svc-one", "svc-two"]
 
 
-def test_run_commcheck_refuses_what_ansible_runner_would_misread(runner_env, tmp_path):
-    service = _service()
+def test_run_commcheck_refuses_what_ansible_runner_would_misread(runner_env, tmp_path, commcheck_service):
+    service = commcheck_service
     common = dict(history_dir=str(tmp_path / "history"), private_data_dir=str(tmp_path / "runner"))
     with pytest.raises(ValueError, match="no inventory at"):
         service.run_commcheck(str(tmp_path / "missing.yml"), **common)
