@@ -17,6 +17,13 @@ import time
 # retests a failing pair before it blames anything, and a pair that passes its retest is "flaky" (transient,
 # nobody blamed). A fleet outlier is "warn".
 HEALTHY_VERDICTS = ("pass", "warn", "flaky")
+# Verdicts of a pair that ran and was judged, whatever it measured (an emulated latency is a real socket round
+# trip: a busy machine can make one pair far late once, which fails it in the first pass and gets it retested).
+MEASURED_VERDICTS = ("pass", "warn", "flaky", "fail")
+# The fraction of the lab's link rate that a healthy link must reach. A healthy emulated link has read 60-70 %
+# of its rate on a fresh CI machine running two test workers; a slowed one (slow_rate) reads 20 % or less.
+# Half the rate leaves a wide margin on both sides.
+LAB_MIN_FRACTION = 0.5
 
 
 def history_env(history_dir, extra=None):

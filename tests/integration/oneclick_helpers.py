@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from lab_checks import history_env, read_history
+from lab_checks import LAB_MIN_FRACTION, history_env, read_history
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -41,9 +41,8 @@ FAST = {
     "commcheck_rdma_duration": 2,
     "commcheck_tcp_duration": 2,
     "commcheck_pattern": "ring",
-    # The lab shares two CPU cores with everything else; a healthy emulated
-    # link now and then loses 10-15 % under load (tests/lab/README.md).
-    "commcheck_min_fraction": 0.7,
+    # The lab shares two CPU cores with everything else (lab_checks.LAB_MIN_FRACTION).
+    "commcheck_min_fraction": LAB_MIN_FRACTION,
 }
 COLLECTIVE = {
     "commcheck_collective_allow_run_as_root": True,

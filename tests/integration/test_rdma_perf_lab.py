@@ -21,12 +21,12 @@ import os
 
 import pytest
 
-from lab_checks import assert_nothing_left, run_with_history, slow_rate
+from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, MEASURED_VERDICTS, assert_nothing_left, \
+    run_with_history, slow_rate
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 PLAYBOOK = "playbooks/rdma.yml"
-LAB_MIN_FRACTION = 0.7
 
 
 def run_check(lab, tmp_path, extra_vars, inventory_overlay=None):
@@ -73,7 +73,8 @@ def test_slowed_host_is_named_and_nothing_is_left(lab, tmp_path):
         if slow in (rec["host"], rec["peer"]):
             assert rec["verdict"] == "fail" and rec["metrics"]["bw_gbps"] < 0.5 * lab.rate_gbps, rec
         else:
-            assert rec["verdict"] == "pass" and rec["metrics"]["bw_gbps"] > 0.7 * lab.rate_gbps, rec
+            assert rec["verdict"] in HEALTHY_VERDICTS, rec
+            assert rec["verdict"] != "pass" or rec["metrics"]["bw_gbps"] > LAB_MIN_FRACTION * lab.rate_gbps, rec
     named = findings(lines)
     assert [(f["params"]["finding"], f["host"]) for f in named] == [("bad_node", slow)], named
     assert "of its 6 rdma_bw links are bad on every rail" in named[0]["cause"]
@@ -102,7 +103,7 @@ def test_one_slow_rail_is_a_bad_nic(lab, tmp_path):
     assert len(lat) == 12 and all(r["metrics"]["lat_us"] > 0 for r in lat)
     # every latency pair ran and was judged; its verdict is not asserted: the emulated latency is a real
     # socket round trip, which a busy machine can make a fleet outlier (a loaded run measured one)
-    assert all(r["verdict"] in ("pass", "warn", "fail") for r in lat)
+    assert all(r["verdict"] in MEASURED_VERDICTS for r in lat)
     assert_nothing_left(lab)
 
 

@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from lab_checks import assert_nothing_left, history_env, read_history, slow_rate
+from lab_checks import LAB_MIN_FRACTION, assert_nothing_left, history_env, read_history, slow_rate
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -67,7 +67,7 @@ def test_two_slices_share_one_run_and_one_report(lab8, tmp_path):
         results = run_slices(lab8, "playbooks/rdma.yml", halves, {
             "commcheck_slices": 2, "commcheck_run_id": run_id, "commcheck_slice_wait": 900,
             "commcheck_rdma_pattern": "ring", "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_duration": 2,
-            "commcheck_min_fraction": 0.7, "commcheck_rdma_gpudirect": False}, env)
+            "commcheck_min_fraction": LAB_MIN_FRACTION, "commcheck_rdma_gpudirect": False}, env)
     finally:
         lab8.heal()
     for half, proc in results:
