@@ -198,6 +198,10 @@ def test_json_stream_events():
     ("Connecting to host 10.0.0.2, port 5201\n", "invalid_json"),
     ("iperf3: error - unable to connect to server: No route to host\n", "no_route"),
     ("iperf3: unrecognized option '--bidir'\n", "bad_option"),
+    ("iperf3: parameter error - invalid number of parallel streams (min = 1, max = 128)\n", "bad_option"),
+    ("iperf3: the client has unexpectedly closed the connection\n", "control_closed"),
+    ('{"start": {}, "intervals": [], "end": {}, "error": "the client has unexpectedly closed the connection"}',
+     "control_closed"),
     ('{"start": {}, "intervals": [], "end": {}}', "no_results"),
 ])
 def test_error_cases(text, code):
@@ -211,7 +215,17 @@ def test_classify_messages():
     assert classify("unable to start listener for connections: Address already in use") == "listen_failed"
     assert classify("control socket has closed unexpectedly") == "control_closed"
     assert classify("unable to resolve host: Name or service not known") == "resolve_failed"
+    assert classify("stream socket has closed unexpectedly") == "control_closed"
+    assert classify("unable to receive control message - port may not be available, the other side may have "
+                    "stopped running, etc.") == "control_closed"
+    assert classify("test authorization failed") == "auth_failed"
     assert classify("something new") == "unknown"
+
+
+def test_bare_iperf3_line_is_an_error_only_when_iperf3_is_known_to_print_it():
+    assert parse_iperf3("iperf3: the client has terminated\n")["errors"][0]["code"] == "control_closed"
+    chatter = parse_iperf3("iperf3: starting the test on port 5201\n")
+    assert [e["code"] for e in chatter["errors"]] == ["invalid_json"]
 
 
 def test_bytes_input():

@@ -425,6 +425,22 @@ def test_hints_name_the_specific_fix():
     assert "slots" in slots["errors"][0]["hint"]
 
 
+@pytest.mark.parametrize("warn, words", [
+    ("Call to ibv_modify_qp failed with 22 Invalid argument, on dev mlx5_0:1, curr state INIT, next state RTR, "
+     "local GID index 3, local GID ::ffff:10.0.1.2, remote GID ::", "peer's (remote) GID is all-zero"),
+    ("Call to ibv_modify_qp failed with 61 No data available, on dev mlx5_0:1, curr state INIT, next state RTR, "
+     "local GID index 3, local GID ::", "local GID is all-zero"),
+    ("Call to ibv_modify_qp failed with 61 No data available, on dev mlx5_0:1, curr state INIT, next state RTR",
+     "ENODATA"),
+    ("Call to ibv_modify_qp failed with error Network is unreachable", "NCCL_CROSS_NIC=0"),
+    ("Call to ibv_modify_qp failed with 22 Invalid argument, on dev mlx5_0:1, curr state INIT, next state RTR, "
+     "local GID index 3, local GID ::ffff:10.0.1.2, remote GID ::ffff:10.0.1.3", "NCCL_IB_GID_INDEX"),
+])
+def test_modify_qp_hint_follows_the_zero_gid_and_the_errno(warn, words):
+    r = parse_nccl_tests("n1:1:1 [0] misc/ibvwrap.cc:309 NCCL WARN " + warn)
+    assert codes(r)[0] == "ib_setup_failed" and words in r["errors"][0]["hint"]
+
+
 def test_wrong_values_with_and_without_footer():
     head = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
     rows = ("        1024           256     float     sum      -1    20.00    0.05    0.09      0    20.00    0.05    0.09      0\n"

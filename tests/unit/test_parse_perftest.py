@@ -603,6 +603,10 @@ def test_command_not_found():
     (" Invalid MTU - 3000 ", "mtu_invalid"),
     (" Gid index should be between 0 and 64", "invalid_option"),
     ("Duration mode currently doesn't support running on all sizes.", "invalid_option"),
+    (" size mismatch: local=65536, remote=8", "negotiation_failed"),
+    (" connection_type mismatch: local=RC, remote=UD", "negotiation_failed"),
+    (" Failed to negotiate parameters", "negotiation_failed"),
+    ("Failed to query device capabilities, ret=95", "device_query_failed"),
     ("Segmentation fault (core dumped)", "crashed"),
     ("bash: ib_write_bw: command not found", "not_installed"),
     ("Something went wrong: error 7", "unknown"),
@@ -691,3 +695,18 @@ def test_filter_in_a_real_ansible_run(tmp_path):
     out = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == 0, out + proc.stderr.decode("utf-8", "replace")
     assert '"msg": "91.925806"' in out or '"msg": 91.925806' in out, out
+
+
+def test_option_mismatch_of_perftest_negotiation_is_one_error_with_its_line():
+    r = parse_perftest(" size mismatch: local=65536, remote=8\n Failed to negotiate parameters\n")
+    assert codes(r) == ["negotiation_failed"]
+    assert r["errors"][0]["evidence"] == ["size mismatch: local=65536, remote=8", "Failed to negotiate parameters"]
+    assert r["warnings"] == []
+
+
+def test_device_query_of_an_optional_feature_does_not_fail_a_finished_run():
+    table = (" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+             " 65536      5000             92.10              92.05              0.175572\n")
+    r = parse_perftest("Failed to query device capabilities, ret=95\n" + table)
+    assert r["ok"] is True and r["errors"] == []
+    assert r["warnings"] == ["Failed to query device capabilities, ret=95"]

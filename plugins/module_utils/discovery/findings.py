@@ -110,6 +110,8 @@ def _port_state(view):
 
 
 def _port_down_fix(view):
+    if view.phys == "LinkUp":
+        return _down_with_link_up_fix(view)
     if view.phys == "Polling":
         return ("No link partner: check the cable/transceiver (mlxlink -d %s -m), that the peer switch port is "
                 "up and the link speeds match." % view.device)
@@ -117,6 +119,19 @@ def _port_down_fix(view):
         return ("The port is disabled: bring up %s (ip link set %s up) or enable the port "
                 "(ibportstate / mlxlink --port_state UP)." % (view.netdev or "its netdev", view.netdev or "<netdev>"))
     return "Check the cable and the peer port, then the driver (dmesg | grep %s)." % view.device
+
+
+def _down_with_link_up_fix(view):
+    """DOWN on a physical link that is up: the cable and the peer port are fine, what keeps the port down is
+    logical (typically an SR-IOV VF in a pod)."""
+    vf = "for an SR-IOV VF set its link state to follow the PF (ip link set <PF netdev> vf <N> state auto)"
+    if view.link_layer == "InfiniBand":
+        return ("The physical link is up (cable and peer port are fine) but the port stays logically DOWN: %s, "
+                "give the VF a node and a port GUID (ip link set <PF netdev> vf <N> node_guid ... port_guid ...) "
+                "and run a subnet manager with virtualization enabled (opensm virt_enabled 2); on a PF check "
+                "the subnet manager (sminfo) and the switch port." % vf)
+    return ("The physical link is up (cable and peer port are fine) but the port is DOWN: bring up its netdev "
+            "%s (ip link set %s up); %s." % (view.netdev or "", view.netdev or "<netdev>", vf))
 
 
 def _phys_state_polling(view):

@@ -200,6 +200,39 @@ _IB_HINTS = [
      "Select the RoCE v2 GID of the port's IPv4 address with NCCL_IB_GID_INDEX."),
 ]
 
+# ibv_modify_qp while NCCL connects a QP: "Call to ibv_modify_qp failed with 110 Connection timed out, on dev
+# mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote GID ::ffff:..."
+# (NCCL 2.2x), "... failed with error Network is unreachable" (older). The errno tells more than the GID does.
+_ZERO_GID = re.compile(r"\b(local|remote) GID\s+::(?=[\s,;]|$)")
+_ZERO_GID_HINT = ("The %s GID is all-zero: the GID index NCCL used there (NCCL_IB_GID_INDEX, or the one it chose) "
+                  "holds no address; give that RDMA device's netdev its IP, or select there the RoCE v2 GID index "
+                  "that carries it (show_gids).")
+_MODIFY_QP_ERRNO_HINTS = (
+    (("connection timed out", "network is unreachable", "failed with 110 ", "failed with 101 "),
+     "The two NICs cannot reach each other: moving the QP to RTR resolves the peer's GID to an address on this "
+     "NIC's network and found no route or neighbour. On a rail-optimised fabric only NICs of the same rail "
+     "connect (NCCL_CROSS_NIC=0 keeps each ring on one rail); otherwise the RoCE subnets have no route between "
+     "them: ping the peer's RDMA netdev IP from this host's RDMA netdev and check ip route / ip neigh there."),
+    (("no data available", "failed with 61 "),
+     "The GID index names no entry (ENODATA): the port's GID table changed (an address went away or the "
+     "interface bounced) after the index was chosen; unset NCCL_IB_GID_INDEX (NCCL 2.21+ chooses one) or set "
+     "it again from show_gids on every node."),
+)
+
+
+def _modify_qp_hint(message):
+    """A hint for a failed ibv_modify_qp from its all-zero GID or its errno, or None."""
+    if "ibv_modify_qp" not in message:
+        return None
+    zero = _ZERO_GID.search(message)
+    if zero:
+        return _ZERO_GID_HINT % ("peer's (remote)" if zero.group(1) == "remote" else "local")
+    low = message.lower()
+    for needles, hint in _MODIFY_QP_ERRNO_HINTS:
+        if any(needle in low for needle in needles):
+            return hint
+    return None
+
 
 # The ibv_wc_status (infiniband/verbs.h) of a failed RDMA transfer, as NCCL prints it: "Got completion with
 # error 4, opcode ..." (older) or "Got completion from peer <addr> with status=12 opcode=..." (newer).
@@ -251,6 +284,9 @@ def hint_for(code, message):
     """A fix more specific than the catalog's, when the message tells it; else None."""
     if code == "ib_transport_error":
         return _completion_hint(message)
+    hint = _modify_qp_hint(message) if code == "ib_setup_failed" else None
+    if hint:
+        return hint
     table = _CUDA_HINTS if code == "nccl_cuda_failure" else _IB_HINTS if code in ("ib_setup_failed",) else ()
     for regex, hint in table:
         if regex.search(message):

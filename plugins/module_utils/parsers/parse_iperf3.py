@@ -106,6 +106,8 @@ _MESSAGE_CODES = (
     # iperf3 prints "interrupt - the client has terminated" (or "... the server has terminated") on the
     # side that got the signal; the peer reads "the client/server has terminated" (control_closed).
     ("interrupt -", "interrupted"),
+    # "parameter error - <what iperf3 rejected>": before the words that message may hold ("timeout", ...)
+    ("parameter error", "bad_option"),
     ("connection refused", "connection_refused"),
     ("server is busy", "server_busy"),
     ("no route to host", "no_route"),
@@ -118,6 +120,12 @@ _MESSAGE_CODES = (
     ("unable to resolve", "resolve_failed"),
     ("nodename nor servname", "resolve_failed"),
     ("control socket has closed", "control_closed"),
+    # "the client has unexpectedly closed the connection" (the server's word for a client that went away),
+    # "stream socket has closed unexpectedly"
+    ("unexpectedly closed", "control_closed"),
+    ("closed unexpectedly", "control_closed"),
+    ("unable to send control message", "control_closed"),
+    ("unable to receive control message", "control_closed"),
     ("has terminated", "control_closed"),
     ("connection reset", "control_closed"),
     ("broken pipe", "control_closed"),
@@ -126,13 +134,17 @@ _MESSAGE_CODES = (
     ("unable to bind", "bind_failed"),
     ("cannot assign requested address", "bind_failed"),
     ("authentication", "auth_failed"),
+    ("authorization failed", "auth_failed"),
     ("unrecognized option", "bad_option"),
     ("invalid option", "bad_option"),
     ("not supported", "bad_option"),
     ("interrupt", "interrupted"),
 )
 # (?P<msg>.*) and a strip in code, not .*\S: that backtracks over a run of trailing blanks quadratically.
-_TEXT_ERROR = re.compile(r"iperf3?:\s*(?:error|interrupt)\s*-(?P<msg>.*)", re.I)
+_TEXT_ERROR = re.compile(r"iperf3?:\s*(?:(?:parameter\s+)?error|interrupt)\s*-(?P<msg>.*)", re.I)
+# iperf3 prints some errors without "error -" ("iperf3: the client has unexpectedly closed the connection"):
+# such a line is an error when its message is one iperf3 is known to print.
+_TEXT_BARE = re.compile(r"\biperf3?:\s*(?P<msg>\S.*)", re.I)
 _TEXT_OPTION = re.compile(r"iperf3?:\s*(?:unrecognized|invalid) option.*", re.I)
 _WARNING = re.compile(r"^\s*(?:iperf3:\s*)?warning\s*[:-](?P<msg>.*)", re.I)
 _MAX_TEXT_ERRORS = 20   # text-mode error lines read; more say nothing new
@@ -416,9 +428,7 @@ def _read_text_lines(result, text):
         text_error = _TEXT_ERROR.search(line)
         message = text_error.group("msg").strip() if text_error else ""
         if message:
-            if len(result["errors"]) < _MAX_TEXT_ERRORS and not any(
-                    message in entry["message"] for entry in result["errors"]):
-                result["errors"].append(_entry(line.strip()))
+            _add_text_error(result, message, line)
             continue
         if _TEXT_OPTION.search(line):
             if len(result["errors"]) < _MAX_TEXT_ERRORS:
@@ -428,6 +438,25 @@ def _read_text_lines(result, text):
         message = warning.group("msg").strip() if warning else ""
         if message:
             result["warnings"].append(message)
+            continue
+        message = _known_bare_message(line)
+        if message:
+            _add_text_error(result, message, line)
+
+
+def _add_text_error(result, message, line):
+    """One text-mode error line, unless its message is already an error."""
+    if len(result["errors"]) < _MAX_TEXT_ERRORS and not any(
+            message in entry["message"] for entry in result["errors"]):
+        result["errors"].append(_entry(line.strip()))
+
+
+def _known_bare_message(line):
+    """The message of an 'iperf3: <message>' line without "error -" when it is an error iperf3 is known to
+    print, else ''."""
+    bare = _TEXT_BARE.search(line)
+    message = bare.group("msg").strip() if bare else ""
+    return message if message and classify(message) != "unknown" else ""
 
 
 def _no_object_errors(result, text, failed):

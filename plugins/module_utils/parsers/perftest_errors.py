@@ -35,10 +35,13 @@ PERFTEST_ERRORS = {
         "(or leave -d out to use the first device)",
     ),
     "port_down": (
-        "The RDMA port is not ACTIVE (Down/Init/Armed): cable or link down, switch port disabled, or on "
-        "InfiniBand no subnet manager (the port stays in Init)",
+        "The RDMA port is not ACTIVE (Down/Init/Armed): cable or link down, switch port disabled, on "
+        "InfiniBand no subnet manager (the port stays in Init), or an SR-IOV VF (the RDMA device of a pod) whose "
+        "link state is disabled or, on InfiniBand, that has no GUID or no subnet manager with virtualization",
         "Check `ibstat` / `ibv_devinfo` and the link; fix the cable or switch port; on InfiniBand run a "
-        "subnet manager (opensm) on the fabric; select the right port with -i",
+        "subnet manager (opensm) on the fabric; select the right port with -i; for a VF set its link state to "
+        "auto (ip link set <PF netdev> vf <N> state auto) and, on InfiniBand, give it GUIDs and run opensm with "
+        "virt_enabled",
     ),
     "link_layer_failed": (
         "perftest could not read or set the port's link layer: the port is not usable, -i names the wrong "
@@ -104,6 +107,21 @@ PERFTEST_ERRORS = {
         "Start the server first and let the client retry; check the address and `nc -zv SERVER 18515`; "
         "open the port in firewalls / NetworkPolicies; with -R use the IP of the server's RDMA netdev and "
         "check routing/ARP on it",
+    ),
+    "negotiation_failed": (
+        "The two sides disagree on the test: perftest 26.x and later compare their options before the test and "
+        "stop when one differs (the '<option> mismatch: local=..., remote=...' line names it: message size, "
+        "iterations or duration, QPs, test, connection type, rdma_cm ...), or one side could not take part "
+        "(it could not query its device)",
+        "Start server and client with identical options and the same perftest version; the mismatch line names "
+        "the option that differs",
+    ),
+    "device_query_failed": (
+        "perftest could not query the device's mlx5 capabilities (mlx5dv_query_device): an NVIDIA/Mellanox device "
+        "that is not driven by mlx5 (a ConnectX-3 on mlx4) under a perftest that assumes mlx5 (26.x, perftest "
+        "issue #401), or an rdma-core mlx5 provider that does not match the kernel driver",
+        "On a ConnectX-3 (mlx4) use a perftest from before 26.x or one with the fix of perftest issue #401; "
+        "otherwise install an rdma-core (libmlx5) that matches the kernel driver",
     ),
     "exchange_failed": (
         "The side channel (TCP or rdma_cm) broke while exchanging QP data or results: the peer exited or "
@@ -224,6 +242,9 @@ _ERROR_RULES = [
                      "failed to query gid", "ibv_query_gid failed", "couldn't get gid",
                      "unable to set up my ib connection parameters", "unable to set up socket connection"), None),
     ("gid_invalid", ("gid index",), r"gid index \S+ is (?:not valid|invalid)"),
+    # perftest 26.x's option negotiation: " size mismatch: local=65536, remote=8", " Failed to negotiate parameters"
+    ("negotiation_failed", ("mismatch: local=", "failed to negotiate parameters"), None),
+    ("device_query_failed", ("failed to query device capabilities",), None),
     ("mtu_invalid", ("invalid mtu", "please choose mtu f", "couldn't set eth mtu"), None),
     ("listen_failed", ("couldn't listen to port", "failed to bind socket", "rdma_bind_addr failed",
                        "failed to bind rdma cm address", "rdma_listen failed", "failed to listen on rdma cm"), None),

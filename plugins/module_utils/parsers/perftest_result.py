@@ -305,7 +305,7 @@ def finish(state):
     _explain_zero_gid(result)
     _explain_completion_status(result)
     if result["rows"]:
-        _demote_unknown_errors(state)
+        _demote_errors_a_table_outweighs(state)
     _complete_rows(result)
     _add_final_warnings(state)
     result["warnings"] = state.warnings
@@ -477,12 +477,18 @@ def _add_final_warnings(state):
         state.warnings.append("%d more warning line(s) not listed" % state.dropped_warnings)
 
 
-def _demote_unknown_errors(state):
-    """With a result table read, error-looking lines no rule knows are warnings: only a recognised
-    error (or no table) makes the result fail."""
-    entry = state.error_index.pop("unknown", None)
-    if entry is None:
-        return
-    state.result["errors"].remove(entry)
-    for line in entry["evidence"]:
-        add_warning(state, line)
+# perftest goes on after these when the test can run without what failed (a device query of an optional
+# feature such as signature offload or BlueFlame): with a result table read they are warnings.
+_OUTWEIGHED_BY_A_TABLE = ("unknown", "device_query_failed")
+
+
+def _demote_errors_a_table_outweighs(state):
+    """With a result table read, error-looking lines no rule knows (and the codes of _OUTWEIGHED_BY_A_TABLE) are
+    warnings: only a recognised error (or no table) makes the result fail."""
+    for code in _OUTWEIGHED_BY_A_TABLE:
+        entry = state.error_index.pop(code, None)
+        if entry is None:
+            continue
+        state.result["errors"].remove(entry)
+        for line in entry["evidence"]:
+            add_warning(state, line)
