@@ -1,0 +1,98 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""After a pair check's first pass: its retests judged, classified, the thresholds and localization (pure).
+
+The RDMA and the TCP checks both turn their first pass into verdicts one can
+believe with the same steps, in this order, each handed the one before's
+result: the retest sides judged like the first pass
+(``pair_analysis.analyze_pairs``), the failing pairs classified flaky or
+confirmed (``retest.classify``), the thresholds where the check asks for them
+(``thresholds.evaluate``; the TCP check applies them to its first pass
+instead), and the faulty components named (``localization``). The records a
+check publishes and its verdict follow from :func:`judge_retests`'s result
+and :func:`check_verdict`.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import analyze_pairs
+
+# family -> (record kind, check name)
+FAMILIES = {"rdma": ("rdma_bw", "rdma_perf"), "tcp": ("tcp_bw", "tcp_perf")}
+# worst first: a check's verdict is the worst of its pair records and findings
+VERDICT_ORDER = ("error", "fail", "flaky", "warn", "pass")
+# the options of thresholds.evaluate a check may set (the others keep their defaults)
+THRESHOLD_OPTIONS = ("history", "efficiency", "fleet_min_fraction", "history_threshold", "history_k", "outlier_z",
+                     "outlier_min_rel")
+
+
+class JudgementError(ValueError):
+    pass
+
+
+def judge_retests(records, family, retest_sides=None, plan=None, pair_options=None, bad_verdicts=None,
+                  thresholds=None, counter_deltas=None):
+    """``{records, findings, localized, retests, summary_records}`` of a pair check after its retests.
+
+    records: the first pass's judged pair records. retest_sides: the side results of the retest rounds.
+    plan: the retest plan (``rounds``, ``skipped``; empty when nothing was retested). pair_options: the
+    ``analyze_pairs`` options that judge a retest side (min_fraction, expected_gbps, outlier_z,
+    outlier_min_rel). bad_verdicts: the verdicts that were retested. thresholds: ``thresholds.evaluate``
+    options (``THRESHOLD_OPTIONS``), or None when the check applied them before. counter_deltas: port
+    counter changes, evidence for localization.
+    """
+    kind, check = _family(family)
+    bad = tuple(bad_verdicts) if bad_verdicts else rt.BAD_VERDICTS
+    plan = plan or {}
+    rounds = plan.get("rounds") or []
+    retest_records = _judged_retest_records(retest_sides, rounds, family, pair_options) if rounds else []
+    classified = rt.classify(list(records), rt.tag_retest_records(retest_records, rounds), bad,
+                             plan.get("skipped") or [])
+    judged = classified["records"] if thresholds is None else _with_thresholds(classified["records"], thresholds)
+    # a retest-worthy verdict (bad_verdicts may add warn) is not a broken link: localization names fail / error
+    localized = loc.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2)
+    loc.attach_counter_evidence(localized, counter_deltas or [])
+    localized["findings"] = loc.finding_records(localized, check, kind)
+    localized["summary_record"] = loc.summary_record(localized, check, kind, classified["summary"])
+    localized["records"] = loc.annotate_records(judged, localized, kind)
+    return {"records": localized["records"], "findings": localized["findings"], "localized": localized,
+            "retests": classified["summary"],
+            "summary_records": _summary_records(classified, rt.summary_record(classified, check, kind), localized)}
+
+
+def check_verdict(records, kinds):
+    """The worst verdict of the records of these kinds (``skipped`` when none has one of VERDICT_ORDER)."""
+    present = set(rec.get("verdict") for rec in records if rec.get("kind") in kinds)
+    return next((verdict for verdict in VERDICT_ORDER if verdict in present), "skipped")
+
+
+def _family(family):
+    if family not in FAMILIES:
+        raise JudgementError("family must be one of %s, got %r" % (", ".join(sorted(FAMILIES)), family))
+    return FAMILIES[family]
+
+
+def _judged_retest_records(retest_sides, rounds, family, pair_options):
+    jobs = [job for rnd in rounds for job in rnd.get("jobs") or []]
+    return analyze_pairs(list(retest_sides or []), jobs=jobs, family=family, **(pair_options or {}))["records"]
+
+
+def _with_thresholds(records, options):
+    unknown = sorted(set(options) - set(THRESHOLD_OPTIONS))
+    if unknown:
+        raise JudgementError("unknown threshold options: %s" % ", ".join(unknown))
+    return th.evaluate(records, set_verdicts=True, **options)["records"]
+
+
+def _summary_records(classified, retest_summary_record, localized):
+    """The retest summary when a pair failed, the localization summary when a link was bad or flaky."""
+    out = [retest_summary_record] if classified["summary"]["failing_pairs"] > 0 else []
+    summary = localized["summary"]
+    if summary["links_bad"] + summary["links_flaky"] > 0:
+        out.append(localized["summary_record"])
+    return out

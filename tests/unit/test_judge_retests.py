@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""commcheck_judge_retests (verdicts/judgement.py): the one chain after a pair check's first pass, and
+commcheck_check_verdict."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_check_verdict import commcheck_check_verdict
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_judge_retests import commcheck_judge_retests
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_localize import commcheck_localize
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement
+
+from fault_lab import FLEET_MIN_FRACTION, MIN_FRACTION, Fabric
+
+
+def slowed_host(n=4):
+    fabric = Fabric(n=n, rails=2, pattern="ring")
+    fabric.slow(0.3, host="h2")
+    return fabric
+
+
+def late_once(n=4):
+    fabric = Fabric(n=n, rails=1, pattern="mesh", metrics=("bw", "lat"))
+    fabric.late(200.0, host="h3", phase="first")
+    return fabric
+
+
+def slow_link(n=4):
+    fabric = Fabric(n=n, rails=2, pattern="mesh")
+    fabric.slow(0.3, host="h1", peer="h4", rail=1)
+    return fabric
+
+
+def flaky_link(n=4):
+    fabric = Fabric(n=n, rails=2, pattern="mesh")
+    fabric.slow(0.3, host="h1", peer="h4", rail=1, phase="first")
+    return fabric
+
+
+def rdma_thresholds():
+    return {"history": [], "efficiency": MIN_FRACTION, "fleet_min_fraction": FLEET_MIN_FRACTION}
+
+
+@pytest.mark.parametrize("build", [slowed_host, late_once, flaky_link, slow_link], ids=lambda f: f.__name__)
+def test_the_rdma_chain_is_the_one_the_filters_made_step_by_step(build):
+    """The same records, findings and summaries as classify -> thresholds -> localize called one by one (how
+    roles/rdma_perf judged before the steps became one)."""
+    fabric = build()
+    fabric.run()
+    sides = fabric.sides(fabric.plan["rounds"], "retest")
+    judged = commcheck_judge_retests(fabric.first["records"], family="rdma", retest_sides=sides, plan=fabric.plan,
+                                     min_fraction=MIN_FRACTION, bad_verdicts=["fail"], thresholds=rdma_thresholds())
+    assert judged["records"] == fabric.localized["records"]
+    assert judged["findings"] == fabric.localized["findings"]
+    assert judged["retests"] == fabric.classified["summary"]
+    expected_summaries = [r for r in fabric.published if r["kind"] in ("retest_summary", "localization")]
+    assert judged["summary_records"] == expected_summaries
+    # each of these faults is judged something: a component, or (latency, which localization leaves to the
+    # culprits) a flaky record
+    assert judged["findings"] or [r for r in judged["records"] if r["verdict"] == "flaky"]
+
+
+def test_without_retests_the_first_pass_is_localized_as_it_is():
+    fabric = slowed_host()
+    fabric.run(retests=False)
+    judged = commcheck_judge_retests(fabric.first["records"], family="rdma", plan=fabric.plan,
+                                     thresholds=rdma_thresholds())
+    assert judged["retests"]["retests"] == 0 and judged["retests"]["failing_pairs"] > 0
+    assert [f["params"]["finding"] for f in judged["findings"]] == ["bad_node"]
+    assert [r["kind"] for r in judged["summary_records"]] == ["retest_summary", "localization"]
+
+
+def test_thresholds_left_out_leave_the_classified_verdicts():
+    """The TCP check applies its thresholds to the first pass: none are applied again."""
+    fabric = flaky_link()
+    fabric.run()
+    sides = fabric.sides(fabric.plan["rounds"], "retest")
+    judged = commcheck_judge_retests(fabric.first["records"], family="rdma", retest_sides=sides, plan=fabric.plan,
+                                     min_fraction=MIN_FRACTION, bad_verdicts=["fail"])
+    assert all("thresholds" not in r for r in judged["records"])
+    assert [r["verdict"] for r in judged["records"] if r["kind"] == "rdma_bw" and r["verdict"] != "pass"] == \
+        ["flaky"]
+
+
+def test_a_warn_that_was_retested_is_not_localized_as_broken():
+    """bad_verdicts says what is retested; a link that only warned is not a bad link (localization names fail and
+    error only)."""
+    fabric = Fabric(n=4, rails=1, pattern="mesh")
+    fabric.slow(0.8, host="h1", peer="h2", rail=0)
+    fabric.run()
+    records = [dict(r, verdict="warn") if {r["host"], r["peer"]} == {"h1", "h2"} else r
+               for r in fabric.first["records"]]
+    judged = commcheck_judge_retests(records, family="rdma", bad_verdicts=["fail", "warn"])
+    assert judged["findings"] == []
+    assert commcheck_localize(records)["findings"] == judged["findings"]
+
+
+def test_tcp_names_its_records_after_its_check():
+    fabric = Fabric(n=4, rails=1, pattern="mesh")
+    fabric.slow(0.2, host="h3")
+    fabric.run(retests=False)
+    records = [dict(r, kind="tcp_bw", params=dict(r["params"], op="tcp")) for r in fabric.first["records"]]
+    judged = commcheck_judge_retests(records, family="tcp")
+    assert [(r["kind"], r["params"]["check"]) for r in judged["summary_records"]] == [
+        ("retest_summary", "tcp_perf"), ("localization", "tcp_perf")]
+    assert [(f["params"]["check"], f["params"]["finding"], f["host"]) for f in judged["findings"]] == [
+        ("tcp_perf", "bad_node", "h3")]
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["pass", "warn"], "warn"),
+    (["pass", "flaky", "warn"], "flaky"),
+    (["flaky", "fail"], "fail"),
+    (["fail", "error", "pass"], "error"),
+    (["pass"], "pass"),
+    ([], "skipped"),
+    (["skipped"], "skipped"),
+])
+def test_a_checks_verdict_is_its_worst(verdicts, expected):
+    records = [{"kind": "rdma_bw", "verdict": v} for v in verdicts]
+    assert commcheck_check_verdict(records, kinds=["rdma_bw", "finding"]) == expected
+
+
+def test_a_checks_verdict_reads_only_its_kinds():
+    records = [{"kind": "port_counters", "verdict": "fail"}, {"kind": "tcp_bw", "verdict": "pass"}]
+    assert commcheck_check_verdict(records, kinds=["tcp_bw", "finding"]) == "pass"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"family": "ib"}, "family must be one of rdma, tcp"),
+    ({"thresholds": {"efficency": 0.9}}, "unknown threshold options: efficency"),
+    ({"thresholds": [0.9]}, "thresholds must be a dict"),
+    ({"plan": "rounds"}, "plan must be a dict"),
+    ({"retest_sides": "h1"}, "retest_sides must be a list"),
+    ({"min_fraction": "most"}, "could not convert"),
+])
+def test_bad_options_are_clear_errors(kwargs, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        commcheck_judge_retests([], **kwargs)
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(AnsibleFilterError, match="the input must be a list"):
+        commcheck_judge_retests({"records": []})
+    with pytest.raises(AnsibleFilterError, match="kinds must be a non-empty list"):
+        commcheck_check_verdict([], kinds=[])
+    with pytest.raises(judgement.JudgementError):
+        judgement.judge_retests([], "infiniband")
