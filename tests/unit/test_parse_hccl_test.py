@@ -210,3 +210,20 @@ def test_a_row_without_a_numeric_time_or_bandwidth_is_not_a_result():
     result = parse_hccl_test(text)
     assert result["rows"] == []
     assert not result["ok"]
+
+
+@pytest.mark.parametrize("kind, hint", [("Stuck Occurred", "hung"), ("Error cqe Occurred", "hccn_tool"),
+                                        ("Something New", None)])
+def test_cluster_exception_location_hint_by_exception_type(kind, hint):
+    line = ("[ERROR] HCCL(1,all_reduce_test):2025-10-23-17:28:06.049.385 [task_exception_handler.cc:610][1]Cluster "
+            "Exception Location[IP/ID]:[10.0.0.7/3], Arrival Time:[Thu Oct 23 17:25:58 2025], Discoverer:[10.0.0.8/0], "
+            "ExceptionType:[%s], Possible Reason:..." % kind)
+    result = parse_hccl_test(line)
+    assert codes(result) == ["hccl_rank_exception", "no_table"] and result["errors"][0]["hosts"] == ["10.0.0.7"]
+    error_hint = result["errors"][0]["hint"]
+    assert (hint in error_hint and "rank 3 on 10.0.0.7" in error_hint.lower()) if hint else error_hint is None
+
+
+def test_cann_code_lines_that_time_out_are_read():
+    result = parse_hccl_test("EI0006: [PID: 9] 2025-01-01-00:00:00.000.000 Getting socket times out. Reason: ...\n")
+    assert codes(result) == ["hccl_socket_timeout", "no_table"]

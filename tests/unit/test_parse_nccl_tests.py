@@ -561,3 +561,60 @@ def test_filter_plugin_exposes_the_parser():
     filters = FilterModule().filters()
     assert filters["parse_nccl_tests"] is parse_nccl_tests
     assert filters["parse_nccl_tests"](load("all_gather_perf_v2.18.5_2node_gb10.txt"))["avg_busbw_gbs"] == 22.9611
+
+
+# --- sweep 8: the classes behind its real outputs ----------------------------------------------------------
+
+def test_bare_nccl_failure_behind_a_host_and_prose_that_only_names_one():
+    r = parse_nccl_tests("node7: NCCL failure common.cu:916 'unhandled system error'\n")
+    assert codes(r) == ["nccl_system_error", "no_table"] and r["errors"][0]["hosts"] == ["node7"]
+    # no file:line after it: prose, not the failure line
+    r = parse_nccl_tests("the NCCL failure we saw yesterday 'was odd'\n")
+    assert codes(r) == ["no_table"]
+
+
+def test_test_hip_failure_behind_a_host_and_a_hip_out_of_memory():
+    r = parse_nccl_tests("mi300: Test HIP failure common.cu:1024 'hipErrorOutOfMemory'\n"
+                         " .. mi300 pid 42: Test failure common.cu:900\n")
+    assert codes(r) == ["nccl_cuda_failure", "no_table"]
+    assert r["errors"][0]["hosts"] == ["mi300"] and "lower -e" in r["errors"][0]["hint"]
+
+
+@pytest.mark.parametrize("message, code", [
+    ("HIP failure 'invalid device pointer' at src/transport/p2p.cc:300", "nccl_cuda_failure"),
+    ("cudaIpcOpenMemHandle failed : invalid resource handle", "nccl_cuda_failure"),
+    ("Duplicate GPU detected : rank 3 and rank 2 both on CUDA device e2000", "nccl_invalid_usage"),
+    ("Socket creation failed : Address family not supported by protocol", "nccl_bootstrap_failed"),
+    # a message that only names the word is not a runtime failure
+    ("Skipping chip failed check", None),
+])
+def test_warn_classes_of_sweep8(message, code):
+    r = parse_nccl_tests("node1:12:34 [0] file.cc:1 NCCL WARN %s\n" % message)
+    assert [e["code"] for e in r["errors"] if e["code"] != "no_table"] == ([code] if code else [])
+
+
+def test_test_nccl_failure_whose_last_error_is_a_duplicate_gpu_gets_its_hint():
+    r = parse_nccl_tests("gpu1: Test NCCL failure common.cu:1005 'invalid usage (run with NCCL_DEBUG=WARN for "
+                         "details) / Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000'\n")
+    assert codes(r)[0] == "nccl_invalid_usage" and "same GPU" in r["errors"][0]["hint"]
+
+
+def test_unnamed_log_records_need_the_host_pid_tid_and_device():
+    r = parse_nccl_tests("[ INFO     ] Calling PIPE_READ to Child 0\n"
+                         "server:12:13 [1] INFO NET : Using interface eth0\n")
+    assert codes(r) == ["no_table"] and r["warnings"] == []
+
+
+@pytest.mark.parametrize("reason, hint", [(" DUE TO NODE FAILURE", "node of the job failed"),
+                                          (" DUE TO PREEMPTION", "preempted"), ("", "scancel")])
+def test_slurm_cancellations_by_reason(reason, hint):
+    r = parse_nccl_tests("slurmstepd: error: *** JOB 77 ON n3 CANCELLED AT 2024-01-01T00:00:00%s ***\n" % reason)
+    assert codes(r) == ["job_cancelled", "no_table"] and hint in r["errors"][0]["hint"]
+    assert r["errors"][0]["hosts"] == []
+
+
+def test_json_fragments_need_every_line_to_be_an_object():
+    line = '{"#wrong":"0","algBw":1.0,"busBw":1.5,"gpus":2,"inPlace":0,"name":"AllGather","size":8,"time":2.0}'
+    assert parse_nccl_tests(line + "\n" + line.replace('"inPlace":0', '"inPlace":1') + "\n")["ok"] is True
+    # a file cut while written: its last line is no object
+    assert codes(parse_nccl_tests(line + "\n" + line[:30] + "\n")) == ["json_invalid", "no_table"]

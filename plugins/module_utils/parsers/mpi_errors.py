@@ -72,6 +72,15 @@ MPI_ERRORS = {
         "Check dmesg/kubectl describe for OOMKilled, raise the pod/host memory limit or lower the maximum "
         "message size, and raise the job time limit.",
     ),
+    "job_cancelled": (
+        "Slurm cancelled the job or job step before the test finished: it reached its time limit (a collective "
+        "that hung, or a limit too short for the sizes asked), a node failed, it was preempted, or someone ran "
+        "scancel.",
+        "Read the reason at the end of the '*** ... CANCELLED AT ... ***' line. TIME LIMIT: see where the output "
+        "stops (before the first row: ranks never connected; inside the table: a collective hung) and bisect the "
+        "nodes, or give the step more time (--time) or fewer sizes (-e, -n); NODE FAILURE: check that node "
+        "(scontrol show node); PREEMPTION: run in a partition without preemption.",
+    ),
     "rank_failed": (
         "At least one MPI rank exited with an error, which aborted the whole job.",
         "Look at the first error printed by the failing rank (listed with this result) and fix that node.",
@@ -136,6 +145,18 @@ _RULES = [
                 r"|mpirun was unable to launch|ORTE_ERROR_LOG|PMIX_ERROR|orted_main|prte_daemon"),
      "Check that every node runs the same MPI version, can reach the launch node (firewall, "
      "--mca oob_tcp_if_include <subnet>), and has no leftover daemons."),
+    # Slurm's PMIx plugin waits for every task at the start-up fence: "slurmstepd: error:  mpi/pmix_v3:
+    # pmixp_coll_ring_reset_if_to: node1 [0]: pmixp_coll_ring.c:742: 0x...: collective timeout seq=0"
+    ("mpi_launch_failed", ("collective timeout",),
+     re.compile(r"mpi/pmix\w*:.*collective timeout"),
+     "Slurm's PMIx plugin timed out waiting for every task at start-up: a task did not start in time on a node "
+     "(a slow container image import with pyxis/enroot, a node that could not start it) or the nodes' slurmstepd "
+     "cannot reach each other over TCP; pre-import the image on every node, read slurmd's log on the nodes, "
+     "open the ports between them, or raise the PMIx timeout (SLURM_PMIX_TIMEOUT)."),
+    # "slurmstepd: error: *** STEP 123.0 ON node1 CANCELLED AT 2020-07-03T02:59:56 DUE TO TIME LIMIT ***"; the node
+    # named is where the step started, not where it failed: no host is taken from it
+    ("job_cancelled", ("CANCELLED AT",),
+     re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+"), None),
     ("ucx_error", ("UCX",),
      re.compile(r"\bUCX\s+(?:ERROR|FATAL)\b"), None),
     ("segfault", ("signal 11", "Segmentation fault", "SIGSEGV", "EXIT CODE"),
@@ -213,12 +234,32 @@ def launcher_hint(code, message):
         exit_code = _EXIT_CODE.search(message)
         if exit_code:
             return _EXIT_HINTS.get(exit_code.group(1))
+    if code == "job_cancelled":
+        return _cancel_hint(message)
     if code in ("mpi_lib_missing", "shared_lib_missing"):
         match = _MISSING_LIB.search(message)
         if match:
             return "%s is missing on the node: add its directory to LD_LIBRARY_PATH there (mpirun -x LD_LIBRARY_PATH)." % (
                 match.group(1))
     return None
+
+
+_CANCEL_REASONS = (
+    ("DUE TO TIME LIMIT",
+     "The step ran into Slurm's time limit: a test whose output stops before its first row or inside the table "
+     "hung (bisect the nodes); one that was still making progress needs a longer --time or fewer sizes."),
+    ("DUE TO NODE FAILURE", "A node of the job failed: check it with scontrol show node and sinfo -R, then rerun "
+                            "without it."),
+    ("DUE TO PREEMPTION", "A job of higher priority preempted this one: rerun it in a partition or QOS without "
+                          "preemption."),
+)
+
+
+def _cancel_hint(message):
+    for reason, hint in _CANCEL_REASONS:
+        if reason in message:
+            return hint
+    return "Someone cancelled the job (scancel) while the test ran: rerun it."
 
 
 def launcher_host(line):

@@ -137,8 +137,13 @@ BITWISE_HINT = "Bitwise repeatability check failed: results differ between ident
 # Classification of NCCL WARN messages (and last-error strings). First match wins. Each regex is
 # only tried when the lowercased message holds one of its needles (substrings every match holds).
 _WARN_RULES = [
-    ("nccl_cuda_failure", ("cuda",),
-     re.compile(r"Cuda failure|CUDA (?:error|failure)|cudaError|unhandled cuda error", re.I)),
+    # two ranks on one GPU: "Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000"
+    ("nccl_invalid_usage", ("duplicate gpu",), re.compile(r"Duplicate GPU detected", re.I)),
+    # a CUDA or HIP runtime call that failed; RCCL names the HIP call ("hipIpcGetMemHandle failed : invalid
+    # argument", "HIP failure 'invalid device pointer'"): the GPU runtime failed, not NCCL's argument check
+    ("nccl_cuda_failure", ("cuda", "hip"),
+     re.compile(r"Cuda failure|CUDA (?:error|failure)|cudaError|unhandled cuda error|HIP failure|hipError"
+                r"|\b(?:cuda|hip)[A-Z]\w* failed\b", re.I)),
     # ranks that disagree: NET/IB's "collective mismatch error", "Message truncated : received 256 bytes instead of
     # 4" (bootstrap, NET/Socket), NCCL 2.4's "Mismatched collective detected", a peer's socket of another type
     # ("socketFinalizeAccept: wrong type 4 != 3": one node on NET/IB, the other on NET/Socket)
@@ -157,7 +162,7 @@ _WARN_RULES = [
      re.compile(r"Failed to initiali[sz]e any NET plugin|No NET plugin|Could not (?:find|load) any NET plugin", re.I)),
     ("nccl_bootstrap_failed", ("bootstrap", "socket", "connect to ", "connection ", "net"),
      re.compile(r"bootstrap|socket\w*\s*:|Connect to \S+ failed|Connection (?:refused|reset)"
-                r"|no socket interface|\bNet\s*:\s", re.I)),
+                r"|no socket interface|\bNet\s*:\s|Socket creation failed", re.I)),
     ("nccl_timeout", ("time", "watchdog"), re.compile(r"time ?out|timed out|watchdog", re.I)),
     ("nccl_remote_error", ("remote", "network error"),
      re.compile(r"remote process exited|remote error|network error", re.I)),
@@ -179,17 +184,28 @@ _RESULT_RULES = [
 ]
 
 _CUDA_HINTS = [
-    (re.compile(r"out of memory", re.I),
+    (re.compile(r"out of memory|OutOfMemory", re.I),
      "GPU memory is exhausted: lower -e (max size) or stop other processes on the GPU."),
+    (re.compile(r"hipErrorInvalidDevice|hipErrorNoDevice|no ROCm-capable device", re.I),
+     "The process sees no usable AMD GPU: a container needs --device=/dev/kfd --device=/dev/dri and the "
+     "video/render groups (the pod's amd.com/gpu request); check HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES "
+     "and rocm-smi."),
     (re.compile(r"no CUDA-capable device|invalid device ordinal|no device", re.I),
      "The process sees no (or fewer) GPUs: check CUDA_VISIBLE_DEVICES and the pod's GPU request."),
     (re.compile(r"driver version is insufficient|unsupported display driver|forward compatibility", re.I),
      "The NVIDIA driver is older than the CUDA runtime of the test: upgrade the driver or use a matching image."),
-    (re.compile(r"peer access|peer mapping|invalid argument", re.I),
+    (re.compile(r"peer access|peer mapping|invalid argument|Ipc\w*MemHandle", re.I),
      "Peer-to-peer between these GPUs failed: try NCCL_P2P_DISABLE=1 to confirm, then check PCIe ACS/IOMMU "
      "and the GPU topology (nvidia-smi topo -m)."),
     (re.compile(r"ECC|uncorrectable|Xid", re.I),
      "A GPU hardware error: check dmesg for Xid and drain the GPU."),
+]
+
+_USAGE_HINTS = [
+    (re.compile(r"Duplicate GPU detected", re.I),
+     "Two ranks run on the same GPU: more ranks on a node than it has GPUs, or every rank given the same device "
+     "(CUDA_VISIBLE_DEVICES naming one GPU for all); run at most one rank per GPU: mpirun -N <GPUs per node> "
+     "with -g 1, or one rank per node with -g <GPUs per node>."),
 ]
 
 _IB_HINTS = [
@@ -280,6 +296,9 @@ def result_code(result_text):
     return "nccl_error"
 
 
+_HINT_TABLES = {"nccl_cuda_failure": _CUDA_HINTS, "ib_setup_failed": _IB_HINTS, "nccl_invalid_usage": _USAGE_HINTS}
+
+
 def hint_for(code, message):
     """A fix more specific than the catalog's, when the message tells it; else None."""
     if code == "ib_transport_error":
@@ -287,7 +306,7 @@ def hint_for(code, message):
     hint = _modify_qp_hint(message) if code == "ib_setup_failed" else None
     if hint:
         return hint
-    table = _CUDA_HINTS if code == "nccl_cuda_failure" else _IB_HINTS if code in ("ib_setup_failed",) else ()
+    table = _HINT_TABLES.get(code, ())
     for regex, hint in table:
         if regex.search(message):
             return hint

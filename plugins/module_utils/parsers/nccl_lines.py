@@ -17,6 +17,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
 LOG_AT_START = re.compile(
     r"^\s*(?:\[[^\]]{0,64}\]\s*)?(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
     r"(?:\S+\s+){0,2}?(?P<lib>NCCL|RCCL)\s+(?P<level>INFO|WARN|TRACE|ABORT|ERROR)\b\s?(?P<msg>.*)$")
+# NCCL 2.2 and older named no library: "host:pid:tid [0] include/socket.h:311 WARN Socket creation failed : ..."
+LOG_UNNAMED = re.compile(
+    r"^\s*(?:\[[^\]]{0,64}\]\s*)?(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
+    r"(?:\S+:\d+\s+)?(?P<level>INFO|WARN)\s(?P<msg>.*)$")
 LOG_LOOSE = re.compile(r"\b(?P<lib>NCCL|RCCL)\s+(?P<level>INFO|WARN|TRACE|ABORT|ERROR)\b\s?(?P<msg>.*)$")
 # A log record glued to the end of a partial table row: launcher prefix, or a host starting with a letter.
 _LOG_EMBEDDED = re.compile(

@@ -14,7 +14,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.mpi_e
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_errors import (
     BITWISE_HINT, NCCL_TESTS_ERRORS, add_last_error, add_warn_error, classify_warn, hint_for, result_code)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_lines import (
-    LOG_AT_START, LOG_LOOSE, split_lines)
+    LOG_AT_START, LOG_LOOSE, LOG_UNNAMED, split_lines)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_result import (
     empty_result, finish, nccl_version_from_code)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_table import (
@@ -31,7 +31,8 @@ _TESTS_VERSION = re.compile(r"(?P<lib>[nr])ccl-tests version (?P<ver>[\w.+\-/:]+
 # rccl-tests' header: "rccl-tests: Version develop:33cc4df" (branch:commit, or "Unknown")
 _RCCL_TESTS_VERSION = re.compile(r"^rccl-tests: Version\s+(?P<ver>[\w.+\-:]+)")
 _HEADER_KV = re.compile(r"([A-Za-z][A-Za-z_ ]{0,40}?)\s*:?\s+(-?\d+)(?:\((\w+)\))?(?=\s|$)")
-_RUN_HEADER = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+.*$")
+# "nThread 1 nGpus 8 minBytes 8 ..."; rccl-tests of 2022-2023 print "nThreads: 1 nGpus: 4 nRanks: 1 minBytes: 8 ..."
+_RUN_HEADER = re.compile(r"\bnThreads?:?\s+\d+\s+nGpus:?\s+\d+.*$")
 _RANK_LINE = re.compile(
     r"\bRank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(?P<host>\S+)\s+"
     r"device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]{0,64})\]\s*(?P<name>.*)$")
@@ -52,6 +53,9 @@ _HEADER_CODES = re.compile(r"[nr]ccl-(headers|library)=(\d+)")
 _DIGITS = re.compile(r"\d+")
 _EMBEDDED_JSON = re.compile(r'(?m)^[ \t]*(\{)\s*"(?:version|start_time|config|results|args)"')
 _FAILURE_TAIL = re.compile(r"\s+(\S+)\s+'")
+# nccl-tests before 2019 printed "NCCL failure common.cu:921 'unhandled system error'" (no "Test "), maybe behind
+# "host: "; the file:line keeps prose that names an NCCL failure out
+_BARE_FAILURE = re.compile(r"^(?:[\w.\-]{1,255}:\s+)?NCCL failure\s+\S+:\d+\s+'")
 
 _TEST_TRACE = re.compile(r"^\s*\.\.\s+(?P<host>\S+)\s+pid\s+\d+:\s+Test failure\b")
 _GPU_MISMATCH = re.compile(r"Invalid number of GPUs|requested but only \d+ were found")
@@ -65,7 +69,7 @@ _HEADER_KEYS = {
     "nthread": "nthread", "nthreads": "nthread", "ngpus": "ngpus", "minbytes": "min_bytes",
     "maxbytes": "max_bytes", "warmupiters": "warmup_iters", "iters": "iters", "aggiters": "agg_iters",
     "validation": "validation", "graph": "graph", "unalign": "unalign", "stepbytes": "step_bytes",
-    "stepfactor": "step_factor",
+    "stepfactor": "step_factor", "nranks": "nranks",
 }
 
 
@@ -171,7 +175,7 @@ class TextParser(CollectiveLines):
     def _line(self, lines, index, line, stripped, record):
         if "ncclProxyService" in line:
             self.proxy_service = True
-        if "CCL" in line and self._log_record(line, stripped, record):
+        if ("CCL" in line or "WARN " in line or "INFO " in line) and self._log_record(line, stripped, record):
             return
         content = _after_prefix(stripped)
         if not content or self._frame(content):
@@ -225,6 +229,8 @@ class TextParser(CollectiveLines):
             log = LOG_AT_START.match(line)
         if log is None and ("NCCL " in line or "RCCL " in line) and stripped[0] != "#":
             log = LOG_LOOSE.search(line)
+        if log is None and "CCL" not in line:
+            log = LOG_UNNAMED.match(line)
         if log is None:
             return False
         level = log.group("level")
@@ -419,7 +425,7 @@ class TextParser(CollectiveLines):
         return any(handler(line, content) for handler in self.test_error_handlers)
 
     def _nccl_failure(self, _line, content):
-        failure = self._marked_failure(content, "Test NCCL failure")
+        failure = self._marked_failure(content, "Test NCCL failure") or self._bare_failure(content)
         if not failure:
             return False
         host, message = failure
@@ -431,11 +437,18 @@ class TextParser(CollectiveLines):
         return True
 
     def _cuda_failure(self, _line, content):
-        failure = self._marked_failure(content, "Test CUDA failure")
+        # rccl-tests print the CUDA check's failures as "Test HIP failure common.cu:1129 'hipErrorInvalidDevice'"
+        failure = (self._marked_failure(content, "Test CUDA failure")
+                   or self._marked_failure(content, "Test HIP failure"))
         if failure:
             host, message = failure
             self.errors.add("nccl_cuda_failure", content, host=host, hint=hint_for("nccl_cuda_failure", message))
         return bool(failure)
+
+    def _bare_failure(self, content):
+        if "NCCL failure" not in content or not _BARE_FAILURE.match(content):
+            return None
+        return self._marked_failure(content, "NCCL failure")
 
     def _marked_failure(self, content, marker):
         """(host, message) of a '[host: ]<marker> file.cu:123 'message'' line, or None."""

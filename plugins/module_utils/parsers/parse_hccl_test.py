@@ -115,6 +115,14 @@ HCCL_TEST_ERRORS.update({
         "Kill leftover processes on the node (ss -ltnp | grep <port>; pkill -9 -f hccl_test), or move HCCL's ports "
         "with HCCL_IF_BASE_PORT; check that HCCL_IF_IP names an address of this node.",
     ),
+    "hccl_rank_exception": (
+        "HCCL's fault detection named the rank where the failure began (Cluster Exception Location): its process "
+        "exited or hung, or its network failed (ExceptionType Heartbeat Lost, Stuck or Error cqe); the timeouts "
+        "of the other ranks follow from it.",
+        "Look at the node and rank named (IP/ID) first: its own output and plog under ~/ascend/log/, dmesg and "
+        "npu-smi info there; for Error cqe check its NPU NIC links and counters (hccn_tool -i <dev> -link -g, "
+        "-stat -g).",
+    ),
     "hccl_cann_error": (
         "CANN reported an error code (E..../EI....) during the test.",
         "Look the code up in the CANN error code reference and read the plog under ~/ascend/log/.",
@@ -172,7 +180,20 @@ _LOG_CODES = (re.compile(r"\berrNo\[0x(?P<hex>[0-9A-Fa-f]{1,16})\]"), re.compile
               re.compile(r"\bret\[(?P<dec>-?\d+)\]"))
 _EXTRA_PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*|\d+:\s+(?=\S))")
 _WARNING = re.compile(r"^Warning:|calculation result overflows|No verification is performed", re.I)
-_CANN_FAILURE = re.compile(r"error|fail|timeout|time out|\[ERROR\]", re.I)
+# CANN's timeouts say "times out" ("EI0002: ... The wait execution of the Notify register times out.")
+_CANN_FAILURE = re.compile(r"error|fail|timeout|times? out|timed out|\[ERROR\]", re.I)
+# HCCL's guess at the root of a cluster failure: "Cluster Exception Location[IP/ID]:[90.90.92.240/1], Arrival
+# Time:[...], Discoverer:[90.90.92.240/0], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:..."
+_CLUSTER_EXCEPTION = re.compile(r"Cluster Exception Location\[IP/ID\]:\[(?P<ip>[^/\]\s]{1,64})/(?P<id>\d{1,6})\]"
+                                r"(?:.{0,300}?ExceptionType:\[(?P<type>[^\]]{1,64})\])?")
+_EXCEPTION_HINTS = (
+    ("heartbeat lost", "The process of rank %s on %s exited or its host network went down: read that rank's own "
+                       "output first (a crash, an OOM kill) and check the host's link."),
+    ("stuck", "Rank %s on %s hung: look for a stuck process there (npu-smi info, its plog) or a rank that runs "
+              "other collectives than the rest."),
+    ("error cqe", "The NPU NIC of rank %s on %s reported RoCE retransmission errors: check its links and counters "
+                  "(hccn_tool -i <dev> -link -g, -stat -g) and the switch port."),
+)
 # (lowercase needles, regex, code): tried in order, the regex only when the lowercased line holds a needle.
 _SIMPLE_ERRORS = [
     (("rootinfo failed", "from root process"), _ROOT_INFO, "hccl_root_info_failed"),
@@ -313,8 +334,9 @@ class _Parser(CollectiveLines):
         self.last_code = None       # the code of the last HCCL/ACL error: 'This is an error in <stage>' adds to it
         self.failed_ranks = set()
         # (content, lowercased content) -> handled: the errors HCCL, ACL, CANN and hccl_test print, in this order
-        self.error_handlers = (self._return_code, self._error_stage, self._log_code, self._failed_call,
-                               self._named_result, self._check_failed, self._simple_error, self._cann_code)
+        self.error_handlers = (self._cluster_exception, self._return_code, self._error_stage, self._log_code,
+                               self._failed_call, self._named_result, self._check_failed, self._simple_error,
+                               self._cann_code)
 
     def parse(self, data):
         lines = clean_lines(data)
@@ -430,6 +452,15 @@ class _Parser(CollectiveLines):
         self.errors.add(code, content)
         return True
 
+    def _cluster_exception(self, content, _low):
+        """'Cluster Exception Location[IP/ID]:[ip/id], ... ExceptionType:[...]': the rank HCCL blames, by IP."""
+        found = _CLUSTER_EXCEPTION.search(content) if "Cluster Exception Location" in content else None
+        if not found:
+            return False
+        self.errors.add("hccl_rank_exception", content, host=found.group("ip"),
+                        hint=_exception_hint(found.group("type"), found.group("id"), found.group("ip")))
+        return True
+
     def _return_code(self, content, low):
         retcode = _RETCODE.search(content) if "interface return err" in low else None
         if not retcode:
@@ -499,6 +530,14 @@ class _Parser(CollectiveLines):
                                                                                       "hccl_cann_error")
         self.errors.add(code, content)
         return True
+
+
+def _exception_hint(kind, rank, ip):
+    low = (kind or "").lower()
+    for needle, hint in _EXCEPTION_HINTS:
+        if needle in low:
+            return hint % (rank, ip)
+    return None
 
 
 def _finish(result, errors):

@@ -49,6 +49,8 @@ def parse_nccl_tests(text):
         stripped = data.lstrip()
         if stripped[:1] in ("{", "[") and not re.match(r"\[\d+(?:,\d+)?\]", stripped):
             doc = _load_json(stripped)
+            if doc is None:
+                doc = _load_json_lines(stripped)
             if doc is not None:
                 return parse_nccl_tests_json(doc)
             if stripped[:1] == "{" and re.match(r'\{\s*"', stripped):
@@ -81,6 +83,20 @@ def _load_json(text):
     return doc if isinstance(doc, (dict, list)) else None
 
 
+def _load_json_lines(text):
+    """rccl-tests' --output_file of late 2024 to mid 2025 (before rccl-tests PR #140): one JSON object per line,
+    not a list. The objects as a list, or None unless every line that is not blank is an object."""
+    doc = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        item = _load_json(line)
+        if not isinstance(item, dict):
+            return None
+        doc.append(item)
+    return doc or None
+
+
 def _find_embedded_json(data):
     # [ \t]* (not \s*) at the line start: a \s* there spans runs of blank lines and made this search
     # quadratic in them. The \s* after the brace is tried once per brace, so it stays linear.
@@ -106,7 +122,10 @@ def parse_nccl_tests_json(data):
     try:
         doc = data
         if not isinstance(data, (dict, list)):
-            doc = _load_json(to_text(data).strip())
+            text = to_text(data).strip()
+            doc = _load_json(text)
+            if doc is None:
+                doc = _load_json_lines(text)
             if doc is None:
                 errors.add("json_invalid", "input is not a JSON object or list")
         if isinstance(doc, list):
