@@ -20,6 +20,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleError
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
     ControllerAction,
@@ -31,6 +32,8 @@ ARGUMENT_SPEC = slice_meeting.FLEET_FACTS_SPEC
 # check role meets the same way with one line per meeting point.
 FROM_VARS = {"slices": ("commcheck_slices", 1), "directory": ("commcheck_slice_dir", ""),
              "run_id": ("commcheck_run_id", ""), "wait": ("commcheck_slice_wait", 900)}
+# the ranges of the numbers, whether given or taken from their variables
+COUNTS = {"slices": (1, slice_meeting.SLICES_MAX), "wait": (1, slice_meeting.WAIT_MAX)}
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
 _MISSING = object()
 
@@ -139,11 +142,14 @@ class ActionModule(ControllerAction):
         return result
 
     def _take_defaults(self, args, task_vars):
+        labels = dict((option, option) for option in FROM_VARS)
         for option, (variable, default) in FROM_VARS.items():
             if args[option] is None:
                 value = self._templar.template(task_vars.get(variable, default))
                 args[option] = default if value in (None, "") else value
-        args["slices"], args["wait"] = int(args["slices"]), int(args["wait"])
+                labels[option] = variable
+        for option, (low, high) in COUNTS.items():
+            args[option] = rules.check_int(labels[option], args[option], low, high)
         if args["slices"] > 1 and not args["directory"]:
             args["directory"] = self._history_setting(task_vars, "history_dir").rstrip("/") + "/slices"
         if args["slices"] > 1 and not args["run_id"]:

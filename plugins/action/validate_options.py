@@ -29,6 +29,7 @@ import yaml
 from ansible.errors import AnsibleError
 from ansible.module_utils.common.collections import is_sequence
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
     ControllerAction,
@@ -95,7 +96,7 @@ class ActionModule(ControllerAction):
         unknown = [r for r in roles if r not in role_options.ROLES]
         if not roles or unknown:
             result.update(failed=True, msg="clusterops.commcheck.validate_options: roles must be some of %s, got %s"
-                          % (", ".join(role_options.ROLES), ", ".join(unknown) or "none"))
+                          % (", ".join(role_options.ROLES), show(", ".join(unknown)) if unknown else "none"))
             return result
         try:
             specs = load_specs(role_options.ROLES)
@@ -105,8 +106,8 @@ class ActionModule(ControllerAction):
             return result
         spec = role_options.merge_specs(specs, roles, args["entry_point"])
         if not spec:
-            result.update(failed=True, msg="clusterops.commcheck.validate_options: the roles %s have no entry point %r"
-                          % (", ".join(roles), args["entry_point"]))
+            result.update(failed=True, msg="clusterops.commcheck.validate_options: the roles %s have no entry point %s"
+                          % (", ".join(roles), show(args["entry_point"])))
             return result
         all_specs = role_options.merge_specs(specs, role_options.ROLES)
         problems, hosts = self._problems(spec, all_specs, task_vars)

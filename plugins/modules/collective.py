@@ -477,7 +477,7 @@ bisect:
   type: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
@@ -557,7 +557,7 @@ def run_checked(module, runner, result):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = checked_module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     install_cleanup_handlers()
     try:
         spec = collective_spec.validate(module.params)

@@ -114,7 +114,7 @@ skipped_reason:
   sample: no cpufreq scaling_governor under /sys/devices/system/cpu (VM or cpufreq driver not loaded)
 '''
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import (
     OptionError,
@@ -148,7 +148,7 @@ def governors_error(governors):
 
 
 def main():
-    module = AnsibleModule(
+    module = checked_module(
         argument_spec=dict(
             governor=dict(type="str"),
             governors=dict(type="dict"),

@@ -152,7 +152,7 @@ unreachable:
 
 import json
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing as existing
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
@@ -165,6 +165,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runn
 )
 
 STOP_TIMEOUT_S = 60
+# The kubectl settings that are options of this module (a problem names the option).
+OWN_OPTIONS = {"namespace": "namespace", "container": "container", "context": "context", "kubeconfig": "kubeconfig",
+               "binary": "kubectl_binary"}
 
 
 class Kubectl:
@@ -197,17 +200,16 @@ def option_errors(params):
     """Problems with the options; each names its option. None of them may reach kubectl as a flag."""
     errors = []
     checks = [lambda: check_kubectl_settings("pod", params["namespace"], params["container"], params["context"],
-                                             params["kubeconfig"], params["kubectl_binary"], label="kubectl",
+                                             params["kubeconfig"], params["kubectl_binary"], names=OWN_OPTIONS,
                                              which=HostTransport().which if params["kubectl_binary"] else None)]
     if params["state"] == "attached":
         checks.append(lambda: existing.check_selection(
-            {"selector": params["selector"], "names": params["names"], "container": params["container"]},
-            option="selection"))
+            {"selector": params["selector"], "names": params["names"], "container": params["container"]}))
     else:
         checks.append(lambda: existing.check_pod_refs(params["pods"]))
     if params["mpi_agent_dir"] is not None:
-        checks += [lambda: kubexec.check_dir(params["mpi_agent_dir"]),
-                   lambda: kubexec.check_kubectl(params["mpi_agent_kubectl"])]
+        checks += [lambda: kubexec.check_dir(params["mpi_agent_dir"], "mpi_agent_dir"),
+                   lambda: kubexec.check_kubectl(params["mpi_agent_kubectl"], "mpi_agent_kubectl")]
     for check in checks:
         try:
             check()
@@ -309,7 +311,7 @@ ARGUMENT_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = checked_module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     errors = option_errors(module.params)
     if errors:
         module.fail_json(msg="invalid existing-pod parameters: " + "; ".join(errors), errors=errors)

@@ -71,7 +71,7 @@ options:
     default: []
   slices:
     description:
-      - How many controllers share the run (the job template's job slice count under AWX). C(1) reads
+      - How many controllers share the run (the job template's job slice count under AWX), 1 to 4096. C(1) reads
         this controller's hosts only and writes nothing.
       - Default the C(commcheck_slices) variable, else C(1).
     type: int
@@ -89,7 +89,8 @@ options:
     type: str
   wait:
     description:
-      - Seconds to wait for the other slices at this step before failing with the number that arrived.
+      - Seconds to wait for the other slices at this step before failing with the number that arrived, 1 to 604800
+        (a week).
       - Default the C(commcheck_slice_wait) variable, else C(900).
     type: int
 attributes:
@@ -174,14 +175,14 @@ slices:
   sample: 2
 '''
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.slice_meeting import FLEET_FACTS_SPEC
 
 
 def main():
     # The action plugin of the same name runs instead of this module; it needs
     # the variables of every host, which only the controller has.
-    module = AnsibleModule(
+    module = checked_module(
         argument_spec=FLEET_FACTS_SPEC,
         supports_check_mode=True,
     )

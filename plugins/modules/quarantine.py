@@ -194,7 +194,7 @@ records:
   elements: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine as q
@@ -287,7 +287,7 @@ def check_nodes(params, nodes):
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = checked_module(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     try:
         check_options(params)

@@ -314,7 +314,7 @@ probe:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, show
@@ -375,7 +375,7 @@ def main():
         fail_on=dict(type="str", default="never", choices=["error", "warning", "never"]),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = checked_module(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     try:
         check_options(params)

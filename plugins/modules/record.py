@@ -105,7 +105,7 @@ redacted:
   sample: ["records[0].params.token"]
 '''
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history import (
     RecordError,
@@ -117,7 +117,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
 def main():
     # Normally the action plugin of the same name runs instead of this module;
     # run as a module (for example by ansible-test), it does the same work.
-    module = AnsibleModule(
+    module = checked_module(
         argument_spec=dict(records=dict(type="list", elements="dict", required=True)),
         supports_check_mode=True,
     )

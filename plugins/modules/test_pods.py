@@ -307,7 +307,7 @@ import os
 import tempfile
 import time
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
@@ -456,8 +456,8 @@ def kubectl_option_errors(params):
         checks.append((rules.check_path, "mpi_agent_dir", params["mpi_agent_dir"]))
     problems = [_problem(*check) for check in checks]
     if params["mpi_agent_dir"] is not None and not any(problems):
-        problems += [_problem(kubexec.check_dir, params["mpi_agent_dir"]),
-                     _problem(kubexec.check_kubectl, params["mpi_agent_kubectl"])]
+        problems += [_problem(kubexec.check_dir, params["mpi_agent_dir"], "mpi_agent_dir"),
+                     _problem(kubexec.check_kubectl, params["mpi_agent_kubectl"], "mpi_agent_kubectl")]
     return [p for p in problems if p]
 
 
@@ -557,7 +557,7 @@ def install_agent(module, kubectl, pods, names, result):
 
 
 def main():
-    module = AnsibleModule(
+    module = checked_module(
         argument_spec=ARGUMENT_SPEC,
         required_if=[("state", "present", ("image",))],
         supports_check_mode=True,

@@ -111,7 +111,7 @@ probe:
       sample: [sh, -c, "for a in ...", sh, cmd:ib_write_bw, cmd:iperf3]
 '''
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.tool_probe import (
     check_probe_keys,
@@ -133,7 +133,7 @@ def main():
         timeout=dict(type="int", default=60),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = checked_module(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     try:
         keys = check_probe_keys(params["keys"])

@@ -100,13 +100,13 @@ problems:
   sample: ["commcheck_collective_hosts: '--help' must not start with '-' (it would be read as an option)"]
 '''
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 
 def main():
     # The action plugin of the same name runs instead of this module; it needs
     # the variables and the roles of the play, which only the controller has.
-    module = AnsibleModule(
+    module = checked_module(
         argument_spec=dict(
             roles=dict(type="list", elements="str", required=True),
             entry_point=dict(type="str", default="main"),

@@ -4,7 +4,8 @@
 """The frame of commcheck's action plugins that run on the controller only (record, report, validate_options).
 
 They never contact a host and transfer no file; each one validates its
-arguments against its spec, then decides. A subclass names itself
+arguments against its spec (``module_args.args_problem`` first, as the
+modules do), then decides. A subclass names itself
 (``NAME``), gives its ``ARGUMENT_SPEC``, the exceptions that fail the task with
 their message (``FAILURES``) and ``decide(args, result, task_vars)``.
 """
@@ -15,6 +16,8 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible.plugins.action import ActionBase
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import args_problem
 
 TEMPLATE_MARKS = ("{{", "{%", "{#")
 
@@ -56,6 +59,10 @@ class ControllerAction(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super(ControllerAction, self).run(tmp, task_vars)
         del tmp
+        # before Ansible converts them: some values break its conversion instead of failing it
+        problem = args_problem(self.ARGUMENT_SPEC, self._task.args)
+        if problem:
+            return self.fail(result, problem)
         _validation, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
         try:
             return self.decide(args, result, task_vars or {})

@@ -32,7 +32,8 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import ArgumentValueError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import (
+    OptionError, show, takes_as_text)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing
@@ -149,7 +150,7 @@ RULES = {
     "commcheck_address": kit.host(),
     "commcheck_slices": kit.integer(1, slice_meeting.SLICES_MAX),
     "commcheck_slice_dir": kit.path(empty=True),
-    "commcheck_slice_wait": kit.integer(1, 7 * 24 * 3600),
+    "commcheck_slice_wait": kit.integer(1, slice_meeting.WAIT_MAX),
     # collective
     "commcheck_collective_ops": kit.described(checks.collective_ops, "collectives the library has"),
     "commcheck_collective_mode": kit.by_spec(),
@@ -313,15 +314,6 @@ def _type_text(spec):
 
 def is_text_kind(kind):
     return kind in _TEXT_TYPES
-
-
-def takes_as_text(value):
-    """True for a value a text option may take: a string, or an integer (its digits are its text).
-
-    Ansible would turn anything into text: yes into 'True', [a] into "['a']",
-    2024.10 into '2024.1'; such a value was not meant as that text.
-    """
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _items(plain, value):

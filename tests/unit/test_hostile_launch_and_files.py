@@ -241,7 +241,7 @@ def test_every_option_of_every_plugin_here_is_classified():
     def capture(argument_spec, **kwargs):
         captured.update(argument_spec)
         raise Stop()
-    with mock.patch.object(test_pods, "AnsibleModule", capture):
+    with mock.patch.object(test_pods, "checked_module", capture):
         with pytest.raises(Stop):
             test_pods.main()
     assert sorted(TEST_PODS_KINDS) == sorted(captured)

@@ -75,7 +75,7 @@ def test_module_options_are_checked_before_kubectl_runs():
                   context=None, kubeconfig=None, kubectl_binary=None, pods=[], mpi_agent_dir="/tmp/a b",
                   mpi_agent_kubectl="kubectl", host_name="node")
     errors = existing_pods.option_errors(params)
-    assert any("selection.selector" in e for e in errors) and any("mpi agent directory" in e for e in errors)
+    assert any(e.startswith("selector ") for e in errors) and any(e.startswith("mpi_agent_dir ") for e in errors)
     params.update(state="detached", pods=[{"name": "-x"}], mpi_agent_dir=None)
     assert any("pods[0].name" in e for e in existing_pods.option_errors(params))
 

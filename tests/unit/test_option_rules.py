@@ -136,7 +136,8 @@ def test_check_host():
 
 # --- numbers ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value,expected", [(5, 5), ("7", 7), (" 8 ", 8), (9.0, 9), (0, 0), ("-3", -3)])
+@pytest.mark.parametrize("value,expected", [(5, 5), ("7", 7), (" 8 ", 8), (9.0, 9), (0, 0), ("-3", -3), ("4.0", 4),
+                                            ("+2", 2)])
 def test_check_int_accepts(value, expected):
     assert rules.check_int("n", value, -5, 10) == expected
 

@@ -80,7 +80,7 @@ def spy(tmp_path, monkeypatch):
     ({"role": "server", "tcp_port": 99999}, "tcp_port must be between"),
     ({"role": "server", "extra_args": ["-F", "$(reboot)"]}, "shell metacharacter"),
     ({"role": "server", "mtu": 1500}, "value of mtu must be one of"),
-    ({"role": "server", "test": "bogus"}, "value of test must be one of"),
+    ({"role": "server", "test": "bogus"}, "test 'bogus' must be one of write, read"),
     ({"sides": [{"role": "client", "server": "a&b"}]}, "sides\\[0\\]: server"),
     ({"sides": [{"role": "server"}, {"role": "client", "server": "10.0.0.2", "device": "../x"}]},
      "sides\\[1\\]: device"),

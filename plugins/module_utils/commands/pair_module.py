@@ -18,10 +18,9 @@ failed (``msg``, ``rc``, ``stdout``, ``stderr``, ``cmd``).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as gov
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction
@@ -66,9 +65,9 @@ def pair_argument_spec(tool_options, tool_side_options, tcp_port, timeout):
 
 
 def pair_module(argument_spec):
-    """The AnsibleModule of a pair tool: check mode, and ``role`` or ``sides`` (not both)."""
-    return AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
-                         mutually_exclusive=[("role", "sides")], required_one_of=[("role", "sides")])
+    """The AnsibleModule of a pair tool (arguments checked first): check mode, ``role`` or ``sides`` (not both)."""
+    return checked_module(argument_spec=argument_spec, supports_check_mode=True,
+                          mutually_exclusive=[("role", "sides")], required_one_of=[("role", "sides")])
 
 
 def raw_sides(module):

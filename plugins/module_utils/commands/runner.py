@@ -359,24 +359,29 @@ def check_dns_label(option, value):
 
 
 def check_kubectl_settings(pod, namespace="default", container=None, context=None, kubeconfig=None, binary=None,
-                           label="kubectl", which=None):
+                           label="kubectl", which=None, names=None):
     """Raise option_rules.OptionError naming the first setting that must not reach kubectl's command line.
 
     ``pod`` a Kubernetes name; ``namespace`` / ``container`` DNS-1123 labels;
     ``context`` a context name; ``kubeconfig`` an absolute path; none of them
     may start with '-'. ``binary``: an absolute path or a bare command name;
-    with ``which`` (a lookup on this host) it must also exist.
+    with ``which`` (a lookup on this host) it must also exist. A problem names
+    ``<label>.<setting>``, or ``names[setting]`` where a module has an option
+    of its own for the setting.
     """
-    option_rules.check_name("%s.pod" % label, pod, "k8s_name")
-    check_dns_label("%s.namespace" % label, namespace)
+    def name(setting):
+        return (names or {}).get(setting) or "%s.%s" % (label, setting)
+
+    option_rules.check_name(name("pod"), pod, "k8s_name")
+    check_dns_label(name("namespace"), namespace)
     if container is not None:
-        check_dns_label("%s.container" % label, container)
+        check_dns_label(name("container"), container)
     if context is not None:
-        option_rules.check_name("%s.context" % label, context, "k8s_context")
+        option_rules.check_name(name("context"), context, "k8s_context")
     if kubeconfig:
-        option_rules.check_path("%s.kubeconfig" % label, kubeconfig)
+        option_rules.check_path(name("kubeconfig"), kubeconfig)
     if binary:
-        option_rules.check_binary("%s.binary" % label, binary, which=which, must_exist=which is not None)
+        option_rules.check_binary(name("binary"), binary, which=which, must_exist=which is not None)
 
 
 class KubectlTransport(HostTransport):

@@ -121,18 +121,18 @@ def _check_label(option, value):
     return _checked(check_dns_label, option, value)
 
 
-def check_dir(path):
+def check_dir(path, option="mpi agent directory"):
     """An absolute directory without spaces or shell-special characters (Open MPI splits the agent on spaces)."""
-    path = _checked(option_rules.check_path, "mpi agent directory", path)
+    path = _checked(option_rules.check_path, option, path)
     if not _PATH.match(path) or path == "/":
-        raise KubexecError("mpi agent directory %s must be an absolute path of letters, digits and ._/+- "
-                           "(not /)" % show(path))
+        raise KubexecError("%s %s must be an absolute path of letters, digits and ._/+- "
+                           "(not /)" % (option, show(path)))
     return path.rstrip("/")
 
 
-def check_kubectl(binary):
+def check_kubectl(binary, option="mpi agent kubectl"):
     """The kubectl inside the pods: a bare name (found on the pods' PATH) or an absolute path; not checked here."""
-    return _checked(option_rules.check_binary, "mpi agent kubectl", binary, None, False)
+    return _checked(option_rules.check_binary, option, binary, None, False)
 
 
 def _check_host_key(key):

@@ -39,6 +39,8 @@ _K8S_LABEL_VALUE = re.compile(r"^(|[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?
 # that cloud CLIs write (arn:aws:eks:..., gke_project_zone_name, user@cluster).
 _CONTEXT = re.compile(r"^[A-Za-z0-9_.@:/][-A-Za-z0-9_.@:/]{0,252}$")
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*\.?$")
+# An integer as text; '.0' as Ansible's own int conversion takes it (a float templated into text).
+_INT_TEXT = re.compile(r"^\s*([-+]?\d+)(\.0*)?\s*$")
 _WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.,:=/+@%-]{0,255}$")
 _BARE_COMMAND = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,254}$")
 # Control characters: C0 and C1 (ESC starts terminal sequences, NEL ends a line), the Unicode line and
@@ -123,11 +125,15 @@ def check_host(option, value):
 
 
 def check_int(option, value, low, high):
-    """An integer in [low, high]; an integral float or a digit string is accepted, a bool is not."""
+    """An integer in [low, high]; an integral float or a digit string ('8', '8.0') is accepted, a bool is not."""
     if isinstance(value, bool):
         fail(option, value, "must be an integer")
-    if isinstance(value, str) and re.match(r"^\s*[-+]?\d+\s*$", value):
-        value = int(value)
+    digits = _INT_TEXT.match(value) if isinstance(value, str) else None
+    if digits:
+        try:
+            value = int(digits.group(1))
+        except ValueError:  # Python refuses to read an integer of thousands of digits
+            fail(option, value, "must be between %s and %s" % (low, high))
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int):
@@ -147,11 +153,27 @@ def check_number(option, value, low, high):
             number = float(value.strip())
         except ValueError:
             fail(option, value, "must be a number")
-    if not isinstance(number, (int, float)) or math.isnan(number) or math.isinf(number):
+    if not isinstance(number, (int, float)) or not _finite(number):
         fail(option, value, "must be a finite number")
     if number < low or number > high:
         fail(option, value, "must be between %s and %s" % (low, high))
     return number
+
+
+def _finite(number):
+    try:
+        return not (math.isnan(number) or math.isinf(number))
+    except OverflowError:  # an int beyond any float (10**400)
+        return False
+
+
+def takes_as_text(value):
+    """True for a value a text option may take: a string, or an integer (its digits are its text).
+
+    Ansible would turn anything into text: yes into 'True', [a] into "['a']",
+    2024.10 into '2024.1'; such a value was not meant as that text.
+    """
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def check_path(option, value, absolute=True):

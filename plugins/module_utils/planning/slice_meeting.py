@@ -42,6 +42,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
 SCHEMA = 1
 STEP_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 SLICES_MAX = 4096
+# the longest a slice waits for the others at one step (a week)
+WAIT_MAX = 7 * 24 * 3600
 POLL_SECONDS = 0.5
 
 
