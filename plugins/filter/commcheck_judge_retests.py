@@ -55,6 +55,10 @@ options:
     type: list
     elements: str
     default: [fail, error]
+  fleet_min_fraction:
+    description: The fleet threshold's fraction (C(clusterops.commcheck.commcheck_thresholds)), for the retests no
+      expectation judges (as in C(clusterops.commcheck.commcheck_retest_classify)).
+    type: float
   thresholds:
     description:
       - Options of C(clusterops.commcheck.commcheck_thresholds) to apply after the retests (C(history),
@@ -107,7 +111,7 @@ _FLOAT_THRESHOLDS = ("fleet_min_fraction", "history_threshold", "outlier_z", "ou
 
 def commcheck_judge_retests(records, family="rdma", retest_sides=None, plan=None, min_fraction=0.9,
                             expected_gbps=None, outlier_z=3.5, outlier_min_rel=0.2, bad_verdicts=None,
-                            thresholds=None, counter_deltas=None):
+                            thresholds=None, counter_deltas=None, fleet_min_fraction=None):
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_judge_retests: the input must be a list of pair records")
     for name, value in (("retest_sides", retest_sides), ("counter_deltas", counter_deltas)):
@@ -120,8 +124,10 @@ def commcheck_judge_retests(records, family="rdma", retest_sides=None, plan=None
         pair_options = {"min_fraction": float(min_fraction), "outlier_z": float(outlier_z),
                         "outlier_min_rel": float(outlier_min_rel),
                         "expected_gbps": None if expected_gbps in (None, "") else float(expected_gbps)}
+        fraction = None if fleet_min_fraction in (None, "") else float(fleet_min_fraction)
         return jd.judge_retests(records, family, retest_sides, plan, pair_options, bad_verdicts,
-                                None if thresholds is None else _threshold_options(thresholds), counter_deltas)
+                                None if thresholds is None else _threshold_options(thresholds), counter_deltas,
+                                fraction)
     except (jd.JudgementError, rt.RetestError, th.ThresholdError, loc.LocalizationError, TypeError,
             ValueError) as exc:
         raise AnsibleFilterError("commcheck_judge_retests: %s" % exc)

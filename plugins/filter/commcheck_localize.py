@@ -22,6 +22,11 @@ description:
     but pass with each other (the switch they share); C(fleet) when every host of a rail is bad (and no few
     hosts explain every bad link), one for all rails when every rail is; C(flaky) for pairs that failed and
     then passed on retest, which are never reported as failed.
+  - A rail whose links are one tight population at the pass line (chance picks which fail, pass or pass on
+    retest) is its C(fleet) too; hosts that split into groups passing among themselves and failing across,
+    retests with known-good partners included, are a C(fabric) component (a slow spine in a ring). A host whose
+    every link on a rail measures far below the others each time counts them all as bad once one failed; one
+    that passed with known-good partners is no suspect.
   - A side of a failing pair that also fails with a known-good partner (partner retest) implicates that
     side's rail, or the whole host when that covers all of its rails.
   - An C(error) pair implicates the side that failed to answer, read from how each side ended (the records'

@@ -18,9 +18,11 @@ description:
     O(min_fraction) of the expected bandwidth (the lower link rate of the two ports, a port below its like
     ports counted at their rate, or O(expected_gbps)),
     V(warn) for a fleet outlier (robust z-score from the median and MAD beyond O(outlier_z) and at least
-    O(outlier_min_rel) from the median), even when every value passes; V(fail) for a value no expectation
-    judges (latency, a bandwidth without a link rate) that is 3 x worse than the best quarter of its
-    comparable records (latency also 5 us above it), so that it is retested.
+    O(outlier_min_rel) from the median), even when every value passes, compared by the fraction of each pair's
+    own expected rate where every pair has one (a fleet of mixed NIC speeds); V(fail) for a value no
+    expectation judges (latency, a bandwidth without a link rate) that is 3 x worse than the best quarter of its
+    comparable records (latency also 5 us above it), or an outlier beyond O(fleet_min_fraction) of their
+    median, so that it is retested.
   - Names culprits as C(finding) records; a node with more than half of its links bad is a bad node (or a bad
     NIC when that holds on some of its rails only), a bad link that no bad node explains is a bad link, and when
     every node is bad the finding is fleet-wide.
@@ -56,6 +58,12 @@ options:
     description: Smallest relative distance from the median that counts as an outlier.
     type: float
     default: 0.2
+  fleet_min_fraction:
+    description:
+      - The fleet threshold's fraction (C(clusterops.commcheck.commcheck_thresholds)); an outlier with no
+        expectation beyond it of the group's median fails here already, so that it is retested before the
+        thresholds fail it.
+    type: float
   unreachable:
     description: Hosts that could not be reached at all (each gets an V(error) finding).
     type: list
@@ -95,7 +103,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair
 
 
 def commcheck_pair_verdicts(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None, outlier_z=3.5,
-                            outlier_min_rel=0.2, unreachable=None, skipped=None):
+                            outlier_min_rel=0.2, unreachable=None, skipped=None, fleet_min_fraction=None):
     if not isinstance(sides, (list, tuple)):
         raise AnsibleFilterError("commcheck_pair_verdicts: the input must be a list of side results")
     if family not in ("rdma", "tcp"):
@@ -105,12 +113,13 @@ def commcheck_pair_verdicts(sides, jobs=None, family="rdma", min_fraction=0.9, e
         expected_gbps = None if expected_gbps in (None, "") else float(expected_gbps)
         outlier_z = float(outlier_z)
         outlier_min_rel = float(outlier_min_rel)
+        fleet_min_fraction = None if fleet_min_fraction in (None, "") else float(fleet_min_fraction)
     except (TypeError, ValueError) as exc:
         raise AnsibleFilterError("commcheck_pair_verdicts: %s" % exc)
     try:
         return analyze_pairs(list(sides), jobs=jobs, family=family, min_fraction=min_fraction,
                              expected_gbps=expected_gbps, outlier_z=outlier_z, outlier_min_rel=outlier_min_rel,
-                             unreachable=unreachable, skipped=skipped)
+                             unreachable=unreachable, skipped=skipped, fleet_min_fraction=fleet_min_fraction)
     except ValueError as exc:
         raise AnsibleFilterError("commcheck_pair_verdicts: %s" % exc)
 

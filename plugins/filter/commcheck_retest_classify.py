@@ -13,10 +13,12 @@ description:
   - Tags the records measured in the retest rounds (C(clusterops.commcheck.commcheck_retest_plan)) with
     C(params.retest), C(retest_purpose), C(attempt), C(origin), C(subject), C(partner).
   - A failing pair whose as-is retest passes is B(flaky), its record's verdict becomes C(flaky), not C(fail);
-    one that fails on every retest is B(confirmed). Partner retests say which side (if any) also fails with a
-    known-good host.
+    one that fails on every retest, or in more of its measurements than it passed (a port that fails again
+    after it passed), is B(confirmed). Partner retests say which side (if any) also fails with a known-good
+    host.
   - A retest that no expectation judges (latency; a bandwidth without a link rate) is judged against the first
-    pass's comparable records (3 x worse than their best quarter fails), not among the retests.
+    pass's comparable records (3 x worse than their best quarter fails, or an outlier beyond
+    O(fleet_min_fraction) of their median), not among the retests.
 options:
   _input:
     description: The original pair records.
@@ -50,6 +52,10 @@ options:
     description: The record kind of the summary record's C(params.family) (V(tcp_bw) for the TCP check).
     type: str
     default: rdma_bw
+  fleet_min_fraction:
+    description: The fleet threshold's fraction (C(clusterops.commcheck.commcheck_thresholds)), for the retests
+      no expectation judges.
+    type: float
 '''
 
 EXAMPLES = r'''
@@ -84,15 +90,16 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 
 
 def commcheck_retest_classify(records, retest_records=None, rounds=None, bad_verdicts=None, check="rdma_perf",
-                              kind="rdma_bw", skipped=None):
+                              kind="rdma_bw", skipped=None, fleet_min_fraction=None):
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_retest_classify: the input must be a list of pair records")
     if retest_records is not None and not isinstance(retest_records, (list, tuple)):
         raise AnsibleFilterError("commcheck_retest_classify: retest_records must be a list")
     try:
         tagged = rt.tag_retest_records(list(retest_records or []), rounds or [])
+        fraction = None if fleet_min_fraction in (None, "") else float(fleet_min_fraction)
         result = rt.classify(list(records), tagged, tuple(bad_verdicts) if bad_verdicts else rt.BAD_VERDICTS,
-                             skipped or [])
+                             skipped or [], fraction)
     except (rt.RetestError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("commcheck_retest_classify: %s" % exc)
     result["summary_record"] = rt.summary_record(result, check, kind)

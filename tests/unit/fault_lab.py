@@ -4,7 +4,8 @@
 """A synthetic fabric for the verdict chain: what the perftest module would return for each side of each planned
 pair and retest, with faults injected, run through the filters in the order the rdma_perf role calls them.
 
-pair verdicts -> retest plan -> retest sides -> retest verdicts -> retest classify -> thresholds -> localize, then
+pair verdicts -> retest plan -> retest sides -> commcheck_judge_retests (retest verdicts, classify, thresholds,
+localize: the one chain both roles call), then
 the published records (as ``roles/rdma_perf/tasks/verdicts.yml`` gathers them, plus what the caller adds:
 discovery, RoCE preflight, collective findings) -> culprits. No lab, no Ansible run: pure functions only.
 
@@ -22,10 +23,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.sche
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as cp
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_plan import commcheck_retest_plan
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_classify import \
-    commcheck_retest_classify
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_thresholds import commcheck_thresholds
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_localize import commcheck_localize
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_judge_retests import commcheck_judge_retests
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_roce_preflight import commcheck_roce_preflight
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_counter_deltas import commcheck_counter_deltas
 
@@ -38,6 +37,15 @@ FLEET_MIN_FRACTION = 0.5
 RETEST_PER_HOST = 3
 
 
+def in_phase(phase, when):
+    """Whether a fault of ``phase`` (None: always; ``retest``: every retest; a tuple: any of them) acts ``when``."""
+    if phase is None:
+        return True
+    if isinstance(phase, (list, tuple, set)):
+        return any(in_phase(p, when) for p in phase)
+    return when == phase or (phase == "retest" and when.startswith("retest"))
+
+
 def sends(op, server, client):
     """(sender, receiver) of a test's data: the client writes / sends to the server, reads from it."""
     return (server, client) if op == "read" else (client, server)
@@ -48,11 +56,16 @@ class Fabric(object):
 
     ``bw_faults``: fn(sender, receiver, rail, op, phase) -> factor (1.0 healthy), ``lat_faults``: fn(a, b, rail,
     phase) -> extra microseconds; ``errors``: fn(server, client, rail, phase) -> None or {role: how that side
-    ended in an error: cause, timed_out, spoke, code}; ``rates``: (host, rail) -> negotiated Gb/s where not RATE.
-    ``phase``: ``first`` or ``retest``.
+    ended in an error: cause, timed_out, spoke, code}; ``rates``: (host, rail) -> negotiated Gb/s where not RATE;
+    ``models``: host -> its NICs' model where not MT4129 (a fleet of mixed NICs).
+    ``phase``: ``first``, or ``retest<attempt>`` for the retests (a fault's ``phase`` ``retest``: all of them).
+
+    ``known_rate``: discovery reads each port's link rate (False: no expectation, the fleet alone judges);
+    ``repeats``: as-is retests of each failing pair; ``history``: earlier healthy runs in the history.
     """
 
-    def __init__(self, n=4, rails=2, pattern="mesh", ops=("write",), metrics=("bw",), rate=RATE, noise=0.01):
+    def __init__(self, n=4, rails=2, pattern="mesh", ops=("write",), metrics=("bw",), rate=RATE, noise=0.01,
+                 known_rate=True, repeats=1, history=0):
         self.hosts = ["h%d" % (i + 1) for i in range(n)]
         self.rails = rails
         self.pattern = pattern
@@ -60,6 +73,11 @@ class Fabric(object):
         self.metrics = list(metrics)
         self.rate = rate
         self.noise = noise
+        self.known_rate = known_rate
+        self.repeats = repeats
+        self.history_runs = history
+        self.run_index = 0
+        self.models = {}
         self.bw_faults = []
         self.lat_faults = []
         self.errors = []
@@ -75,7 +93,7 @@ class Fabric(object):
         every rail), in what it sends (``tx``), receives (``rx``) or both, in ``phase`` (None: every phase), in
         tests of ``op`` (None: every op)."""
         def fault(sender, receiver, k, test, when):
-            if (rail is not None and k != rail) or (phase is not None and when != phase) or \
+            if (rail is not None and k != rail) or not in_phase(phase, when) or \
                     (op is not None and test != op):
                 return 1.0
             if peer is not None:
@@ -94,7 +112,7 @@ class Fabric(object):
     def slow_between(self, factor, group_a, group_b, rail, phase=None):
         """Every path between a host of ``group_a`` and one of ``group_b`` on ``rail`` (a leaf uplink)."""
         def fault(sender, receiver, k, _op, when):
-            if k != rail or (phase is not None and when != phase):
+            if k != rail or not in_phase(phase, when):
                 return 1.0
             crosses = (sender in group_a and receiver in group_b) or (sender in group_b and receiver in group_a)
             return factor if crosses else 1.0
@@ -103,7 +121,7 @@ class Fabric(object):
 
     def late(self, extra_us, host=None, rail=None, peer=None, phase=None):
         def fault(a, b, k, when):
-            if (rail is not None and k != rail) or (phase is not None and when != phase):
+            if (rail is not None and k != rail) or not in_phase(phase, when):
                 return 0.0
             if peer is not None:
                 return extra_us if set((a, b)) == set((host, peer)) else 0.0
@@ -114,13 +132,17 @@ class Fabric(object):
     def fails(self, host, rail=None, how="exited", cause="no RDMA device", phase=None):
         """Every test of ``host`` on ``rail`` (None: every rail) ends in an error: its side exits with ``cause``
         (``exited``), or both sides wait until their deadline after connecting (``stalled``: the traffic never
-        flows, as between RoCE v1 and v2 ends)."""
+        flows, as between RoCE v1 and v2 ends), or no connection reaches the host's address (``refused``: the
+        server listens until its deadline, the client is refused all along, whichever side the host is)."""
         def fault(server, client, k, when):
             if host not in (server, client) or (rail is not None and k != rail) or \
-                    (phase is not None and when != phase):
+                    not in_phase(phase, when):
                 return None
             if how == "exited":
                 return {"server" if host == server else "client": {"cause": cause}}
+            if how == "refused":
+                return {"server": {"cause": "no client connected", "timed_out": True, "code": "server_no_client"},
+                        "client": {"cause": cause, "timed_out": True, "code": "connect_failed"}}
             return dict((role, {"cause": cause, "timed_out": True}) for role in ("server", "client"))
         self.errors.append(fault)
         return self
@@ -139,12 +161,19 @@ class Fabric(object):
         self.rates[(host, rail)] = gbps
         return self
 
+    def fitted(self, host, gbps, model="MT4123"):
+        """``host`` has NICs of another ``model`` that run at ``gbps`` on every rail (a fleet of mixed NICs)."""
+        self.models[host] = model
+        for k in range(self.rails):
+            self.rates[(host, k)] = gbps
+        return self
+
     # --- what the modules return -------------------------------------------------------
 
     def host_rails(self):
         return dict((h, [{"rail": k, "device": "mlx5_%d" % k, "port": 1, "gid_index": 3,
-                          "rate_gbps": self.rates.get((h, k), self.rate), "address": "10.0.%d.%d" % (k, i + 10),
-                          "model": "MT4129"}
+                          "rate_gbps": self.rates.get((h, k), self.rate) if self.known_rate else None,
+                          "address": "10.0.%d.%d" % (k, i + 10), "model": self.models.get(h, "MT4129")}
                          for k in range(self.rails) if (h, k) not in self.missing])
                     for i, h in enumerate(self.hosts))
 
@@ -161,8 +190,9 @@ class Fabric(object):
                 counters = dict((name, rises.get(name, 0)) for name in ("link_downed", "symbol_error",
                                                                         "port_rcv_errors", "port_xmit_discards"))
                 address = "10.0.%d.%d" % (k, i + 10)
-                devices.append({"name": "mlx5_%d" % k, "hca_type": "MT4129", "ports": [{
-                    "port": 1, "state": "ACTIVE", "link_layer": "Ethernet", "rate_gbps": self.rate, "gid_index": 3,
+                devices.append({"name": "mlx5_%d" % k, "hca_type": self.models.get(host, "MT4129"), "ports": [{
+                    "port": 1, "state": "ACTIVE", "link_layer": "Ethernet",
+                    "rate_gbps": self.rates.get((host, k), self.rate), "gid_index": 3,
                     "netdev": "eth%d" % k, "netdev_mtu": port["netdev_mtu"], "ipv4_cidr": [address + "/16"],
                     "gids": [{"index": 3, "gid": "0000:0000:0000:0000:0000:ffff:%s" % address,
                               "type": port["gid_type"], "ipv4": address}],
@@ -174,26 +204,36 @@ class Fabric(object):
         digest = zlib.crc32(repr(key).encode("utf-8")) % 10000 / 10000.0
         return 1.0 + self.noise * (2 * digest - 1)
 
+    def _keyed(self, *key):
+        """The jitter key of this run (an earlier run of the history has its own)."""
+        return key + ((self.run_index,) if self.run_index else ())
+
     def bandwidth(self, server, client, rail, op, phase, attempt=0):
         sender, receiver = sends(op, server, client)
         rate = min(self.rates.get((h, rail), self.rate) for h in (server, client))
-        value = rate * EFFICIENCY * self._jitter(server, client, rail, op, phase, attempt)
+        value = rate * EFFICIENCY * self._jitter(*self._keyed(server, client, rail, op, phase, attempt))
         for fault in self.bw_faults:
             value *= fault(sender, receiver, rail, op, phase)
         return round(value, 2)
 
     def latency(self, server, client, rail, phase, attempt=0):
-        value = BASE_LAT_US * self._jitter(server, client, rail, "lat", phase, attempt)
+        value = BASE_LAT_US * self._jitter(*self._keyed(server, client, rail, "lat", phase, attempt))
         for fault in self.lat_faults:
             value += fault(server, client, rail, phase)
         return round(value, 2)
 
     def sides(self, plans, phase):
+        """The sides of every planned pair; a retest's phase is ``retest<attempt>``."""
         out = []
         for num, plan in enumerate(plans):
+            attempts = dict(((job.get("round", num), job["server"], job["client"], job["rail"]),
+                             job["retest"]["attempt"]) for job in plan["jobs"] if job.get("retest"))
             for host, host_sides in plan["sides"].items():
                 for side in host_sides:
-                    out.append(self._side(dict(side, host=host, round=side.get("round", num)), phase))
+                    side = dict(side, host=host, round=side.get("round", num))
+                    pair = (host, side["peer"]) if side["role"] == "server" else (side["peer"], host)
+                    attempt = attempts.get((side["round"],) + pair + (side["rail"],))
+                    out.append(self._side(side, phase if attempt is None else "%s%d" % (phase, attempt)))
         return out
 
     def _side(self, side, phase):
@@ -229,29 +269,41 @@ class Fabric(object):
         counters = [commcheck_counter_deltas(before[h], after=after[h], host=h) for h in self.hosts]
         counter_deltas = list(counter_deltas) + [d for c in counters for d in c["deltas"]]
         first = commcheck_pair_verdicts(self.sides(plans, "first"), jobs=jobs, family="rdma",
-                                        min_fraction=MIN_FRACTION, skipped=skipped)
-        plan = commcheck_retest_plan(first["records"], host_rails=host_rails, repeats=1 if retests else 0,
+                                        min_fraction=MIN_FRACTION, skipped=skipped,
+                                        fleet_min_fraction=FLEET_MIN_FRACTION)
+        plan = commcheck_retest_plan(first["records"], host_rails=host_rails, repeats=self.repeats if retests else 0,
                                      round_offset=1000, per_host=RETEST_PER_HOST)
-        rjobs = [job for rnd in plan["rounds"] for job in rnd["jobs"]]
-        retest_records = commcheck_pair_verdicts(self.sides(plan["rounds"], "retest"), jobs=rjobs, family="rdma",
-                                                 min_fraction=MIN_FRACTION)["records"] if rjobs else []
-        classified = commcheck_retest_classify(first["records"], retest_records, plan["rounds"],
-                                               bad_verdicts=["fail"], skipped=plan["skipped"])
-        judged = commcheck_thresholds(classified["records"], history=[], efficiency=MIN_FRACTION,
-                                      fleet_min_fraction=FLEET_MIN_FRACTION, set_verdicts=True)
-        localized = commcheck_localize(judged["records"], kind="rdma_bw", check="rdma_perf",
-                                       retest_summary=classified["summary"], counter_deltas=list(counter_deltas))
-        published = localized["records"] + localized["findings"] + \
+        judged = commcheck_judge_retests(
+            first["records"], family="rdma", retest_sides=self.sides(plan["rounds"], "retest"), plan=plan,
+            min_fraction=MIN_FRACTION, bad_verdicts=["fail"], fleet_min_fraction=FLEET_MIN_FRACTION,
+            thresholds={"history": self.history(), "efficiency": MIN_FRACTION,
+                        "fleet_min_fraction": FLEET_MIN_FRACTION},
+            counter_deltas=list(counter_deltas))
+        published = judged["records"] + judged["findings"] + \
             [f for f in first["findings"] if f["params"].get("family") != "rdma_bw"] + preflight["records"] + \
-            [r for c in counters for r in c["records"]] + list(extra_records)
-        if classified["summary"]["failing_pairs"]:
-            published.append(classified["summary_record"])
-        if localized["summary"]["links_bad"] + localized["summary"]["links_flaky"]:
-            published.append(localized["summary_record"])
-        self.first, self.plan, self.classified, self.judged, self.localized = first, plan, classified, judged, localized
+            [r for c in counters for r in c["records"]] + list(extra_records) + judged["summary_records"]
+        self.first, self.plan, self.judged = first, plan, judged
         self.published = published
         self.culprits = cp.culprits(published)
         return self.culprits
+
+    def history(self):
+        """The pair records of ``history_runs`` earlier runs of this fabric without its faults, as the history
+        lookup returns them."""
+        out = []
+        for num in range(1, self.history_runs + 1):
+            past = Fabric(len(self.hosts), self.rails, self.pattern, self.ops, self.metrics, self.rate, self.noise,
+                          self.known_rate)
+            past.models, past.rates, past.missing, past.run_index = self.models, self.rates, self.missing, num
+            host_rails = past.host_rails()
+            tests = [{"test": op, "metric": metric} for op in self.ops for metric in self.metrics]
+            plans = plan_rounds(commcheck_schedule(self.hosts, self.pattern), host_rails, tests)
+            jobs = [dict(job, round=k) for k, plan in enumerate(plans) for job in plan["jobs"]]
+            first = commcheck_pair_verdicts(past.sides(plans, "first"), jobs=jobs, family="rdma",
+                                            min_fraction=MIN_FRACTION)
+            out += [dict(rec, run_id="run-%d" % num, time="2026-11-%02dT00:00:00Z" % num)
+                    for rec in first["records"] if rec["verdict"] == "pass"]
+        return out
 
     def tcp_records(self, rail=0):
         """What the tcp_perf role publishes: iperf3 between the hosts' addresses on ``rail`` (one path per pair,
@@ -266,21 +318,15 @@ class Fabric(object):
                                        fleet_min_fraction=FLEET_MIN_FRACTION, set_verdicts=True)["records"]
         plan = commcheck_retest_plan(records, host_rails=tcp_rails, repeats=1, round_offset=1000,
                                      per_host=RETEST_PER_HOST, side_tests=False, base_port=5301)
-        rjobs = [job for rnd in plan["rounds"] for job in rnd["jobs"]]
         fleet = next((r["metrics"]["fleet_median"] for r in first["records"] if "fleet_median" in r["metrics"]),
                      None)
-        retest_records = commcheck_pair_verdicts(
-            self.tcp_sides(plan["rounds"], "retest", rail), jobs=rjobs, family="tcp", min_fraction=FLEET_MIN_FRACTION,
-            expected_gbps=fleet)["records"] if rjobs else []
-        classified = commcheck_retest_classify(records, retest_records, plan["rounds"], bad_verdicts=["fail"],
-                                               check="tcp_perf", kind="tcp_bw", skipped=plan["skipped"])
-        localized = commcheck_localize(classified["records"], kind="tcp_bw", check="tcp_perf",
-                                       retest_summary=classified["summary"])
-        published = localized["records"] + localized["findings"]
-        if not localized["components"]:
+        judged = commcheck_judge_retests(records, family="tcp",
+                                         retest_sides=self.tcp_sides(plan["rounds"], "retest", rail), plan=plan, min_fraction=FLEET_MIN_FRACTION, expected_gbps=fleet,
+                                         bad_verdicts=["fail"])
+        published = judged["records"] + judged["findings"]
+        if not judged["localized"]["components"]:
             published += first["findings"]
-        if localized["summary"]["links_bad"] + localized["summary"]["links_flaky"]:
-            published.append(localized["summary_record"])
+        return published + judged["summary_records"]
         return published
 
     def tcp_sides(self, plans, phase, rail):

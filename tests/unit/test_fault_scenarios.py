@@ -177,7 +177,7 @@ def test_a_late_host_with_normal_bandwidth_is_the_host_also_after_its_retests(n)
     fabric = Fabric(n, metrics=("bw", "lat")).late(50, "h2")
     assert names(fabric) == ["host h2"]
     # its latency retests are judged against the first pass, not among themselves (all late)
-    retests = [r for r in fabric.classified["records"]
+    retests = [r for r in fabric.judged["records"]
                if r["kind"] == "rdma_lat_retest" and "h2" in (r["host"], r["peer"])]
     assert retests and all(r["verdict"] == "fail" for r in retests)
 
@@ -356,3 +356,147 @@ def test_a_nic_slow_once_that_tcp_sees_too_is_one_flaky_nic():
 
 def test_a_nic_whose_tests_exit_with_its_own_error_is_that_nic():
     assert names(Fabric(8).fails("h4", 0, cause="Failed to modify QP to RTR")) == ["nic h4 mlx5_0 (rail 0)"]
+
+
+def test_a_host_no_connection_reaches_is_that_host_whichever_side_it_is():
+    # its address is unreachable on every rail: as server it listens in vain, as client it is refused
+    for n, pattern in ((4, "mesh"), (8, "ring"), (16, "mesh"), (8, "star")):
+        fabric = Fabric(n, pattern=pattern).fails("h1" if pattern == "star" else "h3", how="refused",
+                                                  cause="connect_failed: Connection refused")
+        assert names(fabric) == ["host %s" % ("h1" if pattern == "star" else "h3")]
+
+
+# --- sizes, patterns and rails: where the first fault classes were named wrong ---------------------
+
+SIZES = [(8, 1, "mesh"), (8, 8, "ring"), (16, 2, "mesh"), (16, 8, "ring"), (32, 1, "ring"), (32, 8, "mesh")]
+
+
+@pytest.mark.parametrize("n,rails,pattern", [(4, 1, "mesh")] + SIZES)
+@pytest.mark.parametrize("gbps", [200.0, 100.0])
+def test_a_host_with_slower_nics_than_the_fleet_is_judged_at_its_own_rate(n, rails, pattern, gbps):
+    # a 200G (or 100G) host among 400G ones delivers what its own NICs can: healthy, though far below the others
+    assert names(Fabric(n, rails, pattern, rate=400.0).fitted("h2", gbps)) == []
+
+
+@pytest.mark.parametrize("n,rails,pattern", SIZES)
+@pytest.mark.parametrize("history", [0, 3])
+def test_a_slow_host_in_a_fleet_of_mixed_nics_is_that_host_alone(n, rails, pattern, history):
+    fabric = Fabric(n, rails, pattern, rate=400.0, history=history)
+    for host in fabric.hosts[:n // 4]:
+        fabric.fitted(host, 200.0)
+    assert names(fabric.slow(0.6, "h%d" % n)) == ["host h%d" % n]
+
+
+@pytest.mark.parametrize("n", [8, 16, 32])
+@pytest.mark.parametrize("rails", [1, 2, 8])
+def test_two_slow_hosts_of_a_ring_are_not_the_host_between_them(n, rails):
+    # h1 sits between h2 and hN: both its only peers are slow, and it passes with known-good partners
+    fabric = Fabric(n, rails, pattern="ring").slow(0.3, "h2").slow(0.3, "h%d" % n)
+    assert names(fabric) == sorted(["host h2", "host h%d" % n])
+    if rails > 1:
+        fabric = Fabric(n, rails, pattern="ring").slow(0.3, "h2").slow(0.3, "h%d" % n, rail=rails - 1)
+        assert names(fabric) == ["host h2", "nic h%d mlx5_%d (rail %d)" % (n, rails - 1, rails - 1)]
+
+
+@pytest.mark.parametrize("n,rails,pattern", [(4, 2, "mesh"), (8, 1, "ring"), (16, 8, "mesh"), (32, 2, "ring")])
+@pytest.mark.parametrize("phases,verdict", [
+    (("first", "retest2"), "fail"),     # fails, passes its retest, fails again: a port that flaps
+    (("first", "retest1"), "fail"),     # fails twice, then passes once
+    (("first",), "flaky"),              # fails once, then passes twice: a moment
+])
+def test_a_flapping_port_fails_and_a_moment_is_flaky_by_how_often_it_failed(n, rails, pattern, phases, verdict):
+    flaky = " (flaky)" if verdict == "flaky" else ""
+    link = Fabric(n, rails, pattern, repeats=2).slow(0.3, "h3", rail=0, peer="h4", phase=phases)
+    assert names(link) == ["link h3 - h4 (rail 0)" + flaky]
+    nic = Fabric(n, rails, pattern, repeats=2).slow(0.3, "h3", rail=0, phase=phases)
+    assert names(nic) == [("nic h3 mlx5_0 (rail 0)" if rails > 1 else "host h3") + flaky]
+    host = Fabric(n, rails, pattern, repeats=2).slow(0.3, "h3", phase=phases)
+    assert names(host) == ["host h3" + flaky]
+
+
+@pytest.mark.parametrize("n,rails,pattern", [(8, 2, "mesh"), (8, 8, "ring"), (16, 2, "ring"), (16, 8, "mesh"),
+                                             (32, 2, "mesh"), (32, 8, "ring")])
+@pytest.mark.parametrize("factor", [0.945, 0.94])
+def test_a_rail_whose_every_link_is_at_the_pass_line_is_its_fabric_not_a_scatter_of_nics(n, rails, pattern, factor):
+    # every link of rail 1 delivers about 0.89 of its rate against a line at 0.9: chance picks which fail
+    found = only(Fabric(n, rails, pattern).slow(factor, rail=1), "fabric")
+    assert found["rail"] == 1
+    # a slow NIC of the same rail, and one of another rail, are still their NICs
+    fabric = Fabric(n, rails, pattern).slow(factor, rail=1).slow(0.3, "h3", rail=1)
+    assert names(fabric) == ["fabric of rail 1", "nic h3 mlx5_1 (rail 1)"]
+    fabric = Fabric(n, rails, pattern).slow(factor, rail=1).slow(0.3, "h3", rail=0)
+    assert names(fabric) == ["fabric of rail 1", "nic h3 mlx5_0 (rail 0)"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", [(8, 2, "mesh"), (16, 8, "ring"), (32, 8, "mesh")])
+def test_every_rail_at_the_pass_line_is_one_fabric_culprit(n, rails, pattern):
+    found = only(Fabric(n, rails, pattern).slow(0.945), "fabric")
+    assert found["rail"] is None and "every rail" in found["cause"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", SIZES)
+@pytest.mark.parametrize("factor", [0.95, 0.947])
+def test_a_host_or_nic_at_the_pass_line_is_that_host_or_nic(n, rails, pattern, factor):
+    # its every link is 5 % below the others', and noise puts each on either side of the line
+    assert names(Fabric(n, rails, pattern).slow(factor, "h3")) == ["host h3"]
+    expected = "nic h3 mlx5_%d (rail %d)" % (rails - 1, rails - 1) if rails > 1 else "host h3"
+    assert names(Fabric(n, rails, pattern).slow(factor, "h3", rail=rails - 1)) == [expected]
+
+
+@pytest.mark.parametrize("n,rails,pattern", SIZES)
+@pytest.mark.parametrize("rail", [None, 0])
+def test_a_host_or_nic_twice_as_late_as_the_fleet_is_that_host_or_nic_or_nothing_never_its_links(
+        n, rails, pattern, rail):
+    # a CPU governor in powersave: 4 us where the fleet answers in 2, right at the far line (median / 0.5)
+    found = names(Fabric(n, rails, pattern, metrics=("bw", "lat")).late(2, "h3", rail=rail))
+    whole = rail is None or rails == 1
+    assert found in ([], ["host h3" if whole else "nic h3 mlx5_0 (rail 0)"])
+    if n >= 16 and pattern == "mesh" and whole:
+        assert found == ["host h3"]
+
+
+@pytest.mark.parametrize("n", [8, 16, 32])
+@pytest.mark.parametrize("rails", [1, 8])
+def test_a_slow_spine_between_two_halves_of_a_ring_is_the_fabric(n, rails):
+    # the ring crosses the cut twice; the retests with known-good partners fail across it too
+    fabric = Fabric(n, rails, pattern="ring")
+    rail = min(1, rails - 1)
+    fabric.slow_between(0.5, fabric.hosts[:n // 2], fabric.hosts[n // 2:], rail=rail)
+    found = only(fabric, "fabric")
+    assert found["rail"] == rail and "split into 2 groups" in found["cause"]
+
+
+@pytest.mark.parametrize("n,pattern", [(8, "mesh"), (8, "ring"), (16, "mesh"), (16, "ring")])
+def test_a_moment_of_slowness_without_a_known_rate_is_flaky(n, pattern):
+    # 40 % of its peers' rate: below the fleet threshold's half of the median, so retested before it is blamed
+    fabric = Fabric(n, pattern=pattern, known_rate=False).slow(0.4, "h3", rail=1, phase="first")
+    assert names(fabric) == ["nic h3 mlx5_1 (rail 1) (flaky)"]
+    fabric = Fabric(n, pattern=pattern, known_rate=False).slow(0.4, "h3", rail=1, peer="h4", phase="first")
+    assert names(fabric) == ["link h3 - h4 (rail 1) (flaky)"]
+
+
+# --- pinned: fault classes the chain already names right at every size --------------------------------
+
+@pytest.mark.parametrize("n,rails,pattern", SIZES)
+def test_a_host_whose_pcie_slows_every_rail_to_two_thirds_is_the_host_and_one_such_rail_its_nic(n, rails, pattern):
+    assert names(Fabric(n, rails, pattern).slow(0.65, "h3")) == ["host h3"]
+    if rails > 1:
+        assert names(Fabric(n, rails, pattern).slow(0.65, "h3", rail=1)) == ["nic h3 mlx5_1 (rail 1)"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", SIZES)
+def test_one_direction_of_a_link_slow_in_reads_and_writes_is_that_link(n, rails, pattern):
+    fabric = Fabric(n, rails, pattern, ops=("write", "read")).slow(0.3, "h1", rail=0, peer="h2", direction="tx")
+    assert names(fabric) == ["link h1 - h2 (rail 0)"]
+
+
+@pytest.mark.parametrize("n", [4, 8, 16, 32])
+@pytest.mark.parametrize("rails", [1, 8])
+def test_a_star_names_its_center_or_a_leaf(n, rails):
+    assert names(Fabric(n, rails, pattern="star").slow(0.3, "h1")) == ["host h1"]
+    assert names(Fabric(n, rails, pattern="star").slow(0.3, "h3")) == ["host h3"]
+
+
+@pytest.mark.parametrize("n,rails", [(32, 1), (32, 8)])
+def test_a_bad_host_among_32_with_ring_pairs_only_is_that_host(n, rails):
+    assert names(Fabric(n, rails, pattern="ring").slow(0.3, "h17")) == ["host h17"]

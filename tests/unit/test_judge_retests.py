@@ -14,6 +14,10 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_check_verdict import commcheck_check_verdict
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_judge_retests import commcheck_judge_retests
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_localize import commcheck_localize
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_classify import \
+    commcheck_retest_classify
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_thresholds import commcheck_thresholds
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement
 
 from fault_lab import FLEET_MIN_FRACTION, MIN_FRACTION, Fabric
@@ -47,20 +51,36 @@ def rdma_thresholds():
     return {"history": [], "efficiency": MIN_FRACTION, "fleet_min_fraction": FLEET_MIN_FRACTION}
 
 
+def step_by_step(first, sides, plan):
+    """classify -> thresholds -> localize called one by one, as roles/rdma_perf chained them before."""
+    jobs = [job for rnd in plan["rounds"] for job in rnd["jobs"]]
+    retest_records = commcheck_pair_verdicts(sides, jobs=jobs, family="rdma",
+                                             min_fraction=MIN_FRACTION)["records"] if jobs else []
+    classified = commcheck_retest_classify(first, retest_records, plan["rounds"], bad_verdicts=["fail"],
+                                           skipped=plan["skipped"], fleet_min_fraction=FLEET_MIN_FRACTION)
+    judged = commcheck_thresholds(classified["records"], history=[], efficiency=MIN_FRACTION,
+                                  fleet_min_fraction=FLEET_MIN_FRACTION, set_verdicts=True)
+    localized = commcheck_localize(judged["records"], kind="rdma_bw", check="rdma_perf",
+                                   retest_summary=classified["summary"])
+    summaries = [classified["summary_record"]] if classified["summary"]["failing_pairs"] else []
+    if localized["summary"]["links_bad"] + localized["summary"]["links_flaky"]:
+        summaries.append(localized["summary_record"])
+    return classified, localized, summaries
+
+
 @pytest.mark.parametrize("build", [slowed_host, late_once, flaky_link, slow_link], ids=lambda f: f.__name__)
 def test_the_rdma_chain_is_the_one_the_filters_made_step_by_step(build):
-    """The same records, findings and summaries as classify -> thresholds -> localize called one by one (how
-    roles/rdma_perf judged before the steps became one)."""
     fabric = build()
     fabric.run()
     sides = fabric.sides(fabric.plan["rounds"], "retest")
     judged = commcheck_judge_retests(fabric.first["records"], family="rdma", retest_sides=sides, plan=fabric.plan,
-                                     min_fraction=MIN_FRACTION, bad_verdicts=["fail"], thresholds=rdma_thresholds())
-    assert judged["records"] == fabric.localized["records"]
-    assert judged["findings"] == fabric.localized["findings"]
-    assert judged["retests"] == fabric.classified["summary"]
-    expected_summaries = [r for r in fabric.published if r["kind"] in ("retest_summary", "localization")]
-    assert judged["summary_records"] == expected_summaries
+                                     min_fraction=MIN_FRACTION, bad_verdicts=["fail"], thresholds=rdma_thresholds(),
+                                     fleet_min_fraction=FLEET_MIN_FRACTION)
+    classified, localized, summaries = step_by_step(fabric.first["records"], sides, fabric.plan)
+    assert judged["records"] == localized["records"]
+    assert judged["findings"] == localized["findings"]
+    assert judged["retests"] == classified["summary"]
+    assert judged["summary_records"] == summaries
     # each of these faults is judged something: a component, or (latency, which localization leaves to the
     # culprits) a flaky record
     assert judged["findings"] or [r for r in judged["records"] if r["verdict"] == "flaky"]

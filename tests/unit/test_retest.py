@@ -194,13 +194,21 @@ def test_classify_flaky_confirmed_not_retested():
     assert summary["cause"] == "4 retest(s) of 3 failing pair(s): 1 confirmed, 1 flaky, 1 not retested"
 
 
-def test_classify_repeats_one_pass_of_several_is_flaky():
+@pytest.mark.parametrize("again,status", [
+    (("pass",), "flaky"),                       # failed once, passed once: a moment
+    (("pass", "pass", "fail"), "flaky"),        # failed 2 of 4: as often as it passed
+    (("fail", "pass", "fail"), "confirmed"),    # failed 3 of 4: it passed once in between, a flapping port
+    (("pass", "fail"), "confirmed"),            # failed again after it passed: 2 of 3
+])
+def test_classify_repeats_flaky_only_when_it_passed_as_often_as_it_failed(again, status):
     records = [rec("h1", "h2", 0, "fail")]
     retests = [rec("h1", "h2", 0, v, retest=True, retest_purpose="as_is", attempt=i + 1)
-               for i, v in enumerate(("fail", "pass", "fail"))]
+               for i, v in enumerate(again)]
     out = rt.classify(records, retests)
-    assert out["pairs"][0]["status"] == "flaky" and out["pairs"][0]["first_pass"] == 2
-    assert "passed on retest 2 of 3" in out["records"][0]["cause"]
+    assert out["pairs"][0]["status"] == status and out["pairs"][0]["first_pass"] == again.index("pass") + 1
+    assert out["records"][0]["verdict"] == ("flaky" if status == "flaky" else "fail")
+    if status == "flaky":
+        assert "passed on retest %d of %d" % (again.index("pass") + 1, len(again)) in out["records"][0]["cause"]
 
 
 # --- the whole flow: pair results -> retest plan -> retest results -> classify -> localize ----------------

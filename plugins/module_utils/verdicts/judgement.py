@@ -36,7 +36,7 @@ class JudgementError(ValueError):
 
 
 def judge_retests(records, family, retest_sides=None, plan=None, pair_options=None, bad_verdicts=None,
-                  thresholds=None, counter_deltas=None):
+                  thresholds=None, counter_deltas=None, fleet_min_fraction=None):
     """``{records, findings, localized, retests, summary_records}`` of a pair check after its retests.
 
     records: the first pass's judged pair records. retest_sides: the side results of the retest rounds.
@@ -44,7 +44,8 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     ``analyze_pairs`` options that judge a retest side (min_fraction, expected_gbps, outlier_z,
     outlier_min_rel). bad_verdicts: the verdicts that were retested. thresholds: ``thresholds.evaluate``
     options (``THRESHOLD_OPTIONS``), or None when the check applied them before. counter_deltas: port
-    counter changes, evidence for localization.
+    counter changes, evidence for localization. fleet_min_fraction: the fleet threshold's fraction, for the
+    retests no expectation judges (``retest.classify``).
     """
     kind, check = _family(family)
     bad = tuple(bad_verdicts) if bad_verdicts else rt.BAD_VERDICTS
@@ -52,7 +53,7 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     rounds = plan.get("rounds") or []
     retest_records = _judged_retest_records(retest_sides, rounds, family, pair_options) if rounds else []
     classified = rt.classify(list(records), rt.tag_retest_records(retest_records, rounds), bad,
-                             plan.get("skipped") or [])
+                             plan.get("skipped") or [], fleet_min_fraction=fleet_min_fraction)
     judged = classified["records"] if thresholds is None else _with_thresholds(classified["records"], thresholds)
     # a retest-worthy verdict (bad_verdicts may add warn) is not a broken link: localization names fail / error
     localized = loc.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2)

@@ -10,9 +10,10 @@ Retests (see ``retest``) are observations too: an *as is* retest repeats a
 failing pair, a *partner* retest pairs one side of a failing pair with a host
 that passed.
 
-1. Link status per (rail, pair): ``good``; ``bad`` (failed, and failed again
-   on every retest: ``confirmed``; or not retested); ``flaky`` (failed, then
-   passed on a retest).
+1. Link status per (rail, pair): ``good``; ``bad`` (a test of it failed in
+   more of its measurements than it passed: failed again on a retest,
+   ``confirmed``; or not retested); ``flaky`` (failed, then passed on as many
+   retests as it failed).
 2. A host's rail is *suspect* when more than ``host_fraction`` of its links on
    that rail are bad (at least ``min_bad_links``). A host suspect on every
    rail it has (with four rails or more, on most of them) is the culprit
@@ -21,7 +22,13 @@ that passed.
    explain every bad link of it, the problem is the rail's ``fleet`` (switch
    plane, expectation; every rail's: one ``fleet`` with no rail). Suspects
    of a rail that pass with each other are hosts behind one switch: a
-   ``fabric`` component, not their NICs.
+   ``fabric`` component, not their NICs. A host that passed with known-good
+   partners is no suspect; one whose links on a rail are far below the
+   rail's others every time counts them all as bad once one failed. A rail
+   whose links are one tight population at the pass line is the rail's
+   ``fleet`` too (chance picks which of them fail); hosts that split into
+   groups passing among themselves and failing across, known-good partners
+   too, are a ``fabric`` component (a spine in a ring).
 3. A bad link no suspect explains is judged by its partner retests: a side
    that also fails with a known-good partner implicates that side's rail
    (or the whole host when that covers all of its rails); an ``error``
@@ -55,6 +62,7 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_components as lc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import fails_most
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 BAD_VERDICTS = ("fail", "error")
@@ -239,12 +247,12 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
             partners.setdefault((rail, subject), []).append({
                 "partner": partner, "verdict": obs["verdict"], "value": obs.get("value"),
                 "bad": obs["verdict"] in bad_verdicts, "origin": obs.get("origin"),
-                "op": obs.get("op")})
+                "op": obs.get("op"), "expected": obs.get("expected")})
             continue
         key = (rail, pair_key(obs["host"], obs["peer"]))
         link = links.setdefault(key, {"rail": rail, "hosts": key[1], "original": [], "retests": [],
                                       "values": [], "retest_values": [], "expected": None, "ops": set(),
-                                      "causes": []})
+                                      "causes": [], "original_of": {}, "retests_of": {}})
         if obs.get("expected") is not None:
             link["expected"] = obs["expected"]
         if obs.get("op"):
@@ -252,9 +260,11 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
         if obs.get("retest") == "as_is":
             link["retests"].append(obs["verdict"])
             link["retest_values"].append(obs.get("value"))
+            link["retests_of"].setdefault(obs.get("op"), []).append(obs["verdict"])
         else:
             link["original"].append(obs["verdict"])
             link["values"].append(obs.get("value"))
+            link["original_of"].setdefault(obs.get("op"), []).append(obs["verdict"])
             if obs["verdict"] in bad_verdicts and obs.get("cause"):
                 link["causes"].append(obs["cause"])
             if obs["verdict"] == "error" and obs["verdict"] in bad_verdicts:
@@ -269,48 +279,41 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
 
 
 def _status(link, bad_verdicts):
-    original = link["original"]
-    retests = link["retests"]
-    if any(v == "flaky" for v in original):
+    """(status, confirmed) of a link from each test's first-pass verdict and as-is retests: ``bad`` when a test of
+    it failed in more of its measurements than it passed (``retest.fails_most``; not retested: failed once), else
+    ``flaky`` when a test failed and passed again, else ``good`` (``unknown`` when nothing ran)."""
+    statuses = [_test_status(original, link["retests_of"].get(test, []), bad_verdicts)
+                for test, original in link["original_of"].items()]
+    if "bad" in statuses:
+        return "bad", any(status == "bad" and link["retests_of"].get(test) for test, status in
+                          zip(link["original_of"], statuses))
+    if "flaky" in statuses:
         return "flaky", False
-    failed = any(v in bad_verdicts for v in original)
-    if not failed:
-        if original and all(v in ("skipped",) for v in original):
-            return "unknown", False
-        return "good", False
-    if any(v not in bad_verdicts for v in retests):
-        return "flaky", False
-    return "bad", bool(retests)
+    if link["original"] and all(v in ("skipped",) for v in link["original"]):
+        return "unknown", False
+    return "good", False
+
+
+def _test_status(original, retests, bad_verdicts):
+    """bad | flaky | good of one test of a link (its first-pass verdicts, as classified, and as-is retests)."""
+    failed = [v for v in original if v in bad_verdicts]
+    if failed:
+        return "bad" if fails_most(failed + list(retests), bad_verdicts) else "flaky"
+    return "flaky" if "flaky" in original else "good"
 
 
 # --- host-rail statistics ---------------------------------------------------------
 
-def host_rail_stats(links):
-    """(host, rail) -> {links, bad, flaky, bad_peers, flaky_peers, values}."""
-    stats = {}
-    for (rail, pair), link in links.items():
-        if link["status"] == "unknown":
-            continue
-        for node in pair:
-            other = pair[1] if node == pair[0] else pair[0]
-            entry = stats.setdefault((node, rail), {"links": 0, "bad": 0, "flaky": 0, "bad_peers": [],
-                                                    "flaky_peers": []})
-            entry["links"] += 1
-            if link["status"] == "bad":
-                entry["bad"] += 1
-                entry["bad_peers"].append(other)
-            elif link["status"] == "flaky":
-                entry["flaky"] += 1
-                entry["flaky_peers"].append(other)
-    return stats
+host_rail_stats = lc.host_rail_stats
 
 
 # --- the decision ---------------------------------------------------------------------
 
-def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links"):
-    """The :class:`localization_components.LinkView` the steps of :func:`localize` read."""
+def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links", higher=True):
+    """The :class:`localization_components.LinkView` the steps of :func:`localize` read (``higher``: the
+    values are better higher, a bandwidth; not a latency)."""
     links, partners, devices, blame, hung = link_table(observations, bad_verdicts)
-    return lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what, hung)
+    return lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what, hung, higher)
 
 
 def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None):
@@ -323,19 +326,26 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
         raise LocalizationError("host_fraction must be in (0, 1), got %r" % (host_fraction,))
     if int(min_bad_links) < 1:
         raise LocalizationError("min_bad_links must be at least 1, got %r" % (min_bad_links,))
-    view = link_view(observations, bad_verdicts, what)
-    suspect = lc.suspect_host_rails(view, host_fraction, min_bad_links)
-    components, fleet_rails = lc.fleet_components(view, lc.majority_host_rails(view, host_fraction, min_bad_links),
-                                                  suspect)
+    shown = link_view(observations, bad_verdicts, what, not str(label or "").endswith("_lat"))
+    suspect = lc.suspect_host_rails(shown, host_fraction, min_bad_links)
+    fleets, fleet_rails = lc.fleet_components(shown, lc.majority_host_rails(shown, host_fraction, min_bad_links),
+                                              suspect)
+    shortfalls, view = lc.shortfall_components(shown, suspect, fleet_rails)
+    if shortfalls:
+        suspect = lc.suspect_host_rails(view, host_fraction, min_bad_links)
+    components = lc.one_for_every_rail(view, fleets + shortfalls)
     switches, switched = lc.switch_components(view, suspect, fleet_rails)
-    components += switches
+    cuts, cut = lc.cut_components(view, fleet_rails, switched)
+    switched = set(switched) | cut
+    components += switches + cuts
     implicated = dict(((n, r), "majority") for (n, r) in suspect if r not in fleet_rails and (n, r) not in switched)
+    implicated.update(lc.outliers_of_fleet_rails(view, fleet_rails))
     implicated, open_links = lc.blame_sides(view, implicated, fleet_rails, switched)
     components += lc.node_components(view, implicated, fleet_rails)
     components += lc.path_components(view, open_links)
-    components += lc.flaky_components(view, host_fraction, min_bad_links)
+    components += lc.flaky_components(view, host_fraction, min_bad_links, fleet_rails)
     components.sort(key=_severity)
-    return _result(components, view)
+    return _result(components, shown)
 
 
 def _severity(comp):

@@ -9,10 +9,14 @@ statistics per host and rail) and returns the components it names, built by
 
 - :func:`suspect_host_rails`: the (host, rail) pairs with mostly bad links,
   worst first, each one's links no longer counting against its peers;
+- :func:`shortfall_components`: rails whose links are one tight population at the
+  pass line, so that chance picks which fail (the rail's, not those links' hosts);
 - :func:`fleet_components`: rails where every host has mostly bad links (and no few of
   them explain every bad link);
 - :func:`switch_components`: suspects of one rail that pass with each other: the
   switch they share (a ``fabric`` component), not their NICs;
+- :func:`cut_components`: hosts of a rail that split into groups passing among
+  themselves and failing across, known-good partners too (a spine in a ring);
 - :func:`blame_sides`: bad links no suspect explains, judged by partner
   retests and by the side that failed to answer in an ``error`` (which side,
   if any, is implicated; a side that hung implicates its whole host);
@@ -29,6 +33,7 @@ statistics per host and rail) and returns the components it names, built by
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import median, spread_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 FINDING_NAME = {"host": "bad_node", "rail": "bad_nic", "link": "bad_link", "fabric": "fabric",
@@ -54,6 +59,14 @@ FIX = {
 SWITCH_FIX = ("hosts that pass with each other fail with every host outside their group: check the switch they "
               "share on that rail (the leaf, its uplinks and their error counters, ECMP, PFC / ECN), not the hosts")
 MANY_RAILS = 4
+# a link is an outlier of its rail beyond this robust z (the fleet threshold's default)
+OUTLIER_Z = 3.5
+# a rail whose links spread more than this (MAD / median) is not one population: its failures are not its own
+SHORTFALL_SPREAD = 0.05
+SHORTFALL_FIX = ("the rail's links all run at about the same rate and that rate is at the pass line, so which of "
+                 "them fail is chance: check what the whole rail shares (its switches' configuration and firmware, "
+                 "PFC / ECN, MTU, congestion from other traffic) and whether the expected rate and efficiency fit "
+                 "this hardware, not the hosts")
 _NO_STAT = {"links": 0, "bad": 0, "bad_peers": [], "flaky": 0}
 
 
@@ -74,10 +87,13 @@ def majority(count, total, fraction, minimum):
 
 class LinkView(object):
     """What the steps decide from: ``link_table``'s links, partner results, devices and error blame
-    (``hung``: the (rail, host) sides that never answered), ``host_rail_stats``' statistics, and
-    ``what`` the links are (for causes)."""
+    (``hung``: the (rail, host) sides that never answered), ``host_rail_stats``' statistics,
+    ``what`` the links are (for causes) and whether ``higher`` values are better (bandwidth; not latency)."""
 
-    def __init__(self, links, partners, devices, blame, stats, what="links", hung=None):
+    def __init__(self, links, partners, devices, blame, stats, what="links", hung=None, higher=True):
+        self.higher = higher
+        self._outliers = None
+        self._spreads = {}
         self.links = links
         self.partners = partners
         self.devices = devices
@@ -95,11 +111,25 @@ class LinkView(object):
         return self.stats.get((node, rail)) or dict(_NO_STAT, bad_peers=[])
 
     def partner_view(self, node, rail):
-        """(all, bad, good) partner retest results of ``node`` on ``rail``."""
+        """(all, bad, good) partner retest results of ``node`` on ``rail``; one that passed while it measured
+        as far below the rail's other links as its failures did (:meth:`outlying`) is neither."""
         results = self.partners.get((rail, node)) or []
         bad = [p for p in results if p["bad"]]
-        good = [p for p in results if not p["bad"] and p["verdict"] not in ("skipped",)]
+        good = [p for p in results if not p["bad"] and p["verdict"] not in ("skipped",)
+                and not self.outlying(node, rail, p, p.get("value"))]
         return results, bad, good
+
+    def outlying(self, node, rail, link, value):
+        """Whether ``value`` (of ``link``: its ``expected`` rate), measured by ``node``, is a low outlier of the
+        first-pass links of ``rail`` that ``node`` is not in (robust z below -:data:`OUTLIER_Z`)."""
+        if value is None:
+            return False
+        if (node, rail) not in self._spreads:
+            levels, rated = rail_levels(self, rail)
+            others = [value for pair, value in levels.items() if node not in pair]
+            self._spreads[(node, rail)] = (spread_of(others) if len(others) >= 3 else (None, None)) + (rated,)
+        med, spread, rated = self._spreads[(node, rail)]
+        return med is not None and 0.6745 * (level(link, value, self.higher, rated) - med) / spread < -OUTLIER_Z
 
     def sorted_links(self):
         """(key, link) items by rail, then hosts in natural order."""
@@ -122,6 +152,41 @@ class LinkView(object):
 
     def peers_of(self, node, rail):
         return [p for (r, pair) in self.links for p in pair if r == rail and node in pair and p != node]
+
+    def without(self, explained):
+        """A view in which the links ``explained`` ((rail, pair) keys) by a component of their rail count as good
+        for their hosts (they are no evidence against either)."""
+        links = dict((key, dict(link, status="good", confirmed=False) if key in explained else link)
+                     for key, link in self.links.items())
+        return LinkView(links, self.partners, self.devices, self.blame, host_rail_stats(links), self.what, self.hung,
+                        self.higher)
+
+    def outliers(self):
+        """The (host, rail) pairs whose links measure far below the rail's others every time
+        (:func:`outlying_hosts`)."""
+        if self._outliers is None:
+            self._outliers = outlying_hosts(self)
+        return self._outliers
+
+
+def host_rail_stats(links):
+    """(host, rail) -> {links, bad, flaky, bad_peers, flaky_peers, values}."""
+    stats = {}
+    for (rail, pair), link in links.items():
+        if link["status"] == "unknown":
+            continue
+        for node in pair:
+            other = pair[1] if node == pair[0] else pair[0]
+            entry = stats.setdefault((node, rail), {"links": 0, "bad": 0, "flaky": 0, "bad_peers": [],
+                                                    "flaky_peers": []})
+            entry["links"] += 1
+            if link["status"] == "bad":
+                entry["bad"] += 1
+                entry["bad_peers"].append(other)
+            elif link["status"] == "flaky":
+                entry["flaky"] += 1
+                entry["flaky_peers"].append(other)
+    return stats
 
 
 def component(kind, host, peer, rail, rails, devices, cause, evidence, links, confidence):
@@ -156,23 +221,43 @@ def suspect_host_rails(view, fraction, minimum):
     the failures of its peers, so they no longer count for them. Without that, a slow host's
     peers also look slow where a second fault takes one more of their links (a slow host plus
     a slow link elsewhere would name the link's host too).
+
+    A (host, rail) that passed every retest with a known-good partner is never a suspect: it is the victim
+    of its bad peers (in a ring, the host between two bad hosts fails with both of its only peers). One whose
+    links are far worse than its rail's others every time (:meth:`LinkView.outliers`) counts them all as bad
+    once one of them failed, on any rail: it sits at the pass line, and noise alone passed the others.
     """
     neighbours = _rail_neighbours(view)
-    order = sorted(neighbours, key=lambda key: (key[1], natural_key(key[0])))
+    order = sorted((key for key in neighbours if not view.cleared(*key)), key=lambda key: (key[1], natural_key(key[0])))
     suspects = set()
     while True:
         best, best_rank = None, None
         for key in order:
             if key in suspects:
                 continue
-            left = [status for other, status in neighbours[key] if (other, key[1]) not in suspects]
-            bad = sum(1 for status in left if status == "bad")
+            left = [(other, status) for other, status in neighbours[key] if (other, key[1]) not in suspects]
+            bad = _bad_count(view, key, left)
             rank = (float(bad) / len(left) if left else 0.0, bad)
             if majority(bad, len(left), fraction, minimum) and (best_rank is None or rank > best_rank):
                 best, best_rank = key, rank
         if best is None:
             return suspects
         suspects.add(best)
+
+
+def _bad_count(view, key, links):
+    """How many of the (peer, status) ``links`` of ``key`` (host, rail) count as bad: the bad ones; all of them when
+    the host's links on that rail measure far below the others' every time (:meth:`LinkView.outliers`) and one
+    of its links on such a rail failed (bad or flaky)."""
+    node, rail = key
+    if key in view.outliers() and _outlier_failed(view, node):
+        return len(links)
+    return sum(1 for _other, status in links if status == "bad")
+
+
+def _outlier_failed(view, node):
+    return any(node in pair and (node, rail) in view.outliers() and link["status"] in ("bad", "flaky")
+               for (rail, pair), link in view.links.items())
 
 
 def _rail_neighbours(view):
@@ -199,23 +284,31 @@ def fleet_components(view, suspect, explaining=None):
                 not explained_by_some_hosts(view, rail, explaining):
             fleet_rails.add(rail)
             out.append(fleet_component(view, rail, nodes))
-    if len(out) >= 2 and fleet_rails == set(view.hosts_of_rail):
+    return one_for_every_rail(view, out), fleet_rails
+
+
+def one_for_every_rail(view, fleets):
+    """The ``fleet`` components of a check's rails, or one for all of them when every rail has one."""
+    if len(fleets) >= 2 and set(c["rail"] for c in fleets) == set(view.hosts_of_rail):
         # one cause, not one per rail: what every rail shares is the expectation, the test or the whole fabric
-        out = [every_rail_component(view, out)]
-    return out, fleet_rails
+        return [every_rail_component(view, sorted(fleets, key=lambda c: c["rail"]))]
+    return fleets
 
 
-def explained_by_some_hosts(view, rail, suspects):
-    """True when the ``suspects`` on ``rail`` leave out hosts of it, are in every bad link of it, and two of the
-    hosts they leave out pass with each other. Without that good link nothing shows the others are fine: in a
-    ring of four, two opposite hosts are in every link, whether they or the whole rail are slow."""
+def explained_by_some_hosts(view, rail, suspects, bad_pairs=None):
+    """True when the ``suspects`` on ``rail`` leave out hosts of it, are in every bad link of it (of
+    ``bad_pairs`` when given), and two of the hosts they leave out pass with each other. Without that good link
+    nothing shows the others are fine: in a ring of four, two opposite hosts are in every link, whether they or
+    the whole rail are slow."""
     if not suspects:
         return False
     named = set(n for (n, r) in suspects if r == rail)
     if not named or named >= view.hosts_of_rail.get(rail, set()):
         return False
     links = [(set(pair), link["status"]) for (r, pair), link in view.links.items() if r == rail]
-    if not all(pair & named for pair, status in links if status == "bad"):
+    bad = [set(pair) for pair in bad_pairs] if bad_pairs is not None else \
+        [pair for pair, status in links if status == "bad"]
+    if not all(pair & named for pair in bad):
         return False
     return any(status == "good" and not pair & named for pair, status in links)
 
@@ -232,18 +325,133 @@ def fleet_component(view, rail, nodes):
 
 
 def every_rail_component(view, fleets):
-    """The one ``fleet`` component of a check whose every rail is failing on every host (``fleets``: the
-    rails' own components)."""
+    """The one ``fleet`` component of a check whose every rail is failing on every host or at its pass line
+    (``fleets``: the rails' own components)."""
     rails = sorted(c["rail"] for c in fleets)
     total = sum(c["links"]["total"] for c in fleets)
     bad = sum(c["links"]["bad"] for c in fleets)
     nodes = set(n for r in rails for n in view.hosts_of_rail.get(r, ()))
     comp = component(
         "fleet", "*", None, None, rails, sorted(set(d for c in fleets for d in c["devices"])),
-        "every host has mostly bad links on every rail (%d of %d links bad, %d hosts, %d rails): one cause they "
-        "all share" % (bad, total, len(nodes), len(rails)),
+        "every rail fails across its hosts (%d of %d links bad, %d hosts, %d rails): one cause they all share" % (
+            bad, total, len(nodes), len(rails)),
         [line for c in fleets for line in c["evidence"][:2]], {"total": total, "bad": bad}, "high")
     comp["fix"] = FIX["fleet"] + "; on every rail at once, the expectation and the test first"
+    return comp
+
+
+# --- a rail at its pass line --------------------------------------------------------------
+
+def shortfall_components(view, suspects, skip=()):
+    """A ``fleet`` component per rail (not in ``skip``) whose links are one population at the pass line
+    (:func:`shortfall_links`); and a view in which the links it explains count as good for their hosts.
+
+    Every link of such a rail measures about the same, a little above or below the line, so noise alone
+    decides which fail, pass or pass on retest: named one by one they would be a scatter of NICs, links and
+    flaky links where the one fault is what the whole rail shares. Its links far below the others (a bad NIC
+    on that rail) are left to the other rules, and its hosts' other rails still tell a NIC from its host."""
+    out = []
+    covered = set()
+    for rail in sorted(set(view.hosts_of_rail) - set(skip)):
+        links = shortfall_links(view, rail, suspects)
+        if links:
+            out.append(shortfall_component(view, rail, links))
+            covered.update((rail, link["hosts"]) for link in links)
+    return out, (view.without(covered) if covered else view)
+
+
+def shortfall_links(view, rail, suspects):
+    """The bad and flaky links of ``rail`` that are typical of it, when the rail is at its pass line: its links
+    are one tight population (relative spread at most :data:`SHORTFALL_SPREAD`, none far above it) on both
+    sides of the line: two or more of its typical links failed (one of them for good), others passed (at least
+    on a retest), and the failures are its low end; and no few hosts explain them (:func:`_hosts_explain`).
+    A rail whose every link fails is :func:`fleet_components`' to judge, or its hosts'. Else []."""
+    levels = rail_levels(view, rail)[0]
+    if len(levels) < 3:
+        return []
+    med, spread = spread_of(list(levels.values()))
+    if not med or spread / abs(med) > SHORTFALL_SPREAD:
+        return []
+    z = dict((pair, 0.6745 * (level - med) / spread) for pair, level in levels.items())
+    if any(score > OUTLIER_Z for score in z.values()):
+        return []
+    typical = [view.links[(rail, pair)] for pair, score in sorted(z.items()) if score >= -OUTLIER_Z]
+    failed = [link for link in typical if link["status"] in ("bad", "flaky")]
+    bad = [link for link in failed if link["status"] == "bad"]
+    passed = [levels[link["hosts"]] for link in typical if link["status"] in ("good", "flaky")]
+    if not bad or len(failed) < 2 or not passed or \
+            median([levels[link["hosts"]] for link in bad]) >= median(passed) or \
+            _hosts_explain(view, rail, suspects, [link["hosts"] for link in bad], levels):
+        return []
+    return failed
+
+
+def _hosts_explain(view, rail, suspects, bad_pairs, levels):
+    """Whether the suspects of ``rail`` explain ``bad_pairs`` (:func:`explained_by_some_hosts`) and their links
+    measure distinctly worse than those between the other hosts: beyond the others' spread (robust z below
+    -:data:`OUTLIER_Z`), or by more than :data:`SHORTFALL_SPREAD` of them (a NIC a little slow among noisy
+    links). Suspects whose links measure as the others' were only unlucky."""
+    if not explained_by_some_hosts(view, rail, suspects, bad_pairs):
+        return False
+    named = set(n for (n, r) in suspects if r == rail)
+    theirs = median([levels[pair] for pair in levels if set(pair) & named])
+    med, spread = spread_of([levels[pair] for pair in levels if not set(pair) & named])
+    if theirs is None or med is None:
+        return True
+    return 0.6745 * (theirs - med) / spread < -OUTLIER_Z or med - theirs > SHORTFALL_SPREAD * abs(med)
+
+
+def rail_levels(view, rail):
+    """(pair -> the worst first-pass value of each link of ``rail`` as the rail compares them, rated) (:func:`level`);
+    links whose test errored have none: their value, if any, is not what failed."""
+    links = [(pair, link) for (r, pair), link in view.links.items()
+             if r == rail and link["status"] != "unknown" and "error" not in link["original"]
+             and any(v is not None for v in link["values"])]
+    rated = all(link.get("expected") for _pair, link in links)
+    return dict((pair, min(level(link, v, view.higher, rated) for v in link["values"] if v is not None))
+                for pair, link in links), rated
+
+
+def level(link, value, higher, rated):
+    """A value of a link as its rail compares it: ``rated`` (every link of the rail has an expected rate), a
+    fraction of the link's expected rate (a fleet of mixed NIC speeds); negated for latency, so that lower is
+    worse either way."""
+    if higher and rated and link.get("expected"):
+        return value / float(link["expected"])
+    return value if higher else -value
+
+
+def outlying_hosts(view):
+    """The (host, rail) pairs whose every link measured far below the rail's other links each time (first pass and
+    as-is retests, :meth:`LinkView.outlying`), two links at least: the host is as slow (late) on that rail each
+    time, though noise puts its links on either side of the pass line."""
+    out = set()
+    for rail in view.hosts_of_rail:
+        levels = rail_levels(view, rail)[0]
+        for node in view.hosts_of_rail[rail]:
+            mine = [view.links[(rail, pair)] for pair in levels if node in pair]
+            measured = [(link, v) for link in mine for v in link["values"] + link["retest_values"] if v is not None]
+            if len(mine) >= 2 and all(view.outlying(node, rail, link, v) for link, v in measured):
+                out.add((node, rail))
+    return out
+
+
+def shortfall_component(view, rail, links):
+    rail_links = [l for (r, _p), l in view.sorted_links() if r == rail and l["status"] != "unknown"]
+    bad = [link for link in links if link["status"] == "bad"]
+    flaky = [link for link in links if link["status"] == "flaky"]
+    values = [v for link in rail_links for v in link["values"] if v is not None]
+    nodes = view.hosts_of_rail.get(rail, set())
+    comp = component(
+        "fleet", "*", None, rail, [rail], view.rail_devices(nodes, rail),
+        "rail %s: its links all measure about the same (median %s) and that is at the pass line: %d of %d failed "
+        "and %d more failed once, on %d hosts, as chance had it" % (
+            rail, fmt(median(values)), len(bad), len(rail_links), len(flaky),
+            len(set(h for link in links for h in link["hosts"]))),
+        ["rail %s: %d bad and %d flaky of %d links, within the rail's usual spread" % (
+            rail, len(bad), len(flaky), len(rail_links))] + link_lines(bad + flaky, 6),
+        {"total": len(rail_links), "bad": len(bad)}, "medium")
+    comp["fix"] = SHORTFALL_FIX
     return comp
 
 
@@ -313,6 +521,111 @@ def switch_component(view, rail, group):
     return comp
 
 
+# --- a cut between groups of hosts -----------------------------------------------------------
+
+def cut_components(view, fleet_rails, switched):
+    """A ``fabric`` component per rail whose hosts split into groups (:func:`cut_groups`) that pass among
+    themselves, first pass and partner retests alike, while every failure, a known-good partner's among them,
+    is between two groups; and the (host, rail) pairs of those failures.
+
+    In a ring (each host has two peers) the hosts on either side of a slow spine or leaf uplink fail with one
+    peer only, so no majority names them; the retests with known-good partners then fail across the cut too,
+    which would blame each side that was retested. Hosts on one side of a cut are fine with each other: the
+    switches between the groups are at fault."""
+    out = []
+    cut = set()
+    for rail in sorted(view.hosts_of_rail):
+        if rail in fleet_rails or any(r == rail for (_n, r) in switched):
+            continue
+        groups = cut_groups(view, rail)
+        if groups:
+            out.append(cut_component(view, rail, groups))
+            cut.update((node, rail) for (r, pair), link in view.links.items()
+                       if r == rail and link["status"] == "bad" for node in pair)
+    return out, cut
+
+
+def cut_groups(view, rail):
+    """The groups of hosts of ``rail`` joined by good links and passing partner retests, when there are two or
+    more, each of two hosts or more, every bad link and failing partner retest joins two of them, and a
+    known-good partner failed across (without that, two unrelated bad links cut a ring just the same). Else
+    None."""
+    good, bad, partner_bad = _rail_edges(view, rail)
+    group_of = _groups(view.hosts_of_rail.get(rail, ()), good)
+    groups = {}
+    for node, gid in group_of.items():
+        groups.setdefault(gid, []).append(node)
+    if len(groups) < 2 or any(len(members) < 2 for members in groups.values()):
+        return None
+    if not bad or any(group_of[a] == group_of[b] for a, b in bad + partner_bad):
+        return None
+    if not partner_bad:
+        return None
+    return sorted((sorted(members, key=natural_key) for members in groups.values()), key=lambda g: natural_key(g[0]))
+
+
+def _rail_edges(view, rail):
+    """(good, bad links, failing partner retests) of ``rail`` as host pairs: good links and passing partner
+    retests; flaky links are neither."""
+    good, bad, partner_bad = [], [], []
+    for (r, pair), link in view.links.items():
+        if r == rail and link["status"] == "good":
+            good.append(pair)
+        elif r == rail and link["status"] == "bad":
+            bad.append(pair)
+    for (r, subject), results in view.partners.items():
+        if r != rail:
+            continue
+        for res in results:
+            if res["bad"]:
+                partner_bad.append((subject, res["partner"]))
+            elif res["verdict"] not in ("skipped",):
+                good.append((subject, res["partner"]))
+    return good, bad, partner_bad
+
+
+def _groups(nodes, edges):
+    """node -> a group id: the connected groups of ``nodes`` over ``edges``."""
+    group_of = dict((node, node) for node in nodes)
+
+    def root(node):
+        while group_of[node] != node:
+            node = group_of[node]
+        return node
+
+    for a, b in edges:
+        if a in group_of and b in group_of:
+            group_of[root(a)] = root(b)
+    return dict((node, root(node)) for node in nodes)
+
+
+def cut_component(view, rail, groups):
+    """The switches between ``groups`` on ``rail``: its evidence is what failed across them."""
+    bad = [link for (r, _p), link in view.sorted_links() if r == rail and link["status"] == "bad"]
+    names = " | ".join(", ".join(group) for group in groups)
+    lines = ["rail %s: the hosts pass within each group (%s) and fail across" % (rail, names)]
+    for group in groups:
+        for node in group:
+            for res in view.partner_view(node, rail)[0]:
+                lines.append("%s rail %s with known-good %s: %s %s" % (node, rail, res["partner"], res["verdict"],
+                                                                       fmt(res["value"])))
+    comp = component(
+        "fabric", "*", None, rail, [rail], view.rail_devices([n for g in groups for n in g], rail),
+        "rail %s: the hosts split into %d groups (%s) that pass with each other and fail across, known-good "
+        "partners too (%d links across bad): the switches between the groups, not the hosts" % (
+            rail, len(groups), names, len(bad)),
+        lines + link_lines(bad, 6), {"total": sum(1 for (r, _p) in view.links if r == rail), "bad": len(bad)},
+        "medium")
+    comp["fix"] = SWITCH_FIX
+    return comp
+
+
+def outliers_of_fleet_rails(view, fleet_rails):
+    """{(host, rail): "majority"} for the hosts whose links on a fleet rail measure far below the rail's others
+    every time (:meth:`LinkView.outliers`): a slow NIC on a slow rail is a fault of its own."""
+    return dict(((node, rail), "majority") for (node, rail) in view.outliers() if rail in fleet_rails)
+
+
 # --- which side of a bad link ------------------------------------------------------------
 
 def blamed_sides(view, rail, pair):
@@ -361,17 +674,26 @@ def blame_sides(view, implicated, fleet_rails, switched=()):
 # --- hosts and rails -----------------------------------------------------------------------
 
 def node_components(view, implicated, fleet_rails):
-    """A ``host`` component per host implicated on every rail it has (fleet rails aside), else one ``rail``
-    component per implicated rail."""
+    """A ``host`` component per host implicated on every rail it has, else one ``rail`` component per implicated
+    rail. A fleet rail counts as one of its rails only where its measurements place the host among the rail's
+    others (:func:`placed_rails`): on a rail that fails everywhere nothing else tells a host's NIC good or bad."""
     out = []
     for node in sorted(set(n for n, _r in implicated), key=natural_key):
         why = dict((r, w) for (n, r), w in implicated.items() if n == node)
-        all_rails = sorted(view.rails_of.get(node, set()) - fleet_rails)
+        all_rails = sorted(placed_rails(view, node, fleet_rails) | set(why))
         if is_the_host(sorted(why), all_rails):
             out.append(host_component(view, node, why))
         else:
             out += rail_components(view, node, why, [r for r in all_rails if r not in why])
     return out
+
+
+def placed_rails(view, node, fleet_rails):
+    """The rails of ``node`` its links tell something about: every rail off ``fleet_rails``, and a fleet rail whose
+    links between other hosts measured values (three at least), against which the node's are outliers or not
+    (:func:`outliers_of_fleet_rails`)."""
+    return set(r for r in view.rails_of.get(node, set())
+               if r not in fleet_rails or sum(1 for pair in rail_levels(view, r)[0] if node not in pair) >= 3)
 
 
 def is_the_host(bad_rails, all_rails):
@@ -604,19 +926,20 @@ def pair_lines(view, pair, rail, link):
 
 # --- flaky -----------------------------------------------------------------------------------
 
-def flaky_components(view, fraction, minimum):
-    """Flaky hosts (most links of some rails flaky), then the flaky links no flaky host covers."""
-    hosts, grouped = flaky_host_components(view, fraction, minimum)
-    return hosts + flaky_link_components(view, grouped)
+def flaky_components(view, fraction, minimum, fleet_rails=()):
+    """Flaky hosts (most links of some rails flaky), then the flaky links no flaky host covers; none on the
+    ``fleet_rails``, whose failing rail-wide component explains a link of them that failed once too."""
+    hosts, grouped = flaky_host_components(view, fraction, minimum, fleet_rails)
+    return hosts + flaky_link_components(view, grouped, fleet_rails)
 
 
-def flaky_host_components(view, fraction, minimum):
+def flaky_host_components(view, fraction, minimum, fleet_rails=()):
     """One ``flaky`` component per host with mostly flaky links on some rails; and the links they cover."""
     out = []
     grouped = set()
     for node in sorted(view.rails_of, key=natural_key):
-        flaky_rails = [r for r in sorted(view.rails_of[node])
-                       if majority(view.stats[(node, r)]["flaky"], view.stats[(node, r)]["links"], fraction, minimum)]
+        flaky_rails = [r for r in sorted(view.rails_of[node]) if r not in fleet_rails and
+                       majority(view.stats[(node, r)]["flaky"], view.stats[(node, r)]["links"], fraction, minimum)]
         if not flaky_rails:
             continue
         n_links = sum(view.stats[(node, r)]["links"] for r in flaky_rails)
@@ -638,11 +961,11 @@ def flaky_host_components(view, fraction, minimum):
     return out, grouped
 
 
-def flaky_link_components(view, grouped):
-    """One ``flaky`` component per flaky link not in ``grouped``."""
+def flaky_link_components(view, grouped, fleet_rails=()):
+    """One ``flaky`` component per flaky link not in ``grouped`` nor on ``fleet_rails``."""
     out = []
     for (rail, pair), link in view.sorted_links():
-        if link["status"] != "flaky" or (rail, pair) in grouped:
+        if link["status"] != "flaky" or (rail, pair) in grouped or rail in fleet_rails:
             continue
         out.append(component(
             "flaky", pair[0], pair[1], rail, [rail], view.rail_devices(pair, rail),

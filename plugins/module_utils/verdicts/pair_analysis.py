@@ -39,7 +39,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import side_outcome as so
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import far_from_best
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import (
+    far_outlier, far_text, rate_scales)
 
 KIND_BY_METRIC = {("rdma", "bw"): "rdma_bw", ("rdma", "lat"): "rdma_lat", ("tcp", "bw"): "tcp_bw"}
 BAD = ("fail", "error", "warn")
@@ -307,7 +308,7 @@ def _group_key(rec):
     return (rec["kind"], p.get("op"), p.get("metric"), p.get("size"), p.get("rail"))
 
 
-def mark_outliers(records, z=3.5, min_rel=0.2):
+def mark_outliers(records, z=3.5, min_rel=0.2, fleet_min_fraction=None):
     """Flag link outliers and node outliers (see module doc); returns node outliers."""
     groups = {}
     for rec in records:
@@ -319,59 +320,79 @@ def mark_outliers(records, z=3.5, min_rel=0.2):
     for gkey, recs in groups.items():
         low = gkey[2] != "lat"
         values = [_record_value(r) for r in recs]
-        med, flagged = robust_outliers(values, z=z, min_rel=min_rel, low=low)
+        # a fleet of mixed NIC speeds: each link compared by the fraction of its own expected rate
+        rated = rate_scales(recs, low)
+        scales = rated or [1.0] * len(recs)
+        judged = [value / scale for value, scale in zip(values, scales)]
+        med, flagged = robust_outliers(judged, z=z, min_rel=min_rel, low=low)
         for idx, score in flagged.items():
             rec = recs[idx]
-            rec["metrics"]["fleet_median"] = med
+            rec["metrics"]["fleet_median"] = med * scales[idx]
             rec["metrics"]["robust_z"] = score
             if rec["verdict"] == "pass":
                 rec["verdict"] = "warn"
                 rec["cause"] = "fleet outlier: %s is %s than the fleet median %s (robust z %.1f)" % (
-                    _fmt(values[idx], gkey[2]), "lower" if low else "higher", _fmt(med, gkey[2]), score)
+                    _fmt(values[idx], gkey[2]), "lower" if low else "higher", _fmt(med * scales[idx], gkey[2]),
+                    score)
                 rec["fix"] = FIX["outlier"]
-        fail_far_outliers(recs, values, low, gkey[2])
-        # per node: the median of each node's links in this group
-        per_node = {}
-        for rec in recs:
-            for node in (rec["host"], rec["peer"]):
-                per_node.setdefault(node, []).append(_record_value(rec))
-        nodes = sorted(per_node)
-        scores = [median(per_node[n]) for n in nodes]
-        nmed, nflag = robust_outliers(scores, z=z, min_rel=min_rel, low=low, min_count=3)
-        for idx, score in nflag.items():
-            node = nodes[idx]
-            node_outliers.append({"host": node, "group": gkey, "node_median": scores[idx], "fleet_median": nmed,
-                                  "robust_z": score})
-            for rec in recs:
-                if node not in (rec["host"], rec["peer"]):
-                    continue
-                value = _record_value(rec)
-                worse = value < nmed * (1 - min_rel) if low else value > nmed * (1 + min_rel)
-                if worse and rec["verdict"] == "pass":
-                    rec["verdict"] = "warn"
-                    rec["cause"] = ("node outlier: %s's links have a median of %s against %s for the fleet's nodes"
-                                    % (node, _fmt(scores[idx], gkey[2]), _fmt(nmed, gkey[2])))
-                    rec["fix"] = FIX["outlier"]
-                    rec["metrics"]["fleet_median"] = nmed
+        fail_far_outliers(recs, values, low, gkey[2], (z, min_rel, fleet_min_fraction))
+        node_outliers += _node_outliers(recs, judged, scales, gkey, (z, min_rel), bool(rated))
     return node_outliers
 
 
-def fail_far_outliers(recs, values, low, metric):
+def _node_outliers(recs, judged, scales, gkey, limits, rated):
+    """Per node of one group: the median of its links (``judged``: as the group compares them; ``rated``: as
+    fractions of their expected rates) against the other nodes'; a node far below them is a node outlier, and
+    its links that are worse than the nodes' median warn."""
+    z, min_rel = limits
+    low = gkey[2] != "lat"
+    per_node = {}
+    for rec, value in zip(recs, judged):
+        for node in (rec["host"], rec["peer"]):
+            per_node.setdefault(node, []).append(value)
+    nodes = sorted(per_node)
+    scores = [median(per_node[n]) for n in nodes]
+    nmed, nflag = robust_outliers(scores, z=z, min_rel=min_rel, low=low, min_count=3)
+    out = []
+    for idx, score in nflag.items():
+        node = nodes[idx]
+        out.append({"host": node, "group": gkey, "node_median": scores[idx], "fleet_median": nmed,
+                    "robust_z": score, "unit": "fraction of rate" if rated else _unit(gkey[2])})
+        for rec, value, scale in zip(recs, judged, scales):
+            if node not in (rec["host"], rec["peer"]):
+                continue
+            worse = value < nmed * (1 - min_rel) if low else value > nmed * (1 + min_rel)
+            if worse and rec["verdict"] == "pass":
+                rec["verdict"] = "warn"
+                rec["cause"] = ("node outlier: %s's links have a median of %s against %s for the fleet's nodes"
+                                % (node, _fmt(scores[idx] * scale, gkey[2]), _fmt(nmed * scale, gkey[2])))
+                rec["fix"] = FIX["outlier"]
+                rec["metrics"]["fleet_median"] = nmed * scale
+    return out
+
+
+def fail_far_outliers(recs, values, low, metric, limits=(3.5, 0.2, None)):
     """Fail the records that no expectation judges (latency; a bandwidth without a link rate) and that are far
-    worse than the best of their group (``thresholds.far_from_best``).
+    outliers of their group (``thresholds.far_outlier``; ``limits``: outlier_z, outlier_min_rel and the fleet
+    threshold's fleet_min_fraction).
 
     The thresholds fail them too, but after the retests are planned: failing here gets them retested, so a
     moment of lateness is ``flaky``, not a late host."""
+    outlier_z, min_rel, fraction = limits
     for rec, value in zip(recs, values):
         if rec["verdict"] not in ("pass", "warn") or rec["metrics"].get("expected_gbps") is not None:
             continue
-        far, best = far_from_best(value, values, low)
+        far, why = far_outlier(value, values, low, fraction, outlier_z, min_rel)
         if far:
             rec["verdict"] = "fail"
-            rec["cause"] = "far fleet outlier: %s is 3 x or more %s than the best quarter %s of %d comparable " \
-                "records" % (_fmt(value, metric), "lower" if low else "slower", _fmt(best, metric), len(values))
+            unit = " us" if metric == "lat" else " Gb/s"
+            rec["cause"] = "far fleet outlier: %s" % far_text(value, why, low, len(values), fraction, unit)
             rec["fix"] = FIX["far_outlier"]
-            rec["metrics"]["fleet_best"] = best
+            rec["metrics"]["fleet_best" if "best" in why else "fleet_median"] = why.get("best", why.get("median"))
+
+
+def _unit(metric):
+    return "us" if metric == "lat" else "Gb/s"
 
 
 def _fmt(value, metric):
@@ -637,13 +658,14 @@ def missing_rail_findings(skipped, family="rdma"):
 
 
 def analyze_pairs(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None, outlier_z=3.5,
-                  outlier_min_rel=0.2, unreachable=None, check=None, skipped=None):
-    """Everything above in one call: records, findings, matrices, summary."""
+                  outlier_min_rel=0.2, unreachable=None, check=None, skipped=None, fleet_min_fraction=None):
+    """Everything above in one call: records, findings, matrices, summary (``fleet_min_fraction``: the fleet
+    threshold's, so that a value it will fail as a far outlier fails here, and is retested)."""
     if not 0 < float(min_fraction) <= 1:
         raise ValueError("min_fraction must be in (0, 1], got %r" % (min_fraction,))
     check = check or ("rdma_perf" if family == "rdma" else "tcp_perf")
     records = pair_records(sides, jobs, family, min_fraction, expected_gbps)
-    node_outliers = mark_outliers(records, outlier_z, outlier_min_rel)
+    node_outliers = mark_outliers(records, outlier_z, outlier_min_rel, fleet_min_fraction)
     findings = name_culprits(records, check) + unreachable_findings(unreachable, check, family) + \
         missing_rail_findings(skipped, family)
     grids = matrices(records)

@@ -19,7 +19,9 @@ so the same perftest task runs it. :func:`tag_retest_records` marks the
 records measured in those rounds (``params.retest`` and friends), and
 :func:`classify` puts originals and retests together: a failing pair that
 passes on an *as is* retest is ``flaky`` (its record's verdict becomes
-``flaky``), one that fails every time is ``confirmed``. A retest that no
+``flaky``), unless it failed in more of its measurements than it passed (a
+flapping port: it failed again after it passed): then, like one that fails
+every time, it is ``confirmed``. A retest that no
 expectation judges (latency) is judged against the first pass's comparable
 records (:func:`judged_by_first_pass`), not among the retests.
 """
@@ -28,7 +30,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import round_plan
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import far_from_best
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import far_outlier, far_text
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -422,20 +424,22 @@ def tag_retest_records(records, rounds):
     return out
 
 
-def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=None):
+def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=None, fleet_min_fraction=None):
     """Originals plus retests -> updated records, per-pair outcomes and a summary.
 
     ``records``: the original pair records (retest records among them are
     taken as retests). ``retest_records``: records tagged by
     :func:`tag_retest_records`. ``skipped``: the plan's ``skipped`` (pairs
     left out by ``per_host`` sampling take the outcome of their bad host's
-    retested pairs when those all agree). Returns ``{"records": originals
+    retested pairs when those all agree); ``fleet_min_fraction``: the fleet
+    threshold's, for the retests no expectation judges
+    (:func:`judged_by_first_pass`). Returns ``{"records": originals
     (flaky ones with verdict ``flaky``) + retests, "pairs": [...],
     "summary": {...}}``.
     """
     originals = [r for r in records or [] if not is_retest(r)]
     reference = _first_pass_values(originals)
-    retest_records = [judged_by_first_pass(r, reference) for r in retest_records or []]
+    retest_records = [judged_by_first_pass(r, reference, fleet_min_fraction) for r in retest_records or []]
     retests = [r for r in records or [] if is_retest(r)] + [r for r in retest_records if is_retest(r)]
     as_is, partner = _index_retests(retests)
     out, pairs = _judge_originals(originals, as_is, partner, bad_verdicts)
@@ -474,10 +478,11 @@ def _first_pass_values(originals):
     return out
 
 
-def judged_by_first_pass(rec, reference):
+def judged_by_first_pass(rec, reference, fleet_min_fraction=None):
     """A retest that no expectation judges (latency; a bandwidth without a link rate), judged against the first
-    pass's comparable records, by the rule that failed the first pass's (``thresholds.far_from_best``): the
-    retests alone are no fleet (a late host's retests are all late)."""
+    pass's comparable records, by the rule that failed the first pass's (``thresholds.far_outlier``, with the
+    fleet threshold's ``fleet_min_fraction``): the retests alone are no fleet (a late host's retests are all
+    late)."""
     value = _value(rec)
     metric = (rec.get("params") or {}).get("metric") or "bw"
     if value is None or rec.get("verdict") in ("error", "skipped") or \
@@ -486,14 +491,14 @@ def judged_by_first_pass(rec, reference):
     values = reference.get(_comparable(rec)) or []
     if len(values) < 3:
         return rec
-    far, best = far_from_best(value, values, metric != "lat")
+    far, why = far_outlier(value, values, metric != "lat", fleet_min_fraction)
     if far == (rec.get("verdict") == "fail"):
         return rec
     if not far:
         return dict(rec, verdict="pass", cause=None, fix=None)
     return dict(rec, verdict="fail", fix=rec.get("fix"),
-                cause="%s is 3 x or more %s than the best quarter %s of the first pass's %d comparable records" % (
-                    fmt_value(value), "slower" if metric == "lat" else "lower", fmt_value(best), len(values)))
+                cause=far_text(value, why, metric != "lat", len(values), fleet_min_fraction,
+                               of="the first pass's %d comparable records"))
 
 
 def _index_retests(retests):
@@ -595,7 +600,7 @@ def _outcome(rec, again, partners, bad_verdicts):
     if not again:
         status, evidence = "not_retested", ["not retested"]
     else:
-        status = "confirmed" if first_pass is None else "flaky"
+        status = "confirmed" if fails_most([rec.get("verdict")] + verdicts, bad_verdicts) else "flaky"
         evidence = ["retest as is: %s (%s)" % (", ".join(verdicts), "/".join(fmt_value(_value(r)) for r in again))]
     implicated, cleared, lines = _partner_blame(partners, bad_verdicts)
     evidence += lines
@@ -608,6 +613,15 @@ def _outcome(rec, again, partners, bad_verdicts):
             "rail": rail, "op": op, "metric": metric, "original": rec.get("verdict"), "status": status,
             "as_is": verdicts, "first_pass": first_pass, "implicated": implicated, "cleared": cleared,
             "partner_retests": len(partners), "evidence": evidence}
+
+
+def fails_most(verdicts, bad_verdicts=BAD_VERDICTS):
+    """Whether a test failed in more of its measurements (the first pass and its as-is retests) than it passed.
+
+    A failure that passes one retest is a moment (flaky); one that keeps coming back after it passed, failing
+    twice of three, is a port that flaps: it fails, whatever one retest in between said."""
+    bad = sum(1 for verdict in verdicts if verdict in bad_verdicts)
+    return 2 * bad > len(verdicts)
 
 
 def _partner_blame(partners, bad_verdicts):

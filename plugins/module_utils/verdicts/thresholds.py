@@ -16,7 +16,9 @@
 2. ``fleet``: the record is a low outlier among comparable records of the
    same run (same kind, op, metric, size, rail): robust z-score from the
    median and the MAD below ``-outlier_z`` and at least ``outlier_min_rel``
-   below the median (latency: above). It is *far* when it is also beyond
+   below the median (latency: above); bandwidths by the fraction of each
+   record's own expected rate when every record of the group has one
+   (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
    ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the
    median bandwidth, or above the median latency / ``fleet_min_fraction``
    (the pass line the hardware check draws, with the fleet median standing
@@ -280,17 +282,39 @@ def _judged(rec, value):
 
 
 def _fleet_stats(records):
-    """group -> (count, median, spread, best quarter) of the comparable records that have a value (findings
-    included); best quarter: the value a quarter of the way up from the best (for latency: from the lowest)."""
+    """group -> (count, median, spread, best quarter, rated) of the comparable records that have a value (findings
+    included); best quarter: the value a quarter of the way up from the best (for latency: from the lowest);
+    rated: the values are fractions of each record's own expected rate (:func:`rate_scales`)."""
     groups = {}
     higher_of = {}
     for rec in records:
         _name, value, higher = _metric(rec)
         if value is not None and rec.get("verdict") not in ("error", "skipped"):
-            groups.setdefault(_group(rec), []).append(value)
+            groups.setdefault(_group(rec), []).append((rec, value))
             higher_of[_group(rec)] = higher
-    return dict((key, (len(values),) + spread_of(values) + (best_quarter(values, higher_of[key]),))
-                for key, values in groups.items())
+    out = {}
+    for key, items in groups.items():
+        scales = rate_scales([rec for rec, _v in items], higher_of[key])
+        values = [value / scale for (_rec, value), scale in zip(items, scales or [1.0] * len(items))]
+        out[key] = (len(values),) + spread_of(values) + (best_quarter(values, higher_of[key]), bool(scales))
+    return out
+
+
+def rate_scales(records, higher):
+    """Each bandwidth record's own expected rate (``metrics.expected_gbps``) when every record of the group has
+    one, else an empty list: the group is then compared by the fraction of that rate each record delivers.
+
+    In a fleet of mixed NIC speeds a pair limited by a 200G port delivers half what two 400G ports do, and is
+    as healthy; compared by Gb/s its every link would be a far fleet outlier. Latency is compared as measured."""
+    if not higher:
+        return []
+    scales = [finite_number((rec.get("metrics") or {}).get("expected_gbps")) for rec in records]
+    return scales if scales and all(scale and scale > 0 for scale in scales) else []
+
+
+def _own_scale(rec, rated):
+    """The factor that turns a fleet statistic of a rated group back into this record's Gb/s (1 when unrated)."""
+    return finite_number((rec.get("metrics") or {}).get("expected_gbps")) if rated else 1.0
 
 
 def best_quarter(values, higher):
@@ -327,24 +351,62 @@ def _fleet_check(rec, value, higher, stats, limits):
     """The fleet threshold: a robust outlier on the bad side, far enough from the median (3 records at least).
 
     ``limits``: (outlier_z, outlier_min_rel, fleet_min_fraction); a tripped
-    record is ``far`` when it is beyond ``fleet_min_fraction`` of the median.
+    record is ``far`` when it is beyond ``fleet_min_fraction`` of the median. In a rated group (every record
+    with its own expected rate) the record is compared by its fraction of that rate, and the median and best
+    shown are the fleet's at this record's rate.
     """
     outlier_z, outlier_min_rel, fraction = limits
-    count, med, spread, best = stats.get(_group(rec), (0, None, None, None))
+    count, med, spread, best, rated = stats.get(_group(rec), (0, None, None, None, False))
     if count < 3:
         return {"checked": False}
+    scale = _own_scale(rec, rated)
+    value = value / scale
     z = round(0.6745 * (value - med) / spread, 2)
     rel = abs(value - med) / abs(med) if med else 0.0
     low = (z < -outlier_z) if higher else (z > outlier_z)
-    rec["metrics"]["fleet_median"] = med
+    rec["metrics"]["fleet_median"] = med * scale
     rec["metrics"]["robust_z"] = z
     tripped = bool(low and rel >= outlier_min_rel)
-    result = {"checked": True, "median": med, "robust_z": z, "n": count, "tripped": tripped,
+    result = {"checked": True, "median": med * scale, "robust_z": z, "n": count, "tripped": tripped,
               "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
     if fraction and not result["far"] and _far_from_best(value, best, higher):
-        rec["metrics"]["fleet_best"] = best
-        result.update(tripped=True, far=True, best=best, best_factor=BEST_FACTOR)
+        rec["metrics"]["fleet_best"] = best * scale
+        result.update(tripped=True, far=True, best=best * scale, best_factor=BEST_FACTOR)
     return result
+
+
+def far_outlier(value, values, higher, fraction=None, outlier_z=3.5, outlier_min_rel=0.2):
+    """(far, why) of a value among its comparable ``values`` (three at least) by the fleet check's far rules:
+    a robust outlier beyond ``fraction`` of their median, or :data:`BEST_FACTOR` times worse than their best
+    quarter (:func:`far_from_best`, the one rule without a fraction). ``why``: ``{"median": ...}`` or
+    ``{"best": ...}``, the figure it was far from; None when not far.
+
+    What judges a value that no expectation judges before the thresholds do (the first pass, so that it is
+    retested; a retest, against the first pass) must be the rule the thresholds apply afterwards: else a value
+    between the two lines fails without a retest, and a moment of slowness is called a failure."""
+    if len(values) < 3:
+        return False, None
+    med, spread = spread_of(values)
+    z = 0.6745 * (value - med) / spread
+    rel = abs(value - med) / abs(med) if med else 0.0
+    if (z < -outlier_z if higher else z > outlier_z) and rel >= outlier_min_rel and \
+            _beyond_fraction(value, med, higher, fraction):
+        return True, {"median": med}
+    far, best = far_from_best(value, values, higher)
+    return (True, {"best": best}) if far else (False, None)
+
+
+def far_text(value, why, higher, count, fraction, unit="", of="%d comparable records"):
+    """'<value> is 3 x or more lower than the best quarter <best> of <count> comparable records' or
+    '<value> is below the fleet median <median> x <fraction> of ...' (latency: slower; above median / fraction)."""
+    whose = of % count
+    if "best" in why:
+        return "%s%s is %s x or more %s than the best quarter %s%s of %s" % (
+            fmt_value(value), unit, fmt_value(BEST_FACTOR), "lower" if higher else "slower",
+            fmt_value(why["best"]), unit, whose)
+    return "%s%s is %s the fleet median %s%s %s %s of %s" % (
+        fmt_value(value), unit, "below" if higher else "above", fmt_value(why["median"]), unit,
+        "x" if higher else "/", fraction, whose)
 
 
 def far_from_best(value, values, higher):
