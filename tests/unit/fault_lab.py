@@ -321,13 +321,12 @@ class Fabric(object):
         fleet = next((r["metrics"]["fleet_median"] for r in first["records"] if "fleet_median" in r["metrics"]),
                      None)
         judged = commcheck_judge_retests(records, family="tcp",
-                                         retest_sides=self.tcp_sides(plan["rounds"], "retest", rail), plan=plan, min_fraction=FLEET_MIN_FRACTION, expected_gbps=fleet,
-                                         bad_verdicts=["fail"])
+                                         retest_sides=self.tcp_sides(plan["rounds"], "retest", rail), plan=plan,
+                                         min_fraction=FLEET_MIN_FRACTION, expected_gbps=fleet, bad_verdicts=["fail"])
         published = judged["records"] + judged["findings"]
         if not judged["localized"]["components"]:
             published += first["findings"]
         return published + judged["summary_records"]
-        return published
 
     def tcp_sides(self, plans, phase, rail):
         out = []
