@@ -116,3 +116,50 @@ def test_kubectl_transport_with_stand_in(tmp_path, wait_until):
 
 def _pgrep_f(pattern):
     return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False).stdout.split()
+
+
+class RecordingTransport(object):
+    """Stands for the kubectl transport: records what stop() runs in the pod."""
+
+    def __init__(self):
+        self.ran = []
+
+    def run_plain(self, argv, timeout):
+        self.ran.append(list(argv))
+
+
+def test_stop_kills_the_remote_side_whose_pid_line_kubectl_has_not_relayed_yet(tmp_path, monkeypatch):
+    """The remote process may run before kubectl relays the wrapper's PID line: stop() waits for that line (the
+    exec still runs) instead of leaving the remote side to run to its deadline. The stand-in prints its line only
+    once stop() is waiting for it (the first sleep of the wait creates the flag), so no timing decides."""
+    flag = tmp_path / "relay"
+    script = ("import os, sys, time\n"
+              "while not os.path.exists(%r): time.sleep(0.01)\n"
+              "sys.stdout.write('commcheck-remote-pid 4242\\n'); sys.stdout.flush()\n"
+              "time.sleep(600)\n" % str(flag))
+    real_sleep = runner.time.sleep
+
+    def sleep_and_relay(seconds):
+        flag.touch()
+        real_sleep(seconds)
+
+    monkeypatch.setattr(runner.time, "sleep", sleep_and_relay)
+    pods = RecordingTransport()
+    job = runner.RemoteBackground(pods, ["python3", "-c", script], 600)
+    try:
+        assert job.remote_pid() is None
+        job.stop()
+    finally:
+        if job.proc.poll() is None:
+            job.proc.kill()
+    assert pods.ran == [["kill", "-TERM", "--", "-4242"]]
+
+
+def test_stop_does_not_wait_for_a_pid_line_of_an_exec_that_ended(monkeypatch):
+    waits = []
+    monkeypatch.setattr(runner.time, "sleep", waits.append)
+    pods = RecordingTransport()
+    job = runner.RemoteBackground(pods, ["true"], 60)
+    job.proc.wait()
+    job.stop()
+    assert pods.ran == [] and waits == []

@@ -312,6 +312,9 @@ REMOTE_MARKER = "COMMCHECK_REMOTE_WRAPPER=1"
 _REMOTE_WRAPPER_SH = ('echo "commcheck-remote-pid $$"; k=$1; t=$2; shift 2; %s; export %s; '
                       'exec timeout -k "$k" "$t" "$@"' % (REMOTE_MARKER, REMOTE_MARKER.split("=", maxsplit=1)[0]))
 _PID_MARKER = "commcheck-remote-pid "
+# How long stop() waits for the PID line of a kubectl exec that runs: the remote side may already run while
+# kubectl has not relayed that line yet (a busy controller), and it would outlive the run unless killed.
+PID_WAIT_S = 10
 
 
 def _strip_pid_line(stdout):
@@ -340,9 +343,18 @@ class RemoteBackground(Background):
         self._out.seek(pos)
         return _strip_pid_line(head)[0]
 
+    def wait_remote_pid(self, within):
+        """The remote PID, waiting up to ``within`` seconds for its line while the kubectl exec still runs."""
+        limit = time.monotonic() + within
+        pid = self.remote_pid()
+        while pid is None and self.proc.poll() is None and time.monotonic() < limit:
+            time.sleep(0.05)
+            pid = self.remote_pid()
+        return pid
+
     def stop(self):
         if self.proc.poll() is None:
-            pid = self.remote_pid()
+            pid = self.wait_remote_pid(PID_WAIT_S)
             if pid:
                 self.transport.run_plain(["kill", "-TERM", "--", "-%d" % pid], 10)
         Background.stop(self)
