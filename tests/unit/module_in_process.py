@@ -23,3 +23,14 @@ def run_module(module, monkeypatch, capsys, args, check_mode=False, diff=False):
     with pytest.raises(SystemExit):
         module.main()
     return json.loads(capsys.readouterr().out)
+
+
+class Recorder(object):
+    """Stands in for subprocess.Popen: records what would have started and starts nothing."""
+
+    def __init__(self):
+        self.argvs = []
+
+    def __call__(self, argv, *args, **kwargs):
+        self.argvs.append(list(argv))
+        raise OSError("commcheck test: starting processes is not allowed here")

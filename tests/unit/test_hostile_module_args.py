@@ -52,6 +52,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.modules import (
     collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, quarantine, rdma_facts, record, report,
     test_pods, tool_probe, validate_options)
+from module_in_process import Recorder
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
@@ -138,17 +139,6 @@ def _answer(argv):
                "spec": {"nodeName": "node-a", "containers": [{"name": "main"}]}}
         return {"kind": "List", "items": [pod]}
     return {"kind": "Node", "metadata": {"name": "x", "labels": {}, "annotations": {}}, "spec": {}}
-
-
-class Recorder(object):
-    """Stands in for subprocess.Popen: records what would have started and starts nothing."""
-
-    def __init__(self):
-        self.argvs = []
-
-    def __call__(self, argv, *args, **kwargs):
-        self.argvs.append(list(argv))
-        raise OSError("commcheck test: starting processes is not allowed here")
 
 
 @pytest.fixture

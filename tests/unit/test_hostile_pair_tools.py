@@ -29,6 +29,7 @@ from ansible_collections.clusterops.commcheck.plugins.modules import iperf3 as i
 from ansible_collections.clusterops.commcheck.plugins.modules import perftest as perftest_module
 from ansible_collections.clusterops.commcheck.plugins.modules import rdma_facts as rdma_facts_module
 from ansible_collections.clusterops.commcheck.plugins.modules import tool_probe as tool_probe_module
+from module_in_process import Recorder
 
 LONG = "a" * 5000
 MODULES = {"perftest": perftest_module, "iperf3": iperf3_module, "rdma_facts": rdma_facts_module,
@@ -208,17 +209,6 @@ def cpu_governor_cases():
 
 
 # --- running a module in this process ---------------------------------------------------------
-
-class Recorder(object):
-    """Stands in for subprocess.Popen: records what would have started and starts nothing."""
-
-    def __init__(self):
-        self.argvs = []
-
-    def __call__(self, argv, *args, **kwargs):
-        self.argvs.append(list(argv))
-        raise OSError("commcheck test: starting processes is not allowed here")
-
 
 @pytest.fixture
 def recorder(monkeypatch):
