@@ -147,7 +147,7 @@ def test_memlock_limit_is_read_from_the_module_process(tmp_path, tree_root):
     ({"subnet": "fd00::/64"}, "must be an IPv4 network"),
     ({"expected_rate_gbps": -5}, "expected_rate_gbps -5.0 must be between 0 and"),
     ({"ib_gid_index": -1}, "ib_gid_index must be 0 or more"),
-    ({"address_source": "dns"}, "value of address_source must be one of"),
+    ({"address_source": "dns"}, "address_source 'dns' must be one of auto, ip, gids"),
     ({"transport": "kubectl"}, "transport=kubectl needs kubectl.pod"),
 ])
 def test_bad_input_fails_clearly(tmp_path, tree_root, args, message):
