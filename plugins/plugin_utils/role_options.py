@@ -111,6 +111,8 @@ RULES = {
     "commcheck_rdma_duration": kit.integer(1, perftest_cmd.DURATION_MAX, zero="run by iterations"),
     "commcheck_rdma_iterations": kit.described(checks.rdma_iterations, "0, or %d to %d with duration 0" % (
         perftest_cmd.ITERS_MIN, perftest_cmd.ITERS_MAX)),
+    "commcheck_rdma_lat_iterations": kit.integer(perftest_cmd.ITERS_MIN, perftest_cmd.ITERS_MAX,
+                                                 zero="run like the bandwidth tests"),
     "commcheck_rdma_size": kit.integer(perftest_cmd.SIZE_MIN, perftest_cmd.SIZE_MAX, zero="perftest's default"),
     "commcheck_rdma_all_sizes": kit.described(checks.rdma_all_sizes, "true only with duration 0 and no size"),
     "commcheck_rdma_qps": kit.integer(perftest_cmd.QPS_MIN, perftest_cmd.QPS_MAX, zero="perftest's default"),

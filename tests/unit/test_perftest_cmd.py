@@ -55,6 +55,23 @@ def test_server_lat_argv_has_no_bw_only_options_and_no_address():
     assert argv == ["ib_read_lat", "-d", "mlx5_1", "-i", "1", "-p", "18515", "-D", "5"]
 
 
+def test_latency_runs_by_count_with_lat_iterations_and_bandwidth_keeps_its_duration():
+    # perftest prints the median and the tail percentiles only by count; by time only the average
+    common = {"device": "mlx5_0", "duration": 5, "lat_iterations": 10000, "server": "10.0.0.2", "timeout": 60}
+    lat = pc.build_argv(dict(common, role="client", metric="lat"))
+    assert lat == ["ib_write_lat", "-d", "mlx5_0", "-i", "1", "-p", "18515", "-n", "10000", "10.0.0.2"]
+    assert pc.normalize(dict(common, role="server", metric="lat"))["duration"] is None
+    bw = pc.build_argv(dict(common, role="client", metric="bw"))
+    assert "-D" in bw and bw[bw.index("-D") + 1] == "5" and "-n" not in bw
+    # without lat_iterations a latency test runs as the bandwidth tests do
+    assert "-D" in pc.build_argv(dict(common, role="server", metric="lat", lat_iterations=None))
+    # lat_iterations replaces iterations too, and is checked like it
+    assert pc.normalize({"role": "server", "metric": "lat", "iterations": 50, "lat_iterations": 70})[
+        "iterations"] == 70
+    with pytest.raises(pc.ArgumentError, match="lat_iterations must be between 5"):
+        pc.normalize({"role": "server", "metric": "bw", "lat_iterations": 4})
+
+
 def test_binary_found_by_a_transport_must_be_a_program():
     for binary in ("bin/ib_write_bw", "-x", "/usr/../bin/ib_write_bw", "ib write"):
         with pytest.raises(pc.ArgumentError, match="binary"):

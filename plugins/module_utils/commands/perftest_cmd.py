@@ -161,6 +161,7 @@ def normalize(params):
     check_side_labels(p)
     out.update(_port_options(p))
     out.update(_run_options(p))
+    _latency_by_count(out, int_option(p, "lat_iterations", ITERS_MIN, ITERS_MAX))
     _check_mtu(out)
     _check_gpu_memory(out)
     _check_length(out)
@@ -206,6 +207,16 @@ def _run_options(p):
         "timeout": int_option(p, "timeout", 1, TIMEOUT_MAX) or 120,
         "connect_retries": int_option(p, "connect_retries", 0, 100000),
     }
+
+
+def _latency_by_count(out, lat_iterations):
+    """A latency test runs lat_iterations times when that is given, whatever duration or iterations say.
+
+    perftest prints the median (t_typical) and the tail percentiles only when it runs by count; by time it
+    prints the average alone, which one stall of either host moves.
+    """
+    if out["metric"] == "lat" and lat_iterations is not None:
+        out["iterations"], out["duration"] = lat_iterations, None
 
 
 def _flag(p, name):
