@@ -12,7 +12,8 @@ version_added: 1.0.0
 description:
   - Reads the output of C(ibv_devinfo) from rdma-core (tab or space indented); C(-v) extras are kept with
     snake_case names (C(gid_tbl_len), C(active_width), C(active_speed), C(phys_state), ...) and C(GID[n]) lines
-    are collected into each port's C(gids).
+    are collected into each port's C(gids). The fields of a capability section (C(tso_caps:), C(rss_caps:),
+    C(packet_pacing_caps:), ..., printed one indent deeper) are a dictionary under the section's name.
   - Values like C(PORT_ACTIVE (4)) keep the name (the number goes to C(<key>_num)); MTUs such as C(4096 (5))
     become bytes.
   - C(No IB devices found) and libibverbs warnings give an empty list; with O(full=true) they are returned as

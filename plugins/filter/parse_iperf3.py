@@ -109,7 +109,7 @@ _value:
       description: CPU use of the peer during the test, percent.
       type: float
     interval_gbps:
-      description: Bandwidth of each reporting interval, Gb/s.
+      description: Bandwidth of each measured reporting interval, Gb/s (the C(--omit) warm-up intervals are left out).
       type: list
       elements: float
 '''

@@ -7,7 +7,10 @@
 ``port:`` sub-blocks. Values such as ``PORT_ACTIVE (4)`` keep the name in
 ``state`` and the number in ``state_num``; MTUs (``4096 (5)``) become bytes.
 ``-v`` adds device capabilities (flag names listed under a key are collected
-into that key, or into ``<key>_list`` when the key holds a hex mask), per-port
+into that key, or into ``<key>_list`` when the key holds a hex mask; the
+fields of a capability section such as ``tso_caps:`` / ``rss_caps:`` /
+``packet_pacing_caps:``, printed one indent deeper, into a dict under the
+section's name), per-port
 attributes (``gid_tbl_len``, ``active_width``, ``active_speed``,
 ``phys_state``) and ``GID[  n]:`` lines (with ``, RoCE v2`` type suffixes on
 newer rdma-core) collected into the port's ``gids``.
@@ -183,6 +186,43 @@ def _add_flag(scope, key, flag):
     scope.setdefault(target, []).append(flag)
 
 
+def _indent(line):
+    """The width of a line's leading blanks, tabs at 8 (how deep ibv_devinfo nested it)."""
+    return len(line[:len(line) - len(line.lstrip())].expandtabs(8))
+
+
+def _open_section(scope, indent, section):
+    """The section a valueless key opened, once the key:value line after it is indented deeper (indent).
+
+    ibv_devinfo -v prints capability sections ("tso_caps:", "rss_caps:", "packet_pacing_caps:", "cq
+    moderation caps:") as a valueless key with its fields one indent deeper; several sections have a field of
+    the same name (supported_qp under tso_caps, rss_caps and packet_pacing_caps), so flattening them into the
+    device merged three lists into one.  A section's fields go into a dict under the section's name.
+    """
+    if section is None or section["fields"] is not None or indent <= section["indent"]:
+        return section
+    section["fields"] = {}
+    scope[section["key"]] = section["fields"]
+    return section
+
+
+def _may_open_section(scope, flag_key, key):
+    """Whether the valueless key just stored may hold a section: never a field of the contract (port, state,
+    transport, ...) nor one already read, which a section would overwrite with a dict."""
+    return bool(flag_key) and flag_key == snake_case(key) and flag_key not in _DEVICE_KEYS + _PORT_KEYS + (
+        "port", "hca_id", "ports", "gids") and scope.get(flag_key) is None
+
+
+def _is_flag(line, indent, flag_indent):
+    """Whether a line without ':' is one more flag name of the list the key at flag_indent opened.
+
+    Flag names are printed deeper than their key; a line at the key's own indent is a statement of its own
+    ("tag matching not supported", "core clock not supported"), which was read as one more flag of the list
+    before it.  A paste that lost all indentation (flag_indent 0) can not tell them apart: a flag, as before.
+    """
+    return _FLAG.match(line) is not None and (indent > flag_indent or flag_indent == 0)
+
+
 def _error_for(line):
     lowered = line.lower()
     if "no ib devices found" in lowered:
@@ -241,9 +281,12 @@ def _parse_devinfo(text):
     device = None
     port = None
     flag_key = None
+    flag_indent = 0
+    section = None   # {"key", "indent", "fields"}: a valueless key, a section once deeper fields follow
     for line in bounded_lines(text):
         if not line.strip():
             flag_key = None
+            section = None
             continue
         error, is_warning = _error_for(line)
         if error is not None:
@@ -255,6 +298,7 @@ def _parse_devinfo(text):
             devices.append(device)
             port = None
             flag_key = None
+            section = None
             continue
         if device is None:
             continue
@@ -263,22 +307,37 @@ def _parse_devinfo(text):
             port = _new_port(to_int(port_match.group("port")))
             device["ports"].append(port)
             flag_key = None
+            section = None
             continue
+        indent = _indent(line)
+        if section is not None and section["fields"] is not None and indent <= section["indent"]:
+            section = None   # a line back at (or above) the section's own indent ends the section
         scope = port if port is not None else device
         gid = _GID.match(line)
         if gid and port is not None:
             port["gids"].append(_gid_entry(gid))
             continue
         unknown_flags = _UNKNOWN_FLAGS.match(line)
+        pair = None if (unknown_flags and flag_key) else split_key_value(line, _KEY)
+        section = _open_section(scope, indent, section) if pair else section
+        inner = section["fields"] if section is not None and section["fields"] is not None else None
         if unknown_flags and flag_key:
-            _add_flag(scope, flag_key, "Unknown flags: " + unknown_flags.group("value"))
+            _add_flag(scope if inner is None else inner, flag_key, "Unknown flags: " + unknown_flags.group("value"))
             continue
-        pair = split_key_value(line, _KEY)
         if pair:
-            flag_key = _store_field(device, scope, pair, flag_key)
+            if inner is None:
+                section = None
+                flag_key = _store_field(device, scope, pair, flag_key)
+                if not pair[1] and _may_open_section(scope, flag_key, pair[0]):
+                    section = {"key": flag_key, "indent": indent, "fields": None}
+            else:
+                flag_key = _store_field(inner, inner, pair, flag_key)
+            flag_indent = indent
             continue
-        if flag_key and _FLAG.match(line):
-            _add_flag(scope, flag_key, line.strip())
+        if flag_key and _is_flag(line, indent, flag_indent):
+            _add_flag(scope if inner is None else inner, flag_key, line.strip())
+        else:
+            flag_key = None
     return {"devices": devices, "errors": errors, "warnings": warnings}
 
 

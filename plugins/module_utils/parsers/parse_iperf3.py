@@ -392,9 +392,15 @@ def _fill_cpu(result, end):
 
 
 def _fill_intervals(result, intervals):
+    """The measured intervals' rates.  The --omit warm-up intervals (sum.omitted true, their clock restarting
+    at 0 after them) are not part of the measurement: iperf3 leaves them out of its end sums, and listing them
+    gave a 10 s test with -O 3 thirteen intervals, the slow-start ones among them."""
     if isinstance(intervals, list):
         for interval in intervals:
-            gbps = _gbps(_dict(interval).get("sum"))
+            block = _dict(_dict(interval).get("sum"))
+            if block.get("omitted") is True:
+                continue
+            gbps = _gbps(block)
             if gbps is not None:
                 result["interval_gbps"].append(gbps)
 
@@ -498,8 +504,25 @@ def _parse(text):
         result["warnings"].append("incomplete JSON after the last complete iperf3 object was ignored")
     if result["sent_gbps"] is None and result["received_gbps"] is None and not result["errors"]:
         result["errors"].append(error_entry("no_results", "iperf3 JSON has no end-of-test sums", IPERF3_ERRORS))
+    _warn_nothing_received(result)
     result["ok"] = not result["errors"] and (result["sent_gbps"] is not None or result["received_gbps"] is not None)
     return result
+
+
+def _warn_nothing_received(result):
+    """A receiver that counted 0 bytes of what the sender sent measured nothing: say so, the 0 Gb/s is no rate.
+
+    iperf3 3.9 with -n 10240 (a transfer shorter than one interval) reports sum_received bytes 0 after 46464
+    bytes were sent; read as is, received_gbps 0.0 failed the bandwidth check with no word of why.
+    """
+    pairs = [(result["sent_bytes"], result["received_bytes"])]
+    if result.get("bidir_reverse"):
+        pairs.append((result["bidir_reverse"].get("sent_bytes"), result["bidir_reverse"].get("received_bytes")))
+    for sent, received in pairs:
+        if sent and received == 0:
+            result["warnings"].append(
+                "the receiver counted 0 bytes of the %d bytes sent (a transfer too short for the receiver's "
+                "report, or its report was lost): received_gbps 0 is no measured rate" % sent)
 
 
 def parse_iperf3(text):

@@ -163,6 +163,8 @@ def _take_row(state, line):
     if not state.columns or state.in_usage:
         return False
     values = parse_row(state, line)
+    if values is None:
+        values = _row_with_glued_values(state, line)
     rows = [values] if values is not None else _glued_rows(state, line)
     if not rows:
         return False
@@ -171,6 +173,34 @@ def _take_row(state, line):
                            "client started in one terminal) is merged" % len(rows))
     state.result["rows"].extend(finish_row(state, values) for values in rows)
     return True
+
+
+# Two-decimal values run together: perftest prints the columns with printf widths and no separator, so a wide
+# value fills its field and touches the next one ("2465.901216.65": t_stdev 2465.90, 99% percentile 1216.65).
+_GLUED_VALUES_RE = re.compile(r"^(\d+\.\d\d)(\d+\.\d+)$")
+
+
+def _row_with_glued_values(state, line):
+    """The row's values once each token holding two values run together is split in two, or None.
+
+    Only when the split gives exactly as many values as the header has columns: a line that is not a row, or
+    one that is short for another reason, stays what it was (the whole row was dropped before, leaving a
+    latency run with a table header and no result).
+    """
+    tokens = line.split()
+    if len(tokens) >= len(state.columns):
+        return None
+    split = []
+    for token in tokens:
+        glued = _GLUED_VALUES_RE.match(token)
+        split.extend(glued.groups() if glued else (token,))
+    if len(split) != len(state.columns):
+        return None
+    values = parse_row(state, " ".join(split))
+    if values is not None:
+        add_warning(state, "a result row had values run together (a value too wide for its column), read "
+                           "apart: %s" % line[:200])
+    return values
 
 
 def _glued_rows(state, line):

@@ -468,6 +468,9 @@ def _add_final_warnings(state):
     if state.bad_rows:
         add_warning(state, "%d result row(s) did not have as many values as the table header has columns"
                     % state.bad_rows)
+    if state.seen_row_header and not rows and not result["errors"]:
+        # Not ok and not one word of why: a table whose rows could not be read must say so.
+        add_warning(state, "the result table header was printed but no result row was read")
     if result["side"] == "server" and not rows and not result["errors"] and result["banner"] is None:
         add_warning(state, "server side: only the waiting banner, no client connected")
     if state.unknown_lines > MAX_UNKNOWN_LISTED:
