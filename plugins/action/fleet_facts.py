@@ -120,6 +120,17 @@ def gather(hostvars, hosts, facts, values, missing, host_field=None):
     return out
 
 
+def check_host_lists(args):
+    """``hosts`` and ``unreachable``: inventory host names, each one line of text and not empty; a bad one is
+    refused naming its index (``hosts[2]``), never dropped. They are data (the slices' posts), never a command."""
+    for option in ("hosts", "unreachable"):
+        for index, host in enumerate(args.get(option) or []):
+            label = "%s[%d]" % (option, index)
+            rules.check_text(label, host)
+            if not host.strip():
+                rules.fail(label, host, "is empty: name an inventory host or remove the item")
+
+
 class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.fleet_facts"
@@ -127,6 +138,7 @@ class ActionModule(ControllerAction):
     FAILURES = (slice_meeting.SliceMeetingError, ValueError, OSError, AnsibleError)
 
     def decide(self, args, result, task_vars):
+        check_host_lists(args)
         facts = gather(task_vars.get("hostvars") or {}, args["hosts"], args["facts"], args["values"], args["missing"],
                        host_field=args["host_field"])
         new_facts = self._take_defaults(args, task_vars)

@@ -58,6 +58,8 @@ def check_options(args):
         rules.check_number("thresholds[%s]" % metric, value, 0, MAX_THRESHOLD)
     for index, name in enumerate(args["ignore_params"] or []):
         rules.check_text("ignore_params[%d]" % index, name, NAME_LIMIT)
+        if not name.strip():
+            rules.fail("ignore_params[%d]" % index, name, "is empty: name a record parameter or remove the item")
     for name, (low, high) in report_index.INDEX_RANGES.items():
         args[name] = rules.check_int(name, args[name], low, high)
     return os.path.abspath(report_dir)

@@ -93,14 +93,17 @@ class ActionModule(ControllerAction):
 
     def decide(self, args, result, task_vars):
         roles = [role_name(r) for r in args["roles"]]
-        unknown = [r for r in roles if r not in role_options.ROLES]
+        unknown = [(index, r) for index, r in enumerate(roles) if r not in role_options.ROLES]
         if not roles or unknown:
-            result.update(failed=True, msg="clusterops.commcheck.validate_options: roles must be some of %s, got %s"
-                          % (", ".join(role_options.ROLES), show(", ".join(unknown)) if unknown else "none"))
+            # the first role that is not one, named by its index
+            where, shown = ("roles[%d]" % unknown[0][0], show(args["roles"][unknown[0][0]])) if unknown \
+                else ("roles", "none")
+            result.update(failed=True, msg="clusterops.commcheck.validate_options: %s must be one of %s, got %s"
+                          % (where, ", ".join(role_options.ROLES), shown))
             return result
         try:
             specs = load_specs(role_options.ROLES)
-        except (OSError, IOError, yaml.YAMLError) as exc:
+        except (OSError, IOError, ValueError, yaml.YAMLError) as exc:  # ValueError: UnicodeDecodeError
             result.update(failed=True, msg="clusterops.commcheck.validate_options: cannot read the argument specs: %s"
                           % exc)
             return result

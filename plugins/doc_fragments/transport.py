@@ -21,6 +21,9 @@ options:
   kubectl:
     description:
       - Pod to exec into when O(transport=kubectl).
+      - The sub-options are checked whatever the transport, so a bad value fails the task with
+        O(transport=host) too. Only O(transport=kubectl) needs O(kubectl.pod) and looks O(kubectl.binary)
+        up on E(PATH).
     type: dict
     suboptions:
       namespace:

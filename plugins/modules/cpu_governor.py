@@ -36,6 +36,7 @@ options:
     description:
       - CPUs to change, as numbers, C(cpuN) names, ranges (C(0-7)) or comma lists; all CPUs with cpufreq
         when empty. CPU numbers go from 0 to 8191 (the most CPUs Linux supports).
+      - An empty item (or an empty part between commas, as in C(0,,2)) is refused, never skipped.
     type: list
     elements: str
     default: []
@@ -174,7 +175,7 @@ def main():
     except OptionError as exc:
         module.fail_json(msg=str(exc))
     except GovernorError as exc:
-        module.fail_json(msg="cpus: %s" % exc)
+        module.fail_json(msg=str(exc))
     governors = None
     if params["governors"] is not None:
         governors = dict((k, v) for k, v in params["governors"].items())

@@ -162,6 +162,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runn
     HostTransport,
     KubectlTransport,
     check_kubectl_settings,
+    commands_fail_task,
 )
 
 STOP_TIMEOUT_S = 60
@@ -184,11 +185,19 @@ class Kubectl:
         res = self.host.run(self.base + ["get", "pods"] + args + ["-o", "json"], 60)
         if res["rc"] != 0:
             self.module.fail_json(msg="kubectl get pods failed: %s" % (res["stderr"].strip() or res["stdout"].strip()),
-                                  rc=res["rc"], cmd=res["cmd"])
+                                  rc=res["rc"], stdout=res["stdout"][-2000:], stderr=res["stderr"][-2000:],
+                                  cmd=res["cmd"])
         try:
-            return existing.listed_pods(json.loads(res["stdout"] or "{}"))
+            doc = json.loads(res["stdout"] or "{}")
         except ValueError:
-            self.module.fail_json(msg="kubectl get pods returned no JSON", stdout=res["stdout"][-2000:])
+            self.module.fail_json(msg="kubectl get pods returned no JSON", rc=res["rc"], stdout=res["stdout"][-2000:],
+                                  stderr=res["stderr"][-2000:], cmd=res["cmd"])
+        if not isinstance(doc, dict) or not isinstance(doc.get("items") or [], list) \
+                or not all(isinstance(item, dict) for item in doc.get("items") or []):
+            # JSON, but not what kubectl get prints (a list, null, a string...): not "no pod matches"
+            self.module.fail_json(msg="kubectl get pods returned JSON that is not a list of pods", rc=res["rc"],
+                                  stdout=res["stdout"][-2000:], stderr=res["stderr"][-2000:], cmd=res["cmd"])
+        return existing.listed_pods(doc)
 
     def transport(self, pod):
         params = self.module.params
@@ -315,10 +324,12 @@ def main():
     errors = option_errors(module.params)
     if errors:
         module.fail_json(msg="invalid existing-pod parameters: " + "; ".join(errors), errors=errors)
-    kubectl = Kubectl(module)
-    if module.params["state"] == "detached":
-        detach(module, kubectl)
-    attach(module, kubectl)
+    # kubectl that cannot start (missing, not executable, not a program for this machine) fails the task
+    with commands_fail_task(module, "existing_pods"):
+        kubectl = Kubectl(module)
+        if module.params["state"] == "detached":
+            detach(module, kubectl)
+        attach(module, kubectl)
 
 
 if __name__ == "__main__":

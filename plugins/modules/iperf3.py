@@ -293,6 +293,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 
 try:
     from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
@@ -323,6 +324,13 @@ def argument_spec():
 
 def main():
     module = pm.pair_module(argument_spec())
+    # a program that cannot start outside the sides (the kubectl of the transport, looking the tool up) fails
+    # the task; a tool that cannot start is its side's verdict
+    with commands_fail_task(module, "iperf3"):
+        run(module)
+
+
+def run(module):
     params = module.params
     single, raws = pm.raw_sides(module)
     pm.check_min_fraction_option(module)

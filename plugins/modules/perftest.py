@@ -442,6 +442,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction, shell_meta_error
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import is_connect_failure
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint, resolve_gid_index
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import port_counters
@@ -498,6 +499,13 @@ def argument_spec():
 
 def main():
     module = pm.pair_module(argument_spec())
+    # a program that cannot start outside the sides (the kubectl of the transport, looking the tool up) fails
+    # the task; a tool that cannot start is its side's verdict
+    with commands_fail_task(module, "perftest"):
+        run(module)
+
+
+def run(module):
     params = module.params
     single, raws = pm.raw_sides(module)
     err = shell_meta_error("extra_args", params.get("extra_args"))

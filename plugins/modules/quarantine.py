@@ -200,6 +200,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine as q
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.pair_module import fail_run
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 
 
 MAX_TIMEOUT_S = 3600
@@ -236,6 +237,8 @@ def check_options(params):
     rules.check_text("reason", params["reason"], q.MAX_REASON)
     for index, host in enumerate(params["hosts"]):
         rules.check_not_flag("hosts[%d]" % index, host)
+        if not host.strip():
+            rules.fail("hosts[%d]" % index, host, "is empty: name a host or remove the item")
     for host, node in (params["node_names"] or {}).items():
         rules.check_not_flag("node_names key", str(host))
         rules.check_not_flag("node_names[%s]" % host, node)
@@ -266,9 +269,9 @@ def collect_nodes(params):
     names = dict((str(k), str(v)) for k, v in (params.get("node_names") or {}).items())
     components = params["components"]
     if params.get("localization"):
-        nodes += q.bad_nodes(params["localization"], components, names)
+        nodes += q.bad_nodes(params["localization"], components, names, option="localization")
     if params.get("findings"):
-        nodes += q.bad_nodes(params["findings"], components, names)
+        nodes += q.bad_nodes(params["findings"], components, names, option="findings")
     if params.get("hosts"):
         nodes += q.bad_nodes([{"host": h, "reason": params["reason"]} for h in params["hosts"]], ["host"], names)
     merged = {}
@@ -297,10 +300,12 @@ def main():
         module.fail_json(msg="quarantine: %s" % exc)
     transport = get_transport(module)
     planning_only = params["dry_run"] or module.check_mode
-    if params["backend"] == "kubernetes":
-        result = kubernetes(module, transport, nodes, planning_only)
-    else:
-        result = slurm(module, transport, nodes, planning_only)
+    # a program that cannot start (kubectl of the transport, kubectl or scontrol) fails the task
+    with commands_fail_task(module, "quarantine"):
+        if params["backend"] == "kubernetes":
+            result = kubernetes(module, transport, nodes, planning_only)
+        else:
+            result = slurm(module, transport, nodes, planning_only)
     result["nodes"] = nodes
     result["dry_run"] = bool(planning_only)
     result["report"] = q.report_lines(result["actions"], params["backend"], planning_only)

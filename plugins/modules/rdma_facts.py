@@ -331,6 +331,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.tran
     TRANSPORT_ARGSPEC,
     get_transport,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 
 
 RATE_MAX_GBPS = 100000
@@ -381,9 +382,16 @@ def main():
         check_options(params)
     except OptionError as exc:
         module.fail_json(msg=str(exc))
+    transport = get_transport(module)
+    # kubectl of the transport that cannot start fails the task (a tool that cannot start is a finding)
+    with commands_fail_task(module, "rdma_facts"):
+        discover(module, transport)
+
+
+def discover(module, transport):
+    params = module.params
     rate = params["expected_rate_gbps"]
     root = params["sysfs_root"]
-    transport = get_transport(module)
     if not params["devices"]:
         probe = probe_tools(transport, params["probe"], params["timeout"]) if params["probe"] else None
         module.exit_json(changed=False, msg="RDMA devices not looked for; %d tool key(s) probed" % len(params["probe"]),

@@ -329,7 +329,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8
     warning_events,
     with_events,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport, KubectlTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
+    HostTransport, KubectlTransport, commands_fail_task)
 
 POLL_S = 2
 
@@ -353,9 +354,15 @@ class Kubectl:
     def get_json(self, args):
         res = self.run(["get"] + args + ["-o", "json"])
         try:
-            return json.loads(res["stdout"] or "{}")
+            doc = json.loads(res["stdout"] or "{}")
         except ValueError:
             self.module.fail_json(msg="kubectl get returned no JSON", stdout=res["stdout"], cmd=res["cmd"])
+        if not isinstance(doc, dict) or not isinstance(doc.get("items") or [], list) \
+                or not all(isinstance(item, dict) for item in doc.get("items") or []):
+            # JSON, but not the object kubectl get prints (a list, null, a string...): a failure, not a traceback
+            self.module.fail_json(msg="kubectl get returned JSON that is not a list of Kubernetes objects",
+                                  rc=res["rc"], stdout=res["stdout"][-2000:], stderr=res["stderr"], cmd=res["cmd"])
+        return doc
 
     def run_pods(self, run_id):
         return self.get_json(["pods", "-l", "%s=%s" % (RUN_LABEL, run_id)]).get("items") or []
@@ -567,6 +574,13 @@ def main():
     if errors:
         module.fail_json(msg="invalid test pod parameters: " + "; ".join(errors), errors=errors)
 
+    # kubectl that cannot start (missing, not executable, not a program for this machine) fails the task
+    with commands_fail_task(module, "test_pods"):
+        manage(module)
+
+
+def manage(module):
+    params = module.params
     kubectl = Kubectl(module)
     if params["node_selector"] and params["state"] == "present":
         add_selected_nodes(module, kubectl)

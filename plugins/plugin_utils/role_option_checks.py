@@ -28,7 +28,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gid
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import transport
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.role_option_kit import (
-    boolean, call_check, check_host, clip, described, fail, hosts, integer, rules_check, words)
+    boolean, call_check, check_host, clip, described, fail, hosts, integer, items, rules_check, words)
 
 PORT_LOW, PORT_HIGH = 1024, 65000        # the round plan adds one port per rail and test step
 RATE_MAX_GBPS = 100000.0                 # 100 Tb/s: far above any link, below anything absurd
@@ -88,11 +88,11 @@ def device_dict(label, item, ctx):
 
 
 def devices(label, value, ctx):
-    for item in value:
+    for where, item in items(label, value):
         if isinstance(item, dict):
-            device_dict(label, item, ctx)
+            device_dict(where, item, ctx)
         else:
-            device_text(label, item)
+            device_text(where, item)
 
 
 def environment(label, value, ctx):
@@ -189,11 +189,11 @@ def collective_ops(label, value, ctx):
     if not value:
         fail(label, value, "must name at least one collective")
     library = collective_library(ctx)
-    for op in value:
+    for where, op in items(label, value):
         if op not in mpi_cmd.OPERATIONS:
-            fail(label, op, "is not a collective (known: %s)" % words(mpi_cmd.OPERATIONS))
+            fail(where, op, "is not a collective (known: %s)" % words(mpi_cmd.OPERATIONS))
         if library is not None:
-            call_check(label, op, mpi_cmd.binary_name, library, op)
+            call_check(where, op, mpi_cmd.binary_name, library, op)
 
 
 def size(label, value, ctx):
@@ -246,9 +246,9 @@ def ssh_config(label, value, ctx):
 
 
 def rates(label, value, ctx):
-    for item in value:
-        if rules_check(label, rules.check_number, item, 0, RATE_MAX_GBPS) <= 0:
-            fail(label, item, "must be above 0 Gb/s")
+    for where, item in items(label, value):
+        if rules_check(where, rules.check_number, item, 0, RATE_MAX_GBPS) <= 0:
+            fail(where, item, "must be above 0 Gb/s")
 
 
 # ---------------------------------------------------------------- TCP rules
@@ -306,8 +306,9 @@ def k8s(param):
     def rule(label, value, ctx):
         if value in ("", None):
             return
-        for item in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
-            rules_check(label, rules.check_not_flag, item)
+        for where, item in [(label, value)] if isinstance(value, str) else \
+                items(label, value) if isinstance(value, list) else []:
+            rules_check(where, rules.check_not_flag, item)
         errors = k8s_pods.validate_params({"state": "absent", param: value})
         if errors:
             more = " (and %d more)" % (len(errors) - 1) if len(errors) > 1 else ""
@@ -326,9 +327,9 @@ def k8s_image(label, value, ctx):
 def k8s_command(label, value, ctx):
     if not value:
         fail(label, value, "must name the program the container runs")
-    rules_check(label, rules.check_binary, value[0], None, False)
-    for item in value[1:]:
-        rules_check(label, rules.check_text, item)
+    rules_check(label + "[0]", rules.check_binary, value[0], None, False)
+    for where, item in items(label, value)[1:]:
+        rules_check(where, rules.check_text, item)
     k8s("command")(label, value, ctx)
 
 
@@ -339,20 +340,20 @@ def kubeconfig(label, value, ctx):
 
 
 def tolerations(label, value, ctx):
-    for item in value:
+    for where, item in items(label, value):
         unknown = sorted(str(k) for k in item if k not in TOLERATION_KEYS)
         if unknown:
-            fail(label, item, "has unknown keys %s (known: %s)" % (words(unknown), words(TOLERATION_KEYS)))
+            fail(where, item, "has unknown keys %s (known: %s)" % (words(unknown), words(TOLERATION_KEYS)))
         if item.get("key") not in (None, ""):
-            call_check(label, item, quarantine.check_key, item["key"], "toleration key")
+            call_check(where, item, quarantine.check_key, item["key"], "toleration key")
         if item.get("operator") not in (None,) + TOLERATION_OPERATORS:
-            fail(label, item, "has an operator that is not %s" % " or ".join(TOLERATION_OPERATORS))
+            fail(where, item, "has an operator that is not %s" % " or ".join(TOLERATION_OPERATORS))
         if item.get("effect") not in (None,) + TOLERATION_EFFECTS:
-            fail(label, item, "has an effect that is not %s" % words(TOLERATION_EFFECTS[1:]))
+            fail(where, item, "has an effect that is not %s" % words(TOLERATION_EFFECTS[1:]))
         if item.get("value") is not None:
-            rules_check(label, rules.check_name, str(item["value"]), "k8s_label_value")
+            rules_check(where, rules.check_name, str(item["value"]), "k8s_label_value")
         if item.get("tolerationSeconds") is not None:
-            rules_check(label, rules.check_int, item["tolerationSeconds"], 0, 10 ** 9)
+            rules_check(where, rules.check_int, item["tolerationSeconds"], 0, 10 ** 9)
 
 
 def annotations(label, value, ctx):
@@ -401,23 +402,17 @@ def job_collective(label, value, ctx):
 
 
 def kubectl(label, value, ctx):
-    """The kubectl transport's pod (checked by the transport when it is used)."""
+    """The kubectl transport's settings, checked as the modules check them, whatever the transport (a bad value
+    is an error even while it is not used); the pod is needed with commcheck_transport=kubectl only."""
     unknown = sorted(str(k) for k in value if k not in KUBECTL_KEYS)
     if unknown:
         fail(label, value, "has unknown keys %s (known: %s)" % (words(unknown), words(KUBECTL_KEYS)))
-    for key in ("pod", "namespace", "container"):
-        if value.get(key) is not None:
-            rules_check("%s.%s" % (label, key), rules.check_name, value[key], "k8s_name")
-    if value.get("context") is not None:
-        rules_check("%s.context" % label, rules.check_name, value["context"], "k8s_context")
-    if value.get("kubeconfig") is not None:
-        kubeconfig("%s.kubeconfig" % label, value["kubeconfig"], ctx)
-    if value.get("binary") is not None:
-        rules_check("%s.binary" % label, rules.check_binary, value["binary"], None, False)
-    if ctx.get("commcheck_transport") == "kubectl":
-        error = transport.kubectl_options_error(value)
-        if error:
-            raise OptionError(clip("%s: %s" % (label, error), value))
+    for key in KUBECTL_KEYS:
+        if value.get(key) is not None and not isinstance(value[key], str):
+            fail("%s.%s" % (label, key), value[key], "must be a string")
+    error = transport.kubectl_options_error(value, transport=ctx.get("commcheck_transport") or "host")
+    if error:
+        raise OptionError(clip("%s: %s" % (label, error), value))
 
 
 # ---------------------------------------------------------------- quarantine rules
@@ -437,6 +432,6 @@ def quarantine_hosts(label, value, ctx):
     hosts()(label, value, ctx)
     mapped = ctx.get("commcheck_quarantine_node_names") or {}
     check = node_name(ctx.get("commcheck_quarantine_backend"))
-    for item in value:
+    for where, item in items(label, value):
         if item not in mapped:
-            call_check(label, item, check, item)
+            call_check(where, item, check, item)

@@ -93,6 +93,11 @@ def call_check(label, shown, check, *args, **kwargs):
         raise OptionError(clip(text, shown))
 
 
+def items(label, value):
+    """(``label[N]``, item) of a list value: a problem with one item names its index, as the modules' do."""
+    return [("%s[%d]" % (label, index), item) for index, item in enumerate(value)]
+
+
 def rules_check(label, check, value, *args):
     """An ``option_rules`` check with '<label>:' as the option it names."""
     return check(label + ":", value, *args)
@@ -173,8 +178,8 @@ def names(kind, empty=True):
     def rule(label, value, ctx):
         if not empty and not value:
             fail(label, value, "must name at least one")
-        for item in value:
-            rules_check(label, rules.check_name, item, kind)
+        for where, item in items(label, value):
+            rules_check(where, rules.check_name, item, kind)
     return described(rule, "a list of " + rules.NAME_KINDS[kind][1])
 
 
@@ -222,10 +227,10 @@ def host(empty=False):
 def hosts():
     def rule(label, value, ctx):
         seen = set()
-        for item in value:
-            check_host(label, item, ctx)
+        for where, item in items(label, value):
+            check_host(where, item, ctx)
             if item in seen:
-                fail(label, item, "is listed twice")
+                fail(where, item, "is listed twice")
             seen.add(item)
     return described(rule, "a list of inventory hosts")
 
@@ -233,13 +238,13 @@ def hosts():
 def pairs():
     """[[server, client], ...] of hosts."""
     def rule(label, value, ctx):
-        for pair in value:
+        for where, pair in items(label, value):
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                fail(label, pair, "is not a [server, client] pair")
-            for item in pair:
-                check_host(label, item, ctx)
+                fail(where, pair, "is not a [server, client] pair")
+            for side, item in items(where, pair):
+                check_host(side, item, ctx)
             if pair[0] == pair[1]:
-                fail(label, pair, "pairs a host with itself")
+                fail(where, pair, "pairs a host with itself")
     return described(rule, "a list of [server, client] host pairs")
 
 

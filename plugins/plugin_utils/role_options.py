@@ -105,7 +105,8 @@ RULES = {
     "commcheck_rdma_pairs": kit.pairs(),
     "commcheck_rdma_center": kit.host(empty=True),
     "commcheck_rdma_rail_numbers": kit.described(
-        lambda label, value, ctx: [kit.rules_check(label, rules.check_int, v, 0, 1023) for v in value], "0 to 1023"),
+        lambda label, value, ctx: [kit.rules_check(where, rules.check_int, v, 0, 1023)
+                                   for where, v in kit.items(label, value)], "0 to 1023"),
     "commcheck_rdma_ops": kit.choices_not_empty(),
     "commcheck_rdma_metrics": kit.choices_not_empty(),
     "commcheck_rdma_duration": kit.integer(1, perftest_cmd.DURATION_MAX, zero="run by iterations"),
@@ -360,8 +361,14 @@ def check_type(option, spec, value, label=None):
     plain = dict((k, spec[k]) for k in _SPEC_KEYS if spec.get(k) is not None)
     plain.setdefault("type", "str")
     if plain["type"] == "list" and isinstance(value, str):
-        # comma-separated text (AWX surveys), read as the roles read it: items trimmed, empty ones dropped
-        value = [item.strip() for item in value.split(",") if item.strip()]
+        # comma-separated text (AWX surveys), read as the roles read it: items trimmed; an empty answer is
+        # an empty list, an empty item between commas is refused (it was meant as something, never dropped)
+        items = value.split(",") if value.strip() else []
+        for index, item in enumerate(items):
+            if not item.strip():
+                return None, "%s[%d]: %s is empty (in %s): name something there or remove the comma" % (
+                    label, index, show(item), show(value))
+        value = [item.strip() for item in items]
     if isinstance(value, bool) and plain["type"] in ("int", "float"):
         # Ansible would read true as 1: a number option never takes a boolean
         return None, "%s: %s is not %s" % (label, show(value), _type_text(plain))
@@ -376,10 +383,13 @@ def check_type(option, spec, value, label=None):
     choices = plain.get("choices")
     if choices and all(isinstance(e, ArgumentValueError) for e in result.errors):
         converted = result.validated_parameters.get(option)
-        items = converted if isinstance(converted, list) else [converted]
-        bad = [i for i in items if i not in choices] or items
-        shown = show(bad[0] if len(bad) == 1 else bad)
-        return None, "%s: %s is not one of %s" % (label, shown, kit.words(repr(c) if c == "" else c for c in choices))
+        known = kit.words(repr(c) if c == "" else c for c in choices)
+        if isinstance(converted, list):
+            # the first item that is not a choice, named by its index
+            for where, item in kit.items(label, converted):
+                if item not in choices:
+                    return None, "%s: %s is not one of %s" % (where, show(item), known)
+        return None, "%s: %s is not one of %s" % (label, show(converted), known)
     return None, "%s: %s is not %s" % (label, show(value), _type_text(plain))
 
 

@@ -720,6 +720,7 @@ def test_gather_run_tools_keeps_an_empty_ibv_devinfo_and_drops_other_empty_listi
     assert results["ibdev2netdev"] == {"ran": False, "reason": "not installed"}
     assert results["ibv_devinfo"]["ran"] and results["ibv_devinfo"]["rc"] == 255
     assert results["show_gids"]["rc"] is None
+    assert results["show_gids"]["ran"] is False and "no such file" in results["show_gids"]["reason"]
     assert all(isinstance(call[1], tuple) for call in transport.calls if call[0] == "run")
 
 

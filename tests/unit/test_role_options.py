@@ -407,7 +407,7 @@ HOSTILE = {
     "commcheck_k8s_pod_vars": ({"commcheck_rdma_duration": -1},
                                "commcheck_k8s_pod_vars.commcheck_rdma_duration: -1 must be 0"),
     "commcheck_k8s_node_vars": ({"gpu-node-1": {"commcheck_devices": ["mlx5_0;id"]}},
-                                "commcheck_k8s_node_vars.gpu-node-1.commcheck_devices: 'mlx5_0;id'"),
+                                "commcheck_k8s_node_vars.gpu-node-1.commcheck_devices[0]: 'mlx5_0;id'"),
     "commcheck_k8s_mpi_agent": ("x", "is not a boolean"),
     "commcheck_k8s_mpi_agent_dir": ("/tmp/a b", "'/tmp/a b'"),
     "commcheck_k8s_mpi_kubectl": ("../kubectl", "must be an absolute path or a command name"),
@@ -510,7 +510,7 @@ def test_hostile_value_is_refused_naming_the_option(name):
     value, fragment = HOSTILE[name]
     problems = _check(_values(name, value))
     assert problems, name
-    assert any(p.startswith(name + ":") or p.startswith(name + ".") for p in problems) or \
+    assert any(p.startswith(name + ":") or p.startswith(name + ".") or p.startswith(name + "[") for p in problems) or \
         name == "commcheck_transport", problems
     assert any(fragment in p for p in problems), problems
 
@@ -578,7 +578,7 @@ def test_list_items_that_read_as_options_are_refused(name):
     good = GOOD[name]
     items = good if isinstance(good, list) else [i.strip() for i in good.split(",")]
     problems = _check({name: ["-" + items[0]] + items[1:]})
-    assert problems and problems[0].startswith(name + ":"), problems
+    assert problems and problems[0].startswith(name + "[0]:"), problems
 
 
 @pytest.mark.parametrize("name", _of_type("list", "str") + _of_type("list", "str", choices=True))
@@ -586,7 +586,9 @@ def test_list_items_with_control_characters_are_refused(name):
     good = GOOD[name]
     items = good if isinstance(good, list) else [i.strip() for i in good.split(",")]
     problems = _check({name: items + ["x\ny"]})
-    assert problems and problems[0].startswith(name + ":"), problems
+    assert problems and problems[0].startswith((name + ":", name + "[")), problems
+    # the item's index is named (extra_args name it inside: 'commcheck_tcp_extra_args: extra_args[1] ...')
+    assert "[%d]" % len(items) in problems[0][:len(name) + 20], problems
 
 
 @pytest.mark.parametrize("name", [n for n in _of_type("dict") if n not in ("commcheck_k8s_pod_vars",)])
@@ -646,14 +648,23 @@ def test_type_problems_say_what_was_expected():
     assert _check({"commcheck_rdma_rail_numbers": ["x"]}) == [
         "commcheck_rdma_rail_numbers: ['x'] is not a list of integers"]
     assert _check({"commcheck_checks": ["discover", "format_disk"]}) == [
-        "commcheck_checks: 'format_disk' is not one of discover, rdma, collective, nccl, hccl, tcp"]
+        "commcheck_checks[1]: 'format_disk' is not one of discover, rdma, collective, nccl, hccl, tcp"]
 
 
 def test_survey_text_for_a_list_is_read_as_the_roles_read_it():
-    assert _check({"commcheck_devices": "mlx5_0, mlx5_1:2,"}) == []
+    assert _check({"commcheck_devices": "mlx5_0, mlx5_1:2"}) == []
     assert _check({"commcheck_k8s_nodes": ""}) == []
+    assert _check({"commcheck_k8s_nodes": "  "}) == []
     assert _check({"commcheck_devices": "mlx5_0,`id`"}) == [
-        "commcheck_devices: '`id`' is not an RDMA device name (mlx5_0) or device:port (mlx5_0:1)"]
+        "commcheck_devices[1]: '`id`' is not an RDMA device name (mlx5_0) or device:port (mlx5_0:1)"]
+
+
+@pytest.mark.parametrize("text,index", [("mlx5_0, mlx5_1:2,", 2), (",mlx5_0", 0), ("mlx5_0,,mlx5_1", 1),
+                                        ("mlx5_0, ,mlx5_1", 1)])
+def test_survey_text_with_an_empty_item_is_refused_naming_its_index(text, index):
+    problems = _check({"commcheck_devices": text})
+    assert len(problems) == 1 and problems[0].startswith("commcheck_devices[%d]: " % index), problems
+    assert "is empty" in problems[0], problems
 
 
 def test_null_is_only_allowed_where_the_spec_has_no_default():

@@ -170,12 +170,12 @@ def test_a_value_that_cannot_be_evaluated_is_a_problem_and_all_are_named(results
     assert res["failed"] is True
     assert res["msg"].startswith("Bad option(s), nothing was run: ")
     assert any(p.startswith("commcheck_rdma_center: cannot be evaluated") for p in res["problems"]), res
-    assert "commcheck_rdma_hosts: '--help' must not start with '-' (it would be read as an option)" in res["problems"]
+    assert "commcheck_rdma_hosts[1]: '--help' must not start with '-' (it would be read as an option)" in res["problems"]
 
 
 def test_an_unknown_role_is_refused(results):
     res = results["unknown"]
-    assert res["failed"] is True and "format_disk" in res["msg"] and "roles must be some of" in res["msg"]
+    assert res["failed"] is True and "format_disk" in res["msg"] and "roles[" in res["msg"] and "must be one of" in res["msg"]
 
 
 def test_another_entry_point_checks_its_own_options(results):

@@ -47,29 +47,51 @@ def cpu_key(value):
     raise GovernorError("%s is not a CPU (use 3 or cpu3)" % show(value))
 
 
-def parse_cpu_list(items):
-    """CPU selections like [0, '2-5', '8,10', 'cpu12'] -> sorted list of 'cpuN' keys."""
+def parse_cpu_list(items, option="cpus"):
+    """CPU selections like [0, '2-5', '8,10', 'cpu12'] -> sorted list of 'cpuN' keys.
+
+    An empty item ('', '  ') or an empty part between commas ('0,,2', '3,') is refused, never skipped: it
+    was meant as a CPU. Every problem names ``option[N]``, the item it is in.
+    """
     out = set()
-    for item in items or []:
-        for part in str(item).split(","):
-            part = part.strip()
-            if not part:
-                continue
-            match = re.match(r"^(\d+)\s*-\s*(\d+)$", part)
-            if match:
-                low, high = _cpu_number(match.group(1), part), _cpu_number(match.group(2), part)
-                if low > high:
-                    raise GovernorError("CPU range %s goes backwards" % show(part))
-                out.update("cpu%d" % n for n in range(low, high + 1))
-            else:
-                out.add(cpu_key(part))
+    for index, item in enumerate(items or []):
+        label = "%s[%d]" % (option, index)
+        try:
+            out.update(_cpu_item(item))
+        except GovernorError as exc:
+            raise GovernorError("%s: %s" % (label, exc))
     return sorted(out, key=lambda k: int(k[3:]))
 
 
+def _cpu_item(item):
+    if not str(item).strip():
+        raise GovernorError("%s is empty: name a CPU (3, cpu3) or a range (2-5)" % show(item))
+    keys = []
+    for part in str(item).split(","):
+        part = part.strip()
+        if not part:
+            raise GovernorError("%s has an empty part between commas: name a CPU there or remove the comma"
+                                % show(item))
+        match = re.match(r"^(\d+)\s*-\s*(\d+)$", part)
+        if match:
+            low, high = _cpu_number(match.group(1), part), _cpu_number(match.group(2), part)
+            if low > high:
+                raise GovernorError("CPU range %s goes backwards" % show(part))
+            keys += ["cpu%d" % n for n in range(low, high + 1)]
+        else:
+            keys.append(cpu_key(part))
+    return keys
+
+
 def _read(path):
+    """The stripped text of a sysfs file; None when it cannot be read (permission, a directory, gone).
+
+    Bytes that are not UTF-8 (a file that is not what sysfs writes there) come back replaced, so the value is
+    shown and refused as a governor name instead of raising UnicodeDecodeError.
+    """
     try:
-        with open(path, "r") as handle:
-            return handle.read().strip()
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace").strip()
     except (IOError, OSError):
         return None
 

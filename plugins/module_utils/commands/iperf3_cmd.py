@@ -19,7 +19,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     ArgumentError, check_binary, check_role, check_server, check_side_labels, check_tokens, int_option,
-    refuse_shell_meta, valid_address)
+    refuse_shell_meta, start_entry, valid_address)
 
 DEFAULT_PORT = 5201
 DURATION_MAX = 86400
@@ -74,6 +74,10 @@ IPERF3_RULES = cli_grammar.ArgumentRules(
     })
 
 CATALOG = {
+    "cannot_start": (
+        "the command could not be started",
+        "read the message: install the program, make it executable, or use one built for this machine "
+        "(with the kubectl transport: kubectl on the controller)"),
     "tool_missing": (
         "iperf3 is not installed on this host (or not on PATH)",
         "install iperf3 (apt install iperf3 / dnf install iperf3) or put it on PATH"),
@@ -210,6 +214,8 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     """pass / fail / error for one iperf3 side, with cause and fix."""
     parsed = parsed or {}
     role = side.get("role")
+    if result.get("start_error"):
+        return _verdict("error", [start_entry(CATALOG, result["start_error"])])
     if result.get("tool_missing"):
         return _verdict("error", [_entry("tool_missing", result.get("stderr"))])
     if result.get("timed_out"):

@@ -22,7 +22,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     ArgumentError, check_binary, check_choice, check_role, check_server, check_side_labels, check_tokens, checked,
-    int_option, refuse_shell_meta)
+    int_option, refuse_shell_meta, start_entry)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import (
     GID_MAX, GID_MIN, PORT_MAX as IB_PORT_MAX, PORT_MIN as IB_PORT_MIN, Endpoint)
 
@@ -330,6 +330,10 @@ def _transfer_args(p):
 # cause / fix for what the module itself detects (the parser has its own
 # catalog for what perftest prints).
 CATALOG = {
+    "cannot_start": (
+        "the command could not be started",
+        "read the message: install the program, make it executable, or use one built for this machine "
+        "(with the kubectl transport: kubectl on the controller)"),
     "tool_missing": (
         "the perftest tool is not installed on this host (or not on PATH)",
         "install perftest (Debian/Ubuntu: apt install perftest; RHEL: dnf install perftest; "
@@ -416,6 +420,8 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     errors = list(parsed.get("errors") or [])
     text = (result.get("stdout") or "") + "\n" + (result.get("stderr") or "")
     role = side.get("role")
+    if result.get("start_error"):
+        return _verdict("error", [start_entry(CATALOG, result["start_error"])])
     if result.get("tool_missing"):
         return _verdict("error", [catalog_entry("tool_missing", result.get("stderr"))])
     if _UNRECOGNIZED_RE.search(text) and not parsed.get("rows"):

@@ -34,7 +34,33 @@ SYSTEM_PATHS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/
 
 
 class CommandError(Exception):
-    """A command could not be started at all (missing binary, bad argv)."""
+    """A command could not be started at all (missing binary, bad argv).
+
+    ``argv``: the command line that did not start, when there is one; ``program``: the program the kernel
+    refused (``argv[0]``); ``error``: the OSError's text (No such file or directory, Permission denied,
+    Exec format error...).
+    """
+
+    def __init__(self, message, argv=None, error=None):
+        Exception.__init__(self, message)
+        self.argv = list(argv) if argv else []
+        self.program = self.argv[0] if self.argv else None
+        self.error = error
+
+
+def fail_not_started(module, exc, what=None, **extra):
+    """Fail the task for a command that could not start: ``msg`` names the program and the error, no traceback."""
+    msg = "%s: %s" % (what, exc) if what else str(exc)
+    module.fail_json(msg=msg, rc=None, stdout="", stderr=str(exc), cmd=exc.argv, **extra)
+
+
+@contextlib.contextmanager
+def commands_fail_task(module, what=None):
+    """Run a module's work inside this: a program that cannot start (CommandError) fails the task cleanly."""
+    try:
+        yield
+    except CommandError as exc:
+        fail_not_started(module, exc, what)
 
 
 def check_argv(argv):
@@ -217,7 +243,8 @@ class Background:
             except OSError as exc:
                 self._out.close()
                 self._err.close()
-                raise CommandError("cannot start %s: %s" % (self.argv[0], exc))
+                raise CommandError("cannot start %s: %s" % (self.argv[0], exc.strerror or exc), self.argv,
+                                   exc.strerror or str(exc))
             _LIVE.add(self)
 
     @property
@@ -371,7 +398,7 @@ def check_dns_label(option, value):
 
 
 def check_kubectl_settings(pod, namespace="default", container=None, context=None, kubeconfig=None, binary=None,
-                           label="kubectl", which=None, names=None):
+                           label="kubectl", which=None, names=None, pod_required=True):
     """Raise option_rules.OptionError naming the first setting that must not reach kubectl's command line.
 
     ``pod`` a Kubernetes name; ``namespace`` / ``container`` DNS-1123 labels;
@@ -379,12 +406,14 @@ def check_kubectl_settings(pod, namespace="default", container=None, context=Non
     may start with '-'. ``binary``: an absolute path or a bare command name;
     with ``which`` (a lookup on this host) it must also exist. A problem names
     ``<label>.<setting>``, or ``names[setting]`` where a module has an option
-    of its own for the setting.
+    of its own for the setting. ``pod_required=False``: a pod is checked when
+    given (the settings of a transport that is not used are checked all the same).
     """
     def name(setting):
         return (names or {}).get(setting) or "%s.%s" % (label, setting)
 
-    option_rules.check_name(name("pod"), pod, "k8s_name")
+    if pod is not None or pod_required:
+        option_rules.check_name(name("pod"), pod, "k8s_name")
     check_dns_label(name("namespace"), namespace)
     if container is not None:
         check_dns_label(name("container"), container)

@@ -17,6 +17,13 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 
+
+def start_entry(catalog, error):
+    """The error entry of a command that could not start; its cause says what the kernel said."""
+    cause, fix = catalog["cannot_start"]
+    return {"code": "cannot_start", "message": error, "cause": "%s: %s" % (cause, error), "fix": fix}
+
+
 ROLES = ("server", "client")
 # Ranges of what a side only carries to be reported back.
 RAIL_MAX = 1023

@@ -228,9 +228,11 @@ def _start(transport, slot, now):
     try:
         slot.bg = transport.start(slot.job["argv"], left, env=slot.job.get("env"))
     except Exception as exc:  # the runner's CommandError: binary missing or not startable
+        # start_error: what the kernel said (not installed, not executable, not a program for this machine,
+        # or the kubectl of the transport that could not start): the verdict tells that, not "not installed"
         slot.done = _finish({"cmd": list(slot.job["argv"]), "rc": None, "stdout": "",
                              "stderr": str(exc), "timed_out": False, "duration_s": 0.0,
-                             "tool_missing": True}, slot)
+                             "tool_missing": True, "start_error": str(exc)}, slot)
 
 
 def _finish(res, slot):

@@ -35,21 +35,25 @@ TRANSPORT_ARGSPEC = dict(
 )
 
 
-def kubectl_options_error(options, which=None):
+def kubectl_options_error(options, which=None, transport="kubectl"):
     """Return an error message for bad kubectl options, or None.
 
     Names follow Kubernetes' rules (pod: RFC 1123 name; namespace and
     container: DNS-1123 labels), the context is a context name, kubeconfig an
     absolute path, and none may start with '-'. ``binary`` is an absolute path
     or a bare command name; with ``which`` (a lookup on this host) it must exist.
+
+    ``transport``: the transport in use. The options are checked whatever it is
+    (a bad value is an error even where it is not used); only the kubectl
+    transport needs a pod.
     """
     options = options or {}
-    if not options.get("pod"):
+    if transport == "kubectl" and not options.get("pod"):
         return "transport=kubectl needs kubectl.pod"
     try:
-        check_kubectl_settings(options["pod"], options.get("namespace") or "default", options.get("container"),
+        check_kubectl_settings(options.get("pod"), options.get("namespace") or "default", options.get("container"),
                                options.get("context"), options.get("kubeconfig"), options.get("binary"),
-                               which=which)
+                               which=which, pod_required=transport == "kubectl")
     except OptionError as exc:
         return str(exc)
     return None
@@ -59,6 +63,10 @@ def get_transport(module):
     """The transport named by the module's ``transport`` / ``kubectl`` options."""
     params = module.params
     if params.get("transport", "host") == "host":
+        # the kubectl options are checked all the same: a bad value is an error even while it is not used
+        error = kubectl_options_error(params.get("kubectl"), transport="host")
+        if error:
+            module.fail_json(msg="%s (the kubectl options are checked whatever the transport)" % error)
         return HostTransport()
     options = params.get("kubectl") or {}
     error = kubectl_options_error(options, which=HostTransport().which)

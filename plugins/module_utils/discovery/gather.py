@@ -73,7 +73,9 @@ def _run_tool(transport, argv, timeout=TOOL_TIMEOUT):
     try:
         res = transport.run(argv, timeout)
     except Exception as exc:  # pylint: disable=broad-except
-        return {"cmd": argv, "rc": None, "stdout": "", "stderr": str(exc), "timed_out": False}
+        # the program did not start (CommandError: not executable, not a program for this machine...)
+        return {"cmd": argv, "rc": None, "stdout": "", "stderr": str(exc), "timed_out": False,
+                "start_error": str(exc)}
     return res
 
 
@@ -146,6 +148,9 @@ def _run_parsed(transport, argv, parser):
     except Exception as exc:  # pylint: disable=broad-except
         value = None
         res["stderr"] = "%s\nparser error: %s" % (res.get("stderr") or "", exc)
+    if res.get("start_error"):
+        # nothing ran: the summary says why, and nothing is compared (an empty parse is not "no device")
+        return {"ran": False, "rc": None, "timed_out": False, "reason": res["start_error"]}, None, None
     summary = {"ran": True, "rc": res.get("rc"), "timed_out": res.get("timed_out"),
                "entries": len(value) if isinstance(value, list) else None}
     return summary, None if res.get("timed_out") else value, res.get("rc")

@@ -196,8 +196,14 @@ def _check_metadata(errors, params):
 def _check_container(errors, params):
     for index, cap in enumerate(params.get("capabilities") or []):
         _match(errors, "capabilities[%d]" % index, str(cap), _CAPABILITY, "a Linux capability name (like IPC_LOCK)")
-    for index, net in enumerate(_network_list(params.get("networks"))):
-        _match(errors, "networks[%d]" % index, net, _NETWORK, "a NetworkAttachmentDefinition reference")
+    networks = params.get("networks") or []
+    for index, net in enumerate(networks.split(",") if isinstance(networks, str) else networks):
+        # an empty item is refused where it stands, not dropped (and the indexes stay the ones given)
+        if not str(net).strip():
+            errors.append("networks[%d] %s is empty: name a NetworkAttachmentDefinition or remove the item"
+                          % (index, rules.show(net)))
+            continue
+        _match(errors, "networks[%d]" % index, str(net).strip(), _NETWORK, "a NetworkAttachmentDefinition reference")
     errors += command_errors(params.get("command"))
 
 

@@ -107,6 +107,9 @@ def check_scalar(label, kind, value):
         option_rules.check_number(label, value, float("-inf"), float("inf"))
     elif kind in TEXT_TYPES and not option_rules.takes_as_text(value):
         fail(label, value, "is not a string (quote it if it is meant as text)")
+    elif kind == "dict":
+        # a mapping, or text Ansible reads as one (JSON, key=value words); Ansible's own message names no item
+        _mapping(label, value, "must be a mapping")
 
 
 def check_choice(label, kind, choices, value):
@@ -135,14 +138,14 @@ def sub_mappings(label, kind, value):
     return [("%s[%d]" % (label, num), _mapping("%s[%d]" % (label, num), item)) for num, item in enumerate(items)]
 
 
-def _mapping(label, value):
+def _mapping(label, value, why="must be a mapping of its sub-options"):
     if isinstance(value, str):
         try:
             value = check_type_dict(value)
         except (TypeError, ValueError):
             pass
     if not isinstance(value, dict):
-        fail(label, value, "must be a mapping of its sub-options")
+        fail(label, value, why)
     return value
 
 

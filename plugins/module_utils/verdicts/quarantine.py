@@ -122,14 +122,28 @@ def _fault_from_culprit(entry):
     return (comp, entry.get("host"), entry.get("peer"), entry.get("cause") or "named for quarantine")
 
 
-def _faults(source):
-    """[(component, host, peer, reason)] from a localization result or a list of findings / hosts."""
+def _faults(source, option=None):
+    """[(component, host, peer, reason)] from a localization result or a list of findings / hosts.
+
+    A list entry that cannot be read, or that names an empty host ('' or blanks), is refused with its
+    index (``option[N]``), never dropped.
+    """
     if isinstance(source, dict) and "components" in source:
         return [(comp.get("component"), comp.get("host"), comp.get("peer"), comp.get("cause"))
                 for comp in source.get("components") or []]
     if isinstance(source, (list, tuple)):
-        faults = [_fault_from_entry(entry) for entry in source]
-        return [fault for fault in faults if fault is not None]
+        faults = []
+        for index, entry in enumerate(source):
+            where = "%s[%d]" % (option or "entry", index)
+            try:
+                fault = _fault_from_entry(entry)
+            except QuarantineError as exc:
+                raise QuarantineError("%s: %s" % (where, exc))
+            if isinstance(entry, str) and not entry.strip():
+                raise QuarantineError("%s: %s is empty: name a host or remove the item" % (where, rules.show(entry)))
+            if fault is not None:
+                faults.append(fault)
+        return faults
     if source is not None:
         raise QuarantineError("expected a localization result or a list of findings / hosts, got %s"
                               % type(source).__name__)
@@ -154,7 +168,7 @@ def _nodes_by_host(faults, components, node_names):
     return nodes
 
 
-def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None):
+def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None, option=None):
     """[{node, host, reason, component}] from a localization result, finding records, or a list.
 
     ``source``: a localization result (``components``), a list of records
@@ -164,7 +178,7 @@ def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None):
     ``node_names``: inventory host -> node name (Kubernetes or Slurm).
     """
     _check_components(components)
-    nodes = _nodes_by_host(_faults(source), components, node_names or {})
+    nodes = _nodes_by_host(_faults(source, option), components, node_names or {})
     out = []
     for name in sorted(nodes, key=natural_key):
         entry = nodes[name]
