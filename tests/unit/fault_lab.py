@@ -120,23 +120,48 @@ class Fabric(object):
         return self
 
     def late(self, extra_us, host=None, rail=None, peer=None, phase=None):
+        """``host`` (or the path ``host``-``peer``; None: every host, a rail plane) answers ``extra_us`` late."""
         def fault(a, b, k, when):
             if (rail is not None and k != rail) or not in_phase(phase, when):
                 return 0.0
             if peer is not None:
                 return extra_us if set((a, b)) == set((host, peer)) else 0.0
-            return extra_us if host in (a, b) else 0.0
+            return extra_us if host is None or host in (a, b) else 0.0
         self.lat_faults.append(fault)
         return self
 
-    def fails(self, host, rail=None, how="exited", cause="no RDMA device", phase=None):
+    def noisy(self, low, high, rail=None, phase=None):
+        """Every path delivers a fraction between ``low`` and ``high`` of its bandwidth, drawn anew for each pair,
+        direction and phase (a congested or badly tuned fabric: no component is worse than the others)."""
+        def fault(sender, receiver, k, test, when):
+            if (rail is not None and k != rail) or not in_phase(phase, when):
+                return 1.0
+            digest = zlib.crc32(repr(("noisy", sender, receiver, k, test, when)).encode("utf-8")) % 10000 / 10000.0
+            return low + (high - low) * digest
+        self.bw_faults.append(fault)
+        return self
+
+    def fails_between(self, group_a, group_b, rail=None, cause="connect_failed: No route to host", phase=None):
+        """No connection crosses between a host of ``group_a`` and one of ``group_b`` on ``rail`` (None: every
+        rail): a leaf switch, or its uplinks, gone; the server listens until its deadline, the client is refused."""
+        def fault(server, client, k, when):
+            crosses = (server in group_a and client in group_b) or (server in group_b and client in group_a)
+            if not crosses or (rail is not None and k != rail) or not in_phase(phase, when):
+                return None
+            return {"server": {"cause": "no client connected", "timed_out": True, "code": "server_no_client"},
+                    "client": {"cause": cause, "timed_out": True, "code": "connect_failed"}}
+        self.errors.append(fault)
+        return self
+
+    def fails(self, host, rail=None, how="exited", cause="no RDMA device", phase=None, peer=None):
         """Every test of ``host`` on ``rail`` (None: every rail) ends in an error: its side exits with ``cause``
         (``exited``), or both sides wait until their deadline after connecting (``stalled``: the traffic never
         flows, as between RoCE v1 and v2 ends), or no connection reaches the host's address (``refused``: the
-        server listens until its deadline, the client is refused all along, whichever side the host is)."""
+        server listens until its deadline, the client is refused all along, whichever side the host is); with ``peer``:
+        only its tests with that peer."""
         def fault(server, client, k, when):
             if host not in (server, client) or (rail is not None and k != rail) or \
-                    not in_phase(phase, when):
+                    not in_phase(phase, when) or (peer is not None and peer not in (server, client)):
                 return None
             if how == "exited":
                 return {"server" if host == server else "client": {"cause": cause}}

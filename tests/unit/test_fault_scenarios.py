@@ -500,3 +500,146 @@ def test_a_star_names_its_center_or_a_leaf(n, rails):
 @pytest.mark.parametrize("n,rails", [(32, 1), (32, 8)])
 def test_a_bad_host_among_32_with_ring_pairs_only_is_that_host(n, rails):
     assert names(Fabric(n, rails, pattern="ring").slow(0.3, "h17")) == ["host h17"]
+
+
+# --- third round: classes an operator meets that the chain named wrong, and neighbours it names right -----
+
+GRID = [(4, 1, "ring"), (4, 2, "mesh"), (4, 8, "ring"), (8, 1, "mesh"), (8, 2, "ring"), (8, 8, "mesh"),
+        (16, 1, "ring"), (16, 2, "mesh"), (16, 8, "ring"), (32, 1, "mesh"), (32, 2, "ring"), (32, 8, "mesh")]
+BIG = [(n, rails, pattern) for n, rails, pattern in GRID if n >= 8]
+RAILED = [(n, rails, pattern) for n, rails, pattern in GRID if rails > 1]
+
+
+def nic_or_host(host, rail, rails):
+    """What one slow NIC is named: its NIC, or its host where the host has that NIC only."""
+    return "nic %s mlx5_%d (rail %d)" % (host, rail, rail) if rails > 1 else "host %s" % host
+
+
+@pytest.mark.parametrize("n,rails,pattern", BIG + [(8, 1, "ring"), (16, 8, "mesh"), (32, 2, "mesh")])
+def test_a_noisy_fabric_whose_pairs_read_85_to_100_percent_at_random_names_nothing_and_fails_nothing(
+        n, rails, pattern):
+    # congestion or other traffic: each test draws anew between 0.85 and 1.0 of the rate (the line is 0.9), so a
+    # third fail and a retest confirms some by chance; before, the rails were a failing fabric or a scatter of
+    # NICs, links and flaky hosts
+    fabric = Fabric(n, rails, pattern, ops=("write", "read")).noisy(0.85 / 0.95, 1.0 / 0.95)
+    assert names(fabric) == []
+    assert not [r for r in fabric.published if r["verdict"] in ("fail", "error")]
+    warned = [r for r in fabric.published if r["kind"] == "rdma_bw" and r["verdict"] == "warn"]
+    assert warned and all("within the noise of rail" in r["cause"] for r in warned)
+
+
+@pytest.mark.parametrize("n,rails,pattern", [size for size in BIG if size != (8, 2, "ring")])
+def test_a_slow_host_in_a_noisy_fabric_is_still_that_host(n, rails, pattern):
+    # (left out: a ring of 8 on two rails, where a host's only two links on a rail both read 7 % below the
+    # others by chance, first pass and retest: as likely a slightly slow NIC as noise, and named as one)
+    fabric = Fabric(n, rails, pattern, ops=("write", "read")).noisy(0.85 / 0.95, 1.0 / 0.95).slow(0.4, "h3")
+    assert names(fabric) == ["host h3"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", GRID)
+def test_a_pair_that_fails_and_then_errors_on_retest_is_that_link_not_a_flaky_one(n, rails, pattern):
+    # the retest that errored did not pass: it had been read as a pass, so the link was called flaky
+    fabric = Fabric(n, rails, pattern).slow(0.3, "h3", rail=0, peer="h4", phase="first").fails(
+        "h3", rail=0, peer="h4", cause="Failed to modify QP to RTR", phase="retest")
+    assert names(fabric) == ["link h3 - h4 (rail 0)"]
+    fabric = Fabric(n, rails, pattern).slow(0.3, "h3", rail=0, phase="first").fails(
+        "h3", rail=0, cause="Failed to modify QP to RTR", phase="retest")
+    assert names(fabric) == [nic_or_host("h3", 0, rails)]
+
+
+@pytest.mark.parametrize("n,rails,pattern", RAILED + [(8, 2, "mesh"), (32, 8, "ring")])
+def test_a_rail_plane_late_for_every_pair_is_that_rails_fabric(n, rails, pattern):
+    # a switch plane in store-and-forward or a PFC storm: 22 us on rail 1 where the other rails answer in 2,
+    # bandwidth normal; no outlier within the rail and latency has no hardware line: it named nothing
+    found = only(Fabric(n, rails, pattern, metrics=("bw", "lat")).late(20, rail=1), "fabric")
+    assert found["rail"] == 1
+    assert names(Fabric(n, rails, pattern, metrics=("bw", "lat")).late(20, rail=1).slow(0.3, "h2")) == [
+        "fabric of rail 1", "host h2"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", [(8, 2, "mesh"), (8, 8, "ring"), (16, 2, "ring"), (16, 8, "mesh"),
+                                             (32, 2, "mesh"), (32, 8, "ring")])
+@pytest.mark.parametrize("how", ["cut", "slow"])
+def test_a_top_of_rack_switch_that_cuts_its_hosts_off_on_every_rail_is_one_fabric_culprit(n, rails, pattern, how):
+    # the same quarter of the hosts fails with the others on all rails at once: one switch, not one per rail
+    fabric = Fabric(n, rails, pattern)
+    rack, rest = fabric.hosts[:n // 4], fabric.hosts[n // 4:]
+    if how == "cut":
+        fabric.fails_between(rack, rest)
+    else:
+        for rail in range(rails):
+            fabric.slow_between(0.4, rack, rest, rail=rail)
+    found = only(fabric, "fabric")
+    assert found["rail"] is None and "on all %d rails" % rails in found["cause"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", [(8, 1, "mesh"), (8, 2, "ring"), (16, 8, "mesh"), (32, 2, "ring")])
+def test_a_leaf_cut_off_on_one_rail_is_that_rails_fabric(n, rails, pattern):
+    fabric = Fabric(n, rails, pattern)
+    rail = rails - 1
+    assert names(fabric.fails_between(fabric.hosts[:n // 4], fabric.hosts[n // 4:], rail=rail)) == [
+        "fabric of rail %d" % rail]
+
+
+@pytest.mark.parametrize("n,rails,pattern", GRID)
+def test_a_pair_refused_on_one_rail_is_that_link_not_the_clients_nic(n, rails, pattern):
+    # a route or ACL between two hosts: the client is refused while the server listens, and both work with
+    # every other peer; the refusal had singled out the client's NIC (its host with one rail)
+    fabric = Fabric(n, rails, pattern).fails("h3", rail=0, peer="h4", how="refused",
+                                             cause="connect_failed: No route to host")
+    assert names(fabric) == ["link h3 - h4 (rail 0)"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", GRID)
+@pytest.mark.parametrize("how,cause", [("exited", "ib_write_bw: command not found"),
+                                       ("refused", "connect_failed: Connection refused"),
+                                       ("stalled", "timed out")])
+def test_a_host_whose_every_test_errors_is_that_host_not_its_peers(n, rails, pattern, how, cause):
+    assert names(Fabric(n, rails, pattern).fails("h3", how=how, cause=cause)) == ["host h3"]
+
+
+@pytest.mark.parametrize("rails", [1, 2, 8])
+def test_two_hosts_whose_one_pair_is_slow_after_its_retest_are_that_link(rails):
+    # the only pair: neither host, nor its NIC, can be told from the path
+    for fabric in (Fabric(2, rails).slow(0.3, "h1", rail=0, peer="h2"), Fabric(2, rails).slow(0.3, "h2", rail=0),
+                   Fabric(2, rails, ops=("write", "read")).slow(0.3, "h2", rail=0, direction="tx")):
+        found = only(fabric, "link")
+        assert (found["host"], found["peer"], found["rail"], found["confidence"]) == ("h1", "h2", 0, "low")
+
+
+@pytest.mark.parametrize("n,rails,pattern", BIG)
+def test_two_slow_nics_of_one_rail_on_different_hosts_are_the_two_nics_not_the_rail(n, rails, pattern):
+    rail = rails - 1
+    fabric = Fabric(n, rails, pattern).slow(0.3, "h2", rail=rail).slow(0.3, "h6", rail=rail)
+    assert names(fabric) == sorted([nic_or_host("h2", rail, rails), nic_or_host("h6", rail, rails)])
+
+
+@pytest.mark.parametrize("n,pattern", [(4, "mesh"), (8, "ring"), (16, "mesh"), (32, "ring")])
+def test_two_of_eight_rails_slow_on_a_host_are_two_nics_not_the_host(n, pattern):
+    assert names(Fabric(n, 8, pattern).slow(0.3, "h3", rail=2).slow(0.3, "h3", rail=5)) == [
+        "nic h3 mlx5_2 (rail 2)", "nic h3 mlx5_5 (rail 5)"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", GRID)
+def test_latency_only_faults_name_the_late_host_nic_or_link(n, rails, pattern):
+    # bandwidth passes everywhere; 22 us where the fleet answers in 2
+    fabric = Fabric(n, rails, pattern, metrics=("bw", "lat"))
+    assert names(fabric.late(20, "h3")) == ["host h3"]
+    fabric = Fabric(n, rails, pattern, metrics=("bw", "lat"))
+    assert names(fabric.late(20, "h3", rail=rails - 1)) == [nic_or_host("h3", rails - 1, rails)]
+    fabric = Fabric(n, rails, pattern, metrics=("bw", "lat"))
+    assert names(fabric.late(20, "h3", rail=0, peer="h4")) == ["link h3 - h4 (rail 0)"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", GRID)
+def test_a_host_slow_only_in_what_it_sends_or_only_in_reads_is_that_host(n, rails, pattern):
+    assert names(Fabric(n, rails, pattern, ops=("write", "read")).slow(0.3, "h3", direction="tx")) == ["host h3"]
+    assert names(Fabric(n, rails, pattern, ops=("write", "read")).slow(0.3, "h3", op="read")) == ["host h3"]
+
+
+@pytest.mark.parametrize("n,rails,pattern", GRID)
+def test_a_fleet_of_half_200g_and_half_400g_nics_is_healthy(n, rails, pattern):
+    fabric = Fabric(n, rails, pattern, rate=400.0)
+    for host in fabric.hosts[::2]:
+        fabric.fitted(host, 200.0)
+    assert names(fabric) == []

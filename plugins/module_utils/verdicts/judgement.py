@@ -90,9 +90,17 @@ def _with_thresholds(records, options):
     return th.evaluate(records, set_verdicts=True, **options)["records"]
 
 
+def noise_summary(record):
+    """The retest summary of a check whose confirmed pairs are all within their rails' noise (no component at
+    fault): a warning, as those pairs' records are (``localization.within_noise``)."""
+    return dict(record, verdict="warn", cause="%s; the failures are within their rails' noise" % record["cause"])
+
+
 def _summary_records(classified, retest_summary_record, localized):
     """The retest summary when a pair failed, the localization summary when a link was bad or flaky."""
     out = [retest_summary_record] if classified["summary"]["failing_pairs"] > 0 else []
+    if retest_summary_record["verdict"] == "fail" and localized.get("noisy") and not localized["components"]:
+        out = [noise_summary(retest_summary_record)]
     summary = localized["summary"]
     if summary["links_bad"] + summary["links_flaky"] > 0:
         out.append(localized["summary_record"])

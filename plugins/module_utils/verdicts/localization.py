@@ -164,10 +164,14 @@ def _first_pass_error_step(rec):
 
 
 def _failed(params):
-    """(host or None, how) from an error record's side outcomes; None for a record without them."""
+    """(host or None, how, that side's outcome) from an error record's side outcomes; None for a record without
+    them."""
     if "failed_side" not in params:
         return None
-    return params.get("failed_side"), params.get("failed_how")
+    side = params.get("failed_side")
+    role = "server" if side is not None and side == params.get("server") else "client"
+    outcome = params.get("%s_outcome" % role) if side is not None else None
+    return side, params.get("failed_how"), outcome
 
 
 def observations_from_matrix(matrix, expected=None, min_fraction=0.9, devices=None):
@@ -225,7 +229,8 @@ def error_side(obs):
 
 def link_table(observations, bad_verdicts=BAD_VERDICTS):
     """(links: (rail, (a, b)) -> link dict with status, partners: (rail, subject) -> partner results,
-    devices, blame: (rail, host) -> error causes, hung: the (rail, host) sides that never answered).
+    devices, blame: (rail, host) -> error causes, hung: the (rail, host) sides that never answered, refused: the
+    (rail, host) clients refused while their servers listened).
 
     An ``error`` whose side outcomes (or cause) name the side that failed is also
     recorded as blame on that side (:func:`error_side`); in ``hung`` when that side's
@@ -236,6 +241,7 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
     devices = {}
     blame = {}
     hung = set()
+    refused = set()
     for obs in observations:
         rail = obs["rail"]
         for host, dev in ((obs["host"], obs.get("device")), (obs["peer"], obs.get("peer_device"))):
@@ -268,14 +274,17 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
             if obs["verdict"] in bad_verdicts and obs.get("cause"):
                 link["causes"].append(obs["cause"])
             if obs["verdict"] == "error" and obs["verdict"] in bad_verdicts:
+                failed = tuple(obs.get("failed") or ()) + (None, None, None)
                 for side in error_side(obs) or []:
                     blame.setdefault((rail, side), []).append(obs["cause"])
-                    if (obs.get("failed") or (None, None))[1] == "hung":
+                    if failed[1] == "hung":
                         hung.add((rail, side))
+                    elif failed[2] == "refused":
+                        refused.add((rail, side))
     for link in links.values():
         link["status"], link["confirmed"] = _status(link, bad_verdicts)
         link["ops"] = sorted(link["ops"])
-    return links, partners, devices, blame, hung
+    return links, partners, devices, blame, hung, refused
 
 
 def _status(link, bad_verdicts):
@@ -312,8 +321,10 @@ host_rail_stats = lc.host_rail_stats
 def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links", higher=True):
     """The :class:`localization_components.LinkView` the steps of :func:`localize` read (``higher``: the
     values are better higher, a bandwidth; not a latency)."""
-    links, partners, devices, blame, hung = link_table(observations, bad_verdicts)
-    return lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what, hung, higher)
+    links, partners, devices, blame, hung, refused = link_table(observations, bad_verdicts)
+    view = lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what, hung, higher)
+    view.refused = refused
+    return view
 
 
 def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None):
@@ -328,16 +339,19 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
         raise LocalizationError("min_bad_links must be at least 1, got %r" % (min_bad_links,))
     shown = link_view(observations, bad_verdicts, what, not str(label or "").endswith("_lat"))
     suspect = lc.suspect_host_rails(shown, host_fraction, min_bad_links)
-    fleets, fleet_rails = lc.fleet_components(shown, lc.majority_host_rails(shown, host_fraction, min_bad_links),
+    judged = lc.without_noise(shown, suspect)
+    if judged is not shown:
+        suspect = lc.suspect_host_rails(judged, host_fraction, min_bad_links)
+    fleets, fleet_rails = lc.fleet_components(judged, lc.majority_host_rails(judged, host_fraction, min_bad_links),
                                               suspect)
-    shortfalls, view = lc.shortfall_components(shown, suspect, fleet_rails)
+    shortfalls, view = lc.shortfall_components(judged, suspect, fleet_rails)
     if shortfalls:
         suspect = lc.suspect_host_rails(view, host_fraction, min_bad_links)
     components = lc.one_for_every_rail(view, fleets + shortfalls)
     switches, switched = lc.switch_components(view, suspect, fleet_rails)
     cuts, cut = lc.cut_components(view, fleet_rails, switched)
     switched = set(switched) | cut
-    components += switches + cuts
+    components += lc.one_switch_for_every_rail(view, switches + cuts)
     implicated = dict(((n, r), "majority") for (n, r) in suspect if r not in fleet_rails and (n, r) not in switched)
     implicated.update(lc.outliers_of_fleet_rails(view, fleet_rails))
     implicated, open_links = lc.blame_sides(view, implicated, fleet_rails, switched)
@@ -345,7 +359,8 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     components += lc.path_components(view, open_links)
     components += lc.flaky_components(view, host_fraction, min_bad_links, fleet_rails)
     components.sort(key=_severity)
-    return _result(components, shown)
+    noisy = [{"rail": rail, "hosts": list(pair)} for rail, pair in sorted(view.noisy)]
+    return dict(_result(components, shown), noisy=noisy)
 
 
 def _severity(comp):
@@ -475,10 +490,14 @@ def annotate_records(records, result, kind="rdma_bw"):
     (and its fix as the record's fix, for a failure)."""
     out = []
     comps = result.get("components") or []
+    noisy = set((item["rail"], pair_key(*item["hosts"])) for item in result.get("noisy") or [])
     for rec in records or []:
         rec = dict(rec)
+        rail = _rail_of((rec.get("params") or {}).get("rail"))
+        if rec.get("kind") in (kind, kind + "_retest") and rec.get("peer") and measures_noisy(rec, rail, noisy):
+            out.append(within_noise(rec, rail))
+            continue
         if rec.get("kind") == kind and rec.get("peer") and rec.get("verdict") in BAD_VERDICTS + ("flaky",):
-            rail = _rail_of((rec.get("params") or {}).get("rail"))
             pair = set((rec["host"], rec["peer"]))
             for comp in comps:
                 if _explains(comp, pair, rail):
@@ -489,6 +508,28 @@ def annotate_records(records, result, kind="rdma_bw"):
                     break
         out.append(rec)
     return out
+
+
+def measures_noisy(rec, rail, noisy):
+    """Whether a pair record measures one of the ``noisy`` links ((rail, pair)): its own pair is one, or it is a
+    retest with a partner of one (``params.origins`` / ``origin``: 'server-client', host names may hold '-')."""
+    if (rail, pair_key(rec["host"], rec["peer"])) in noisy:
+        return True
+    params = rec.get("params") or {}
+    origins = set(params.get("origins") or [params.get("origin")])
+    return any(r == rail and ("%s-%s" % pair in origins or "%s-%s" % pair[::-1] in origins) for r, pair in noisy)
+
+
+def within_noise(rec, rail):
+    """A failing pair record of a noisy rail (``localization_components.noise_links``) as a warning: below
+    the line this time, like others of its rail at random, while most of the rail's tests pass: no component
+    is at fault, the fabric varies (a ``fail`` would fail the check for what no one can repair)."""
+    if rec.get("verdict") not in ("fail", "flaky"):
+        return rec
+    return dict(rec, verdict="warn", cause="%s; within the noise of rail %s: most of its tests pass and its "
+                "failures are spread over its links at random" % (rec.get("cause") or rec["verdict"], rail),
+                fix="watch the fabric of rail %s (congestion, other traffic, ECMP, PFC / ECN): its rates vary from "
+                "test to test" % rail)
 
 
 def _explains(comp, pair, rail):

@@ -9,6 +9,7 @@ statistics per host and rail) and returns the components it names, built by
 
 - :func:`suspect_host_rails`: the (host, rail) pairs with mostly bad links,
   worst first, each one's links no longer counting against its peers;
+- :func:`without_noise`: the failures of a healthy but noisy rail are no evidence;
 - :func:`shortfall_components`: rails whose links are one tight population at the
   pass line, so that chance picks which fail (the rail's, not those links' hosts);
 - :func:`fleet_components`: rails where every host has mostly bad links (and no few of
@@ -58,6 +59,7 @@ FIX = {
 }
 SWITCH_FIX = ("hosts that pass with each other fail with every host outside their group: check the switch they "
               "share on that rail (the leaf, its uplinks and their error counters, ECMP, PFC / ECN), not the hosts")
+EVERY_RAIL_SWITCH = "on every rail (a switch the hosts share across the rails, or the spine between the rails' leaves)"
 MANY_RAILS = 4
 # a link is an outlier of its rail beyond this robust z (the fleet threshold's default)
 OUTLIER_Z = 3.5
@@ -67,6 +69,11 @@ SHORTFALL_FIX = ("the rail's links all run at about the same rate and that rate 
                  "them fail is chance: check what the whole rail shares (its switches' configuration and firmware, "
                  "PFC / ECN, MTU, congestion from other traffic) and whether the expected rate and efficiency fit "
                  "this hardware, not the hosts")
+# a rail whose typical link passes and whose links spread wider than this (MAD / median) is noisy, not failing:
+# twice the spread floor, so that a rail whose every link reads the same at its pass line stays the line's
+NOISE_SPREAD = 0.01
+# ... and its failed links are noise only within this fraction of its median: a NIC at 80 % is no noise
+NOISE_BAND = 0.12
 _NO_STAT = {"links": 0, "bad": 0, "bad_peers": [], "flaky": 0}
 
 
@@ -99,6 +106,8 @@ class LinkView(object):
         self.devices = devices
         self.blame = blame
         self.hung = set(hung or ())
+        self.noisy = set()    # (rail, pair) of links whose failures are their rail's noise (noise_links)
+        self.refused = set()  # (rail, host) clients refused while their servers listened
         self.stats = stats
         self.what = what
         self.rails_of = {}
@@ -158,8 +167,11 @@ class LinkView(object):
         for their hosts (they are no evidence against either)."""
         links = dict((key, dict(link, status="good", confirmed=False) if key in explained else link)
                      for key, link in self.links.items())
-        return LinkView(links, self.partners, self.devices, self.blame, host_rail_stats(links), self.what, self.hung,
+        view = LinkView(links, self.partners, self.devices, self.blame, host_rail_stats(links), self.what, self.hung,
                         self.higher)
+        view.noisy = set(self.noisy)
+        view.refused = set(self.refused)
+        return view
 
     def outliers(self):
         """The (host, rail) pairs whose links measure far below the rail's others every time
@@ -360,6 +372,52 @@ def shortfall_components(view, suspects, skip=()):
     return out, (view.without(covered) if covered else view)
 
 
+def without_noise(view, suspects):
+    """The view in which the failed links of noisy rails (:func:`noise_links`) count as good, with them in its
+    ``noisy``; the same view when no rail is noisy. First of all steps: noise is no evidence for any of them
+    (by chance every host of a rail can have most of its links failed once)."""
+    noisy = set((rail, link["hosts"]) for rail in sorted(view.hosts_of_rail)
+                for link in noise_links(view, rail, suspects))
+    if not noisy:
+        return view
+    view = view.without(noisy)
+    view.noisy |= noisy
+    return view
+
+
+def noise_links(view, rail, suspects):
+    """The failed links of a healthy but noisy ``rail``, else []: most of its measurements (first pass and as-is
+    retests) passed, so its typical link meets the expectation; they spread more widely than
+    :data:`NOISE_SPREAD` of their median (and less than twice :data:`SHORTFALL_SPREAD`: wider is no one
+    population); and no few hosts explain its failed links, flaky ones too (:func:`_hosts_explain`). Only the
+    links within :data:`NOISE_BAND` of the rail's median count (a few samples' spread is too uncertain to tell
+    an outlier by): those below it, a slow NIC's, are left to the other rules.
+
+    Then the failures are the low tail of a fabric that varies from test to test (congestion, other traffic,
+    ECMP collisions), and a retest draws anew, so some are confirmed by chance: named one by one they would be a
+    scatter of links, NICs and flaky hosts, and named together a failing fabric that most tests find fine. A
+    rail whose links all read within a hair of each other at the line is the line's
+    (:func:`shortfall_component`), whichever side most of them fell on."""
+    levels = rail_levels(view, rail)[0]
+    if len(levels) < 3:
+        return []
+    med = median(list(levels.values()))
+    links = [view.links[(rail, pair)] for pair, lvl in levels.items() if lvl >= med - NOISE_BAND * abs(med)]
+    rated = all(link.get("expected") for link in links)
+    # the as-is retests are draws of the same links too
+    measured = [(level(link, v, view.higher, rated), verdict) for link in links
+                for v, verdict in zip(link["values"] + link["retest_values"], link["original"] + link["retests"])
+                if v is not None]
+    med, spread = spread_of([lvl for lvl, _verdict in measured])
+    passed = sum(1 for _lvl, verdict in measured if verdict == "pass")
+    if not med or 2 * passed <= len(measured) or not NOISE_SPREAD < spread / abs(med) <= 2 * SHORTFALL_SPREAD:
+        return []
+    failed = [link for link in links if link["status"] in ("bad", "flaky")]
+    if not failed or _hosts_explain(view, rail, suspects, [link["hosts"] for link in failed], levels):
+        return []
+    return failed
+
+
 def shortfall_links(view, rail, suspects):
     """The bad and flaky links of ``rail`` that are typical of it, when the rail is at its pass line: its links
     are one tight population (relative spread at most :data:`SHORTFALL_SPREAD`, none far above it) on both
@@ -518,6 +576,7 @@ def switch_component(view, rail, group):
         lines + link_lines(bad, 6), {"total": len(across), "bad": len(bad)},
         "high" if any(link["confirmed"] for link in bad) else "medium")
     comp["fix"] = SWITCH_FIX
+    comp["groups"] = [list(group)]
     return comp
 
 
@@ -617,7 +676,43 @@ def cut_component(view, rail, groups):
         lines + link_lines(bad, 6), {"total": sum(1 for (r, _p) in view.links if r == rail), "bad": len(bad)},
         "medium")
     comp["fix"] = SWITCH_FIX
+    comp["groups"] = [list(group) for group in groups]
     return comp
+
+
+def one_switch_for_every_rail(view, fabrics):
+    """The ``fabric`` components of switches and cuts (:func:`switch_components`, :func:`cut_components`), or one
+    per group of hosts for all rails when every rail (two or more) splits the same hosts the same way.
+
+    The same hosts cut off from the others on every rail at once are one fault, not one per rail: the switch
+    they all hang off (a top-of-rack switch of those hosts), or what every rail's switches share between
+    them (a spine, its power or its uplinks)."""
+    rails = set(view.hosts_of_rail)
+    by_rail = {}
+    for comp in fabrics:
+        by_rail.setdefault(comp["rail"], set()).add(_split_of(comp))
+    splits = set(frozenset(s) for s in by_rail.values())
+    if len(rails) < 2 or set(by_rail) != rails or len(splits) != 1:
+        return fabrics
+    out = []
+    for split in sorted(next(iter(splits)), key=lambda sp: sorted(sorted(g, key=natural_key) for g in sp)):
+        mine = sorted((c for c in fabrics if _split_of(c) == split), key=lambda c: c["rail"])
+        comp = component(
+            "fabric", "*", None, None, sorted(rails), sorted(set(d for c in mine for d in c["devices"])),
+            "every rail: %s; the same hosts on all %d rails: one switch or link they all share" % (
+                mine[0]["cause"].split(": ", 1)[1], len(mine)),
+            [line for c in mine for line in c["evidence"][:1]] + mine[0]["evidence"][1:],
+            {"total": sum(c["links"]["total"] for c in mine), "bad": sum(c["links"]["bad"] for c in mine)},
+            "high" if any(c["confidence"] == "high" for c in mine) else "medium")
+        comp["fix"] = SWITCH_FIX.replace("on that rail", EVERY_RAIL_SWITCH)
+        out.append(comp)
+    return out
+
+
+def _split_of(comp):
+    """The groups of hosts a switch or cut component separates, as a comparable value (its rail's devices
+    differ; its hosts do not)."""
+    return frozenset(frozenset(g) for g in comp["groups"])
 
 
 def outliers_of_fleet_rails(view, fleet_rails):
@@ -639,8 +734,23 @@ def blamed_sides(view, rail, pair):
         if bad and len(bad) >= len(good):
             blamed.append((node, "partner"))
         elif view.blame.get((rail, node)) and not view.blame.get((rail, other)):
-            blamed.append((node, "hung" if (rail, node) in view.hung else "error"))
+            hung = (rail, node) in view.hung
+            if hung or not refused_on_one_path(view, node, rail):
+                blamed.append((node, "hung" if hung else "error"))
     return blamed
+
+
+def refused_on_one_path(view, node, rail):
+    """Whether ``node`` was a client refused while its server listened, on this one bad link of ``rail``, and
+    has a good link there at least (a ring gives two links).
+
+    The refusal says where the exchange broke, not that the client's NIC is bad: the NIC reaches its other
+    peers and the server answers others, so the path between the two is what fails (a route, an ACL, a
+    switch port's table): the link. A side that exited with its own error, or hung, stays that side's."""
+    if (rail, node) not in view.refused:
+        return False
+    st = view.stat(node, rail)
+    return st["bad"] == 1 and st["links"] - st["bad"] - st["flaky"] >= 1
 
 
 def blame_sides(view, implicated, fleet_rails, switched=()):

@@ -591,10 +591,20 @@ def _value(rec):
     return metrics.get("bw_gbps")
 
 
+def did_not_pass(bad_verdicts):
+    """The verdicts of a retest that count against its pair: the retested ones, and an ``error`` always.
+
+    ``bad_verdicts`` says which first-pass verdicts were retested (errors are not, by default); a retest that
+    then ends in an error did not pass either. A pair that failed and whose retest errored is no moment: read
+    as a pass, it had been called flaky."""
+    return tuple(bad_verdicts) + (() if "error" in bad_verdicts else ("error",))
+
+
 def _outcome(rec, again, partners, bad_verdicts):
     params = rec.get("params") or {}
     op, metric = _test_of(rec)
     rail = _rail(params.get("rail"))
+    bad_verdicts = did_not_pass(bad_verdicts)
     verdicts = [r.get("verdict") for r in again]
     first_pass = next((num + 1 for num, r in enumerate(again) if r.get("verdict") not in bad_verdicts), None)
     if not again:

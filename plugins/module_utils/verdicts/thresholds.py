@@ -234,6 +234,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     rule = RegressionRule(threshold=history_threshold, min_runs=min_runs)
     out = [dict(rec, metrics=dict(rec.get("metrics") or {})) for rec in records or []]
     stats = _fleet_stats(out)
+    rail_bests = other_rails_best(out)
     counts = dict((c, 0) for c in CHECKS)
     tripped_records = []
     for rec in out:
@@ -243,6 +244,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         result = {"tripped": []}
         result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
         result["fleet"] = _fleet_check(rec, value, higher, stats, (outlier_z, outlier_min_rel, fleet_min_fraction))
+        _late_against_other_rails(rec, value, higher, result["fleet"], rail_bests)
         result["history"] = _history_check(rec, name, value, higher, pair_base, host_base, rule)
         result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
         rec["thresholds"] = result
@@ -298,6 +300,43 @@ def _fleet_stats(records):
         values = [value / scale for (_rec, value), scale in zip(items, scales or [1.0] * len(items))]
         out[key] = (len(values),) + spread_of(values) + (best_quarter(values, higher_of[key]), bool(scales))
     return out
+
+
+def other_rails_best(records):
+    """(latency group without its rail) -> {rail: the best quarter of that rail's latencies}, for the groups
+    measured on two rails or more (three records a rail at least)."""
+    by_rail = {}
+    for rec in records:
+        _name, value, higher = _metric(rec)
+        params = rec.get("params") or {}
+        if higher or value is None or rec.get("verdict") in ("error", "skipped") or params.get("rail") is None:
+            continue
+        by_rail.setdefault(_group(rec)[:-1], {}).setdefault(str(params.get("rail")), []).append(value)
+    out = {}
+    for key, rails in by_rail.items():
+        bests = dict((rail, best_quarter(values, False)) for rail, values in rails.items() if len(values) >= 3)
+        if len(bests) >= 2:
+            out[key] = bests
+    return out
+
+
+def _late_against_other_rails(rec, value, higher, fleet, rail_bests):
+    """A latency :data:`BEST_FACTOR` times (and :data:`BEST_MIN_LATENCY_GAP_US`) above the best quarter of
+    another rail of the same test is a far fleet outlier though its own rail is as late.
+
+    The rails of a rail-optimized fabric are built alike, so their best links answer alike: a rail plane whose
+    every link is late (a switch plane in store-and-forward, a PFC storm, a wrong QoS class) is no outlier
+    among its own links, and latency has no hardware expectation to fail it: it named nothing."""
+    bests = rail_bests.get(_group(rec)[:-1]) if not higher else None
+    if not bests or fleet.get("far"):
+        return
+    rail = str((rec.get("params") or {}).get("rail"))
+    others = [best for other, best in bests.items() if other != rail]
+    best = min(others) if others else None
+    if best is not None and _far_from_best(value, best, False):
+        rec["metrics"]["fleet_best"] = best
+        fleet.update(checked=True, tripped=True, far=True, best=best, best_factor=BEST_FACTOR,
+                     median=fleet.get("median", best), n=fleet.get("n", 0), other_rail=True)
 
 
 def rate_scales(records, higher):
@@ -489,6 +528,10 @@ def _record_trip(rec, result, name, value, set_verdicts):
 
 
 def _far_outlier_text(fleet, name, value):
+    if fleet.get("other_rail"):
+        return "%s is %s x or more slower than the best quarter %s of another rail's comparable records (far " \
+            "fleet outlier: rails built alike answer alike)" % (
+                fmt_value(value), fmt_value(fleet["best_factor"]), fmt_value(fleet["best"]))
     if fleet.get("best") is not None:
         return "%s is %s x or more %s than the best quarter %s of %d comparable records (far fleet outlier, " \
             "fleet median %s)" % (fmt_value(value), fmt_value(fleet["best_factor"]),
