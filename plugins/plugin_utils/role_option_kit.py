@@ -83,12 +83,14 @@ def fail(label, value, why):
 
 
 def call_check(label, shown, check, *args, **kwargs):
-    """Run a module-level check; its error becomes '<label>: <its message>' (quotes of ``shown`` cut)."""
+    """Run a module-level check; its error becomes '<label>: <its message>' unless it names the option itself
+    (quotes of ``shown`` cut)."""
     try:
         return check(*args, **kwargs)
     except (ValueError, TypeError, OverflowError) as exc:
         text = str(exc)
-        if not text.startswith(label + ":"):
+        # a message that already names the option, one of its keys or items (label.key, label[2]) stays as it is
+        if not (text.startswith(label) and text[len(label):len(label) + 1] in (":", ".", "[")):
             text = "%s: %s" % (label, text)
         raise OptionError(clip(text, shown))
 

@@ -180,7 +180,7 @@ def test_nccl_playbook_refuses_hostile_hosts(local_hosts):
                        playbook="playbooks/nccl.yml")
     out = run["proc"].stdout
     assert run["proc"].returncode == 2, out[-4000:]
-    assert "Bad option(s), nothing was run: commcheck_collective_hosts: '--help' must not start with '-'" in out, \
+    assert "Bad option(s), nothing was run: commcheck_collective_hosts[0]: '--help' must not start with '-'" in out, \
         out[-4000:]
     assert "Task failed: ansible._internal" not in out and "has no element" not in out
     assert not sorted(p.name for p in local_hosts["tripwire"].glob("ran-*"))

@@ -573,6 +573,18 @@ def test_binary_keys_of_the_kubectl_transport_are_programs():
     assert _check({"commcheck_kubectl": {"pod": "p", "binary": "tools/kubectl"}})
 
 
+def test_kubectl_settings_are_named_as_keys_of_the_role_option_whatever_the_transport():
+    # the modules' own check, its settings named commcheck_kubectl.<key> once (no "commcheck_kubectl: " before it)
+    for transport in ("kubectl", "host"):
+        problems = _check({"commcheck_transport": transport, "commcheck_kubectl": {"pod": "p;rm -rf /"}})
+        assert [p.split(" '")[0] for p in problems] == ["commcheck_kubectl.pod"], problems
+    assert _check({"commcheck_transport": "host", "commcheck_kubectl": {"namespace": "-n"}})[0].startswith(
+        "commcheck_kubectl.namespace '-n' must not start with '-'")
+    assert _check({"commcheck_transport": "kubectl", "commcheck_kubectl": {}}) == [
+        "commcheck_kubectl: {} needs a pod with commcheck_transport=kubectl (commcheck_kubectl.pod)"]
+    assert _check({"commcheck_transport": "host", "commcheck_kubectl": {}}) == []
+
+
 @pytest.mark.parametrize("name", [n for n in _of_type("list", "str") if n not in ARGUMENT_LISTS])
 def test_list_items_that_read_as_options_are_refused(name):
     good = GOOD[name]
