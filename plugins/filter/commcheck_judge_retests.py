@@ -71,6 +71,13 @@ options:
         components localization names.
     type: list
     elements: dict
+  first_findings:
+    description:
+      - The first pass's findings (C(clusterops.commcheck.commcheck_pair_verdicts)). Those localization does not
+        name again come back as C(other_findings), the culprits of the check's other pair kinds (RDMA latency)
+        named again from their judged records, so that a pair that passed its retest is no longer a bad link.
+    type: list
+    elements: dict
 '''
 
 EXAMPLES = r'''
@@ -94,8 +101,9 @@ _value:
     - C(records) (the pair records with their retests, classified, thresholds applied when asked, annotated
       with the component they implicate), C(findings) (the components named), C(localized) (all that
       C(clusterops.commcheck.commcheck_localize) returns), C(retests) (the retest summary of
-      C(clusterops.commcheck.commcheck_retest_classify)) and C(summary_records) (the C(retest_summary) record when
-      a pair failed, the C(localization) record when a link was bad or flaky).
+      C(clusterops.commcheck.commcheck_retest_classify)), C(summary_records) (the C(retest_summary) record when
+      a pair failed, the C(localization) record when a link was bad or flaky) and C(other_findings) (see
+      O(first_findings); empty without it).
   type: dict
 '''
 
@@ -111,10 +119,11 @@ _FLOAT_THRESHOLDS = ("fleet_min_fraction", "history_threshold", "outlier_z", "ou
 
 def commcheck_judge_retests(records, family="rdma", retest_sides=None, plan=None, min_fraction=0.9,
                             expected_gbps=None, outlier_z=3.5, outlier_min_rel=0.2, bad_verdicts=None,
-                            thresholds=None, counter_deltas=None, fleet_min_fraction=None):
+                            thresholds=None, counter_deltas=None, fleet_min_fraction=None, first_findings=None):
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_judge_retests: the input must be a list of pair records")
-    for name, value in (("retest_sides", retest_sides), ("counter_deltas", counter_deltas)):
+    for name, value in (("retest_sides", retest_sides), ("counter_deltas", counter_deltas),
+                        ("first_findings", first_findings)):
         if value is not None and not isinstance(value, (list, tuple)):
             raise AnsibleFilterError("commcheck_judge_retests: %s must be a list" % name)
     for name, value in (("plan", plan), ("thresholds", thresholds)):
@@ -127,7 +136,7 @@ def commcheck_judge_retests(records, family="rdma", retest_sides=None, plan=None
         fraction = None if fleet_min_fraction in (None, "") else float(fleet_min_fraction)
         return jd.judge_retests(records, family, retest_sides, plan, pair_options, bad_verdicts,
                                 None if thresholds is None else _threshold_options(thresholds), counter_deltas,
-                                fraction)
+                                fraction, first_findings)
     except (jd.JudgementError, rt.RetestError, th.ThresholdError, loc.LocalizationError, TypeError,
             ValueError) as exc:
         raise AnsibleFilterError("commcheck_judge_retests: %s" % exc)

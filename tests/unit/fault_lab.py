@@ -303,9 +303,8 @@ class Fabric(object):
             min_fraction=MIN_FRACTION, bad_verdicts=["fail"], fleet_min_fraction=FLEET_MIN_FRACTION,
             thresholds={"history": self.history(), "efficiency": MIN_FRACTION,
                         "fleet_min_fraction": FLEET_MIN_FRACTION},
-            counter_deltas=list(counter_deltas))
-        published = judged["records"] + judged["findings"] + \
-            [f for f in first["findings"] if f["params"].get("family") != "rdma_bw"] + preflight["records"] + \
+            counter_deltas=list(counter_deltas), first_findings=first["findings"])
+        published = judged["records"] + judged["findings"] + judged["other_findings"] + preflight["records"] + \
             [r for c in counters for r in c["records"]] + list(extra_records) + judged["summary_records"]
         self.first, self.plan, self.judged = first, plan, judged
         self.published = published

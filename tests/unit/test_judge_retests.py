@@ -86,6 +86,39 @@ def test_the_rdma_chain_is_the_one_the_filters_made_step_by_step(build):
     assert judged["findings"] or [r for r in judged["records"] if r["verdict"] == "flaky"]
 
 
+def _latency_culprits(findings):
+    return sorted((f["params"]["finding"], f["host"], f["peer"], f["verdict"]) for f in findings
+                  if f["params"].get("family") == "rdma_lat")
+
+
+def test_a_latency_culprit_of_the_first_pass_is_named_again_after_the_retests():
+    # h3 late in the first pass only: its first-pass culprit is a reason to retest, not a verdict
+    fabric = late_once()
+    fabric.run()
+    first = [f for f in _latency_culprits(fabric.first["findings"]) if f[-1] == "fail"]
+    assert first, fabric.first["findings"]
+    other = fabric.judged["other_findings"]
+    assert [f for f in _latency_culprits(other) if f[-1] == "fail"] == []
+    lat = [r for r in fabric.judged["records"] if r["kind"] == "rdma_lat"]
+    assert "flaky" in set(r["verdict"] for r in lat) and "fail" not in set(r["verdict"] for r in lat)
+    assert commcheck_check_verdict(fabric.published, kinds=["rdma_bw", "rdma_lat", "finding"]) == "flaky"
+
+
+def test_a_latency_culprit_confirmed_by_its_retests_stays_and_the_rest_is_kept():
+    fabric = Fabric(n=4, rails=1, pattern="mesh", metrics=("bw", "lat"))
+    fabric.late(200.0, host="h3")
+    fabric.run()
+    assert [f[:2] for f in _latency_culprits(fabric.judged["other_findings"])] == [("bad_node", "h3")]
+    assert commcheck_check_verdict(fabric.published, kinds=["rdma_bw", "rdma_lat", "finding"]) == "fail"
+    # findings that are no culprits of a pair kind (unreachable hosts, missing rails) come back as they were
+    unreachable = {"kind": "finding", "host": "h9", "peer": None, "verdict": "fail",
+                   "params": {"check": "rdma_perf", "finding": "unreachable", "family": "rdma", "rail": None}}
+    judged = judgement.judge_retests(fabric.first["records"], "rdma",
+                                     first_findings=fabric.first["findings"] + [unreachable])
+    assert unreachable in judged["other_findings"]
+    assert not [f for f in judged["other_findings"] if f["params"].get("family") == "rdma_bw"]
+
+
 def test_without_retests_the_first_pass_is_localized_as_it_is():
     fabric = slowed_host()
     fabric.run(retests=False)

@@ -20,10 +20,13 @@ __metaclass__ = type
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import analyze_pairs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import (
+    CULPRIT_FINDINGS, analyze_pairs, name_culprits)
 
 # family -> (record kind, check name)
 FAMILIES = {"rdma": ("rdma_bw", "rdma_perf"), "tcp": ("tcp_bw", "tcp_perf")}
+# the pair kinds of a check beside the one localization names (their culprits: pair_analysis.name_culprits)
+OTHER_KINDS = {"rdma": ("rdma_lat",), "tcp": ()}
 # worst first: a check's verdict is the worst of its pair records and findings
 VERDICT_ORDER = ("error", "fail", "flaky", "warn", "pass")
 # the options of thresholds.evaluate a check may set (the others keep their defaults)
@@ -36,8 +39,9 @@ class JudgementError(ValueError):
 
 
 def judge_retests(records, family, retest_sides=None, plan=None, pair_options=None, bad_verdicts=None,
-                  thresholds=None, counter_deltas=None, fleet_min_fraction=None):
-    """``{records, findings, localized, retests, summary_records}`` of a pair check after its retests.
+                  thresholds=None, counter_deltas=None, fleet_min_fraction=None, first_findings=None):
+    """``{records, findings, other_findings, localized, retests, summary_records}`` of a pair check after its
+    retests.
 
     records: the first pass's judged pair records. retest_sides: the side results of the retest rounds.
     plan: the retest plan (``rounds``, ``skipped``; empty when nothing was retested). pair_options: the
@@ -45,7 +49,8 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     outlier_min_rel). bad_verdicts: the verdicts that were retested. thresholds: ``thresholds.evaluate``
     options (``THRESHOLD_OPTIONS``), or None when the check applied them before. counter_deltas: port
     counter changes, evidence for localization. fleet_min_fraction: the fleet threshold's fraction, for the
-    retests no expectation judges (``retest.classify``).
+    retests no expectation judges (``retest.classify``). first_findings: the first pass's findings; those
+    localization does not name again come back as ``other_findings`` (:func:`other_findings`).
     """
     kind, check = _family(family)
     bad = tuple(bad_verdicts) if bad_verdicts else rt.BAD_VERDICTS
@@ -62,8 +67,29 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     localized["summary_record"] = loc.summary_record(localized, check, kind, classified["summary"])
     localized["records"] = loc.annotate_records(judged, localized, kind)
     return {"records": localized["records"], "findings": localized["findings"], "localized": localized,
+            "other_findings": other_findings(first_findings or [], judged, family),
             "retests": classified["summary"],
             "summary_records": _summary_records(classified, rt.summary_record(classified, check, kind), localized)}
+
+
+def other_findings(first_findings, judged, family):
+    """The first pass's findings that localization (which names the culprits of the check's main kind) does
+    not replace: the culprits of its other pair kinds (RDMA latency beside bandwidth) named again from their
+    judged records, and the rest (unreachable hosts, missing rails) as they were.
+
+    A culprit of the first pass is only a reason to retest: a latency pair that passed its retest is flaky, and
+    its first-pass "bad link" failed a healthy run (a loaded lab's healthy run was FAIL with one flaky pair).
+    """
+    kind, check = _family(family)
+    renamed = OTHER_KINDS[family]
+
+    def replaced(finding):
+        params = finding.get("params") or {}
+        return params.get("family") == kind or (
+            params.get("family") in renamed and params.get("finding") in CULPRIT_FINDINGS)
+
+    return [f for f in first_findings if not replaced(f)] + name_culprits(
+        [rec for rec in judged if rec.get("kind") in renamed], check)
 
 
 def check_verdict(records, kinds):

@@ -528,6 +528,10 @@ def _link_findings(links, fleet_rails, blamed, check):
     return findings
 
 
+# the findings name_culprits makes (the others of a pair check: unreachable hosts, missing rails)
+CULPRIT_FINDINGS = ("fleet", "bad_node", "bad_nic", "bad_link")
+
+
 def name_culprits(records, check="rdma_perf"):
     """Finding records: bad nodes / NICs, bad links, fleet-wide problems."""
     links = _links_by_pair(records)
