@@ -26,7 +26,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gid
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import runner
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import transport
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.role_option_kit import (
     boolean, call_check, check_host, clip, described, fail, hosts, integer, items, rules_check, words)
 
@@ -414,9 +414,9 @@ def kubectl(label, value, ctx):
     if used and not value.get("pod"):
         fail(label, value, "needs a pod with commcheck_transport=kubectl (%s.pod)" % label)
     # the modules' own check, with the settings named as this option's keys (commcheck_kubectl.pod)
-    call_check(label, value, lambda: runner.check_kubectl_settings(
-        value.get("pod"), value.get("namespace") or "default", value.get("container"), value.get("context"),
-        value.get("kubeconfig"), value.get("binary"), label=label, pod_required=used))
+    error = transport.kubectl_options_error(value, transport="kubectl" if used else "host", label=label)
+    if error:
+        raise OptionError(clip(error, value))
 
 
 # ---------------------------------------------------------------- quarantine rules

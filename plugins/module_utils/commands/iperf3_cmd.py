@@ -19,7 +19,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     ArgumentError, check_binary, check_role, check_server, check_side_labels, check_tokens, int_option,
-    refuse_shell_meta, start_entry, valid_address)
+    refuse_shell_meta, CANNOT_START, start_entry, valid_address)
 
 DEFAULT_PORT = 5201
 DURATION_MAX = 86400
@@ -74,10 +74,7 @@ IPERF3_RULES = cli_grammar.ArgumentRules(
     })
 
 CATALOG = {
-    "cannot_start": (
-        "the command could not be started",
-        "read the message: install the program, make it executable, or use one built for this machine "
-        "(with the kubectl transport: kubectl on the controller)"),
+    "cannot_start": CANNOT_START,
     "tool_missing": (
         "iperf3 is not installed on this host (or not on PATH)",
         "install iperf3 (apt install iperf3 / dnf install iperf3) or put it on PATH"),

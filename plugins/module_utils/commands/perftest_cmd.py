@@ -22,7 +22,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     ArgumentError, check_binary, check_choice, check_role, check_server, check_side_labels, check_tokens, checked,
-    int_option, refuse_shell_meta, start_entry)
+    int_option, refuse_shell_meta, CANNOT_START, start_entry)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import (
     GID_MAX, GID_MIN, PORT_MAX as IB_PORT_MAX, PORT_MIN as IB_PORT_MIN, Endpoint)
 
@@ -330,10 +330,7 @@ def _transfer_args(p):
 # cause / fix for what the module itself detects (the parser has its own
 # catalog for what perftest prints).
 CATALOG = {
-    "cannot_start": (
-        "the command could not be started",
-        "read the message: install the program, make it executable, or use one built for this machine "
-        "(with the kubectl transport: kubectl on the controller)"),
+    "cannot_start": CANNOT_START,
     "tool_missing": (
         "the perftest tool is not installed on this host (or not on PATH)",
         "install perftest (Debian/Ubuntu: apt install perftest; RHEL: dnf install perftest; "

@@ -18,6 +18,13 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 
 
+# cause / fix of a side whose command could not start, the same for every pair tool
+CANNOT_START = (
+    "the command could not be started",
+    "read the message: install the program, make it executable, or use one built for this machine "
+    "(with the kubectl transport: kubectl on the controller)")
+
+
 def start_entry(catalog, error):
     """The error entry of a command that could not start; its cause says what the kernel said."""
     cause, fix = catalog["cannot_start"]

@@ -35,7 +35,7 @@ TRANSPORT_ARGSPEC = dict(
 )
 
 
-def kubectl_options_error(options, which=None, transport="kubectl"):
+def kubectl_options_error(options, which=None, transport="kubectl", label="kubectl"):
     """Return an error message for bad kubectl options, or None.
 
     Names follow Kubernetes' rules (pod: RFC 1123 name; namespace and
@@ -45,15 +45,16 @@ def kubectl_options_error(options, which=None, transport="kubectl"):
 
     ``transport``: the transport in use. The options are checked whatever it is
     (a bad value is an error even where it is not used); only the kubectl
-    transport needs a pod.
+    transport needs a pod. ``label``: the option the settings are keys of
+    (a problem names ``<label>.<setting>``).
     """
     options = options or {}
     if transport == "kubectl" and not options.get("pod"):
-        return "transport=kubectl needs kubectl.pod"
+        return "transport=kubectl needs %s.pod" % label
     try:
         check_kubectl_settings(options.get("pod"), options.get("namespace") or "default", options.get("container"),
                                options.get("context"), options.get("kubeconfig"), options.get("binary"),
-                               which=which, pod_required=transport == "kubectl")
+                               label=label, which=which, pod_required=transport == "kubectl")
     except OptionError as exc:
         return str(exc)
     return None
