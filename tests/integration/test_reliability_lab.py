@@ -353,7 +353,9 @@ def test_host_killed_mid_run_is_reported_and_the_rest_is_kept(doomed_lab, tmp_pa
     for rec in others_rdma:
         if rec["verdict"] not in measured:
             assert rec["verdict"] == "error" and {rec["host"], rec["peer"]} & waited, rec
-            assert "could not reach the server" in rec["cause"] or "no client connected" in rec["cause"], rec
+            # ... or one that got in as its partner gave up, whose side channel then broke
+            assert any(text in rec["cause"] for text in ("could not reach the server", "no client connected",
+                                                         "side channel (TCP or rdma_cm) broke")), rec
     tcp = run.records("tcp_bw")
     assert len(tcp) == 3 and {r["host"] for r in tcp} | {r["peer"] for r in tcp} == set(others), tcp
     directory, results = oc.report_of(run.report_dir, run.run_id)
