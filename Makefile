@@ -8,8 +8,11 @@ BUILD := $(ROOT)/.build
 COLLECTIONS := $(BUILD)/collections
 # ansible-lint's own cache (ANSIBLE_HOME), private to this checkout: see lint.
 LINT_HOME := $(BUILD)/ansible-lint-home
-# The stages of `make test`, in order; each one runs even when an earlier one failed.
+# The stages of `make test` (the fast tier), in order; each one runs even when an earlier one failed.
 TEST_STAGES := unit integration lint changelog-lint sanity build
+# `make test-full` runs these after the fast tier's: the tests marked `full` (slower
+# end-to-end runs and the largest verdict cases), which the fast tier leaves out.
+FULL_STAGES := unit-full integration-full
 APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev perftest \
 	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
@@ -19,11 +22,12 @@ VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
 TARBALL := $(BUILD)/dist/clusterops-commcheck-$(VERSION).tar.gz
 LAB_HOSTS ?= 4
 
-.PHONY: help setup apt venv link demo lab-up lab-down unit integration test lint sanity build clients changelog-lint clean
+.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity build clients changelog-lint clean
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
-	@echo "make test   - unit + integration (lab) tests, ansible-lint, ansible-test sanity, collection build"
+	@echo "make test   - the fast tier (<= 15 min on 2 cores): unit + fast integration (lab) tests, ansible-lint, ansible-test sanity, collection build"
+	@echo "make test-full - make test, then the full tier: every slower unit and lab test (CI runs this)"
 	@echo "make setup  - only install system packages and the Python venv"
 
 setup: apt venv link
@@ -60,7 +64,10 @@ lab-down:
 	$(PY) tests/lab/lab.py down --name $(LAB)
 
 unit: venv link
-	$(PY) -m pytest -q -n 2 tests/unit
+	$(PY) -m pytest -q -n 2 -m "not full" tests/unit
+
+unit-full: venv link
+	$(PY) -m pytest -q -n 2 -m full tests/unit
 
 # Two workers, one test file each at a time: every worker brings up its own labs
 # (lab names carry the worker's pid), so module fixtures stay whole and labs never
@@ -68,7 +75,10 @@ unit: venv link
 # halve the stage; a third made a loaded two-core machine noisy enough to turn
 # healthy emulated links flaky.
 integration: venv link
-	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20 tests/integration
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20 -m "not full" tests/integration
+
+integration-full: venv link
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20 -m full tests/integration
 
 # Lint this working tree only. With ANSIBLE_COLLECTIONS_PATH set, ansible-lint uses
 # ANSIBLE_HOME (default ~/.ansible, shared by every checkout) as its cache, puts its
@@ -120,17 +130,24 @@ clients: build
 # Every stage runs even when an earlier one failed; a summary of all of them comes
 # at the end, and the exit status is non-zero when any failed (pytest's 5, "no
 # tests collected", is a failure like any other non-zero status).
-test: setup
+define run_stages
 	@failed=0; summary=""; \
-	for stage in $(TEST_STAGES); do \
+	for stage in $(1); do \
 	  echo "==> make $$stage"; \
 	  start=$$(date +%s); \
 	  if $(MAKE) --no-print-directory $$stage; then result=pass; else result=FAIL; failed=1; fi; \
 	  summary+=$$(printf '%-16s %-6s %6ss' "$$stage" "$$result" "$$(( $$(date +%s) - start ))")$$'\n'; \
 	done; \
-	echo; echo "make test summary:"; printf '%-16s %-6s %7s\n' stage result time; printf '%s' "$$summary"; \
-	if [ "$$failed" -ne 0 ]; then echo "make test: FAILED"; exit 1; fi; \
-	echo "make test: all stages passed"
+	echo; echo "make $(2) summary:"; printf '%-16s %-6s %7s\n' stage result time; printf '%s' "$$summary"; \
+	if [ "$$failed" -ne 0 ]; then echo "make $(2): FAILED"; exit 1; fi; \
+	echo "make $(2): all stages passed"
+endef
+
+test: setup
+	$(call run_stages,$(TEST_STAGES),test)
+
+test-full: setup
+	$(call run_stages,$(TEST_STAGES) $(FULL_STAGES),test-full)
 
 clean:
 	rm -rf $(BUILD) reports
