@@ -127,7 +127,12 @@ def _matrix_cell(data):
 
 
 def _flows_line(hm):
-    return "Rows send, columns receive (row -> column); data flows %s." % ", ".join(hm["flows"])
+    text = "Rows send, columns receive (row -> column); data flows %s." % ", ".join(hm["flows"])
+    merged = sum(1 for data in (hm["cells"] or {}).values() if data["count"] > 1)
+    if merged:
+        text += (" %d cells hold several records of their link (rails, devices): each shows the worst "
+                 "(results.json has them all)." % merged)
+    return text
 
 
 def _heatmap(hm):

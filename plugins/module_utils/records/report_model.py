@@ -15,17 +15,28 @@ __metaclass__ = type
 
 import heapq
 import math
-from html import escape as _html_escape
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import (
     flow_cells,
     flow_label,
     flow_text,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_identity import (
+    OP_PARAMS,
+    node_set_text,
+    op_of,
+    split_by_variant,
+    with_variant,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as _baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict as _run_verdict
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.version_mix import version_rows
+
+try:
+    from markupsafe import escape as _markup_escape
+except ImportError:  # a module's import of module_utils on a managed host; reports render on the controller only
+    _markup_escape = None
 
 NOT_A_HOST = ("*", "-", "all", "pool")
 VERDICT_ORDER = ("error", "fail", "flaky", "warn", "skipped", "pass")
@@ -82,7 +93,10 @@ def pct(change):
 
 
 def esc(value):
-    return _html_escape(plain(value), quote=True)
+    """Text for HTML and SVG, element content and attribute values alike (markupsafe: & < > ' \" escaped)."""
+    if _markup_escape is None:
+        raise RuntimeError("the HTML report needs markupsafe, which comes with Ansible (jinja2) on the controller")
+    return str(_markup_escape(plain(value)))
 
 
 def md_cell(value):
@@ -97,8 +111,10 @@ def params_text(params, skip=()):
 
 
 def check_name(record):
-    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (report_flow.py)."""
-    text = "%s %s" % (record.get("kind"), flow_label(record))
+    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (report_flow.py); a
+    collective's names its node set: 'collective h1-h8 [library=nccl operation=all_reduce ...]'."""
+    where = node_set_text(collective_hosts(record)) if is_collective(record) else flow_label(record)
+    text = "%s %s" % (record.get("kind"), where)
     params = params_text(record.get("params"), skip=_baseline.DEFAULT_IGNORE_PARAMS)
     return "%s [%s]" % (text, params) if params else text
 
@@ -121,11 +137,6 @@ def lat_metric(metrics):
         if num(metrics.get(name)) is not None:
             return name, num(metrics[name])
     return None, None
-
-
-def op_of(record):
-    params = record.get("params") or {}
-    return str(params.get("op") or params.get("test") or params.get("tool") or record.get("kind"))
 
 
 def size_of(record):
@@ -234,8 +245,18 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
 # heat maps and charts (data)
 # --------------------------------------------------------------------------
 
+# A heat-map cell (a pair of hosts) takes the worst of its link's records on these (docs/reports.md); any other
+# identity param that differs between the records of a check splits it into matrices of its own.
+CELL_PARAMS = ("rail", "device", "peer_device", "gpu", "peer_gpu", "port")
+
+
 def bandwidth_groups(records):
-    """(kind, op) -> [(record, metric name, value)] of the pair records with a bandwidth."""
+    """(kind, op) -> [(record, metric name, value)] of the pair records with a bandwidth.
+
+    ``op``: the operation, ' (GPU memory)' for records from GPU memory, and the
+    variant when records of one kind and operation measured different things
+    ('write size=4096' beside 'write size=65536', report_identity.variants).
+    """
     groups = {}
     for record in records or []:
         if not record.get("peer") or record.get("kind") in ("regression", "summary") or is_retest_run(record):
@@ -245,7 +266,9 @@ def bandwidth_groups(records):
             continue
         groups.setdefault((record.get("kind"), op_of(record) + _memory_suffix(record)), []).append(
             (record, name, value))
-    return groups
+    split = split_by_variant(groups, record_of=lambda item: item[0],
+                             skip=OP_PARAMS + ("metric", "memory") + CELL_PARAMS)
+    return dict(((kind, with_variant(op, variant)), items) for ((kind, op), variant), items in split.items())
 
 
 def _memory_suffix(record):
@@ -346,7 +369,8 @@ def heatmaps(records, groups=None):
     return [_heatmap(kind, op, items) for (kind, op), items in sorted(groups.items())]
 
 
-def _is_collective(record):
+def is_collective(record):
+    """A collective run's record (NCCL, HCCL): a bus bandwidth over a node set, not a link between two hosts."""
     kind = str(record.get("kind"))
     if kind in ("regression", "summary"):
         return False
@@ -354,11 +378,25 @@ def _is_collective(record):
     return "collective" in kind or "nccl" in kind or "hccl" in kind or "busbw_gbs" in metrics
 
 
-def _series_name(record):
+# What is not a line of its own in the bus-bandwidth chart: the name says these, and a size is a point of a line.
+_SERIES_NAMED = OP_PARAMS + ("library", "nodes", "scope", "size", "bytes", "msg_size", "message_size")
+
+
+def collective_hosts(record):
+    """The node set of a collective record: params.hosts, else params.nodes when it is a list, else its host."""
     params = record.get("params") or {}
-    if isinstance(params.get("nodes"), list):
-        return "%s %d nodes" % (op_of(record), len(params["nodes"]))
-    return "%s %s" % (op_of(record), params.get("scope") or params.get("nodes") or record.get("host"))
+    for key in ("hosts", "nodes"):
+        if isinstance(params.get(key), list) and params[key]:
+            return [str(h) for h in params[key]]
+    return [str(record.get("host"))]
+
+
+def _series_name(record):
+    """'nccl all_reduce 8 nodes', 'all_gather pool-a': library, operation and the node count or scope."""
+    params = record.get("params") or {}
+    hosts = collective_hosts(record)
+    where = params.get("scope") or ("%d nodes" % len(hosts) if len(hosts) > 1 else hosts[0])
+    return " ".join(str(part) for part in (params.get("library"), op_of(record), where) if part)
 
 
 def _row_points(rows):
@@ -379,30 +417,40 @@ def _row_points(rows):
 def collective_series(records):
     """busbw vs message size series: [{name, points: [(bytes, busbw_gbs)], verdict, transport}].
 
+    ``name``: library, operation and node count ('nccl all_reduce 8 nodes'),
+    with the variant when runs of that name measured different things (other
+    node sets, data types: report_identity.variants), so no line merges two.
     ``transport``: the networks the runs of the series used (``IB``, ``Socket``, ...), joined, or None.
     """
     series = {}
     transports = {}
+    named = {}
     for record in records or []:
-        if not _is_collective(record):
-            continue
-        metrics = record.get("metrics") or {}
-        name = _series_name(record)
-        entry = series.setdefault(name, {"name": name, "points": [], "verdict": "pass"})
-        if metrics.get("transport"):
-            transports.setdefault(name, set()).add(str(metrics["transport"]))
-        if record.get("verdict") in BAD:
-            entry["verdict"] = record.get("verdict")
-        entry["points"].extend(_row_points(metrics.get("rows") or metrics.get("series")))
-        size, value = size_of(record), num(metrics.get("busbw_gbs"))
-        if size and value is not None:
-            entry["points"].append((size, value))
+        if is_collective(record):
+            named.setdefault(_series_name(record), []).append(record)
+    for (base, variant), members in sorted(split_by_variant(named, skip=_SERIES_NAMED).items()):
+        for record in members:
+            _add_to_series(series, transports, with_variant(base, variant), record)
     out = []
     for name in sorted(series):
         points = sorted(set(series[name]["points"]))
         if points:
             out.append(dict(series[name], points=points, transport=", ".join(sorted(transports.get(name, ()))) or None))
     return out
+
+
+def _add_to_series(series, transports, name, record):
+    """The points, transport and worst verdict of one collective record, into the series ``name``."""
+    metrics = record.get("metrics") or {}
+    entry = series.setdefault(name, {"name": name, "points": [], "verdict": "pass"})
+    if metrics.get("transport"):
+        transports.setdefault(name, set()).add(str(metrics["transport"]))
+    if record.get("verdict") in BAD:
+        entry["verdict"] = record.get("verdict")
+    entry["points"].extend(_row_points(metrics.get("rows") or metrics.get("series")))
+    size, value = size_of(record), num(metrics.get("busbw_gbs"))
+    if size and value is not None:
+        entry["points"].append((size, value))
 
 
 # --------------------------------------------------------------------------
