@@ -143,6 +143,10 @@ def test_heat_map_of_fqdn_hosts_labels_each_host_whole_and_apart():
     _label_fits(root, "col", labels)
     first_cell = min(float(r.get("x")) for r in root.iter(SVG + "rect") if (r.get("class") or "").startswith("cell"))
     assert first_cell >= 12 + report_svg.CHAR_W * len("gpu-h100-node-001")
+    # column labels lean right as they rise (60 degrees): the last one still ends inside the picture
+    last = max(float(re.match(r"translate\(([\d.]+),", t.get("transform")).group(1))
+               for t in root.iter(SVG + "text") if t.get("class") == "col")
+    assert last + report_svg.CHAR_W * len("gpu-h100-node-008") / 2 <= int(root.get("width"))
 
 
 def test_host_rail_grid_of_fqdn_hosts_labels_each_host_apart():

@@ -96,7 +96,9 @@ def svg_heatmap(hm, cell=None):
     # the longest label whole; rotated by 60 degrees the column labels need about as much room above the cells
     label_w = label_width(labels.values(), least=label_width(["rows send, columns"]))
     top = label_w
-    width, height = max(label_w + n * cell + 10, label_w + 330), top + n * cell + 40
+    # a column label leans right as it rises (cos 60 = 0.5): the last one needs half its length beyond the cells
+    overhang = max(10, int(CHAR_W * max([len(text) for text in labels.values()] + [0]) / 2 - cell / 2.0) + 6)
+    width, height = max(label_w + n * cell + overhang, label_w + 330), top + n * cell + 40
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="%d" height="%d" '
              'viewBox="0 0 %d %d" role="img" aria-label="%s">' % (
                  width, height, width, height,
