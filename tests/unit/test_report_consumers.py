@@ -89,7 +89,9 @@ def test_prometheus_keeps_every_operation_apart(files):
         _link("tcp_bw", "tcp"): 9.0 * GBPS, _link("tcp_bw", "tcp", variant="reverse=yes"): 8.0 * GBPS}
     assert values(families, "commcheck_link_latency_seconds") == {
         _link("rdma_lat", "write"): 2.0e-6, _link("rdma_lat", "read"): 3.5e-6}
-    pool = lambda op: (("hosts", "%s, %s" % (SERVER, CLIENT)), ("library", "nccl"), ("op", op), ("variant", ""))
+
+    def pool(op):
+        return (("hosts", "%s, %s" % (SERVER, CLIENT)), ("library", "nccl"), ("op", op), ("variant", ""))
     assert values(families, "commcheck_collective_bus_bandwidth_bytes_per_second") == {
         pool("all_gather"): 90.0e9, pool("all_reduce"): 180.0e9}
     assert values(families, "commcheck_collective_verdict") == {pool("all_gather"): 0, pool("all_reduce"): 0}

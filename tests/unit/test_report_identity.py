@@ -39,10 +39,12 @@ def test_records_of_one_check_have_no_variant_and_different_checks_are_named_by_
     assert ident.variants([_bw("a", "b", 1.0), _bw("a", "b", 1.0, bidirectional=False)]) == ["", ""]
 
 
-@given(st.lists(st.fixed_dictionaries({}, optional={"size": st.sampled_from([2, 4096, 65536, 4096.0]),
-                                                     "qps": st.integers(1, 3), "reverse": st.booleans(),
-                                                     "op": st.sampled_from(["write", "read"])}),
-                min_size=1, max_size=6))
+_PARAMS = st.fixed_dictionaries({}, optional={"size": st.sampled_from([2, 4096, 65536, 4096.0]),
+                                              "qps": st.integers(1, 3), "reverse": st.booleans(),
+                                              "op": st.sampled_from(["write", "read"])})
+
+
+@given(st.lists(_PARAMS, min_size=1, max_size=6))
 def test_variants_tell_exactly_the_different_checks_apart(params):
     records = [{"kind": "rdma_bw", "params": p} for p in params]
     texts = ident.variants(records)
