@@ -23,12 +23,12 @@ __metaclass__ = type
 import datetime
 import json
 import os
-from html import escape
 from urllib.parse import quote
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
     bw_metric,
+    esc,
     is_retest_run,
     num,
 )
@@ -329,7 +329,7 @@ def sparkline(values, width=120, height=24):
     lines = "".join('<polyline points="%s"/>' % " ".join(s) for s in segments if len(s) > 1)
     return ('<svg class="spark" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s</title>%s'
             '<circle cx="%.1f" cy="%.1f" r="2"/></svg>') % (
-        width, height, width, height, escape("%s to %s Gb/s" % (_gbps(min(known)), _gbps(max(known)))),
+        width, height, width, height, esc("%s to %s Gb/s" % (_gbps(min(known)), _gbps(max(known)))),
         lines, last[0], last[1])
 
 
@@ -349,7 +349,7 @@ _STYLE = (
 def clip(value, limit=TEXT_LIMIT):
     """The value as text, cut to ``limit`` characters, then escaped."""
     text = "-" if value is None else str(value)
-    return escape(text if len(text) <= limit else text[:limit - 3] + "...")
+    return esc(text if len(text) <= limit else text[:limit - 3] + "...")
 
 
 def _gbps(value):
@@ -363,14 +363,14 @@ def _percent(value, signed=False):
 def _verdict(verdict):
     word = str(verdict or "unknown")
     css = word if word.isalpha() else "unknown"
-    return '<span class="%s">%s</span>' % (escape(css), clip(word.upper(), 20))
+    return '<span class="%s">%s</span>' % (esc(css), clip(word.upper(), 20))
 
 
 def _run_cell(entry):
     text = clip(entry.get("run_id") or entry["dir"])
     if not entry.get("report"):
         return text
-    return '<a href="%s">%s</a>' % (escape(quote(entry["report"], safe="") + "/" + REPORT_NAME), text)
+    return '<a href="%s">%s</a>' % (esc(quote(entry["report"], safe="") + "/" + REPORT_NAME), text)
 
 
 def _culprits_cell(entry):
