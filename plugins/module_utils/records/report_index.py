@@ -52,6 +52,8 @@ DIGEST_CULPRITS = 20
 RESULTS_READ_LIMIT = 16 * 1024 * 1024
 CULPRITS_SHOWN = 5
 TEXT_LIMIT = 120
+# Host and link names are never cut: a DNS name has at most 253 characters, a link names two and its rail.
+NAME_LIMIT = 600
 
 # Options of the report action for the page (merged into its argument spec and documented there).
 INDEX_ARGUMENT_SPEC = dict(
@@ -379,7 +381,7 @@ def _culprits_cell(entry):
     count = max(count, len(words)) if isinstance(count, int) else len(words)
     if not words:
         return "none"
-    shown = "<br>".join(clip(w) for w in words[:CULPRITS_SHOWN])
+    shown = "<br>".join(clip(w, NAME_LIMIT) for w in words[:CULPRITS_SHOWN])
     return shown + (" (+%d more)" % (count - CULPRITS_SHOWN) if count > CULPRITS_SHOWN else "")
 
 
@@ -398,7 +400,7 @@ def _trend_table(title, rows, total, points):
     head = ("<tr><th>%s</th><th>Bandwidth, last %d runs</th><th>Latest Gb/s</th><th>Change</th>"
             "<th>Of expected</th></tr>") % (title[:-1], points)
     body = "".join('<tr><td>%s</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td></tr>' % (
-        clip(r["name"]), sparkline(r["values"]), _gbps(r["latest"]),
+        clip(r["name"], NAME_LIMIT), sparkline(r["values"]), _gbps(r["latest"]),
         ' class="drop"' if (r["change"] or 0) < -0.1 else "", _percent(r["change"], signed=True),
         _percent(r["fraction"])) for r in rows)
     note = "" if total <= len(rows) else "<p>The %d most dropped or worst of %d shown.</p>" % (len(rows), total)
