@@ -39,6 +39,15 @@ def test_records_of_one_check_have_no_variant_and_different_checks_are_named_by_
     assert ident.variants([_bw("a", "b", 1.0), _bw("a", "b", 1.0, bidirectional=False)]) == ["", ""]
 
 
+def test_the_best_size_of_an_all_sizes_run_is_a_result_not_another_check():
+    """perftest -a: params.size is the size of the row with the best rate, which differs from pair to pair."""
+    records = [_bw("a", "b", 90.0, all_sizes=True, size=4194304), _bw("b", "c", 91.0, all_sizes=True, size=8388608),
+               _bw("a", "b", 92.0, all_sizes=True, size=8388608, round=3)]
+    assert ident.variants(records) == ["", "", ""]
+    [hm] = report_model.heatmaps(records)
+    assert hm["title"] == "rdma_bw write" and hm["links"] == 3
+
+
 _PARAMS = st.fixed_dictionaries({}, optional={"size": st.sampled_from([2, 4096, 65536, 4096.0]),
                                               "qps": st.integers(1, 3), "reverse": st.booleans(),
                                               "op": st.sampled_from(["write", "read"])})

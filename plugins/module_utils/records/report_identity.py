@@ -78,11 +78,18 @@ def identity_text(value):
 
 
 def identity(record, skip=()):
-    """{param: text} of the record's IDENTITY_PARAMS outside ``skip`` that are set (False and '' count as unset)."""
+    """{param: text} of the record's IDENTITY_PARAMS outside ``skip`` that are set (False and '' count as unset).
+
+    With ``all_sizes`` (perftest -a) ``size`` is the size of the best row, what the check found rather than what
+    it was asked, and is left out.
+    """
+    params = record.get("params") or {}
     out = {}
-    for name, value in (record.get("params") or {}).items():
+    for name, value in params.items():
         if name in _IDENTITY_ORDER and name not in skip and value is not None and value is not False and value != "":
             out[name] = identity_text(value)
+    if params.get("all_sizes"):
+        out.pop("size", None)
     return out
 
 
