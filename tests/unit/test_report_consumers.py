@@ -19,6 +19,7 @@ from report_consumers import junit_schema_errors, parse_prometheus, promtool_pro
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_values
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
 
 SERVER = "gpu-h100-node-005.rack01.dc-west.example.com"
@@ -212,8 +213,8 @@ def test_junit_totals_as_xunitparser_and_junitparser_count_them():
 
 def test_html_text_is_escaped_by_markupsafe():
     hostile = "<x a='1' b=\"2\">&amp;"
-    assert report_model.esc(hostile) == str(markupsafe.escape(hostile))
-    assert report_model.esc(None) == "" and report_model.esc(["a<", "b"]) == "a&lt;, b"
+    assert report_values.esc(hostile) == str(markupsafe.escape(hostile))
+    assert report_values.esc(None) == "" and report_values.esc(["a<", "b"]) == "a&lt;, b"
 
 
 def test_svg_stays_well_formed_xml_with_hostile_names():

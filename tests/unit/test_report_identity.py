@@ -6,6 +6,8 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, strategies as st
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_collectives
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_html
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_identity as ident
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_markdown
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
@@ -97,6 +99,28 @@ def test_collective_lines_of_different_node_sets_stay_apart():
         ("nccl all_reduce 2 nodes hosts=n1, n2", [(1024, 10.0)]),
         ("nccl all_reduce 2 nodes hosts=n3, n4", [(1024, 20.0)]),
         ("nccl all_reduce 4 nodes", [(1024, 30.0)])]
+
+
+def test_per_node_runs_are_a_line_each_and_the_chart_keeps_the_lowest():
+    """Per-node mode: one run per node and operation. Each node is a line of its own (they were one zigzag line);
+    a large fleet's chart draws the CHART_LINES lowest, and says so."""
+    def node_run(node, busbw):
+        return {"kind": "collective", "host": node, "verdict": "pass",
+                "params": {"library": "nccl", "operation": "all_reduce", "hosts": [node], "mode": "per_node"},
+                "metrics": {"rows": [{"bytes": 1 << 20, "busbw_gbs": busbw / 2}, {"bytes": 1 << 26, "busbw_gbs": busbw}]}}
+    nodes = ["node%02d" % i for i in range(40)]
+    records = [node_run(node, 100.0 + i) for i, node in enumerate(nodes)]
+    series = report_model.collective_series(records)
+    assert [s["name"] for s in series] == ["nccl all_reduce %s" % node for node in nodes]
+    shown = report_collectives.lowest_series(series)
+    assert [s["name"] for s in shown] == ["nccl all_reduce %s" % node for node in nodes[:report_collectives.CHART_LINES]]
+    summary = report_model.summarize(records)
+    page = report_html.render_html(records, summary)
+    assert page.count('<polyline class="series"') == report_collectives.CHART_LINES
+    assert "The 16 of 40 lines with the lowest bus bandwidth" in page
+    text = report_markdown.render_markdown(records, summary)
+    assert "The 16 of 40 series with the lowest bus bandwidth (all in results.json)." in text
+    assert "nccl all_reduce node15 |" in text and "nccl all_reduce node16 |" not in text
 
 
 def test_chart_legend_names_are_whole():

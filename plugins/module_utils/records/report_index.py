@@ -26,12 +26,8 @@ import os
 from urllib.parse import quote
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    bw_metric,
-    esc,
-    is_retest_run,
-    num,
-)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import bw_metric, is_retest_run
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import esc, num
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key

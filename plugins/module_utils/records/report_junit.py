@@ -16,13 +16,8 @@ __metaclass__ = type
 import json
 import xml.etree.ElementTree as ET
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    ReportView,
-    check_name,
-    fmt_value,
-    num,
-    pct,
-)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView, check_name
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import fmt_value, num, pct
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 
 

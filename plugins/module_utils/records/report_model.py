@@ -4,22 +4,28 @@
 """The report's view model: what every format shows, computed once from the records.
 
 summarize() is the summary (also the set_stats payload); heatmaps(),
-collective_series(), latency_rows() and findings() are the data behind the
-tables and charts; build_view() gathers them for the per-format renderers
-(report_markdown.py, report_html.py, report_json.py, report_junit.py,
-report_prometheus.py). Nothing here touches files.
+collective_series() (report_collectives.py), latency_rows() and findings()
+are the data behind the tables and charts; ReportView gathers them for the
+per-format renderers (report_markdown.py, report_html.py, report_json.py,
+report_junit.py, report_prometheus.py). What tells checks and hosts apart
+is report_identity.py; numbers and text for people, report_values.py.
+Nothing here touches files.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import heapq
-import math
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import (
     flow_cells,
     flow_label,
     flow_text,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_collectives import (
+    collective_hosts,
+    collective_series,
+    is_collective,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_identity import (
     OP_PARAMS,
@@ -28,19 +34,18 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     split_by_variant,
     with_variant,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import (
+    BAD,
+    VERDICT_ORDER,
+    num,
+    plain,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as _baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict as _run_verdict
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.version_mix import version_rows
 
-try:
-    from markupsafe import escape as _markup_escape
-except ImportError:  # a module's import of module_utils on a managed host; reports render on the controller only
-    _markup_escape = None
-
 NOT_A_HOST = ("*", "-", "all", "pool")
-VERDICT_ORDER = ("error", "fail", "flaky", "warn", "skipped", "pass")
-BAD = ("fail", "error")
 _BW_PREFERENCE = ("bw_gbps", "bw_avg_gbps", "received_gbps", "sent_gbps", "bw_peak_gbps")
 _LAT_PREFERENCE = ("lat_us", "t_typical_us", "t_avg_us", "t_min_us")
 _P99_KEYS = ("p99_us", "lat_p99_us")
@@ -53,56 +58,6 @@ WORST_LINKS = 50
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-
-def num(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def plain(value):
-    """Text for people: '' for None, 'yes'/'no', lists joined, dicts as 'k=v'; never a Python repr."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, dict):
-        return ", ".join("%s=%s" % (k, plain(v)) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
-                         if v is not None)
-    if isinstance(value, (list, tuple, set)):
-        return ", ".join(plain(v) for v in value if v is not None)
-    return str(value)
-
-
-def fmt_value(value, digits=3):
-    number = num(value)
-    if number is None:
-        return "-" if value is None else plain(value)
-    if number == 0:
-        return "0"
-    if abs(number) >= 1000:
-        return "%.0f" % number
-    return "%.*g" % (digits, number)
-
-
-def pct(change):
-    number = num(change)
-    return "-" if number is None else "%+.1f%%" % (number * 100)
-
-
-def esc(value):
-    """Text for HTML and SVG, element content and attribute values alike (markupsafe: & < > ' \" escaped)."""
-    if _markup_escape is None:
-        raise RuntimeError("the HTML report needs markupsafe, which comes with Ansible (jinja2) on the controller")
-    return str(_markup_escape(plain(value)))
-
-
-def md_cell(value):
-    text = plain(value)
-    return text.replace("|", "\\|").replace("\n", " ").strip() or "-"
-
 
 def params_text(params, skip=()):
     params = params or {}
@@ -137,15 +92,6 @@ def lat_metric(metrics):
         if num(metrics.get(name)) is not None:
             return name, num(metrics[name])
     return None, None
-
-
-def size_of(record):
-    params = record.get("params") or {}
-    for key in ("size", "bytes", "msg_size", "message_size"):
-        value = num(params.get(key))
-        if value is not None:
-            return value
-    return None
 
 
 def sorted_records(records):
@@ -367,90 +313,6 @@ def heatmaps(records, groups=None):
     """
     groups = bandwidth_groups(records) if groups is None else groups
     return [_heatmap(kind, op, items) for (kind, op), items in sorted(groups.items())]
-
-
-def is_collective(record):
-    """A collective run's record (NCCL, HCCL): a bus bandwidth over a node set, not a link between two hosts."""
-    kind = str(record.get("kind"))
-    if kind in ("regression", "summary"):
-        return False
-    metrics = record.get("metrics") or {}
-    return "collective" in kind or "nccl" in kind or "hccl" in kind or "busbw_gbs" in metrics
-
-
-# What is not a line of its own in the bus-bandwidth chart: the name says these, and a size is a point of a line.
-_SERIES_NAMED = OP_PARAMS + ("library", "nodes", "scope", "size", "bytes", "msg_size", "message_size")
-
-
-def collective_hosts(record):
-    """The node set of a collective record: params.hosts, else params.nodes when it is a list, else its host."""
-    params = record.get("params") or {}
-    for key in ("hosts", "nodes"):
-        if isinstance(params.get(key), list) and params[key]:
-            return [str(h) for h in params[key]]
-    return [str(record.get("host"))]
-
-
-def _series_name(record):
-    """'nccl all_reduce 8 nodes', 'all_gather pool-a': library, operation and the node count or scope."""
-    params = record.get("params") or {}
-    hosts = collective_hosts(record)
-    where = params.get("scope") or ("%d nodes" % len(hosts) if len(hosts) > 1 else hosts[0])
-    return " ".join(str(part) for part in (params.get("library"), op_of(record), where) if part)
-
-
-def _row_points(rows):
-    """(bytes, busbw) of each table row of a collective record (out-of-place when the row has both)."""
-    points = []
-    for row in rows if isinstance(rows, list) else []:
-        if not isinstance(row, dict):
-            continue
-        size = num(row.get("bytes", row.get("size")))
-        value = num(row.get("busbw_gbs"))
-        if value is None and isinstance(row.get("out_of_place"), dict):
-            value = num(row["out_of_place"].get("busbw_gbs"))
-        if size and value is not None:
-            points.append((size, value))
-    return points
-
-
-def collective_series(records):
-    """busbw vs message size series: [{name, points: [(bytes, busbw_gbs)], verdict, transport}].
-
-    ``name``: library, operation and node count ('nccl all_reduce 8 nodes'),
-    with the variant when runs of that name measured different things (other
-    node sets, data types: report_identity.variants), so no line merges two.
-    ``transport``: the networks the runs of the series used (``IB``, ``Socket``, ...), joined, or None.
-    """
-    series = {}
-    transports = {}
-    named = {}
-    for record in records or []:
-        if is_collective(record):
-            named.setdefault(_series_name(record), []).append(record)
-    for (base, variant), members in sorted(split_by_variant(named, skip=_SERIES_NAMED).items()):
-        for record in members:
-            _add_to_series(series, transports, with_variant(base, variant), record)
-    out = []
-    for name in sorted(series):
-        points = sorted(set(series[name]["points"]))
-        if points:
-            out.append(dict(series[name], points=points, transport=", ".join(sorted(transports.get(name, ()))) or None))
-    return out
-
-
-def _add_to_series(series, transports, name, record):
-    """The points, transport and worst verdict of one collective record, into the series ``name``."""
-    metrics = record.get("metrics") or {}
-    entry = series.setdefault(name, {"name": name, "points": [], "verdict": "pass"})
-    if metrics.get("transport"):
-        transports.setdefault(name, set()).add(str(metrics["transport"]))
-    if record.get("verdict") in BAD:
-        entry["verdict"] = record.get("verdict")
-    entry["points"].extend(_row_points(metrics.get("rows") or metrics.get("series")))
-    size, value = size_of(record), num(metrics.get("busbw_gbs"))
-    if size and value is not None:
-        entry["points"].append((size, value))
 
 
 # --------------------------------------------------------------------------

@@ -70,22 +70,23 @@ __metaclass__ = type
 
 import datetime
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_collectives import (
+    collective_hosts,
+    is_collective,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_identity import (
     OP_PARAMS,
     node_set_text,
+    op_of,
     split_by_variant,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    VERDICT_ORDER,
     ReportView,
     bw_metric,
-    collective_hosts,
-    is_collective,
     is_retest_run,
     lat_metric,
-    num,
-    op_of,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import VERDICT_ORDER, num
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 
 VERDICT_VALUE = {"pass": 0, "skipped": 1, "warn": 2, "flaky": 3, "fail": 4, "error": 5, "interrupted": 6}

@@ -9,7 +9,7 @@ __metaclass__ = type
 import math
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_identity import short_names
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import BAD, esc, fmt_value
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import BAD, esc, fmt_value
 
 _STOPS = ((0.0, (215, 48, 39)), (0.5, (252, 141, 89)), (0.75, (254, 224, 139)),
           (0.9, (217, 239, 139)), (1.0, (26, 152, 80)))
@@ -94,7 +94,7 @@ def svg_heatmap(hm, cell=None):
     cell = cell or (44 if n <= 12 else 28 if n <= 24 else max(6, 700 // max(n, 1)))
     labels = short_names(hosts)
     # the longest label whole; rotated by 60 degrees the column labels need about as much room above the cells
-    label_w = label_width(labels.values(), least=label_width(["rows send, columns"]))
+    label_w = label_width(labels.values(), least=label_width(["columns receive"]))
     top = label_w
     # a column label leans right as it rises (cos 60 = 0.5): the last one needs half its length beyond the cells
     overhang = max(10, int(CHAR_W * max([len(text) for text in labels.values()] + [0]) / 2 - cell / 2.0) + 6)
@@ -204,7 +204,7 @@ def _size_label(size):
 
 
 def _series_style(index):
-    """(colour, dash) of the index-th line: eight colours, then the same colours dashed, so no two lines look alike."""
+    """(colour, dash) of the index-th line: eight colours, then the same colours in three dash patterns (32 looks)."""
     return _SERIES_COLORS[index % len(_SERIES_COLORS)], _SERIES_DASHES[(index // len(_SERIES_COLORS)) % len(_SERIES_DASHES)]
 
 
