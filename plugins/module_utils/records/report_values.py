@@ -7,7 +7,7 @@ verdicts in their order (report_model.py and the renderers build on these)."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import math
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number as num
 
 try:
     from markupsafe import escape as _markup_escape
@@ -16,14 +16,6 @@ except ImportError:  # a module's import of module_utils on a managed host; repo
 
 VERDICT_ORDER = ("error", "fail", "flaky", "warn", "skipped", "pass")
 BAD = ("fail", "error")
-
-
-def num(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def plain(value):
