@@ -14,7 +14,7 @@ TEST_STAGES := unit integration lint changelog-lint sanity build
 # end-to-end runs and the largest verdict cases), which the fast tier leaves out.
 FULL_STAGES := unit-full integration-full
 APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev perftest \
-	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make
+	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make prometheus
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(VENV)/bin:$(PATH)
 LAB ?= demo
