@@ -14,26 +14,23 @@ something.
 
 The fast tier gives each option the first value of each class (a flag, shell,
 a control character, '..', a huge or empty text, a malformed one, a negative,
-zero or too large number; ``value_class``): the rules behind them are tested
-value by value where they live (option_rules, the tools' option grammars, the
-kubectl settings' check). The full tier gives every option the rest of its
-values.
+zero or too large number; ``value_classes``): the rules behind them are tested
+value by value where they live (option_rules, the tools' option grammars in
+test_perftest_cmd.py, the kubectl settings' check). The full tier gives every
+option the rest of its values.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import collections
 import json
 import os
-import re
 import signal
 import subprocess
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 
 from ansible_collections.clusterops.commcheck.plugins.modules import cpu_governor as cpu_governor_module
 from ansible_collections.clusterops.commcheck.plugins.modules import iperf3 as iperf3_module
@@ -41,6 +38,7 @@ from ansible_collections.clusterops.commcheck.plugins.modules import perftest as
 from ansible_collections.clusterops.commcheck.plugins.modules import rdma_facts as rdma_facts_module
 from ansible_collections.clusterops.commcheck.plugins.modules import tool_probe as tool_probe_module
 from module_in_process import Recorder
+from value_classes import tiers
 
 LONG = "a" * 5000
 MODULES = {"perftest": perftest_module, "iperf3": iperf3_module, "rdma_facts": rdma_facts_module,
@@ -284,30 +282,9 @@ def refusal_problem(result, escaped, option, recorder):
     return None
 
 
-def value_class(value):
-    """The class of a hostile value (the fast tier runs the first value of each class of each option)."""
-    if isinstance(value, dict):
-        return "mapping of %s" % "+".join(sorted(set(value_class(v) for item in value.items() for v in item)))
-    if isinstance(value, list):
-        return "list of %s" % "+".join(sorted(set(value_class(v) for v in value)))
-    if isinstance(value, (int, float)):
-        return "negative" if value < 0 else "zero" if value == 0 else "positive"
-    checks = [("empty", value == ""), ("huge", len(value) > 1000),
-              ("control character", option_rules.CONTROL_CHARACTERS.search(value)), ("flag", value.startswith("-")),
-              ("shell or blank", re.search(r"[;$`|&()<>\s]", value)), ("traversal", ".." in value)]
-    return next((name for name, hit in checks if hit), "malformed")
-
-
-def tiers(cases):
-    """(option, cases) parameters of ``cases`` by the option named: the first case of each class of value in the
-    fast tier, the other cases of the option (the exhaustive crossing) in the full tier."""
-    fast, full, seen = collections.OrderedDict(), collections.OrderedDict(), set()
-    for args, option, value in cases:
-        key = (option, value_class(value))
-        (full if key in seen else fast).setdefault(option, []).append(args)
-        seen.add(key)
-    return [pytest.param(option, args, id=option) for option, args in fast.items()] + [
-        pytest.param(option, args, id=option + "-all", marks=pytest.mark.full) for option, args in full.items()]
+def tiered(cases):
+    """(option, [args, ...]) parameters of the (args, option, value) ``cases`` (see value_classes.tiers)."""
+    return tiers((option, args, value) for args, option, value in cases)
 
 
 def assert_each_refused(name, option, cases, recorder, capsys, after=None):
@@ -328,29 +305,29 @@ def _id(args):
     return text if len(text) < 80 else text[:60] + "...%d" % len(text)
 
 
-@pytest.mark.parametrize("option,cases", tiers(perftest_cases()))
+@pytest.mark.parametrize("option,cases", tiered(perftest_cases()))
 def test_perftest_refuses_hostile_values(option, cases, recorder, capsys):
     assert_each_refused("perftest", option, cases, recorder, capsys)
 
 
-@pytest.mark.parametrize("option,cases", tiers(iperf3_cases()))
+@pytest.mark.parametrize("option,cases", tiered(iperf3_cases()))
 def test_iperf3_refuses_hostile_values(option, cases, recorder, capsys):
     assert_each_refused("iperf3", option, cases, recorder, capsys)
 
 
-@pytest.mark.parametrize("option,cases", tiers(rdma_facts_cases()))
+@pytest.mark.parametrize("option,cases", tiered(rdma_facts_cases()))
 def test_rdma_facts_refuses_hostile_values(option, cases, recorder, capsys, tmp_path):
     root = sysfs_tree(str(tmp_path / "sys"))
     cases = [dict({"sysfs_root": root}, **args) for args in cases]
     assert_each_refused("rdma_facts", option, cases, recorder, capsys)
 
 
-@pytest.mark.parametrize("option,cases", tiers(tool_probe_cases()))
+@pytest.mark.parametrize("option,cases", tiered(tool_probe_cases()))
 def test_tool_probe_refuses_hostile_values(option, cases, recorder, capsys):
     assert_each_refused("tool_probe", option, cases, recorder, capsys)
 
 
-@pytest.mark.parametrize("option,cases", tiers(cpu_governor_cases()))
+@pytest.mark.parametrize("option,cases", tiered(cpu_governor_cases()))
 def test_cpu_governor_refuses_hostile_values(option, cases, recorder, capsys, tmp_path):
     root = sysfs_tree(str(tmp_path / "sys"))
     before = tree_state(root)
