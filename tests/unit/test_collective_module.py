@@ -8,6 +8,10 @@ its argv and replays a real nccl-tests / hccl_test output from
 tests/fixtures/corpus (choosing the output by the hosts it was given, to
 drive a bisection). Real mpirun with the lab's emulators runs in
 tests/integration/test_collective_lab.py.
+
+The checks of bad input run the module's main() in this process instead
+(``in_process``): what they pin is the check, which a process of its own
+only makes slower to reach (a Python start and Ansible's imports per case).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,11 +19,15 @@ __metaclass__ = type
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 
 import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.modules import collective
+from module_in_process import run_module as run_main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -97,6 +105,18 @@ def run_module(args, tools, check_mode=False, timeout=60):
         raise AssertionError("no JSON from module: rc=%s\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr))
 
 
+@pytest.fixture
+def in_process(tools, monkeypatch, capsys):
+    """run(args): the module's result with main() run in this process; mpirun and the test binaries are still the
+    doubles on PATH, run as processes."""
+    monkeypatch.setenv("PATH", tools["path"] + os.pathsep + os.environ.get("PATH", ""))
+    # the module installs handlers for these signals: put pytest's back
+    saved = dict((sig, signal.getsignal(sig)) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
+    yield lambda args: run_main(collective, monkeypatch, capsys, args)
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
 def mpirun_calls(tools):
     if not tools["log"].exists():
         return []
@@ -135,8 +155,8 @@ def base(tools, **kw):
     ({"min_fraction": 1.5}, "min_fraction"),
     ({"binary_dir": "relative/bin"}, "absolute"),
 ])
-def test_bad_input_fails_before_anything_runs(tools, override, message):
-    out = run_module(base(tools, **override), tools)
+def test_bad_input_fails_before_anything_runs(tools, in_process, override, message):
+    out = in_process(base(tools, **override))
     assert out.get("failed"), out
     assert message in out["msg"]
     assert mpirun_calls(tools) == []
