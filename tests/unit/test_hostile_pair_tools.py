@@ -282,9 +282,10 @@ def refusal_problem(result, escaped, option, recorder):
     return None
 
 
-def tiered(cases):
-    """(option, [args, ...]) parameters of the (args, option, value) ``cases`` (see value_classes.tiers)."""
-    return tiers((option, args, value) for args, option, value in cases)
+def tiered(name, cases):
+    """((module, option), [args, ...]) parameters of module ``name``'s (args, option, value) ``cases`` (see
+    value_classes.tiers)."""
+    return tiers((((name, option), args, value) for args, option, value in cases), ids="-".join)
 
 
 def assert_each_refused(name, option, cases, recorder, capsys, after=None):
@@ -305,29 +306,20 @@ def _id(args):
     return text if len(text) < 80 else text[:60] + "...%d" % len(text)
 
 
-@pytest.mark.parametrize("option,cases", tiered(perftest_cases()))
-def test_perftest_refuses_hostile_values(option, cases, recorder, capsys):
-    assert_each_refused("perftest", option, cases, recorder, capsys)
+@pytest.mark.parametrize("option,cases", tiered("perftest", perftest_cases()) + tiered("iperf3", iperf3_cases())
+                         + tiered("tool_probe", tool_probe_cases()))
+def test_pair_tools_and_tool_probe_refuse_hostile_values(option, cases, recorder, capsys):
+    assert_each_refused(option[0], option[1], cases, recorder, capsys)
 
 
-@pytest.mark.parametrize("option,cases", tiered(iperf3_cases()))
-def test_iperf3_refuses_hostile_values(option, cases, recorder, capsys):
-    assert_each_refused("iperf3", option, cases, recorder, capsys)
-
-
-@pytest.mark.parametrize("option,cases", tiered(rdma_facts_cases()))
+@pytest.mark.parametrize("option,cases", tiered("rdma_facts", rdma_facts_cases()))
 def test_rdma_facts_refuses_hostile_values(option, cases, recorder, capsys, tmp_path):
     root = sysfs_tree(str(tmp_path / "sys"))
     cases = [dict({"sysfs_root": root}, **args) for args in cases]
-    assert_each_refused("rdma_facts", option, cases, recorder, capsys)
+    assert_each_refused("rdma_facts", option[1], cases, recorder, capsys)
 
 
-@pytest.mark.parametrize("option,cases", tiered(tool_probe_cases()))
-def test_tool_probe_refuses_hostile_values(option, cases, recorder, capsys):
-    assert_each_refused("tool_probe", option, cases, recorder, capsys)
-
-
-@pytest.mark.parametrize("option,cases", tiered(cpu_governor_cases()))
+@pytest.mark.parametrize("option,cases", tiered("cpu_governor", cpu_governor_cases()))
 def test_cpu_governor_refuses_hostile_values(option, cases, recorder, capsys, tmp_path):
     root = sysfs_tree(str(tmp_path / "sys"))
     before = tree_state(root)
@@ -335,7 +327,7 @@ def test_cpu_governor_refuses_hostile_values(option, cases, recorder, capsys, tm
     def wrote(_args):
         return "the module wrote although its input was refused" if tree_state(root) != before else None
     cases = [dict({"sysfs_root": root}, **args) for args in cases]
-    assert_each_refused("cpu_governor", option, cases, recorder, capsys, after=wrote)
+    assert_each_refused("cpu_governor", option[1], cases, recorder, capsys, after=wrote)
 
 
 # --- controls: valid options do get to run ------------------------------------------------------
