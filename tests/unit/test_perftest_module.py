@@ -8,9 +8,10 @@ spy that records that it ran, or one that replays a real perftest output
 from tests/fixtures/corpus) to check what the module does around the tool.
 The real Debian binaries are exercised in tests/integration.
 
-The checks of invalid input run the module's main() in this process instead
-(``in_process``): what they pin is the check, which a process of its own
-only makes slower to reach (a Python start and Ansible's imports per case).
+The checks of invalid input and the plans of check mode, where no tool
+starts, run the module's main() in this process instead (``in_process``):
+what they pin is the check or the plan, which a process of its own only makes
+slower to reach (a Python start and Ansible's imports per case).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -67,7 +68,8 @@ def in_process(tmp_path, monkeypatch, capsys):
     modules = {"perftest": perftest_module, "iperf3": iperf3_module}
     # the modules install handlers for these signals when they start their tools: put pytest's back
     saved = dict((sig, signal.getsignal(sig)) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
-    yield (lambda name, args: run_main(modules[name], monkeypatch, capsys, args)), log
+    yield (lambda name, args, check_mode=False: run_main(modules[name], monkeypatch, capsys, args,
+                                                         check_mode=check_mode)), log
     for sig, handler in saved.items():
         signal.signal(sig, handler)
 
@@ -120,12 +122,11 @@ def test_invalid_input_fails_before_anything_runs(in_process, args, message):
     assert not log.exists(), "a tool ran although the input was invalid"
 
 
-def test_check_mode_builds_argv_and_runs_nothing(tmp_path, monkeypatch):
-    bindir, log = spy(tmp_path, monkeypatch)
+def test_check_mode_builds_argv_and_runs_nothing(in_process):
+    run, log = in_process
     facts = {"devices": [{"name": "mlx5_3", "ports": [{"port": 1, "link_layer": "Ethernet", "gid_index": 7}]}]}
-    result = run_module("perftest", {"role": "client", "device": "mlx5_3", "gid_index": "auto", "rdma_facts": facts,
-                                     "server": "10.1.1.1", "duration": 5, "timeout": 30}, tmp_path,
-                        path_first=bindir, check_mode=True)
+    result = run("perftest", {"role": "client", "device": "mlx5_3", "gid_index": "auto", "rdma_facts": facts,
+                              "server": "10.1.1.1", "duration": 5, "timeout": 30}, check_mode=True)
     assert result["changed"] is False and result["verdict"] == "skipped"
     assert result["cmd"] == ["ib_write_bw", "-d", "mlx5_3", "-i", "1", "-x", "7", "-p", "18515", "-D", "5",
                              "--report_gbits", "10.1.1.1"]
@@ -142,13 +143,13 @@ def lab_sysfs_tree():
     return sysfs_tree
 
 
-def test_gid_auto_from_sysfs_root(tmp_path, monkeypatch):
+def test_gid_auto_from_sysfs_root(tmp_path, in_process):
     sysfs_tree = lab_sysfs_tree()
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"port": 1, "netdev": "eth9", "ipv4": "10.3.0.9"}]}])
-    bindir, _log = spy(tmp_path, monkeypatch)
-    result = run_module("perftest", {"role": "server", "device": "mlx5_0", "gid_index": "auto", "sysfs_root": root},
-                        tmp_path, path_first=bindir, check_mode=True)
+    run, _log = in_process
+    result = run("perftest", {"role": "server", "device": "mlx5_0", "gid_index": "auto", "sysfs_root": root},
+                 check_mode=True)
     assert result["cmd"][:7] == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-x", "3"]
 
 
