@@ -327,7 +327,7 @@ def test_the_launch_check_refuses_launch_agent_mca_keys_in_every_spelling_even_o
     for key in LAUNCH_KEYS[:16]:
         with monkeypatch.context() as patch:
             patch.setattr(mpi_cmd, "MCA_ALLOWED", mpi_cmd.MCA_ALLOWED + (key,))
-            patch.setattr(mpi_cmd, "MCA_ALLOWED_PREFIXES", mpi_cmd.MCA_ALLOWED_PREFIXES + (key.split("_")[0] + "_",))
+            patch.setattr(mpi_cmd, "MCA_ALLOWED_PREFIXES", mpi_cmd.MCA_ALLOWED_PREFIXES + (key.split("_", maxsplit=1)[0] + "_",))
             with pytest.raises(mpi_cmd.MpiCmdError, match="refused"):
                 mpi_cmd.check_mca({key: "x"})
 
