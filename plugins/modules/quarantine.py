@@ -201,6 +201,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.pair_module import fail_run
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth
 
 
 MAX_TIMEOUT_S = 3600
@@ -345,6 +346,11 @@ def kubernetes(module, transport, nodes, planning_only):
     except rules.OptionError as exc:
         module.fail_json(msg="quarantine: %s" % exc)
     _require(module, transport, kubectl, "kubectl")
+    if not transport.remote:
+        # kubectl runs here: the run's credentials (K8S_AUTH_*, ...); in a pod it has the pod's own
+        options["kubeconfig"], options["context"] = kube_auth.module_kubeconfig(module, options["kubeconfig"],
+                                                                                options["context"])
+        plan_args.update(options)
     current = {}
     for item in nodes:
         argv = q.kubectl_get_argv(item["node"], **options)
