@@ -95,7 +95,11 @@ options:
     description: Absolute path of kubectl, or a command name (found on E(PATH) when omitted).
     type: path
   kubeconfig:
-    description: kubeconfig for the node commands (no C(..) components); its contents are never logged.
+    description:
+      - kubeconfig for the node commands (no C(..) components); its contents are never logged.
+      - When omitted and the node commands run here (O(transport=host)), kubectl gets a kubeconfig written for
+        this module run from the E(K8S_AUTH_*) variables of AWX's Kubernetes credential, else from the service
+        account of the pod it runs in, else kubectl's default.
     type: path
   kube_context:
     description: kubeconfig context for the node commands.

@@ -12,7 +12,13 @@
   changelog, sanity ignore files -- runs here.
 - ansible-builder: execution-environment.yml passes its version 3 schema and
   ``ansible-builder create`` (no container engine) writes the build context,
-  with the collection tarball the file names.
+  with the collection tarball ``make ee`` stages (built first, its version
+  from galaxy.yml) and the step that installs kubectl in the final image;
+  that step's script installs only a download with the pinned SHA-256 (run
+  here with a stub curl: nothing is downloaded).
+- the release: the tarball holds what runs and what users read, no tests,
+  lab emulators, benchmarks or build tools, and stays small; LICENSE is the
+  GPL v3 galaxy.yml names.
 """
 
 from __future__ import absolute_import, division, print_function
