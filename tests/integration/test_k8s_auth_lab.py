@@ -26,6 +26,7 @@ the collection writes is in tests/unit/test_kube_auth.py.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import base64
 import glob
 import json
 import os
@@ -116,8 +117,7 @@ def test_standin_refuses_what_kubectl_refuses_without_the_right_credentials(tmp_
     assert kubectl() == (1, NOT_SERVED)                                # no kubeconfig, not in a pod
     assert kubectl("--kubeconfig", good) == (0, "")
     assert kubectl(KUBECONFIG="/nonexistent:" + good) == (0, "")      # KUBECONFIG: the files that exist
-    data = kubeconfig(tmp_path, "data", {"certificate-authority-data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1J"
-                                                                      "SUJsYWJDQQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="})
+    data = kubeconfig(tmp_path, "data", {"certificate-authority-data": base64.b64encode(CA_PEM.encode()).decode()})
     assert kubectl("--kubeconfig", data) == (0, "")
     assert kubectl("--kubeconfig", kubeconfig(tmp_path, "insecure", {"insecure-skip-tls-verify": True})) == (0, "")
     assert kubectl("--kubeconfig", kubeconfig(tmp_path, "both", {"insecure-skip-tls-verify": True,
@@ -186,8 +186,8 @@ def test_k8s_path_with_only_the_awx_kubernetes_credential(tmp_path, standin):
     with open(standin["state"]) as handle:
         assert json.load(handle) == {}                                      # the pods are gone
     # the token is in no output, history line, report or stand-in log
-    reports = [open(p, errors="replace").read() for p in glob.glob(str(tmp_path / "reports" / "**" / "*"),
-                                                                    recursive=True) if os.path.isfile(p)]
+    written = glob.glob(str(tmp_path / "reports" / "**" / "*"), recursive=True)
+    reports = [open(p, errors="replace").read() for p in written if os.path.isfile(p)]
     assert reports
     for text in [output, json.dumps(records), json.dumps(calls)] + reports:
         assert TOKEN not in text

@@ -352,8 +352,9 @@ def load_kubeconfig(config, opts):
     host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
     if host and port and os.path.isfile(os.path.join(sa_dir, "token")):
         ca = os.path.join(sa_dir, "ca.crt")
-        cluster = dict({"server": "https://%s:%s" % (host, port)}, **({"certificate-authority": ca}
-                                                                     if os.path.isfile(ca) else {}))
+        cluster = {"server": "https://%s:%s" % (host, port)}
+        if os.path.isfile(ca):
+            cluster["certificate-authority"] = ca
         return {"clusters": [{"name": "in-cluster", "cluster": cluster}],
                 "users": [{"name": "in-cluster", "user": {"tokenFile": os.path.join(sa_dir, "token")}}],
                 "contexts": [{"name": "in-cluster", "context": {"cluster": "in-cluster", "user": "in-cluster"}}],

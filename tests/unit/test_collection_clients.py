@@ -141,8 +141,8 @@ def test_make_ee_builds_the_collection_then_the_context_with_the_version_of_gala
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     build = [i for i, line in enumerate(lines) if "ansible-galaxy collection build" in line]
     galaxy = _galaxy()
-    tarball = os.path.join(REPO, ".build", "dist", "%s-%s-%s.tar.gz" % (galaxy["namespace"], galaxy["name"],
-                                                                         galaxy["version"]))
+    name = "%s-%s-%s.tar.gz" % (galaxy["namespace"], galaxy["name"], galaxy["version"])
+    tarball = os.path.join(REPO, ".build", "dist", name)
     copy = lines.index("cp %s %s" % (tarball, os.path.join(REPO, _ee_collection_source())))
     create = [i for i, line in enumerate(lines) if "ansible-builder create -f execution-environment.yml" in line]
     assert build and create and build[-1] < copy < create[0]
