@@ -146,6 +146,8 @@ def test_a_context_picks_from_a_kubeconfig_file(ca_file, service_account, tmp_pa
 @pytest.mark.parametrize("env, named", [
     ({"K8S_AUTH_HOST": "api.gpu.example:6443"}, "K8S_AUTH_HOST 'api.gpu.example:6443' must be the API server's URL"),
     ({"K8S_AUTH_HOST": "https://api.gpu.example:99999"}, "K8S_AUTH_HOST"),
+    ({"K8S_AUTH_HOST": "https://api.gpu.example\n-v9"}, "K8S_AUTH_HOST 'https://api.gpu.example\\n-v9' contains a control"),
+    ({"K8S_AUTH_SSL_CA_CERT": "/etc/../ca.pem"}, "K8S_AUTH_SSL_CA_CERT '/etc/../ca.pem' must not contain '..'"),
     ({"K8S_AUTH_API_KEY": "Bearer %s extra" % TOKEN}, "K8S_AUTH_API_KEY is not a bearer token"),
     ({"K8S_AUTH_API_KEY": TOKEN + "\x1b[2J"}, "K8S_AUTH_API_KEY is not a bearer token"),
     ({"K8S_AUTH_API_KEY": ""}, "neither K8S_AUTH_API_KEY (a bearer token) nor both K8S_AUTH_CERT_FILE"),

@@ -218,10 +218,15 @@ def choose(environ, kubeconfig=None, context=None, service_account_dir=SERVICE_A
     """The run's credentials (see the module's docstring for the order). Raises KubeAuthError."""
     if kubeconfig:
         return Credentials("option", kubeconfig=kubeconfig, context=context)
-    found = from_k8s_auth(environ, context)
-    if found is None and context is None:
-        # a context names a context of a kubeconfig file: then kubectl's default kubeconfig holds it
-        found = from_service_account(environ, service_account_dir)
+    try:
+        found = from_k8s_auth(environ, context)
+        if found is None and context is None:
+            # a context names a context of a kubeconfig file: then kubectl's default kubeconfig holds it
+            found = from_service_account(environ, service_account_dir)
+    except KubeAuthError:
+        raise
+    except option_rules.OptionError as exc:      # a value with control characters, '..' ...
+        raise KubeAuthError(str(exc))
     return found or Credentials("default", context=context)
 
 
