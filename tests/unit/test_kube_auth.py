@@ -206,7 +206,8 @@ with open(path) as handle:
     secret = json.load(handle)["users"][0]["user"]["token"]
 how = module.params["how"]
 if how == "wait":
-    time.sleep(300)
+    print("waiting", flush=True)
+    time.sleep(600)
 if how == "fail":
     module.fail_json(msg="kubectl failed: token %s rejected" % secret)
 module.exit_json(changed=False, echoed=secret)
@@ -224,7 +225,9 @@ def _module(tmp_path, env, how, wait=False):
     proc = subprocess.Popen([sys.executable, str(script), str(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             universal_newlines=True, env=full)
     if wait:
-        return proc, json.loads(proc.stdout.readline())["path"]
+        path = json.loads(proc.stdout.readline())["path"]
+        assert proc.stdout.readline() == "waiting\n"      # a module waiting for kubectl
+        return proc, path
     out, err = proc.communicate(timeout=120)
     return proc.returncode, out, err
 
@@ -248,7 +251,11 @@ def test_module_stopped_by_a_signal_removes_its_kubeconfig(tmp_path, ca_file, si
     try:
         assert os.path.isfile(path)
         proc.send_signal(sig)
-        proc.communicate(timeout=60)
+        try:
+            proc.communicate(timeout=300)     # bounds the wait for the exit only
+        except subprocess.TimeoutExpired:
+            with open("/proc/%d/status" % proc.pid) as handle:
+                raise AssertionError("still running after signal %d:\n%s" % (sig, handle.read()))
     finally:
         if proc.poll() is None:
             proc.kill()
