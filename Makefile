@@ -18,11 +18,15 @@ APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(VENV)/bin:$(PATH)
 LAB ?= demo
+# The version is written once, in galaxy.yml; the tarball's name and the image tag follow it.
 VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
 TARBALL := $(BUILD)/dist/clusterops-commcheck-$(VERSION).tar.gz
+# execution-environment.yml takes the collection from here (a name without the version).
+EE_DIR := $(BUILD)/ee
+EE_TARBALL := $(EE_DIR)/clusterops-commcheck.tar.gz
 LAB_HOSTS ?= 4
 
-.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity build clients changelog-lint clean
+.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity build ee clients changelog-lint clean
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
@@ -111,11 +115,25 @@ build: venv
 	mkdir -p $(BUILD)/dist
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path $(BUILD)/dist .
 
+# The execution environment's build context (.build/ee/context): the collection built first, its
+# tarball where execution-environment.yml takes it from, then `ansible-builder create` (no container
+# engine needed; `podman build` of the context makes the image). ansible-builder only logs a file of
+# additional_build_files it cannot find, so the context is checked for the tarball.
+ee: build
+	mkdir -p $(EE_DIR)
+	cp $(TARBALL) $(EE_TARBALL)
+	rm -rf $(EE_DIR)/context
+	$(VENV)/bin/ansible-builder create -f execution-environment.yml --context $(EE_DIR)/context \
+	  --output-filename Containerfile -v 1
+	@test -s $(EE_DIR)/context/_build/dist/$(notdir $(EE_TARBALL)) || \
+	  { echo "the build context lacks the collection tarball"; exit 1; }
+	@echo "Build the image: podman build -f $(EE_DIR)/context/Containerfile -t commcheck-ee:$(VERSION) $(EE_DIR)/context"
+
 # The real clients on the built collection, all of their checks (tests/unit/test_collection_clients.py
 # runs the quick part): galaxy-importer as Galaxy runs it on an upload (ansible-doc of every plugin,
-# ansible-lint, READMEs, changelog, manifest) must log no WARNING or ERROR; ansible-builder writes the
-# execution environment's build context (no container engine needed). Both work in a temporary directory.
-clients: build
+# ansible-lint, READMEs, changelog, manifest) must log no WARNING or ERROR; `ee` writes the execution
+# environment's build context with ansible-builder. galaxy-importer works in a temporary directory.
+clients: ee
 	@set -e; \
 	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/commcheck-clients.XXXXXX"); \
 	trap 'rm -rf "$$tmp"' EXIT; \
@@ -124,8 +142,7 @@ clients: build
 	if ! (cd "$$tmp" && GALAXY_IMPORTER_CONFIG="$$tmp/galaxy-importer.cfg" ANSIBLE_HOME="$$tmp/ansible-home" \
 	      $(PY) -m galaxy_importer.main $(TARBALL) > "$$tmp/import.log" 2>&1); then cat "$$tmp/import.log"; exit 1; fi; \
 	if grep -E '^(WARNING|ERROR|CRITICAL)' "$$tmp/import.log"; then echo "galaxy-importer complained"; exit 1; fi; \
-	tail -n 1 "$$tmp/import.log"; \
-	$(VENV)/bin/ansible-builder create -f execution-environment.yml --context "$$tmp/ee" -v 1
+	tail -n 1 "$$tmp/import.log"
 
 # Every stage runs even when an earlier one failed; a summary of all of them comes
 # at the end, and the exit status is non-zero when any failed (pytest's 5, "no

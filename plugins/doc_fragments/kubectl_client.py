@@ -11,7 +11,12 @@ class ModuleDocFragment(object):
     DOCUMENTATION = r'''
 options:
   kubeconfig:
-    description: Path of the kubeconfig file; its contents are never logged.
+    description:
+      - Path of the kubeconfig file; its contents are never logged.
+      - When omitted, kubectl gets a kubeconfig written for this module run (mode 0600, removed when the module
+        ends) from the E(K8S_AUTH_HOST), E(K8S_AUTH_API_KEY), E(K8S_AUTH_VERIFY_SSL) and E(K8S_AUTH_SSL_CA_CERT)
+        variables of AWX's Kubernetes credential, else from the service account of the pod it runs in, else
+        kubectl's default (E(KUBECONFIG), C(~/.kube/config)).
     type: path
   context:
     description: kubeconfig context to use.

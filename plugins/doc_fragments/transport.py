@@ -45,6 +45,10 @@ options:
         description:
           - Path of the kubeconfig file; its contents are never logged.
           - An absolute path without C(..) components.
+          - When omitted, kubectl gets a kubeconfig written for this module run (mode 0600, removed when the module
+            ends) from the E(K8S_AUTH_HOST), E(K8S_AUTH_API_KEY), E(K8S_AUTH_VERIFY_SSL) and E(K8S_AUTH_SSL_CA_CERT)
+            variables of AWX's Kubernetes credential, else from the service account of the pod it runs in, else
+            kubectl's default (E(KUBECONFIG), C(~/.kube/config)).
         type: path
       binary:
         description:

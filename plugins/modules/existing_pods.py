@@ -155,7 +155,7 @@ import json
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing as existing
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth, kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import client_argv
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
@@ -321,9 +321,11 @@ ARGUMENT_SPEC = dict(
 
 def main():
     module = checked_module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    errors = option_errors(module.params)
+    params = module.params
+    errors = option_errors(params)
     if errors:
         module.fail_json(msg="invalid existing-pod parameters: " + "; ".join(errors), errors=errors)
+    params["kubeconfig"], params["context"] = kube_auth.module_kubeconfig(module, params["kubeconfig"], params["context"])
     # kubectl that cannot start (missing, not executable, not a program for this machine) fails the task
     with commands_fail_task(module, "existing_pods"):
         kubectl = Kubectl(module)

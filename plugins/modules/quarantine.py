@@ -95,7 +95,11 @@ options:
     description: Absolute path of kubectl, or a command name (found on E(PATH) when omitted).
     type: path
   kubeconfig:
-    description: kubeconfig for the node commands (no C(..) components); its contents are never logged.
+    description:
+      - kubeconfig for the node commands (no C(..) components); its contents are never logged.
+      - When omitted and the node commands run here (O(transport=host)), kubectl gets a kubeconfig written for
+        this module run from the E(K8S_AUTH_*) variables of AWX's Kubernetes credential, else from the service
+        account of the pod it runs in, else kubectl's default.
     type: path
   kube_context:
     description: kubeconfig context for the node commands.
@@ -201,6 +205,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.pair_module import fail_run
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth
 
 
 MAX_TIMEOUT_S = 3600
@@ -345,6 +350,11 @@ def kubernetes(module, transport, nodes, planning_only):
     except rules.OptionError as exc:
         module.fail_json(msg="quarantine: %s" % exc)
     _require(module, transport, kubectl, "kubectl")
+    if not transport.remote:
+        # kubectl runs here: the run's credentials (K8S_AUTH_*, ...); in a pod it has the pod's own
+        options["kubeconfig"], options["context"] = kube_auth.module_kubeconfig(module, options["kubeconfig"],
+                                                                                options["context"])
+        plan_args.update(options)
     current = {}
     for item in nodes:
         argv = q.kubectl_get_argv(item["node"], **options)

@@ -308,8 +308,7 @@ import tempfile
 import time
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
-
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth, kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
     CONTAINER_NAME,
@@ -573,6 +572,7 @@ def main():
     errors = validate_params(params) + kubectl_option_errors(params)
     if errors:
         module.fail_json(msg="invalid test pod parameters: " + "; ".join(errors), errors=errors)
+    params["kubeconfig"], params["context"] = kube_auth.module_kubeconfig(module, params["kubeconfig"], params["context"])
 
     # kubectl that cannot start (missing, not executable, not a program for this machine) fails the task
     with commands_fail_task(module, "test_pods"):

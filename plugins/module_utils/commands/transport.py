@@ -18,6 +18,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runn
     KubectlTransport,
     check_kubectl_settings,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.kube_auth import module_kubeconfig
 
 TRANSPORT_ARGSPEC = dict(
     transport=dict(type="str", default="host", choices=["host", "kubectl"]),
@@ -73,11 +74,13 @@ def get_transport(module):
     error = kubectl_options_error(options, which=HostTransport().which)
     if error:
         module.fail_json(msg=error)
+    # the run's credentials: the kubeconfig given, else one written from K8S_AUTH_* or the service account
+    kubeconfig, context = module_kubeconfig(module, options.get("kubeconfig"), options.get("context"))
     return KubectlTransport(
         pod=options["pod"],
         namespace=options.get("namespace") or "default",
         container=options.get("container"),
-        context=options.get("context"),
-        kubeconfig=options.get("kubeconfig"),
+        context=context,
+        kubeconfig=kubeconfig,
         binary=options.get("binary"),
     )
