@@ -170,6 +170,10 @@ def test_one_slowed_rail_is_that_hosts_rail_and_its_errors_are_its_evidence(seve
     finding = finding_of(run, "rail", slow)
     assert finding["params"]["finding"] == "bad_nic"
     assert "its other rail (0) is fine" in finding["cause"]
+    # ... which its retest with a known-good partner there showed (its rail-0 peers are the slowed host and the
+    # host without a rail-0 NIC)
+    assert [line for line in finding["evidence"]
+            if line.startswith("%s rail 0 (mlx5_0) with known-good " % slow) and ": pass " in line], finding["evidence"]
     # the counter deltas of the run: attributed to the port, and part of the evidence of the bad rail
     counters = [r for r in run.records("port_counters", host=slow) if r["params"]["device"] == "mlx5_1"]
     assert len(counters) == 1 and counters[0]["verdict"] == "warn"
