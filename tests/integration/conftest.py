@@ -39,6 +39,7 @@ if LAB_DIR not in sys.path:
     sys.path.insert(0, LAB_DIR)
 
 import lab as lablib  # noqa: E402  pylint: disable=wrong-import-position
+from lab_checks import scratch_dir  # noqa: E402  pylint: disable=wrong-import-position
 
 VENV_BIN = os.path.join(REPO, ".venv", "bin")
 LAB_FIXTURES = ("lab_factory", "lab4")
@@ -130,7 +131,7 @@ class LabHandle(object):
         """
         argv = [_bin("ansible-playbook"), "-i", self.inventory]
         if extra_vars:
-            fd, path = tempfile.mkstemp(prefix="extra-vars-", suffix=".json", dir=self.dir)
+            fd, path = tempfile.mkstemp(prefix="extra-vars-", suffix=".json", dir=scratch_dir("extra-vars"))
             with os.fdopen(fd, "w") as handle:
                 json.dump(extra_vars, handle)
             argv += ["-e", "@" + path]

@@ -59,6 +59,15 @@ def write_executable(path, text):
     return path
 
 
+def own_ports(base):
+    """The first of the 100 TCP ports that a lab named after ``base`` and this test process would have
+    (tests/lab/lab.py: a block between 20000 and 31999, below the ephemeral range). A test without a lab that
+    still listens on this machine's own addresses takes its ports there, never a well-known port: two
+    checkouts run their tests at once."""
+    import lab as lablib  # pylint: disable=import-outside-toplevel   (tests/lab: on sys.path in the lab tests)
+    return lablib.plan(("%s%d" % (base, os.getpid()))[:12], 1)["port_base"]
+
+
 def history_env(history_dir, extra=None):
     """Environment that enables the commcheck_history callback into history_dir (fsync off: speed)."""
     env = {"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",

@@ -24,7 +24,7 @@ import pytest
 from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, MEASURED_VERDICTS, assert_nothing_left, \
     run_with_history, slow_rate
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.full]
 
 PLAYBOOK = "playbooks/rdma.yml"
 

@@ -27,7 +27,7 @@ import faults
 from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, assert_nothing_left, history_env, read_history, \
     run_with_history, slow_rate
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.full]
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAYBOOK = "playbooks/tcp.yml"
