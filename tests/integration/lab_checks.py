@@ -64,7 +64,8 @@ def own_ports(base):
     (tests/lab/lab.py: a block between 20000 and 31999, below the ephemeral range). A test without a lab that
     still listens on this machine's own addresses takes its ports there, never a well-known port: two
     checkouts run their tests at once."""
-    import lab as lablib  # pylint: disable=import-outside-toplevel   (tests/lab: on sys.path in the lab tests)
+    # tests/lab is on sys.path in the lab tests (conftest.py)
+    import lab as lablib  # pylint: disable=import-outside-toplevel
     return lablib.plan(("%s%d" % (base, os.getpid()))[:12], 1)["port_base"]
 
 

@@ -84,7 +84,8 @@ def slowed_after_healthy_runs(lab_factory, tmp_path_factory):
     pytest.importorskip("ansible_runner")
     if EXAMPLES not in sys.path:
         sys.path.insert(0, EXAMPLES)
-    import commcheck_service  # pylint: disable=import-outside-toplevel   (docs/examples: the service the docs give)
+    # docs/examples: the service the docs give
+    import commcheck_service  # pylint: disable=import-outside-toplevel
     lab = lab_factory("hrun", hosts=4, rails=1)
     lab.heal()
     tmp = tmp_path_factory.mktemp("runner")
