@@ -16,11 +16,6 @@ throughout is a confirmed bad link. Takes about two minutes.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
-import os
-import subprocess
-import threading
-
 import pytest
 
 import faults
@@ -29,7 +24,6 @@ from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, assert_nothing_left, 
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.full]
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAYBOOK = "playbooks/tcp.yml"
 RETEST_MARK = "Plan the retests of the failing pairs"
 # no expected rate: the fleet judges the first pass (a link far below the fleet median fails) and the
@@ -45,23 +39,8 @@ def run_watching(lab, tmp_path, extra_vars, on_line):
     """ansible-playbook tcp.yml with the history callback; on_line(line) sees the output as it comes.
     Returns (returncode, output, history lines)."""
     history = tmp_path / "history"
-    varfile = tmp_path / "vars.json"
-    varfile.write_text(json.dumps(extra_vars))
-    argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", lab.inventory, "-e", "@%s" % varfile,
-            PLAYBOOK]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                            env=lab.env(history_env(history)), cwd=REPO)
-    out = []
-    bound = threading.Timer(900, proc.kill)
-    bound.start()
-    try:
-        for line in proc.stdout:
-            out.append(line)
-            on_line(line)
-        proc.wait()
-    finally:
-        bound.cancel()
-    return proc.returncode, "".join(out), read_history(history)
+    proc = lab.ansible_playbook(PLAYBOOK, extra_vars=extra_vars, env=history_env(history), on_line=on_line)
+    return proc.returncode, proc.stdout, read_history(history)
 
 
 def of_kind(lines, kind):
