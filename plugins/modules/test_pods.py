@@ -153,7 +153,9 @@ options:
         C(clusterops.commcheck.commcheck_kubexec_rbac) renders one.
     type: str
   mpi_agent_kubectl:
-    description: The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or a path).
+    description:
+      - The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or an absolute
+        path); its file name must be kubectl's (V(kubectl), V(kubectl-1.30)).
     type: str
     default: kubectl
 attributes:
@@ -331,8 +333,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     HostTransport, KubectlTransport, commands_fail_task)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import require_cluster_client
 
 POLL_S = 2
+
+
+def shown(res):
+    """The argv of a kubectl run as a result shows it (the kubeconfig's path withheld)."""
+    return rules.withhold_secret_paths(res["cmd"])
 
 
 class Kubectl:
@@ -342,13 +350,16 @@ class Kubectl:
         binary = module.params["kubectl_binary"] or self.transport.which("kubectl")
         if not binary:
             module.fail_json(msg="kubectl was not found on PATH; install it or set kubectl_binary")
+        # before kubectl first acts on the cluster: a readable kubeconfig, and a binary that is kubectl
+        require_cluster_client(module, self.transport, binary, "kubectl_binary", kubeconfig=module.params["kubeconfig"])
         self.base = client_argv(binary, module.params)
 
     def run(self, args, timeout=60, check=True):
         res = self.transport.run(self.base + args, timeout)
         if check and res["rc"] != 0:
-            self.module.fail_json(msg="kubectl %s failed: %s" % (args[0], res["stderr"].strip() or res["stdout"].strip()),
-                                  rc=res["rc"], stdout=res["stdout"], stderr=res["stderr"], cmd=res["cmd"])
+            stderr = rules.withhold(res["stderr"], self.module.params["kubeconfig"])
+            self.module.fail_json(msg="kubectl %s failed: %s" % (args[0], stderr.strip() or res["stdout"].strip()),
+                                  rc=res["rc"], stdout=res["stdout"], stderr=stderr, cmd=shown(res))
         return res
 
     def get_json(self, args):
@@ -356,12 +367,12 @@ class Kubectl:
         try:
             doc = json.loads(res["stdout"] or "{}")
         except ValueError:
-            self.module.fail_json(msg="kubectl get returned no JSON", stdout=res["stdout"], cmd=res["cmd"])
+            self.module.fail_json(msg="kubectl get returned no JSON", stdout=res["stdout"], cmd=shown(res))
         if not isinstance(doc, dict) or not isinstance(doc.get("items") or [], list) \
                 or not all(isinstance(item, dict) for item in doc.get("items") or []):
             # JSON, but not the object kubectl get prints (a list, null, a string...): a failure, not a traceback
             self.module.fail_json(msg="kubectl get returned JSON that is not a list of Kubernetes objects",
-                                  rc=res["rc"], stdout=res["stdout"][-2000:], stderr=res["stderr"], cmd=res["cmd"])
+                                  rc=res["rc"], stdout=res["stdout"][-2000:], stderr=res["stderr"], cmd=shown(res))
         return doc
 
     def run_pods(self, run_id):
@@ -452,11 +463,12 @@ def _problem(check, *args, **kwargs):
 
 def kubectl_option_errors(params):
     """Problems with the options that reach the kubectl command lines (binaries, paths, context)."""
-    checks = [(rules.check_binary, "mpi_agent_kubectl", params["mpi_agent_kubectl"], None, False)]
+    checks = [(rules.check_program, "mpi_agent_kubectl", params["mpi_agent_kubectl"], "kubectl", None, False)]
     if params["kubectl_binary"] is not None:
-        checks.append((rules.check_binary, "kubectl_binary", params["kubectl_binary"], HostTransport().which))
+        checks.append((rules.check_program, "kubectl_binary", params["kubectl_binary"], "kubectl",
+                       HostTransport().which))
     if params["kubeconfig"] is not None:
-        checks.append((rules.check_path, "kubeconfig", params["kubeconfig"], False))
+        checks.append((rules.check_config_path, "kubeconfig", params["kubeconfig"], True))
     if params["context"] is not None:
         checks.append((rules.check_name, "context", params["context"], "k8s_context"))
     if params["mpi_agent_dir"] is not None:

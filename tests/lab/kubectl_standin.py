@@ -32,6 +32,8 @@ where the collection depends on it:
   event (tests assert that nothing was left for it to kill).
 - Unknown flags are refused (``error: unknown flag``), a ``--kubeconfig`` file
   must exist, a ``-c`` container must be one of the pod's.
+- ``version --client`` prints kubectl's ``Client Version:`` line (the version
+  names the stand-in), which the collection reads before kubectl acts.
 
 Configuration: env ``COMMCHECK_KUBECTL_STANDIN`` names a JSON file::
 
@@ -70,7 +72,10 @@ VERB_SWITCHES = {
     "create": set(),
     "delete": {"--ignore-not-found", "--wait", "--now", "--grace-period", "--timeout"},
     "wait": {"--for", "--timeout"},
+    "version": {"--client"},
 }
+# What ``version --client`` prints: kubectl's line, the version naming the stand-in (as k3s's "+k3s1" names k3s).
+VERSION = "Client Version: v1.30.0+commcheck-standin\nKustomize Version: v5.0.4\n"
 
 
 class Refused(Exception):
@@ -303,8 +308,11 @@ def kubeconfig_ok(opts):
 
 def main(argv):
     try:
-        config = load_config()
         verb, opts, args, command = parse(argv)
+        if verb == "version" and opts["switches"].get("client") and not args:
+            sys.stdout.write(VERSION)      # like kubectl: no configuration, no API server
+            return 0
+        config = load_config()
         if not verb:
             raise Refused("kubectl stand-in: no command")
         kubeconfig_ok(opts)

@@ -32,6 +32,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_nccl_tests_json,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import config_file_problem
 
 STDOUT_LIMIT = 256 * 1024
 STDERR_LIMIT = 64 * 1024
@@ -126,6 +127,13 @@ class CollectiveRunner(object):
             return {"verdict": "error", "cause": "the launcher %s is not installed on the launcher host" % rules.show(mpirun),
                     "fix": "install Open MPI (or MPICH for launcher=mpich) on the launcher host, or set mpirun to "
                            "its path", "errors": [{"code": "mpirun_not_found", "message": mpirun}]}
+        if self.params["ssh_config"] and self.transport.remote:
+            problem = config_file_problem(self.transport, "ssh_config", self.params["ssh_config"], sensitive=False,
+                                          text=None)
+            if problem:
+                return {"verdict": "error", "cause": problem, "errors": [{"code": "ssh_config_unusable",
+                                                                          "message": problem}],
+                        "fix": "give mpirun's ssh a configuration file that exists in the launcher pod"}
         binary = self.spec["binary"]
         found = self.transport.which(binary)
         if not found:

@@ -355,6 +355,14 @@ def _strip_pid_line(stdout):
     return None, stdout
 
 
+def _background(make, argv):
+    """A command started by the kubectl transport; one that cannot start names its argv without the kubeconfig."""
+    try:
+        return make()
+    except CommandError as exc:
+        raise CommandError(str(exc), option_rules.withhold_secret_paths(argv), exc.error)
+
+
 class RemoteBackground(Background):
     """A kubectl exec whose remote process group is killed on stop."""
 
@@ -389,6 +397,7 @@ class RemoteBackground(Background):
     def result(self):
         res = Background.result(self)
         res["remote_pid"], res["stdout"] = _strip_pid_line(res["stdout"])
+        res["cmd"] = option_rules.withhold_secret_paths(res["cmd"])
         return res
 
 
@@ -402,9 +411,10 @@ def check_kubectl_settings(pod, namespace="default", container=None, context=Non
     """Raise option_rules.OptionError naming the first setting that must not reach kubectl's command line.
 
     ``pod`` a Kubernetes name; ``namespace`` / ``container`` DNS-1123 labels;
-    ``context`` a context name; ``kubeconfig`` an absolute path; none of them
-    may start with '-'. ``binary``: an absolute path or a bare command name;
-    with ``which`` (a lookup on this host) it must also exist. A problem names
+    ``context`` a context name; ``kubeconfig`` an absolute path (its problems
+    never quote it); none of them may start with '-'. ``binary``: an absolute
+    path or a bare command name whose file name is kubectl's; with ``which`` (a
+    lookup on this host) it must also exist. A problem names
     ``<label>.<setting>``, or ``names[setting]`` where a module has an option
     of its own for the setting. ``pod_required=False``: a pod is checked when
     given (the settings of a transport that is not used are checked all the same).
@@ -420,9 +430,9 @@ def check_kubectl_settings(pod, namespace="default", container=None, context=Non
     if context is not None:
         option_rules.check_name(name("context"), context, "k8s_context")
     if kubeconfig:
-        option_rules.check_path(name("kubeconfig"), kubeconfig)
+        option_rules.check_config_path(name("kubeconfig"), kubeconfig, sensitive=True)
     if binary:
-        option_rules.check_binary(name("binary"), binary, which=which, must_exist=which is not None)
+        option_rules.check_program(name("binary"), binary, "kubectl", which=which, must_exist=which is not None)
 
 
 class KubectlTransport(HostTransport):
@@ -450,10 +460,13 @@ class KubectlTransport(HostTransport):
         self.binary = binary
         self._which_cache = {}
 
+    def kubectl_binary(self):
+        """The kubectl this transport runs: the one given, else the one on this host's PATH."""
+        return self.binary or HostTransport.which(self, "kubectl") or "kubectl"
+
     def kubectl_argv(self):
         """``kubectl [--kubeconfig F] [--context C] -n NS exec POD [-c C] --``."""
-        binary = self.binary or HostTransport.which(self, "kubectl") or "kubectl"
-        argv = [binary]
+        argv = [self.kubectl_binary()]
         if self.kubeconfig:
             argv += ["--kubeconfig", self.kubeconfig]
         if self.context:
@@ -470,9 +483,12 @@ class KubectlTransport(HostTransport):
 
     def run_plain(self, argv, timeout):
         """Run argv in the pod without the deadline wrapper (kill, cat, command -v)."""
-        job = Background(self.kubectl_argv() + check_argv(argv), timeout + 5)
+        full = self.kubectl_argv() + check_argv(argv)
+        job = _background(lambda: Background(full, timeout + 5), full)
         job.wait()
-        return job.result()
+        res = job.result()
+        res["cmd"] = option_rules.withhold_secret_paths(res["cmd"])
+        return res
 
     def start(self, argv, timeout, env=None, cwd=None):
         if env:
@@ -481,14 +497,15 @@ class KubectlTransport(HostTransport):
             raise CommandError("the kubectl transport does not support cwd")
         # The local kubectl gets a little longer than the remote deadline so
         # the remote timeout(1) acts first and its exit status comes back.
-        return RemoteBackground(self, self.wrap(argv, timeout), timeout + KILL_GRACE_S + 5)
+        full = self.wrap(argv, timeout)
+        return _background(lambda: RemoteBackground(self, full, timeout + KILL_GRACE_S + 5), full)
 
     def run(self, argv, timeout, env=None, cwd=None):
         job = self.start(argv, timeout, env=env, cwd=cwd)
         job.wait()
         res = job.result()
         res["cmd"] = list(argv)
-        res["exec_cmd"] = job.argv
+        res["exec_cmd"] = option_rules.withhold_secret_paths(job.argv)
         # kubectl exits 124/137 through the remote timeout(1); the local
         # deadline only trips when the API server or the pod does not answer.
         if res["rc"] in (124, 137) and not res["timed_out"]:
