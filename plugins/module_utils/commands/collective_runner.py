@@ -31,7 +31,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_nccl_tests,
     parse_nccl_tests_json,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError, ControllerGone
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import config_file_problem
 
 STDOUT_LIMIT = 256 * 1024
@@ -164,6 +164,9 @@ class CollectiveRunner(object):
         if hostfile:
             self.write_file(hostfile, mpi_cmd.hostfile_lines(hosts, layout["processes_per_node"]))
         res = self.transport.run(argv, self.params["timeout"])
+        if res.get("abandoned"):
+            # ansible-playbook was interrupted: mpirun, its daemons and ranks were stopped; nothing more runs
+            raise ControllerGone("stopped: the controller went away (ansible-playbook was interrupted)", argv)
         text = res["stdout"] + "\n" + res["stderr"]
         if self.spec["library"] == "nccl":
             parsed = parse_nccl_tests(text)

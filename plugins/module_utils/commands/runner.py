@@ -48,6 +48,10 @@ class CommandError(Exception):
         self.error = error
 
 
+class ControllerGone(CommandError):
+    """A command was stopped because nobody waits for the module any more (``controller_gone``)."""
+
+
 def fail_not_started(module, exc, what=None, **extra):
     """Fail the task for a command that could not start: ``msg`` names the program and the error, no traceback."""
     msg = "%s: %s" % (what, exc) if what else str(exc)
@@ -284,11 +288,33 @@ class Background:
         return _result(self.argv, self.proc.returncode, stdout, stderr, self.timed_out, self.started, self.stuck)
 
 
+# How often a command that ``run`` waits for looks whether the controller went away.
+ABANDON_POLL_S = 0.5
+
+
+def wait_watched(job, abandoned=None):
+    """Wait for ``job`` to end or reach its deadline; with ``abandoned`` (``controller_gone``) stop it as soon as
+    that turns true. Returns True when it was stopped so."""
+    if abandoned is None:
+        job.wait()
+        return False
+    while job.wait(ABANDON_POLL_S) is None:
+        if abandoned():
+            job.stop()
+            return True
+    return False
+
+
 class HostTransport:
-    """Runs commands on the machine the module runs on."""
+    """Runs commands on the machine the module runs on.
+
+    ``abandoned``: None, or a callable (``controller_gone``) that ``run`` asks while it waits: a command still
+    running when it turns true is stopped, and its result says ``abandoned: true``.
+    """
 
     name = "host"
     remote = False
+    abandoned = None
 
     def __init__(self, path_prefix=None):
         self.path_prefix = list(path_prefix or [])
@@ -315,8 +341,8 @@ class HostTransport:
     def run(self, argv, timeout, env=None, cwd=None):
         """Run argv to completion or its deadline; return a result dict, never raise on rc."""
         job = self.start(argv, timeout, env=env, cwd=cwd)
-        job.wait()
-        return job.result()
+        gone = wait_watched(job, self.abandoned)
+        return dict(job.result(), abandoned=True) if gone else job.result()
 
     def start(self, argv, timeout, env=None, cwd=None):
         """Start argv in the background; it is killed at its deadline at the latest."""
@@ -502,8 +528,8 @@ class KubectlTransport(HostTransport):
 
     def run(self, argv, timeout, env=None, cwd=None):
         job = self.start(argv, timeout, env=env, cwd=cwd)
-        job.wait()
-        res = job.result()
+        gone = wait_watched(job, self.abandoned)
+        res = dict(job.result(), abandoned=True) if gone else job.result()
         res["cmd"] = list(argv)
         res["exec_cmd"] = option_rules.withhold_secret_paths(job.argv)
         # kubectl exits 124/137 through the remote timeout(1); the local
