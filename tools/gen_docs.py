@@ -18,8 +18,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".build", "collections"))
 MODULE_UTILS = "ansible_collections.clusterops.commcheck.plugins.module_utils."
 
-# (section title, where the codes appear, module under plugins/module_utils, catalog: code -> (cause, fix, ...))
-CATALOGS = [
+# What each stage and module reports itself: (section title, where the codes appear, module under
+# plugins/module_utils, catalog: code -> (cause, fix, ...))
+STAGE_CATALOGS = [
     ("Discovery findings", "the `rdma_facts` module's findings and the discover role's `finding` records "
      "(`params.code`)", "discovery.finding_codes", "DISCOVERY_FINDINGS"),
     ("Reading sysfs", "the `rdma_facts` module's `sources.sysfs_errors`", "discovery.finding_codes", "SYSFS_ERRORS"),
@@ -34,16 +35,21 @@ CATALOGS = [
     ("The collective module", "the collective module's `errors`", "commands.collective_runner", "COLLECTIVE_ERRORS"),
     ("The perftest module", "the perftest module's sides' `errors`", "commands.perftest_cmd", "CATALOG"),
     ("The iperf3 module", "the iperf3 module's sides' `errors`", "commands.iperf3_cmd", "CATALOG"),
-    ("perftest (ib_*_bw / ib_*_lat)", "what perftest printed", "parsers.parse_perftest", "PERFTEST_ERRORS"),
-    ("nccl-tests", "what nccl-tests and mpirun printed", "parsers.parse_nccl_tests", "NCCL_TESTS_ERRORS"),
-    ("hccl_test", "what hccl_test and mpirun printed", "parsers.parse_hccl_test", "HCCL_TEST_ERRORS"),
-    ("iperf3", "what iperf3 printed", "parsers.parse_iperf3", "IPERF3_ERRORS"),
-    ("ibdev2netdev", "what the tool printed", "parsers.parse_ibdev2netdev", "IBDEV2NETDEV_ERRORS"),
-    ("ibstat / ibstatus", "what the tool printed", "parsers.parse_ibstat", "IBSTAT_ERRORS"),
-    ("ibv_devinfo / ibv_devices", "what the tool printed", "parsers.parse_ibv_devinfo", "IBV_DEVINFO_ERRORS"),
-    ("rdma link / rdma system", "what the tool printed", "parsers.parse_rdma_link", "RDMA_LINK_ERRORS"),
-    ("show_gids / hiroce3 gids", "what the tool printed", "parsers.parse_show_gids", "SHOW_GIDS_ERRORS"),
 ]
+# What a tool printed, read by its parser: (section title, parser module, catalog)
+PARSER_CATALOGS = [
+    ("perftest (ib_*_bw / ib_*_lat)", "parse_perftest", "PERFTEST_ERRORS"),
+    ("nccl-tests", "parse_nccl_tests", "NCCL_TESTS_ERRORS"),
+    ("hccl_test", "parse_hccl_test", "HCCL_TEST_ERRORS"),
+    ("iperf3", "parse_iperf3", "IPERF3_ERRORS"),
+    ("ibdev2netdev", "parse_ibdev2netdev", "IBDEV2NETDEV_ERRORS"),
+    ("ibstat / ibstatus", "parse_ibstat", "IBSTAT_ERRORS"),
+    ("ibv_devinfo / ibv_devices", "parse_ibv_devinfo", "IBV_DEVINFO_ERRORS"),
+    ("rdma link / rdma system", "parse_rdma_link", "RDMA_LINK_ERRORS"),
+    ("show_gids / hiroce3 gids", "parse_show_gids", "SHOW_GIDS_ERRORS"),
+]
+CATALOGS = STAGE_CATALOGS + [(title, "the `errors` of what the tool printed (its parser's)", "parsers." + module, attr)
+                             for title, module, attr in PARSER_CATALOGS]
 
 
 def catalogs():
