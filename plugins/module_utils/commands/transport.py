@@ -134,7 +134,9 @@ def get_transport(module):
         kubeconfig=options.get("kubeconfig"),
         binary=options.get("binary"),
     )
-    # the kubectl of the transport runs on this host: its file and its identity are checked here
-    require_cluster_client(module, HostTransport(), transport.kubectl_binary(), "kubectl.binary",
-                           kubeconfig=options.get("kubeconfig"), kubeconfig_option="kubectl.kubeconfig")
+    # the kubectl of the transport runs on this host (the one given, else the one on PATH, as KubectlTransport
+    # takes it): its kubeconfig and its identity are checked here, before it runs anything
+    host = HostTransport()
+    require_cluster_client(module, host, options.get("binary") or host.which("kubectl") or "kubectl",
+                           "kubectl.binary", kubeconfig=options.get("kubeconfig"), kubeconfig_option="kubectl.kubeconfig")
     return transport
