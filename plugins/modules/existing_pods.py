@@ -192,17 +192,17 @@ class Kubectl:
             stderr = rules.withhold(res["stderr"], self.module.params["kubeconfig"])
             self.module.fail_json(msg="kubectl get pods failed: %s" % (stderr.strip() or res["stdout"].strip()),
                                   rc=res["rc"], stdout=res["stdout"][-2000:], stderr=stderr[-2000:],
-                                  cmd=rules.withhold_secret_paths(res["cmd"]))
+                                  cmd=res["cmd"])
         try:
             doc = json.loads(res["stdout"] or "{}")
         except ValueError:
             self.module.fail_json(msg="kubectl get pods returned no JSON", rc=res["rc"], stdout=res["stdout"][-2000:],
-                                  stderr=res["stderr"][-2000:], cmd=rules.withhold_secret_paths(res["cmd"]))
+                                  stderr=res["stderr"][-2000:], cmd=res["cmd"])
         if not isinstance(doc, dict) or not isinstance(doc.get("items") or [], list) \
                 or not all(isinstance(item, dict) for item in doc.get("items") or []):
             # JSON, but not what kubectl get prints (a list, null, a string...): not "no pod matches"
             self.module.fail_json(msg="kubectl get pods returned JSON that is not a list of pods", rc=res["rc"],
-                                  stdout=res["stdout"][-2000:], stderr=res["stderr"][-2000:], cmd=rules.withhold_secret_paths(res["cmd"]))
+                                  stdout=res["stdout"][-2000:], stderr=res["stderr"][-2000:], cmd=res["cmd"])
         return existing.listed_pods(doc)
 
     def transport(self, pod):

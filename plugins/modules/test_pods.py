@@ -317,6 +317,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8
     CONTAINER_NAME,
     RUN_LABEL,
     client_argv,
+    client_option_errors,
     plan_pods,
     pod_summary,
     selectable_nodes,
@@ -338,11 +339,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.tran
 POLL_S = 2
 
 
-def shown(res):
-    """The argv of a kubectl run as a result shows it (the kubeconfig's path withheld)."""
-    return rules.withhold_secret_paths(res["cmd"])
-
-
 class Kubectl:
     def __init__(self, module):
         self.module = module
@@ -359,7 +355,7 @@ class Kubectl:
         if check and res["rc"] != 0:
             stderr = rules.withhold(res["stderr"], self.module.params["kubeconfig"])
             self.module.fail_json(msg="kubectl %s failed: %s" % (args[0], stderr.strip() or res["stdout"].strip()),
-                                  rc=res["rc"], stdout=res["stdout"], stderr=stderr, cmd=shown(res))
+                                  rc=res["rc"], stdout=res["stdout"], stderr=stderr, cmd=res["cmd"])
         return res
 
     def get_json(self, args):
@@ -367,12 +363,12 @@ class Kubectl:
         try:
             doc = json.loads(res["stdout"] or "{}")
         except ValueError:
-            self.module.fail_json(msg="kubectl get returned no JSON", stdout=res["stdout"], cmd=shown(res))
+            self.module.fail_json(msg="kubectl get returned no JSON", stdout=res["stdout"], cmd=res["cmd"])
         if not isinstance(doc, dict) or not isinstance(doc.get("items") or [], list) \
                 or not all(isinstance(item, dict) for item in doc.get("items") or []):
             # JSON, but not the object kubectl get prints (a list, null, a string...): a failure, not a traceback
             self.module.fail_json(msg="kubectl get returned JSON that is not a list of Kubernetes objects",
-                                  rc=res["rc"], stdout=res["stdout"][-2000:], stderr=res["stderr"], cmd=shown(res))
+                                  rc=res["rc"], stdout=res["stdout"][-2000:], stderr=res["stderr"], cmd=res["cmd"])
         return doc
 
     def run_pods(self, run_id):
@@ -450,34 +446,6 @@ def mpi_agent(module, kubectl, pods):
 
 class AgentError(Exception):
     """Installing the MPI agent into the pods failed."""
-
-
-def _problem(check, *args, **kwargs):
-    """The message of an option_rules check that fails, or None."""
-    try:
-        check(*args, **kwargs)
-    except (rules.OptionError, kubexec.KubexecError) as exc:
-        return str(exc)
-    return None
-
-
-def kubectl_option_errors(params):
-    """Problems with the options that reach the kubectl command lines (binaries, paths, context)."""
-    checks = [(rules.check_program, "mpi_agent_kubectl", params["mpi_agent_kubectl"], "kubectl", None, False)]
-    if params["kubectl_binary"] is not None:
-        checks.append((rules.check_program, "kubectl_binary", params["kubectl_binary"], "kubectl",
-                       HostTransport().which))
-    if params["kubeconfig"] is not None:
-        checks.append((rules.check_config_path, "kubeconfig", params["kubeconfig"], True))
-    if params["context"] is not None:
-        checks.append((rules.check_name, "context", params["context"], "k8s_context"))
-    if params["mpi_agent_dir"] is not None:
-        checks.append((rules.check_path, "mpi_agent_dir", params["mpi_agent_dir"]))
-    problems = [_problem(*check) for check in checks]
-    if params["mpi_agent_dir"] is not None and not any(problems):
-        problems += [_problem(kubexec.check_dir, params["mpi_agent_dir"], "mpi_agent_dir"),
-                     _problem(kubexec.check_kubectl, params["mpi_agent_kubectl"], "mpi_agent_kubectl")]
-    return [p for p in problems if p]
 
 
 ARGUMENT_SPEC = dict(
@@ -582,7 +550,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    errors = validate_params(params) + kubectl_option_errors(params)
+    errors = validate_params(params) + client_option_errors(params, HostTransport().which)
     if errors:
         module.fail_json(msg="invalid test pod parameters: " + "; ".join(errors), errors=errors)
 

@@ -142,7 +142,8 @@ def group_stuck(pgid, proc_root="/proc"):
 
 def _result(argv, rc, stdout, stderr, timed_out, started, stuck=None):
     result = {
-        "cmd": list(argv),
+        # a credential file's path (kubectl's --kubeconfig) is never shown in a result
+        "cmd": option_rules.withhold_secret_paths(argv),
         "rc": rc,
         "stdout": stdout,
         "stderr": stderr,
@@ -423,7 +424,6 @@ class RemoteBackground(Background):
     def result(self):
         res = Background.result(self)
         res["remote_pid"], res["stdout"] = _strip_pid_line(res["stdout"])
-        res["cmd"] = option_rules.withhold_secret_paths(res["cmd"])
         return res
 
 
@@ -512,9 +512,7 @@ class KubectlTransport(HostTransport):
         full = self.kubectl_argv() + check_argv(argv)
         job = _background(lambda: Background(full, timeout + 5), full)
         job.wait()
-        res = job.result()
-        res["cmd"] = option_rules.withhold_secret_paths(res["cmd"])
-        return res
+        return job.result()
 
     def start(self, argv, timeout, env=None, cwd=None):
         if env:
