@@ -32,7 +32,7 @@ description:
     parsed with C(clusterops.commcheck.parse_nccl_tests) / C(clusterops.commcheck.parse_hccl_test).
   - The whole C(mpirun) runs under O(timeout); on timeout its process group is killed, and Open MPI's daemons
     on the other hosts end with it.
-  - When nobody waits for the result any more (C(ansible-playbook) was interrupted: the module's output pipe
+  - When nobody waits for the result any more (C(ansible-playbook) was interrupted, so the module's output pipe
     closed, or the module got SIGTERM, SIGHUP or SIGINT), C(mpirun) is stopped the same way within about a
     second, its daemons and ranks on every host with it, and no further run (bisection) starts.
   - The run gets a verdict against O(expected_busbw_gbs), or against the bandwidth derived from

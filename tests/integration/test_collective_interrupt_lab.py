@@ -22,7 +22,8 @@ import time
 import pytest
 
 import oneclick_helpers as oc
-from test_collective_lab import MODULE_PLAYBOOK, binary_dir, lab_args, mpi_missing  # noqa: F401  (a fixture)
+# binary_dir: a fixture (the emulators under the real binaries' names)
+from test_collective_lab import MODULE_PLAYBOOK, binary_dir, lab_args, mpi_missing  # noqa: F401  pylint: disable=unused-import
 
 pytestmark = pytest.mark.skipif(mpi_missing() is not None, reason=mpi_missing() or "")
 # The run's own deadline; everything must be gone within a tenth of it.
@@ -48,8 +49,8 @@ def test_an_interrupted_collective_stops_mpirun_and_its_ranks_on_every_host(lab_
         def every_host_runs_its_rank():
             return set(oc.tool_processes(lab, "nccl_tests_emulator").values()) == set(lab.hosts)
 
-        assert wait_until(every_host_runs_its_rank, within=300), (oc.leftover_test_processes(lab),
-                                                                 log.read_text()[-3000:])
+        assert wait_until(every_host_runs_its_rank, within=300), \
+            (oc.leftover_test_processes(lab), log.read_text()[-3000:])
         interrupted = time.monotonic()
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=120)

@@ -106,8 +106,8 @@ ROLE_PROGRAMS = [
 
 @pytest.mark.parametrize("module,args,option", MODULE_PROGRAMS,
                          ids=["%s-%s" % (m.__name__.rsplit(".", 1)[-1], o) for m, _a, o in MODULE_PROGRAMS])
-def test_a_module_option_that_names_a_program_refuses_another_program(module, args, option, recorder, monkeypatch,
-                                                                       capsys):
+def test_a_module_option_that_names_a_program_refuses_another_program(
+        module, args, option, recorder, monkeypatch, capsys):
     result = run_module(module, monkeypatch, capsys, dict(args, dry_run=False) if module is quarantine else args)
     assert result.get("failed") and "%s '/bin/sh' is not " % option in result["msg"], result.get("msg")
     assert recorder.argvs == [], recorder.argvs

@@ -22,8 +22,8 @@ DISCOVERY_FINDINGS = {
     "port_not_active": ("The port is INIT or ARMED: the link is up but not activated (InfiniBand: no subnet "
                         "manager activated it)", "Start or check the subnet manager (opensm, or the switch's SM); "
                         "on Ethernet check the netdev and the driver (dmesg)"),
-    "port_state_unknown": ("The port's state file cannot be read", "Check that the RDMA driver is loaded and healthy "
-                                                                  "(dmesg)"),
+    "port_state_unknown": ("The port's state file cannot be read",
+                           "Check that the RDMA driver is loaded and healthy (dmesg)"),
     "phys_state_polling": ("The physical state is Polling: the port looks for a link partner and finds none",
                            "Reseat or replace the cable/transceiver and check that the peer (switch) port is "
                            "enabled; mlxlink -d DEV -m shows cable and lane details"),
