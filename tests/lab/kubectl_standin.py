@@ -47,6 +47,8 @@ where the collection depends on it:
   unknown authority`` ...). Every call is logged as a ``call`` event with the
   verb, the kubeconfig's path and mode, and whether it was authenticated
   (never the token).
+- ``version --client`` prints kubectl's ``Client Version:`` line (the version
+  names the stand-in), which the collection reads before kubectl acts.
 
 Configuration: env ``COMMCHECK_KUBECTL_STANDIN`` names a JSON file::
 
@@ -88,7 +90,10 @@ VERB_SWITCHES = {
     "create": set(),
     "delete": {"--ignore-not-found", "--wait", "--now", "--grace-period", "--timeout"},
     "wait": {"--for", "--timeout"},
+    "version": {"--client"},
 }
+# What ``version --client`` prints: kubectl's line, the version naming the stand-in (as k3s's "+k3s1" names k3s).
+VERSION = "Client Version: v1.30.0+commcheck-standin\nKustomize Version: v5.0.4\n"
 
 
 class Refused(Exception):
@@ -425,8 +430,11 @@ def authenticate(config, verb, opts):
 
 def main(argv):
     try:
-        config = load_config()
         verb, opts, args, command = parse(argv)
+        if verb == "version" and opts["switches"].get("client") and not args:
+            sys.stdout.write(VERSION)      # like kubectl: no configuration, no API server
+            return 0
+        config = load_config()
         if not verb:
             raise Refused("kubectl stand-in: no command")
         kubeconfig_ok(opts)
