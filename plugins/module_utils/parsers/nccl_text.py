@@ -21,7 +21,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_
     Table, layout_from_header, may_start_row)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_transport import TransportSeen
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    Notes, snake_case, to_float, to_int, unique)
+    Notes, holds_any, note_if_unread, snake_case, to_float, to_int, unique)
 
 # "NCCL version 2.27.3+cuda12.9"; RCCL (NCCL_DEBUG=VERSION or INFO) prints "RCCL version : 2.22.3-HEAD:7d8d67c"
 _VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s?:?\s(?P<ver>\d+\.\d+[\w.+\-]*(?::\w+\+?)?)")
@@ -151,6 +151,7 @@ class TextParser(CollectiveLines):
         self.specific_failure = False
         self.trace_hosts = []
         self.trace_lines = []
+        self.records = 0        # NCCL/RCCL log records read
         # (content, body) -> handled: the lines that are not log records, in this order
         self.line_handlers = (self._row, self._header_or_footer, self._comment, self._column_names,
                               self._other_comment, self._prefixed_row, self._usage)
@@ -168,7 +169,7 @@ class TextParser(CollectiveLines):
             if stripped:
                 self._line(lines, index, line, stripped, records.get(index))
         self.table.flush()
-        return self._conclude()
+        return note_if_unread(self._conclude(), data, "nccl-tests", self._read_anything())
 
     # --- one line ------------------------------------------------------------
 
@@ -233,6 +234,7 @@ class TextParser(CollectiveLines):
             log = LOG_UNNAMED.match(line)
         if log is None:
             return False
+        self.records += 1
         level = log.group("level")
         message = (log.group("msg") or "").strip()
         if level == "INFO":
@@ -511,6 +513,13 @@ class TextParser(CollectiveLines):
         self._count_unlisted()
         finish(result, self.errors, self.proxy_service)
         return result
+
+    def _read_anything(self):
+        """Whether any line of nccl-tests' (or NCCL's) own was read: a row, a header or footer line, a rank, a log
+        record, an error; a command line naming a test binary is not its output."""
+        result = self.result
+        return (holds_any(result, "rows", "header", "ranks", "nccl_version", "version", "transport", "completed")
+                or self.records > 0 or any(entry["code"] != "no_table" for entry in result["errors"]))
 
     def _separate_jobs(self):
         """One error naming every host whose job printed a rank that another job printed already."""

@@ -31,7 +31,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_catalog,
     error_entry,
     found_after,
+    holds_any,
     is_tagged_warning,
+    note_if_unread,
     parse_or_report,
     snake_case,
     split_key_value,
@@ -71,6 +73,11 @@ IBV_DEVINFO_ERRORS = error_catalog({
     "not_installed": (
         "ibv_devinfo/ibv_devices is not installed on this host.",
         "Install ibverbs-utils (Debian/Ubuntu) or libibverbs-utils (RHEL).",
+    ),
+    "not_recognised": (
+        "Nothing in the text is ibv_devinfo (or ibv_devices) output: another command's output, or a paste that "
+        "lost the lines the tool printed (a warning, never an error).",
+        "Check which command ran and give its whole output (stdout and stderr).",
     ),
 }, "ibv_devinfo")
 
@@ -347,15 +354,16 @@ def parse_ibv_devinfo_full(text):
     When no device was read, the libibverbs warnings that explain why are
     also copied into ``errors`` (before ``no_device``).
     """
-    return _devices_result(_parse_devinfo, text)
+    return _devices_result(_parse_devinfo, text, "ibv_devinfo")
 
 
-def _devices_result(parse, text):
-    """parse(text), never raising; when no device was read, the warnings that explain why lead the errors."""
+def _devices_result(parse, text, tool):
+    """parse(text), never raising; when no device was read, the warnings that explain why lead the errors, and
+    when nothing was read, a warning says so."""
     result = parse_or_report(parse, text, {"devices": [], "errors": [], "warnings": []}, IBV_DEVINFO_ERRORS)
     if not result["devices"] and result["errors"] and result["warnings"]:
         result["errors"] = result["warnings"] + result["errors"]
-    return result
+    return note_if_unread(result, text, tool, holds_any(result, "devices", "errors", "warnings"), IBV_DEVINFO_ERRORS)
 
 
 def parse_ibv_devinfo_errors(text):
@@ -407,7 +415,7 @@ def _parse_devices(text):
 
 def parse_ibv_devices_full(text):
     """Return {devices: [{device, node_guid}], errors, warnings} for ibv_devices (or ibv_devinfo -l) output."""
-    return _devices_result(_parse_devices, text)
+    return _devices_result(_parse_devices, text, "ibv_devices")
 
 
 def parse_ibv_devices(text):

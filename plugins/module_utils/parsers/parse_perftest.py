@@ -30,8 +30,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perft
     State,
     add_warning,
     finish,
+    read_anything,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import clean_lines
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import clean_lines, note_if_unread
 
 # The catalog belongs to this entry point's API: tools/gen_docs.py builds the troubleshooting table from it here.
 __all__ = ["PERFTEST_ERRORS", "classify_perftest_error", "parse_perftest"]
@@ -67,4 +68,4 @@ def parse_perftest(text):
                 process_line(state, part)
         except Exception as exc:  # pragma: no cover - a parser never raises
             add_warning(state, "line not understood (%s): %s" % (type(exc).__name__, raw_line[:200]))
-    return finish(state)
+    return note_if_unread(finish(state), text, "perftest (ib_*_bw / ib_*_lat)", read_anything(state))

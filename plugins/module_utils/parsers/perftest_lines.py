@@ -343,6 +343,7 @@ def _take_warning(state, probe, low):
         return False
     if "won't be measured" in low:
         state.result["peak_measured"] = False
+    state.read_warning = True
     add_warning(state, probe)
     return True
 
