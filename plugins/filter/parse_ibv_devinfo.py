@@ -100,7 +100,8 @@ _value:
       description: >-
         Ports with C(port), C(state) (e.g. C(PORT_ACTIVE)), C(max_mtu) and C(active_mtu) (int bytes), C(sm_lid),
         C(port_lid), C(port_lmc) (ints), C(link_layer), C(gids) (list of C({index, gid, type, version, ipv4}))
-        and the C(-v) extras.
+        and the C(-v) extras. Port lines a paste shows without their C(port:) line (C(ibv_devinfo | head), an
+        elided excerpt) go to a port whose C(port) is null, with an C(abridged_port) warning.
       type: list
       elements: dict
 '''

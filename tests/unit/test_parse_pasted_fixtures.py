@@ -44,7 +44,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import (
-    parse_rdma_link_full)
+    parse_rdma_link_full, parse_rdma_system)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import (
     parse_show_gids_full)
 
@@ -65,6 +65,8 @@ _BY_PREFIX = (("ibv_devices", parse_ibv_devices_full), ("ibv_devinfo", parse_ibv
 
 
 def _parser_of(folder, name):
+    if name.startswith("rdma_system"):
+        return parse_rdma_system
     if folder == "rdma_tools":
         return next(parse for prefix, parse in _BY_PREFIX if name.startswith(prefix))
     return _BY_FOLDER[folder]
@@ -227,5 +229,5 @@ def test_the_fixture_list_holds_every_tool():
     parsers = set(parse for _name, parse, _text in FIXTURE_LIST)
     assert len(FIXTURE_LIST) > 200
     assert parsers == {parse_perftest, parse_nccl_tests, parse_hccl_test, parse_ibstat_full, parse_ibv_devinfo_full,
-                       parse_ibv_devices_full, parse_ibdev2netdev_full, parse_rdma_link_full, parse_show_gids_full,
-                       parse_iperf3}
+                       parse_ibv_devices_full, parse_ibdev2netdev_full, parse_rdma_link_full, parse_rdma_system,
+                       parse_show_gids_full, parse_iperf3}

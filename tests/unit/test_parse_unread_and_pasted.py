@@ -156,6 +156,7 @@ def test_the_hint_is_the_first_line_with_words_once_cleaned():
     ("$ ibstat      \u2714  10:32:01", "$ ibstat"),
     ("$ ibstat        [10:32:01]", "$ ibstat"),
     ("\x1b]0;root@n1: ~\x07\x1b[1;31mred\x1b(B\x1b[m", "red"),
+    ("\u2502        Port 1:                               \u2502", "        Port 1:"),
 ])
 def test_clean_lines_takes_off_what_the_paste_added(pasted, line):
     assert clean_lines(pasted) == [line]

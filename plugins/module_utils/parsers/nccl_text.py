@@ -24,7 +24,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     Notes, holds_any, note_if_unread, snake_case, to_float, to_int, unique)
 
 # "NCCL version 2.27.3+cuda12.9"; RCCL (NCCL_DEBUG=VERSION or INFO) prints "RCCL version : 2.22.3-HEAD:7d8d67c"
-_VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s?:?\s(?P<ver>\d+\.\d+[\w.+\-]*(?::\w+\+?)?)")
+# Vendor builds of nccl-tests print the code: "NCCL version: 22602, CUDA Runtime Version: 12.0" (2.26.2).
+_VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s?:?\s(?:(?P<ver>\d+\.\d+[\w.+\-]*(?::\w+\+?)?)"
+                           r"|(?P<code>\d{4,6})\b)")
 # "# nccl-tests version 2.17.6 nccl-headers=22703 nccl-library=22703"; newer rccl-tests print the same line
 # ("# rccl-tests version 2.17.9-<branch>:<commit> rccl-headers=22803 rccl-library=22803")
 _TESTS_VERSION = re.compile(r"(?P<lib>[nr])ccl-tests version (?P<ver>[\w.+\-/:]+)(?P<rest>.*)$")
@@ -263,7 +265,7 @@ class TextParser(CollectiveLines):
         """'NCCL version 2.27.3+cuda12.9' (or RCCL): True when the text names it."""
         version = _VERSION_LINE.search(text)
         if version:
-            self.result["nccl_version"] = version.group("ver")
+            self.result["nccl_version"] = version.group("ver") or nccl_version_from_code(version.group("code"))
             self.header["library"] = version.group("lib")
         return bool(version)
 

@@ -35,6 +35,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_entry,
     found_after,
     holds_any,
+    is_prompt_line,
     is_tagged_warning,
     nonblank_lines,
     note_if_unread,
@@ -221,6 +222,9 @@ def _parse_ibstat(text):
             cas.append(ca)
             port = None
             continue
+        if is_prompt_line(line):
+            ca = port = None    # the lines after a prompt are another command's
+            continue
         port_header = _PORT_HEADER.match(line)
         if port_header and ca is not None:
             port = _new_port(to_int(port_header.group("port")))
@@ -314,6 +318,9 @@ def _parse_ibstatus(text):
     by_name = {}
     port = None
     for line in nonblank_lines(text):
+        if is_prompt_line(line):
+            port = None     # the lines after a prompt are another command's
+            continue
         header = _IBSTATUS_HEADER.match(line)
         if header:
             device = header.group("device")

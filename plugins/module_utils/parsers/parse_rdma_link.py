@@ -112,6 +112,16 @@ def _apply_pairs(link, rest):
             link[key] = value
 
 
+_CONTINUED_KEYS = frozenset(("state", "physical_state", "netdev", "netdev_index", "subnet_prefix", "lid", "sm_lid",
+                             "lmc"))
+
+
+def _continues_link(line):
+    """Whether an indented line holds more key value pairs of the link line before it."""
+    words = line.split(None, 1)
+    return line[:1] in (" ", "\t") and bool(words) and words[0] in _CONTINUED_KEYS
+
+
 def _error_for(line):
     if is_tagged_warning(line):
         return None     # "libibverbs: Warning: ...": never an error
@@ -207,6 +217,9 @@ def _parse_link(text):
             _apply_pairs(link, match.group("rest"))
             links.append(link)
             last = link
+            continue
+        if last is not None and _continues_link(line):
+            _apply_pairs(last, line)    # rdma -p, or a wrapped paste: the pairs go on on an indented line
             continue
         caps = _CAPS.match(line)
         if caps and last is not None:

@@ -231,14 +231,16 @@ def _parse(text):
     n_found = None
     header_seen = False
     for line in nonblank_lines(text):
+        n_gids = _N_GIDS.search(line) if "n_gids_found" in line else None
+        if n_gids:
+            # also at the end of a header line: a paste that lost its newlines ("...v1 enp4s0f1n_gids_found=2")
+            n_found = (n_found or 0) + to_int(n_gids.group("n"), 0)
         header = _header_columns(line)
         if header:
             columns = header
             header_seen = True
             continue
-        n_gids = _N_GIDS.search(line)
         if n_gids:
-            n_found = (n_found or 0) + to_int(n_gids.group("n"), 0)
             continue
         if is_tagged_warning(line):
             warnings.append(line.strip())   # "libibverbs: Warning: couldn't stat '/sys/class/infiniband/...'"

@@ -40,7 +40,10 @@ LAUNCHER_PREFIX = re.compile(r"^(?:" + _LAUNCHER + r")")
 # bullet ("- ", "* ", "+ ", "\u2022 ") with one blank.
 _QUOTE = r"(?:>[ \t]?)+"
 _BULLET = r"[-*+\u2022][ \t]"
-_MARKDOWN = r"[ \t]*(?:(?:`{3,}|~{3,})[\w+.\-]*[ \t]*(?=\n)|" + _QUOTE + "|" + _BULLET + ")"
+# A terminal multiplexer's pane border (tmux, screen: box-drawing vertical bars) copied with the pane's lines.
+_PANE_BORDER = "[\u2502\u2503\u2551]"
+_MARKDOWN = (r"[ \t]*(?:(?:`{3,}|~{3,})[\w+.\-]*[ \t]*(?=\n)|" + _QUOTE + "|" + _BULLET + "|" + _PANE_BORDER
+             + ")")
 # Timestamps a pipe or a log collector puts first: ts ("Jan 02 15:04:05", "00:00:01", "15:04:05.123"), ISO 8601
 # (kubectl logs --timestamps, docker logs -t, ts "%FT%T"), journalctl's short form with its "host ident[pid]: " or
 # "host kernel: "; bracketed too. One blank after the stamp belongs to it; more are the line's own.
@@ -55,9 +58,11 @@ _TIMESTAMP = r"(?P<open>\[)?" + _STAMP + r"(?(open)\])(?:[ \t]|(?=\n))(?(syslog)
 # at least, so the repetition cannot loop on nothing. The timestamp goes before the launcher prefixes, whose "0: "
 # could take a stamp's first digits. The lookahead on the line's first character dispatches a line at once (a
 # line that starts with none of them costs one test: five times faster than trying every alternative).
-_MARKDOWN_LAYERS = re.compile(r"\n(?=[ \t]*[>`~*+\u2022-])(?:" + _MARKDOWN + r")+")
-_LAYERS = re.compile(r"\n(?=[ \t]*[>`~*+\u2022-]|[\d\[(JFMASOND])(?:" + _MARKDOWN + r"|" + _TIMESTAMP + r"|"
+_MARKDOWN_FIRST = "[ \t]*[>`~*+\u2022\u2502\u2503\u2551-]"
+_MARKDOWN_LAYERS = re.compile(r"\n(?=" + _MARKDOWN_FIRST + r")(?:" + _MARKDOWN + r")+")
+_LAYERS = re.compile(r"\n(?=" + _MARKDOWN_FIRST + r"|[\d\[(JFMASOND])(?:" + _MARKDOWN + r"|" + _TIMESTAMP + r"|"
                      + _LAUNCHER + r")+")
+_PANE_BORDERS = "\u2502\u2503\u2551"
 # cat -n: the line number right-aligned in six columns, then a tab (searched for after the Markdown came off).
 _CAT_N = re.compile(r"^ {0,5}(\d{1,9})\t")
 _MAY_BE_CAT_N = re.compile(r"\n(?=[ \d]) {0,5}\d{1,9}\t")
@@ -175,6 +180,22 @@ def _right_prompt_cuts(text):
     return cuts
 
 
+def _right_border_cuts(text):
+    """(where the kept part of a line ends, where the line ends) of every line that ends in a pane border (the right
+    edge of a tmux pane: only blanks after it), with something of the line before it."""
+    cuts = []
+    lines = _Lines(text)
+    for border in _PANE_BORDERS:
+        at = text.find(border)
+        while at >= 0:
+            start, end, _new = lines.around(at)
+            keep = lines.blanks_before(at)
+            if keep > start and not text[at + 1:end].strip(" \t"):
+                cuts.append((keep, end))
+            at = text.find(border, end)
+    return sorted(cuts)
+
+
 def _cut(text, cuts):
     """The text without the spans (keep_end, line_end) of cuts, in order."""
     if not cuts:
@@ -240,5 +261,9 @@ def undecorate(text):
             text = _without_cat_n(unquoted)
     text = _LAYERS.sub("\n", text)
     text = _cut(text, _note_cuts(text))
-    text = _cut(text, _right_prompt_cuts(text))
+    if not text.isascii():
+        text = _cut(text, _right_prompt_cuts(text))
+        text = _cut(text, _right_border_cuts(text))
+    elif "]\n" in text or ">\n" in text:
+        text = _cut(text, _right_prompt_cuts(text))
     return text[1:-1].split("\n")

@@ -90,7 +90,8 @@ def bounded_lines(text):
 # The hint that says what a text a parser could not read starts with: its first line, this wide at most.
 HINT_WIDTH = 80
 _NON_BLANK = re.compile(r"\S")
-_HINT_LINES = 64   # lines tried for a hint (lines that are blank once cleaned, such as code fences, are skipped)
+_HINT_PIECE = 16384   # characters cleaned at a time for a hint (lines blank once cleaned, such as fences, are skipped)
+_HINT_PIECES = 8
 
 
 def quote_hint(text, width=HINT_WIDTH):
@@ -120,20 +121,20 @@ def _escaped(char):
 
 def first_line_hint(text, width=HINT_WIDTH):
     """The first line of text that is not blank once cleaned (clean_lines), quoted (quote_hint); None when the
-    text has none. Reads only up to that line."""
+    text has none. Reads only a bounded piece of the text from its first non-blank character on (cleaned as a
+    whole, so that cat -n numbers, which only runs of lines show, come off too)."""
     text = to_text(text)
     at = 0
-    for _line in range(_HINT_LINES):
+    for _piece in range(_HINT_PIECES):
         found = _NON_BLANK.search(text, at)
         if found is None:
             return None
         start = text.rfind("\n", 0, found.start()) + 1
-        end = text.find("\n", found.start())
-        end = len(text) if end < 0 else end
-        for line in clean_lines(text[start:min(end, start + MAX_LINE)]):
+        end = min(len(text), start + _HINT_PIECE)
+        for line in clean_lines(text[start:end]):
             if line.strip():
-                return quote_hint(line.strip(), width)
-        at = end + 1
+                return quote_hint(line.strip()[:MAX_LINE], width)
+        at = end
     return None
 
 
@@ -198,6 +199,12 @@ _ADDRESS = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa
 _CONTEXT_NEEDLES = ("Permanently added", "Defaulted container", "to the list of known hosts")
 # "libibverbs: Warning: couldn't stat ...", "mlx4: Warning: BlueFlame ...", "WARNING: ...": a tool says it is a warning.
 _TAGGED_WARNING = re.compile(r"^(?:[\w.\-/]{1,64}:\s*){0,2}warn(?:ing)?\b", re.I)
+
+
+def is_prompt_line(line):
+    """True for a shell prompt line ("$ cmd", "user@host:~$ cmd", "[root@n1 ~]# cmd"): in a paste of several
+    commands it ends the output of the one before."""
+    return bool(_PROMPT.match(to_text(line).strip()[:4096]))
 
 
 def is_context_line(line):
