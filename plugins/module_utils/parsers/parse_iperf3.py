@@ -26,6 +26,7 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.pasted import without_spans
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     bounded_lines,
     decode_json_at,
@@ -421,13 +422,7 @@ def _result_object(objects, spans):
 
 def _text_outside(text, spans):
     """The text between the JSON objects."""
-    outside = []
-    last = 0
-    for start, end in spans:
-        outside.append(text[last:start])
-        last = end
-    outside.append(text[last:])
-    return "\n".join(outside)
+    return without_spans(text, spans, "\n")
 
 
 def _read_text_lines(result, text):

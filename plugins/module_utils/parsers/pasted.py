@@ -196,17 +196,22 @@ def _right_border_cuts(text):
     return sorted(cuts)
 
 
-def _cut(text, cuts):
-    """The text without the spans (keep_end, line_end) of cuts, in order."""
-    if not cuts:
+def without_spans(text, spans, joiner=""):
+    """The text without the spans (start, end), in order; the pieces left joined by `joiner`."""
+    if not spans:
         return text
     parts = []
     position = 0
-    for keep_end, line_end in cuts:
-        parts.append(text[position:keep_end])
-        position = line_end
+    for start, end in spans:
+        parts.append(text[position:start])
+        position = end
     parts.append(text[position:])
-    return "".join(parts)
+    return joiner.join(parts)
+
+
+def _cut(text, cuts):
+    """The text without the spans (keep_end, line_end) of cuts: each line cut where its decoration starts."""
+    return without_spans(text, cuts)
 
 
 def without_note(line):
