@@ -16,6 +16,9 @@ random set of paste styles, layered as they nest in practice, innermost first:
 - Markdown quote markers or list bullets, then a code fence around it all;
 - CRLF line ends.
 
+perftest's table lines are also wrapped at a random width (its header and rows go on on the next lines), and
+must read the same table.
+
 The parse of the decorated text must equal the parse of the fixture, key for key: rows, settings, errors,
 warnings, everything (with tabs, the messages that quote a line compare with their blanks made one space).
 A note is not added to a line that is one word ending in ':' (read as a pdsh host prefix, "node1: #  size ...")
@@ -29,6 +32,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import textwrap
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -47,6 +51,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_rdma_link_full, parse_rdma_system)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import (
     parse_show_gids_full)
+from real_outputs import codes
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
@@ -223,6 +228,33 @@ def test_every_real_output_reads_the_same_with_every_paste_style_at_once(index):
              "prefix": PREFIXES[0], "stamp": STAMPS[0], "cat_n": True, "markdown": "quote", "fence": True,
              "crlf": True}
     _check(index, style)
+
+
+PERFTEST = [index for index, (_name, parse, _text) in enumerate(FIXTURE_LIST) if parse is parse_perftest]
+_GLUED = ("run together", "result rows on one line")
+
+
+def _wrapped(text, width):
+    """The text with its table lines (perftest's "#bytes" header and its rows) wrapped at blanks when longer than
+    width, the way a wiki or a mail client wraps them."""
+    return "\n".join(textwrap.fill(line, width, drop_whitespace=True, break_long_words=False, break_on_hyphens=False)
+                     if len(line) > width and line.lstrip()[:1] in "#0123456789" else line
+                     for line in text.split("\n"))
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(st.sampled_from(PERFTEST), st.integers(40, 110))
+def test_a_perftest_output_wrapped_at_a_width_reads_the_same_table(index, width):
+    """perftest's header and rows (a latency row is 130 columns wide) wrapped onto the next line are read whole:
+    the same rows, settings and errors. (A line that holds two processes' rows, or a row whose values ran
+    together, is no whole row: its wrapped halves can not be told apart from two short rows.)"""
+    name, parse, text = FIXTURE_LIST[index]
+    clean = _clean_parse(index)
+    if any(glued in warning for warning in clean["warnings"] for glued in _GLUED):
+        return
+    pasted = parse(_wrapped(text, width))
+    assert (pasted["rows"], pasted["settings"], codes(pasted)) == (clean["rows"], clean["settings"], codes(clean)), (
+        name, width)
 
 
 def test_the_fixture_list_holds_every_tool():

@@ -13,7 +13,8 @@
    timestamps, launcher prefixes, notes after the record, right prompts, terminal escapes) and leaves the
    tool's own text alone where it looks alike ("#wrong", "#iterations", a pdsh prefix before "#  size", a
    shell prompt before "# cmd", a tool's own tab-separated numbers).
-4. Words after a record that carry no marker ("slow one") do not stop the record from being read.
+4. Words after a record that carry no marker ("slow one") do not stop the record from being read, nor does a
+   perftest header or row a paste wrapped onto the next line.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -196,6 +197,21 @@ def test_a_perftest_row_with_words_after_it_is_read():
     noted = parse_perftest(BW_TABLE.rstrip("\n") + "   slow one (node7)\n")
     assert noted["rows"] == clean["rows"] and [r["bw_avg_gbps"] for r in noted["rows"]] == [97.39]
     assert noted["warnings"] == clean["warnings"] == []
+
+
+LAT_TABLE = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]\n"
+             "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]\n"
+             " 2       1000          1.42           1.93         1.47                1.47\n"
+             "             0.00            1.57                    1.93\n"
+             " 4       1000          1.43           1.99         1.48                1.48             0.01            1.60"
+             "                    1.99\n")
+
+
+def test_a_wrapped_latency_header_and_row_are_read_whole():
+    result = parse_perftest(LAT_TABLE)
+    assert [(r["bytes"], r["t_min_us"], r["t_stdev_us"], r["p99_us"], r["p99_9_us"]) for r in result["rows"]] == [
+        (2, 1.42, 0.0, 1.57, 1.93), (4, 1.43, 0.01, 1.6, 1.99)]
+    assert result["warnings"] == []
 
 
 def test_an_hccl_row_with_words_after_its_check_is_read():

@@ -24,6 +24,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perft
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_lines import (
     process_line,
     split_glued,
+    unwrap,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_result import (
     MAX_PROBE,
@@ -62,8 +63,12 @@ def parse_perftest(text):
         lines = clean_lines(text)
     except Exception:  # pragma: no cover - defensive: clean_lines handles str/bytes/None/lists
         lines = []
-    for raw_line in lines:
+    index = 0
+    while index < len(lines):
+        raw_line = lines[index]
+        index += 1
         try:
+            raw_line, index = unwrap(state, lines, index - 1)
             for part in split_glued(raw_line):
                 process_line(state, part)
         except Exception as exc:  # pragma: no cover - a parser never raises
