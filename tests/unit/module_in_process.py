@@ -34,3 +34,14 @@ class Recorder(object):
     def __call__(self, argv, *args, **kwargs):
         self.argvs.append(list(argv))
         raise OSError("commcheck test: starting processes is not allowed here")
+
+
+# What kubectl 1.30 prints for ``kubectl version --client``: the identity probe the plugins run before kubectl
+# first acts on a cluster. Fake transports answer it so that what they test comes after it.
+KUBECTL_CLIENT_VERSION = "Client Version: v1.30.2\nKustomize Version: v5.0.4-0.20230601165947-6ce0bf390ce3\n"
+
+
+def is_identity_probe(argv):
+    """``argv`` is the identity probe ``<kubectl> version --client``."""
+    return list(argv[1:]) == ["version", "--client"]
+

@@ -54,6 +54,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.tran
 from ansible_collections.clusterops.commcheck.plugins.modules import collective
 from ansible_collections.clusterops.commcheck.plugins.modules import quarantine
 from ansible_collections.clusterops.commcheck.plugins.modules import test_pods
+from module_in_process import KUBECTL_CLIENT_VERSION, is_identity_probe
 from value_classes import tiers
 
 HUGE = "a" * 100000
@@ -117,7 +118,11 @@ class RecordingTransport(object):
     def run(self, argv, timeout, env=None, cwd=None):
         self.calls.append(("run", list(argv)))
         node = {"kind": "Node", "metadata": {"name": "x", "labels": {}, "annotations": {}}, "spec": {}}
-        return {"rc": 0, "stdout": json.dumps(node) if "get" in argv else "", "stderr": "", "timed_out": False,
+        if is_identity_probe(argv):
+            stdout = KUBECTL_CLIENT_VERSION
+        else:
+            stdout = json.dumps(node) if "get" in argv else ""
+        return {"rc": 0, "stdout": stdout, "stderr": "", "timed_out": False,
                 "duration_s": 0.0, "cmd": list(argv)}
 
     def start(self, argv, timeout, env=None, cwd=None):
@@ -672,7 +677,9 @@ def test_the_base_arguments_of_each_table_are_accepted(capsys, reports):
     assert not result.get("failed") and result["cmd"][0] == "mpirun", result
     result = drive(quarantine, QUARANTINE_BASE, capsys)
     assert not result.get("failed") and result["changed"] is True, result
-    assert [call[1][1:] for call in ran() if call[0] == "run"][0] == ["get", "node", "node-3", "-o", "json"]
+    # kubectl says it is kubectl before it reads the node
+    assert [call[1][1:] for call in ran() if call[0] == "run"][:2] == [
+        ["version", "--client"], ["get", "node", "node-3", "-o", "json"]]
     RecordingTransport.made = []
     result = drive(test_pods, PODS_BASE, capsys, check_mode=True)
     assert not result.get("failed") and result["created"] == ["commcheck-r1-node-a"], result

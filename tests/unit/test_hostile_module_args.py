@@ -59,7 +59,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.modules import (
     collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, quarantine, rdma_facts, record, report,
     test_pods, tool_probe, validate_options)
-from module_in_process import Recorder
+from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
@@ -141,8 +141,8 @@ class FakeTransport(object):
 
     def run(self, argv, timeout, env=None, cwd=None):
         self.calls.append(list(argv))
-        return {"rc": 0, "stdout": json.dumps(_answer(argv)), "stderr": "", "timed_out": False, "duration_s": 0.0,
-                "cmd": list(argv)}
+        stdout = KUBECTL_CLIENT_VERSION if is_identity_probe(argv) else json.dumps(_answer(argv))
+        return {"rc": 0, "stdout": stdout, "stderr": "", "timed_out": False, "duration_s": 0.0, "cmd": list(argv)}
 
     def start(self, argv, timeout, env=None, cwd=None):
         self.calls.append(list(argv))
@@ -172,6 +172,10 @@ def recorder(monkeypatch):
     FakeTransport.made = []
     # the transport options are still checked; only the commands go to the fake
     monkeypatch.setattr(transport, "KubectlTransport", FakeTransport)
+    # the kubectl of a transport is asked who it is on this host before it acts: the fake answers as kubectl
+    real_identity_error = transport.identity_error
+    monkeypatch.setattr(transport, "identity_error",
+                        lambda _host, *args: real_identity_error(FakeTransport(), *args))
     for module in (collective, quarantine):
         monkeypatch.setattr(module, "get_transport", faked_host(module.get_transport))
     monkeypatch.setattr(collective, "install_cleanup_handlers", lambda: None)
@@ -231,7 +235,7 @@ def base_args(name, tmp):
 
 # A sub-option is given inside this much of its option, with these arguments beside (None: removed):
 # 'sides' replaces the top-level role and server; 'kubectl' is used with the kubectl transport only.
-SUB_BASE = {"kubectl": {"pod": "p1", "binary": "/bin/true"}, "sides": {"role": "server"}}
+SUB_BASE = {"kubectl": {"pod": "p1", "binary": "/usr/bin/kubectl"}, "sides": {"role": "server"}}
 SUB_ARGS = {"kubectl": {"transport": "kubectl"}, "sides": {"role": None, "server": None}}
 # rdma_facts reads no sysfs tree through the fake kubectl: it only probes the tools there
 SUB_ARGS_OF = {("rdma_facts", "kubectl"): {"devices": False, "probe": ["cmd:iperf3"]}}
@@ -583,23 +587,7 @@ def test_path_options_refuse_traversal_flags_control_characters_and_huge_paths(o
     assert_each_refused(call, option, HOSTILE_PATHS)
 
 
-def known_bugs(options, bugs):
-    """``options`` as parameters, those in ``bugs`` (option -> reason) marked as a known product bug: strict, so
-    that its fix turns the case into a failure until the mark goes."""
-    return [pytest.param(option, marks=pytest.mark.xfail(strict=True, reason=bugs[option])) if option in bugs
-            else option for option in options]
-
-
-# Product bugs these cases found, reported to the lead (tests do not change the product).
-REQUIRED_TAKES_EMPTY = dict(((plugin, (option,)), "the required option %s of %s takes '' and null (which Ansible "
-                             "passes on as '') and the plugin goes on with an empty value" % (option, plugin[1]))
-                            for plugin, option in ((("module", "test_pods"), "run_id"),
-                                                   (("action", "fleet_facts"), "step")))
-EMPTY_TAKEN = dict(REQUIRED_TAKES_EMPTY)
-EMPTY_TAKEN[(("module", "test_pods"), ("namespace",))] = "test_pods takes namespace '' and runs kubectl -n ''"
-
-
-@pytest.mark.parametrize("option", known_bugs(options_of(["text", "path"], judging()), EMPTY_TAKEN), ids=option_id)
+@pytest.mark.parametrize("option", options_of(["text", "path"], judging()), ids=option_id)
 def test_hostile_text_is_refused_naming_the_option_or_stays_data(option, call):
     plugin, path = option
     problems = []
@@ -623,8 +611,7 @@ def empty_value(spec):
     return [] if kind_of(spec).startswith("list:") else EMPTY.get(kind_of(spec))
 
 
-@pytest.mark.parametrize("option", known_bugs([(plugin, path) for plugin in judging() for path, _spec in SPECS[plugin]],
-                                              REQUIRED_TAKES_EMPTY), ids=option_id)
+@pytest.mark.parametrize("option", [(plugin, path) for plugin in judging() for path, _spec in SPECS[plugin]], ids=option_id)
 def test_null_is_refused_naming_the_option_or_the_same_as_unset(option, call):
     plugin, path = option
     spec = dict(SPECS[plugin])[path]

@@ -32,6 +32,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import transport as transport_utils
 from ansible_collections.clusterops.commcheck.plugins.modules import cpu_governor as cpu_governor_module
 from ansible_collections.clusterops.commcheck.plugins.modules import iperf3 as iperf3_module
 from ansible_collections.clusterops.commcheck.plugins.modules import perftest as perftest_module
@@ -382,9 +383,18 @@ def test_control_iperf3_holds_the_governor_while_its_sides_run_and_puts_it_back(
     assert dict((k, v.strip()) for k, v in tree_state(root).items()) == dict((k, v.strip()) for k, v in before.items())
 
 
-def test_control_kubectl_options_reach_kubectl(recorder, capsys, tmp_path):
+def kubectl_said_who_it_is(monkeypatch):
+    """The identity probe (``kubectl version --client``, pinned in test_cluster_binaries.py) passes: what these
+    tests check comes after it, and the recorder starts nothing."""
+    monkeypatch.setattr(transport_utils, "identity_error", lambda *args: None)
+
+
+def test_control_kubectl_options_reach_kubectl(recorder, capsys, tmp_path, monkeypatch):
+    kubectl_said_who_it_is(monkeypatch)
+    config = tmp_path / "config"
+    config.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
     kube = {"pod": "commcheck-r1-gpu-01", "namespace": "commcheck", "container": "commcheck",
-            "context": "arn:aws:eks:us-east-1:1:cluster/x", "kubeconfig": str(tmp_path / "config"),
+            "context": "arn:aws:eks:us-east-1:1:cluster/x", "kubeconfig": str(config),
             "binary": fake_kubectl(tmp_path)}
     _result, _escaped = run_main("iperf3", {"role": "server", "transport": "kubectl", "kubectl": kube}, capsys)
     assert recorder.argvs, "valid kubectl options did not get to kubectl"
@@ -393,6 +403,7 @@ def test_control_kubectl_options_reach_kubectl(recorder, capsys, tmp_path):
 
 
 def test_control_kubectl_bare_name_on_path(recorder, capsys, tmp_path, monkeypatch):
+    kubectl_said_who_it_is(monkeypatch)
     fake_kubectl(tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ.get("PATH", ""))
     run_main("rdma_facts", {"transport": "kubectl", "kubectl": {"pod": "p1", "binary": "kubectl"}}, capsys)

@@ -27,7 +27,7 @@ import pytest
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import Background, CommandError
 from ansible_collections.clusterops.commcheck.plugins.modules import (
     collective, cpu_governor, existing_pods, iperf3, perftest, quarantine, rdma_facts, test_pods, tool_probe)
-from module_in_process import run_module
+from module_in_process import KUBECTL_CLIENT_VERSION, is_identity_probe, run_module
 
 LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab")
 if LAB not in sys.path:
@@ -38,7 +38,7 @@ import sysfs_tree  # noqa: E402  pylint: disable=wrong-import-position
 FINDINGS = ("collective", "rdma_facts", "tool_probe")
 ERRORS = [errno.ENOENT, errno.EACCES, errno.ENOEXEC]
 BIN_DIR = object()
-KUBECTL = {"transport": "kubectl", "kubectl": {"pod": "p1", "binary": "/bin/true"}}
+KUBECTL = {"transport": "kubectl", "kubectl": {"pod": "p1", "binary": "/usr/bin/kubectl"}}
 
 
 class NoStart(object):
@@ -67,10 +67,10 @@ def cases():
             ("tool_probe", dict({"keys": ["cmd:iperf3"]}, **beside)),
         ]
     out += [
-        ("existing_pods", {"selector": "app=x", "kubectl_binary": "/bin/true"}),
-        ("existing_pods", {"state": "detached", "pods": [{"name": "p1"}], "kubectl_binary": "/bin/true"}),
+        ("existing_pods", {"selector": "app=x", "kubectl_binary": "/usr/bin/kubectl"}),
+        ("existing_pods", {"state": "detached", "pods": [{"name": "p1"}], "kubectl_binary": "/usr/bin/kubectl"}),
         ("test_pods", {"run_id": "r1", "nodes": ["node-a"], "image": "ghcr.io/example/tools:1",
-                       "kubectl_binary": "/bin/true"}),
+                       "kubectl_binary": "/usr/bin/kubectl"}),
     ]
     return out
 
@@ -131,13 +131,7 @@ def _sysfs_files(root):
             yield os.path.join(folder, name)
 
 
-# A product bug these cases found, reported to the lead (tests do not change the product): strict, so that its
-# fix turns the case into a failure until the mark goes.
-NOT_TEXT_READ_AS_TEXT = pytest.mark.xfail(
-    strict=True, reason="a sysfs file that is not text (NUL, bytes that are not UTF-8) is read as a value, not as unreadable")
-
-
-@pytest.mark.parametrize("damage", [pytest.param("binary", marks=NOT_TEXT_READ_AS_TEXT), "directory"])
+@pytest.mark.parametrize("damage", ["binary", "directory"])
 def test_rdma_facts_reads_a_damaged_sysfs_as_unreadable(damage, monkeypatch, capsys, tmp_path):
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"netdev": "eth0", "ipv4": "10.0.0.3"}]}], cpus=2)
@@ -160,7 +154,7 @@ def test_rdma_facts_reads_a_damaged_sysfs_as_unreadable(damage, monkeypatch, cap
     assert ("port_state_unknown", "mlx5_0", 1) in [(f["code"], f["device"], f["port"]) for f in facts["findings"]]
 
 
-@pytest.mark.parametrize("damage", [pytest.param("binary", marks=NOT_TEXT_READ_AS_TEXT), "directory"])
+@pytest.mark.parametrize("damage", ["binary", "directory"])
 def test_cpu_governor_reads_a_damaged_sysfs_as_unreadable(damage, monkeypatch, capsys, tmp_path):
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [], cpus=["powersave", "performance"])
@@ -199,14 +193,15 @@ class JsonAnswer(object):
         return "/usr/bin/" + name
 
     def run(self, argv, timeout, env=None, cwd=None):
-        return {"rc": 0, "stdout": self.text, "stderr": "", "cmd": list(argv), "timed_out": False}
+        stdout = KUBECTL_CLIENT_VERSION if is_identity_probe(argv) else self.text
+        return {"rc": 0, "stdout": stdout, "stderr": "", "cmd": list(argv), "timed_out": False}
 
 
 @pytest.mark.parametrize("text", ["[]", "null", '"pods"', "5", '{"items": 5}', '{"items": ["x"]}', "{", "\xff"])
 @pytest.mark.parametrize("name,args", [
     ("test_pods", {"run_id": "r1", "nodes": ["node-a"], "image": "ghcr.io/example/tools:1",
-                   "kubectl_binary": "/bin/true"}),
-    ("existing_pods", {"selector": "app=x", "kubectl_binary": "/bin/true"})], ids=["test_pods", "existing_pods"])
+                   "kubectl_binary": "/usr/bin/kubectl"}),
+    ("existing_pods", {"selector": "app=x", "kubectl_binary": "/usr/bin/kubectl"})], ids=["test_pods", "existing_pods"])
 def test_json_that_is_not_a_kubectl_answer_fails_cleanly(name, args, text, monkeypatch, capsys):
     monkeypatch.setattr(MODULES[name], "HostTransport", JsonAnswer(text))
     result = run_module(MODULES[name], monkeypatch, capsys, args)

@@ -35,10 +35,10 @@ def _names(pattern):
 def test_the_lab_commands_come_first():
     text = _readme()
     commands = re.findall(r"^((?:make|ansible-\S+) [^\n]*)", text, re.M)
-    assert commands[:2] == ["make demo   # fresh machine (root): install everything, start a 4-host local lab, "
-                            "run the one-click check, print the report path",
-                            "make test   # the whole test suite: unit (galaxy-importer and ansible-builder included), "
-                            "lab integration, ansible-lint, ansible-test sanity, collection build"]
+    # exactly two commands for a fresh machine, each saying what it does
+    assert [command.split("#")[0].strip() for command in commands[:2]] == ["make demo", "make test"]
+    assert all(len(command.split("#", 1)[-1].strip()) > 20 for command in commands[:2]), commands[:2]
+    assert "15 minutes" in commands[1] and "make test-full" in text
     assert text.index("## Try it locally") < text.index("make demo") < text.index("## What it is")
 
 

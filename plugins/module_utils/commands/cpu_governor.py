@@ -17,6 +17,7 @@ import glob
 import os
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import text_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 
 _CPU_DIR = re.compile(r"^cpu(\d+)$")
@@ -84,16 +85,14 @@ def _cpu_item(item):
 
 
 def _read(path):
-    """The stripped text of a sysfs file; None when it cannot be read (permission, a directory, gone).
-
-    Bytes that are not UTF-8 (a file that is not what sysfs writes there) come back replaced, so the value is
-    shown and refused as a governor name instead of raising UnicodeDecodeError.
-    """
+    """The stripped text of a sysfs file; None when it cannot be read (permission, a directory, gone) or is not
+    text (a file that is not what sysfs writes there: its governor is unknown)."""
     try:
         with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace").strip()
+            text = text_of(handle.read())
     except (IOError, OSError):
         return None
+    return None if text is None else text.strip()
 
 
 def read_cpus(sysfs_root):

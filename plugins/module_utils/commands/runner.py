@@ -52,6 +52,19 @@ class ControllerGone(CommandError):
     """A command was stopped because nobody waits for the module any more (``controller_gone``)."""
 
 
+
+def text_of(data):
+    """``data`` decoded as UTF-8 text; None when it is not text (a NUL byte, bytes that are not UTF-8).
+
+    The files the collection reads (sysfs attributes, /proc, tool version files) are text: one that is not was
+    damaged or is not the file its path names, and its value is unknown, not a string of replacement marks."""
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
 def fail_not_started(module, exc, what=None, **extra):
     """Fail the task for a command that could not start: ``msg`` names the program and the error, no traceback."""
     msg = "%s: %s" % (what, exc) if what else str(exc)
@@ -350,11 +363,13 @@ class HostTransport:
         return Background(self.wrap(argv, timeout), timeout, env=env, cwd=cwd)
 
     def read_file(self, path, default=None):
+        """The file's text; ``default`` when it cannot be read or is not text (see :func:`text_of`)."""
         try:
             with open(path, "rb") as handle:
-                return handle.read().decode("utf-8", "replace")
+                text = text_of(handle.read())
         except (IOError, OSError):
             return default
+        return default if text is None else text
 
 
 # The remote side of a kubectl exec: print our PID (the process group that

@@ -37,6 +37,8 @@ __metaclass__ = type
 import glob
 import os
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import text_of
+
 _DEV = "class/infiniband/*"
 _PORT = _DEV + "/ports/*"
 
@@ -152,7 +154,8 @@ def _normalize(content):
 
 
 def read_text(path):
-    """File text without trailing newlines; '' if it opens but cannot be read; None if it cannot be opened."""
+    """File text without trailing newlines; '' if it opens but cannot be read; None if it cannot be opened or
+    is not text (a damaged file's value is unknown)."""
     try:
         handle = open(path, "rb")
     except (IOError, OSError):
@@ -164,7 +167,8 @@ def read_text(path):
             return ""
     finally:
         handle.close()
-    return _normalize(data.decode("utf-8", "replace"))
+    text = text_of(data)
+    return None if text is None else _normalize(text)
 
 
 def snapshot_from_fs(root):

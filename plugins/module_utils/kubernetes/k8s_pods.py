@@ -192,7 +192,7 @@ def _check_names(errors, params):
     """Names of Kubernetes objects the pods refer to."""
     for key in ("namespace", "name_prefix", "run_id"):
         value = params.get(key)
-        if value:
+        if value is not None:       # '' is no name: kubectl -n '' would not be this option's namespace
             _dns_label(errors, key, value)
     for key in ("service_account",):
         if params.get(key):

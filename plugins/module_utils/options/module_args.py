@@ -74,6 +74,16 @@ def check_args(argument_spec, params, prefix=""):
         key, value = given(params, name, spec)
         if value is not None:
             check_value(prefix + key, spec, value)
+        if spec.get("required") and spec.get("type", "str") in TEXT_TYPES and _named_but_empty(params, name, spec):
+            # Ansible takes null and '' for a required option as given; the plugin would go on with nothing
+            fail(prefix + name, params.get(name), "is required: give a value that is not empty")
+
+
+def _named_but_empty(params, name, spec):
+    """The option is in ``params`` (under its name or an alias) with null, '' or only blanks."""
+    present = [params[key] for key in [name] + list(spec.get("aliases") or []) if key in params]
+    return bool(present) and all(value is None or (isinstance(value, str) and not value.strip())
+                                 for value in present)
 
 
 def given(params, name, spec):
