@@ -35,8 +35,8 @@ _PERFTEST = {
     "bidirectional": ("bandwidth tests only (metric bw)", _bandwidth),
     "qps": ("bandwidth tests only (metric bw)", _bandwidth),
     "lat_iterations": ("latency tests only (metric lat)", _latency),
-    "size": ("no atomic test (fixed 8 bytes)", _sized),
-    "all_sizes": ("no atomic test (fixed 8 bytes)", _sized),
+    "size": ("every test but atomic ones (fixed 8 bytes)", _sized),
+    "all_sizes": ("every test but atomic ones (fixed 8 bytes)", _sized),
 }
 # check family -> its per-test options; iperf3 runs one test, so every option applies to it
 FAMILIES = {"rdma": _PERFTEST, "gpudirect": _PERFTEST, "tcp": {}}
