@@ -114,7 +114,12 @@ def plan_faults(values):
     options = pcc.converted(ALL, values)
     faults = []
     for family in pcc.FAMILIES:
-        for module_name, args, _used in planned_calls.planned_calls(family, options, HOSTS):
+        try:
+            calls = planned_calls.planned_calls(family, options, HOSTS)
+        except pcc.ScheduleError as exc:
+            faults.append("%s planner: %s" % (family, exc))
+            continue
+        for module_name, args, _used in calls:
             fault = call_fault(module_name, args)
             if fault:
                 faults.append("%s %s: %s" % (family, module_name, fault))
