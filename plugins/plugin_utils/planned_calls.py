@@ -25,7 +25,7 @@ _KEEP = {
     ABOVE_ZERO: lambda value: value is not None and value > 0,
     ABOVE_ONE: lambda value: value is not None and value > 1,
     NOT_NEGATIVE: lambda value: value is not None and value >= 0,
-    NOT_EMPTY: lambda value: bool(value),
+    NOT_EMPTY: bool,
 }
 
 # module argument, role variable, how the role passes it
