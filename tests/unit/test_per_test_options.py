@@ -86,4 +86,3 @@ def test_one_side_from_role_is_the_test_asked_for_and_is_refused_as_before(monke
     result = run_main(perftest_module, monkeypatch, capsys, {
         "role": "server", "metric": "lat", "bidirectional": True}, check_mode=True)
     assert result["failed"] and result["msg"] == "bidirectional applies to bandwidth tests only (metric=bw)"
-

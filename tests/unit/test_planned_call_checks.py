@@ -161,7 +161,7 @@ def test_the_sweep_reads_each_variables_range_from_its_rule():
 PERFTEST_OPS = [["write"], ["read"], ["send"], ["atomic"], ["write", "read", "send", "atomic"]]
 
 
-@pytest.mark.parametrize("ops", PERFTEST_OPS, ids=lambda ops: "+".join(ops))
+@pytest.mark.parametrize("ops", PERFTEST_OPS, ids="+".join)
 def test_perftest_per_test_options_together(ops):
     """ops x bidirectional x qps x size x all_sizes (all_sizes with duration 0, as its rule wants)."""
     wrong = []
