@@ -12,11 +12,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import itertools
-import os
 import re
 
 import pytest
-import yaml
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd, perftest_cmd
 from ansible_collections.clusterops.commcheck.plugins.modules import iperf3 as iperf3_module
@@ -25,21 +23,9 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils import planne
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import planned_calls
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options as ro
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HOSTS = ("n1", "n2")
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# every role's argument spec, merged, and the type checks' memo, as test_role_options reads them
+from test_role_options import ALL, HOSTS, TYPE_CHECKS
 
-
-def _specs():
-    out = {}
-    for role in ro.ROLES:
-        with open(os.path.join(REPO, "roles", role, "meta", "argument_specs.yml")) as handle:
-            out[role] = yaml.load(handle, Loader=LOADER)["argument_specs"]
-    return out
-
-
-ALL = ro.merge_specs(_specs(), ro.ROLES)
-TYPE_CHECKS = {}
 _RANGE = re.compile(r"(-?\d+(?:\.\d+)?) to (-?\d+(?:\.\d+)?)")
 
 
