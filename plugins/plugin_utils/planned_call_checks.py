@@ -76,9 +76,11 @@ def _unhonoured(family, args, used, options, spec):
 
 
 def converted(spec, values):
-    """Every variable of ``spec`` as the roles see it: given or default, converted by its type."""
+    """The variables of ``spec`` the calls are planned from, as the roles see them: given or default, converted
+    by their type."""
     out = {}
-    for option, value in role_options.effective_values(spec, values).items():
+    wanted = dict((option, spec[option]) for option in pc.VARIABLES if option in spec)
+    for option, value in role_options.effective_values(wanted, values).items():
         good, problem = role_options.check_type(option, spec[option], value) if value is not None else (None, None)
         if problem is None:
             out[option] = good

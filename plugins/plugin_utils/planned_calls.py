@@ -68,6 +68,12 @@ IPERF3_SIDE_VARIABLES = ("commcheck_tcp_base_port", "commcheck_tcp_strategy")
 FAMILY_KEYS = {"rdma": "commcheck_rdma_ops", "gpudirect": "commcheck_rdma_gpudirect", "tcp": "commcheck_tcp_duration"}
 # the one-click check's name of each family (commcheck_checks)
 FAMILY_CHECKS = {"rdma": "rdma", "gpudirect": "rdma", "tcp": "tcp"}
+# every variable the calls are planned from (the up-front check converts only these)
+VARIABLES = tuple(sorted(set(
+    [variable for _arg, variable, _how in PERFTEST_ARGS + IPERF3_ARGS] + list(PERFTEST_SIDE_VARIABLES)
+    + list(IPERF3_SIDE_VARIABLES) + list(FAMILY_KEYS.values())
+    + ["commcheck_checks", "commcheck_rdma_use_cuda", "commcheck_ib_gid_index", "commcheck_rdma_timeout",
+       "commcheck_tcp_timeout"])))
 PLACEHOLDER_HOSTS = ("planned-host-a", "planned-host-b")
 _GPUDIRECT_OFF = ("false", "no", "off")
 
@@ -143,7 +149,8 @@ def runs(family, options):
         return False
     if family == "gpudirect":
         setting = str(options.get("commcheck_rdma_gpudirect")).lower()
-        return setting not in _GPUDIRECT_OFF and (options.get("commcheck_rdma_use_cuda") or -1) < 0
+        use_cuda = options.get("commcheck_rdma_use_cuda")
+        return setting not in _GPUDIRECT_OFF and (use_cuda is None or use_cuda < 0)
     return True
 
 

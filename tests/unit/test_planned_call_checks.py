@@ -211,3 +211,22 @@ def test_a_default_no_test_takes_is_not_refused_and_a_check_not_run_is_not_plann
     assert pcc.problems(ALL, {"commcheck_rdma_metrics": ["bw"]}, HOSTS) == []
     assert pcc.problems(ALL, {"commcheck_checks": ["discover", "tcp"], "commcheck_rdma_metrics": ["lat"],
                               "commcheck_rdma_qps": 4}, HOSTS) == []
+
+
+@pytest.mark.parametrize("values", [{}, {"commcheck_rdma_use_cuda": 0, "commcheck_tcp_timeout": 20},
+                                    {"commcheck_rdma_gpudirect": True, "commcheck_rdma_strategy": "rounds"}])
+def test_the_calls_are_planned_from_the_variables_the_check_converts(values):
+    """planned_calls reads nothing past planned_calls.VARIABLES: with every variable it plans the same calls."""
+    every = dict((name, spec.get("default")) for name, spec in ALL.items())
+    every.update(values)
+    wanted = pcc.converted(ALL, values)
+    for family in pcc.FAMILIES:
+        assert planned_calls.planned_calls(family, every, HOSTS) == planned_calls.planned_calls(family, wanted, HOSTS)
+
+
+def test_gpudirect_is_planned_only_where_it_runs():
+    def families(values):
+        return [f for f in pcc.FAMILIES if planned_calls.planned_calls(f, pcc.converted(ALL, values), HOSTS)]
+    assert families({}) == ["rdma", "gpudirect", "tcp"]
+    assert families({"commcheck_rdma_use_cuda": 0}) == ["rdma", "tcp"]
+    assert families({"commcheck_rdma_gpudirect": "off", "commcheck_checks": ["rdma"]}) == ["rdma"]
