@@ -7,7 +7,8 @@ Runs on the controller only and never contacts a host. Reads the roles'
 meta/argument_specs.yml, takes the values the task sees (the current host's,
 every precedence level) plus the host-level values of every other host of the
 play, and checks them with ``plugin_utils.role_options`` (types and choices
-of the specs, then the rule of each variable). Any problem fails the task
+of the specs, then the rule of each variable, then the module calls the pair
+checks would make: ``plugin_utils/planned_call_checks.py``). Any problem fails the task
 with one message naming every bad option.
 
 Which value of another host is checked: a variable the current host gets
@@ -30,7 +31,7 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.collections import is_sequence
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import planned_call_checks, role_options
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
     ControllerAction,
     has_template,
@@ -208,6 +209,7 @@ class ActionModule(ControllerAction):
         base_problems = []
         base = self._current_values(spec, task_vars, base_problems)
         base_problems += role_options.check_values(spec, base, known, all_specs, memo)
+        base_problems = base_problems or planned_call_checks.problems(spec, base, hosts)
         by_host = {current: base_problems}
         seen = {}
         for host, own in self._other_hosts(spec, task_vars).items():
@@ -215,7 +217,8 @@ class ActionModule(ControllerAction):
             values = self._host_values(host, own, base, spec, task_vars, problems)
             key = repr(sorted((k, v) for k, v in values.items() if not _same(v, base.get(k, _MISSING))))
             if key not in seen:
-                seen[key] = role_options.check_values(spec, values, known, all_specs, memo)
+                seen[key] = (role_options.check_values(spec, values, known, all_specs, memo)
+                             or planned_call_checks.problems(spec, values, hosts))
             by_host[host] = problems + seen[key]
         for host in hosts:
             by_host.setdefault(host, base_problems)

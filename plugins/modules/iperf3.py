@@ -339,14 +339,12 @@ def main():
 
 def run(module):
     params = module.params
-    single, raws = pm.raw_sides(module)
-    pm.check_min_fraction_option(module)
+    single = pm.raw_sides(module)[0]
     try:
-        pm.check_governor_options(params)
+        sides = checked_call(params)
     except OptionError as exc:
         module.fail_json(msg=str(exc))
     transport = get_transport(module)
-    sides = pm.normalize_sides(module, single, raws, COMMON_KEYS, SIDE_KEYS, ic.normalize)
 
     binary = "iperf3" if module.check_mode else transport.which("iperf3")
     try:
@@ -366,6 +364,11 @@ def run(module):
     ran = pm.run_all(transport, sides, ic.is_connect_failure, hold=hold, release=release)
     _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings,
           {"cpu_governor": dict(report)} if report else None)
+
+
+def checked_call(params):
+    """``pair_module.checked_call`` with iperf3's keys and side check."""
+    return pm.checked_call(params, COMMON_KEYS, SIDE_KEYS, ic.normalize)
 
 
 def check_credential_files(module, transport, sides):

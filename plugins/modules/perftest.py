@@ -209,6 +209,9 @@ options:
     description:
       - Several sides run at the same time in one call. Each item overrides the top-level options of the
         same name; unset keys inherit them.
+      - A side inherits only the top-level options its test takes, so one call can mix tests. O(bidirectional)
+        and O(qps) go to bandwidth sides, O(lat_iterations) to latency sides, O(size) and O(all_sizes) to every
+        test but atomic ones (fixed 8 bytes); the other sides run without them.
     type: list
     elements: dict
     suboptions:
@@ -439,7 +442,7 @@ sides:
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction, shell_meta_error
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import shell_meta_error
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import is_connect_failure
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
@@ -447,6 +450,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery imp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint, resolve_gid_index
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import port_counters
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.per_test_options import side_options
 
 try:
     from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
@@ -507,16 +511,12 @@ def main():
 
 def run(module):
     params = module.params
-    single, raws = pm.raw_sides(module)
-    err = shell_meta_error("extra_args", params.get("extra_args"))
-    if err:
-        module.fail_json(msg=err)
+    single = pm.raw_sides(module)[0]
     try:
-        check_host_options(params)
+        sides = checked_call(params)
     except option_rules.OptionError as exc:
         module.fail_json(msg=str(exc))
     transport = get_transport(module)
-    sides = pm.normalize_sides(module, single, raws, COMMON_KEYS, SIDE_KEYS, pc.normalize)
 
     warnings = []
     for side in sides:
@@ -563,10 +563,18 @@ def build_argvs(module, transport, sides):
         side["tool_missing"] = binaries[tool] is None
 
 
-def check_host_options(params):
-    """The options of the host rather than of a side: min_fraction, sysfs_root, cpu_governor."""
-    check_min_fraction(params["min_fraction"])
-    pm.check_governor_options(params)
+def side_test_options(options, side):
+    """The top-level options the side's test takes (planning/per_test_options.py decides)."""
+    test = {"test": side.get("test") or options.get("test"), "metric": side.get("metric") or options.get("metric")}
+    return side_options("rdma", options, test)
+
+
+def checked_call(params):
+    """``pair_module.checked_call`` with perftest's keys, side check and per-test options (``extra_args`` first)."""
+    err = shell_meta_error("extra_args", params.get("extra_args"))
+    if err:
+        raise option_rules.OptionError(err)
+    return pm.checked_call(params, COMMON_KEYS, SIDE_KEYS, pc.normalize, per_test=side_test_options)
 
 
 def _retryable(result):

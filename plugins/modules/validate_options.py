@@ -16,6 +16,13 @@ description:
     against the rule of that variable - ranges of numbers, names (RDMA devices, Kubernetes objects, hosts), paths
     without C(..), programs (an absolute path or a command name, never relative), message sizes, the extra
     arguments of perftest and iperf3, environment and MCA names, and the options that go together.
+  - Then the module calls the pair checks would make (C(clusterops.commcheck.perftest) from host and GPU memory,
+    C(clusterops.commcheck.iperf3)) are planned from these values and each goes through that module's own checks,
+    so a value the check accepts is not refused by a module later. A refusal names the variables that fed the
+    refused argument. An option that applies to some tests only (C(commcheck_rdma_bidirectional) and
+    C(commcheck_rdma_qps) to bandwidth tests, C(commcheck_rdma_size) and C(commcheck_rdma_all_sizes) to all but
+    atomic tests, C(commcheck_rdma_lat_iterations) to latency tests) goes to those tests while the others run
+    without it; it is refused when none of the planned tests takes it.
   - A value that is not set is checked as its default. A variable that can differ per host (set in the inventory,
     as a fact or from a template) is checked for every host of the play, not only the one the task runs for.
   - >-

@@ -6,6 +6,7 @@ import re
 import pytest
 import yaml
 
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import planned_call_checks
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options as ro
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit
 
@@ -513,7 +514,10 @@ def test_the_oneclick_union_takes_the_oneclick_spec_first():
 
 @pytest.mark.parametrize("name", sorted(GOOD))
 def test_good_value_passes(name):
-    assert _check(_values(name, GOOD[name])) == []
+    """Good for its rule, and for every module call the checks plan with it (plugin_utils/planned_call_checks)."""
+    values = _values(name, GOOD[name])
+    assert _check(values) == []
+    assert planned_call_checks.problems(ALL, values, HOSTS) == []
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))

@@ -68,6 +68,17 @@ CHECKS = """
       run_once: true
       ignore_errors: true
       register: cleanup
+    - name: Per-test options the planned module calls take, and a size no planned test takes
+      clusterops.commcheck.validate_options:
+        roles: [rdma_perf]
+      vars:
+        commcheck_rdma_bidirectional: true
+        commcheck_rdma_qps: 4
+        commcheck_rdma_ops: [atomic]
+        commcheck_rdma_size: 4096
+      run_once: true
+      ignore_errors: true
+      register: planned
     - name: In check mode
       clusterops.commcheck.validate_options:
         roles: [report, quarantine]
@@ -98,7 +109,7 @@ CHECKS = """
         dest: "%s"
         mode: "0644"
       vars:
-        names: [per_host, templated, unevaluated, unknown, cleanup, check_mode, overridden]
+        names: [per_host, templated, unevaluated, unknown, cleanup, check_mode, overridden, planned]
 """
 
 FATAL = """
@@ -191,6 +202,13 @@ def test_good_values_pass_in_check_mode_and_list_what_was_checked(results):
     assert not res.get("failed") and res["changed"] is False
     assert "commcheck_report_dir" in res["checked"] and "commcheck_quarantine_backend" in res["checked"]
     assert res["msg"].endswith("checked on 3 host(s)")
+
+
+def test_the_planned_module_calls_are_checked_naming_the_variable_no_test_takes(results):
+    res = results["planned"]
+    assert res.get("failed") and res["problems"] == [
+        "commcheck_rdma_size: 4096 applies to every test but atomic ones (fixed 8 bytes); none of the tests planned "
+        "from commcheck_rdma_ops and commcheck_rdma_metrics is one"], res
 
 
 def test_a_play_variable_replaces_the_hosts_own_values(results):

@@ -83,16 +83,16 @@ def raw_sides(module):
     return single, raws
 
 
-def check_min_fraction_option(module):
-    try:
-        check_min_fraction(module.params["min_fraction"])
-    except OptionError as exc:
-        module.fail_json(msg=str(exc))
+def side_params(params, side, common_keys, side_keys, per_test=None):
+    """Top-level options overridden by one side's keys (``step``: the side's, else 0).
 
-
-def side_params(params, side, common_keys, side_keys):
-    """Top-level options overridden by one side's keys (``step``: the side's, else 0)."""
+    ``per_test`` (the tool's ``(top-level options, side) -> options``) keeps from the top level only what the
+    side's test takes (``planning/per_test_options.py``): a bandwidth-only option still reaches the bandwidth
+    sides, and the latency sides run without it.
+    """
     merged = dict((k, params.get(k)) for k in common_keys)
+    if per_test is not None:
+        merged = per_test(merged, side)
     for key in side_keys:
         if side.get(key) is not None:
             merged[key] = side[key]
@@ -100,20 +100,36 @@ def side_params(params, side, common_keys, side_keys):
     return merged
 
 
-def normalize_sides(module, single, raws, common_keys, side_keys, normalize):
-    """Each side merged over the top-level options, then ``normalize``d; the task fails on the first bad one
-    (its message names ``sides[N]`` unless there is one side from ``role``)."""
+def checked_sides(params, single, raws, common_keys, side_keys, normalize, per_test=None):
+    """Each side merged over the top-level options (``per_test`` for ``sides`` only: one side from ``role``
+    is the test asked for), then ``normalize``d; raises OptionError naming ``sides[N]`` on the first bad one.
+
+    The module runs it on its arguments, and the up-front check on the planned module calls.
+    """
     sides = []
     for num, raw in enumerate(raws):
-        merged = side_params(module.params, raw, common_keys, side_keys)
+        merged = side_params(params, raw, common_keys, side_keys, None if single else per_test)
         try:
             norm = normalize(merged)
         except OptionError as exc:
-            module.fail_json(msg=("sides[%d]: %s" % (num, exc)) if not single else str(exc))
+            if single:
+                raise
+            raise OptionError("sides[%d]: %s" % (num, exc))
         norm["step"] = merged["step"]
         norm.update((key, merged.get(key)) for key in LABEL_KEYS)
         sides.append(norm)
     return sides
+
+
+def checked_call(params, common_keys, side_keys, normalize, per_test=None):
+    """The normalized sides of a call (its arguments after the spec), or OptionError: what a pair module checks
+    before anything runs (``min_fraction``, the governor options, every side), and what the up-front check
+    runs on every planned call."""
+    check_min_fraction(params["min_fraction"])
+    check_governor_options(params)
+    single = params.get("role") is not None
+    raws = [{"role": params["role"]}] if single else list(params.get("sides") or [])
+    return checked_sides(params, single, raws, common_keys, side_keys, normalize, per_test)
 
 
 def check_mode_results(sides, side_info, **extra):

@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The module calls a pair check would make, from the role variables: ``planned_calls(family, options, hosts)``.
+
+Each family's calls are built as its role builds them (``roles/rdma_perf/tasks/round.yml``,
+``gpudirect_round.yml``, ``roles/tcp_perf/tasks/round.yml``): the same module arguments from the same
+variables, the sides from the same planner (``planning/schedule.plan_rounds``) over placeholder endpoints, as
+discovery has not run. The modules merge each side with the per-test options the same way at run time
+(``planning/per_test_options.py``). ``plugin_utils/planned_call_checks.py`` passes every call through its
+module's own checks before anything runs.
+
+A call: ``(module, arguments, {argument: [role variables that fed it]})``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import plan_rounds
+
+# how a role passes a variable to its module: as it is, or left out (omit) when it says "the tool's default"
+AS_IS, ABOVE_ZERO, ABOVE_ONE, NOT_NEGATIVE, NOT_EMPTY = "as_is", "above_zero", "above_one", "not_negative", "not_empty"
+_KEEP = {
+    AS_IS: lambda value: True,
+    ABOVE_ZERO: lambda value: value is not None and value > 0,
+    ABOVE_ONE: lambda value: value is not None and value > 1,
+    NOT_NEGATIVE: lambda value: value is not None and value >= 0,
+    NOT_EMPTY: bool,
+}
+
+# module argument, role variable, how the role passes it
+PERFTEST_ARGS = (
+    ("duration", "commcheck_rdma_duration", ABOVE_ZERO),
+    ("iterations", "commcheck_rdma_iterations", ABOVE_ZERO),
+    ("lat_iterations", "commcheck_rdma_lat_iterations", ABOVE_ZERO),
+    ("size", "commcheck_rdma_size", ABOVE_ZERO),
+    ("all_sizes", "commcheck_rdma_all_sizes", AS_IS),
+    ("qps", "commcheck_rdma_qps", ABOVE_ZERO),
+    ("bidirectional", "commcheck_rdma_bidirectional", AS_IS),
+    ("rdma_cm", "commcheck_rdma_rdma_cm", AS_IS),
+    ("mtu", "commcheck_rdma_mtu", ABOVE_ZERO),
+    ("use_cuda", "commcheck_rdma_use_cuda", NOT_NEGATIVE),
+    ("gpu_select", "commcheck_gpu_select", AS_IS),
+    ("numa_pin", "commcheck_numa_pin", AS_IS),
+    ("extra_args", "commcheck_rdma_extra_args", AS_IS),
+    ("connect_retries", "commcheck_rdma_connect_retries", AS_IS),
+    ("min_fraction", "commcheck_min_fraction", AS_IS),
+    ("cpu_governor", "commcheck_cpu_governor", NOT_EMPTY),
+    ("port_counters", "commcheck_rdma_counters", AS_IS),
+)
+IPERF3_ARGS = (
+    ("duration", "commcheck_tcp_duration", AS_IS),
+    ("parallel", "commcheck_tcp_parallel", ABOVE_ONE),
+    ("reverse", "commcheck_tcp_reverse", AS_IS),
+    ("bidirectional", "commcheck_tcp_bidirectional", AS_IS),
+    ("omit", "commcheck_tcp_omit", ABOVE_ZERO),
+    ("extra_args", "commcheck_tcp_extra_args", AS_IS),
+    ("connect_retries", "commcheck_tcp_connect_retries", AS_IS),
+    ("min_fraction", "commcheck_min_fraction", AS_IS),
+    ("expected_gbps", "commcheck_tcp_expected_gbps", ABOVE_ZERO),
+    ("cpu_governor", "commcheck_cpu_governor", NOT_EMPTY),
+)
+# what the sides are planned from (a bad one fails the planner or every side)
+PERFTEST_SIDE_VARIABLES = ("commcheck_rdma_ops", "commcheck_rdma_metrics", "commcheck_rdma_base_port",
+                           "commcheck_rdma_strategy")
+IPERF3_SIDE_VARIABLES = ("commcheck_tcp_base_port", "commcheck_tcp_strategy")
+# what the family's calls need at least: without it the roles checked do not run the family
+FAMILY_KEYS = {"rdma": "commcheck_rdma_ops", "gpudirect": "commcheck_rdma_gpudirect", "tcp": "commcheck_tcp_duration"}
+# the one-click check's name of each family (commcheck_checks)
+FAMILY_CHECKS = {"rdma": "rdma", "gpudirect": "rdma", "tcp": "tcp"}
+# every variable the calls are planned from (the up-front check converts only these)
+VARIABLES = tuple(sorted(set(
+    [variable for _arg, variable, _how in PERFTEST_ARGS + IPERF3_ARGS] + list(PERFTEST_SIDE_VARIABLES)
+    + list(IPERF3_SIDE_VARIABLES) + list(FAMILY_KEYS.values())
+    + ["commcheck_checks", "commcheck_rdma_use_cuda", "commcheck_ib_gid_index", "commcheck_rdma_timeout",
+       "commcheck_tcp_timeout"])))
+PLACEHOLDER_HOSTS = ("planned-host-a", "planned-host-b")
+_GPUDIRECT_OFF = ("false", "no", "off")
+
+
+def _arguments(table, options):
+    """(module arguments, {argument: [variable]}) of a family's table, as the role passes them."""
+    args, used = {}, {}
+    for argument, variable, how in table:
+        if variable in options and _KEEP[how](options[variable]):
+            args[argument] = options[variable]
+            used[argument] = [variable]
+    return args, used
+
+
+def _placeholder_rails(hosts, gid_index):
+    rail = {"rail": 0, "device": "mlx5_0", "port": 1, "gid_index": gid_index, "rate_gbps": 100.0}
+    return dict((host, [dict(rail, address="192.0.2.%d" % (num + 1))]) for num, host in enumerate(hosts))
+
+
+def _pair(hosts):
+    hosts = list(hosts or ())[:2]
+    return hosts + list(PLACEHOLDER_HOSTS[len(hosts):])
+
+
+def _timeout(options, prefix, floor, hosts):
+    """The whole-side deadline the role computes (tasks/run.yml), with the variables it comes from."""
+    given = options.get(prefix + "timeout") or 0
+    if given > 0:
+        return given, [prefix + "timeout"]
+    duration = options.get(prefix + "duration") or 0
+    extra = len(hosts) if options.get(prefix + "strategy") == "pipelined" else 0
+    if prefix == "commcheck_tcp_":
+        return duration + (options.get("commcheck_tcp_omit") or 0) + 30 + extra, [
+            prefix + "duration", "commcheck_tcp_omit", prefix + "timeout"]
+    return (duration + 30 if duration > 0 else floor) + extra, [prefix + "duration", prefix + "timeout"]
+
+
+def _perftest_call(options, hosts, gpu):
+    args, used = _arguments(PERFTEST_ARGS, options)
+    args["timeout"], used["timeout"] = _timeout(options, "commcheck_rdma_", 300, hosts)
+    args["fail_on_error"] = False
+    tests = [[op, metric] for op in options.get("commcheck_rdma_ops") or [] for metric in options.get(
+        "commcheck_rdma_metrics") or []]
+    plan = plan_rounds([[hosts]], _placeholder_rails(hosts, options.get("commcheck_ib_gid_index")), tests,
+                       options.get("commcheck_rdma_base_port", 18515),
+                       merge=options.get("commcheck_rdma_strategy") == "pipelined")
+    sides = [side for host in hosts for side in plan[0]["sides"].get(host, [])]
+    if gpu:
+        args.pop("use_cuda", None)
+        args["gpu_select"] = "given"
+        sides = [dict(side, use_cuda=0) for side in sides]
+    args["sides"] = sides
+    used["sides"] = list(PERFTEST_SIDE_VARIABLES)
+    return ("perftest", args, used)
+
+
+def _iperf3_call(options, hosts):
+    args, used = _arguments(IPERF3_ARGS, options)
+    args["timeout"], used["timeout"] = _timeout(options, "commcheck_tcp_", 0, hosts)
+    args["fail_on_error"] = False
+    plan = plan_rounds([[hosts]], None, None, options.get("commcheck_tcp_base_port", 5201),
+                       merge=options.get("commcheck_tcp_strategy") == "pipelined")
+    args["sides"] = [side for host in hosts for side in plan[0]["sides"].get(host, [])]
+    used["sides"] = list(IPERF3_SIDE_VARIABLES)
+    return ("iperf3", args, used)
+
+
+def runs(family, options):
+    """Whether the variables checked (``options``) run ``family`` at all."""
+    if FAMILY_KEYS[family] not in options:
+        return False
+    if "commcheck_checks" in options and FAMILY_CHECKS[family] not in (options["commcheck_checks"] or []):
+        return False
+    if family == "gpudirect":
+        setting = str(options.get("commcheck_rdma_gpudirect")).lower()
+        use_cuda = options.get("commcheck_rdma_use_cuda")
+        return setting not in _GPUDIRECT_OFF and (use_cuda is None or use_cuda < 0)
+    return True
+
+
+def planned_calls(family, options, hosts=None):
+    """The module calls ``family`` (rdma, gpudirect, tcp) would make with these variable values (converted),
+    between the first two of ``hosts`` (placeholders when fewer): the arguments of a call do not depend on
+    the pair, only on the test. Raises ``schedule.ScheduleError`` when the planner refuses the variables."""
+    if not runs(family, options):
+        return []
+    pair = _pair(hosts)
+    if family == "tcp":
+        return [_iperf3_call(options, pair)]
+    return [_perftest_call(options, pair, gpu=family == "gpudirect")]
