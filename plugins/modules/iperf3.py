@@ -363,7 +363,7 @@ def run(module):
         module.fail_json(msg="the parse_iperf3 module_utils of the collection is missing")
     warnings = []
     hold, release, report = pm.governor_hold(module, transport, warnings)
-    ran = pm.run_all(transport, sides, ic.is_connect_failure, hold=hold, release=release)
+    ran = pm.run_all(transport, sides, ic.is_connect_failure, hold=hold, release=release, capture=ic.OUTPUT_CAPTURE)
     _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings,
           {"cpu_governor": dict(report)} if report else None)
 

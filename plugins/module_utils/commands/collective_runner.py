@@ -31,6 +31,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_nccl_tests,
     parse_nccl_tests_json,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.collective_stream import collective_line_filter
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import filtered_output
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError, ControllerGone
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import config_file_problem
 
@@ -174,7 +176,8 @@ class CollectiveRunner(object):
         argv, hostfile, json_file, layout = self.argv(hosts, run_tag(round_number, index))
         if hostfile:
             self.write_file(hostfile, mpi_cmd.hostfile_lines(hosts, layout["processes_per_node"]))
-        res = self.transport.run(argv, self.params["timeout"])
+        # the output is bounded: its head and tail, and of its middle the lines the parsers need
+        res = self.transport.run(argv, self.params["timeout"], capture=filtered_output(collective_line_filter()))
         if res.get("abandoned"):
             # ansible-playbook was interrupted: mpirun, its daemons and ranks were stopped; nothing more runs
             raise ControllerGone("stopped: the controller went away (ansible-playbook was interrupted)", argv)
