@@ -114,13 +114,13 @@ class RecordingTransport(object):
         self.calls.append(("which", name))
         return name if name.startswith("/") else "/usr/bin/" + name
 
-    def run(self, argv, timeout, env=None, cwd=None):
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
         self.calls.append(("run", list(argv)))
         node = {"kind": "Node", "metadata": {"name": "x", "labels": {}, "annotations": {}}, "spec": {}}
         return {"rc": 0, "stdout": json.dumps(node) if "get" in argv else "", "stderr": "", "timed_out": False,
                 "duration_s": 0.0, "cmd": list(argv)}
 
-    def start(self, argv, timeout, env=None, cwd=None):
+    def start(self, argv, timeout, env=None, cwd=None, capture=None):
         raise AssertionError("nothing may start in these tests: %r" % (argv,))
 
     def read_file(self, path, default=None):

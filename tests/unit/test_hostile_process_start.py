@@ -198,7 +198,7 @@ class JsonAnswer(object):
     def which(self, name):
         return "/usr/bin/" + name
 
-    def run(self, argv, timeout, env=None, cwd=None):
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
         return {"rc": 0, "stdout": self.text, "stderr": "", "cmd": list(argv), "timed_out": False}
 
 
