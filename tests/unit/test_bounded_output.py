@@ -94,14 +94,13 @@ def nccl_info_output(ranks):
     """nccl-tests' output with NCCL_DEBUG=INFO from ``ranks`` ranks: log records around the table."""
     text = corpus("nccl_tests/all_reduce_perf_2node_16gpu_h100_mpirun.txt")
     head, table = text.split("#\n#  ", 1)[0], "#  " + text.split("#\n#  ", 1)[1]
-    records = []
-    for rank in range(ranks):
-        host = "node%04d:%d:%d [%d]" % (rank // 8, 1000 + rank, 2000 + rank, rank % 8)
-        records.append("%s NCCL INFO comm 0x%x rank %d nRanks %d - Init START" % (host, rank, rank, ranks))
-        for channel in range(8):
-            records.append("%s NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] [send] via NET/IB/%d" % (
-                host, channel, rank, rank % 8, (rank + 8) % ranks, rank % 8, channel % 4))
-        records.append("%s NCCL INFO comm 0x%x rank %d nRanks %d - Init COMPLETE" % (host, rank, rank, ranks))
+    def host(rank):
+        return "node%04d:%d:%d [%d]" % (rank // 8, 1000 + rank, 2000 + rank, rank % 8)
+
+    # every rank's start first (more than the head keeps), so the transport is only in the middle
+    records = ["%s NCCL INFO comm 0x%x rank %d nRanks %d - Init START" % (host(r), r, r, ranks) for r in range(ranks)]
+    records += ["%s NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] [send] via NET/IB/%d" % (
+        host(r), channel, r, r % 8, (r + 8) % ranks, r % 8, channel % 4) for r in range(ranks) for channel in range(8)]
     after = ["node%04d:%d:%d [%d] NCCL INFO comm 0x%x rank %d - Destroy COMPLETE" % (
         r // 8, 1000 + r, 2000 + r, r % 8, r, r) for r in range(ranks)]
     return (head + "\n".join(records) + "\n" + table + "\n".join(after) + "\n").encode()
