@@ -18,11 +18,16 @@ STEP_SLACK_S = 5
 # What the whole task may take beyond its steps: the module's start over ssh, reading the facts it is given,
 # the CPU governor, the port counters, and its result's way back (a busy controller, hundreds of hosts).
 TASK_MARGIN_S = 60
+# Tasks whose steps the collection knows by name: discovery (rdma_facts) runs, one after the other, each under
+# its timeout: the sysfs dump, ibdev2netdev, ibstat, ibv_devinfo, rdma link, show_gids, their versions, the probe.
+NAMED_STEPS = {"discovery": 10}
 
 
 def step_count(steps):
-    """The number of steps a task runs one after the other: a number, or a host's sides (their distinct
-    ``step`` values, a side without one being step 0)."""
+    """The number of steps a task runs one after the other: a number, a host's sides (their distinct
+    ``step`` values, a side without one being step 0), or the name of a task in NAMED_STEPS."""
+    if isinstance(steps, str) and steps in NAMED_STEPS:
+        return NAMED_STEPS[steps]
     if isinstance(steps, (list, tuple)):
         return len(set(int((side or {}).get("step") or 0) for side in steps))
     return int(steps or 0)
