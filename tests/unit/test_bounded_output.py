@@ -10,16 +10,23 @@ import io
 import os
 import sys
 
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_task_timeout import commcheck_task_timeout
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import collective_runner as cr
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import output_capture as oc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import runner
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.collective_runner import lost_in_output
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import run_sides, side_result
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.collective_stream import (
     collective_line_filter)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.task_bound import task_timeout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "fixtures", "corpus")
@@ -178,3 +185,36 @@ def test_iperf3_side_too_large_is_output_too_large_when_no_result_was_read():
     lost = ic.side_verdict(side, too_large("{ \"start\": {"), {"errors": []})
     assert lost["verdict"] == "error" and lost["errors"][0]["code"] == "output_too_large"
     assert ic.OUTPUT_CAPTURE is oc.DOCUMENT
+
+
+# --- the whole-task bound -----------------------------------------------------------------------------------
+
+def test_the_task_bound_is_the_steps_times_their_deadline_plus_the_margin():
+    assert task_timeout(3, 40) == 3 * 45 + 60
+    assert task_timeout(0, 40) == task_timeout(1, 40) == 105      # a task that runs runs one step at least
+    # a host's sides: their distinct steps (a side without one is step 0)
+    sides = [{"step": 0}, {"step": 0}, {"step": 2}, {"role": "server"}, {"step": 5}]
+    assert task_timeout(sides, 40, margin=0) == 3 * 45
+    assert task_timeout("discovery", 60) == 10 * 65 + 60
+
+
+def test_a_collective_that_may_bisect_counts_its_bisection_runs():
+    assert task_timeout(1, 100, margin=0, bisect_hosts=8) == (1 + 2 * 8 + 3) * 105
+    assert task_timeout(1, 100, margin=0, bisect_hosts=8, bisect_max_runs=4) == 5 * 105
+    assert task_timeout(1, 100, margin=0, bisect_hosts=1) == 105      # nothing to bisect
+
+
+def test_the_task_bound_filter_refuses_what_is_not_a_bound():
+    assert commcheck_task_timeout([{"step": 1}], "30") == 95
+    for steps, step_timeout in ((2, 0), (2, "soon"), (-1, 10), ({"a": 1}, 10)):
+        with pytest.raises(AnsibleFilterError, match="commcheck_task_timeout"):
+            commcheck_task_timeout(steps, step_timeout)
+
+
+def test_a_collective_run_whose_table_was_lost_in_its_output_is_output_too_large():
+    judgement = {"verdict": "error", "cause": "no result table", "fix": "read the output",
+                 "errors": [{"code": "no_rows"}]}
+    res = too_large("x", 80 * 1024 * 1024)
+    lost = lost_in_output(judgement, res)
+    assert lost["verdict"] == "error" and [e["code"] for e in lost["errors"]] == ["output_too_large", "no_rows"]
+    assert "83886080 bytes on stdout" in lost["cause"] and lost["fix"] == cr.COLLECTIVE_ERRORS["output_too_large"][1]
