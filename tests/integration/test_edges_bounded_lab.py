@@ -111,6 +111,8 @@ def test_junk_before_perftest_output_is_read_in_bounded_time_and_memory(lab, tmp
     brief = [(r["host"], r["peer"], r["verdict"], r.get("cause")) for r in rdma]
     # the report at the end of each output is in the kept tail: read right, no pair of that host is an error
     assert theirs and all(r["verdict"] in HEALTHY_VERDICTS for r in theirs), brief
+    print("junk %d bytes before each perftest output of %s: run %.0f s, module peak RSS %d kB" % (
+        JUNK_BYTES, victim, run.elapsed, watch.peak_kb))
     assert watch.seen, "no module process of %s was seen" % victim
     assert watch.peak_kb < MODULE_RSS_LIMIT_KB, (watch.peak_kb, sorted(watch.seen))
     assert not oc.wait_no_test_processes(lab, timeout=90)
@@ -163,6 +165,7 @@ def test_a_wedged_module_is_bounded_and_its_host_named(lab, tmp_path):
                     os.kill(module, sig)
                 except ProcessLookupError:
                     pass
+    print("wedged module on %s: run %.0f s" % (victim, run.elapsed))
     # the task's bound on the RDMA phase: at most a few steps of 20 s plus the margin (commcheck_task_timeout),
     # far below the 420 s the controller still waited without it; 10x margin for a busy machine is not needed
     # to tell the two apart, the ceiling below is what a run that waits for the stopped module cannot meet
