@@ -19,7 +19,7 @@ options:
   _input:
     description:
       - The number of test steps the task runs one after the other (C(0) counts as one), or the host's sides
-        (the pair modules' O(clusterops.commcheck.perftest#module:sides)): their distinct C(step) values.
+        (the pair modules' O(clusterops.commcheck.perftest#module:sides)), counted by their distinct C(step) values.
       - Or C(discovery), the commands one C(clusterops.commcheck.rdma_facts) run makes one after the other.
     type: raw
     required: true

@@ -258,6 +258,8 @@ def pool_run(runner, result, warn):
         cause=judgement["cause"], fix=judgement["fix"], busbw_gbs=judgement["busbw_gbs"],
         algbw_gbs=judgement["algbw_gbs"], transport=judgement["transport"], errors=judgement["errors"],
         runs=[record])
+    if res.get("output_too_large"):
+        result.update(output_too_large=True, output_bytes=res.get("output_bytes"))
     for warning in judgement["warnings"]:
         warn(warning)
     if not record["bad"]:
