@@ -222,7 +222,8 @@ def _add_expected(metrics, expected, value, bidirectional):
 
 
 def _missing_verdict(missing, s_err, c_err):
-    cause = "no result from %s (host unreachable, or its task failed before the test ran)" % " and ".join(missing)
+    cause = ("no result from %s (host unreachable, or its task failed, or its module did not come back within the "
+             "task's time bound)" % " and ".join(missing))
     fix = FIX["unreachable"]
     first = s_err or c_err
     if first:
