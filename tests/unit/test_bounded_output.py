@@ -101,6 +101,7 @@ def nccl_info_output(ranks):
     """nccl-tests' output with NCCL_DEBUG=INFO from ``ranks`` ranks: log records around the table."""
     text = corpus("nccl_tests/all_reduce_perf_2node_16gpu_h100_mpirun.txt")
     head, table = text.split("#\n#  ", 1)[0], "#  " + text.split("#\n#  ", 1)[1]
+
     def host(rank):
         return "node%04d:%d:%d [%d]" % (rank // 8, 1000 + rank, 2000 + rank, rank % 8)
 
