@@ -7,6 +7,8 @@ Every command a module runs goes through a transport built here. A transport
 runs an argv list with a deadline (``run``) or starts one in the background
 with a deadline it cannot outlive (``start``). Processes are started in their
 own session so the whole process group is killed on timeout or stop.
+What a command printed is kept bounded (``output_capture``): its head and tail, or a document whole up to
+a limit; the result says ``output_too_large`` with the sizes when more was printed.
 """
 
 from __future__ import absolute_import, division, print_function
