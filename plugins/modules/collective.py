@@ -377,7 +377,10 @@ rc:
   returned: always
   type: int
 stdout:
-  description: What the pool run printed (the last 256 KiB).
+  description:
+    - What the pool run printed (the last 256 KiB). Of an output larger than the module keeps (its first and last
+      64 KiB, and the lines of the middle the parsers need), C(output_too_large) is true and C(output_bytes) has
+      the sizes of C(stdout) and C(stderr).
   returned: always
   type: str
 stderr:

@@ -166,6 +166,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runn
     check_kubectl_settings,
     commands_fail_task,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import require_cluster_client
 
 STOP_TIMEOUT_S = 60
@@ -187,7 +188,7 @@ class Kubectl:
         self.base = client_argv(self.binary, params)
 
     def get_pods(self, args):
-        res = self.host.run(self.base + ["get", "pods"] + args + ["-o", "json"], 60)
+        res = self.host.run(self.base + ["get", "pods"] + args + ["-o", "json"], 60, capture=DOCUMENT)
         if res["rc"] != 0:
             stderr = rules.withhold(res["stderr"], self.module.params["kubeconfig"])
             self.module.fail_json(msg="kubectl get pods failed: %s" % (stderr.strip() or res["stdout"].strip()),

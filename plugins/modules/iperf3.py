@@ -286,7 +286,8 @@ sides:
       (C(role), C(peer), C(rail), C(step), C(round), C(server), C(bind), C(tcp_port), C(expected_gbps)) and C(cmd),
       C(exec_cmd) (as run, under its deadline), C(rc),
       C(stdout), C(stderr), C(timed_out), C(duration_s), C(started) and C(ended) (epoch seconds), C(attempts), C(iperf3), C(metrics), C(verdict), C(cause),
-      C(fix), C(errors).
+      C(fix), C(errors); C(output_too_large) and C(output_bytes) (the sizes) when the output was larger than the
+      32 MiB kept of it.
   returned: always
   type: list
   elements: dict
@@ -361,7 +362,7 @@ def run(module):
         module.fail_json(msg="the parse_iperf3 module_utils of the collection is missing")
     warnings = []
     hold, release, report = pm.governor_hold(module, transport, warnings)
-    ran = pm.run_all(transport, sides, ic.is_connect_failure, hold=hold, release=release)
+    ran = pm.run_all(transport, sides, ic.is_connect_failure, hold=hold, release=release, capture=ic.OUTPUT_CAPTURE)
     _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings,
           {"cpu_governor": dict(report)} if report else None)
 

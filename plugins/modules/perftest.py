@@ -432,7 +432,8 @@ sides:
     - One result per side, in the order given (one item when O(role) is given). Each has the side's
       parameters (C(role), C(peer), C(rail), C(step), C(round), C(test), C(metric), C(device), C(ib_port), C(gid_index),
       C(tcp_port), C(server), C(expected_gbps)) and its C(cmd), C(exec_cmd) (as run, under its deadline), C(rc), C(stdout), C(stderr), C(timed_out),
-      C(duration_s), C(started) and C(ended) (epoch seconds), C(attempts), C(perftest), C(metrics), C(verdict), C(cause), C(fix), C(errors).
+      C(duration_s), C(started) and C(ended) (epoch seconds), C(attempts), C(perftest), C(metrics), C(verdict), C(cause), C(fix), C(errors);
+      of an output over 128 KiB only its first and last 64 KiB, with C(output_too_large) and C(output_bytes) (the sizes).
     - C(placement) (C(numa_node), C(cpulist), C(prefix) the pinning argv put before C(cmd) in C(exec_cmd),
       C(pinned), C(reason), C(use_cuda), C(gpu), C(gpu_reason)) and C(findings) (C(numa_mismatch), C(not_pinned)).
   returned: always

@@ -333,6 +333,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     HostTransport, KubectlTransport, commands_fail_task)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import require_cluster_client
 
 POLL_S = 2
@@ -350,7 +351,8 @@ class Kubectl:
         self.base = client_argv(binary, module.params)
 
     def run(self, args, timeout=60, check=True):
-        res = self.transport.run(self.base + args, timeout)
+        # kubectl's answers are documents (get -o json): read whole, up to the bound for documents
+        res = self.transport.run(self.base + args, timeout, capture=DOCUMENT)
         if check and res["rc"] != 0:
             stderr = rules.withhold(res["stderr"], self.module.params["kubeconfig"])
             self.module.fail_json(msg="kubectl %s failed: %s" % (args[0], stderr.strip() or res["stdout"].strip()),

@@ -52,7 +52,7 @@ class FakeTransport(object):
     def hosts_of(self, argv):
         return frozenset(item.split(":")[0] for item in argv[argv.index("-H") + 1].split(","))
 
-    def run(self, argv, timeout):
+    def run(self, argv, timeout, capture=None):  # pylint: disable=unused-argument
         hosts = self.hosts_of(argv)
         with self.lock:
             self.argvs.append(list(argv))
@@ -134,9 +134,9 @@ def test_max_runs_counts_runs(tmp_path):
 
 def test_flaky_pool_run_gets_the_flaky_verdict_and_both_runs_as_evidence(tmp_path):
     class OnceSlow(FakeTransport):
-        def run(self, argv, timeout):
+        def run(self, argv, timeout, capture=None):
             self.slow_hosts = {"n1"} if not self.argvs else set()
-            return FakeTransport.run(self, argv, timeout)
+            return FakeTransport.run(self, argv, timeout, capture)
 
     transport = OnceSlow([])
     result = pool_result(make_runner(transport, tmp_path))

@@ -115,7 +115,7 @@ class RecordingTransport(object):
         self.calls.append(("which", name))
         return name if name.startswith("/") else "/usr/bin/" + name
 
-    def run(self, argv, timeout, env=None, cwd=None):
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
         self.calls.append(("run", list(argv)))
         node = {"kind": "Node", "metadata": {"name": "x", "labels": {}, "annotations": {}}, "spec": {}}
         if is_identity_probe(argv):
@@ -125,7 +125,7 @@ class RecordingTransport(object):
         return {"rc": 0, "stdout": stdout, "stderr": "", "timed_out": False,
                 "duration_s": 0.0, "cmd": list(argv)}
 
-    def start(self, argv, timeout, env=None, cwd=None):
+    def start(self, argv, timeout, env=None, cwd=None, capture=None):
         raise AssertionError("nothing may start in these tests: %r" % (argv,))
 
     def read_file(self, path, default=None):

@@ -139,12 +139,12 @@ class FakeTransport(object):
     def which(self, name):
         return name if name.startswith("/") else "/usr/bin/" + name
 
-    def run(self, argv, timeout, env=None, cwd=None):
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
         self.calls.append(list(argv))
         stdout = KUBECTL_CLIENT_VERSION if is_identity_probe(argv) else json.dumps(_answer(argv))
         return {"rc": 0, "stdout": stdout, "stderr": "", "timed_out": False, "duration_s": 0.0, "cmd": list(argv)}
 
-    def start(self, argv, timeout, env=None, cwd=None):
+    def start(self, argv, timeout, env=None, cwd=None, capture=None):
         self.calls.append(list(argv))
         raise OSError("commcheck test: nothing starts here")
 

@@ -192,7 +192,7 @@ class JsonAnswer(object):
     def which(self, name):
         return "/usr/bin/" + name
 
-    def run(self, argv, timeout, env=None, cwd=None):
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
         stdout = KUBECTL_CLIENT_VERSION if is_identity_probe(argv) else self.text
         return {"rc": 0, "stdout": stdout, "stderr": "", "cmd": list(argv), "timed_out": False}
 

@@ -191,7 +191,7 @@ class _Files(object):
         self.reads.append(path)
         return self.files.get(path)
 
-    def run(self, argv, timeout):
+    def run(self, argv, timeout, capture=None):  # pylint: disable=unused-argument
         raise AssertionError("probe_host runs no command: %r" % (argv,))
 
 

@@ -226,8 +226,12 @@ def test_verdict_steps_name_the_root_cause_in_order():
     # a server that only saw no client is not the root cause: the client's error is
     assert pa._verdict((("h1", server), ("h2", client)), "bw", None, 100, 0.9) == (
         "error", "client side on h2: refused", "f2")
-    # a missing side comes first, with the other side's own cause when it has one
-    assert pa._verdict((("h1", server), ("h2", None)), "bw", None, 100, 0.9) == ("error", "no client", "f1")
+    # a missing side comes first, with the other side's own cause when it has one of its own
+    mr_failed = dict(server, cause="no MR", errors=[{"code": "mr_alloc_failed"}])
+    assert pa._verdict((("h1", mr_failed), ("h2", None)), "bw", None, 100, 0.9) == ("error", "no MR", "f1")
+    # ... but a side that only waited for its missing peer names the peer (its module never came back)
+    verdict, cause, _fix = pa._verdict((("h1", server), ("h2", None)), "bw", None, 100, 0.9)
+    assert verdict == "error" and cause.startswith("no result from h2 (")
     verdict, cause, _fix = pa._verdict((("h1", {"verdict": "pass"}), ("h2", None)), "bw", None, 100, 0.9)
     assert verdict == "error" and cause.startswith("no result from h2 (")
     ok = {"verdict": "pass"}

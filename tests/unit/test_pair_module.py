@@ -57,7 +57,7 @@ def test_run_all_runs_only_the_tools_found_and_releases_after(monkeypatch):
     monkeypatch.setattr(pm, "install_cleanup_handlers", lambda: calls.append("handlers"))
 
     class Transport(object):
-        def start(self, argv, timeout, env=None):  # pylint: disable=unused-argument
+        def start(self, argv, timeout, env=None, capture=None):  # pylint: disable=unused-argument
             calls.append(("start", list(argv)))
             raise OSError("no such program")
 

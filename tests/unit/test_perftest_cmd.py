@@ -436,7 +436,7 @@ class _RefusingTransport(object):
     def sleep(self, seconds):
         self.now += seconds
 
-    def start(self, argv, timeout, env=None):  # pylint: disable=unused-argument
+    def start(self, argv, timeout, env=None, capture=None):  # pylint: disable=unused-argument
         self.starts.append((self.now, timeout))
         return _Ended({"cmd": list(argv), "rc": 1, "stdout": "Couldn't connect to 127.0.0.1:18515\n",
                        "stderr": "", "timed_out": False, "duration_s": 0.0})

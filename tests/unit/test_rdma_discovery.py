@@ -580,9 +580,9 @@ class _Recorder(HostTransport):
         HostTransport.__init__(self)
         self.argvs = []
 
-    def run(self, argv, timeout, env=None, cwd=None):
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
         self.argvs.append(list(argv))
-        return HostTransport.run(self, argv, timeout, env=env, cwd=cwd)
+        return HostTransport.run(self, argv, timeout, env=env, cwd=cwd, capture=capture)
 
 
 def test_collect_on_a_tree_runs_no_tools_by_default(tmp_path):
@@ -701,7 +701,7 @@ class _Scripted(object):
         self.calls.append(("read", path))
         return self.files.get(path)
 
-    def run(self, argv, timeout):
+    def run(self, argv, timeout, capture=None):  # pylint: disable=unused-argument
         self.calls.append(("run", tuple(argv)))
         tool = argv[0].rsplit("/", 1)[-1]
         res = self.results.get(tuple(argv[1:]) if tool == "ip" else tool)

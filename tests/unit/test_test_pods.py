@@ -97,7 +97,7 @@ class FakeTransport(object):
     def which(self, name):
         return "/usr/bin/" + name
 
-    def run(self, argv, timeout):
+    def run(self, argv, timeout, capture=None):  # pylint: disable=unused-argument
         FakeTransport.seen.append(list(argv))
         if argv[1:] == ["version", "--client"]:      # the module asks kubectl what it is before it acts
             return {"rc": 0, "stdout": "Client Version: v1.30.2\n", "stderr": "", "cmd": list(argv)}

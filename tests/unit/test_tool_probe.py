@@ -99,7 +99,7 @@ def test_no_keys_run_nothing():
     class Refuses(object):
         remote = True
 
-        def run(self, argv, timeout):
+        def run(self, argv, timeout, capture=None):  # pylint: disable=unused-argument
             raise AssertionError("nothing should run")
     expected = {"looked_for": [], "rc": 0, "stdout_lines": [], "stderr": "", "found": {}, "cmd": []}
     assert tp.probe_tools(Refuses(), [], 30) == expected

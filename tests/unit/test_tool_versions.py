@@ -122,7 +122,7 @@ class _Scripted(object):
         self.calls.append(("read", path))
         return self.files.get(path)
 
-    def run(self, argv, timeout):
+    def run(self, argv, timeout, capture=None):  # pylint: disable=unused-argument
         self.calls.append(("run", list(argv), timeout))
         res = self.outputs.get(argv[0].rsplit("/", 1)[-1])
         if isinstance(res, Exception):

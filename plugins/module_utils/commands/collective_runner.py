@@ -31,6 +31,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_nccl_tests,
     parse_nccl_tests_json,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.collective_stream import collective_line_filter
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import filtered_output
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
+    OUTPUT_TOO_LARGE, too_large_entry)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError, ControllerGone
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import config_file_problem
 
@@ -45,6 +49,7 @@ COLLECTIVE_ERRORS = {
                          "install the tests at the same path on every host and set binary_dir"),
     "ssh_config_unusable": ("The ssh configuration for mpirun (ssh_config) is not a readable regular file in the "
                             "launcher pod", "give mpirun's ssh a configuration file that exists in the launcher pod"),
+    "output_too_large": OUTPUT_TOO_LARGE,
 }
 STDOUT_LIMIT = 256 * 1024
 STDERR_LIMIT = 64 * 1024
@@ -174,7 +179,8 @@ class CollectiveRunner(object):
         argv, hostfile, json_file, layout = self.argv(hosts, run_tag(round_number, index))
         if hostfile:
             self.write_file(hostfile, mpi_cmd.hostfile_lines(hosts, layout["processes_per_node"]))
-        res = self.transport.run(argv, self.params["timeout"])
+        # the output is bounded: its head and tail, and of its middle the lines the parsers need
+        res = self.transport.run(argv, self.params["timeout"], capture=filtered_output(collective_line_filter()))
         if res.get("abandoned"):
             # ansible-playbook was interrupted: mpirun, its daemons and ranks were stopped; nothing more runs
             raise ControllerGone("stopped: the controller went away (ansible-playbook was interrupted)", argv)
@@ -195,6 +201,8 @@ class CollectiveRunner(object):
             ib_expected=self.params["ib_expected"] or bool(self.params["ib_devices"]),
             timeout=self.params["timeout"], ib_devices=self.params["ib_devices"],
             expected_formula=self.spec.get("formula"))
+        if res.get("output_too_large") and (res.get("output_stopped") or not parsed.get("rows")):
+            judgement = lost_in_output(judgement, res)
         record = {
             "hosts": list(names), "round": round_number, "cmd": argv, "rc": res["rc"], "timed_out": res["timed_out"],
             "duration_s": res.get("duration_s"), "busbw_gbs": judgement["busbw_gbs"],
@@ -205,6 +213,13 @@ class CollectiveRunner(object):
                 "format") == "json"),
         }
         return record, res, parsed, judgement
+
+
+def lost_in_output(judgement, res):
+    """The judgement of a run whose result table was lost in an output too large to keep: an error that says so."""
+    entry = too_large_entry(COLLECTIVE_ERRORS, res)
+    return dict(judgement, verdict="error", cause=entry["cause"], fix=entry["fix"],
+                errors=[entry] + list(judgement.get("errors") or []))
 
 
 def run_tag(round_number, index):
@@ -243,6 +258,8 @@ def pool_run(runner, result, warn):
         cause=judgement["cause"], fix=judgement["fix"], busbw_gbs=judgement["busbw_gbs"],
         algbw_gbs=judgement["algbw_gbs"], transport=judgement["transport"], errors=judgement["errors"],
         runs=[record])
+    if res.get("output_too_large"):
+        result.update(output_too_large=True, output_bytes=res.get("output_bytes"))
     for warning in judgement["warnings"]:
         warn(warning)
     if not record["bad"]:

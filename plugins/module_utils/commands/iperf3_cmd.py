@@ -17,9 +17,10 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import cli_grammar
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     ArgumentError, check_binary, check_role, check_server, check_side_labels, check_tokens, int_option,
-    refuse_shell_meta, CANNOT_START, start_entry, valid_address)
+    refuse_shell_meta, CANNOT_START, OUTPUT_TOO_LARGE, start_entry, too_large_entry, valid_address)
 
 DEFAULT_PORT = 5201
 DURATION_MAX = 86400
@@ -73,8 +74,13 @@ IPERF3_RULES = cli_grammar.ArgumentRules(
         "--bind-dev": lambda label, value: option_rules.check_name(label, value, "netdev"),
     })
 
+# iperf3 -J prints one JSON document (its intervals grow with the duration): it is read whole, up to the
+# runner's bound for documents; cut, it could not be decoded
+OUTPUT_CAPTURE = DOCUMENT
+
 CATALOG = {
     "cannot_start": CANNOT_START,
+    "output_too_large": OUTPUT_TOO_LARGE,
     "tool_missing": (
         "iperf3 is not installed on this host (or not on PATH)",
         "install iperf3 (apt install iperf3 / dnf install iperf3) or put it on PATH"),
@@ -215,6 +221,8 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
         return _verdict("error", [start_entry(CATALOG, result["start_error"])])
     if result.get("tool_missing"):
         return _verdict("error", [_entry("tool_missing", result.get("stderr"))])
+    if result.get("output_too_large") and (result.get("output_stopped") or bandwidth(parsed) is None):
+        return _verdict("error", [too_large_entry(CATALOG, result)])
     if result.get("timed_out"):
         return _timeout_verdict(role, result, parsed)
     message, errors = _reported_errors(result, parsed)

@@ -146,19 +146,21 @@ def not_found_result(argv):
             "duration_s": 0.0, "attempts": 0, "connect_failed": False, "tool_missing": True}
 
 
-def run_all(transport, sides, retryable, exec_argv=None, hold=None, release=None):
+def run_all(transport, sides, retryable, exec_argv=None, hold=None, release=None, capture=None):
     """Run every side whose tool was found (``side["tool_missing"]`` false) through ``run_sides``.
 
     ``exec_argv(side)``: what really runs (a pinning prefix before the argv).
     ``hold()`` is called right before the sides start and ``release(held)``
-    after every process is stopped, whatever happens in between. Returns one
+    after every process is stopped, whatever happens in between. ``capture``: what is kept of each side's
+    output (None: the runner's bound for a tool's text output). Returns one
     run result per side, in order.
     """
     install_cleanup_handlers()
     exec_argv = exec_argv or (lambda side: side["argv"])
     runnable = [i for i, s in enumerate(sides) if not s.get("tool_missing")]
     jobs = [{"argv": exec_argv(sides[i]), "role": sides[i]["role"], "timeout": sides[i]["timeout"],
-             "connect_retries": sides[i]["connect_retries"], "step": sides[i]["step"], "retryable": retryable}
+             "connect_retries": sides[i]["connect_retries"], "step": sides[i]["step"], "retryable": retryable,
+             "capture": capture}
             for i in runnable]
     held = hold() if hold else None
     try:

@@ -22,7 +22,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     ArgumentError, check_binary, check_choice, check_role, check_server, check_side_labels, check_tokens, checked,
-    int_option, refuse_shell_meta, CANNOT_START, start_entry)
+    int_option, refuse_shell_meta, CANNOT_START, OUTPUT_TOO_LARGE, start_entry, too_large_entry)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import (
     GID_MAX, GID_MIN, PORT_MAX as IB_PORT_MAX, PORT_MIN as IB_PORT_MIN, Endpoint)
 
@@ -331,6 +331,7 @@ def _transfer_args(p):
 # catalog for what perftest prints).
 CATALOG = {
     "cannot_start": CANNOT_START,
+    "output_too_large": OUTPUT_TOO_LARGE,
     "tool_missing": (
         "the perftest tool is not installed on this host (or not on PATH)",
         "install perftest (Debian/Ubuntu: apt install perftest; RHEL: dnf install perftest; "
@@ -421,6 +422,8 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
         return _verdict("error", [start_entry(CATALOG, result["start_error"])])
     if result.get("tool_missing"):
         return _verdict("error", [catalog_entry("tool_missing", result.get("stderr"))])
+    if result.get("output_too_large") and (result.get("output_stopped") or not parsed.get("rows")):
+        return _verdict("error", [too_large_entry(CATALOG, result)] + errors)
     if _UNRECOGNIZED_RE.search(text) and not parsed.get("rows"):
         line = next((ln.strip() for ln in text.splitlines() if _UNRECOGNIZED_RE.search(ln)), None)
         return _verdict("error", [catalog_entry("invalid_option", line)] + errors)

@@ -7,6 +7,8 @@ Every command a module runs goes through a transport built here. A transport
 runs an argv list with a deadline (``run``) or starts one in the background
 with a deadline it cannot outlive (``start``). Processes are started in their
 own session so the whole process group is killed on timeout or stop.
+What a command printed is kept bounded (``output_capture``): its head and tail, or a document whole up to
+a limit; the result says ``output_too_large`` with the sizes when more was printed.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,6 +27,13 @@ import time
 import math
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import (
+    DOCUMENT,
+    DOCUMENT_MAX_BYTES,
+    OUTPUT_STOP_BYTES,
+    TOOL_OUTPUT,
+    read_bounded,
+)
 
 KILL_GRACE_S = 3
 # A process that is stopped (T, t) or in uninterruptible sleep (D) when its deadline comes was not waiting for
@@ -244,8 +253,10 @@ def _starting():
 class Background:
     """A command running in its own process group, with a hard deadline."""
 
-    def __init__(self, argv, timeout, env=None, cwd=None):
+    def __init__(self, argv, timeout, env=None, cwd=None, capture=None):
         self.argv = check_argv(argv)
+        self.capture = capture or TOOL_OUTPUT
+        self.output_stopped = False
         self.timeout = float(timeout)
         self.started = time.monotonic()
         self.deadline = self.started + self.timeout
@@ -269,7 +280,18 @@ class Background:
     def pid(self):
         return self.proc.pid
 
+    def _output_overflow(self):
+        """Stop a command whose output passed OUTPUT_STOP_BYTES (it is garbage, and it fills the disk)."""
+        try:
+            size = os.fstat(self._out.fileno()).st_size + os.fstat(self._err.fileno()).st_size
+        except (OSError, ValueError):
+            return
+        if size > OUTPUT_STOP_BYTES and self.proc.poll() is None:
+            self.output_stopped = True
+            stop_process(self.proc)
+
     def poll(self):
+        self._output_overflow()
         if self.proc.poll() is None and time.monotonic() >= self.deadline:
             self.timed_out = True
             self.stuck = group_stuck(self.proc.pid)
@@ -283,7 +305,7 @@ class Background:
             try:
                 self.proc.wait(timeout=max(0.01, min(0.2, limit - time.monotonic())))
             except subprocess.TimeoutExpired:
-                pass
+                self._output_overflow()
         return self.poll()
 
     def stop(self):
@@ -293,13 +315,17 @@ class Background:
     def result(self):
         """Stop if still running, then collect output as a result dict."""
         self.stop()
-        self._out.seek(0)
-        self._err.seek(0)
-        stdout = self._out.read().decode("utf-8", "replace")
-        stderr = self._err.read().decode("utf-8", "replace")
+        stdout, out_size, out_cut = read_bounded(self._out, self.capture)
+        stderr, err_size, err_cut = read_bounded(self._err, self.capture)
         self._out.close()
         self._err.close()
-        return _result(self.argv, self.proc.returncode, stdout, stderr, self.timed_out, self.started, self.stuck)
+        result = _result(self.argv, self.proc.returncode, stdout, stderr, self.timed_out, self.started, self.stuck)
+        if out_cut or err_cut or self.output_stopped:
+            result["output_too_large"] = True
+            result["output_bytes"] = {"stdout": out_size, "stderr": err_size}
+        if self.output_stopped:
+            result["output_stopped"] = True
+        return result
 
 
 # How often a command that ``run`` waits for looks whether the controller went away.
@@ -352,21 +378,24 @@ class HostTransport:
             return argv
         return [timeout_bin, "-k", str(KILL_GRACE_S), str(int(math.ceil(timeout)) + 1)] + argv
 
-    def run(self, argv, timeout, env=None, cwd=None):
-        """Run argv to completion or its deadline; return a result dict, never raise on rc."""
-        job = self.start(argv, timeout, env=env, cwd=cwd)
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
+        """Run argv to completion or its deadline; return a result dict, never raise on rc.
+
+        ``capture``: what is kept of its output (TOOL_OUTPUT when None, DOCUMENT, ``filtered_output``)."""
+        job = self.start(argv, timeout, env=env, cwd=cwd, capture=capture)
         gone = wait_watched(job, self.abandoned)
         return dict(job.result(), abandoned=True) if gone else job.result()
 
-    def start(self, argv, timeout, env=None, cwd=None):
+    def start(self, argv, timeout, env=None, cwd=None, capture=None):
         """Start argv in the background; it is killed at its deadline at the latest."""
-        return Background(self.wrap(argv, timeout), timeout, env=env, cwd=cwd)
+        return Background(self.wrap(argv, timeout), timeout, env=env, cwd=cwd, capture=capture)
 
     def read_file(self, path, default=None):
-        """The file's text; ``default`` when it cannot be read or is not text (see :func:`text_of`)."""
+        """A file's text (DOCUMENT_MAX_BYTES of it at most); ``default`` when it cannot be read or is not text
+        (see :func:`text_of`)."""
         try:
             with open(path, "rb") as handle:
-                text = text_of(handle.read())
+                text = text_of(handle.read(DOCUMENT_MAX_BYTES))
         except (IOError, OSError):
             return default
         return default if text is None else text
@@ -408,9 +437,9 @@ def _background(make, argv):
 class RemoteBackground(Background):
     """A kubectl exec whose remote process group is killed on stop."""
 
-    def __init__(self, transport, argv, timeout, env=None):
+    def __init__(self, transport, argv, timeout, env=None, capture=None):
         self.transport = transport
-        Background.__init__(self, argv, timeout, env=env)
+        Background.__init__(self, argv, timeout, env=env, capture=capture)
 
     def remote_pid(self):
         self._out.flush()
@@ -523,13 +552,13 @@ class KubectlTransport(HostTransport):
         return self.kubectl_argv() + ["sh", "-c", _REMOTE_WRAPPER_SH, "sh", str(KILL_GRACE_S), deadline] + argv
 
     def run_plain(self, argv, timeout):
-        """Run argv in the pod without the deadline wrapper (kill, cat, command -v)."""
+        """Run argv in the pod without the deadline wrapper (kill, cat, command -v); its output is a DOCUMENT."""
         full = self.kubectl_argv() + check_argv(argv)
-        job = _background(lambda: Background(full, timeout + 5), full)
+        job = _background(lambda: Background(full, timeout + 5, capture=DOCUMENT), full)
         job.wait()
         return job.result()
 
-    def start(self, argv, timeout, env=None, cwd=None):
+    def start(self, argv, timeout, env=None, cwd=None, capture=None):
         if env:
             argv = ["env"] + ["%s=%s" % (k, v) for k, v in sorted(env.items())] + list(argv)
         if cwd:
@@ -537,10 +566,10 @@ class KubectlTransport(HostTransport):
         # The local kubectl gets a little longer than the remote deadline so
         # the remote timeout(1) acts first and its exit status comes back.
         full = self.wrap(argv, timeout)
-        return _background(lambda: RemoteBackground(self, full, timeout + KILL_GRACE_S + 5), full)
+        return _background(lambda: RemoteBackground(self, full, timeout + KILL_GRACE_S + 5, capture=capture), full)
 
-    def run(self, argv, timeout, env=None, cwd=None):
-        job = self.start(argv, timeout, env=env, cwd=cwd)
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
+        job = self.start(argv, timeout, env=env, cwd=cwd, capture=capture)
         gone = wait_watched(job, self.abandoned)
         res = dict(job.result(), abandoned=True) if gone else job.result()
         res["cmd"] = list(argv)

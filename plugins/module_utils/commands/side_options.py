@@ -25,6 +25,25 @@ CANNOT_START = (
     "(with the kubectl transport: kubectl on the controller)")
 
 
+# cause / fix of a side whose tool printed more than the runner keeps (output_capture) and whose result could
+# not be read from what was kept, the same for every tool
+OUTPUT_TOO_LARGE = (
+    "the tool printed far more than a test report (garbage, a debug log or a loop) and its result could not be "
+    "read from the first and last part of it that were kept",
+    "run the command of this side by hand on the host and look at what it prints; check the tool's "
+    "installation, its environment (debug variables such as NCCL_DEBUG) and the host's terminal settings")
+
+
+def too_large_entry(catalog, result):
+    """The error entry of a side whose output was too large (``result['output_bytes']``: the sizes)."""
+    cause, fix = catalog["output_too_large"]
+    sizes = result.get("output_bytes") or {}
+    message = "the tool printed %s bytes on stdout and %s on stderr%s" % (
+        sizes.get("stdout"), sizes.get("stderr"),
+        "; it was stopped there" if result.get("output_stopped") else "")
+    return {"code": "output_too_large", "message": message, "cause": "%s (%s)" % (cause, message), "fix": fix}
+
+
 def start_entry(catalog, error):
     """The error entry of a command that could not start; its cause says what the kernel said."""
     cause, fix = catalog["cannot_start"]

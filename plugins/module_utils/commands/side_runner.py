@@ -49,7 +49,7 @@ def run_sides(transport, jobs, clock=time.monotonic, sleep=time.sleep, abandoned
     attempts of a client, None = as many as the deadline allows), ``step``
     (jobs of one step run at the same time, steps one after the other),
     ``retryable(result) -> bool`` (whether a finished client attempt only
-    failed to connect). A result: the transport's dict plus ``attempts``,
+    failed to connect), ``capture`` (optional: what is kept of its output, ``output_capture``). A result: the transport's dict plus ``attempts``,
     ``connect_failed`` and ``started`` / ``ended`` (epoch seconds of the
     side's step). Every process is stopped before this returns.
 
@@ -102,6 +102,9 @@ def side_result(info, argv, result, **outcome):
                 spoke=spoke(result.get("stdout"), result.get("stderr")))
     if result.get("stuck"):
         item["stuck"] = result["stuck"]
+    if result.get("output_too_large"):
+        # the output kept is bounded (output_capture); its real size is said here
+        item.update(output_too_large=True, output_bytes=result.get("output_bytes"))
     item.update(outcome)
     return item
 
@@ -228,8 +231,10 @@ def _start(transport, slot, now):
         slot.done = _finish(res, slot)
         return
     slot.attempts += 1
+    # what is kept of its output: the job's capture (a document tool's), else the runner's bound for a tool's
+    capture = {"capture": slot.job["capture"]} if slot.job.get("capture") else {}
     try:
-        slot.bg = transport.start(slot.job["argv"], left, env=slot.job.get("env"))
+        slot.bg = transport.start(slot.job["argv"], left, env=slot.job.get("env"), **capture)
     except Exception as exc:  # the runner's CommandError: binary missing or not startable
         # start_error: what the kernel said (not installed, not executable, not a program for this machine,
         # or the kubectl of the transport that could not start): the verdict tells that, not "not installed"

@@ -27,6 +27,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import parse_show_gids
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import tool_versions
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
 
 TOOL_TIMEOUT = 20
 CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
@@ -71,7 +72,8 @@ def is_default_root(root):
 
 def _run_tool(transport, argv, timeout=TOOL_TIMEOUT):
     try:
-        res = transport.run(argv, timeout)
+        # what a discovery tool prints is read whole (ibv_devinfo -v of many ports), up to the bound for documents
+        res = transport.run(argv, timeout, capture=DOCUMENT)
     except Exception as exc:  # pylint: disable=broad-except
         # the program did not start (CommandError: not executable, not a program for this machine...)
         return {"cmd": argv, "rc": None, "stdout": "", "stderr": str(exc), "timed_out": False,

@@ -37,6 +37,7 @@ __metaclass__ = type
 import glob
 import os
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import text_of
 
 _DEV = "class/infiniband/*"
@@ -257,7 +258,8 @@ def snapshot(transport, root, timeout=60):
             return {}, {"source": "fs", "errors": [
                 {"code": "no_root", "message": "sysfs root %s is not a directory" % root}]}
         return snapshot_from_fs(root), {"source": "fs", "errors": []}
-    res = transport.run(dump_argv(root), timeout)
+    # a dump is a document: read whole (up to the runner's bound for documents)
+    res = transport.run(dump_argv(root), timeout, capture=DOCUMENT)
     snap, errors = snapshot_from_dump(res.get("stdout", ""))
     if res.get("rc") not in (0, None) and not snap:
         errors.append({"code": "dump_failed", "message": "sysfs dump failed (rc %s): %s" % (

@@ -221,11 +221,21 @@ def _add_expected(metrics, expected, value, bidirectional):
     return expected
 
 
+# What a side reports only because its peer never came (its peer's side is missing: the peer is the cause).
+PEER_ABSENT_CODES = frozenset(("server_no_client", "connect_failed"))
+
+
+def _only_waited_for_peer(side):
+    codes = set((e or {}).get("code") for e in side.get("errors") or [])
+    return bool(codes) and codes <= PEER_ABSENT_CODES
+
+
 def _missing_verdict(missing, s_err, c_err):
-    cause = "no result from %s (host unreachable, or its task failed before the test ran)" % " and ".join(missing)
+    cause = ("no result from %s (host unreachable, or its task failed, or its module did not come back within the "
+             "task's time bound)" % " and ".join(missing))
     fix = FIX["unreachable"]
     first = s_err or c_err
-    if first:
+    if first and not _only_waited_for_peer(first):
         cause = first.get("cause") or cause
         fix = first.get("fix") or fix
     return "error", cause, fix

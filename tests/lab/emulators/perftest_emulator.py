@@ -35,7 +35,8 @@ the same link as host memory.
 
 Lab faults read from files under ``$COMMCHECK_LAB_SYSFS/commcheck-lab/``:
 ``perftest_hang_<side>`` (``hang_if_asked``: the first such process stops
-itself) and ``answer_delay_us_<device>`` / ``answer_delay_us_<device>_to_<peer
+itself), ``perftest_junk`` (``junk_if_asked``: every process prints that many
+bytes of garbage before its output) and ``answer_delay_us_<device>`` / ``answer_delay_us_<device>_to_<peer
 address>`` (``answer_delay``: a latency test waits that long before each
 message the device sends, to every peer or to that one).
 """
@@ -1020,6 +1021,30 @@ def hang_if_asked(p):
     os.kill(os.getpid(), signal.SIGSTOP)
 
 
+JUNK_LINE = b"commcheck lab junk: a line of garbage the perftest emulator prints before its output 0123456789\n"
+JUNK_BINARY = bytes(range(256)) * 4   # NUL bytes, invalid UTF-8, no newline for a kilobyte
+
+
+def junk_if_asked():
+    """Lab fault: with ``<sysfs>/commcheck-lab/perftest_junk`` holding ``<bytes> [text|binary]``, every perftest
+    process of that host prints that many bytes of garbage on stdout before its own output (text lines, or
+    binary without newlines), as a broken terminal setting, a debug build or a wrapper script would."""
+    text = _read(os.path.join(os.environ.get("COMMCHECK_LAB_SYSFS") or "/nonexistent", "commcheck-lab",
+                              "perftest_junk")) or ""
+    words = text.split()
+    if not words or not words[0].isdigit():
+        return
+    left, chunk = int(words[0]), JUNK_BINARY if words[1:] == ["binary"] else JUNK_LINE
+    block = chunk * max(1, 65536 // len(chunk))
+    stdout = sys.stdout.buffer
+    while left > 0:
+        piece = block[:left]
+        stdout.write(piece)
+        left -= len(piece)
+    stdout.write(b"\n")
+    stdout.flush()
+
+
 def main(argv):
     if len(argv) < 2 or argv[0] != "--tool":
         sys.stderr.write("perftest EMULATOR (commcheck lab): run as perftest_emulator.py --tool ib_write_bw ...\n")
@@ -1030,6 +1055,7 @@ def main(argv):
         return 2
     try:
         p = parse(tool, argv[2:])
+        junk_if_asked()
         hang_if_asked(p)
         if p.duration and p.metric == "bw":
             out(" WARNING: BW peak won't be measured in this run.\n")
