@@ -22,7 +22,8 @@ VENV_BIN = os.path.dirname(sys.executable)
 HOSTS = ["n1", "n2", "n3", "n4"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)"),
+              pytest.mark.full]
 
 
 def _records(slow=None, bw=95.0):
