@@ -65,7 +65,7 @@ class ActionModule(ControllerAction):
             if problem:
                 return self.fail(result, problem)
             result["msg"] = ("every history line of run %s was written to %s" % (facts["run_id"], facts["file"])
-                             if facts["on"] and facts.get("file") else "no history line to check")
+                             if facts["enabled"] and facts.get("file") else "no history line to check")
             return result
         report_dir = None
         if args["report_dir"] is not None:

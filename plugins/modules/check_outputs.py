@@ -90,9 +90,21 @@ history:
   returned: O(step=end)
   type: dict
   contains:
-    on:
+    enabled:
       description: Whether the history is written in this run.
       type: bool
+    off_reason:
+      description: Why the history is not written in this run (null when it is).
+      type: str
+    summary_not_written:
+      description: Whether the summary line could not be written.
+      type: bool
+    spill_error:
+      description: Why the lines not written could not be kept, if they could not.
+      type: str
+    directory:
+      description: The history directory.
+      type: str
     file:
       description: The month file written (or tried) last.
       type: str
@@ -114,7 +126,7 @@ history:
     spill:
       description: The file that keeps the lines not written.
       type: str
-  sample: {on: true, file: /var/lib/commcheck/history/history-2026-03.jsonl, run_id: 20260301T020000Z-8c1d2e,
+  sample: {enabled: true, off_reason: null, file: /var/lib/commcheck/history/history-2026-03.jsonl, run_id: 20260301T020000Z-8c1d2e,
            records_written: 28, records_not_written: 20, not_written_by_kind: {rdma_bw: 12, tcp_bw: 8},
            error: "No space left on device", spill: /tmp/commcheck-history-20260301T020000Z-8c1d2e-k2j1.jsonl}
 '''

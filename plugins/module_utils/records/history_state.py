@@ -158,7 +158,7 @@ class WriterState(object):
 
     def as_dict(self):
         return {
-            "on": self.on,
+            "enabled": self.on,
             "off_reason": self.off_reason,
             "directory": self.directory,
             "file": self.file,
@@ -181,6 +181,6 @@ def end_problem(state, pids):
     run's.
     """
     if state is None or state.pid not in pids:
-        return None, {"on": False, "off_reason": "no history callback in this run"}
+        return None, {"enabled": False, "off_reason": "no history callback in this run"}
     facts = state.as_dict()
     return state.loss_message(), facts
