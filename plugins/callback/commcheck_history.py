@@ -80,6 +80,19 @@ options:
     ini:
       - section: commcheck_history
         key: write_summary
+  spill_dir:
+    description:
+      - Where the lines that the history cannot take (a full disk, a quota, a read-only or lost mount) are kept,
+        in a new private file C(commcheck-history-<run id>-<random>.jsonl). It holds the same JSON lines, so appending
+        the file to its month file once there is room makes the history whole again.
+      - Choose a directory on another file system than O(history_dir). Default the system's temporary directory
+        (C(TMPDIR), else C(/tmp)). An absolute path, checked as O(history_dir) is.
+    type: str
+    env:
+      - name: COMMCHECK_HISTORY_SPILL_DIR
+    ini:
+      - section: commcheck_history
+        key: spill_dir
   write_in_check_mode:
     description: Also write records of runs in check mode (C(--check)).
     type: bool
@@ -95,9 +108,21 @@ notes:
   - Lines of one run are written when each task finishes, so an interrupted run keeps the records of
     its finished tasks. A run stopped by C(SIGINT) (Ctrl-C), C(SIGTERM) or C(SIGHUP), or ended early by an
     error, ends with a summary line with C(verdict=interrupted), C(interrupted=true), the C(signal) and
-    the C(partial_verdict) of its records; Ansible then handles the signal as it would have without the
-    callback. A controller killed outright (C(SIGKILL)) leaves records and no summary line; readers
-    (C(list_runs()) of the history API) call such a run C(incomplete).
+    the C(partial_verdict) of its records, and one line on stderr says why the run stopped and where its
+    records are. On C(SIGTERM) and C(SIGHUP) the callback first stops Ansible's workers (Ansible itself does
+    not on C(SIGHUP)); then Ansible handles the signal as it would have without the callback.
+    A controller killed outright (C(SIGKILL)) leaves records and no summary line; readers
+    (C(list_runs()) of the history API) call such a run C(incomplete). On Linux its workers get C(SIGTERM)
+    when it dies, so none of them is left behind.
+  - A run whose play stopped because a task failed for every host left (a run-once task, a controller error
+    such as a report directory that cannot be written) ends with a summary with C(verdict=interrupted),
+    C(signal=null), the task and its message in C(cause) and C(failed_task). A run-once or delegated task's
+    failure is the run's, so the host it was queued for is not listed as failed. A failure after the run's report
+    was published (C(commcheck_report_fail_on)) is the verdict of a finished run.
+  - A line the history cannot take is never left half-written; it is kept in O(spill_dir), a warning says so
+    when it first happens, and an error at the end of the run says how many records of which kinds (and
+    whether the summary line) were not written and where they are kept. The C(clusterops.commcheck.check_outputs)
+    action (C(step=end), the one-click role's last task) fails the run then, so ansible-playbook exits non-zero.
   - When a playbook starts, it imports the collection's filter plugins in the controller's main process,
     so the worker processes Ansible forks for every task and host inherit them; without it, each worker
     that uses a filter of the collection imports every filter file of the collection again.
@@ -129,33 +154,32 @@ import atexit
 import os
 import signal
 import socket
+import tempfile
 import threading
 
 from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_state
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_summary as ending
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_signals import (
+    stop_workers,
+    workers_end_with_controller,
+)
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_preload import preload_filters
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.history_results import (
+    data_if_read,
+    failure_of,
+    task_id,
+)
 
 # Signals after which the run ends with an "interrupted" summary line. SIGKILL cannot be caught:
 # such a run has records and no summary, and readers call it incomplete.
 INTERRUPT_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-
-
-def _data_if_read(result):
-    """The result's data when it holds what this callback reads (records, the run id fact), else None.
-
-    Ansible 2.19 hands each callback its own copy of a result and turns it into
-    native types only when ``result`` is read: on a large cluster that pass over
-    every module result (discovery, the tests' sides) is the main process's, one
-    result after another, so results without records are not read at all.
-    """
-    raw = getattr(result, "_return_data", None)
-    if isinstance(raw, dict):
-        facts = raw.get("ansible_facts")
-        if "commcheck_records" not in raw and not (isinstance(facts, dict) and "commcheck_run_id" in facts):
-            return None
-    return getattr(result, "_result", None)
+# Signals on which the workers are stopped first: Ansible stops them on SIGTERM only after this callback's
+# handler, and never on SIGHUP (its workers would then block for good on the dead controller's pipe).
+STOP_WORKERS_ON = ("SIGTERM", "SIGHUP")
 
 
 class CallbackModule(CallbackBase):
@@ -176,6 +200,9 @@ class CallbackModule(CallbackBase):
         self._dir = None
         self._fsync = True
         self._hosts = {}                 # host -> "ok" | "failed" | "unreachable", as seen so far
+        self._own_failures = set()       # hosts that failed a task of their own (not run-once, not delegated)
+        self._last_failure = None        # the failed task that may have stopped the run
+        self._went_on = set()            # tasks that a host went on past (ok or skipped there)
         self._started = False            # a play started: an end of the run is due
         self._summary_written = False
         self._pid = os.getpid()          # workers are forked: only this process writes the summary
@@ -183,35 +210,66 @@ class CallbackModule(CallbackBase):
         self._busy = set()               # threads inside an append
         self._pending_signal = None      # a signal that arrived while the main thread was appending
         self._previous_handlers = {}
+        self._state = None               # history_state.WriterState: what was written, what was not
+        self._spill = None
+        self._spill_dir = None
+        self._stop_workers = stop_workers
 
     # -- options and run id -------------------------------------------------
 
     def set_options(self, task_keys=None, var_options=None, direct=None):
         super(CallbackModule, self).set_options(task_keys=task_keys, var_options=var_options, direct=direct)
         self._fsync = self.get_option("fsync")
+        # whatever happens to the history, the run's end is handled: the workers never outlive the controller
+        self._catch_interruptions()
+        workers_end_with_controller()
         try:
-            self._dir = history.check_history_dir(self.get_option("history_dir"), self._history_dir_source())
+            self._dir = history.check_history_dir(self.get_option("history_dir"), self._option_source("history_dir"))
         except ValueError as exc:
             self._disabled = True
+            self._publish_state(None, "the history is off: %s" % exc)
             self._display.warning("commcheck_history: the history is OFF for this run, nothing is written: %s" % exc)
             return
         if context.CLIARGS.get("check") and not self.get_option("write_in_check_mode"):
             self._disabled = True
+            self._publish_state(self._dir, "check mode (write_in_check_mode is off)")
             return
-        self._catch_interruptions()
+        self._spill_dir = self._checked_spill_dir()
+        self._publish_state(self._dir)
 
-    def _history_dir_source(self):
-        """Where history_dir came from, for error messages ('COMMCHECK_HISTORY_DIR', 'history_dir in ...')."""
+    def _publish_state(self, directory, off_reason=None):
+        self._state = history_state.WriterState(directory, off_reason, pid=self._pid)
+        history_state.publish(self._state)
+
+    def _writer_state(self):
+        if self._state is None:
+            self._state = history_state.WriterState(self._dir, pid=self._pid)
+        return self._state
+
+    def _checked_spill_dir(self):
+        value = self.get_option("spill_dir")
+        fallback = tempfile.gettempdir()
+        if not value:
+            return fallback
         try:
-            _value, origin = self.get_option_and_origin("history_dir")
+            return history.check_history_dir(value, self._option_source("spill_dir"))
+        except ValueError as exc:
+            self._display.warning("commcheck_history: %s; lines the history cannot take will be kept in %s"
+                                  % (exc, fallback))
+            return fallback
+
+    def _option_source(self, name):
+        """Where an option came from, for error messages ('COMMCHECK_HISTORY_DIR', 'history_dir in ...')."""
+        try:
+            _value, origin = self.get_option_and_origin(name)
         except (AttributeError, KeyError):  # pragma: no cover - older cores
-            return "history_dir"
+            return name
         origin = str(origin or "")
         if origin.startswith("env:"):
-            return origin.split(":", 1)[1].strip() or "COMMCHECK_HISTORY_DIR"
+            return origin.split(":", 1)[1].strip() or name
         if origin and origin != "default":
-            return "history_dir (from %s)" % origin
-        return "history_dir"
+            return "%s (from %s)" % (name, origin)
+        return name
 
     def _take_extra_var_run_id(self, play):
         """The caller's extra variable commcheck_run_id, when the run has no id yet."""
@@ -223,7 +281,7 @@ class CallbackModule(CallbackBase):
 
     def _take_fact_run_id(self, result):
         """The commcheck_run_id fact a play sets once (set_fact) before its first record."""
-        data = _data_if_read(result)
+        data = data_if_read(result)
         facts = data.get("ansible_facts") if isinstance(data, dict) else None
         if isinstance(facts, dict) and "commcheck_run_id" in facts:
             self._adopt_run_id(facts["commcheck_run_id"])
@@ -280,7 +338,11 @@ class CallbackModule(CallbackBase):
                 # the signal interrupted our own append: finish it, then handle the signal (_write)
                 self._pending_signal = (signum, frame)
                 return
-            self._write_interrupted_summary(signal.Signals(signum).name)
+            name = signal.Signals(signum).name
+            if name in STOP_WORKERS_ON:
+                self._stop_workers(signal.SIGTERM)
+            if self._end_interrupted(name):
+                self._say_how_it_ended("stopped by %s" % name)
         self._pass_signal_on(signum, frame)
 
     def _pass_signal_on(self, signum, frame):
@@ -294,13 +356,23 @@ class CallbackModule(CallbackBase):
 
     def _on_exit(self):
         """The process ends without v2_playbook_on_stats (an error stopped the playbook)."""
-        if os.getpid() == self._pid:
-            self._write_interrupted_summary("ansible-playbook exited early, see its error")
+        if os.getpid() == self._pid and self._end_interrupted("ansible-playbook exited early, see its error"):
+            self._say_how_it_ended("ended early by an error")
 
-    def _write_interrupted_summary(self, reason):
-        if self._disabled or self._summary_written or not self._started or not self.get_option("write_summary"):
-            return
-        self._write_summary(self._seen_hosts(), stats=None, interrupted_by=reason)
+    def _end_interrupted(self, reason):
+        """Write the interrupted summary once; True when this call ended the run (False: it had ended)."""
+        if self._summary_written or not self._started:
+            return False
+        self._summary_written = True
+        if not self._disabled and self.get_option("write_summary"):
+            self._write_summary(self._seen_hosts(), stats=None, interrupted_by=reason)
+        return True
+
+    def _say_how_it_ended(self, how):
+        """One line: why the run stopped, and where its records are."""
+        self._display.display("commcheck_history: %s" % self._writer_state().stopped_line(
+            self._run_id, how, history.history_file(self._dir, history.utc_now()) if self._dir else None),
+            stderr=True)
 
     def _seen_hosts(self):
         hosts = {"ok": [], "failed": [], "unreachable": []}
@@ -312,6 +384,20 @@ class CallbackModule(CallbackBase):
         host = getattr(getattr(result, "_host", None), "name", None)
         if host and self._hosts.get(host) != "unreachable" and not (state == "ok" and host in self._hosts):
             self._hosts[host] = state
+
+    def _see_failure(self, result, state):
+        """A failed or unreachable result: the host is to blame only for a task of its own."""
+        failure = failure_of(result, unreachable=state == "unreachable")
+        self._last_failure = ending.add_failure(self._last_failure, failure)
+        if state == "unreachable" or ending.blames_host(failure):
+            self._own_failures.update(failure["hosts"])
+            self._see_host(result, state)
+        else:
+            self._see_host(result, "ok")
+
+    def _see_going_on(self, result):
+        """An ok or skipped result: its host went on past that task."""
+        self._went_on.add(task_id(result))
 
     # -- events ---------------------------------------------------------------
 
@@ -335,18 +421,24 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_ok(self, result):
         self._see_host(result, "ok")
+        self._see_going_on(result)
         self._take_fact_run_id(result)
         self._collect(result)
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
-        self._see_host(result, "ok" if ignore_errors else "failed")
+        if ignore_errors:
+            self._see_host(result, "ok")
+            self._see_going_on(result)
+        else:
+            self._see_failure(result, "failed")
         self._collect(result)
 
     def v2_runner_on_unreachable(self, result):
-        self._see_host(result, "unreachable")
+        self._see_failure(result, "unreachable")
 
     def v2_runner_on_skipped(self, result):
         self._see_host(result, "ok")
+        self._see_going_on(result)
 
     def v2_runner_item_on_ok(self, result):
         self._collect(result)
@@ -355,30 +447,46 @@ class CallbackModule(CallbackBase):
         self._collect(result)
 
     def v2_playbook_on_stats(self, stats):
-        if self._disabled or self._summary_written or not self.get_option("write_summary"):
+        if self._summary_written:
             return
-        hosts = sorted(stats.processed.keys())
-        failed = sorted(h for h in hosts if stats.failures.get(h))
-        unreachable = sorted(h for h in hosts if stats.dark.get(h))
-        ok = sorted(h for h in hosts if h not in failed and h not in unreachable)
+        self._summary_written = True
         custom = {}
         if getattr(stats, "custom", None):
             custom = history.redact(history.plain(stats.custom.get("_run", {}), "custom"))
-        self._write_summary({"ok": ok, "failed": failed, "unreachable": unreachable}, stats=custom)
+        processed = sorted(stats.processed.keys())
+        failed = [h for h in processed if stats.failures.get(h)]
+        unreachable = [h for h in processed if stats.dark.get(h)]
+        last = self._last_failure
+        stopped = ending.stopping_failure(last, last is not None and last["task_id"] in self._went_on,
+                                          set(failed + unreachable),
+                                          "commcheck_summary" in custom)
+        if not self._disabled and self.get_option("write_summary"):
+            ok, failed, unreachable = ending.split_hosts(processed, failed, unreachable, self._own_failures)
+            self._write_summary({"ok": ok, "failed": failed, "unreachable": unreachable}, stats=custom,
+                                failed_task=stopped)
+        if stopped:
+            self._say_how_it_ended("stopped at the failed task '%s'" % stopped["task"])
+        loss = self._writer_state().loss_message()
+        if loss:
+            self._display.error("commcheck_history: %s" % loss)
 
     # -- work -------------------------------------------------------------------
 
-    def _write_summary(self, hosts, stats, interrupted_by=None):
+    def _write_summary(self, hosts, stats, interrupted_by=None, failed_task=None):
         self._summary_written = True
         summary = history.summary_record(
             self._playbook, socket.gethostname(), hosts, self._counts, self._written,
-            check_mode=context.CLIARGS.get("check"), stats=stats, interrupted_by=interrupted_by)
+            check_mode=context.CLIARGS.get("check"), stats=stats, interrupted_by=interrupted_by,
+            failed_task=failed_task)
+        state = self._writer_state()
+        if state.has_losses():
+            summary["history"] = {"not_written": dict(state.lost), "spill": state.spill}
         self._write([summary])
 
     def _collect(self, result):
         if self._disabled:
             return
-        data = _data_if_read(result)
+        data = data_if_read(result)
         if not isinstance(data, dict) or data.get("_ansible_no_log"):
             return
         task = getattr(result, "_task", None)
@@ -408,13 +516,39 @@ class CallbackModule(CallbackBase):
         self._busy.add(me)
         try:
             with self._lock:
-                try:
-                    history.append_records(self._dir, records, self._run_id, fsync=self._fsync)
-                except (OSError, IOError) as exc:
-                    self._warn("cannot write history to %s: %s" % (self._dir, exc))
+                self._append(records)
         finally:
             self._busy.discard(me)
         self._handle_pending_signal()
+
+    def _append(self, records):
+        state = self._writer_state()
+        state.run_id = self._run_id
+        when = history.utc_now()
+        path = history.history_file(self._dir, when)
+        try:
+            history.append_records(self._dir, records, self._run_id, when=when, fsync=self._fsync)
+        except (OSError, IOError) as exc:
+            self._keep_aside(state, path, records, when, exc)
+            return
+        state.note_written(path, records)
+
+    def _keep_aside(self, state, path, records, when, error):
+        """Lines the history cannot take: counted, kept in the spill file, told now once and at the end."""
+        first = not state.has_losses()
+        state.note_lost(path, records, error)
+        if self._spill is None:
+            self._spill = history_state.Spill(self._spill_dir or tempfile.gettempdir(), self._run_id)
+        try:
+            state.note_kept(self._spill.keep([history.dumps(history.stamp(r, self._run_id, when)) for r in records],
+                                             fsync=self._fsync))
+        except (OSError, IOError) as exc:
+            state.note_kept(self._spill.path, exc)
+        if first:
+            # its own warning, not the once-per-run one: a loss must be told even after another warning
+            self._display.warning("commcheck_history: cannot write history to %s (%s); the lines it cannot take are "
+                                  "kept in %s, and the run will end with an error that lists them"
+                                  % (path, state.error, self._spill.path or "no file"))
 
     def _handle_pending_signal(self):
         """A signal that came during the main thread's append is handled once the append is whole."""

@@ -49,6 +49,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 from ansible.playbook.play_context import PlayContext
 
+from ansible_collections.clusterops.commcheck.plugins.action import check_outputs as check_outputs_action
 from ansible_collections.clusterops.commcheck.plugins.action import fleet_facts as fleet_facts_action
 from ansible_collections.clusterops.commcheck.plugins.action import record as record_action
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
@@ -57,23 +58,23 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import module_args
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
-    collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, quarantine, rdma_facts, record, report,
+    check_outputs, collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, quarantine, rdma_facts, record, report,
     test_pods, tool_probe, validate_options)
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
-    "collective": collective, "cpu_governor": cpu_governor, "existing_pods": existing_pods,
+    "check_outputs": check_outputs, "collective": collective, "cpu_governor": cpu_governor, "existing_pods": existing_pods,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "test_pods": test_pods, "tool_probe": tool_probe,
     "validate_options": validate_options,
 }
 ACTIONS = {
-    "fleet_facts": fleet_facts_action, "record": record_action, "report": report_action,
+    "check_outputs": check_outputs_action, "fleet_facts": fleet_facts_action, "record": record_action, "report": report_action,
     "validate_options": validate_options_action,
 }
 # Modules whose action plugin runs instead of them: the module only says so, and the action judges the values.
-ACTION_ONLY = set(["fleet_facts", "report", "validate_options"])
+ACTION_ONLY = set(["check_outputs", "fleet_facts", "report", "validate_options"])
 TIME_LIMIT_S = 20
 MESSAGE_LIMIT = 3 * option_rules.QUOTE_LIMIT + 400
 
@@ -214,6 +215,7 @@ def base_args(name, tmp):
         sysfs_tree(sysfs)
     record_list = [{"kind": "tcp_bw", "host": "a", "verdict": "pass"}]
     return {
+        "check_outputs": {"step": "start", "report_dir": os.path.join(tmp, "reports")},
         "collective": {"library": "nccl", "hosts": ["n1", "n2"], "binary_dir": "/opt/nccl-tests/build",
                        "min_bytes": "8", "max_bytes": "8M", "fail_on_error": False},
         "cpu_governor": {"governor": "performance", "sysfs_root": sysfs},

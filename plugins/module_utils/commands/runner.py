@@ -232,6 +232,12 @@ def install_cleanup_handlers():
 
 def _stop_all_and_exit(signum):
     stop_all()
+    main = threading.main_thread()
+    if threading.current_thread() is not main:
+        # SystemExit here would end this thread only, and the module would go on without its commands (a
+        # collective's bisection round starts them from threads): the main thread's handler ends the module
+        signal.pthread_kill(main.ident, signum)
+        return
     raise SystemExit(128 + signum)
 
 

@@ -22,8 +22,10 @@ a summary whose verdict is ``interrupted``; a run with records and no summary
 
 The work is done by one module per concern: history_records.py (the record
 contract, redaction, times, run ids, the history directory), history_write.py
-(the appending writer), history_read.py (readers and queries) and
-history_runs.py (runs and their status). This module is the documented API
+(the appending writer: whole lines or none), history_read.py (readers and
+queries), history_runs.py (runs and their status), history_summary.py (how a
+run ended: the failed task that stopped it, the hosts to blame) and
+history_state.py (what the callback wrote in this run and what it could not). This module is the documented API
 (docs/history.md): those names, and :class:`History` for services.
 """
 
@@ -61,6 +63,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
     utc_now,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history_write import (  # noqa: F401 (the API)
+    AppendError,
     append_lines,
     append_records,
     dumps,
@@ -88,6 +91,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
 )
 
 __all__ = [
+    "AppendError",
     "BAD_VERDICTS",
     "CORE_KEYS",
     "DEFAULT_HISTORY_DIR",

@@ -19,6 +19,10 @@ import os
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history_summary import (
+    failure_cause,
+    kept_failure,
+)
 
 
 SCHEMA_VERSION = 1
@@ -346,7 +350,7 @@ def check_history_dir(value, source="history_dir"):
 # --------------------------------------------------------------------------
 
 def summary_record(playbook, controller, hosts, counts, records, check_mode=False, stats=None,
-                   interrupted_by=None):
+                   interrupted_by=None, failed_task=None):
     """The ``kind: summary`` line of a run (not yet stamped).
 
     hosts: {"ok": [...], "failed": [...], "unreachable": [...]}. counts:
@@ -355,7 +359,9 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
     hosts counting as a failure. When interrupted_by (a signal name such as
     ``SIGINT``, or why else the run ended early) says the run did not reach its end, the verdict
     is ``interrupted`` and ``partial_verdict`` is the verdict of what was
-    recorded until then.
+    recorded until then. ``failed_task`` (history_summary.task_failure) is the
+    failed task that stopped the run: the verdict is ``interrupted`` too, its
+    ``cause`` names the task and its message, and ``failed_task`` keeps it.
     """
     ok, failed, unreachable = (sorted(hosts.get(k) or []) for k in ("ok", "failed", "unreachable"))
     counts = dict(counts or {})
@@ -378,7 +384,16 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
         "evidence": [],
         "stats": stats or {},
     }
-    if interrupted_by:
+    if failed_task:
+        summary.update(
+            verdict=run_verdict.INTERRUPTED,
+            interrupted=True,
+            partial_verdict=verdict,
+            signal=None,
+            failed_task=kept_failure(failed_task),
+            cause=failure_cause(failed_task, records),
+            fix="Fix what the failed task says, then run the check again to completion.")
+    elif interrupted_by:
         by_signal = str(interrupted_by).startswith("SIG")
         summary.update(
             verdict=run_verdict.INTERRUPTED,

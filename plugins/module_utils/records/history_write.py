@@ -6,6 +6,11 @@
 Several runs may append to the same month file at the same time: the file is
 opened with O_APPEND, the lock covers the one write, and a torn last line left
 by a writer that died mid-line is ended before the next line goes on.
+
+A write that fails (a full disk, a quota, an I/O error) leaves no half line:
+under the same lock the file is cut back to the size it had before the write,
+and the caller gets an :class:`AppendError` that says how many lines were not
+written.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -50,11 +55,35 @@ def stamp(record, run_id, when=None):
     return out
 
 
+class AppendError(OSError):
+    """Lines that could not be appended: none of them is in the file (it was cut back to its size before).
+
+    ``errno`` and ``strerror`` are the failed call's; ``path`` the month file;
+    ``lines`` how many lines were not written; ``torn`` is True only when the
+    cut itself failed, so that a part of the first line may be left (readers
+    skip such a line and report it).
+    """
+
+    def __init__(self, cause, path, lines, torn=False):
+        OSError.__init__(self, cause.errno, cause.strerror or str(cause))
+        self.path = path
+        self.lines = lines
+        self.torn = torn
+
+    @property
+    def reason(self):
+        return "%s%s" % (self.strerror, " (a part of a line may be left at its end)" if self.torn else "")
+
+    def __str__(self):
+        return "%s: %s" % (self.path, self.reason)
+
+
 def append_lines(path, lines, fsync=True):
     """Append whole lines to path: one write under an exclusive flock, then flush and fsync.
 
     If the file ends in a torn line (a writer died mid-line), a newline is
     written first so the new lines stay whole. Returns the bytes written.
+    Raises AppendError when the lines cannot all be written (see below).
     """
     if not lines:
         return 0
@@ -67,18 +96,31 @@ def append_lines(path, lines, fsync=True):
             size = os.fstat(fd).st_size
             if size and _last_byte(path, size) != b"\n":
                 payload = b"\n" + payload
-            view = memoryview(payload)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            if fsync:
-                os.fsync(fd)
+            _write_whole_or_nothing(fd, payload, size, fsync, path, len(lines))
         finally:
             if HAS_FCNTL:
                 fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
     return len(payload)
+
+
+def _write_whole_or_nothing(fd, payload, size, fsync, path, count):
+    """Write payload at the end of a file of ``size`` bytes (the caller holds the lock); on any failure cut the
+    file back to ``size``, so no other writer and no reader ever sees a part of these lines."""
+    try:
+        view = memoryview(payload)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if fsync:
+            os.fsync(fd)
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            raise AppendError(exc, path, count, torn=True)
+        raise AppendError(exc, path, count)
 
 
 def _open_for_append(path):
