@@ -58,6 +58,13 @@ options:
         action plugin fills it in on the controller; a value given in the task is replaced.
     type: dict
     default: {}
+  transport:
+    description:
+      - How the run reaches the host. A test pod (V(kubectl)) is not locked (the module would run on the
+        controller, not in the pod); the result says so.
+    type: str
+    choices: [host, kubectl]
+    default: host
   stale_runs:
     description:
       - Run ids whose controller process the controller found gone; their locks are taken over. The action
@@ -148,6 +155,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.run_lock import (
     HELD,
+    LEASE_RANGE,
+    LEFTOVERS_WAIT_RANGE,
     LockDir,
     LockError,
     acquire,
@@ -163,8 +172,9 @@ ARGUMENT_SPEC = dict(
     leftovers_wait=dict(type="int", default=600),
     controller=dict(type="dict", default={}),
     stale_runs=dict(type="list", elements="str", default=[]),
+    transport=dict(type="str", choices=["host", "kubectl"], default="host"),
 )
-RANGES = {"lease": (60, 86400), "leftovers_wait": (0, 3600)}
+RANGES = {"lease": LEASE_RANGE, "leftovers_wait": LEFTOVERS_WAIT_RANGE}
 
 
 def options_error(params):
@@ -197,6 +207,9 @@ def main():
     error = options_error(params)
     if error:
         module.fail_json(msg=error)
+    if params["transport"] != "host":
+        module.exit_json(changed=False, acquired=False, state="free", holder=None,
+                         msg="a test pod is not locked (the %s transport)" % params["transport"])
     lock_dir = LockDir(params["dir"])
     try:
         if module.check_mode:

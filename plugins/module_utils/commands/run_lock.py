@@ -34,6 +34,9 @@ ENV_LOCK_DIR = "COMMCHECK_LOCK_DIR"
 MAX_NOTE_BYTES = 65536
 
 FREE, OURS, HELD, STALE = "free", "ours", "held", "stale"
+# The ranges of a lease and of the wait for a killed run's leftovers, in seconds.
+LEASE_RANGE = (60, 86400)
+LEFTOVERS_WAIT_RANGE = (0, 3600)
 
 
 class LockError(Exception):
