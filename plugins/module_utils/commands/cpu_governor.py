@@ -239,8 +239,8 @@ def restore_plan(saved, sysfs_root):
     """(cpus, changes) that put back what ``saved`` holds, on the CPUs under ``sysfs_root``; GovernorError when it
     was saved for another sysfs root."""
     if saved.get("sysfs_root") != sysfs_root:
-        raise GovernorError("the saved governors are of %s, not of %s" % (show(saved.get("sysfs_root")),
-                                                                         show(sysfs_root)))
+        raise GovernorError("the saved governors are of %s, not of %s" % (
+            show(saved.get("sysfs_root")), show(sysfs_root)))
     cpus = read_cpus(sysfs_root)
     known = dict((cpu, governor) for cpu, governor in saved["previous"].items() if cpu in cpus)
     return cpus, plan_changes(cpus, governors=known)[1] if known else {}
