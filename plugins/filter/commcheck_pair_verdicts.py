@@ -70,7 +70,7 @@ options:
     elements: str
   module_rcs:
     description:
-      - The rc of each host's test module task (C(host: rc), null where it returned). A host whose module was
+      - The rc of each host's test module task, by host (null where it returned). A host whose module was
         killed by signal 9 (rc 137 or -9, e.g. the OOM killer) gets a V(module_killed) finding, and its pairs
         say so instead of naming its NICs or links.
     type: dict

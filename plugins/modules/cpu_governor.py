@@ -36,7 +36,7 @@ options:
     description:
       - Puts back the governors a test module saved in this directory (the run's lock directory,
         C(commcheck_lock_dir)) before it switched them, and that it could not put back itself because it was
-        killed (signal 9, for example by the OOM killer). Nothing saved there: nothing to do.
+        killed (signal 9, for example by the OOM killer). With nothing saved there it does nothing.
       - Mutually exclusive with O(governor) and O(governors); RV(restored_saved) says what was put back.
     type: path
     version_added: 1.1.0
