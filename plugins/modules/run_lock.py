@@ -78,10 +78,11 @@ attributes:
     description: Takes and gives back nothing; says who holds the host.
   diff_mode:
     support: none
+    description: The lock is a run's own file; there is nothing to show as a diff.
   platform:
     support: full
     platforms: posix
-extends_documentation_fragment: []
+    description: Linux hosts (the lock directory on the host the module runs on).
 notes:
   - The one-click playbook takes every host right after its option check and gives them back in an C(always)
     section (success or a failed task); a run interrupted or killed leaves its locks, which the next run finds
