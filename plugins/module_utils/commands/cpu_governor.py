@@ -15,7 +15,6 @@ __metaclass__ = type
 
 import errno
 import glob
-import json
 import os
 import re
 
