@@ -110,8 +110,11 @@ def kill_workers_of(proc):
 
 @pytest.mark.full
 def test_kill9_mid_rdma_then_a_run_at_once(lab, tmp_path, wait_until):
-    # tests long enough to outlive the refused run's start: its refusal is certain, not a race
-    killed, _history, _report = oc.start_oneclick(lab, tmp_path, dict(EXTRA, commcheck_rdma_duration=30), name="k9")
+    # In the background (async) the test modules do not see their controller go and run on until their
+    # deadlines: what kill -9 leaves. Tests long enough to outlive the refused run's start: its refusal is
+    # certain, not a race.
+    killed, _history, _report = oc.start_oneclick(
+        lab, tmp_path, dict(EXTRA, commcheck_rdma_duration=30, commcheck_rdma_background="always"), name="k9")
     try:
         wait_for_tools(lab, killed, wait_until)
         run_id = lock_of(lab, "h1")["run_id"]
