@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from ansible.module_utils import basic
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as cg
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import run_lock as rl
@@ -178,9 +179,11 @@ def test_leftovers_of_a_killed_run_are_waited_for_then_refused(tmp_path, monkeyp
 
 # -- the module ----------------------------------------------------------------------------------------------------
 
-def warning_texts(result):
-    """The module's warnings as text (plain strings, or ansible-core 2.19's warning summaries)."""
-    return [w if isinstance(w, str) else w.get("event", w).get("msg", "") for w in result.get("warnings") or []]
+def warned(monkeypatch):
+    """The texts the module warns with (AnsibleModule.warn), whatever else ran in this process before."""
+    texts = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda _self, text: texts.append(text))
+    return texts
 
 
 def run(monkeypatch, capsys, module, args, check_mode=False):
@@ -200,10 +203,11 @@ def test_module_refuses_a_held_host_and_warns_on_takeover(monkeypatch, capsys, t
     assert taken["changed"] and taken["acquired"]
     held = run(monkeypatch, capsys, lock_module, {"run_id": "run-b", "dir": path, "controller": ME})
     assert held["failed"] and "run run-a" in held["msg"] and "pid 99 of ansible-playbook on ctl2" in held["msg"]
+    warnings = warned(monkeypatch)
     over = run(monkeypatch, capsys, lock_module, {"run_id": "run-b", "dir": path, "controller": ME,
                                                   "stale_runs": ["run-a"]})
     assert over["acquired"] and over["took_over"]["run_id"] == "run-a"
-    assert any("took over the stale lock of run run-a" in w for w in warning_texts(over))
+    assert any("took over the stale lock of run run-a" in w for w in warnings)
     released = run(monkeypatch, capsys, lock_module, {"run_id": "run-b", "dir": path, "state": "absent"})
     assert released["changed"] and released["released"]
 
@@ -223,9 +227,10 @@ def test_a_killed_modules_governors_are_put_back(monkeypatch, capsys, tmp_path):
     assert _governors(root) == ["performance"] * 3
     # killed here: release() never runs; a second module of the run, killed too, must not save "performance"
     cg.GovernorHold("performance", root, "host", state_dir=state).take()
+    warnings = warned(monkeypatch)
     result = run(monkeypatch, capsys, governor_module, {"restore_saved": state, "sysfs_root": root})
     assert result["changed"] and result["restored_saved"] == {"cpu0": "powersave", "cpu2": "ondemand"}
-    assert any("killed" in w for w in warning_texts(result))
+    assert any("killed" in w for w in warnings)
     assert _governors(root) == ["powersave", "performance", "ondemand"]
     again = run(monkeypatch, capsys, governor_module, {"restore_saved": state, "sysfs_root": root})
     assert again["changed"] is False and again["restored_saved"] == {}
