@@ -136,7 +136,7 @@ def test_kill9_mid_rdma_then_a_run_at_once(lab, tmp_path, wait_until):
 def _module_python(pid):
     """The module process (python, not an emulator) above process ``pid``."""
     cur = pid
-    for _ in range(8):
+    for _level in range(8):
         with open("/proc/%d/status" % cur) as handle:
             ppid = int(handle.read().split("PPid:")[1].split()[0])
         with open("/proc/%d/cmdline" % ppid) as handle:
