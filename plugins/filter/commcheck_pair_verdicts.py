@@ -68,6 +68,13 @@ options:
     description: Hosts that could not be reached at all (each gets an V(error) finding).
     type: list
     elements: str
+  module_rcs:
+    description:
+      - The rc of each host's test module task, by host (null where it returned). A host whose module was
+        killed by signal 9 (rc 137 or -9, e.g. the OOM killer) gets a V(module_killed) finding, and its pairs
+        say so instead of naming its NICs or links.
+    type: dict
+    version_added: 1.1.0
   skipped:
     description:
       - Planned pairs that could not run (the C(skipped) items of C(clusterops.commcheck.commcheck_round_plan), with
@@ -99,11 +106,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.killed_module import killed_hosts
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import analyze_pairs
 
 
 def commcheck_pair_verdicts(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None, outlier_z=3.5,
-                            outlier_min_rel=0.2, unreachable=None, skipped=None, fleet_min_fraction=None):
+                            outlier_min_rel=0.2, unreachable=None, skipped=None, fleet_min_fraction=None,
+                            module_rcs=None):
     if not isinstance(sides, (list, tuple)):
         raise AnsibleFilterError("commcheck_pair_verdicts: the input must be a list of side results")
     if family not in ("rdma", "tcp"):
@@ -119,7 +128,8 @@ def commcheck_pair_verdicts(sides, jobs=None, family="rdma", min_fraction=0.9, e
     try:
         return analyze_pairs(list(sides), jobs=jobs, family=family, min_fraction=min_fraction,
                              expected_gbps=expected_gbps, outlier_z=outlier_z, outlier_min_rel=outlier_min_rel,
-                             unreachable=unreachable, skipped=skipped, fleet_min_fraction=fleet_min_fraction)
+                             unreachable=unreachable, skipped=skipped, fleet_min_fraction=fleet_min_fraction,
+                             killed=killed_hosts(module_rcs if isinstance(module_rcs, dict) else {}))
     except ValueError as exc:
         raise AnsibleFilterError("commcheck_pair_verdicts: %s" % exc)
 

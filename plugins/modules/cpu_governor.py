@@ -32,6 +32,14 @@ options:
       - Governor per CPU (keys like C(cpu0) or C(0)), typically RV(previous) of an earlier run, to restore.
       - Mutually exclusive with O(governor).
     type: dict
+  restore_saved:
+    description:
+      - Puts back the governors a test module saved in this directory (the run's lock directory,
+        C(commcheck_lock_dir)) before it switched them, and that it could not put back itself because it was
+        killed (signal 9, for example by the OOM killer). With nothing saved there it does nothing.
+      - Mutually exclusive with O(governor) and O(governors); RV(restored_saved) says what was put back.
+    type: path
+    version_added: 1.1.0
   cpus:
     description:
       - CPUs to change, as numbers, C(cpuN) names, ranges (C(0-7)) or comma lists; all CPUs with cpufreq
@@ -59,6 +67,9 @@ notes:
   - Needs root to write C(/sys). It acts on the host the module runs on; for a test pod reached with the
     kubectl transport (C(ansible_connection=local)) that is the controller, so plays skip such hosts (a pod
     cannot set its node's governor anyway).
+  - The test modules (C(perftest), C(iperf3)) save each CPU's governor in the run's lock directory before
+    switching it; the one-click playbook runs this module with O(restore_saved) in its C(always) section, so a
+    module killed mid-test leaves no CPU at O(governor).
   - Restoring is the play's job (an C(always) section, as in the examples). An C(always) section runs when a
     task of its block fails, but not when C(ansible-playbook) is interrupted (SIGINT) or killed (SIGKILL);
     then the CPUs stay at O(governor) until something sets them back. The next run's discovery reports
@@ -85,6 +96,10 @@ EXAMPLES = r'''
         governors: "{{ commcheck_governor.previous }}"
       when: commcheck_governor.previous | default({}) | length > 0
 
+- name: Put back what a killed test module left (always-step of a run)
+  clusterops.commcheck.cpu_governor:
+    restore_saved: /run/lock/commcheck
+
 - name: Only the CPUs of NUMA node 0
   clusterops.commcheck.cpu_governor:
     governor: performance
@@ -108,12 +123,19 @@ changed_cpus:
   type: list
   elements: str
   sample: [cpu0, cpu1]
+restored_saved:
+  description: The governors put back from O(restore_saved) (each CPU's own, saved before a killed module switched it).
+  returned: with O(restore_saved)
+  type: dict
+  sample: {cpu0: powersave}
 skipped_reason:
   description: Why nothing was done (no cpufreq on the host, or governor files it cannot write); absent otherwise.
   returned: when the host has no cpufreq, or the CPUs to change cannot be written
   type: str
   sample: no cpufreq scaling_governor under /sys/devices/system/cpu (VM or cpufreq driver not loaded)
 '''
+
+import os
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
@@ -127,11 +149,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.cpu_
     GOVERNOR_NAME,
     GovernorError,
     apply_changes,
+    clear_state,
     cpu_key,
     diff_text,
+    load_state,
     parse_cpu_list,
     plan_changes,
     read_cpus,
+    restore_plan,
     unwritable_reason,
 )
 
@@ -148,6 +173,37 @@ def governors_error(governors):
     return None
 
 
+def restore_saved(module, params):
+    """Put back what a killed test module saved before switching; exits the module."""
+    try:
+        directory = check_path("restore_saved", params["restore_saved"])
+    except OptionError as exc:
+        module.fail_json(msg=str(exc))
+    saved = load_state(directory) if os.path.isdir(directory) else None
+    if not saved:
+        module.exit_json(changed=False, previous={}, current={}, changed_cpus=[], restored_saved={})
+    try:
+        cpus, changes = restore_plan(saved, params["sysfs_root"])
+    except GovernorError as exc:
+        module.fail_json(msg="restore_saved: %s" % exc)
+    names = sorted(changes, key=lambda k: int(k[3:]))
+    result = dict(changed=bool(changes), changed_cpus=names,
+                  previous=dict((name, cpus[name]["governor"]) for name in names),
+                  current=dict((name, changes[name][1]) for name in names),
+                  restored_saved=dict((name, changes[name][1]) for name in names))
+    if module.check_mode:
+        module.exit_json(**result)
+    try:
+        apply_changes(cpus, changes)
+        clear_state(directory)
+    except (GovernorError, OSError) as exc:
+        module.fail_json(msg="restore_saved: %s" % exc, **result)
+    if names:
+        module.warn("a test module did not put back the CPU governor of %s (it was killed, e.g. signal 9 from the "
+                    "OOM killer); restored from what it saved before switching" % ", ".join(names))
+    module.exit_json(**result)
+
+
 def main():
     module = checked_module(
         argument_spec=dict(
@@ -155,9 +211,10 @@ def main():
             governors=dict(type="dict"),
             cpus=dict(type="list", elements="str", default=[]),
             sysfs_root=dict(type="path", default="/sys"),
+            restore_saved=dict(type="path"),
         ),
-        mutually_exclusive=[("governor", "governors")],
-        required_one_of=[("governor", "governors")],
+        mutually_exclusive=[("governor", "governors", "restore_saved")],
+        required_one_of=[("governor", "governors", "restore_saved")],
         supports_check_mode=True,
     )
     params = module.params
@@ -183,6 +240,8 @@ def main():
         if error:
             module.fail_json(msg=error)
 
+    if params["restore_saved"] is not None:
+        restore_saved(module, params)
     cpus = read_cpus(params["sysfs_root"])
     if not cpus:
         module.exit_json(changed=False, previous={}, current={}, changed_cpus=[],

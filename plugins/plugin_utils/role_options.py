@@ -36,6 +36,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
     OptionError, show, takes_as_text)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import run_lock
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
@@ -132,6 +133,10 @@ RULES = {
     "commcheck_outlier_z": _OUTLIER_Z,
     "commcheck_outlier_min_rel": _OUTLIER_REL,
     "commcheck_cpu_governor": kit.described(checks.governor, "a cpufreq governor name, or ''"),
+    "commcheck_lock": kit.boolean(),
+    "commcheck_lock_dir": kit.path(),
+    "commcheck_lock_lease": kit.integer(*run_lock.LEASE_RANGE),
+    "commcheck_lock_leftovers_wait": kit.integer(*run_lock.LEFTOVERS_WAIT_RANGE),
     "commcheck_retest_repeats": kit.integer(0, 100),
     "commcheck_retest_partners": kit.boolean(),
     "commcheck_retest_verdicts": kit.by_spec(),

@@ -764,6 +764,8 @@ def _inventory(lab):
             "ansible_host": host["address"],
             "lab_netns": host["netns"],
             "commcheck_sysfs_root": obj.sysfs_root(host["name"]),
+            # the hosts share one filesystem: each its own run lock, as each machine has its own /run/lock
+            "commcheck_lock_dir": os.path.join(d, "lock", host["name"]),
             "commcheck_environment": obj.environment(host["name"]),
             "lab_rails": [{"rail": r["rail"], "netdev": r["netdev"], "address": r["address"],
                            "device": r["device"], "gid_index": r["gid_index"]} for r in host["rails"]],

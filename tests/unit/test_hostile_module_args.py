@@ -58,16 +58,16 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import module_args
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
-    check_outputs, collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, quarantine, rdma_facts, record, report,
-    test_pods, tool_probe, validate_options)
+    check_outputs, collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, quarantine, rdma_facts, record,
+    report, run_lock, test_pods, tool_probe, validate_options)
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
     "check_outputs": check_outputs, "collective": collective, "cpu_governor": cpu_governor, "existing_pods": existing_pods,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
-    "rdma_facts": rdma_facts, "record": record, "report": report, "test_pods": test_pods, "tool_probe": tool_probe,
-    "validate_options": validate_options,
+    "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
+    "tool_probe": tool_probe, "validate_options": validate_options,
 }
 ACTIONS = {
     "check_outputs": check_outputs_action, "fleet_facts": fleet_facts_action, "record": record_action, "report": report_action,
@@ -75,6 +75,9 @@ ACTIONS = {
 }
 # Modules whose action plugin runs instead of them: the module only says so, and the action judges the values.
 ACTION_ONLY = set(["check_outputs", "fleet_facts", "report", "validate_options"])
+# Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
+# the host: the module's values are walked above, as MODULES.
+MODULE_WRAPPERS = set(["run_lock"])
 TIME_LIMIT_S = 20
 MESSAGE_LIMIT = 3 * option_rules.QUOTE_LIMIT + 400
 
@@ -120,6 +123,7 @@ ZERO_MEANS = {
                  "sides.expected_gbps", "use_cuda", "sides.use_cuda"},
     "rdma_facts": {"ib_gid_index"},
     "report": {"threshold"},
+    "run_lock": {"leftovers_wait"},
     "test_pods": {"gpus", "active_deadline_seconds"},
 }
 
@@ -226,6 +230,7 @@ def base_args(name, tmp):
         "perftest": {"role": "client", "server": "10.0.0.2", "device": "mlx5_0"},
         "quarantine": {"backend": "kubernetes", "hosts": ["node-3"]},
         "rdma_facts": {"sysfs_root": sysfs, "tools": False},
+        "run_lock": {"run_id": "r1", "dir": os.path.join(tmp, "lock")},
         "record": {"records": record_list},
         "report": {"report_dir": os.path.join(tmp, "reports"), "records": record_list},
         "test_pods": {"run_id": "r1", "nodes": ["node-a"], "image": "ghcr.io/example/tools:1",
@@ -477,6 +482,7 @@ def call(recorder, capsys, tmp_path):
 def test_every_module_and_controller_action_is_here():
     modules = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(REPO, "plugins", "modules", "*.py")))
     actions = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(REPO, "plugins", "action", "*.py")))
+    actions = [name for name in actions if name not in MODULE_WRAPPERS]
     assert sorted(MODULES) == modules
     assert sorted(ACTIONS) == actions
 

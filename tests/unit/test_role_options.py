@@ -86,6 +86,10 @@ GOOD = {
     "commcheck_outlier_z": 5,
     "commcheck_outlier_min_rel": 0.5,
     "commcheck_cpu_governor": "schedutil",
+    "commcheck_lock": False,
+    "commcheck_lock_dir": "/var/lock/commcheck",
+    "commcheck_lock_lease": 600,
+    "commcheck_lock_leftovers_wait": 0,
     "commcheck_retest_repeats": 3,
     "commcheck_retest_partners": False,
     "commcheck_retest_verdicts": ["fail", "warn"],
@@ -288,6 +292,10 @@ HOSTILE = {
     "commcheck_outlier_z": (0, "must be above 0"),
     "commcheck_outlier_min_rel": (-0.1, "must be between 0 and 10"),
     "commcheck_cpu_governor": ("../performance", "is not a cpufreq governor name"),
+    "commcheck_lock": ("later", "is not a boolean"),
+    "commcheck_lock_dir": ("/run/lock/../../etc", "must not contain '..'"),
+    "commcheck_lock_lease": (30, "must be between 60 and 86400"),
+    "commcheck_lock_leftovers_wait": (-1, "must be between 0 and 3600"),
     "commcheck_retest_repeats": (1000, "must be between 0 and 100"),
     "commcheck_retest_partners": ("no way", "is not a boolean"),
     "commcheck_retest_verdicts": (["pass"], "'pass' is not one of fail, error, warn"),
@@ -444,7 +452,7 @@ TEXT = ("commcheck_quarantine_reason",)
 PATH_LIKE = ("commcheck_report_dir", "commcheck_sysfs_root", "commcheck_collective_mpirun",
              "commcheck_collective_binary_dir", "commcheck_history_dir", "commcheck_k8s_kubeconfig",
              "commcheck_k8s_kubectl_binary", "commcheck_k8s_mpi_kubectl", "commcheck_k8s_manifest_dir",
-             "commcheck_mpi_ssh_config", "commcheck_quarantine_kubeconfig", "commcheck_slice_dir")
+             "commcheck_mpi_ssh_config", "commcheck_quarantine_kubeconfig", "commcheck_slice_dir", "commcheck_lock_dir")
 # Lists whose items are command-line arguments (an item may be an option).
 ARGUMENT_LISTS = ("commcheck_rdma_extra_args", "commcheck_tcp_extra_args", "commcheck_k8s_command")
 

@@ -13,12 +13,14 @@ stands for ``/sys``; the files are
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import errno
 import glob
 import os
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import text_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import run_lock
 
 _CPU_DIR = re.compile(r"^cpu(\d+)$")
 GOVERNOR_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -203,6 +205,45 @@ def apply_changes(cpus, changes):
     return done
 
 
+STATE_NAME = "governor.json"
+
+
+def load_state(directory):
+    """What a hold saved in ``directory`` before switching (``sysfs_root``, ``previous``), or None."""
+    saved = run_lock.LockDir(directory).read_note(STATE_NAME)
+    if not saved or not isinstance(saved.get("previous"), dict):
+        return None
+    return saved
+
+
+def save_state(directory, sysfs_root, previous):
+    """Keep each CPU's own governor on the host before switching, so that what a killed module left can be put
+    back (``restore_saved``). A governor already saved (a module killed before) is the one kept."""
+    saved = load_state(directory) or {}
+    if saved.get("sysfs_root") == sysfs_root:
+        previous = dict(previous, **saved["previous"])
+    run_lock.LockDir(directory).write_note(STATE_NAME, {"sysfs_root": sysfs_root, "previous": previous})
+
+
+def clear_state(directory):
+    try:
+        run_lock.LockDir(directory).remove_note(STATE_NAME)
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            raise
+
+
+def restore_plan(saved, sysfs_root):
+    """(cpus, changes) that put back what ``saved`` holds, on the CPUs under ``sysfs_root``; GovernorError when it
+    was saved for another sysfs root."""
+    if saved.get("sysfs_root") != sysfs_root:
+        raise GovernorError("the saved governors are of %s, not of %s" % (
+            show(saved.get("sysfs_root")), show(sysfs_root)))
+    cpus = read_cpus(sysfs_root)
+    known = dict((cpu, governor) for cpu, governor in saved["previous"].items() if cpu in cpus)
+    return cpus, plan_changes(cpus, governors=known)[1] if known else {}
+
+
 class GovernorHold(object):
     """Every CPU at one governor while tests run; each CPU's own governor put back after.
 
@@ -211,10 +252,13 @@ class GovernorHold(object):
     when it applies, ``skipped`` or ``restore_error``.
     """
 
-    def __init__(self, wanted, sysfs_root, transport_name):
+    def __init__(self, wanted, sysfs_root, transport_name, state_dir=None):
         self.wanted = wanted
         self.sysfs_root = sysfs_root
         self.transport_name = transport_name
+        # the run's lock directory: the governors are saved there before switching (a killed module's are
+        # put back from it); no saving without one
+        self.state_dir = state_dir if state_dir is not None else run_lock.run_dir_path()
         self.report = {}
         self._undo = None
 
@@ -235,8 +279,15 @@ class GovernorHold(object):
         if refused:
             self.report["skipped"] = refused
             return "cpu_governor: %s; left alone" % refused
+        previous = dict((name, before) for name, (before, _after) in changes.items())
+        if changes and self.state_dir:
+            try:
+                save_state(self.state_dir, self.sysfs_root, previous)
+            except (IOError, OSError) as exc:
+                raise GovernorError("cannot save the governors before switching them in %s: %s" % (
+                    self.state_dir, exc.strerror or exc))
         apply_changes(cpus, changes)
-        self.report["previous"] = dict((name, before) for name, (before, _after) in changes.items())
+        self.report["previous"] = previous
         self._undo = (cpus, changes)
         return None
 
@@ -248,5 +299,7 @@ class GovernorHold(object):
         try:
             apply_changes(cpus, dict((name, (after, before)) for name, (before, after) in changes.items()))
             self.report["restored"] = True
-        except GovernorError as exc:
+            if self.state_dir:
+                clear_state(self.state_dir)
+        except (GovernorError, OSError) as exc:
             self.report["restore_error"] = str(exc)

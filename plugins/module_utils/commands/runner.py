@@ -34,6 +34,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.outp
     TOOL_OUTPUT,
     read_bounded,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import run_lock
 
 KILL_GRACE_S = 3
 # A process that is stopped (T, t) or in uninterruptible sleep (D) when its deadline comes was not waiting for
@@ -281,6 +282,8 @@ class Background:
                 raise CommandError("cannot start %s: %s" % (self.argv[0], exc.strerror or exc), self.argv,
                                    exc.strerror or str(exc))
             _LIVE.add(self)
+        # the run's lock: its lease renewed, and this group noted, so a run after a kill -9 sees it
+        run_lock.note_group(self.proc.pid, self.timeout, self.argv)
 
     @property
     def pid(self):
@@ -316,6 +319,8 @@ class Background:
 
     def stop(self):
         stop_process(self.proc)
+        if self in _LIVE:
+            run_lock.forget_group(self.proc.pid)
         _LIVE.discard(self)
 
     def result(self):

@@ -32,6 +32,10 @@ CULPRIT_FINDINGS = {
               "Watch the error counters and the history of these ports; a component flaky run after run is failing"),
     "unreachable": ("The host was unreachable for Ansible during the check; its pairs did not run",
                     "Make the host reachable (ssh, inventory address) and rerun the check"),
+    "module_killed": ("The host's test module was killed (signal 9, e.g. the OOM killer) before it returned: its "
+                      "pairs have no result, which says nothing about its NICs or links",
+                      "Read the host's kernel log for the OOM killer (dmesg, journalctl -k: 'Out of memory: Killed "
+                      "process') and what else used its memory, then rerun; the run put back the CPU governors the module had switched"),
     "rail_missing": ("A host lacks a rail (an RDMA device or port) that its peers have; it is a discovery finding "
                      "with code rdma_rail_missing", "Check that the NIC is there and up (ibv_devinfo, lspci, dmesg), "
                      "its driver and cable; in Kubernetes that the pod gets that device"),

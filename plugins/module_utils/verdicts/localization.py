@@ -112,7 +112,8 @@ def observations_from_records(records, kind="rdma_bw"):
     """
     out = []
     records = [rec for rec in records or [] if isinstance(rec, dict) and rec.get("peer")
-               and rec.get("kind") in (kind, kind + "_retest") and rec.get("verdict") != "skipped"]
+               and rec.get("kind") in (kind, kind + "_retest") and rec.get("verdict") != "skipped"
+               and not (rec.get("params") or {}).get("module_killed")]
     late = late_partner_errors(records)
     for index, rec in enumerate(records):
         if index in late:

@@ -38,6 +38,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import killed_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import side_outcome as so
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import (
     far_outlier, far_text, rate_scales)
@@ -672,15 +673,19 @@ def missing_rail_findings(skipped, family="rdma"):
 
 
 def analyze_pairs(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None, outlier_z=3.5,
-                  outlier_min_rel=0.2, unreachable=None, check=None, skipped=None, fleet_min_fraction=None):
+                  outlier_min_rel=0.2, unreachable=None, check=None, skipped=None, fleet_min_fraction=None,
+                  killed=None):
     """Everything above in one call: records, findings, matrices, summary (``fleet_min_fraction``: the fleet
-    threshold's, so that a value it will fail as a far outlier fails here, and is retested)."""
+    threshold's, so that a value it will fail as a far outlier fails here, and is retested; ``killed``: hosts
+    whose test module was killed, named as such instead of as culprits)."""
     if not 0 < float(min_fraction) <= 1:
         raise ValueError("min_fraction must be in (0, 1], got %r" % (min_fraction,))
     check = check or ("rdma_perf" if family == "rdma" else "tcp_perf")
-    records = pair_records(sides, jobs, family, min_fraction, expected_gbps)
+    killed = sorted(killed or [])
+    records = killed_module.mark_records(pair_records(sides, jobs, family, min_fraction, expected_gbps), killed)
     node_outliers = mark_outliers(records, outlier_z, outlier_min_rel, fleet_min_fraction)
-    findings = name_culprits(records, check) + unreachable_findings(unreachable, check, family) + \
+    findings = name_culprits([r for r in records if not killed_module.involves(r, killed)], check) + \
+        unreachable_findings(unreachable, check, family) + killed_module.findings(killed, check, family) + \
         missing_rail_findings(skipped, family)
     grids = matrices(records)
     records += skipped_records(skipped, family)
