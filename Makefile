@@ -22,12 +22,13 @@ VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
 TARBALL := $(BUILD)/dist/clusterops-commcheck-$(VERSION).tar.gz
 LAB_HOSTS ?= 4
 
-.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity build clients changelog-lint clean
+.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full compat test test-full lint sanity build clients changelog-lint clean
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
 	@echo "make test   - the fast tier (<= 15 min on 2 cores): unit + fast integration (lab) tests, ansible-lint, ansible-test sanity, collection build"
 	@echo "make test-full - make test, then the full tier: every slower unit and lab test (CI runs this)"
+	@echo "make compat - the other supported ansible-core versions ($(COMPAT_VERSIONS)): sanity subset, unit tests, one lab one-click each"
 	@echo "make setup  - only install system packages and the Python venv"
 
 setup: apt venv link
@@ -79,6 +80,15 @@ integration: venv link
 
 integration-full: venv link
 	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20 -m full tests/integration
+
+# The ansible-core versions the collection supports besides the .venv's 2.19 (which every other stage tests),
+# each in its own venv under .build/compat/<version>/ (made once; again when tests/compat/requirements.txt
+# changes): that version's ansible-test sanity subset, the unit tests that load ansible-core (at most 4 cases
+# of each parametrized test function) and one short one-click lab run (tests/integration/test_compat_lab.py).
+# tests/compat/matrix.py prints the result and seconds of each stage of each version; a skipped lab fails.
+COMPAT_VERSIONS ?= 2.16 2.17 2.18
+compat: venv link
+	$(PY) tests/compat/matrix.py --versions $(COMPAT_VERSIONS)
 
 # Lint this working tree only. With ANSIBLE_COLLECTIONS_PATH set, ansible-lint uses
 # ANSIBLE_HOME (default ~/.ansible, shared by every checkout) as its cache, puts its

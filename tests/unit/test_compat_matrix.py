@@ -1,0 +1,49 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What ``make compat`` (tests/compat/) runs on each ansible-core: which unit tests, and which of their cases."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import sys
+
+import pytest
+
+COMPAT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat")
+if COMPAT not in sys.path:
+    sys.path.insert(0, COMPAT)
+
+import compat_sample  # noqa: E402  pylint: disable=wrong-import-position
+import matrix  # noqa: E402  pylint: disable=wrong-import-position
+
+
+@pytest.mark.parametrize("count, keep, expected", [
+    (10, 4, {0, 3, 6, 9}),
+    (3, 4, {0, 1, 2}),
+    (7, 1, {0}),
+    (5, 0, {0, 1, 2, 3, 4}),
+])
+def test_the_cases_kept_spread_over_the_parameters(count, keep, expected):
+    assert compat_sample.spread(count, keep) == expected
+
+
+def test_the_unit_tests_that_load_ansible_core_are_chosen_through_the_collections_imports():
+    chosen = matrix.unit_files()
+    # imports ansible itself
+    assert "tests/unit/test_validate_options_action.py" in chosen
+    # imports only collection code that imports ansible (pair_module -> options/module_args -> AnsibleModule)
+    assert "tests/unit/test_pair_module.py" in chosen
+    # runs ansible-playbook with this Python's ansible-core
+    assert "tests/unit/test_ansible_runner_usage.py" in chosen
+    # parsers and verdicts import nothing of ansible-core: the same on every core
+    assert "tests/unit/test_parse_iperf3.py" not in chosen and "tests/unit/test_verdict_values.py" not in chosen
+    # the release clients have their own pins
+    assert "tests/unit/test_collection_clients.py" not in chosen
+
+
+def test_a_version_is_a_minor_release():
+    assert matrix.parse_args(["--versions", "2.16", "2.18"]).versions == ["2.16", "2.18"]
+    with pytest.raises(SystemExit):
+        matrix.parse_args(["--versions", "2.16; rm -rf /"])
