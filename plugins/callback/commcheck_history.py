@@ -142,6 +142,13 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_preloa
 INTERRUPT_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
+def _result_part(result, name):
+    """The ``host``, ``task`` or ``result`` of a task result: public from ansible-core 2.19, which plans to
+    deprecate the underscored names that are all 2.16-2.18 have."""
+    part = getattr(result, name, None)
+    return part if part is not None else getattr(result, "_" + name, None)
+
+
 def _data_if_read(result):
     """The result's data when it holds what this callback reads (records, the run id fact), else None.
 
@@ -155,7 +162,7 @@ def _data_if_read(result):
         facts = raw.get("ansible_facts")
         if "commcheck_records" not in raw and not (isinstance(facts, dict) and "commcheck_run_id" in facts):
             return None
-    return getattr(result, "_result", None)
+    return _result_part(result, "result")
 
 
 class CallbackModule(CallbackBase):
@@ -309,7 +316,7 @@ class CallbackModule(CallbackBase):
         return hosts
 
     def _see_host(self, result, state):
-        host = getattr(getattr(result, "_host", None), "name", None)
+        host = getattr(_result_part(result, "host"), "name", None)
         if host and self._hosts.get(host) != "unreachable" and not (state == "ok" and host in self._hosts):
             self._hosts[host] = state
 
@@ -381,7 +388,7 @@ class CallbackModule(CallbackBase):
         data = _data_if_read(result)
         if not isinstance(data, dict) or data.get("_ansible_no_log"):
             return
-        task = getattr(result, "_task", None)
+        task = _result_part(result, "task")
         if task is not None and getattr(task, "no_log", False):
             return
         records = data.get("commcheck_records")

@@ -37,7 +37,7 @@ from ansible.template import Templar
 
 from ansible_collections.clusterops.commcheck.plugins.callback import commcheck_history
 from core_compat import core_version, patch_module_args, trust_as_template
-from test_commcheck_history_callback import _callback, _Play, _run_ids
+from test_commcheck_history_callback import _callback, _Named, _Play, _run_ids
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TASK_FILES = sorted(glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml")))
@@ -233,6 +233,26 @@ def test_the_history_callback_reads_the_results_this_core_hands_it(tmp_path):
         {"kind": "tcp_bw", "host": "node-a", "peer": "node-b", "verdict": "pass"}]}))
     assert _run_ids(tmp_path) == ["r1"]
     assert isinstance(callback, commcheck_history.CallbackModule)
+
+
+class _PublicResult(object):
+    """A task result with only the public names (2.19 has both; it plans to deprecate the underscored ones)."""
+
+    def __init__(self, data, host, no_log=False):
+        self.result, self.host, self.task = data, _Named(host), _Named("task")
+        self.task.no_log = no_log
+
+
+def test_the_history_callback_reads_the_public_names_of_a_task_result(tmp_path):
+    callback = _callback(tmp_path, run_id="r1")
+    callback.v2_playbook_on_play_start(_Play())
+    record = {"kind": "tcp_bw", "host": "node-b", "peer": "node-a", "verdict": "pass"}
+    callback.v2_runner_on_ok(_PublicResult({"commcheck_records": [dict(record, verdict="fail")]}, "node-b", no_log=True))
+    assert not os.listdir(str(tmp_path))  # the task's no_log is read from its public name too
+    callback.v2_runner_on_unreachable(_PublicResult({"unreachable": True}, "node-c"))
+    callback.v2_runner_on_ok(_PublicResult({"commcheck_records": [record]}, "node-b"))
+    assert _run_ids(tmp_path) == ["r1"]
+    assert callback._seen_hosts() == {"ok": ["node-b"], "failed": [], "unreachable": ["node-c"]}
 
 
 def test_module_arguments_reach_ansible_module_on_this_core():
