@@ -245,40 +245,56 @@ def serve_get_pip():
         os.rename(tmp, target)
 
 
-def sanity_tree():
-    """A copy of the files git would take (tracked and not ignored), where ansible-test wants a collection."""
-    top = tempfile.mkdtemp(prefix="commcheck-compat-sanity.")
-    dest = os.path.join(top, "ansible_collections", "clusterops", "commcheck")
+def sanity_tree(version):
+    """.build/compat/<version>/sanity/ansible_collections/clusterops/commcheck made what git would take of the
+    working tree (tracked and not ignored files); its tests/output stays, where ansible-test keeps the
+    virtual environment it delegates to (--venv), so only the first run of a version installs it."""
+    dest = os.path.join(venv_dir(version), "sanity", "ansible_collections", "clusterops", "commcheck")
+    output = os.path.join(dest, "tests", "output")
+    if not os.path.isdir(output):
+        os.makedirs(output)
+    for top in os.listdir(dest):
+        if top != "tests":
+            remove(os.path.join(dest, top))
+    for entry in os.listdir(os.path.join(dest, "tests")):
+        if entry != "output":
+            remove(os.path.join(dest, "tests", entry))
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
                             stdout=subprocess.PIPE).stdout.decode("utf-8").split("\0")
     for rel in listed:
         source = os.path.join(REPO, rel)
-        if not rel or not os.path.isfile(source):
+        if not rel or rel.startswith("tests/output/") or not os.path.isfile(source):
             continue
         target = os.path.join(dest, rel)
         if not os.path.isdir(os.path.dirname(target)):
             os.makedirs(os.path.dirname(target))
         shutil.copy2(source, target)
-    return top, dest
+    return dest
+
+
+def remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.remove(path)
 
 
 def sanity_stage(version, opts, log):
     del opts
     serve_get_pip()
-    top, dest = sanity_tree()
-    try:
-        ansible_test = os.path.join(venv_dir(version), "bin", "ansible-test")
-        base = [ansible_test, "sanity", "--venv", "--python", "%d.%d" % sys.version_info[:2], "--color", "no"]
-        tests = []
-        for name in SANITY_TESTS:
-            tests += ["--test", name]
-        env = test_env()
-        env.pop("ANSIBLE_COLLECTIONS_PATH")
-        failed = [what for what, argv in (("subset", base + tests), ("pylint plugins/", base + ["--test", "pylint",
-                                                                                                   "plugins/"]))
-                  if run(argv, log, cwd=dest, env=env)]
-    finally:
-        shutil.rmtree(top, ignore_errors=True)
+    dest = sanity_tree(version)
+    ansible_test = os.path.join(venv_dir(version), "bin", "ansible-test")
+    base = [ansible_test, "sanity", "--venv", "--python", "%d.%d" % sys.version_info[:2], "--color", "no"]
+    tests = []
+    for name in SANITY_TESTS:
+        tests += ["--test", name]
+    env = test_env()
+    env.pop("ANSIBLE_COLLECTIONS_PATH")
+    # the copy is the content, not a part of this git checkout (as make sanity)
+    env["ANSIBLE_TEST_CONTENT_ROOT"] = dest
+    failed = [what for what, argv in (("subset", base + tests), ("pylint plugins/", base + ["--test", "pylint",
+                                                                                               "plugins/"]))
+              if run(argv, log, cwd=dest, env=env)]
     tests_run = ", ".join(SANITY_TESTS + ("pylint plugins/",))
     if failed:
         return "FAIL", "%s failed (%s)" % (" and ".join(failed), tests_run)
