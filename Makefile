@@ -93,7 +93,7 @@ integration-full: venv link
 
 # The ansible-core versions the collection supports besides the .venv's 2.19 (which every other stage tests),
 # each in its own venv under .build/compat/<version>/ (made once; again when tests/compat/requirements.txt
-# changes): that version's ansible-test sanity subset, the unit tests that load ansible-core (at most 4 cases
+# changes): that version's ansible-test sanity subset, the unit tests that use the parts of ansible-core that differ between versions (at most 4 cases
 # of each parametrized test function) and one short one-click lab run (tests/integration/test_compat_lab.py).
 # tests/compat/matrix.py prints the result and seconds of each stage of each version; a skipped lab fails.
 COMPAT_VERSIONS ?= 2.16 2.17 2.18

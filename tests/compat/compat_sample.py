@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """pytest plugin of ``make compat``: at most N cases of each parametrized test function.
 
-The version matrix (tests/compat/matrix.py) runs the unit tests that load
+The version matrix (tests/compat/matrix.py) runs the unit tests that use
 ansible-core on every supported core. What differs between cores is how a
 class of values goes through Ansible (a null, a number given as text, a
 template), not each option the hostile-value tests try it on, so a few cases
