@@ -97,8 +97,10 @@ integration-full: venv link
 # of each parametrized test function) and one short one-click lab run (tests/integration/test_compat_lab.py).
 # tests/compat/matrix.py prints the result and seconds of each stage of each version; a skipped lab fails.
 COMPAT_VERSIONS ?= 2.16 2.17 2.18
+# COMPAT_ARGS=--pylint adds pylint on plugins/ to each version's sanity subset (several minutes a version).
+COMPAT_ARGS ?=
 compat: venv link
-	$(PY) tests/compat/matrix.py --versions $(COMPAT_VERSIONS)
+	$(PY) tests/compat/matrix.py --versions $(COMPAT_VERSIONS) $(COMPAT_ARGS)
 
 # Lint this working tree only. With ANSIBLE_COLLECTIONS_PATH set, ansible-lint uses
 # ANSIBLE_HOME (default ~/.ansible, shared by every checkout) as its cache, puts its
