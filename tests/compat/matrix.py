@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -330,7 +330,7 @@ STAGE_RUNNERS = {"unit": unit_stage, "sanity": sanity_stage, "lab": lab_stage}
 # ------------------------------------------------------------------ main
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--versions", nargs="+", default=list(VERSIONS), help="ansible-core minor versions")
     parser.add_argument("--stages", nargs="+", default=list(STAGES), choices=STAGES)
     parser.add_argument("--python", default=sys.executable,

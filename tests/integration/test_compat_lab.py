@@ -106,8 +106,8 @@ def test_oneclick_gives_the_same_healthy_run_on_this_core(lab, tmp_path):
     assert len(set(map(tuple, codes.values()))) == 1 and "cpu_governor_not_performance" in codes[lab.hosts[0]], codes
 
     records = [r for r in history if r["kind"] != "summary"]
-    assert all(r["verdict"] in HEALTHY for r in records), [(r["kind"], r["host"], r["verdict"], r["cause"])
-                                                          for r in records if r["verdict"] not in HEALTHY]
+    unhealthy = [(r["kind"], r["host"], r["verdict"], r["cause"]) for r in records if r["verdict"] not in HEALTHY]
+    assert not unhealthy, unhealthy
     [summary] = [r for r in history if r["kind"] == "summary"]
     assert summary["verdict"] in ("pass", "warn"), summary
     for kind, metric in METRICS.items():

@@ -56,20 +56,17 @@ def tasks_of(tasks):
         if isinstance(task, dict):
             yield task
             for key in ("block", "rescue", "always"):
-                for inner in tasks_of(task.get(key)):
-                    yield inner
+                yield from tasks_of(task.get(key))
 
 
 def strings(value, path):
     """(path, text) of every string in a task's value."""
     if isinstance(value, dict):
         for key, item in value.items():
-            for found in strings(item, "%s.%s" % (path, key)):
-                yield found
+            yield from strings(item, "%s.%s" % (path, key))
     elif isinstance(value, list):
         for num, item in enumerate(value):
-            for found in strings(item, "%s[%d]" % (path, num)):
-                yield found
+            yield from strings(item, "%s[%d]" % (path, num))
     elif isinstance(value, str):
         yield path, value.strip()
 
