@@ -27,7 +27,7 @@ EE_DIR := $(BUILD)/ee
 EE_TARBALL := $(EE_DIR)/clusterops-commcheck.tar.gz
 LAB_HOSTS ?= 4
 
-.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity sanity-tests sanity-venvs build ee clients changelog-lint clean
+.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full compat test test-full lint sanity sanity-tests sanity-venvs build ee clients changelog-lint clean
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
@@ -36,9 +36,10 @@ help:
 	@echo "              reliability), ansible-lint, ansible-test sanity of what the collection ships, collection build"
 	@echo "make test-full - make test, then the full tier (CI runs this): the tests marked full (unit-full,"
 	@echo "              integration-full) and ansible-test sanity of tests/, benchmarks/, tools/, .ci/ (sanity-tests)"
+	@echo "make compat - the other supported ansible-core versions ($(COMPAT_VERSIONS)): sanity subset, unit tests, one lab one-click each"
 	@echo "make setup  - only install system packages, the Python venv and ansible-test's sanity venvs"
 	@echo "Stages alone: make unit | unit-full | integration | integration-full | lint | changelog-lint | sanity |"
-	@echo "              sanity-tests | build; a new test is fast unless marked @pytest.mark.full (docs/DEVELOPING.md)"
+	@echo "              sanity-tests | compat | build; a new test is fast unless marked @pytest.mark.full (docs/DEVELOPING.md)"
 
 setup: apt venv link sanity-venvs
 
@@ -89,6 +90,17 @@ integration: venv link
 
 integration-full: venv link
 	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20 -m full tests/integration
+
+# The ansible-core versions the collection supports besides the .venv's 2.19 (which every other stage tests),
+# each in its own venv under .build/compat/<version>/ (made once; again when tests/compat/requirements.txt
+# changes): that version's ansible-test sanity subset, the unit tests that use the parts of ansible-core that differ between versions (at most 4 cases
+# of each parametrized test function) and one short one-click lab run (tests/integration/test_compat_lab.py).
+# tests/compat/matrix.py prints the result and seconds of each stage of each version; a skipped lab fails.
+COMPAT_VERSIONS ?= 2.16 2.17 2.18
+# COMPAT_ARGS=--pylint adds pylint on plugins/ to each version's sanity subset (several minutes a version).
+COMPAT_ARGS ?=
+compat: venv link
+	$(PY) tests/compat/matrix.py --versions $(COMPAT_VERSIONS) $(COMPAT_ARGS)
 
 # Lint this working tree only. With ANSIBLE_COLLECTIONS_PATH set, ansible-lint uses
 # ANSIBLE_HOME (default ~/.ansible, shared by every checkout) as its cache, puts its

@@ -170,6 +170,7 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_si
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_preload import preload_filters
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.history_results import (
     data_if_read,
+    result_part,
     failure_of,
     task_id,
 )
@@ -381,7 +382,7 @@ class CallbackModule(CallbackBase):
         return hosts
 
     def _see_host(self, result, state):
-        host = getattr(getattr(result, "_host", None), "name", None)
+        host = getattr(result_part(result, "host"), "name", None)
         if host and self._hosts.get(host) != "unreachable" and not (state == "ok" and host in self._hosts):
             self._hosts[host] = state
 
@@ -489,7 +490,7 @@ class CallbackModule(CallbackBase):
         data = data_if_read(result)
         if not isinstance(data, dict) or data.get("_ansible_no_log"):
             return
-        task = getattr(result, "_task", None)
+        task = result_part(result, "task")
         if task is not None and getattr(task, "no_log", False):
             return
         records = data.get("commcheck_records")

@@ -17,14 +17,25 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history_summary import task_failure
 
 
+def result_part(result, name):
+    """The ``host``, ``task`` or ``result`` of a task result: public from ansible-core 2.19, which plans to
+    deprecate the underscored names that are all 2.16-2.18 have."""
+    part = getattr(result, name, None)
+    return part if part is not None else getattr(result, "_" + name, None)
+
+
 def data_if_read(result):
-    """The result's data when it holds what the callback reads (records, the run id fact), else None."""
+    """The result's data when it holds what the callback reads (records, the run id fact), else None.
+
+    Ansible 2.19 hands each callback its own copy of a result and turns it into native types only when
+    ``result`` is read: on a large cluster that pass over every module result is the main process's, so results
+    without records are not read at all."""
     raw = getattr(result, "_return_data", None)
     if isinstance(raw, dict):
         facts = raw.get("ansible_facts")
         if "commcheck_records" not in raw and not (isinstance(facts, dict) and "commcheck_run_id" in facts):
             return None
-    return getattr(result, "_result", None)
+    return result_part(result, "result")
 
 
 def _message(data):
@@ -36,7 +47,7 @@ def _message(data):
 def failure_of(result, unreachable=False):
     """The failed (or unreachable) task of a result, as history_summary keeps it: its name, host, where it ran
     (a delegated task's delegate), whether it ran once for the run, and its message without secrets."""
-    task = getattr(result, "_task", None)
+    task = result_part(result, "task")
     fields = getattr(result, "_task_fields", None)
     data = getattr(result, "_result", None)
     delegated = (data.get("_ansible_delegated_vars") or {}).get("ansible_delegated_host") if isinstance(
@@ -46,12 +57,12 @@ def failure_of(result, unreachable=False):
     message = _message(data)
     if unreachable:
         message = "unreachable: %s" % (message or "no answer")
-    return task_failure(name, getattr(getattr(result, "_host", None), "name", None), redact_text(str(message))[0],
+    return task_failure(name, getattr(result_part(result, "host"), "name", None), redact_text(str(message))[0],
                         delegated_to=delegated, run_once=run_once is True or str(run_once).lower() == "true",
                         task_id=task_id(result))
 
 
 def task_id(result):
     """Ansible's id of the task of a result (two tasks may share a name)."""
-    task = getattr(result, "_task", None)
+    task = result_part(result, "task")
     return getattr(task, "_uuid", None) or (task.get_name() if hasattr(task, "get_name") else None)

@@ -95,8 +95,8 @@ PLAYBOOK = """\
         data:
           commcheck_summary:
             run_id: "{{ lookup('ansible.builtin.env', 'COMMCHECK_RUN_ID') }}"
-            first: "{{ first | default('unset') }}"
-            second: "{{ second | default('unset') }}"
+            first: "{{ first | default('unset') | string }}"
+            second: "{{ second | default('unset') | string }}"
 """
 
 
@@ -110,9 +110,9 @@ def test_run_commcheck_twice_with_one_private_data_dir(runner_env, tmp_path, com
     one = service.run_commcheck(str(runner_env), run_id="svc-one", extravars={"first": 1, "second": 1}, **common)
     two = service.run_commcheck(str(runner_env), run_id="svc-two", extravars={"first": 2}, **common)
     assert one["status"] == two["status"] == "successful"
-    assert one["summary"] == {"run_id": "svc-one", "first": 1, "second": 1}
+    assert one["summary"] == {"run_id": "svc-one", "first": "1", "second": "1"}
     # neither the first run's id nor its extra variable "second" reaches the second run
-    assert two["summary"] == {"run_id": "svc-two", "first": 2, "second": "unset"}
+    assert two["summary"] == {"run_id": "svc-two", "first": "2", "second": "unset"}
     assert sorted(os.listdir(os.path.join(private, "artifacts"))) == ["svc-one", "svc-two"]
 
 

@@ -12,12 +12,13 @@ import sys
 import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from ansible.template import Templar
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as cp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_transport import TransportSeen
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import (
     report_html, report_markdown, report_model)
+from core_compat import trust_as_template
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

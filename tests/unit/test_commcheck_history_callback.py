@@ -204,12 +204,14 @@ def test_no_plugin_or_role_sets_or_reads_the_run_id_through_the_environment():
 def test_results_without_records_are_not_turned_into_native_types(tmp_path):
     # Ansible's own callback result: its data becomes native types (a copy of the whole
     # result, in the main process) only when a callback reads `result`.
-    from ansible.executor.task_result import CallbackTaskResult
+    from ansible.executor import task_result
+    if not hasattr(task_result, "CallbackTaskResult"):
+        pytest.skip("ansible-core < 2.19 hands callbacks the task result itself: there is no copy to avoid")
     from ansible.inventory.host import Host
     from ansible.playbook.task import Task
 
     def ansible_result(data):
-        return CallbackTaskResult(Host("node-a"), Task(), data, {})
+        return task_result.CallbackTaskResult(Host("node-a"), Task(), data, {})
 
     callback = _callback(tmp_path, run_id="r1")
     callback.v2_playbook_on_play_start(_Play())
