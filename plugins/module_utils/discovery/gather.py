@@ -14,6 +14,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.host_facts import (
+    machine_identity,
     parse_cap_eff,
     parse_ip_addr,
     parse_memlock,
@@ -29,6 +30,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import tool_versions
 
 TOOL_TIMEOUT = 20
+# What tells two machines apart (host_facts.machine_identity): machine id, the kernel's boot id, the UTS host name.
+IDENTITY_FILES = ("/etc/machine-id", "/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/hostname")
 CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
 # (evidence kind, file read or program looked up, as the evidence names it). Device nodes are the
 # one-click probe's (a read of /dev/nvidiactl is no test of whether it exists).
@@ -94,6 +97,7 @@ def probe_host(transport):
         "gpus": accelerator_evidence(transport, GPU_PROBES),
         "npus": accelerator_evidence(transport, NPU_PROBES),
         "pod": bool(getattr(transport, "remote", False)),
+        "identity": machine_identity(*(transport.read_file(path) for path in IDENTITY_FILES)),
     }
     host.update(parse_cap_eff(transport.read_file("/proc/self/status")))
     return host

@@ -107,6 +107,21 @@ def _ip_oneline_addresses(text):
     return dict((name, _primary_first(pairs)) for name, pairs in out.items())
 
 
+def machine_identity(machine_id_text, boot_id_text, hostname_text):
+    """{machine_id, boot_id, hostname} from /etc/machine-id, the kernel's boot_id and hostname (None: unread).
+
+    Two inventory names whose boot id and host name are the same reach one
+    machine (inventory_checks.same_machine_problems); the machine id alone is
+    not enough (cloned images share it).
+    """
+    def first_line(text):
+        line = (text or "").strip().splitlines()[0:1]
+        value = line[0].strip() if line else ""
+        return value[:255] or None
+    return {"machine_id": first_line(machine_id_text), "boot_id": first_line(boot_id_text),
+            "hostname": first_line(hostname_text)}
+
+
 def parse_netns_mode(text):
     """'shared' / 'exclusive' from ``rdma system show`` or ib_core's netns_mode parameter (Y/N/1/0)."""
     if text is None:
