@@ -97,10 +97,20 @@ def probe_host(transport):
         "gpus": accelerator_evidence(transport, GPU_PROBES),
         "npus": accelerator_evidence(transport, NPU_PROBES),
         "pod": bool(getattr(transport, "remote", False)),
-        "identity": machine_identity(*(transport.read_file(path) for path in IDENTITY_FILES)),
+        "identity": machine_identity(*[transport.read_file(path) for path in IDENTITY_FILES],
+                                     netns_text=_network_namespace(transport)),
     }
     host.update(parse_cap_eff(transport.read_file("/proc/self/status")))
     return host
+
+
+def _network_namespace(transport):
+    """``net:[inode]`` of the network namespace commands run in on the host, or None."""
+    readlink = transport.which("readlink")
+    if not readlink:
+        return None
+    res = _run_tool(transport, [readlink, "/proc/self/ns/net"], VERSION_TIMEOUT)
+    return res.get("stdout") if res.get("rc") == 0 else None
 
 
 def _in_container(transport):

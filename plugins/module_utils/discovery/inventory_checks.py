@@ -32,8 +32,10 @@ ADDRESS_KINDS = (
 ADDRESS_VARIABLES = ("commcheck_address", "commcheck_tcp_address", "ansible_host")
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 SHOWN_HOSTS = 10
-# What discovery reads of a machine (host_facts.machine_identity): one machine, one network stack.
-IDENTITY_KEYS = ("boot_id", "hostname")
+# What discovery reads of a machine (host_facts.machine_identity): one kernel, one network stack; the
+# host name stands in for the network namespace where that could not be read.
+IDENTITY_KEYS = ("boot_id", "netns")
+FALLBACK_IDENTITY_KEYS = ("boot_id", "hostname")
 
 
 def name_problems(names):
@@ -158,31 +160,42 @@ def inventory_problems(hosts, play_values=None):
     return problems + shared_address_problems(addresses)
 
 
+def identity_key(identity):
+    """What two names reaching one machine share (boot id and network namespace, else host name), or None."""
+    identity = identity or {}
+    for keys in (IDENTITY_KEYS, FALLBACK_IDENTITY_KEYS):
+        key = tuple(identity.get(k) for k in keys)
+        if all(key):
+            return key
+    return None
+
+
 def same_machine_problems(identities):
     """Problems for inventory names whose discovery read one machine.
 
-    identities: {host: {boot_id, hostname, machine_id}} (host_facts.machine_identity).
-    The boot id is the running kernel's, the host name that of the host's own
-    UTS namespace: two names with both the same reach one machine (containers
-    or network namespaces of one kernel keep their own host names). A host
-    whose identity is unknown is not compared.
+    identities: {host: {boot_id, netns, hostname, machine_id}} (host_facts.machine_identity).
+    The boot id is the running kernel's; network namespaces (and containers)
+    of one kernel are separate hosts to their peers, so two names reach one
+    machine when their boot id and network namespace are the same (the host
+    name of their UTS namespace where the namespace is unknown). A host whose
+    identity is unknown is not compared.
     """
     by_key = {}
     for host, identity in identities.items():
-        identity = identity or {}
-        key = tuple(identity.get(k) for k in IDENTITY_KEYS)
-        if all(key):
+        key = identity_key(identity)
+        if key:
             by_key.setdefault(key, []).append(host)
     problems = []
-    for (boot_id, hostname), hosts in by_key.items():
+    for hosts in by_key.values():
         if len(hosts) < 2:
             continue
-        machine_id = (identities[hosts[0]] or {}).get("machine_id")
+        identity = identities[hosts[0]] or {}
+        seen = ", ".join("%s %s" % (label, option_rules.show(identity[key], 80)) for key, label in (
+            ("hostname", "host name"), ("boot_id", "boot id"), ("netns", "network namespace"),
+            ("machine_id", "machine id")) if identity.get(key))
         problems.append(
-            "hosts %s are one machine (host name %s, boot id %s%s): each check would test it against itself; "
-            "remove the extra name from the inventory or the target" % (
-                _shown(hosts), option_rules.show(hostname, 80), boot_id,
-                ", machine id %s" % machine_id if machine_id else ""))
+            "hosts %s are one machine (%s): each check would test it against itself; remove the extra name from "
+            "the inventory or the target" % (_shown(hosts), seen))
     return problems
 
 
