@@ -30,6 +30,8 @@ ADDRESS_KINDS = (
     ("TCP address", ("commcheck_tcp_address", "ansible_host")),
 )
 ADDRESS_VARIABLES = ("commcheck_address", "commcheck_tcp_address", "ansible_host")
+OPTION_VARIABLES = ("commcheck_address", "commcheck_tcp_address")
+RDMA_ADDRESS, TCP_ADDRESS = (kind for kind, _variables in ADDRESS_KINDS)
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 SHOWN_HOSTS = 10
 # What discovery reads of a machine (host_facts.machine_identity): one kernel, one network stack; the
@@ -131,15 +133,19 @@ def shared_address_problems(addresses):
     return problems
 
 
-def inventory_problems(hosts, play_values=None):
+def inventory_problems(hosts, play_values=None, kinds=None):
     """Everything wrong with the test hosts of a run before anything runs (a list of messages).
 
     hosts: {inventory name: {variable: value}} with the host's own (templated)
     ``commcheck_address``, ``commcheck_tcp_address`` and ``ansible_host``
     where set. play_values: those variables where the play, a role or the
-    extra vars set them for every host (a host's own value wins).
+    extra vars set them for every host (a host's own value wins). kinds: the
+    address kinds (of ``ADDRESS_KINDS``) the run's checks use; all by default.
+    A value of ``commcheck_address`` / ``commcheck_tcp_address`` that is no
+    address is the option check's to refuse (role_options), not repeated here.
     """
     play_values = dict(play_values or {})
+    address_kinds = [k for k in ADDRESS_KINDS if kinds is None or k[0] in kinds]
     problems = name_problems(hosts)
     addresses = []
     refused = set()
@@ -148,9 +154,11 @@ def inventory_problems(hosts, play_values=None):
             continue
         variables = dict(play_values)
         variables.update(dict((k, v) for k, v in (own or {}).items() if v not in (None, "")))
-        for kind, kind_variables in ADDRESS_KINDS:
+        for kind, kind_variables in address_kinds:
             address, source = host_address(name, variables, kind_variables)
             problem = unusable_address_problem(name, address, source, kind, has_peers=len(hosts) > 1)
+            if problem and source in OPTION_VARIABLES and not is_loopback(address):
+                continue
             if problem:
                 if (name, address) not in refused:
                     refused.add((name, address))
