@@ -6,6 +6,8 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import pytest
+
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import inventory_checks as checks
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.host_facts import machine_identity
 
@@ -109,3 +111,22 @@ def test_machine_identity_reads_the_first_line_and_keeps_what_is_unread_unknown(
     assert identity == {"machine_id": "abc", "boot_id": "b-1", "hostname": "node 1", "netns": "net:[4026531840]"}
     assert machine_identity(None, "", "  \n", None) == {"machine_id": None, "boot_id": None, "hostname": None,
                                                         "netns": None}
+
+
+# ---------------------------------------------------------------- a name is a label, never tool input
+
+def test_a_peer_name_with_a_space_and_non_ascii_letters_is_a_label_of_the_pair_tools():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd, perftest_cmd
+    for build, side in ((perftest_cmd.build_argv, {"role": "client", "server": "10.0.0.11", "peer": SPACED}),
+                        (iperf3_cmd.build_argv, {"role": "client", "server": "10.0.0.11", "peer": SPACED})):
+        argv = build(side)
+        assert "10.0.0.11" in argv and not any(u"nœud" in arg for arg in argv), argv
+    assert perftest_cmd.normalize({"role": "server", "peer": "h2;id"})["role"] == "server"
+
+
+def test_a_collective_host_name_is_a_label_and_only_its_address_reaches_mpirun():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
+    hosts = mpi_cmd.normalize_hosts([{"name": SPACED, "address": "10.0.0.11"}, {"name": "-h2", "address": "h2"}], 1)
+    assert [(h["name"], h["address"]) for h in hosts] == [(SPACED, "10.0.0.11"), ("-h2", "h2")]
+    with pytest.raises(mpi_cmd.MpiCmdError, match="control character"):
+        mpi_cmd.normalize_hosts([{"name": "h1\n", "address": "10.0.0.11"}], 1)
