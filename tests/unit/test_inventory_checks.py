@@ -130,3 +130,12 @@ def test_a_collective_host_name_is_a_label_and_only_its_address_reaches_mpirun()
     assert [(h["name"], h["address"]) for h in hosts] == [(SPACED, "10.0.0.11"), ("-h2", "h2")]
     with pytest.raises(mpi_cmd.MpiCmdError, match="control character"):
         mpi_cmd.normalize_hosts([{"name": "h1\n", "address": "10.0.0.11"}], 1)
+
+
+def test_a_target_that_matches_no_host_says_so_and_lists_the_groups_bounded():
+    sizes = dict([("all", 30), ("ungrouped", 0), ("empty", 0)] + [("g%02d" % n, 1) for n in range(25)])
+    problem = checks.target_problem("gpus", [], sizes, limit="h9")
+    assert problem.startswith("no hosts matched commcheck_target='gpus' within --limit 'h9'")
+    assert "30 host(s)" in problem and "empty (0 hosts)" in problem and "g00 (1 host)" in problem
+    assert "g18" in problem and "g19" not in problem and "and 6 more" in problem and "ungrouped" not in problem
+    assert checks.target_problem("gpus", ["h1"], sizes) is None

@@ -226,3 +226,25 @@ def rail_address_problems(rails):
 def discovery_problems(identities, rails=None):
     """What discovery shows wrong with the test hosts: one machine behind two names, a shared rail address."""
     return same_machine_problems(identities or {}) + rail_address_problems(rails or {})
+
+
+SHOWN_GROUPS = 20
+
+
+def target_problem(pattern, matched, group_sizes, limit=None):
+    """A message when the run's host pattern matched no host (None when it matched some).
+
+    group_sizes: {group: number of hosts} of the inventory (``all`` and
+    ``ungrouped`` left out of the list); at most SHOWN_GROUPS are named.
+    """
+    if matched:
+        return None
+    groups = sorted((g, n) for g, n in group_sizes.items() if g not in ("all", "ungrouped"))
+    shown = ", ".join("%s (%d host%s)" % (g, n, "" if n == 1 else "s") for g, n in groups[:SHOWN_GROUPS])
+    if len(groups) > SHOWN_GROUPS:
+        shown += " and %d more" % (len(groups) - SHOWN_GROUPS)
+    return ("no hosts matched commcheck_target=%s%s: nothing would be checked, so the run stops here. The "
+            "inventory has %d host(s) and the groups: %s. Set commcheck_target to a group or host pattern "
+            "of the inventory that has hosts" % (
+                option_rules.show(pattern, 200), " within --limit %s" % option_rules.show(limit, 200) if limit else "",
+                group_sizes.get("all", 0), shown or "none"))
