@@ -96,3 +96,16 @@ def test_a_host_named_with_a_space_and_non_ascii_letters_is_a_label_and_the_run_
     for name in ("report.md", "report.html"):
         with open(os.path.join(directory, name), encoding="utf-8") as handle:
             assert SPACED in handle.read(), name
+
+
+def test_one_machine_behind_two_spellings_of_its_address_is_refused_after_discovery(lab, tmp_path):
+    """The inventory cannot tell 'h1' (an ssh alias) from its address; discovery reads one machine twice."""
+    first = lab.hosts[0]
+    overlay = _alias(lab, first, "h1-by-alias")
+    overlay["all"]["children"]["lab"]["hosts"]["h1-by-alias"]["ansible_host"] = first
+    run = oc.oneclick(lab, tmp_path, {"commcheck_checks": ["rdma", "tcp"]}, overlay=overlay)
+    assert run.rc != 0, run.tail()
+    assert "hosts %r, 'h1-by-alias' are one machine (host name %r, boot id" % (first, first) in run.output, run.tail()
+    assert not [r for r in run.records() if r["kind"] in ("rdma_bw", "rdma_lat", "tcp_bw")]
+    assert run.summary()["verdict"] != "pass"
+    assert not oc.leftover_test_processes(lab)
