@@ -7,10 +7,12 @@
   pattern and the inventory's groups, rc != 0, a history summary that is not ``pass``;
 - two inventory names with one address: refused before anything runs, naming both and the address;
 - an inventory name with a space and non-ASCII letters: a label only (peers are addresses), so the run
-  passes on the healthy lab and the records and the report keep the name as it is.
+  passes on the healthy lab and the records and the report keep the name as it is;
+- one machine behind two spellings of its address (an ssh alias and the address): refused right after
+  discovery, which reads one machine (boot id, network namespace, host name) for both names.
 
-Fast tier: the refusals run nothing on the hosts (seconds each); the named host's run is one short
-one-click run (about a minute on the 2-core build machine).
+Fast tier: the refusals before anything runs take 20-30 s each, the one after discovery about 45 s; the
+named host's run is one short one-click run (about 3 minutes on the loaded 2-core build machine).
 """
 
 from __future__ import absolute_import, division, print_function
