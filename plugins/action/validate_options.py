@@ -32,6 +32,7 @@ from ansible.module_utils.common.collections import is_sequence
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import planned_call_checks, role_options
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.inventory_check import play_inventory_problems
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
     ControllerAction,
     has_template,
@@ -115,6 +116,7 @@ class ActionModule(ControllerAction):
             return result
         all_specs = role_options.merge_specs(specs, role_options.ROLES)
         problems, hosts = self._problems(spec, all_specs, task_vars)
+        problems += play_inventory_problems(roles, task_vars, lambda value: plain(self._templar.template(value)))
         result.update(changed=False, roles=roles, hosts=len(hosts))
         if problems:
             result.update(failed=True, msg=role_options.message(problems), problems=problems)

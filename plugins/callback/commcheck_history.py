@@ -127,7 +127,10 @@ notes:
     so the worker processes Ansible forks for every task and host inherit them; without it, each worker
     that uses a filter of the collection imports every filter file of the collection again.
   - The verdict of the summary line is the report's overall verdict (C(fail), C(warn) or C(pass)),
-    computed by the same function, with failed or unreachable hosts counting as C(fail).
+    computed by the same function, with failed or unreachable hosts counting as C(fail). A run that checked
+    nothing is C(error), never C(pass), with the reason in C(cause) - every check skipped, every host failed or
+    unreachable before any check recorded a result, or no host at all (the play's pattern matched none). A run
+    whose hosts all did their part and that keeps no record of its own (a report of an earlier run) stays C(pass).
 seealso:
   - plugin: clusterops.commcheck.commcheck_history
     plugin_type: lookup

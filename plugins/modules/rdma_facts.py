@@ -263,7 +263,10 @@ ansible_facts:
               as evidence except through kubectl (a pod sees all of its node's), C(gpudirect_module),
               C(virtual) (the DMI vendor and product, or the hypervisor type, of a virtual machine; null on bare
               metal),
-              C(cpu_governors) (count per governor), C(modules), C(numa_nodes) (NUMA node -> CPU list).
+              C(cpu_governors) (count per governor), C(modules), C(numa_nodes) (NUMA node -> CPU list),
+              C(identity) (C(machine_id), C(boot_id), C(hostname) of the host's UTS namespace and C(netns), its
+              network namespace, each null where unread; two inventory names with the same boot id and network
+              namespace reach one machine, and the one-click run refuses them).
             - C(versions) has the versions that shape results, null where not found. C(perftest)
               (C(ib_write_bw --version)), C(iperf3), C(openmpi) (C(mpirun --version)), C(nccl) (from C(nccl.h)),
               C(cann) (the Ascend toolkit's install info) are asked only when the tools run (see O(tools));

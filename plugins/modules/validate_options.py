@@ -29,6 +29,14 @@ description:
     Any problem fails the task with one message that says nothing was run and names every bad option, as
     C(<option>: <why>) separated by semicolons, quoting at most 200 characters of a value; a problem that only
     some hosts have names them.
+  - For the roles that run on the test hosts (C(commcheck), C(discover), C(rdma_perf), C(collective),
+    C(tcp_perf)) it also checks the inventory of the play's hosts - an inventory name is a label, a host is
+    reached at its address (C(commcheck_address) or C(commcheck_tcp_address), else C(ansible_host), else its
+    name). Refused, naming the hosts and the address - a name with a control character; a host whose name
+    would be its address and is not one (a name with a space and no C(ansible_host)); a loopback address on
+    a host that has peers; two inventory names with one address (one machine would be tested against
+    itself). The one-click role refuses, right after discovery, two names whose discovery read one machine
+    (the same boot id and network namespace) or whose rails share an address.
   - Every role of the collection calls it as its first task (C(run_once), C(any_errors_fatal)); the one-click role
     C(clusterops.commcheck.commcheck) checks all the roles it runs at once and its roles do not check again.
   - This is an action plugin; it runs on the controller only and never connects to a host.

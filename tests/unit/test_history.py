@@ -327,12 +327,24 @@ HOSTS_OK = {"ok": ["a", "b"], "failed": [], "unreachable": []}
     ({"error": 1}, HOSTS_OK, "fail"),
     ({"pass": 3}, {"ok": ["a"], "failed": ["b"], "unreachable": []}, "fail"),
     ({"pass": 3}, {"ok": ["a"], "failed": [], "unreachable": ["b"]}, "fail"),
-    ({}, {"ok": [], "failed": [], "unreachable": []}, "pass"),
+    ({}, HOSTS_OK, "pass"),
 ])
 def test_summary_verdict(counts, hosts, verdict):
     summary = history.summary_record("p.yml", "ctl", hosts, counts, sum(counts.values()))
-    assert summary["verdict"] == verdict
+    assert summary["verdict"] == verdict and summary["cause"] is None
     assert summary["interrupted"] is False and "partial_verdict" not in summary
+    assert history.record_line_problem(summary) is None
+
+
+@pytest.mark.parametrize("counts, hosts, cause", [
+    ({}, {"ok": [], "failed": [], "unreachable": []}, "no host ran a task (no hosts matched"),
+    ({"skipped": 4}, HOSTS_OK, "every check of the run was skipped (4)"),
+    ({}, {"ok": [], "failed": ["localhost"], "unreachable": []}, "1 host(s) failed or were unreachable before any"),
+    ({}, {"ok": [], "failed": [], "unreachable": ["a", "b"]}, "2 host(s) failed or were unreachable before any"),
+])
+def test_a_run_that_checked_nothing_is_an_error_with_its_reason(counts, hosts, cause):
+    summary = history.summary_record("p.yml", "ctl", hosts, counts, sum(counts.values()))
+    assert summary["verdict"] == "error" and cause in summary["cause"], summary
     assert history.record_line_problem(summary) is None
 
 

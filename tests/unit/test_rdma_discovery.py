@@ -590,7 +590,8 @@ def test_collect_on_a_tree_runs_no_tools_by_default(tmp_path):
     sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"netdev": "eth0", "ipv4": "10.0.0.2"}]}])
     transport = _Recorder()
     facts = rd.collect(transport, sysfs_root=root)
-    assert transport.argvs == []
+    # no tool runs; only the host's network namespace is read (the machine identity, inventory_checks)
+    assert [argv[1:] for argv in transport.argvs] in ([], [["/proc/self/ns/net"]]), transport.argvs
     assert facts["sources"]["addresses"] == "gids" and facts["sources"]["sysfs"] == "fs"
     assert _port(facts, "mlx5_0")["gid_index"] == 3
     assert facts["host"]["memlock"] is not None
@@ -746,7 +747,8 @@ def test_gather_probe_host_reads_markers_only_until_one_answers(monkeypatch):
     host = gather.probe_host(transport)
     assert host == {"memlock": {"soft": 65536, "hard": 65536}, "in_container": True,
                     "perftest": "/usr/bin/ib_write_bw", "gpus": {"evidence": [], "found_by": []},
-                    "npus": {"evidence": [], "found_by": []}, "pod": False, "cap_eff": None, "ipc_lock": None}
+                    "npus": {"evidence": [], "found_by": []}, "pod": False, "cap_eff": None, "ipc_lock": None,
+                    "identity": {"machine_id": None, "boot_id": None, "hostname": None, "netns": None}}
     assert ("read", "/run/.containerenv") not in transport.calls
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
     assert gather.probe_host(_Scripted())["in_container"] is True

@@ -23,7 +23,8 @@ all:
     commcheck_tcp_address: "{{ ansible_host }}"
   hosts:
     ghost1: {ansible_host: 192.0.2.1}
-    ghost2: {ansible_host: "-oProxyCommand=touch /tmp/pwned", commcheck_collective_mode: everything}
+    ghost2: {ansible_host: "-oProxyCommand=touch /tmp/pwned", commcheck_address: 192.0.2.2,
+             commcheck_collective_mode: everything}
     ghost3: {ansible_host: 192.0.2.3, commcheck_collective_mode: per_node}
 """
 
@@ -226,6 +227,19 @@ def test_one_bad_value_stops_the_play_before_anything_runs(tmp_path):
     assert proc.returncode == 2, proc.stdout[-4000:]
     assert "Bad option(s), nothing was run: commcheck_tcp_parallel: 1000 must be between 1 and 128 (on h2)" \
         in proc.stdout
+    assert sorted(os.listdir(str(marks))) == []
+
+
+def test_two_inventory_names_with_one_address_stop_the_play_before_anything_runs(tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    inventory = ("all:\n  vars: {ansible_connection: local, ansible_python_interpreter: %s}\n"
+                 "  hosts:\n    h1: {ansible_host: 192.0.2.1}\n    h1b: {ansible_host: 192.0.2.1}\n"
+                 "    h2: {ansible_host: 192.0.2.1, commcheck_tcp_address: 192.0.2.2}\n" % sys.executable)
+    proc = _playbook(tmp_path, "fatal.yml", FATAL % marks, inventory)
+    assert proc.returncode == 2, proc.stdout[-4000:]
+    assert "Bad option(s), nothing was run: hosts 'h1', 'h1b' share the address '192.0.2.1' (ansible_host, as " \
+        "their TCP address)" in proc.stdout
     assert sorted(os.listdir(str(marks))) == []
 
 

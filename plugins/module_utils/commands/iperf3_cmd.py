@@ -119,7 +119,8 @@ def check_extra_args(extra_args):
 def normalize(params):
     """Validate one iperf3 side; return a normalized copy (raises ArgumentError)."""
     p = dict(params or {})
-    refuse_shell_meta(p, ("role", "server", "bind", "peer"))
+    # peer is the peer's inventory name, a label for the result (check_side_labels), never tool input
+    refuse_shell_meta(p, ("role", "server", "bind"))
     role = check_role(p.get("role"))
     server = p.get("server")
     check_server(role, server if role == "client" else None)

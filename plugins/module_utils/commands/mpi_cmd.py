@@ -340,7 +340,9 @@ def normalize_hosts(hosts, default_slots, option="hosts"):
 
     Accepts strings ('node1', '10.0.0.1', 'node1:8', '[fe80::1]:8') and dicts
     with ``address`` (required), ``slots`` and ``name`` (defaults to the
-    address; used in results). Duplicates are refused.
+    address; a label used in results: any text without control characters
+    that does not read as a flag).
+    Duplicates are refused.
     """
     if not isinstance(hosts, (list, tuple)) or not hosts:
         raise MpiCmdError("%s must be a non-empty list" % option)
@@ -365,6 +367,8 @@ def normalize_hosts(hosts, default_slots, option="hosts"):
             raise MpiCmdError("%s must be a string or a dict, got %s" % (where, rules.show(item)))
         address = check_host(address, where)
         slots = default_slots if slots in (None, "") else check_int("%s slots" % where, slots, 1, 4096)
+        # the name is the host's inventory name, a label of the results (spaces, any letters): only its address
+        # reaches mpirun; one that reads as a flag is still refused, should it ever be shown next to a command
         name = address if name in (None, "") else check_argv_value("%s name" % where, name)
         if address in seen:
             raise MpiCmdError("%s: host %s is listed twice" % (where, address))

@@ -155,7 +155,8 @@ def normalize(params):
     still be 'auto' (the caller resolves it with ``endpoint.resolve_gid_index``).
     """
     p = dict(params or {})
-    refuse_shell_meta(p, ("role", "test", "metric", "device", "server", "peer"))
+    # peer is the peer's inventory name, a label for the result (check_side_labels), never tool input
+    refuse_shell_meta(p, ("role", "test", "metric", "device", "server"))
     out = _identity(p)
     check_server(out["role"], p.get("server"))
     check_side_labels(p)

@@ -177,7 +177,10 @@ def _token(idx, token):
 
 
 def check_side_labels(p):
-    """What a side carries only to be reported back (peer, rail, step, round, expected_gbps)."""
+    """What a side carries only to be reported back (peer, rail, step, round, expected_gbps).
+
+    peer is an inventory name: any text a record can carry (spaces, non-ASCII letters), no control character.
+    """
     if p.get("peer") is not None:
         checked(option_rules.check_text, "peer", p["peer"], 255)
     int_option(p, "rail", 0, RAIL_MAX)

@@ -14,6 +14,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.host_facts import (
+    machine_identity,
     parse_cap_eff,
     parse_ip_addr,
     parse_memlock,
@@ -30,6 +31,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
 
 TOOL_TIMEOUT = 20
+# What tells two machines apart (host_facts.machine_identity): machine id, the kernel's boot id, the UTS host name.
+IDENTITY_FILES = ("/etc/machine-id", "/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/hostname")
 CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
 # (evidence kind, file read or program looked up, as the evidence names it). Device nodes are the
 # one-click probe's (a read of /dev/nvidiactl is no test of whether it exists).
@@ -96,9 +99,20 @@ def probe_host(transport):
         "gpus": accelerator_evidence(transport, GPU_PROBES),
         "npus": accelerator_evidence(transport, NPU_PROBES),
         "pod": bool(getattr(transport, "remote", False)),
+        "identity": machine_identity(*[transport.read_file(path) for path in IDENTITY_FILES],
+                                     netns_text=_network_namespace(transport)),
     }
     host.update(parse_cap_eff(transport.read_file("/proc/self/status")))
     return host
+
+
+def _network_namespace(transport):
+    """``net:[inode]`` of the network namespace commands run in on the host, or None."""
+    readlink = transport.which("readlink")
+    if not readlink:
+        return None
+    res = _run_tool(transport, [readlink, "/proc/self/ns/net"], VERSION_TIMEOUT)
+    return res.get("stdout") if res.get("rc") == 0 else None
 
 
 def _in_container(transport):

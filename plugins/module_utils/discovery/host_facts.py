@@ -107,6 +107,24 @@ def _ip_oneline_addresses(text):
     return dict((name, _primary_first(pairs)) for name, pairs in out.items())
 
 
+def machine_identity(machine_id_text, boot_id_text, hostname_text, netns_text=None):
+    """{machine_id, boot_id, hostname, netns} as read on a host (None where unread).
+
+    From /etc/machine-id, the kernel's boot id, the host name of the host's
+    UTS namespace and ``readlink /proc/self/ns/net``. Two inventory names with
+    the same boot id and network namespace (or, where the namespace is
+    unknown, the same host name) reach one machine's network stack
+    (inventory_checks.same_machine_problems); the machine id alone is not
+    enough (cloned images share it).
+    """
+    def first_line(text):
+        line = (text or "").strip().splitlines()[0:1]
+        value = line[0].strip() if line else ""
+        return value[:255] or None
+    return {"machine_id": first_line(machine_id_text), "boot_id": first_line(boot_id_text),
+            "hostname": first_line(hostname_text), "netns": first_line(netns_text)}
+
+
 def parse_netns_mode(text):
     """'shared' / 'exclusive' from ``rdma system show`` or ib_core's netns_mode parameter (Y/N/1/0)."""
     if text is None:

@@ -129,6 +129,7 @@ def _host_section(host, snap, modules, tool_versions):
         "cpu_governors": governor_counts(host.get("cpu_governors") or {}),
         "numa_nodes": dict((str(k), v) for k, v in sorted(node_cpulists(snap).items())),
         "modules": modules,
+        "identity": host.get("identity"),
     }
 
 

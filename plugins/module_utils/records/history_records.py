@@ -355,8 +355,9 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
 
     hosts: {"ok": [...], "failed": [...], "unreachable": [...]}. counts:
     records by verdict; records: how many records the run wrote. The verdict
-    is run_verdict.overall_verdict, the report's, with failed or unreachable
-    hosts counting as a failure. When interrupted_by (a signal name such as
+    is run_verdict.summary_verdict: the report's, with failed or unreachable
+    hosts counting as a failure, and ``error`` (with its cause) for a run
+    that checked nothing. When interrupted_by (a signal name such as
     ``SIGINT``, or why else the run ended early) says the run did not reach its end, the verdict
     is ``interrupted`` and ``partial_verdict`` is the verdict of what was
     recorded until then. ``failed_task`` (history_summary.task_failure) is the
@@ -365,7 +366,8 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
     """
     ok, failed, unreachable = (sorted(hosts.get(k) or []) for k in ("ok", "failed", "unreachable"))
     counts = dict(counts or {})
-    verdict = run_verdict.overall_verdict(counts, failed_hosts=len(failed) + len(unreachable))
+    verdict, cause = run_verdict.summary_verdict(counts, len(ok) + len(failed) + len(unreachable),
+                                                 failed_hosts=len(failed) + len(unreachable))
     summary = {
         "kind": "summary",
         "host": None,
@@ -379,7 +381,7 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
                     "hosts_failed": len(failed), "hosts_unreachable": len(unreachable)},
         "verdict": verdict,
         "interrupted": bool(interrupted_by),
-        "cause": None,
+        "cause": cause,
         "fix": None,
         "evidence": [],
         "stats": stats or {},

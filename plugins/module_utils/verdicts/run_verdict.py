@@ -14,6 +14,9 @@ __metaclass__ = type
 FAILING = ("fail", "error")
 WARNING = ("warn", "flaky")
 INTERRUPTED = "interrupted"
+# A run that checked nothing is an error of the run, never a pass: cron jobs and alerts read a pass as healthy.
+NOTHING_CHECKED = "error"
+CHECKED = ("pass",) + FAILING + WARNING
 
 
 def overall_verdict(counts, regressions=0, failed_hosts=0):
@@ -26,11 +29,46 @@ def overall_verdict(counts, regressions=0, failed_hosts=0):
     knows them; the report does not).
 
     fail: a check failed or errored, or a host failed. warn: a check warned,
-    was flaky or regressed. pass: anything else (also an empty run).
+    was flaky or regressed. error: every check was skipped (nothing was
+    measured). pass: anything else (also a run with no record, such as a
+    report of an earlier run; :func:`summary_verdict` says more of a run).
     """
     counts = counts or {}
     if failed_hosts or any(counts.get(v) for v in FAILING):
         return "fail"
     if regressions or any(counts.get(v) for v in WARNING):
         return "warn"
+    if counts.get("skipped") and not checked_something(counts):
+        return NOTHING_CHECKED
     return "pass"
+
+
+def checked_something(counts):
+    """True when a record of the run has a verdict of a check that ran (not only ``skipped`` ones)."""
+    return any((counts or {}).get(v) for v in CHECKED)
+
+
+def summary_verdict(counts, hosts_ran, failed_hosts=0):
+    """(verdict, cause) of a run's history summary line: the report's verdict, or ``error`` when it checked nothing.
+
+    hosts_ran: hosts that ran a task (ok, failed or unreachable); failed_hosts:
+    those that failed or were unreachable. A run with no record of a check is
+    an ``error`` with the reason: every check skipped, every host lost before
+    any check, or no host at all (the play's pattern matched none). A run
+    whose hosts all did their part and that keeps no record of its own (a
+    report or quarantine of an earlier run) stays ``pass``.
+    """
+    counts = counts or {}
+    verdict = overall_verdict(counts, failed_hosts=failed_hosts)
+    if checked_something(counts):
+        return verdict, None
+    if counts.get("skipped"):
+        return NOTHING_CHECKED, ("nothing was measured: every check of the run was skipped (%d), see their causes"
+                                 % counts["skipped"])
+    if failed_hosts:
+        return NOTHING_CHECKED, ("nothing was checked: %d host(s) failed or were unreachable before any check "
+                                 "recorded a result, see the run's output" % failed_hosts)
+    if not hosts_ran:
+        return NOTHING_CHECKED, ("nothing was checked: no host ran a task (no hosts matched the play's pattern, "
+                                 "commcheck_target)")
+    return verdict, None
