@@ -310,13 +310,20 @@ def test_verdict_timeouts_and_missing_tool_and_unknown_option():
     assert no_rows["verdict"] == "error" and no_rows["errors"][0]["code"] == "no_rows"
 
 
-def test_summarize_latency():
-    parsed = parse_perftest(corpus("perftest_lat/ib_send_lat_ndr_cpufreq_warn.txt"))
+def test_summarize_latency_is_the_median_of_the_smallest_size():
+    # -a: 2, 4, 8 ... bytes; the 2-byte row's median (t_typical 1.07) is below its average (1.11), and the
+    # 4-byte row's average (1.12) differs from the 2-byte one's: the headline is the smallest size's median
+    parsed = parse_perftest(corpus("perftest_lat/ib_send_lat_a_mlx4_fdr.txt"))
+    assert pc.summarize(parsed) == {"lat_us": 1.07, "lat_avg_us": 1.11, "lat_p99_us": 1.68, "lat_max_us": 11.76,
+                                    "bytes": 2}
+
+
+def test_summarize_latency_by_duration_is_the_average():
+    # -D: perftest prints only t_avg (and tps); the average is then the latency
+    parsed = parse_perftest(" #bytes        #iterations       t_avg[usec]    tps average\n"
+                            " 2              1234567          1.52           657894.74\n")
     summary = pc.summarize(parsed)
-    assert summary["lat_us"] == parsed["rows"][0]["t_typical_us"]
-    assert summary["lat_p99_us"] == parsed["rows"][0]["p99_us"]
-    assert parsed["rows"][0]["t_max_us"] is not None
-    assert summary["lat_max_us"] == parsed["rows"][0]["t_max_us"]
+    assert (summary["lat_us"], summary["lat_avg_us"], summary["lat_p99_us"]) == (1.52, 1.52, None)
 
 
 # --- iperf3 -------------------------------------------------------------------------
