@@ -22,13 +22,14 @@ VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
 TARBALL := $(BUILD)/dist/clusterops-commcheck-$(VERSION).tar.gz
 LAB_HOSTS ?= 4
 
-.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity build clients changelog-lint clean
+.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity build clients changelog-lint mutation clean
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
 	@echo "make test   - the fast tier (<= 15 min on 2 cores): unit + fast integration (lab) tests, ansible-lint, ansible-test sanity, collection build"
 	@echo "make test-full - make test, then the full tier: every slower unit and lab test (CI runs this)"
 	@echo "make setup  - only install system packages and the Python venv"
+	@echo "make mutation - mutation testing of the core (mutmut, about an hour; not part of make test)"
 
 setup: apt venv link
 
@@ -126,6 +127,15 @@ clients: build
 	if grep -E '^(WARNING|ERROR|CRITICAL)' "$$tmp/import.log"; then echo "galaxy-importer complained"; exit 1; fi; \
 	tail -n 1 "$$tmp/import.log"; \
 	$(VENV)/bin/ansible-builder create -f execution-environment.yml --context "$$tmp/ee" -v 1
+
+# Mutation testing of the core, outside `make test` (about an hour on 2 busy cores): tools/mutation.py runs
+# mutmut over the files of its TARGETS, each with its unit tests, in a copy of the tree under
+# .build/mutation (mutmut's mutants/ copy too), prints per file the mutants, the killed, the equivalent
+# (EQUIVALENT, with the reason) and every survivor, and fails when a survivor is not explained.
+# MUTATION_ARGS: e.g. "discovery/gid.py --show" (one file, with each survivor's diff).
+MUTATION_ARGS ?=
+mutation: venv link
+	$(PY) tools/mutation.py $(MUTATION_ARGS)
 
 # Every stage runs even when an earlier one failed; a summary of all of them comes
 # at the end, and the exit status is non-zero when any failed (pytest's 5, "no

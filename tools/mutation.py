@@ -1,0 +1,202 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Mutation testing of the core (``make mutation``): mutmut over the files in TARGETS, each with its unit tests.
+
+  python tools/mutation.py                 every file of TARGETS
+  python tools/mutation.py discovery/gid.py ...   only these (paths under plugins/module_utils/)
+  python tools/mutation.py --show          also print each survivor's diff
+
+Everything happens under .build/mutation/: a copy of the working tree (git's tracked and untracked,
+not ignored, files) laid out as ``ansible_collections/clusterops/commcheck``, so that mutmut's
+module names are the ones the tests import, and mutmut's own ``mutants/`` copy beside it. The
+tracked tree is never written. A run prints, per file, the mutants, how many the tests killed,
+and every survivor that EQUIVALENT does not explain; it exits 1 when there is such a survivor
+(or a mutant no test reached, or one that timed out).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, ".build", "mutation")
+COLLECTION = os.path.join("ansible_collections", "clusterops", "commcheck")
+CORE = "plugins/module_utils"
+
+# Each file of the core under mutation, with the unit tests that cover it. mutmut runs, for each
+# mutant, only those of these tests that call the mutated function (it records which do first).
+TARGETS = {
+    "commands/perftest_cmd.py": ["test_perftest_cmd.py", "test_perftest_module.py", "test_gpudirect_perftest.py"],
+    "discovery/gid.py": ["test_gid.py", "test_rdma_discovery.py", "test_endpoint.py"],
+    "discovery/endpoint.py": ["test_endpoint.py", "test_perftest_cmd.py"],
+    "verdicts/thresholds.py": ["test_thresholds.py"],
+    "verdicts/culprits.py": ["test_culprits.py"],
+    "parsers/perftest_result.py": ["test_parse_perftest.py"],
+}
+
+# Survivors that no test can kill because the mutant behaves as the original for every input:
+# (file, function, the mutated line as mutmut prints it) -> why.
+EQUIVALENT = {}
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", help="files under %s (default: all of TARGETS)" % CORE)
+    parser.add_argument("--show", action="store_true", help="print each survivor's diff")
+    parser.add_argument("--work", default=WORK, help="the directory the run works in (default %(default)s)")
+    parser.add_argument("--report-only", action="store_true", help="print the last run's results again")
+    parser.add_argument("--max-children", type=int, default=2, help="mutants tested at once (default 2)")
+    args = parser.parse_args(argv)
+    unknown = [f for f in args.files if f not in TARGETS]
+    if unknown:
+        parser.error("not a target: %s (targets: %s)" % (", ".join(unknown), ", ".join(sorted(TARGETS))))
+    args.files = args.files or sorted(TARGETS)
+    return args
+
+
+def tree_files():
+    """The working tree's files as git sees them: tracked, and untracked but not ignored."""
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                         stdout=subprocess.PIPE).stdout
+    return [name for name in out.decode("utf-8").split("\0") if name]
+
+
+def make_workspace(files):
+    """A fresh copy of the tree under WORK and mutmut's configuration for ``files``; returns WORK."""
+    if os.path.isdir(WORK):
+        shutil.rmtree(WORK)
+    dest = os.path.join(WORK, COLLECTION)
+    for name in tree_files():
+        source = os.path.join(ROOT, name)
+        if not os.path.isfile(source):
+            continue        # deleted in the working tree, or a submodule
+        target = os.path.join(dest, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(source, target)
+    tests = sorted(set(t for f in files for t in TARGETS[f] if os.path.isfile(os.path.join(ROOT, "tests", "unit", t))))
+    mutate = ["%s/%s/%s" % (COLLECTION, CORE, f) for f in files]
+    selection = ["%s/tests/unit/%s" % (COLLECTION, t) for t in tests]
+    with open(os.path.join(WORK, "setup.cfg"), "w") as handle:
+        handle.write("[mutmut]\nsource_paths = %s\n" % COLLECTION.split(os.sep)[0])
+        handle.write("only_mutate =\n%s\n" % "".join("    %s\n" % m for m in mutate))
+        handle.write("pytest_add_cli_args_test_selection =\n%s\n" % "".join("    %s\n" % s for s in selection))
+        handle.write("pytest_add_cli_args =\n    -p\n    no:xdist\n    -p\n    no:cacheprovider\n")
+        # every run starts from a fresh copy: nothing cached to invalidate, and no git outside the copy to ask
+        handle.write("use_git_change_detection = false\n")
+    return WORK
+
+
+def mutmut(*args, **kwargs):
+    env = dict(os.environ)
+    # the copy's tests make their own collection link; one set for the real tree would be used instead
+    env.pop("ANSIBLE_COLLECTIONS_PATH", None)
+    env.setdefault("CI", "1")     # Hypothesis derandomized, as in CI: a mutant's verdict is reproducible
+    command = [os.path.join(os.path.dirname(sys.executable), "mutmut")] + list(args)
+    return subprocess.run(command, cwd=WORK, env=env, check=False, universal_newlines=True, **kwargs)
+
+
+def collect_results():
+    """(``--collect-results``, run by :func:`results` in WORK with mutmut importable) print every mutant of the
+    last run as JSON: {name: [status, diff of a survivor]}."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant  # pylint: disable=import-outside-toplevel
+    from mutmut.mutation.data import SourceFileMutationData  # pylint: disable=import-outside-toplevel
+    from mutmut.stats import status_by_exit_code  # pylint: disable=import-outside-toplevel
+    from mutmut.utils.file_utils import walk_mutatable_files  # pylint: disable=import-outside-toplevel
+    found = {}
+    for path in walk_mutatable_files():
+        data = SourceFileMutationData(path=path)
+        data.load()
+        for name, code in data.exit_code_by_key.items():
+            status = status_by_exit_code[code]
+            found[name] = [status, get_diff_for_mutant(name, path=path) if status != "killed" else ""]
+    print(json.dumps(found))
+
+
+def results():
+    """{mutant name: (status, diff)} of every mutant of the last run."""
+    env = dict(os.environ, PYTHONPATH="")
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--collect-results"], cwd=WORK, env=env,
+                         check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout
+    return dict((name, tuple(value)) for name, value in json.loads(out).items())
+
+
+def file_of(name):
+    """'discovery/gid.py' of a mutant name (module.function__mutmut_N)."""
+    module = name.split("__mutmut_")[0].rsplit(".", 1)[0]
+    return module.split(".module_utils.", 1)[1].replace(".", "/") + ".py"
+
+
+def function_of(name):
+    """'select_gid' or 'Endpoint.from_side' of a mutant name."""
+    mangled = name.split("__mutmut_")[0].rsplit(".", 1)[1]
+    return mangled[2:] if mangled.startswith("x_") else mangled.replace("x\u01c1", "", 1).replace("\u01c1", ".")
+
+
+def mutated_lines(diff):
+    """The lines a mutant's diff adds, stripped, joined by ' / ' (what EQUIVALENT is keyed by)."""
+    return " / ".join(line[1:].strip() for line in diff.splitlines() if line.startswith("+") and
+                      not line.startswith("+++"))
+
+
+def report(statuses, files, show):
+    """Print the table and the unexplained survivors; return how many mutants need a test."""
+    rows = dict((f, {"mutants": 0, "killed": 0, "survived": 0, "equivalent": 0, "other": 0}) for f in files)
+    unexplained = []
+    for name, (status, diff) in sorted(statuses.items()):
+        row = rows.get(file_of(name))
+        if row is None:
+            continue
+        row["mutants"] += 1
+        if status in ("killed", "caught by type check"):
+            row["killed"] += 1
+            continue
+        function, line = function_of(name), mutated_lines(diff)
+        if status == "survived" and (file_of(name), function, line) in EQUIVALENT:
+            row["equivalent"] += 1
+            continue
+        row["survived" if status == "survived" else "other"] += 1
+        unexplained.append((name, status, function, line, diff))
+    print("%-28s %8s %8s %10s %9s %7s" % ("file", "mutants", "killed", "equivalent", "survived", "other"))
+    for name in files:
+        row = rows[name]
+        print("%-28s %8d %8d %10d %9d %7d" % (
+            name, row["mutants"], row["killed"], row["equivalent"], row["survived"], row["other"]))
+    print()
+    for name, status, function, line, diff in unexplained:
+        print("%s %s %s %s: %s" % (status, file_of(name), function, name.rsplit(".", 1)[1], line))
+        if show:
+            print(diff + "\n")
+    return len(unexplained)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--collect-results"]:
+        return collect_results()
+    args = parse_args(argv)
+    global WORK  # pylint: disable=global-statement
+    WORK = os.path.abspath(args.work)
+    if not WORK.startswith(os.path.join(ROOT, ".build") + os.sep):
+        print("--work must be a directory under %s" % os.path.join(ROOT, ".build"))
+        return 2
+    if not args.report_only:
+        make_workspace(args.files)
+        run = mutmut("run", "--max-children", str(args.max_children))
+        if run.returncode != 0:
+            print("mutmut run failed (exit %d); its files are in %s" % (run.returncode, WORK))
+            return run.returncode
+    left = report(results(), args.files, args.show)
+    print("\n%d mutant(s) need a test or an entry in EQUIVALENT (tools/mutation.py)" % left if left else
+          "\nevery mutant was killed or is equivalent")
+    return 1 if left else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
