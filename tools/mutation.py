@@ -34,7 +34,7 @@ CORE = "plugins/module_utils"
 # mutant, only those of these tests that call the mutated function (it records which do first).
 TARGETS = {
     "commands/perftest_cmd.py": ["test_perftest_cmd.py", "test_perftest_module.py", "test_gpudirect_perftest.py"],
-    "discovery/gid.py": ["test_gid.py", "test_rdma_discovery.py", "test_endpoint.py"],
+    "discovery/gid.py": ["test_gid.py", "test_rdma_discovery.py", "test_endpoint.py", "test_lab_differences.py"],
     "discovery/endpoint.py": ["test_endpoint.py", "test_perftest_cmd.py"],
     "verdicts/thresholds.py": ["test_thresholds.py"],
     "verdicts/culprits.py": ["test_culprits.py"],

@@ -1,10 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab's GID tables (tests/lab): each host's rails put the rail address's RoCE v2 GID at an index of their
-own, discovery finds that index, the inventory's ``lab_rails`` says the same, and the perftest emulator
-given a peer's index finds no IPv4 GID there (so a side that took its peer's index fails in the lab, as on
-real NICs). No namespaces: the lab's plan and its emulated sysfs only."""
+"""The lab (tests/lab) differs where a mix-up would hide.
+
+- GIDs: each host's rails put the rail address's RoCE v2 GID at an index of their own, discovery finds that
+  index, the inventory's ``lab_rails`` says the same, and the perftest emulator given a peer's index finds no
+  IPv4 GID there (so a side that took its peer's index fails in the lab, as on real NICs);
+- latency: the perftest emulator's typical latency (what the product judges) is not its average.
+
+No namespaces: the lab's plan, its emulated sysfs and the emulator's functions only."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -77,3 +81,12 @@ def test_the_emulator_finds_the_rail_address_at_its_own_index_and_none_at_a_peer
     own = device_at(h1["rails"][0]["gid_index"])
     assert (own.address, own.netdev) == (h1["rails"][0]["address"], h1["rails"][0]["netdev"])
     assert device_at(h2["rails"][0]["gid_index"]).address is None
+
+
+def test_the_emulators_typical_latency_is_not_its_average():
+    # round trips of a shared machine: a floor and a long tail, as the lab measures them
+    samples = [14.0 + (num % 7) * 0.5 for num in range(1000)] + [95.0, 180.0, 240.0]
+    stats = perftest_emulator.lat_stats(samples)
+    assert stats["t_min"] == 14.0 and stats["t_max"] == 240.0
+    assert stats["t_typical"] == 14.0 < stats["t_avg"]
+    assert stats["t_avg"] == pytest.approx(sum(samples) / len(samples))
