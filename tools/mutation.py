@@ -51,6 +51,9 @@ def parse_args(argv):
     parser.add_argument("files", nargs="*", help="files under %s (default: all of TARGETS)" % CORE)
     parser.add_argument("--show", action="store_true", help="print each survivor's diff")
     parser.add_argument("--work", default=WORK, help="the directory the run works in (default %(default)s)")
+    parser.add_argument("--survivors", action="store_true",
+                        help="run again only the mutants the last run in --work left alive (after new tests; the "
+                             "product files must be unchanged since, or their mutants are numbered anew)")
     parser.add_argument("--report-only", action="store_true", help="print the last run's results again")
     parser.add_argument("--max-children", type=int, default=2, help="mutants tested at once (default 2)")
     args = parser.parse_args(argv)
@@ -186,13 +189,23 @@ def main(argv=None):
     if not WORK.startswith(os.path.join(ROOT, ".build") + os.sep):
         print("--work must be a directory under %s" % os.path.join(ROOT, ".build"))
         return 2
+    earlier = {}
+    if args.survivors:
+        earlier = results() if os.path.isdir(os.path.join(WORK, "mutants")) else {}
+        again = [name for name, (status, _diff) in earlier.items() if status != "killed" and file_of(name) in args.files]
+        if not again:
+            print("no earlier run in %s with a mutant of %s left to run again" % (WORK, ", ".join(args.files)))
+            return 2
     if not args.report_only:
         make_workspace(args.files)
-        run = mutmut("run", "--max-children", str(args.max_children))
+        run = mutmut("run", "--max-children", str(args.max_children), *(again if args.survivors else []))
         if run.returncode != 0:
             print("mutmut run failed (exit %d); its files are in %s" % (run.returncode, WORK))
             return run.returncode
-    left = report(results(), args.files, args.show)
+    statuses = results()
+    # --survivors: the mutants killed last time stay killed (tests were added, none taken away)
+    statuses.update((name, value) for name, value in earlier.items() if value[0] == "killed" and name in statuses)
+    left = report(statuses, args.files, args.show)
     print("\n%d mutant(s) need a test or an entry in EQUIVALENT (tools/mutation.py)" % left if left else
           "\nevery mutant was killed or is equivalent")
     return 1 if left else 0
