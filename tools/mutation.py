@@ -52,8 +52,8 @@ def parse_args(argv):
     parser.add_argument("--show", action="store_true", help="print each survivor's diff")
     parser.add_argument("--work", default=WORK, help="the directory the run works in (default %(default)s)")
     parser.add_argument("--survivors", action="store_true",
-                        help="run again only the mutants the last run in --work left alive (after new tests; the "
-                             "product files must be unchanged since, or their mutants are numbered anew)")
+                        help="run again only what the last run in --work left alive (after new tests): its "
+                             "survivors, the functions no test reached, and whole any file changed since")
     parser.add_argument("--report-only", action="store_true", help="print the last run's results again")
     parser.add_argument("--max-children", type=int, default=2, help="mutants tested at once (default 2)")
     args = parser.parse_args(argv)
@@ -179,6 +179,35 @@ def report(statuses, files, show):
     return len(unexplained)
 
 
+def changed_since(name):
+    """Whether the product file ``name`` (under CORE) differs from its copy in WORK (the earlier run's)."""
+    paths = [os.path.join(ROOT, CORE, name), os.path.join(WORK, COLLECTION, CORE, name)]
+    contents = []
+    for path in paths:
+        if not os.path.isfile(path):
+            return True
+        with open(path, "rb") as handle:
+            contents.append(handle.read())
+    return contents[0] != contents[1]
+
+
+def rerun_patterns(earlier, files, changed):
+    """mutmut names (fnmatch patterns) of what to run again: every mutant of a file changed since, every
+    mutant of a function no test reached (new tests may reach it), and each other mutant that was not killed."""
+    patterns = set()
+    for name, (status, _diff) in earlier.items():
+        if file_of(name) not in files or status == "killed":
+            continue
+        module, function = name.split("__mutmut_")[0].rsplit(".", 1)
+        if file_of(name) in changed:
+            patterns.add(module + ".*")
+        elif status == "no tests":
+            patterns.add("%s.%s__mutmut_*" % (module, function))
+        else:
+            patterns.add(name)
+    return sorted(patterns)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["--collect-results"]:
@@ -189,22 +218,25 @@ def main(argv=None):
     if not WORK.startswith(os.path.join(ROOT, ".build") + os.sep):
         print("--work must be a directory under %s" % os.path.join(ROOT, ".build"))
         return 2
-    earlier = {}
+    earlier, again, changed = {}, [], set()
     if args.survivors:
         earlier = results() if os.path.isdir(os.path.join(WORK, "mutants")) else {}
-        again = [name for name, (status, _diff) in earlier.items() if status != "killed" and file_of(name) in args.files]
+        changed = set(name for name in args.files if changed_since(name))
+        again = rerun_patterns(earlier, args.files, changed)
         if not again:
             print("no earlier run in %s with a mutant of %s left to run again" % (WORK, ", ".join(args.files)))
             return 2
     if not args.report_only:
         make_workspace(args.files)
-        run = mutmut("run", "--max-children", str(args.max_children), *(again if args.survivors else []))
+        run = mutmut("run", "--max-children", str(args.max_children), *again)
         if run.returncode != 0:
             print("mutmut run failed (exit %d); its files are in %s" % (run.returncode, WORK))
             return run.returncode
     statuses = results()
-    # --survivors: the mutants killed last time stay killed (tests were added, none taken away)
-    statuses.update((name, value) for name, value in earlier.items() if value[0] == "killed" and name in statuses)
+    # --survivors: the mutants killed last time stay killed (tests were added, none taken away), but in a file
+    # that changed since, a name may be another mutant now: that file ran whole
+    statuses.update((name, value) for name, value in earlier.items()
+                    if value[0] == "killed" and name in statuses and file_of(name) not in changed)
     left = report(statuses, args.files, args.show)
     print("\n%d mutant(s) need a test or an entry in EQUIVALENT (tools/mutation.py)" % left if left else
           "\nevery mutant was killed or is equivalent")
