@@ -763,3 +763,38 @@ def test_the_installed_tool_reads_the_table_as_we_do(tmp_path, tool, grammar, mi
     assert short_refused == letters - set(grammar.short) | (short_refused & newer_short)
     unknown = _help_names(tool) - set(grammar.long) - PERFTEST_HELP_TYPOS
     assert not unknown, "%s --help lists options the table lacks: %s" % (tool, sorted(unknown))
+
+
+def _timed_out(side, text, parsed=None, **extra):
+    result = dict({"rc": None, "stdout": text, "stderr": "", "timed_out": True}, **extra)
+    return pc.side_verdict(side, result, parse_perftest(text) if parsed is None else parsed)
+
+
+def _error(code):
+    cause, fix = pc.CATALOG[code]
+    return {"verdict": "error", "cause": cause, "fix": fix,
+            "errors": [{"code": code, "message": cause, "cause": cause, "fix": fix}]}
+
+
+def test_a_timed_out_side_says_who_was_waiting_for_what():
+    connected = " remote address: LID 0000 QPN 0x003c PSN 0x65b096 RKey 0x014d0c VAddr 0x007f\n"
+    assert _timed_out({"role": "server"}, " Waiting for client to connect... *\n") == _error("server_no_client")
+    # a server its client reached (its address printed, or results read) waited for the test, not the client
+    assert _timed_out({"role": "server"}, connected) == _error("client_timeout")
+    assert _timed_out({"role": "server"}, "", parsed={"rows": [{"bytes": 65536}]}) == _error("client_timeout")
+    assert _timed_out({"role": "client"}, "", connect_failed=True) == _error("connect_failed")
+    assert _timed_out({"role": "client"}, connected) == _error("client_timeout")
+
+
+def test_report_counters_name_files_under_the_port_each_of_them():
+    side = {"role": "client", "server": "10.0.0.2", "device": "mlx5_0"}
+    good = ["-W", "counters/port_rcv_data,hw_counters/out_of_buffer"]
+    assert pc.build_argv(dict(side, extra_args=good))[-3:] == good + ["10.0.0.2"]
+    for value, shown, why in (
+            ("counters/port_rcv_data,/sys/class/net/x", "counters/port_rcv_data,/sys/class/net/x",
+             "must name counters relative to the port (counters/NAME)"),
+            ("counters/port_rcv_data,counters/../../../etc/shadow", "counters/../../../etc/shadow",
+             "must not contain '..' components")):
+        with pytest.raises(pc.ArgumentError) as err:
+            pc.build_argv(dict(side, extra_args=["-W", value]))
+        assert str(err.value) == "extra_args[1] (the value of -W) %r %s" % (shown, why)
