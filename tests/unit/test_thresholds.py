@@ -352,3 +352,70 @@ def test_without_fleet_min_fraction_nothing_is_far_from_the_best_either():
                _lat_rec("h4", "h1", 25.3)]
     out = th.evaluate(records, set_verdicts=True)
     assert [r["verdict"] for r in out["records"]] == ["pass"] * 4
+
+
+# --- the pieces, whole answers ------------------------------------------------------------------------
+
+def test_one_efficiency_number_sets_every_judged_op_and_ops_are_named_in_any_case():
+    assert th.efficiency_for("write", 0.8) == 0.8 and th.efficiency_for("made-up", 0.8) == 0.8
+    assert th.efficiency_for("atomic", 0.8) is None            # atomics stay a message rate
+    # an operator's 'Write' or 'AllReduce' is the op write / allreduce (it was silently ignored)
+    assert th.efficiency_for("write", {"Write": 0.7}) == 0.7
+    assert th.efficiency_for("allreduce", {"AllReduce": 0.6}, collective=True) == 0.6
+    # an op set to None is no longer judged against the line rate
+    assert th.expected_bw(400, "read", {"read": None}) == (None, None)
+    assert (th.efficiency_for("made-up"), th.efficiency_for(None), th.efficiency_for("made-up", collective=True),
+            th.efficiency_for("AllReduce", collective=True)) == (0.9, 0.9, 0.8, 0.8)
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"read": 0}, "efficiency[read] must be a fraction in (0, 1], got 0"),
+    ({"Read": 1.01}, "efficiency[Read] must be a fraction in (0, 1], got 1.01"),
+    ({"read": "0.9"}, "efficiency[read] must be a fraction in (0, 1], got '0.9'"),
+    (True, "efficiency must be a number or a dict of op -> fraction, got True"),
+    ([0.9], "efficiency must be a number or a dict of op -> fraction, got [0.9]"),
+])
+def test_a_bad_efficiency_says_which_and_why(override, message):
+    with pytest.raises(th.ThresholdError) as err:
+        th.efficiency_for("read", override)
+    assert str(err.value) == message
+
+
+def test_expectations_need_a_positive_rate_and_rails():
+    assert th.expected_bw(0.5, "write") == (0.45, 0.9)               # half a Gb/s is a rate (the lab's links)
+    assert th.expected_bw(0, "write") == (None, 0.9) and th.expected_bw("400", "write") == (None, 0.9)
+    assert th.expected_busbw(8, 0.5, "all_reduce") == (0.4, 0.8)
+    assert th.expected_busbw("2", 400, "all_reduce") == (80.0, 0.8)
+    assert th.expected_busbw(8, 0, "all_reduce") == (None, 0.8) and th.expected_busbw(None, 400, "x") == (None, 0.8)
+    assert th.expected_busbw(8, 400, "x", {"x": None}) == (None, None)
+    # micro-units: six decimals
+    assert th.expected_bw(1.23456789, "write", 1) == (1.234568, 1)
+    assert th.expected_busbw(1, 9.87654321, "x", 1) == (1.234568, 1)
+
+
+def test_median_spread_robust_z_and_best_quarter():
+    assert (th.median([3, 1, 2]), th.median([4, 1, 3, 2]), th.median([5]), th.median([])) == (2.0, 2.5, 5.0, None)
+    assert th.spread_of([1, 2, 3, 4, 100]) == (3.0, 1.0)
+    assert th.spread_of([10, 10, 10, 10]) == (10.0, 0.05)            # the floor: half a percent of the median
+    assert th.spread_of([0, 0, 0]) == (0.0, 1e-12) and th.spread_of([]) == (None, None)
+    assert th.robust_z([1, 2, 3, 4, 100], 100) == (3.0, 65.43) and th.robust_z([], 1) == (None, None)
+    assert th.robust_z([10, 10, 10, 10], 9, floor_rel=0.01) == (10.0, -6.74)
+    values = [9, 1, 5, 3, 7, 2, 8, 4, 6]
+    assert (th.best_quarter(values, True), th.best_quarter(values, False), th.best_quarter([], True)) == (7.0, 3.0, None)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"outlier_z": -1}, "outlier_z must be a number >= 0, got -1"),
+    ({"outlier_min_rel": float("nan")}, "outlier_min_rel must be a number >= 0, got nan"),
+    ({"history_threshold": "0.2"}, "history_threshold must be a number >= 0, got '0.2'"),
+    ({"min_runs": 0}, "min_runs must be an integer >= 1, got 0"),
+    ({"min_runs": True}, "min_runs must be an integer >= 1, got True"),
+    ({"fleet_min_fraction": 0}, "fleet_min_fraction must be a fraction in (0, 1] or None, got 0"),
+    ({"fleet_min_fraction": 1.5}, "fleet_min_fraction must be a fraction in (0, 1] or None, got 1.5"),
+    ({"collective_efficiency": {"all_reduce": 2}}, "collective_efficiency[all_reduce] must be a fraction in (0, 1], got 2"),
+])
+def test_bad_settings_are_refused_before_any_record_is_judged(settings, message):
+    with pytest.raises(th.ThresholdError) as err:
+        th.evaluate([rec("h1", "h2", 1.0)], **settings)
+    assert str(err.value) == message
+    assert th.evaluate([], outlier_z=0, outlier_min_rel=0, history_threshold=0, min_runs=1, fleet_min_fraction=1)
