@@ -798,3 +798,53 @@ def test_report_counters_name_files_under_the_port_each_of_them():
         with pytest.raises(pc.ArgumentError) as err:
             pc.build_argv(dict(side, extra_args=["-W", value]))
         assert str(err.value) == "extra_args[1] (the value of -W) %r %s" % (shown, why)
+
+
+def _side(side, stdout="", stderr="", rc=0, **extra):
+    result = dict({"rc": rc, "stdout": stdout, "stderr": stderr, "timed_out": False}, **extra)
+    return pc.side_verdict(side, result, parse_perftest(stdout + "\n" + stderr))
+
+
+def test_a_side_that_could_not_start_or_has_no_tool_says_so_first():
+    cause, fix = pc.CATALOG["cannot_start"]
+    error = "[Errno 8] Exec format error: 'ib_write_bw'"
+    assert _side({"role": "client"}, "ib_write_bw: unrecognized option", rc=None, start_error=error,
+                 tool_missing=True) == {
+        "verdict": "error", "cause": "%s: %s" % (cause, error), "fix": fix,
+        "errors": [{"code": "cannot_start", "message": error, "cause": "%s: %s" % (cause, error), "fix": fix}]}
+    cause, fix = pc.CATALOG["tool_missing"]
+    assert _side({"role": "server"}, stderr="ib_read_lat: not found on PATH", rc=None, tool_missing=True) == {
+        "verdict": "error", "cause": cause, "fix": fix,
+        "errors": [{"code": "tool_missing", "message": "ib_read_lat: not found on PATH", "cause": cause, "fix": fix}]}
+
+
+def test_an_option_the_build_refused_is_named_by_its_line_on_stderr_too():
+    cause, fix = pc.CATALOG["invalid_option"]
+    verdict = _side({"role": "client"}, " RDMA_Write BW Test\n", "ib_write_bw: unrecognized option '--use_cuda=0'\n",
+                    rc=1)
+    assert verdict["verdict"] == "error" and (verdict["cause"], verdict["fix"]) == (cause, fix)
+    assert verdict["errors"][0] == {"code": "invalid_option", "message": "ib_write_bw: unrecognized option "
+                                    "'--use_cuda=0'", "cause": cause, "fix": fix}
+
+
+def test_an_exit_status_the_parser_cannot_explain_is_an_error_with_the_status():
+    cause, fix = pc.CATALOG["nonzero_exit"]
+    assert _side({"role": "server"}, " RDMA_Write BW Test\n", rc=3) == {
+        "verdict": "error", "cause": cause, "fix": fix,
+        "errors": [{"code": "nonzero_exit", "message": "exit status 3", "cause": cause, "fix": fix}]}
+
+
+def test_bandwidth_is_judged_against_its_share_of_the_expectation_latency_is_not():
+    text = corpus("perftest_bw/ib_write_bw_ndr_gbits_cpufreq_warn.txt")   # 392.34 Gb/s
+    passed = {"verdict": "pass", "cause": None, "fix": None, "errors": []}
+    # no metric given: a bandwidth side; 392.34 is exactly 0.9 x 435.933...: at the line is a pass
+    assert _side({"role": "client", "expected_gbps": 392.34 / 0.9}, text) == passed
+    cause, fix = pc.CATALOG["below_expected"]
+    assert _side({"role": "client", "expected_gbps": 450}, text) == {
+        "verdict": "fail", "cause": cause, "fix": fix,
+        "errors": [{"code": "below_expected", "message": "392.34 Gb/s is below 90% of the expected 450.00 Gb/s",
+                    "cause": cause, "fix": fix}]}
+    # bidirectional: both directions add up, twice the expectation (not three times)
+    assert _side({"role": "client", "expected_gbps": 200, "bidirectional": True}, text) == passed
+    assert _side({"role": "client", "metric": "lat", "expected_gbps": 800}, text) == passed
+    assert _side({"role": "server", "expected_gbps": 800}, " Waiting for client to connect... *\n") == passed
