@@ -419,3 +419,34 @@ def test_bad_settings_are_refused_before_any_record_is_judged(settings, message)
         th.evaluate([rec("h1", "h2", 1.0)], **settings)
     assert str(err.value) == message
     assert th.evaluate([], outlier_z=0, outlier_min_rel=0, history_threshold=0, min_runs=1, fleet_min_fraction=1)
+
+
+def collective_rec(host, busbw, metrics=None, **params):
+    base = {"library": "nccl", "mode": "pool", "stage": "pool", "nodes": 2, "ranks": 16}
+    base.update(params)
+    values = {"busbw_gbs": busbw}
+    values.update(metrics or {})
+    return {"kind": "collective", "host": host, "peer": None, "params": base, "metrics": values, "verdict": "pass",
+            "cause": None, "fix": None, "evidence": []}
+
+
+def test_a_collectives_expectation_is_its_own_pass_line_else_rails_x_rate_else_its_nominal_and_says_which():
+    records = [collective_rec("h1", 38.0, {"threshold_busbw_gbs": 40.0}, op="all_reduce"),
+               collective_rec("h2", 48.0, operation="all_gather", rails=2, rate_gbps=400),
+               collective_rec("h3", 60.0, {"expected_busbw_gbs": 123.4567891}, op="alltoall", rails=2),
+               collective_rec("h4", 60.0, op="broadcast")]
+    out = th.evaluate(records, collective_efficiency={"all_gather": 0.5, "alltoall": 0.5}, set_verdicts=True)
+    assert [(r["thresholds"]["hardware"], r["verdict"], r["cause"]) for r in out["records"]] == [
+        ({"checked": True, "expected": 40.0, "efficiency": None, "source": "pass line of the run", "value": 38.0,
+          "tripped": True}, "fail",
+         "38 is below the hardware expectation 40 (pass line of the run) [thresholds tripped: hardware]"),
+        ({"checked": True, "expected": 50.0, "efficiency": 0.5, "source": "rails x rate x efficiency", "value": 48.0,
+          "tripped": True}, "fail",
+         "48 is below the hardware expectation 50 (rails x rate x efficiency, efficiency 0.5) [thresholds tripped: "
+         "hardware]"),
+        ({"checked": True, "expected": 61.728395, "efficiency": 0.5, "source": "expected x efficiency", "value": 60.0,
+          "tripped": True}, "fail",
+         "60 is below the hardware expectation 61.7 (expected x efficiency, efficiency 0.5) [thresholds tripped: "
+         "hardware]"),
+        ({"checked": False}, "pass", None)]
+    assert [r["metrics"].get("hw_expected_busbw_gbs") for r in out["records"]] == [40.0, 50.0, 61.728395, None]
