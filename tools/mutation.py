@@ -33,13 +33,29 @@ CORE = "plugins/module_utils"
 # Each file of the core under mutation, with the unit tests that cover it. mutmut runs, for each
 # mutant, only those of these tests that call the mutated function (it records which do first).
 TARGETS = {
-    "commands/perftest_cmd.py": ["test_perftest_cmd.py", "test_perftest_module.py", "test_gpudirect_perftest.py"],
-    "discovery/gid.py": ["test_gid.py", "test_rdma_discovery.py", "test_endpoint.py", "test_lab_differences.py"],
+    "commands/perftest_cmd.py": ["test_perftest_cmd.py"],
+    "discovery/gid.py": ["test_gid.py", "test_rdma_discovery.py", "test_endpoint.py"],
     "discovery/endpoint.py": ["test_endpoint.py", "test_perftest_cmd.py"],
     "verdicts/thresholds.py": ["test_thresholds.py"],
     "verdicts/culprits.py": ["test_culprits.py"],
     "parsers/perftest_result.py": ["test_parse_perftest.py"],
 }
+# Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
+# runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
+# every surviving mutant of a function they call would pay again. make unit runs them.
+SLOW_ELSEWHERE = (
+    "test_perftest_cmd.py::test_no_shell_metacharacter_reaches_an_argv",
+    "test_perftest_cmd.py::test_run_sides_client_retries_until_server_listens",
+    "test_perftest_cmd.py::test_run_sides_client_gives_up_at_deadline",
+    "test_perftest_cmd.py::test_run_sides_retry_limit",
+    "test_perftest_cmd.py::test_run_sides_server_stopped_at_deadline_and_steps_in_order",
+    "test_perftest_cmd.py::test_run_sides_stops_when_the_controller_goes_away",
+    "test_perftest_cmd.py::test_run_sides_missing_binary",
+    "test_perftest_cmd.py::test_controller_gone_only_for_a_pipe_nobody_reads",
+    "test_perftest_cmd.py::test_the_installed_tool_reads_the_table_as_we_do",
+    "test_parse_perftest.py::test_filter_in_a_real_ansible_run",
+    "test_rdma_discovery.py::test_collect_on_this_machine",
+)
 
 # Survivors that no test can kill because the mutant behaves as the original for every input:
 # (file, function, the mutated line as mutmut prints it) -> why.
@@ -91,6 +107,7 @@ def make_workspace(files):
         handle.write("only_mutate =\n%s\n" % "".join("    %s\n" % m for m in mutate))
         handle.write("pytest_add_cli_args_test_selection =\n%s\n" % "".join("    %s\n" % s for s in selection))
         handle.write("pytest_add_cli_args =\n    -p\n    no:xdist\n    -p\n    no:cacheprovider\n")
+        handle.write("".join("    --deselect\n    %s/tests/unit/%s\n" % (COLLECTION, test) for test in SLOW_ELSEWHERE))
         # every run starts from a fresh copy: nothing cached to invalidate, and no git outside the copy to ask
         handle.write("use_git_change_detection = false\n")
     return WORK
