@@ -450,3 +450,52 @@ def test_a_collectives_expectation_is_its_own_pass_line_else_rails_x_rate_else_i
          "hardware]"),
         ({"checked": False}, "pass", None)]
     assert [r["metrics"].get("hw_expected_busbw_gbs") for r in out["records"]] == [40.0, 50.0, 61.728395, None]
+
+
+def test_far_from_the_best_quarter_at_three_times_exactly():
+    assert th.far_from_best(30.0, [90.0, 90.0, 90.0, 30.0], True) == (True, 90.0)
+    assert th.far_from_best(31.0, [90.0, 90.0, 90.0, 31.0], True) == (False, 90.0)
+    # latency: three times the best quarter and BEST_MIN_LATENCY_GAP_US above it, both at their line
+    assert th.far_from_best(7.5, [2.5, 2.6, 2.7, 7.5], False) == (True, 2.5)
+    assert th.far_from_best(7.4, [2.5, 2.6, 2.7, 7.4], False) == (False, 2.5)
+    assert th.far_from_best(6.0, [0.5, 0.5, 0.5, 6.0], False) == (True, 0.5)       # sub-microsecond fabrics
+    assert th.far_from_best(6.0, [0.0, 0.0, 0.0, 6.0], False) == (False, 0.0)
+    assert th.far_from_best(1.0, [9.0, 9.0], True) == (False, None)
+
+
+def test_far_beyond_the_fleet_median_at_the_fraction_exactly():
+    assert th.far_outlier(50.0, [100.0] * 9 + [50.0], True, 0.5) == (False, None)
+    assert th.far_outlier(49.0, [100.0] * 9 + [49.0], True, 0.5) == (True, {"median": 100.0})
+    assert th.far_outlier(20.0, [10.0] * 9 + [20.0], False, 0.5) == (False, None)
+    assert th.far_outlier(21.0, [10.0] * 9 + [21.0], False, 0.5) == (True, {"median": 10.0})
+    assert th.far_outlier(15.0, [10.0] * 9 + [15.0], False, 0.5) == (False, None)
+    assert th.far_outlier(0.3, [0.8] * 9 + [0.3], True, 0.5) == (True, {"median": 0.8})
+    assert th.far_outlier(0.3, [0.8] * 9 + [0.3], True, None) == (False, None)
+
+
+def _fleet_of(values, metric="bw", rails=None):
+    kind = "rdma_lat" if metric == "lat" else "rdma_bw"
+    out = []
+    for num, value in enumerate(values):
+        record = rec("h%d" % (num + 2), "h1", value, kind=kind, metric=metric, rail=(rails or {}).get(num, 0))
+        record["metrics"] = {"lat_us" if metric == "lat" else "bw_gbps": value}     # no link rate: the fleet judges
+        out.append(record)
+    return out
+
+
+def test_a_far_fleet_outlier_fails_and_its_cause_says_far_from_what():
+    def cause(records):
+        return th.evaluate(records, fleet_min_fraction=0.5, set_verdicts=True)["records"][-1]["cause"]
+
+    assert cause(_fleet_of([100.0 + n * 0.1 for n in range(9)] + [40.0])) == (
+        "40 is below 0.5 x the fleet median 100 (far fleet outlier, robust z -81.13, 10 comparable records) "
+        "[thresholds tripped: fleet]")
+    assert cause(_fleet_of([10.0 + n * 0.1 for n in range(9)] + [25.0], "lat")) == (
+        "25 is above the fleet median 10.4 / 0.5 (far fleet outlier, robust z 39.26, 10 comparable records) "
+        "[thresholds tripped: fleet]")
+    assert cause(_fleet_of([100.0] * 3 + [30.0] * 4)) == (
+        "30 is 3 x or more lower than the best quarter 100 of 7 comparable records (far fleet outlier, fleet median "
+        "30) [thresholds tripped: fleet]")
+    assert cause(_fleet_of([10.0] * 4 + [40.0] * 4, "lat", rails=dict((n, 1) for n in range(4, 8)))) == (
+        "40 is 3 x or more slower than the best quarter 10 of another rail's comparable records (far fleet outlier: "
+        "rails built alike answer alike) [thresholds tripped: fleet]")
