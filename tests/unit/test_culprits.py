@@ -351,6 +351,11 @@ def test_roce_mismatches_name_the_host_in_two_pairs_of_a_rail_else_the_pair():
         finding("h4", "h5", rail=None, check="roce_preflight", finding="roce_pfc_mismatch", cause="PFC", fix="pfc"),
     ]
     assert [c["rail"] for c in cp.roce_config_culprits(records)] == [None, 0, 2]
+    # in a rail's own order: the hosts set differently, then the pairs, in natural order
+    rail = [finding(host, peer, rail=1, check="roce_preflight", cause="x") for host, peer in (
+        ("h9", "h1"), ("h9", "h2"), ("h10", "h3"), ("h10", "h4"), ("h11", "h12"), ("h5", "h6"))]
+    assert [(c["host"], c["peer"], c["confidence"]) for c in cp.roce_config_culprits(rail)] == [
+        ("h9", None, "high"), ("h10", None, "high"), ("h5", "h6", "medium"), ("h11", "h12", "medium")]
     assert cp.culprits(records) == [
         whole("config", "h1", "h2", rail=0, checks=["roce_preflight"], cause="RoCE settings differ (mismatch): v1 vs v2",
               fix="same GID type", evidence=["h2-h1 rail 0: v1 vs v2"]),
@@ -435,29 +440,41 @@ def test_a_host_a_nic_and_a_rails_link_explain_what_they_would_make_fail():
         ("nic h19 mlx5_4 (rail 4) (flaky)", ["rdma_perf"], "medium", "mlx5_4", [], "flaky nic 19")]
 
 
-def test_one_fault_seen_twice_takes_the_failing_readings_cause_and_the_nic_its_rail():
-    merged = cp.merge([C("nic", "h3", None, None, "mlx5_2", verdict="flaky", check="counters", cause="flaky",
-                         fix="watch"),
-                       C("nic", "h3", None, 2, "mlx5_2", check="discover", confidence="high", cause="down",
-                         fix="reseat")])
+def test_one_nic_seen_with_and_without_its_rail_is_one_culprit_on_that_rail():
+    merged = cp.merge([C("nic", "h3", None, None, "mlx5_2", check="counters", cause="link went down", fix="reseat"),
+                       C("nic", "h3", None, 2, "mlx5_2", verdict="flaky", check="rdma_perf", confidence="high",
+                         cause="flaky", fix="watch"),
+                       C("nic", "h3", None, None, "mlx5_1", check="counters", cause="other port")])
     assert [(cp.describe(c), c["verdict"], c["confidence"], c["cause"], c["fix"], c["checks"]) for c in merged] == [
-        ("nic h3 mlx5_2 (rail 2)", "fail", "high", "down", "reseat", ["discover", "counters"])]
+        ("nic h3 mlx5_1", "fail", "medium", "other port", None, ["counters"]),
+        ("nic h3 mlx5_2 (rail 2)", "fail", "high", "link went down", "reseat", ["counters", "rdma_perf"])]
+
+
+def test_a_nic_explains_the_links_of_its_rail_either_way_round_and_no_others():
+    merged = cp.merge([C("nic", "h23", None, 2, "mlx5_2", check="rdma_perf", cause="nic"),
+                       C("link", "h23", "h24", 2, check="rdma_perf"), C("link", "h27", "h23", 2, check="rdma_perf"),
+                       C("link", "h23", "h25", 3, check="rdma_perf"), C("link", "h24", "h25", 2, check="rdma_perf")])
+    assert [(cp.describe(c), c["evidence"]) for c in merged] == [
+        ("nic h23 mlx5_2 (rail 2)", ["explains link h23 - h24 (rail 2)", "explains link h27 - h23 (rail 2)"]),
+        ("link h23 - h25 (rail 3)", []), ("link h24 - h25 (rail 2)", [])]
 
 
 def test_the_views_of_every_component():
     items = [C("host", "h10"), C("nic", "h2", None, 1, "mlx5_4", check="rdma_perf", fix="replace"),
              C("nic", "h2", None, 3), C("link", "h10", "h2", 0, cause="slow"), C("link", "h3", "h2", None),
              C("fabric", "*", None, 1), C("fabric", "*"), C("config", "h5", "h6", 2), C("config", "h5"),
-             C("host", "h9", verdict="flaky", check="tcp_perf", evidence=["x"])]
+             C("host", "h9", verdict="flaky", check="tcp_perf", evidence=["x"]), C("host", "h8"),
+             C("nic", "h10", None, 0, "mlx5_0")]
     assert [cp.describe(c) for c in items] == [
         "host h10", "nic h2 mlx5_4 (rail 1)", "nic h2 (rail 3)", "link h10 - h2 (rail 0)", "link h3 - h2",
-        "fabric of rail 1", "fabric", "config h5 - h6 (rail 2)", "config h5", "host h9 (flaky)"]
-    assert cp.bad_lists(items) == (["h10"], ["h2:mlx5_4", "h2:rail 3"], ["h2<->h3", "h2<->h10"])
-    assert cp.action_lines(items[1:5] + items[-1:]) == [
+        "fabric of rail 1", "fabric", "config h5 - h6 (rail 2)", "config h5", "host h9 (flaky)", "host h8",
+        "nic h10 mlx5_0 (rail 0)"]
+    assert cp.bad_lists(items) == (["h8", "h10"], ["h2:mlx5_4", "h2:rail 3", "h10:mlx5_0"], ["h2<->h3", "h2<->h10"])
+    assert cp.action_lines(items[1:5] + items[9:10]) == [
         "nic h2 mlx5_4 (rail 1) [rdma_perf; medium confidence; 0 evidence]: replace",
         "nic h2 (rail 3) [-; medium confidence; 0 evidence]: -",
         "link h10 - h2 (rail 0) [-; medium confidence; 0 evidence]: slow",
         "link h3 - h2 [-; medium confidence; 0 evidence]: -",
         "host h9 (flaky) [tcp_perf; medium confidence; 1 evidence]: -"]
-    assert [cp.sort_key(c)[:2] for c in (items[0], items[-1])] == [(False, 0), (True, 0)]
+    assert [cp.sort_key(c)[:2] for c in (items[0], items[9])] == [(False, 0), (True, 0)]
     assert C("host", "h1", rail="x")["rail"] is None and C("nic", "h1", rail="")["rail"] is None
