@@ -804,3 +804,25 @@ def test_a_completion_error_keeps_its_status_syndrome_and_side():
         "completion_error", 12, "0x81", "server")
     assert error["evidence"] == ["Completion with error at server", "Failed status 12: wr_id 0 syndrom 0x81"]
     assert error["detail"].startswith("Completion status 12 (IBV_WC_RETRY_EXC_ERR) at the server: ")
+
+
+def test_columns_perftest_adds_are_named_from_their_header_and_units():
+    table = (" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]  Line  Use[%]  #Flows  "
+             "CPU_Util  [x]\n 65536      5000             93.00               92.50                0.176  97.5  3  12.5\n")
+    result = parse_perftest(" RDMA_Write BW Test\n" + table)
+    assert result["columns"] == ["#bytes", "#iterations", "BW peak[Gb/sec]", "BW average[Gb/sec]", "MsgRate[Mpps]",
+                                 "Line Use[%]", "#Flows", "CPU_Util [x]"]
+    assert result["rows"] == [{"bytes": 65536, "iterations": 5000, "bw_peak_gbps": 93.0, "bw_avg_gbps": 92.5,
+                               "msg_rate_mpps": 0.176, "line_use_pct": 97.5, "num_flows": 3.0, "cpu_util_pct": 12.5}]
+    # sizes and iteration counts are integers, whatever else the row holds
+    assert [type(result["rows"][0][key]) for key in ("bytes", "iterations", "num_flows")] == [int, int, float]
+
+
+def test_a_row_is_plain_decimals_an_infinite_or_nan_value_is_null():
+    table = (" #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]\n"
+             " 1e3 5000 1.0 1.0 0.1\n 2 5000 inf nan -inf\n 4 5000 1_0 1 1\n 8 5000 1.0 1.0 0.1x\n"
+             " 16 5000 1.0 1.0 +1\n 32 5000 -Infinity 1.0 1.0\n")
+    assert parse_perftest(table)["rows"] == [
+        {"bytes": 2, "iterations": 5000, "bw_peak_gbps": None, "bw_avg_gbps": None, "msg_rate_mpps": None},
+        {"bytes": 16, "iterations": 5000, "bw_peak_gbps": 1.0, "bw_avg_gbps": 1.0, "msg_rate_mpps": 1.0},
+        {"bytes": 32, "iterations": 5000, "bw_peak_gbps": None, "bw_avg_gbps": 1.0, "msg_rate_mpps": 1.0}]
