@@ -499,3 +499,14 @@ def test_a_far_fleet_outlier_fails_and_its_cause_says_far_from_what():
     assert cause(_fleet_of([10.0] * 4 + [40.0] * 4, "lat", rails=dict((n, 1) for n in range(4, 8)))) == (
         "40 is 3 x or more slower than the best quarter 10 of another rail's comparable records (far fleet outlier: "
         "rails built alike answer alike) [thresholds tripped: fleet]")
+
+
+def test_far_text_says_far_from_what_in_the_callers_words():
+    assert th.far_text(30.0, {"best": 95.0}, True, 7, 0.5) == \
+        "30 is 3 x or more lower than the best quarter 95 of 7 comparable records"
+    assert th.far_text(40.0, {"best": 10.0}, False, 8, 0.5, unit=" us", of="%d pairs of the rail") == \
+        "40 us is 3 x or more slower than the best quarter 10 us of 8 pairs of the rail"
+    assert th.far_text(40.0, {"median": 100.0}, True, 10, 0.5, unit=" Gb/s") == \
+        "40 Gb/s is below the fleet median 100 Gb/s x 0.5 of 10 comparable records"
+    assert th.far_text(25.0, {"median": 10.4}, False, 10, 0.5) == \
+        "25 is above the fleet median 10.4 / 0.5 of 10 comparable records"
