@@ -68,6 +68,8 @@ EQUIVALENT = (
     ("commands/perftest_cmd.py", "side_verdict", r'or "XXXX"\)',
      "an empty stdout or stderr padded with XXXX: no pattern side_verdict looks for (unrecognized option, "
      "remote address:, #bytes) can match the padding, which stays a line of its own"),
+    ("commands/perftest_cmd.py", "_verdict", r'if \(errors\) or True else None',
+     "without errors 'first' is {}: its cause, message and fix are None either way"),
     ("discovery/endpoint.py", "sysfs_gid_entries", r'^(kind|ndev) = read_file\("%s/gid_attrs/(types|ndevs)/%d" % '
      r'\(base, idx\), (None|)\) or ""$',
      "read_file(path, None) or '', read_file(path) or '' and read_file(path, '') or '' are all '' for a missing "

@@ -848,3 +848,27 @@ def test_bandwidth_is_judged_against_its_share_of_the_expectation_latency_is_not
     assert _side({"role": "client", "expected_gbps": 200, "bidirectional": True}, text) == passed
     assert _side({"role": "client", "metric": "lat", "expected_gbps": 800}, text) == passed
     assert _side({"role": "server", "expected_gbps": 800}, " Waiting for client to connect... *\n") == passed
+
+
+def test_summarize_bandwidth_takes_the_highest_average_the_first_of_equals():
+    parsed = {"metric": "bw", "rows": [
+        {"bytes": 2, "bw_peak_gbps": None, "bw_avg_gbps": None},
+        {"bytes": 4096, "bw_peak_gbps": 90.0, "bw_avg_gbps": 88.0},
+        {"bytes": 65536, "bw_peak_gbps": 97.0, "bw_avg_gbps": 95.5},
+        {"bytes": 1048576, "bw_peak_gbps": 96.0, "bw_avg_gbps": 95.5}]}
+    assert pc.summarize(parsed) == {"bw_gbps": 95.5, "bw_peak_gbps": 97.0, "bytes": 65536}
+    assert pc.summarize({"metric": "bw", "rows": []}) == {} and pc.summarize(None) == {}
+
+
+def test_summarize_knows_a_latency_table_by_its_metric_or_by_its_average_column():
+    assert pc.summarize({"metric": "lat", "rows": [{"bytes": 2, "t_typical_us": 1.3}]}) == {
+        "lat_us": 1.3, "lat_avg_us": None, "lat_p99_us": None, "lat_max_us": None, "bytes": 2}
+    assert pc.summarize({"metric": None, "rows": [{"bytes": 8, "t_avg_us": 2.5}]})["lat_us"] == 2.5
+
+
+def test_an_error_without_a_cause_is_told_by_its_message():
+    parsed = {"rows": [], "errors": [{"code": "unknown", "message": "ibv_create_ah failed", "cause": None,
+                                      "fix": None}]}
+    result = {"rc": 1, "stdout": "", "stderr": "ibv_create_ah failed", "timed_out": False}
+    assert pc.side_verdict({"role": "client"}, result, parsed) == {
+        "verdict": "error", "cause": "ibv_create_ah failed", "fix": None, "errors": parsed["errors"]}
