@@ -63,6 +63,10 @@ SLOW_ELSEWHERE = (
 EQUIVALENT = (
     ("parsers/perftest_result.py", "_column_spec", r'"(XXfloatXX|FLOAT)"',
      "a column kind other than int, bw and time is read as a plain number: the name 'float' is compared nowhere"),
+    ("parsers/perftest_result.py", "_row_plan", r'or "USEC"\)\.lower\(\)',
+     "the default unit is lower-cased right after: 'USEC'.lower() is 'usec'"),
+    ("parsers/perftest_result.py", "_row_plan", r'_BW_UNITS\.get\(\(result\["bw_unit"\] or "XXXX"\)\.lower\(\)\)',
+     "no unit and an unknown unit both have no factor (_BW_UNITS has neither '' nor 'xxxx')"),
     ("commands/perftest_cmd.py", "_counter_list", r"absolute=None\)$",
      "option_rules.check_path treats absolute=None and absolute=False alike (both only 'if absolute')"),
     ("commands/perftest_cmd.py", "side_verdict", r'or "XXXX"\)',

@@ -826,3 +826,11 @@ def test_a_row_is_plain_decimals_an_infinite_or_nan_value_is_null():
         {"bytes": 2, "iterations": 5000, "bw_peak_gbps": None, "bw_avg_gbps": None, "msg_rate_mpps": None},
         {"bytes": 16, "iterations": 5000, "bw_peak_gbps": 1.0, "bw_avg_gbps": 1.0, "msg_rate_mpps": 1.0},
         {"bytes": 32, "iterations": 5000, "bw_peak_gbps": None, "bw_avg_gbps": 1.0, "msg_rate_mpps": 1.0}]
+
+
+def test_an_error_keeps_twenty_lines_of_evidence_and_a_warning_is_listed_once():
+    result = parse_perftest("".join("Failed to modify QP %d to RTR\n" % n for n in range(25)))
+    assert [len(e["evidence"]) for e in result["errors"]] == [20]
+    assert result["errors"][0]["evidence"][-1] == "Failed to modify QP 19 to RTR"
+    cpu = "Conflicting CPU frequency values detected: 2200.000000 != 1040.353000. CPU Frequency is not max.\n"
+    assert parse_perftest(cpu + cpu)["warnings"] == [cpu.strip()]
