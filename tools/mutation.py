@@ -89,7 +89,7 @@ EQUIVALENT = (
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("files", nargs="*", help="files under %s (default: all of TARGETS)" % CORE)
     parser.add_argument("--show", action="store_true", help="print each survivor's diff")
     parser.add_argument("--work", default=WORK, help="the directory the run works in (default %(default)s)")
@@ -151,10 +151,10 @@ def mutmut(*args, **kwargs):
 def collect_results():
     """(``--collect-results``, run by :func:`results` in WORK with mutmut importable) print every mutant of the
     last run as JSON: {name: [status, diff of a survivor]}."""
-    from mutmut.mutation.diff_apply import get_diff_for_mutant  # pylint: disable=import-outside-toplevel
-    from mutmut.mutation.data import SourceFileMutationData  # pylint: disable=import-outside-toplevel
-    from mutmut.stats import status_by_exit_code  # pylint: disable=import-outside-toplevel
-    from mutmut.utils.file_utils import walk_mutatable_files  # pylint: disable=import-outside-toplevel
+    from mutmut.mutation.diff_apply import get_diff_for_mutant  # pylint: disable=import-outside-toplevel,import-error
+    from mutmut.mutation.data import SourceFileMutationData  # pylint: disable=import-outside-toplevel,import-error
+    from mutmut.stats import status_by_exit_code  # pylint: disable=import-outside-toplevel,import-error
+    from mutmut.utils.file_utils import walk_mutatable_files  # pylint: disable=import-outside-toplevel,import-error
     found = {}
     for path in walk_mutatable_files():
         data = SourceFileMutationData(path=path)
