@@ -29,7 +29,7 @@ help:
 	@echo "make test   - the fast tier (<= 15 min on 2 cores): unit + fast integration (lab) tests, ansible-lint, ansible-test sanity, collection build"
 	@echo "make test-full - make test, then the full tier: every slower unit and lab test (CI runs this)"
 	@echo "make setup  - only install system packages and the Python venv"
-	@echo "make mutation - mutation testing of the core (mutmut, about an hour; not part of make test)"
+	@echo "make mutation - mutation testing of the core (mutmut, hours; MUTATION_ARGS=FILE for one; not part of make test)"
 
 setup: apt venv link
 
@@ -128,7 +128,7 @@ clients: build
 	tail -n 1 "$$tmp/import.log"; \
 	$(VENV)/bin/ansible-builder create -f execution-environment.yml --context "$$tmp/ee" -v 1
 
-# Mutation testing of the core, outside `make test` (about an hour on 2 busy cores): tools/mutation.py runs
+# Mutation testing of the core, outside `make test` (about 6,500 mutants: hours on 2 busy cores): tools/mutation.py runs
 # mutmut over the files of its TARGETS, each with its unit tests, in a copy of the tree under
 # .build/mutation (mutmut's mutants/ copy too), prints per file the mutants, the killed, the equivalent
 # (EQUIVALENT, with the reason) and every survivor, and fails when a survivor is not explained.
