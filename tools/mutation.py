@@ -74,6 +74,12 @@ EQUIVALENT = (
      "remote address:, #bytes) can match the padding, which stays a line of its own"),
     ("commands/perftest_cmd.py", "_verdict", r'if \(errors\) or True else None',
      "without errors 'first' is {}: its cause, message and fix are None either way"),
+    ("discovery/gid.py", "subnet_error", r"strict=None\)$",
+     "ipaddress.ip_network only tests 'if strict': None is False"),
+    ("discovery/endpoint.py", "gid_index_from_facts", r'or "XXXX"\)\.lower\(\) == "infiniband"',
+     "a port without a link layer reads as 'xxxx' instead of '': neither is 'infiniband'"),
+    ("verdicts/thresholds.py", "far_outlier", r"/ abs\(med\) if med else 1\.0$",
+     "with a median of 0 nothing is beyond a fraction of it (_beyond_fraction needs med > 0): rel is never used"),
     ("discovery/endpoint.py", "sysfs_gid_entries", r'^(kind|ndev) = read_file\("%s/gid_attrs/(types|ndevs)/%d" % '
      r'\(base, idx\), (None|)\) or ""$',
      "read_file(path, None) or '', read_file(path) or '' and read_file(path, '') or '' are all '' for a missing "

@@ -510,3 +510,18 @@ def test_far_text_says_far_from_what_in_the_callers_words():
         "40 Gb/s is below the fleet median 100 Gb/s x 0.5 of 10 comparable records"
     assert th.far_text(25.0, {"median": 10.4}, False, 10, 0.5) == \
         "25 is above the fleet median 10.4 / 0.5 of 10 comparable records"
+
+
+def test_far_outlier_needs_three_values_a_robust_z_beyond_3_5_and_a_fifth_from_the_median():
+    assert th.far_outlier(20.0, [90.0, 90.0, 20.0], True, 0.5) == (True, {"median": 90.0})
+    assert th.far_from_best(20.0, [90.0, 90.0, 20.0], True) == (True, 90.0)
+    assert th.far_outlier(20.0, [90.0, 20.0], True, 0.5) == (False, None)
+    # robust z -4.05 (beyond the default 3.5) and 30 % off; -2.02 is no outlier
+    assert th.far_outlier(70.0, [80.0, 100.0, 100.0, 105.0, 70.0], True, 0.9) == (True, {"median": 100.0})
+    assert th.far_outlier(60.0, [110.0, 105.0, 90.0, 70.0, 110.0, 60.0], True, 0.9) == (False, None)
+    # beyond 0.9 x the median but only 15 % off it: no; 20 % exactly: yes
+    assert th.far_outlier(85.0, [100.0] * 9 + [85.0], True, 0.9) == (False, None)
+    assert th.far_outlier(80.0, [100.0] * 9 + [80.0], True, 0.9) == (True, {"median": 100.0})
+    # no fraction: only the best quarter's rule; a fleet at zero has no median to be far from
+    assert th.far_outlier(30.0, [100.0] * 3 + [30.0], True) == (True, {"best": 100.0})
+    assert th.far_outlier(5.0, [0.0, 0.0, 0.0, 5.0], False, 0.5) == (False, None)
