@@ -80,6 +80,10 @@ EQUIVALENT = (
      "a port without a link layer reads as 'xxxx' instead of '': neither is 'infiniband'"),
     ("verdicts/thresholds.py", "far_outlier", r"/ abs\(med\) if med else 1\.0$",
      "with a median of 0 nothing is beyond a fraction of it (_beyond_fraction needs med > 0): rel is never used"),
+    ("verdicts/culprits.py", "_ends", r'if \(item\["component"\] == "link"\) or True else',
+     "only host, NIC and link culprits are asked for their ends; a host's or NIC's peer is None, no host's name"),
+    ("verdicts/culprits.py", "_from_generic_finding", r'"medium", (None|params\.get\((None|"XXcheckXX"|"CHECK")\)),',
+     "a generic finding is one without a check (_finding_source): its check is None whichever way it is read"),
     ("discovery/endpoint.py", "sysfs_gid_entries", r'^(kind|ndev) = read_file\("%s/gid_attrs/(types|ndevs)/%d" % '
      r'\(base, idx\), (None|)\) or ""$',
      "read_file(path, None) or '', read_file(path) or '' and read_file(path, '') or '' are all '' for a missing "

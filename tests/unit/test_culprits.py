@@ -165,6 +165,8 @@ def test_a_flaky_place_that_fails_for_good_elsewhere_is_one_failing_culprit():
     broken = cp.culprit("link", "h2", "h1", 0, verdict="fail", check="tcp_perf", fix="replace the cable")
     merged = cp.merge([flaky, broken])
     assert len(merged) == 1 and merged[0]["verdict"] == "fail" and merged[0]["fix"] == "replace the cable"
+    flaky["cause"], broken["cause"] = "came and went", "cable broken"
+    assert cp.merge([flaky, broken])[0]["cause"] == "cable broken"
     assert merged[0]["checks"] == ["rdma_perf", "tcp_perf"]
 
 
@@ -353,9 +355,9 @@ def test_roce_mismatches_name_the_host_in_two_pairs_of_a_rail_else_the_pair():
     assert [c["rail"] for c in cp.roce_config_culprits(records)] == [None, 0, 2]
     # in a rail's own order: the hosts set differently, then the pairs, in natural order
     rail = [finding(host, peer, rail=1, check="roce_preflight", cause="x") for host, peer in (
-        ("h9", "h1"), ("h9", "h2"), ("h10", "h3"), ("h10", "h4"), ("h11", "h12"), ("h5", "h6"))]
+        ("h9", "h1"), ("h9", "h2"), ("h10", "h3"), ("h10", "h7"), ("h6", "h5"), ("h11", "h4"))]
     assert [(c["host"], c["peer"], c["confidence"]) for c in cp.roce_config_culprits(rail)] == [
-        ("h9", None, "high"), ("h10", None, "high"), ("h5", "h6", "medium"), ("h11", "h12", "medium")]
+        ("h9", None, "high"), ("h10", None, "high"), ("h4", "h11", "medium"), ("h5", "h6", "medium")]
     assert cp.culprits(records) == [
         whole("config", "h1", "h2", rail=0, checks=["roce_preflight"], cause="RoCE settings differ (mismatch): v1 vs v2",
               fix="same GID type", evidence=["h2-h1 rail 0: v1 vs v2"]),
@@ -412,6 +414,10 @@ def test_a_host_a_nic_and_a_rails_link_explain_what_they_would_make_fail():
         C("host", "h11", check="tcp_perf", cause="tcp slow host"),
         C("link", "h12", "h13", 0, check="rdma_perf", cause="link 12-13"),
         C("link", "h13", "h12", None, check="tcp_perf", cause="tcp 12-13"),
+        C("link", "h13", "h12", 1, check="rdma_perf", cause="link 12-13 rail 1"),
+        # a GPU path set up wrong (gpudirect) is no setting of the NIC: both stand
+        C("config", "h24", None, 3, "mlx5_3", check="gpudirect", cause="gpu path"),
+        C("nic", "h24", None, 3, "mlx5_3", check="rdma_perf", cause="nic 24"),
         # failing explains flaky, flaky explains flaky, flaky never explains failing
         C("nic", "h16", None, 0, "mlx5_0", check="rdma_perf", verdict="flaky", cause="flaky nic"),
         C("host", "h16", check="rdma_perf", cause="h16 bad"),
@@ -423,18 +429,23 @@ def test_a_host_a_nic_and_a_rails_link_explain_what_they_would_make_fail():
         C("fabric", "*", None, 6, check="rdma_perf", cause="fabric 6"),
         C("link", "h21", "h22", 6, check="rdma_perf", cause="link on the fabric's rail"),
     ]
+    merged = cp.merge(items)
+    assert [c["rail"] for c in merged[:2]] == [None, None]         # a host takes no rail from its NICs
     assert [(cp.describe(c), c["checks"], c["confidence"], c["device"], c["evidence"], c["cause"])
-            for c in cp.merge(items)] == [
+            for c in merged] == [
         ("host h4", ["rdma_perf"], "high", "mlx5_7",
          ["explains nic h4 mlx5_7 (rail 1)", "explains link h9 - h4 (rail 3)", "l49"], "h4 slow"),
         ("host h16", ["rdma_perf"], "medium", "mlx5_0", ["explains nic h16 mlx5_0 (rail 0) (flaky)"], "h16 bad"),
         ("nic h11 mlx5_0 (rail 0)", ["rdma_perf", "collective", "tcp_perf"], "medium", "mlx5_0",
          ["explains host h11", "explains link h6 - h11"], "nic slow"),
+        ("nic h24 mlx5_3 (rail 3)", ["rdma_perf"], "medium", "mlx5_3", [], "nic 24"),
         ("link h12 - h13 (rail 0)", ["rdma_perf", "tcp_perf"], "medium", None, ["explains link h13 - h12"],
          "link 12-13"),
+        ("link h13 - h12 (rail 1)", ["rdma_perf"], "medium", None, [], "link 12-13 rail 1"),
         ("link h19 - h20 (rail 4)", ["rdma_perf"], "medium", None, [], "failing link 19"),
         ("link h21 - h22 (rail 6)", ["rdma_perf"], "medium", None, [], "link on the fabric's rail"),
         ("fabric of rail 6", ["rdma_perf"], "medium", None, [], "fabric 6"),
+        ("config h24 (rail 3)", ["gpudirect"], "medium", "mlx5_3", [], "gpu path"),
         ("nic h17 (rail 5) (flaky)", ["rdma_perf"], "medium", None, ["explains link h17 - h18 (rail 5) (flaky)"],
          "flaky nic 17"),
         ("nic h19 mlx5_4 (rail 4) (flaky)", ["rdma_perf"], "medium", "mlx5_4", [], "flaky nic 19")]
@@ -476,5 +487,7 @@ def test_the_views_of_every_component():
         "link h10 - h2 (rail 0) [-; medium confidence; 0 evidence]: slow",
         "link h3 - h2 [-; medium confidence; 0 evidence]: -",
         "host h9 (flaky) [tcp_perf; medium confidence; 1 evidence]: -"]
+    both = cp.merge([C("host", "h8", check="rdma_perf", fix="drain"), C("host", "h8", check="tcp_perf")])
+    assert cp.action_lines(both) == ["host h8 [rdma_perf, tcp_perf; medium confidence; 0 evidence]: drain"]
     assert [cp.sort_key(c)[:2] for c in (items[0], items[9])] == [(False, 0), (True, 0)]
     assert C("host", "h1", rail="x")["rail"] is None and C("nic", "h1", rail="")["rail"] is None

@@ -834,3 +834,10 @@ def test_an_error_keeps_twenty_lines_of_evidence_and_a_warning_is_listed_once():
     assert result["errors"][0]["evidence"][-1] == "Failed to modify QP 19 to RTR"
     cpu = "Conflicting CPU frequency values detected: 2200.000000 != 1040.353000. CPU Frequency is not max.\n"
     assert parse_perftest(cpu + cpu)["warnings"] == [cpu.strip()]
+
+
+def test_a_completion_status_is_read_by_its_number_or_by_its_words():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_result import completion_status
+    assert completion_status("Failed status 4: wr_id 0 syndrom 0x51") == 4
+    assert completion_status("Failed status: transport retry counter exceeded: wr_id 0") == 12
+    assert completion_status("Failed status: no such words") is None and completion_status("all good") is None
