@@ -80,6 +80,14 @@ EQUIVALENT = (
      "a port without a link layer reads as 'xxxx' instead of '': neither is 'infiniband'"),
     ("verdicts/thresholds.py", "far_outlier", r"/ abs\(med\) if med else 1\.0$",
      "with a median of 0 nothing is beyond a fraction of it (_beyond_fraction needs med > 0): rel is never used"),
+    ("commands/perftest_cmd.py", "side_verdict", r"if _UNRECOGNIZED_RE\.search\(ln\)\), \)$",
+     "the branch runs only when the pattern matched the text, and it has no newline: some line matches, so next() "
+     "never needs its default"),
+    ("parsers/perftest_result.py", "_is_zero_gid", r'address\.get\("gid"\) or "XXXX"$',
+     "an address without a GID is no all-zero GID whether it reads as '' or as 'XXXX'"),
+    ("verdicts/culprits.py", "_explains", r'in \("nic", "link", "(XXhostXX|HOST)"\)',
+     "a host culprit is keyed by its host: another one of the same host was merged into it before any "
+     "explaining, so a host never explains a host"),
     ("verdicts/culprits.py", "_ends", r'if \(item\["component"\] == "link"\) or True else',
      "only host, NIC and link culprits are asked for their ends; a host's or NIC's peer is None, no host's name"),
     ("verdicts/culprits.py", "_from_generic_finding", r'"medium", (None|params\.get\((None|"XXcheckXX"|"CHECK")\)),',

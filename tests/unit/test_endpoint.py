@@ -161,8 +161,9 @@ def test_sysfs_gids_are_read_past_gaps_up_to_gid_holes_max_empty_slots_in_a_row(
 
 
 def test_a_gid_beyond_perftests_range_is_not_taken():
-    port = Sysfs(table=258).ipv4(256, "10.0.0.5")      # -x takes 0..255
+    port = Sysfs(table=258).gid(256, "0000:0000:0000:0000:0000:ffff:0a00:0005")      # -x takes 0..255
     assert endpoint.gid_index_from_sysfs(port.read, "/s", "mlx5_0", 1) == (True, None)
+    assert endpoint.sysfs_gid_entries(port.read, port.base) == []
     assert endpoint.gid_index_from_sysfs(Sysfs(table=8).ipv4(4, "10.0.0.5").read, "/s", "mlx5_0", 1, limit=4) == \
         (True, None)
 

@@ -792,6 +792,8 @@ def test_an_all_zero_gid_on_roce_explains_why_the_qps_did_not_connect():
         "An all-zero GID was printed for the local side of this Ethernet (RoCE) link: GID index 3 holds no address "
         "on that port (no IP on the RDMA device's netdev, common in pods, or the wrong -x); pass with -x the RoCE v2 "
         "GID index that carries the interface IP (show_gids)"))
+    garbled = text.replace(" GID: " + ":".join(["00"] * 16), " GID: X0:X0")
+    assert parse_perftest(garbled)["errors"][0]["detail"] is None       # not a GID, so no all-zero one
     both = text.replace("255:255:10:00:00:02", ":".join(["00"] * 6)).replace(" GID index       : 3\n", "")
     assert "for the local and remote side" in parse_perftest(both)["errors"][0]["detail"]
     assert "GID index in use holds no address" in parse_perftest(both)["errors"][0]["detail"]

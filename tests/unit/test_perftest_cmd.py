@@ -872,3 +872,11 @@ def test_an_error_without_a_cause_is_told_by_its_message():
     result = {"rc": 1, "stdout": "", "stderr": "ibv_create_ah failed", "timed_out": False}
     assert pc.side_verdict({"role": "client"}, result, parsed) == {
         "verdict": "error", "cause": "ibv_create_ah failed", "fix": None, "errors": parsed["errors"]}
+
+
+def test_an_unknown_option_beside_a_result_table_is_reported_once():
+    text = corpus("perftest_bw/ib_write_bw_ndr_gbits_cpufreq_warn.txt") + "ib_write_bw: invalid option -- 'G'\n"
+    verdict = _side({"role": "client"}, text)
+    assert verdict["verdict"] == "error"
+    assert [(e["code"], e["message"]) for e in verdict["errors"]] == [
+        ("invalid_option", "ib_write_bw: invalid option -- 'G'")]
