@@ -11,27 +11,37 @@ LINT_HOME := $(BUILD)/ansible-lint-home
 # The stages of `make test` (the fast tier), in order; each one runs even when an earlier one failed.
 TEST_STAGES := unit integration lint changelog-lint sanity build
 # `make test-full` runs these after the fast tier's: the tests marked `full` (slower
-# end-to-end runs and the largest verdict cases), which the fast tier leaves out.
-FULL_STAGES := unit-full integration-full
+# end-to-end runs, the largest verdict cases, the checks of the lab and its emulators), which
+# the fast tier leaves out, and ansible-test sanity on the folders only developers use.
+FULL_STAGES := unit-full integration-full sanity-tests
 APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev perftest \
-	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make
+	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make prometheus
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(VENV)/bin:$(PATH)
 LAB ?= demo
+# The version is written once, in galaxy.yml; the tarball's name and the image tag follow it.
 VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
 TARBALL := $(BUILD)/dist/clusterops-commcheck-$(VERSION).tar.gz
+# execution-environment.yml takes the collection from here (a name without the version).
+EE_DIR := $(BUILD)/ee
+EE_TARBALL := $(EE_DIR)/clusterops-commcheck.tar.gz
 LAB_HOSTS ?= 4
 
-.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity build clients changelog-lint mutation clean
+.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full test test-full lint sanity sanity-tests sanity-venvs build ee clients changelog-lint mutation clean
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
-	@echo "make test   - the fast tier (<= 15 min on 2 cores): unit + fast integration (lab) tests, ansible-lint, ansible-test sanity, collection build"
-	@echo "make test-full - make test, then the full tier: every slower unit and lab test (CI runs this)"
-	@echo "make setup  - only install system packages and the Python venv"
+	@echo "make test   - the fast tier (<= 15 min on 2 cores): unit tests, the fast lab tier (one run of every distinct"
+	@echo "              behaviour: healthy, several faults at once, Kubernetes, slices, ansible-runner, AWX launches,"
+	@echo "              reliability), ansible-lint, ansible-test sanity of what the collection ships, collection build"
+	@echo "make test-full - make test, then the full tier (CI runs this): the tests marked full (unit-full,"
+	@echo "              integration-full) and ansible-test sanity of tests/, benchmarks/, tools/, .ci/ (sanity-tests)"
+	@echo "make setup  - only install system packages, the Python venv and ansible-test's sanity venvs"
+	@echo "Stages alone: make unit | unit-full | integration | integration-full | lint | changelog-lint | sanity |"
+	@echo "              sanity-tests | build; a new test is fast unless marked @pytest.mark.full (docs/DEVELOPING.md)"
 	@echo "make mutation - mutation testing of the core (mutmut, hours; MUTATION_ARGS=FILE for one; not part of make test)"
 
-setup: apt venv link
+setup: apt venv link sanity-venvs
 
 # tools/apt-install waits (up to 10 minutes) for apt/dpkg locks others hold instead of failing at once.
 apt:
@@ -52,7 +62,7 @@ link:
 	@mkdir -p $(COLLECTIONS)/ansible_collections/clusterops
 	@ln -sfn ../../../.. $(COLLECTIONS)/ansible_collections/clusterops/commcheck
 
-demo: setup
+demo: apt venv link
 	$(PY) tests/lab/lab.py up --replace --name $(LAB) --hosts $(LAB_HOSTS)
 	ANSIBLE_CONFIG=$(BUILD)/lab/$(LAB)/ansible.cfg \
 	  ANSIBLE_CALLBACKS_ENABLED=clusterops.commcheck.commcheck_history \
@@ -93,30 +103,73 @@ lint: venv link
 changelog-lint: venv
 	$(VENV)/bin/antsibull-changelog lint
 
-# ansible-test runs in a copy of the tree outside the repository (inside it, it would
-# only see files git tracks), in a directory of its own per run: other checkouts on
-# this machine, and other runs of this one, never share it. It is removed afterwards.
-sanity: venv
+# ansible-test runs in a copy of the working tree (in the working tree it would only see files git tracks):
+# .build/sanity, this checkout's own, which no other checkout shares. Every run first makes the copy
+# what the working tree is (a file gone from the tree goes from the copy) but keeps its tests/output, where
+# ansible-test keeps the virtual environment it delegates to (--venv). `make setup` primes that one and the
+# sanity tests' own (~/.ansible/test/venv, shared by every checkout of this user: one primes at a time), so the
+# sanity stages install nothing. One sanity stage at a time per checkout (a lock on the copy).
+# `make sanity` (the fast tier) checks what the collection's users get (plugins, roles, playbooks, meta, docs,
+# changelogs, awx, extensions, the top-level files); `make sanity-tests` (the full tier) the folders only its
+# developers use, SANITY_DEV_PATHS.
+SANITY_ROOT := $(BUILD)/sanity
+SANITY_TREE := $(SANITY_ROOT)/ansible_collections/clusterops/commcheck
+SANITY_DEV_PATHS := tests benchmarks tools .ci
+ANSIBLE_TEST_HOME := $(HOME)/.ansible/test
+# ANSIBLE_TEST_CONTENT_ROOT: the copy is the content, not a part of this git checkout (git tracks none of it).
+ANSIBLE_TEST := cd $(SANITY_TREE) && ANSIBLE_TEST_CONTENT_ROOT=$(SANITY_TREE) $(VENV)/bin/ansible-test sanity \
+	--venv --python 3.11 --color no
+
+# $(call sanity_copied,commands): hold this checkout's sanity lock, make the copy the working tree, then run
+# the commands (in the copy; $$targets: its top-level entries, directories with a trailing slash).
+define sanity_copied
 	@set -e; \
-	tree=$$(mktemp -d "$${TMPDIR:-/tmp}/commcheck-sanity.XXXXXX"); \
-	trap 'rm -rf "$$tree"' EXIT; \
-	dest="$$tree/ansible_collections/clusterops/commcheck"; \
-	echo "sanity tree: $$dest"; \
-	mkdir -p "$$dest" $(HOME)/.ansible/test/cache; \
-	git ls-files -co --exclude-standard | rsync -a --ignore-missing-args --files-from=- $(ROOT)/ "$$dest/"; \
-	cp tests/tools/ansible_test_get_pip.py "$$tree/get_pip.py"; \
-	mv -f "$$tree/get_pip.py" $(HOME)/.ansible/test/cache/get_pip_24_2.py; \
-	cd "$$dest" && $(VENV)/bin/ansible-test sanity --venv --python 3.11 --color no
+	mkdir -p $(SANITY_TREE)/tests $(ANSIBLE_TEST_HOME)/cache; \
+	exec 9>$(SANITY_ROOT)/.lock; flock 9; \
+	find $(SANITY_TREE) -mindepth 1 -maxdepth 1 ! -name tests -exec rm -rf {} +; \
+	find $(SANITY_TREE)/tests -mindepth 1 -maxdepth 1 ! -name output -exec rm -rf {} +; \
+	git ls-files -co --exclude-standard | rsync -a --ignore-missing-args --files-from=- $(ROOT)/ "$(SANITY_TREE)/"; \
+	cp tests/tools/ansible_test_get_pip.py $(SANITY_ROOT)/get_pip.py; \
+	mv -f $(SANITY_ROOT)/get_pip.py $(ANSIBLE_TEST_HOME)/cache/get_pip_24_2.py; \
+	targets=$$(cd $(SANITY_TREE) && for entry in $$(ls -A); do if [ -d "$$entry" ]; then echo "$$entry/"; else echo "$$entry"; fi; done); \
+	echo "sanity tree: $(SANITY_TREE)"; \
+	$(1)
+endef
+
+sanity-venvs: venv
+	$(call sanity_copied,flock $(ANSIBLE_TEST_HOME)/venv.lock $(SHELL) -c '$(ANSIBLE_TEST) --prime-venvs')
+
+sanity: venv
+	$(call sanity_copied,shipped=$$(printf '%s\n' $$targets | grep -vxF $(foreach p,$(SANITY_DEV_PATHS),-e $(p)/)); \
+	  $(ANSIBLE_TEST) $$shipped)
+
+sanity-tests: venv
+	$(call sanity_copied,dev=$$(printf '%s\n' $$targets | grep -xF $(foreach p,$(SANITY_DEV_PATHS),-e $(p)/)); \
+	  $(ANSIBLE_TEST) $$dev)
 
 build: venv
 	mkdir -p $(BUILD)/dist
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path $(BUILD)/dist .
 
+# The execution environment's build context (.build/ee/context): the collection built first, its
+# tarball where execution-environment.yml takes it from, then `ansible-builder create` (no container
+# engine needed; `podman build` of the context makes the image). ansible-builder only logs a file of
+# additional_build_files it cannot find, so the context is checked for the tarball.
+ee: build
+	mkdir -p $(EE_DIR)
+	cp $(TARBALL) $(EE_TARBALL)
+	rm -rf $(EE_DIR)/context
+	$(VENV)/bin/ansible-builder create -f execution-environment.yml --context $(EE_DIR)/context \
+	  --output-filename Containerfile -v 1
+	@test -s $(EE_DIR)/context/_build/dist/$(notdir $(EE_TARBALL)) || \
+	  { echo "the build context lacks the collection tarball"; exit 1; }
+	@echo "Build the image: podman build -f $(EE_DIR)/context/Containerfile -t commcheck-ee:$(VERSION) $(EE_DIR)/context"
+
 # The real clients on the built collection, all of their checks (tests/unit/test_collection_clients.py
 # runs the quick part): galaxy-importer as Galaxy runs it on an upload (ansible-doc of every plugin,
-# ansible-lint, READMEs, changelog, manifest) must log no WARNING or ERROR; ansible-builder writes the
-# execution environment's build context (no container engine needed). Both work in a temporary directory.
-clients: build
+# ansible-lint, READMEs, changelog, manifest) must log no WARNING or ERROR; `ee` writes the execution
+# environment's build context with ansible-builder. galaxy-importer works in a temporary directory.
+clients: ee
 	@set -e; \
 	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/commcheck-clients.XXXXXX"); \
 	trap 'rm -rf "$$tmp"' EXIT; \
@@ -125,8 +178,7 @@ clients: build
 	if ! (cd "$$tmp" && GALAXY_IMPORTER_CONFIG="$$tmp/galaxy-importer.cfg" ANSIBLE_HOME="$$tmp/ansible-home" \
 	      $(PY) -m galaxy_importer.main $(TARBALL) > "$$tmp/import.log" 2>&1); then cat "$$tmp/import.log"; exit 1; fi; \
 	if grep -E '^(WARNING|ERROR|CRITICAL)' "$$tmp/import.log"; then echo "galaxy-importer complained"; exit 1; fi; \
-	tail -n 1 "$$tmp/import.log"; \
-	$(VENV)/bin/ansible-builder create -f execution-environment.yml --context "$$tmp/ee" -v 1
+	tail -n 1 "$$tmp/import.log"
 
 # Mutation testing of the core, outside `make test` (about 6,500 mutants: hours on 2 busy cores): tools/mutation.py runs
 # mutmut over the files of its TARGETS, each with its unit tests, in a copy of the tree under

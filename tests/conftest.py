@@ -3,6 +3,14 @@
 The repository root is the collection root; tests import it through a
 symlink in .build/collections (the same path ANSIBLE_COLLECTIONS_PATH uses).
 
+No test writes into the checkout outside the build folder (.build/), so two
+checkouts, or two runs of one, never share or dirty each other's tree: the
+compiled test modules (pytest's rewritten asserts) and the collection's
+bytecode go to .build/pycache, Hypothesis' example database and caches to
+.build/hypothesis. Caching the rewritten tests is what keeps collection fast
+(each xdist worker collects again), also where PYTHONDONTWRITEBYTECODE is set
+to keep __pycache__ folders out of the tree.
+
 Also shared by every test: no test may depend on how fast this machine is.
 Hypothesis gets no per-example deadline and no "too slow" health check (both
 are wall-clock limits), and the ``wait_until`` fixture waits for an event
@@ -25,15 +33,22 @@ if not os.path.lexists(LINK):
         os.symlink(os.path.relpath(REPO, os.path.dirname(LINK)), LINK)
     except FileExistsError:
         pass
+# Programs the tests start (ansible-playbook, the lab's tools) cache their bytecode there too.
+PYCACHE = os.environ.setdefault("PYTHONPYCACHEPREFIX", os.path.join(REPO, ".build", "pycache"))
+sys.pycache_prefix = sys.pycache_prefix or PYCACHE
+sys.dont_write_bytecode = False
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", COLLECTIONS)
 
 try:
     from hypothesis import HealthCheck, settings as hypothesis_settings
+    from hypothesis.configuration import set_hypothesis_home_dir
 except ImportError:  # hypothesis is a dev requirement; without it the property tests fail on import anyway
     hypothesis_settings = None
 if hypothesis_settings is not None:
+    # its example database and its cache of the constants it found in our code; by default .hypothesis in the cwd
+    set_hypothesis_home_dir(os.path.join(REPO, ".build", "hypothesis"))
     # Loaded before any test module is imported, so every @settings(...) inherits it.
     # Under CI the examples are derandomized (the same every run): a CI verdict is
     # reproducible, while developers' runs keep exploring new examples (and the

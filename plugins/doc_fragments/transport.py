@@ -43,12 +43,22 @@ options:
         type: str
       kubeconfig:
         description:
-          - Path of the kubeconfig file; its contents are never logged.
-          - An absolute path without C(..) components.
+          - Path of the kubeconfig file, an absolute path without C(..) components.
+          - With O(transport=kubectl) it must be a regular file the run's user can read on the host the module
+            runs on, and look like a kubeconfig, before anything runs.
+          - Its path is never shown in messages, results (C(exec_cmd) shows C(--kubeconfig (value not shown)))
+            or logs, and its contents are never read into them.
+          - When omitted, kubectl gets a kubeconfig written for this module run (mode 0600, removed when the module
+            ends) from the E(K8S_AUTH_HOST), E(K8S_AUTH_API_KEY), E(K8S_AUTH_VERIFY_SSL) and E(K8S_AUTH_SSL_CA_CERT)
+            variables of AWX's Kubernetes credential, else from the service account of the pod it runs in, else
+            kubectl's default (E(KUBECONFIG), C(~/.kube/config)).
         type: path
       binary:
         description:
           - The kubectl binary, an absolute path to an executable file or a bare command name found on
             E(PATH). Relative paths and C(..) are refused. C(kubectl) from E(PATH) when omitted.
+          - Its file name must be kubectl's (V(kubectl), V(kubectl-1.30), V(microk8s.kubectl)); with
+            O(transport=kubectl), C(kubectl version --client) must print kubectl's C(Client Version:) line before
+            anything runs, else the task fails naming this option.
         type: path
 '''

@@ -17,6 +17,9 @@ description:
     pipe-separated table, mapped by its header (the binary spells the time column C(aveg_time), the documentation C(avg_time)).
   - HCCL return codes (C(retcode) values and C(HCCL_E_*) names), ACL errors, CANN error codes, failed result checks and
     MPI/ssh launcher errors get a stable code, the original message, a cause and a fix.
+  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
+    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
+    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
   - Never fails on odd input.
 options:
   _input:
@@ -64,7 +67,7 @@ _value:
     warnings:
       description: Things worth knowing that are not errors, among them lines no rule knows that report a
         problem (warnings libraries such as libibverbs print, other programs' error lines); they never make
-        C(ok) false.
+        C(ok) false. A text from which nothing was read says so in a warning that quotes its first line.
       type: list
       elements: str
     ok:

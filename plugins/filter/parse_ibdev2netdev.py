@@ -13,13 +13,18 @@ description:
   - Reads the output of MLNX_OFED/DOCA C(ibdev2netdev) (C(mlx5_0 port 1 ==> ens1f0 (Up))) and of C(ibdev2netdev
     -v) (which adds the PCI address, device id, VPD product name, firmware and IB port state).
   - Prompts, command echoes and C(mpirun)/C(srun) line prefixes are ignored; the parser never fails on odd text.
+  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
+    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
+    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
+  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
+    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
 options:
   full:
     description:
-      - Return a dictionary with the list under C(devices) and the C(errors) the tool printed
-        (for example C(not_installed), C(no_device)) instead of the list alone.
+      - Return a dictionary with the list under C(devices), the C(errors) the tool printed
+        (for example C(not_installed), C(no_device)) and the C(warnings) instead of the list alone.
     type: bool
     default: false
 '''
@@ -38,7 +43,7 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - One item per line read, in output order; with O(full=true) a dictionary C({devices, errors}).
+    - One item per line read, in output order; with O(full=true) a dictionary C({devices, errors, warnings}).
     - Items without C(-v) have C(pci), C(hca_type), C(part_id), C(product), C(description), C(fw) and C(port_state) null.
   type: list
   elements: dict
@@ -93,4 +98,4 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import (
     parse_ibdev2netdev, parse_ibdev2netdev_full)
 
-FilterModule = tool_text_filter_module("parse_ibdev2netdev", parse_ibdev2netdev, parse_ibdev2netdev_full)
+FilterModule = tool_text_filter_module("parse_ibdev2netdev", parse_ibdev2netdev, parse_ibdev2netdev_full, items="devices")

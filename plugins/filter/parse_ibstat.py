@@ -16,6 +16,11 @@ description:
     C(device)).
   - Text with no C(ibstat) CA block but C(ibstatus) port blocks is read as C(ibstatus), with the same port keys
     (C(state) and C(phys_state) spelled as C(ibstat) spells them).
+  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
+    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
+    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
+  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
+    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
   - The parser never fails on odd text.
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
@@ -92,4 +97,4 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import (
     parse_ibstat, parse_ibstat_full)
 
-FilterModule = tool_text_filter_module("parse_ibstat", parse_ibstat, parse_ibstat_full)
+FilterModule = tool_text_filter_module("parse_ibstat", parse_ibstat, parse_ibstat_full, items="cas")

@@ -18,14 +18,20 @@ description:
     become bytes.
   - C(No IB devices found) and libibverbs warnings give an empty list; with O(full=true) they are returned as
     C(errors) with a likely cause and fix.
+  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
+    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
+    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
+  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
+    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
   - The parser never fails on odd text.
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
 options:
   full:
     description:
-      - Return a dictionary with the list under C(devices) and the C(errors) the tool printed
-        (for example C(no_device), C(provider_missing), C(no_rdma_support)) instead of the list alone.
+      - Return a dictionary with the list under C(devices), the C(errors) the tool printed
+        (for example C(no_device), C(provider_missing), C(no_rdma_support)) and the C(warnings) (entries like
+        the errors; C(not_recognised) when nothing was read) instead of the list alone.
     type: bool
     default: false
 '''
@@ -94,7 +100,8 @@ _value:
       description: >-
         Ports with C(port), C(state) (e.g. C(PORT_ACTIVE)), C(max_mtu) and C(active_mtu) (int bytes), C(sm_lid),
         C(port_lid), C(port_lmc) (ints), C(link_layer), C(gids) (list of C({index, gid, type, version, ipv4}))
-        and the C(-v) extras.
+        and the C(-v) extras. Port lines a paste shows without their C(port:) line (C(ibv_devinfo | head), an
+        elided excerpt) go to a port whose C(port) is null, with an C(abridged_port) warning.
       type: list
       elements: dict
 '''
@@ -103,4 +110,4 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import (
     parse_ibv_devinfo, parse_ibv_devinfo_full)
 
-FilterModule = tool_text_filter_module("parse_ibv_devinfo", parse_ibv_devinfo, parse_ibv_devinfo_full)
+FilterModule = tool_text_filter_module("parse_ibv_devinfo", parse_ibv_devinfo, parse_ibv_devinfo_full, items="devices")

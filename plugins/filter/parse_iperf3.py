@@ -63,6 +63,7 @@ _value:
         Errors as C({code, message, cause, fix}); codes C(connection_refused), C(server_busy), C(no_route),
         C(connect_timeout), C(resolve_failed), C(control_closed), C(listen_failed), C(bind_failed), C(auth_failed),
         C(bad_option), C(interrupted), C(no_output), C(truncated_json), C(invalid_json), C(no_results), C(unknown).
+        The C(invalid_json) message quotes the first line of a text from which nothing was read.
       type: list
       elements: dict
     warnings:

@@ -19,6 +19,9 @@ description:
   - Also accepts the JSON file nccl-tests writes with C(-J/--output_file <name>.json) (text or already decoded) and the
     rccl-tests JSON list.
   - Errors of NCCL, CUDA, RDMA, MPI/ssh launchers and signals get a stable code, the original message, a cause and a fix.
+  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
+    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
+    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
   - Never fails on odd input; what could not be read is reported in RV(_value.errors) and RV(_value.warnings).
 options:
   _input:
@@ -99,7 +102,7 @@ _value:
     warnings:
       description: Things worth knowing that are not errors, among them lines no rule knows that report a
         problem (warnings libraries such as libibverbs print, other programs' error lines); they never make
-        C(ok) false.
+        C(ok) false. A text from which nothing was read says so in a warning that quotes its first line.
       type: list
       elements: str
     ok:

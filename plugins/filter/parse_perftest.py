@@ -19,6 +19,9 @@ description:
   - Tolerates shell prompts and wrapped command lines, launcher prefixes (C(mpirun --tag-output),
     C(srun --label)), indentation, tabs, CPU-frequency warnings inside the table, the server's waiting
     banner, C(Connected:) / C(Completed:) / C(Total run time) trailers and truncated output.
+  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
+    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
+    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
   - Never fails on odd input; what cannot be read is reported in C(errors) and C(warnings).
 options:
   _input:
@@ -131,7 +134,7 @@ _value:
       description: CPU-frequency warnings, MTU adjustments, BW-peak and duration-mode notes, the warnings
         libraries print (for example libibverbs and mlx4 on SR-IOV pods) and lines no rule knows that report
         a problem; none of them makes C(ok) false. An error-looking line no rule knows is an C(unknown) error
-        only when no result table was read.
+        only when no result table was read. A text from which nothing was read says so in a warning that quotes its first line.
       type: list
       elements: str
     connected_at:

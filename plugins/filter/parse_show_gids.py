@@ -14,6 +14,11 @@ description:
     or spaces, empty cells allowed, C(n_gids_found=N) footer) and by Huawei C(hiroce3 gids) (C(ib_dev net_dev port
     idx gid type ip link) columns, C(RoCE v2) types).
   - Columns are mapped from the header; without one the C(show_gids) order is assumed.
+  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
+    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
+    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
+  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
+    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
   - The parser never fails on odd text.
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
@@ -88,4 +93,4 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import (
     parse_show_gids, parse_show_gids_full)
 
-FilterModule = tool_text_filter_module("parse_show_gids", parse_show_gids, parse_show_gids_full)
+FilterModule = tool_text_filter_module("parse_show_gids", parse_show_gids, parse_show_gids_full, items="gids")

@@ -32,6 +32,9 @@ description:
     parsed with C(clusterops.commcheck.parse_nccl_tests) / C(clusterops.commcheck.parse_hccl_test).
   - The whole C(mpirun) runs under O(timeout); on timeout its process group is killed, and Open MPI's daemons
     on the other hosts end with it.
+  - When nobody waits for the result any more (C(ansible-playbook) was interrupted, so the module's output pipe
+    closed, or the module got SIGTERM, SIGHUP or SIGINT), C(mpirun) is stopped the same way within about a
+    second, its daemons and ranks on every host with it, and no further run (bisection) starts.
   - The run gets a verdict against O(expected_busbw_gbs), or against the bandwidth derived from
     O(nic_rates_gbps) (sum of one node's NIC link rates / 8 x O(link_efficiency)), with a cause and a fix.
     NCCL on the C(Socket) transport (C(NET/Socket)) while O(ib_expected) or O(ib_devices) say RDMA is there is a
@@ -488,6 +491,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.coll
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     CommandError,
+    controller_gone,
     install_cleanup_handlers,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
@@ -564,6 +568,8 @@ def main():
     except rules.OptionError as exc:
         module.fail_json(msg="collective: %s" % exc)
     transport = get_transport(module)
+    # mpirun, its daemons and ranks stop when nobody waits for the module any more (ansible-playbook interrupted)
+    transport.abandoned = controller_gone
     result = collective_spec.initial_result(spec, module.params, transport.name)
     runner = CollectiveRunner(module.params, transport, spec)
     if module.check_mode:

@@ -64,7 +64,9 @@ options:
     description: Directory of the MPI agent in the pods (absolute, no spaces); unset installs no agent.
     type: str
   mpi_agent_kubectl:
-    description: The kubectl command inside the pods that the MPI agent runs.
+    description:
+      - The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or an absolute
+        path); its file name must be kubectl's (V(kubectl), V(kubectl-1.30)).
     type: str
     default: kubectl
 attributes:
@@ -155,7 +157,7 @@ import json
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing as existing
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth, kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import client_argv
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
@@ -164,6 +166,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runn
     check_kubectl_settings,
     commands_fail_task,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import require_cluster_client
 
 STOP_TIMEOUT_S = 60
 # The kubectl settings that are options of this module (a problem names the option).
@@ -179,13 +182,16 @@ class Kubectl:
         self.binary = params["kubectl_binary"] or self.host.which("kubectl")
         if not self.binary:
             module.fail_json(msg="kubectl was not found on PATH; install it or set kubectl_binary")
+        # before kubectl first acts on the cluster: a readable kubeconfig, and a binary that is kubectl
+        require_cluster_client(module, self.host, self.binary, "kubectl_binary", kubeconfig=params["kubeconfig"])
         self.base = client_argv(self.binary, params)
 
     def get_pods(self, args):
         res = self.host.run(self.base + ["get", "pods"] + args + ["-o", "json"], 60)
         if res["rc"] != 0:
-            self.module.fail_json(msg="kubectl get pods failed: %s" % (res["stderr"].strip() or res["stdout"].strip()),
-                                  rc=res["rc"], stdout=res["stdout"][-2000:], stderr=res["stderr"][-2000:],
+            stderr = rules.withhold(res["stderr"], self.module.params["kubeconfig"])
+            self.module.fail_json(msg="kubectl get pods failed: %s" % (stderr.strip() or res["stdout"].strip()),
+                                  rc=res["rc"], stdout=res["stdout"][-2000:], stderr=stderr[-2000:],
                                   cmd=res["cmd"])
         try:
             doc = json.loads(res["stdout"] or "{}")
@@ -321,9 +327,11 @@ ARGUMENT_SPEC = dict(
 
 def main():
     module = checked_module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    errors = option_errors(module.params)
+    params = module.params
+    errors = option_errors(params)
     if errors:
         module.fail_json(msg="invalid existing-pod parameters: " + "; ".join(errors), errors=errors)
+    params["kubeconfig"], params["context"] = kube_auth.module_kubeconfig(module, params["kubeconfig"], params["context"])
     # kubectl that cannot start (missing, not executable, not a program for this machine) fails the task
     with commands_fail_task(module, "existing_pods"):
         kubectl = Kubectl(module)

@@ -83,6 +83,9 @@ options:
       - An option iperf3 does not have, an ambiguous abbreviation, a positional argument or C(--).
       - A value that starts with C(-), or key paths that are not absolute or contain C(..).
       - Items may hold letters, digits and the characters C(_.,:=/+@%-) only.
+      - The credential files C(--rsa-private-key-path) and C(--authorized-users-path) must be spelled in full and be
+        regular files the run's user can read where iperf3 runs (the host, or the pod), checked before any side
+        starts; their paths are never shown in messages or results (C(--rsa-private-key-path=(value not shown))).
     type: list
     elements: str
     default: []
@@ -292,7 +295,11 @@ sides:
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
+    config_file_problem,
+    get_transport,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import secret_paths
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 
 try:
@@ -349,6 +356,7 @@ def run(module):
     except OptionError as exc:
         module.fail_json(msg=str(exc))
 
+    check_credential_files(module, transport, sides)
     if module.check_mode:
         _exit(module, single, pm.check_mode_results(sides, _side_info))
     if parse_iperf3 is None:
@@ -358,6 +366,16 @@ def run(module):
     ran = pm.run_all(transport, sides, ic.is_connect_failure, hold=hold, release=release)
     _exit(module, single, pm.side_results(sides, ran, _side_info, _outcome(params["min_fraction"])), warnings,
           {"cpu_governor": dict(report)} if report else None)
+
+
+def check_credential_files(module, transport, sides):
+    """The RSA private key and authorized users files of extra_args are readable regular files where iperf3
+    runs (the host, or the pod), before any side starts; their paths are never quoted."""
+    for side in sides:
+        for flag, path in secret_paths(side["argv"]):
+            problem = config_file_problem(transport, "extra_args %s" % flag, path, sensitive=True, text=None)
+            if problem:
+                module.fail_json(msg=problem, invocation=pm.brief_invocation(module.params))
 
 
 def _outcome(min_fraction):

@@ -25,6 +25,8 @@ description:
   - Every option is validated before anything runs (node names, keys, the C(kubectl) / C(scontrol) binaries, paths,
     the timeout); a bad value fails with a message that names the option. The reason is reduced to one line of
     printable text.
+  - Before the first command that changes a node, the binary that runs it must prove to be C(kubectl) or
+    C(scontrol) (its file name, then its version output), and the kubeconfig must be a readable kubeconfig file.
 author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
@@ -92,16 +94,31 @@ options:
     type: str
     default: commcheck.clusterops.io/reason
   kubectl_binary:
-    description: Absolute path of kubectl, or a command name (found on E(PATH) when omitted).
+    description:
+      - Absolute path of kubectl, or a command name (found on E(PATH) when omitted). Its file name must be
+        kubectl's (V(kubectl), V(kubectl-1.30), V(microk8s.kubectl)), and before the first command that acts on
+        the cluster C(kubectl version --client) must print kubectl's C(Client Version:) line; else the task
+        fails naming this option (V(/bin/sh) is never run as kubectl).
     type: path
   kubeconfig:
-    description: kubeconfig for the node commands (no C(..) components); its contents are never logged.
+    description:
+      - kubeconfig for the node commands, an absolute path without C(..). It must be a regular file the run's
+        user can read and look like a kubeconfig (C(apiVersion), C(clusters), C(contexts)...), checked in a dry
+        run too, where the commands run (the transport's host or pod).
+      - Its path is never shown in messages, results (RV(actions) show C(--kubeconfig (value not shown))),
+        records or logs, and its contents are never read into them.
+      - When omitted and the node commands run here (O(transport=host)), kubectl gets a kubeconfig written for
+        this module run from the E(K8S_AUTH_*) variables of AWX's Kubernetes credential, else from the service
+        account of the pod it runs in, else kubectl's default.
     type: path
   kube_context:
     description: kubeconfig context for the node commands.
     type: str
   scontrol_binary:
-    description: Absolute path of scontrol, or a command name (found on E(PATH) when omitted).
+    description:
+      - Absolute path of scontrol, or a command name (found on E(PATH) when omitted). Its file name must be
+        scontrol's, and before the first drain or resume C(scontrol --version) must print Slurm's version line
+        (C(slurm 23.11.4)); else the task fails naming this option.
     type: path
   timeout:
     description: Seconds each command may take, 1 to 3600.
@@ -199,8 +216,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.modul
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine as q
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.pair_module import fail_run
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
+    TRANSPORT_ARGSPEC,
+    config_file_problem,
+    get_transport,
+    require_cluster_client,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth
 
 
 MAX_TIMEOUT_S = 3600
@@ -244,11 +267,11 @@ def check_options(params):
         rules.check_not_flag("node_names[%s]" % host, node)
     q.check_key(params["label_key"], "label_key")
     q.check_key(params["annotation_key"], "annotation_key")
-    for name in ("kubectl_binary", "scontrol_binary"):
+    for name, program in (("kubectl_binary", "kubectl"), ("scontrol_binary", "scontrol")):
         if params[name] is not None:
-            rules.check_binary(name, params[name], must_exist=False)
+            rules.check_program(name, params[name], program, must_exist=False)
     if params["kubeconfig"] is not None:
-        rules.check_path("kubeconfig", params["kubeconfig"], absolute=False)
+        rules.check_config_path("kubeconfig", params["kubeconfig"], sensitive=True)
     if params["kube_context"] is not None:
         rules.check_name("kube_context", params["kube_context"], "k8s_context")
 
@@ -308,6 +331,7 @@ def main():
             result = slurm(module, transport, nodes, planning_only)
     result["nodes"] = nodes
     result["dry_run"] = bool(planning_only)
+    result["actions"] = q.shown_actions(result["actions"])
     result["report"] = q.report_lines(result["actions"], params["backend"], planning_only)
     result["records"] = q.quarantine_records(nodes, result["actions"], params["backend"], planning_only,
                                              params["state"])
@@ -320,16 +344,27 @@ def _binary(transport, given, name):
         return given
     found = transport.which(name)
     try:
-        return rules.check_binary(name, found, must_exist=False) if found else name
+        return rules.check_program(name, found, name, must_exist=False) if found else name
     except rules.OptionError:
         return name
 
 
 def _require(module, transport, binary, tool, extra=None):
-    """Before running anything: the binary must be there."""
+    """Before the binary acts on the cluster: it is there and says it is ``tool`` (kubectl version --client,
+    scontrol --version); else the task fails naming the option."""
+    extra = extra or {}
     if not transport.which(binary):
         module.fail_json(msg="quarantine: %s not found (%s); install it or set %s_binary" % (
-            tool, rules.show(binary), tool), **(extra or {}))
+            tool, rules.show(binary), tool), **extra)
+    require_cluster_client(module, transport, binary, "%s_binary" % tool, program=tool, what="quarantine", **extra)
+
+
+def _check_kubeconfig(module, transport):
+    """The kubeconfig is a regular file the run's user can read, and a kubeconfig (checked in a dry run too)."""
+    if module.params["kubeconfig"]:
+        problem = config_file_problem(transport, "kubeconfig", module.params["kubeconfig"])
+        if problem:
+            module.fail_json(msg="quarantine: %s" % problem)
 
 
 def kubernetes(module, transport, nodes, planning_only):
@@ -339,20 +374,27 @@ def kubernetes(module, transport, nodes, planning_only):
     try:
         plan_args = dict(state=params["state"], taint=params["taint"], taint_effect=params["taint_effect"],
                          label_key=params["label_key"], annotation_key=params["annotation_key"], **options)
-        if planning_only:
-            return {"changed": False, "actions": q.kubectl_plan(nodes, None, **plan_args)}
-        q.kubectl_plan(nodes, None, **plan_args)  # validates keys and names before anything runs
+        plan = q.kubectl_plan(nodes, None, **plan_args)  # validates keys and names before anything runs
     except rules.OptionError as exc:
         module.fail_json(msg="quarantine: %s" % exc)
+    _check_kubeconfig(module, transport)
+    if planning_only:
+        return {"changed": False, "actions": plan}
     _require(module, transport, kubectl, "kubectl")
+    if not transport.remote:
+        # kubectl runs here: the run's credentials (K8S_AUTH_*, ...); in a pod it has the pod's own
+        options["kubeconfig"], options["context"] = kube_auth.module_kubeconfig(module, options["kubeconfig"],
+                                                                                options["context"])
+        plan_args.update(options)
     current = {}
     for item in nodes:
         argv = q.kubectl_get_argv(item["node"], **options)
         res = transport.run(argv, params["timeout"])
         obj = q.parse_node_json(res.get("stdout")) if res.get("rc") == 0 else None
         if obj is None:
-            why = (res.get("stderr") or "").strip()[-500:] or "kubectl get failed"
-            fail_run(module, "quarantine: cannot read node %s: %s" % (item["node"], why), res, argv)
+            why = rules.withhold(res.get("stderr"), params["kubeconfig"]).strip()[-500:] or "kubectl get failed"
+            fail_run(module, "quarantine: cannot read node %s: %s" % (item["node"], why), dict(res, stderr=why),
+                     rules.withhold_secret_paths(argv))
         current[item["node"]] = obj
     plan = q.kubectl_plan(nodes, current, **plan_args)
     return _run(module, transport, plan)
@@ -363,12 +405,14 @@ def _run(module, transport, plan):
     done = []
     for item in plan:
         res = transport.run(item["argv"], module.params["timeout"])
-        entry = dict(item, rc=res.get("rc"), stderr=(res.get("stderr") or "").strip()[-500:])
+        stderr = rules.withhold(res.get("stderr"), module.params["kubeconfig"]).strip()[-500:]
+        entry = dict(item, rc=res.get("rc"), stderr=stderr)
         done.append(entry)
         if res.get("rc") != 0:
             fail_run(module, "quarantine: %s of %s failed (rc %s): %s" % (
-                item["action"], item["node"], res.get("rc"), entry["stderr"] or "no message"),
-                res, item["argv"], actions=done, changed=len(done) > 1)
+                item["action"], item["node"], res.get("rc"), stderr or "no message"),
+                dict(res, stderr=stderr), rules.withhold_secret_paths(item["argv"]), actions=q.shown_actions(done),
+                changed=len(done) > 1)
     return {"changed": bool(done), "actions": done}
 
 
@@ -381,7 +425,7 @@ def slurm(module, transport, nodes, planning_only):
         module.fail_json(msg="quarantine: %s" % exc)
     if planning_only:
         return {"changed": False, "actions": plan}
-    _require(module, transport, scontrol, "scontrol", {"actions": plan})
+    _require(module, transport, scontrol, "scontrol", {"actions": q.shown_actions(plan)})
     return _run(module, transport, plan)
 
 

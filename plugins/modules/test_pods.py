@@ -153,7 +153,9 @@ options:
         C(clusterops.commcheck.commcheck_kubexec_rbac) renders one.
     type: str
   mpi_agent_kubectl:
-    description: The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or a path).
+    description:
+      - The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or an absolute
+        path); its file name must be kubectl's (V(kubectl), V(kubectl-1.30)).
     type: str
     default: kubectl
 attributes:
@@ -308,13 +310,13 @@ import tempfile
 import time
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
-
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth, kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
     CONTAINER_NAME,
     RUN_LABEL,
     client_argv,
+    client_option_errors,
     plan_pods,
     pod_summary,
     selectable_nodes,
@@ -331,6 +333,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     HostTransport, KubectlTransport, commands_fail_task)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import require_cluster_client
 
 POLL_S = 2
 
@@ -342,13 +345,16 @@ class Kubectl:
         binary = module.params["kubectl_binary"] or self.transport.which("kubectl")
         if not binary:
             module.fail_json(msg="kubectl was not found on PATH; install it or set kubectl_binary")
+        # before kubectl first acts on the cluster: a readable kubeconfig, and a binary that is kubectl
+        require_cluster_client(module, self.transport, binary, "kubectl_binary", kubeconfig=module.params["kubeconfig"])
         self.base = client_argv(binary, module.params)
 
     def run(self, args, timeout=60, check=True):
         res = self.transport.run(self.base + args, timeout)
         if check and res["rc"] != 0:
-            self.module.fail_json(msg="kubectl %s failed: %s" % (args[0], res["stderr"].strip() or res["stdout"].strip()),
-                                  rc=res["rc"], stdout=res["stdout"], stderr=res["stderr"], cmd=res["cmd"])
+            stderr = rules.withhold(res["stderr"], self.module.params["kubeconfig"])
+            self.module.fail_json(msg="kubectl %s failed: %s" % (args[0], stderr.strip() or res["stdout"].strip()),
+                                  rc=res["rc"], stdout=res["stdout"], stderr=stderr, cmd=res["cmd"])
         return res
 
     def get_json(self, args):
@@ -439,33 +445,6 @@ def mpi_agent(module, kubectl, pods):
 
 class AgentError(Exception):
     """Installing the MPI agent into the pods failed."""
-
-
-def _problem(check, *args, **kwargs):
-    """The message of an option_rules check that fails, or None."""
-    try:
-        check(*args, **kwargs)
-    except (rules.OptionError, kubexec.KubexecError) as exc:
-        return str(exc)
-    return None
-
-
-def kubectl_option_errors(params):
-    """Problems with the options that reach the kubectl command lines (binaries, paths, context)."""
-    checks = [(rules.check_binary, "mpi_agent_kubectl", params["mpi_agent_kubectl"], None, False)]
-    if params["kubectl_binary"] is not None:
-        checks.append((rules.check_binary, "kubectl_binary", params["kubectl_binary"], HostTransport().which))
-    if params["kubeconfig"] is not None:
-        checks.append((rules.check_path, "kubeconfig", params["kubeconfig"], False))
-    if params["context"] is not None:
-        checks.append((rules.check_name, "context", params["context"], "k8s_context"))
-    if params["mpi_agent_dir"] is not None:
-        checks.append((rules.check_path, "mpi_agent_dir", params["mpi_agent_dir"]))
-    problems = [_problem(*check) for check in checks]
-    if params["mpi_agent_dir"] is not None and not any(problems):
-        problems += [_problem(kubexec.check_dir, params["mpi_agent_dir"], "mpi_agent_dir"),
-                     _problem(kubexec.check_kubectl, params["mpi_agent_kubectl"], "mpi_agent_kubectl")]
-    return [p for p in problems if p]
 
 
 ARGUMENT_SPEC = dict(
@@ -570,9 +549,10 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    errors = validate_params(params) + kubectl_option_errors(params)
+    errors = validate_params(params) + client_option_errors(params, HostTransport().which)
     if errors:
         module.fail_json(msg="invalid test pod parameters: " + "; ".join(errors), errors=errors)
+    params["kubeconfig"], params["context"] = kube_auth.module_kubeconfig(module, params["kubeconfig"], params["context"])
 
     # kubectl that cannot start (missing, not executable, not a program for this machine) fails the task
     with commands_fail_task(module, "test_pods"):

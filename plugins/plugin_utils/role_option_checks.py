@@ -334,9 +334,11 @@ def k8s_command(label, value, ctx):
 
 
 def kubeconfig(label, value, ctx):
+    """A kubeconfig's path (absolute, or ~/...; never quoted in a message): whether it is a readable kubeconfig
+    is the module's check, on the host that runs kubectl."""
     if value in ("", None):
         return
-    rules_check(label, rules.check_path, value, False)
+    rules_check(label, rules.check_config_path, value, True, True)
 
 
 def tolerations(label, value, ctx):
@@ -392,8 +394,7 @@ def agent_dir(label, value, ctx):
 
 
 def agent_kubectl(label, value, ctx):
-    rules_check(label, rules.check_binary, value, None, False)
-    call_check(label, value, kubexec.check_kubectl, value)
+    call_check(label, value, kubexec.check_kubectl, value, label + ":")
 
 
 def job_collective(label, value, ctx):

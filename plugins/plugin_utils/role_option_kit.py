@@ -110,6 +110,13 @@ def described(rule, text):
     return rule
 
 
+def names_files(rule, what):
+    """Mark a rule whose variable names a program or a configuration file (``what`` says which): an inventory
+    or job-template setting, never a survey question (``role_options.file_naming_variables``)."""
+    rule.names_files = what
+    return rule
+
+
 def words(items):
     return ", ".join(str(i) for i in items)
 
@@ -195,17 +202,23 @@ def path(absolute=True, empty=False):
     return described(rule, what + " without '..'" + (", or ''" if empty else ""))
 
 
-def binary(empty=False):
-    """A program: an absolute path or a bare command name (never relative, never a flag).
+def binary(empty=False, program=None):
+    """A program: an absolute path or a bare command name (never relative, never a flag); with ``program``
+    (``option_rules.PROGRAMS``) its file name must be that program's (/bin/sh is never kubectl).
 
     Only the form is checked: the program runs on a host (or in a pod) that
-    the check does not contact; the module that runs it reports it missing.
+    the check does not contact; the module that runs it reports it missing
+    and, for a program that acts on the cluster, checks what it says it is.
     """
     def rule(label, value, ctx):
         if empty and value == "":
             return
-        rules_check(label, rules.check_binary, value, None, False)
-    return described(rule, "an absolute path or a command name" + (", or ''" if empty else ""))
+        if program:
+            rules_check(label, rules.check_program, value, program, None, False)
+        else:
+            rules_check(label, rules.check_binary, value, None, False)
+    what = "an absolute path or a command name" + (" of %s" % program if program else "")
+    return names_files(described(rule, what + (", or ''" if empty else "")), "a program")
 
 
 def check_host(label, value, ctx):

@@ -95,8 +95,10 @@ RULES = {
     "commcheck_discover_min_severity": kit.by_spec(),
     "commcheck_discover_publish": kit.boolean(),
     "commcheck_transport": kit.by_spec(),
-    "commcheck_kubectl": kit.described(checks.kubectl, "namespace, pod, container, context, kubeconfig, binary"),
-    "commcheck_environment": kit.described(checks.environment, "NAME: one-line value"),
+    "commcheck_kubectl": kit.names_files(kit.described(
+        checks.kubectl, "namespace, pod, container, context, kubeconfig, binary"), "kubectl and its kubeconfig"),
+    "commcheck_environment": kit.names_files(kit.described(checks.environment, "NAME: one-line value"),
+                                             "the environment (PATH)"),
     # rdma_perf
     "commcheck_rdma_hosts": kit.hosts(),
     "commcheck_rdma_pattern": kit.by_spec(),
@@ -171,11 +173,12 @@ RULES = {
     "commcheck_collective_env": kit.described(
         checks.collective_env, "NCCL_*, HCCL_*, UCX_*, ... names, one-line values"),
     "commcheck_mpi_mca": kit.described(checks.mca, "MCA parameter names, one-line values"),
-    "commcheck_mpi_ssh_config": kit.described(checks.ssh_config, "an absolute path without spaces, or ''"),
+    "commcheck_mpi_ssh_config": kit.names_files(kit.described(
+        checks.ssh_config, "an absolute path without spaces, or ''"), "a configuration file"),
     "commcheck_collective_launcher": kit.by_spec(),
-    "commcheck_collective_mpirun": kit.binary(),
+    "commcheck_collective_mpirun": kit.binary(program="mpirun"),
     "commcheck_collective_allow_run_as_root": kit.boolean(),
-    "commcheck_collective_binary_dir": kit.path(empty=True),
+    "commcheck_collective_binary_dir": kit.names_files(kit.path(empty=True), "a directory of programs"),
     "commcheck_collective_json_output": kit.by_spec(),
     "commcheck_collective_timeout": kit.integer(1, 7 * 24 * 3600),
     "commcheck_collective_expected_busbw_gbs": _GBPS,
@@ -239,7 +242,8 @@ RULES = {
     "commcheck_k8s_image": kit.described(checks.k8s_image, "an image reference, or ''"),
     "commcheck_k8s_image_pull_policy": kit.by_spec(),
     "commcheck_k8s_image_pull_secrets": kit.names("k8s_name"),
-    "commcheck_k8s_command": kit.described(checks.k8s_command, "a program and its arguments"),
+    "commcheck_k8s_command": kit.names_files(kit.described(checks.k8s_command, "a program and its arguments"),
+                                             "a program"),
     "commcheck_k8s_resources": checks.k8s("resources"),
     "commcheck_k8s_gpus": kit.integer(0, 1024),
     "commcheck_k8s_gpu_resource": kit.described(
@@ -253,9 +257,10 @@ RULES = {
     "commcheck_k8s_labels": checks.k8s("labels"),
     "commcheck_k8s_annotations": kit.described(checks.annotations, "qualified keys, one-line values"),
     "commcheck_k8s_service_account": kit.name("k8s_name", empty=True),
-    "commcheck_k8s_kubeconfig": kit.described(checks.kubeconfig, "a path, or ''"),
+    "commcheck_k8s_kubeconfig": kit.names_files(kit.described(checks.kubeconfig, "an absolute path or ~/..., or ''"),
+                                                "a kubeconfig"),
     "commcheck_k8s_context": kit.name("k8s_context", empty=True),
-    "commcheck_k8s_kubectl_binary": kit.binary(empty=True),
+    "commcheck_k8s_kubectl_binary": kit.binary(empty=True, program="kubectl"),
     "commcheck_k8s_run_id": checks.k8s("run_id"),
     "commcheck_k8s_name_prefix": checks.k8s("name_prefix"),
     "commcheck_k8s_wait_timeout": kit.integer(1, checks.TIMEOUT_MAX),
@@ -263,17 +268,22 @@ RULES = {
     "commcheck_k8s_keep_pods": kit.boolean(),
     "commcheck_k8s_group": kit.described(checks.group, "an inventory group name"),
     "commcheck_k8s_host_name": kit.by_spec(),
-    "commcheck_k8s_pod_vars": kit.described(checks.host_variables, "variables, each obeying its own rule"),
-    "commcheck_k8s_node_vars": kit.described(checks.node_variables, "node: variables"),
+    "commcheck_k8s_pod_vars": kit.names_files(kit.described(
+        checks.host_variables, "variables, each obeying its own rule"), "variables (commcheck_kubectl...)"),
+    "commcheck_k8s_node_vars": kit.names_files(kit.described(checks.node_variables, "node: variables"),
+                                               "variables (commcheck_kubectl...)"),
     "commcheck_k8s_mpi_agent": kit.boolean(),
-    "commcheck_k8s_mpi_agent_dir": kit.described(checks.agent_dir, "an absolute directory"),
-    "commcheck_k8s_mpi_kubectl": kit.described(checks.agent_kubectl, "an absolute path or a command name"),
+    "commcheck_k8s_mpi_agent_dir": kit.names_files(kit.described(checks.agent_dir, "an absolute directory"),
+                                                   "the directory of the MPI agent"),
+    "commcheck_k8s_mpi_kubectl": kit.names_files(kit.described(
+        checks.agent_kubectl, "an absolute path or a command name of kubectl"), "a program"),
     "commcheck_k8s_mpi_mca": kit.described(checks.mca, "MCA parameter names, one-line values"),
     "commcheck_k8s_render_job": kit.by_spec(),
     "commcheck_k8s_render_rbac": kit.boolean(),
     "commcheck_k8s_render_only": kit.boolean(),
     "commcheck_k8s_manifest_dir": kit.path(absolute=False),
-    "commcheck_k8s_job_collective": kit.described(checks.job_collective, "the collective module's options"),
+    "commcheck_k8s_job_collective": kit.names_files(kit.described(
+        checks.job_collective, "the collective module's options"), "mpirun and the test binaries' directory"),
     # quarantine
     "commcheck_quarantine": kit.boolean(),
     "commcheck_quarantine_backend": kit.by_spec(),
@@ -286,9 +296,16 @@ RULES = {
     "commcheck_quarantine_node_names": kit.described(checks.node_names, "host: node name"),
     "commcheck_quarantine_taint": kit.boolean(),
     "commcheck_quarantine_taint_effect": kit.by_spec(),
-    "commcheck_quarantine_kubeconfig": kit.described(checks.kubeconfig, "a path, or ''"),
+    "commcheck_quarantine_kubeconfig": kit.names_files(kit.described(
+        checks.kubeconfig, "an absolute path or ~/..., or ''"), "a kubeconfig"),
     "commcheck_quarantine_context": kit.name("k8s_context", empty=True),
 }
+
+
+def file_naming_variables():
+    """{variable: what it names} of every role variable that names a program or a configuration file, or holds
+    variables that may: inventory or job-template settings, never survey questions (awx/surveys)."""
+    return dict((name, rule.names_files) for name, rule in RULES.items() if getattr(rule, "names_files", None))
 
 
 # ---------------------------------------------------------------- checking

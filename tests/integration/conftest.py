@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 import pytest
 
@@ -38,6 +39,7 @@ if LAB_DIR not in sys.path:
     sys.path.insert(0, LAB_DIR)
 
 import lab as lablib  # noqa: E402  pylint: disable=wrong-import-position
+from lab_checks import scratch_dir  # noqa: E402  pylint: disable=wrong-import-position
 
 VENV_BIN = os.path.join(REPO, ".venv", "bin")
 LAB_FIXTURES = ("lab_factory", "lab4")
@@ -121,11 +123,15 @@ class LabHandle(object):
         return self.lab.ansible_env(extra)
 
     def ansible_playbook(self, playbook, extra_vars=None, limit=None, tags=None, check=False,
-                         verbosity=0, args=(), env=None, timeout=900):
-        """Run real ansible-playbook on this lab; return the CompletedProcess."""
+                         verbosity=0, args=(), env=None, timeout=900, on_line=None):
+        """Run real ansible-playbook on this lab; return the CompletedProcess.
+
+        ``on_line(line)`` sees each line of the output as it comes (stderr joins stdout then): a test that
+        changes the lab at a step of the run waits for that step's banner, never for a time.
+        """
         argv = [_bin("ansible-playbook"), "-i", self.inventory]
         if extra_vars:
-            fd, path = tempfile.mkstemp(prefix="extra-vars-", suffix=".json", dir=self.dir)
+            fd, path = tempfile.mkstemp(prefix="extra-vars-", suffix=".json", dir=scratch_dir("extra-vars"))
             with os.fdopen(fd, "w") as handle:
                 json.dump(extra_vars, handle)
             argv += ["-e", "@" + path]
@@ -138,9 +144,11 @@ class LabHandle(object):
         if verbosity:
             argv.append("-" + "v" * int(verbosity))
         argv += list(args) + [playbook]
-        return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, env=self.env(env), cwd=REPO,
-                              timeout=timeout, check=False)
+        if on_line is None:
+            return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  universal_newlines=True, env=self.env(env), cwd=REPO,
+                                  timeout=timeout, check=False)
+        return _streamed(argv, self.env(env), timeout, on_line)
 
     def ansible(self, pattern, module, module_args=None, args=(), env=None, timeout=300):
         """Run an ad-hoc `ansible` command on this lab; return the CompletedProcess."""
@@ -157,6 +165,26 @@ class LabHandle(object):
 
     def __repr__(self):
         return "<lab %s: %d hosts, %d rails, %s>" % (self.name, len(self.hosts), self.rails, self.rate)
+
+
+def _streamed(argv, env, timeout, on_line):
+    """Run argv, calling on_line with each line of its output; killed after timeout seconds."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                            env=env, cwd=REPO)
+    bound = threading.Timer(timeout, proc.kill)
+    bound.start()
+    out = []
+    try:
+        for line in proc.stdout:
+            out.append(line)
+            on_line(line)
+        proc.wait()
+    finally:
+        bound.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(argv, proc.returncode, "".join(out), "")
 
 
 def _owner_alive(pid):

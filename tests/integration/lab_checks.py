@@ -2,14 +2,19 @@
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the lab tests share: run a playbook with the history callback, read
-the history back, slow a host, and check that no test process is left."""
+the history back, slow a host, check that no test process is left, and
+write the tests' own files (launchers of the lab's EMULATORS, stand-ins) into
+a scratch directory of this test process, never into the checkout."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import atexit
 import glob
 import json
 import os
+import shutil
+import tempfile
 import time
 
 
@@ -24,6 +29,44 @@ MEASURED_VERDICTS = ("pass", "warn", "flaky", "fail")
 # of its rate on a fresh CI machine running two test workers; a slowed one (slow_rate) reads 20 % or less.
 # Half the rate leaves a wide margin on both sides.
 LAB_MIN_FRACTION = 0.5
+
+
+_SCRATCH = []
+
+
+def scratch_dir(*parts):
+    """A directory of this test process's own scratch space (created on first use, removed at exit).
+
+    The lab's hosts share this machine's filesystem, so what a test writes here (launchers of the lab's
+    EMULATORS under the real tools' names, stand-ins, emulated sysfs trees) is there on every lab host.
+    Nothing goes into the checkout: two checkouts, and the two test workers of one, never share a file.
+    """
+    if not _SCRATCH:
+        _SCRATCH.append(tempfile.mkdtemp(prefix="commcheck-lab-%d-" % os.getpid()))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    path = os.path.join(_SCRATCH[0], *parts)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def write_executable(path, text):
+    """Write an executable file (a launcher) whole: readers never see half of it."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "w") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o755)
+    os.rename(tmp, path)
+    return path
+
+
+def own_ports(base):
+    """The first of the 100 TCP ports that a lab named after ``base`` and this test process would have
+    (tests/lab/lab.py: a block between 20000 and 31999, below the ephemeral range). A test without a lab that
+    still listens on this machine's own addresses takes its ports there, never a well-known port: two
+    checkouts run their tests at once."""
+    # tests/lab is on sys.path in the lab tests (conftest.py)
+    import lab as lablib  # pylint: disable=import-outside-toplevel
+    return lablib.plan(("%s%d" % (base, os.getpid()))[:12], 1)["port_base"]
 
 
 def history_env(history_dir, extra=None):

@@ -6,8 +6,8 @@
 Runs playbooks/commcheck.yml with the history callback into a test's own
 history and report directories, and reads both back. The collective test
 binaries are the lab's EMULATORS (tests/lab/emulators/), installed under the
-real binaries' names in a directory of .build/oneclick-lab/ (the lab hosts
-share one filesystem); ``nvidia-smi`` there is an EMULATOR stub that makes a
+real binaries' names in a scratch directory of the test process
+(lab_checks.scratch_dir: the lab hosts share one filesystem); ``nvidia-smi`` there is an EMULATOR stub that makes a
 lab host look like a GPU node to discovery and to the one-click probe.
 """
 
@@ -23,13 +23,12 @@ import sys
 import tempfile
 import time
 
-from lab_checks import LAB_MIN_FRACTION, history_env, read_history
+from lab_checks import LAB_MIN_FRACTION, history_env, read_history, scratch_dir, write_executable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PLAYBOOK = "playbooks/commcheck.yml"
 EMULATORS = os.path.join(REPO, "tests", "lab", "emulators")
-BUILD = os.path.join(REPO, ".build", "oneclick-lab")
 VENV_PYTHON = os.path.join(REPO, ".venv", "bin", "python")
 PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
 LAB_DIR = os.path.join(REPO, "tests", "lab")
@@ -59,34 +58,30 @@ TEST_PROCESSES = ("perftest_emulator", "nccl_tests_emulator", "hccl_test_emulato
                   "prterun", "prted", "ib_write_bw", "ib_read_bw", "ib_write_lat", "all_reduce_perf")
 
 
-def _write(path, text, mode=0o755):
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    os.chmod(tmp, mode)
-    os.rename(tmp, path)
+def collective_launchers(path, library, ops, emulate=None):
+    """EMULATOR launchers in path under the real names of one library's test binaries (all_reduce_perf ...);
+    each runs the library's emulator for its own operation, or for ``emulate`` when given."""
+    emulator = os.path.join(EMULATORS, "nccl_tests_emulator.py" if library == "nccl" else "hccl_test_emulator.py")
+    suffix = "_perf" if library == "nccl" else "_test"
+    for op in ops:
+        write_executable(os.path.join(path, op + suffix),
+                         "#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s%s runs tests/lab/emulators/%s\n"
+                         "exec %s %s --emulate=%s \"$@\"\n"
+                         % (op, suffix, os.path.basename(emulator), PYTHON, emulator, emulate or op))
+    return path
 
 
 def collective_bin(library, ops=("all_reduce", "all_gather")):
     """A directory with EMULATOR launchers of one library's test binaries."""
-    path = os.path.join(BUILD, library)
-    os.makedirs(path, exist_ok=True)
-    emulator = os.path.join(EMULATORS, "nccl_tests_emulator.py" if library == "nccl" else "hccl_test_emulator.py")
-    suffix = "_perf" if library == "nccl" else "_test"
-    for op in ops:
-        _write(os.path.join(path, op + suffix),
-               "#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s%s runs %s\nexec %s %s --emulate=%s \"$@\"\n"
-               % (op, suffix, os.path.basename(emulator), PYTHON, emulator, op))
-    return path
+    return collective_launchers(scratch_dir("oneclick", library), library, ops)
 
 
 def gpu_stub_dir():
     """A directory whose nvidia-smi is an EMULATOR stub (GPU evidence for a lab host)."""
-    path = os.path.join(BUILD, "gpu-stub")
-    os.makedirs(path, exist_ok=True)
-    _write(os.path.join(path, "nvidia-smi"),
-           "#!/bin/sh\n# EMULATOR stub (commcheck lab): stands in for nvidia-smi so that a lab host looks like "
-           "a GPU node\necho 'EMULATOR nvidia-smi: no real GPU here'\n")
+    path = scratch_dir("oneclick", "gpu-stub")
+    write_executable(os.path.join(path, "nvidia-smi"),
+                     "#!/bin/sh\n# EMULATOR stub (commcheck lab): stands in for nvidia-smi so that a lab host looks "
+                     "like a GPU node\necho 'EMULATOR nvidia-smi: no real GPU here'\n")
     return path
 
 
@@ -103,7 +98,7 @@ def mpi_missing():
 def empty_sysfs(name):
     """An emulated /sys without any RDMA device (a host without RDMA)."""
     import sysfs_tree  # pylint: disable=import-outside-toplevel
-    root = os.path.join(BUILD, "sysfs-" + name)
+    root = os.path.join(scratch_dir("oneclick"), "sysfs-" + name)
     if not os.path.isdir(root):
         sysfs_tree.build_sysfs(root, [], cpus=list(GOVERNORS), modules={})
     return root
@@ -157,8 +152,9 @@ class Run(object):
         return self.output[-6000:]
 
 
-def oneclick(lab, tmp_path, extra_vars=None, overlay=None, limit=None, name="run", env=None, timeout=900):
-    """Run the one-click play on the lab; return a Run."""
+def oneclick(lab, tmp_path, extra_vars=None, overlay=None, limit=None, name="run", env=None, timeout=900,
+             on_line=None):
+    """Run the one-click play on the lab; return a Run. ``on_line(line)`` sees the output as it comes."""
     history = os.path.join(str(tmp_path), name, "history")
     report = os.path.join(str(tmp_path), name, "report")
     variables = dict(FAST)
@@ -167,7 +163,7 @@ def oneclick(lab, tmp_path, extra_vars=None, overlay=None, limit=None, name="run
     started = time.monotonic()
     proc = lab.ansible_playbook(PLAYBOOK, extra_vars=variables, limit=limit,
                                 args=overlay_args(tmp_path, overlay, name + "-overlay"),
-                                env=history_env(history, env), timeout=timeout)
+                                env=history_env(history, env), timeout=timeout, on_line=on_line)
     return Run(proc, history, report, time.monotonic() - started)
 
 
@@ -238,14 +234,16 @@ def tool_processes(lab, marker):
                 if marker in "%s %s" % (p.get("comm"), " ".join(p.get("cmdline") or [])))
 
 
-def governors_while_tool_runs(lab, proc, marker, timeout=120):
+def governors_while_tool_runs(lab, proc, marker, timeout=120, hosts=None):
     """(host, governors) read while a test process of that host (its command line holds marker) was running
-    before and after the read."""
+    before and after the read; only hosts in ``hosts`` when given."""
     deadline = time.monotonic() + timeout
     while True:
         assert proc.poll() is None, open(proc.log_path).read()[-4000:]
         assert time.monotonic() < deadline, "no %s process seen running" % marker
         for pid, host in sorted(tool_processes(lab, marker).items()):
+            if hosts is not None and host not in hosts:
+                continue
             seen = governors(lab, host)
             if tool_processes(lab, marker).get(pid) == host:
                 return host, seen

@@ -1,10 +1,32 @@
 # -*- coding: utf-8 -*-
-"""ansible_runner.run() against the lab: docs/examples/commcheck_service.py, and the snippet of
-docs/ansible-runner.md run exactly as the doc has it.
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A host slowed in a 4-host lab with a history behind it, checked through ansible_runner.run() by the
+service of docs/examples/commcheck_service.py; and the snippet of docs/ansible-runner.md run as written.
 
-The service test takes about 40 s (one RDMA ring over 4 lab hosts, then the report); the snippet
-runs the one-click playbook (discovery and RDMA) on 2 lab hosts.
+Fast tier: one scenario (``slowed_after_healthy_runs``), read by the tests below:
+
+1. one healthy run of the one-click play (discovery, RDMA bandwidth over a ring, the report) with the
+   history callback on, as run ``week-3``; two copies of its records and summary are written into the
+   history before it as runs ``week-1`` and ``week-2`` (the report's baseline needs 3 earlier passing
+   runs, commcheck_baseline_min_runs: writing records is what the history would hold after three such
+   runs, without running the check three times);
+2. a host shaped to a fiftieth of the link rate, and the one-click play (discovery, RDMA, the NCCL
+   collective through real mpirun, the report) run by the service through ansible-runner as run
+   ``svc-lab-1``: its RDMA check names the host, the collective's pool run fails and bisection names the
+   same host, and the report shows the host's two ring links as regressions against the three runs;
+3. the report of the latest run rendered again from the history files alone.
+
+The lab's perftest and nccl-tests are EMULATORS (tests/lab/emulators: real TCP between the lab hosts, MPI
+through real Open MPI); ansible-runner, ansible-playbook and SSH are real.
+
+Full tier (``pytest.mark.full``): the doc snippet against a 2-host lab.
 """
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import datetime
 import json
 import os
 import re
@@ -13,52 +35,172 @@ import sys
 
 import pytest
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from lab_checks import LAB_MIN_FRACTION, assert_nothing_left, history_env, read_history, slow_rate
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)
-PLAYBOOK = os.path.join(REPO, "tests", "integration", "playbooks", "rdma_report.yml")
 DOC = os.path.join(REPO, "docs", "ansible-runner.md")
+EXAMPLES = os.path.join(REPO, "docs", "examples")
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
+ONE_CLICK = "playbooks/commcheck.yml"
+HEALTHY = ["week-1", "week-2", "week-3"]
+SLOWED = "svc-lab-1"
+CHECK_VARS = {
+    "commcheck_pattern": "ring", "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_duration": 1,
+    "commcheck_cpu_governor": "",
+    # the run's own pass line sits far below the lab's healthy links (lab_checks.LAB_MIN_FRACTION); the
+    # comparison with the history is what the regressions come from
+    "commcheck_min_fraction": LAB_MIN_FRACTION,
+    # one 1 MiB size keeps a collective run at a few seconds, also with the host at a fiftieth of the rate
+    "commcheck_collective_min_bytes": "1M", "commcheck_collective_max_bytes": "1M",
+}
 
 
-@pytest.mark.slow
-def test_service_runs_the_check_with_ansible_runner_against_the_lab(lab_factory, tmp_path, commcheck_service):
+class Scenario(object):
+    def __init__(self, lab, slow, tmp, result, runner_stdout):
+        self.lab, self.slow, self.tmp = lab, slow, tmp
+        self.result = result                  # what the service returned for the slowed run
+        self.runner_stdout = runner_stdout    # that run's output, as ansible-runner kept it
+
+    def results(self, run_id, reports="reports"):
+        with open(str(self.tmp / reports / run_id / "results.json")) as handle:
+            return json.load(handle)
+
+    def records(self, run_id):
+        return [r for r in read_history(self.tmp / "history") if r["run_id"] == run_id and r["kind"] != "summary"]
+
+
+def copy_run(history_dir, run_id, to_run_id, hours_before):
+    """Write the records and summary of run_id into the history again as the run to_run_id, that many hours
+    before it."""
+    lines = [r for r in read_history(history_dir) if r["run_id"] == run_id]
+    when = history.parse_time(min(r["time"] for r in lines)) - datetime.timedelta(hours=hours_before)
+    history.append_records(str(history_dir), lines, to_run_id, when=when, fsync=False)
+
+
+@pytest.fixture(scope="module")
+def slowed_after_healthy_runs(lab_factory, tmp_path_factory):
     pytest.importorskip("ansible_runner")
-    if not os.path.exists(os.path.join(REPO, "playbooks", "rdma.yml")):
-        pytest.fail("playbooks/rdma.yml is missing: the service test runs the RDMA check and the report")
+    if EXAMPLES not in sys.path:
+        sys.path.insert(0, EXAMPLES)
+    # docs/examples: the service the docs give
+    import commcheck_service  # pylint: disable=import-outside-toplevel
     lab = lab_factory("hrun", hosts=4, rails=1)
-    lab.slow(lab.hosts[1], rate="200mbit")   # one bad node, so the summary has something to name
-    service = commcheck_service
+    lab.heal()
+    tmp = tmp_path_factory.mktemp("runner")
+    extra = dict(CHECK_VARS, commcheck_report_dir=str(tmp / "reports"))
+    # 1. the healthy run, and two copies of it before it
+    proc = lab.ansible_playbook(ONE_CLICK, extra_vars=dict(extra, commcheck_checks=["discover", "rdma"]),
+                                env=history_env(tmp / "history", {"COMMCHECK_RUN_ID": HEALTHY[-1]}))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    for num, run_id in enumerate(HEALTHY[:-1]):
+        copy_run(tmp / "history", HEALTHY[-1], run_id, len(HEALTHY) - 1 - num)
+    # 2. the slowed host, through the service
+    slow = lab.hosts[2]
+    lab.slow(slow, rate=slow_rate(lab, divisor=50, floor_mbit=10))
     old_path = os.environ.get("PATH", "")
     os.environ["PATH"] = VENV_BIN + os.pathsep + old_path   # ansible-runner looks ansible-playbook up on PATH
     try:
-        result = service.run_commcheck(
-            inventory=lab.inventory, history_dir=str(tmp_path / "history"),
-            private_data_dir=str(tmp_path / "runner"), playbook=PLAYBOOK, run_id="svc-lab-1",
-            envvars={"ANSIBLE_CONFIG": lab.ansible_cfg},
-            extravars={"commcheck_rdma_pattern": "ring", "commcheck_rdma_metrics": ["bw"],
-                       "commcheck_rdma_duration": 2, "commcheck_report_dir": str(tmp_path / "reports")})
+        result = commcheck_service.run_commcheck(
+            inventory=lab.inventory, history_dir=str(tmp / "history"), private_data_dir=str(tmp / "runner"),
+            run_id=SLOWED, envvars={"ANSIBLE_CONFIG": lab.ansible_cfg, "COMMCHECK_HISTORY_FSYNC": "false"},
+            extravars=dict(extra, commcheck_checks=["discover", "rdma", "collective"]))
     finally:
         os.environ["PATH"] = old_path
         lab.heal()
-    bad = lab.hosts[1]
+    with open(str(tmp / "runner" / "artifacts" / SLOWED / "stdout")) as handle:
+        runner_stdout = handle.read()
+    assert_nothing_left(lab, wait=20)
+    return Scenario(lab, slow, tmp, result, runner_stdout)
+
+
+def ring_links(records):
+    return sorted(set(tuple(sorted((r["host"], r["peer"]))) for r in records if r["peer"]))
+
+
+def test_service_runs_the_check_with_ansible_runner_against_the_lab(slowed_after_healthy_runs):
+    scenario = slowed_after_healthy_runs
+    result, lab, bad = scenario.result, scenario.lab, scenario.slow
     assert result["status"] == "successful", result
-    # Ansible's stats, as ansible-runner reports them
-    assert sorted(result["stats"]["ok"]) == sorted(lab.hosts + ["localhost"])
+    # Ansible's stats, as ansible-runner reports them (the one-click play runs on the hosts only)
+    assert sorted(result["stats"]["ok"]) == sorted(lab.hosts)
     assert not result["stats"]["failures"] and not result["stats"]["dark"]
     # the report role's set_stats summary
     summary = result["summary"]
-    assert summary["run_id"] == "svc-lab-1"
+    assert summary["run_id"] == SLOWED
     assert summary["bad_hosts"] == [bad]
     assert summary["counts"]["fail"] >= 2
     assert os.path.isfile(summary["files"]["html"])
-    assert summary["files"]["html"].startswith(str(tmp_path / "reports" / "svc-lab-1"))
+    assert summary["files"]["html"].startswith(str(scenario.tmp / "reports" / SLOWED))
     # the history, read back through the collection's API
     assert result["records"] == summary["total"]
-    assert result["history_summary"]["run_id"] == "svc-lab-1"
+    assert result["history_summary"]["run_id"] == SLOWED
     assert result["history_summary"]["stats"]["commcheck_summary"]["bad_hosts"] == [bad]
     assert result["history_problems"] == []
     assert {bad} <= set(f["host"] for f in result["failing"]) | set(f["peer"] for f in result["failing"])
-    assert result["regressions"] == []   # first run in this history: nothing to compare with
+    # the regressions the run published, read back by the service: the slowed host's links
+    assert ring_links(result["regressions"]) == ring_links(
+        [r for r in scenario.records(SLOWED) if r["kind"] == "rdma_bw" and bad in (r["host"], r["peer"])])
+
+
+def test_slow_host_is_named_by_bisection(slowed_after_healthy_runs):
+    scenario = slowed_after_healthy_runs
+    slow = scenario.slow
+    records = scenario.records(SLOWED)
+    runs = [r for r in records if r["kind"] == "collective"]
+    findings = [r for r in records if r["kind"] == "finding" and r["params"].get("check") == "collective"]
+    assert runs[0]["params"]["stage"] == "pool" and runs[0]["verdict"] == "fail", runs[0]
+    assert "below" in runs[0]["cause"]
+    assert [f["host"] for f in findings] == [slow], (findings, [(r["params"]["hosts"], r["verdict"]) for r in runs])
+    for run in runs:
+        assert (run["verdict"] == "fail") == (slow in run["params"]["hosts"]), run
+    sys.stderr.write("\n4-host bisection: %d collective runs (pool included): %s\n" % (
+        len(runs), [(r["params"]["hosts"], r["verdict"], r["metrics"]["busbw_gbs"]) for r in runs]))
+    assert len(runs) <= 6
+
+
+def test_slowed_host_shows_as_regressions_from_history(slowed_after_healthy_runs):
+    """Issue 7: healthy lab runs, then a run with one slowed host, show that host's links as regressions in
+    the last report, from history alone."""
+    scenario = slowed_after_healthy_runs
+    slow, tmp = scenario.slow, scenario.tmp
+    # the healthy run: too few earlier runs to compare with (two), so nothing regresses
+    healthy = scenario.results(HEALTHY[-1])
+    assert healthy["regressions"] == [], healthy["regressions"]
+    assert healthy["summary"]["counts"]["pass"] >= 4
+    # the slowed run: its two ring links regress against the 3 healthy runs
+    second = scenario.results(SLOWED)
+    links = ring_links(second["regressions"])
+    assert links and all(slow in link for link in links), links
+    assert len(links) == 2   # a ring: the slow host has two neighbours
+    assert second["summary"]["regressed_hosts"] == [slow]
+    # counted per check: as many regressions as regressed checks, whatever their metrics
+    assert second["summary"]["regressions"] == len(second["regressions"])
+    assert len(set(r["check"] for r in second["regressions"])) == len(second["regressions"])
+    for reg in second["regressions"]:
+        assert reg["baseline_runs"] == HEALTHY and reg["metric"] == "bw_gbps" and reg["change"] < -0.2
+    assert "regressed: %s" % slow in scenario.runner_stdout   # the summary table at the end of the play
+    html = (tmp / "reports" / SLOWED / "report.html").read_text()
+    assert html.count('stroke="#000000" stroke-width="3"') == 2   # regressed cells marked in the heat map
+    md = (tmp / "reports" / SLOWED / "report.md").read_text()
+    assert "Regressed hosts: %s" % slow in md
+
+    # the latest run's report again, rendered from the history files only (no records passed)
+    proc = scenario.lab.ansible_playbook(os.path.join(REPO, "playbooks", "report.yml"),
+                                         extra_vars={"commcheck_report_from_history": "last",
+                                                     "commcheck_history_dir": str(tmp / "history"),
+                                                     "commcheck_report_dir": str(tmp / "from-history"),
+                                                     "commcheck_report_publish_regressions": False})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    again = scenario.results(SLOWED, reports="from-history")
+    assert ring_links(again["regressions"]) == links
+    assert again["summary"]["regressed_hosts"] == [slow]
+    # the history holds every run's records and summary, and the slowed run's regression records
+    lines = read_history(tmp / "history")
+    assert [r["run_id"] for r in sorted(lines, key=lambda r: r["time"]) if r["kind"] == "summary"] == \
+        HEALTHY + [SLOWED]
+    assert ring_links([r for r in lines if r["kind"] == "regression"]) == links
 
 
 def doc_snippet():
@@ -79,6 +221,7 @@ def test_doc_snippet_is_found_whole():
 
 
 @pytest.mark.slow
+@pytest.mark.full
 def test_doc_snippet_runs_as_written_against_the_lab(lab_factory, tmp_path):
     pytest.importorskip("ansible_runner")
     lab = lab_factory("hdoc", hosts=2, rails=1)

@@ -17,28 +17,25 @@ Static (no lab):
   validates against the argument spec of EVERY role of the collection that
   declares the variable (type and choices).
 
-Lab (root; 3 network-namespace hosts, real ssh, emulated RDMA and collective
+Lab (root; network-namespace hosts, real ssh, emulated RDMA and collective
 test tools, see tests/lab/README.md): every job template's playbook is
 launched with its survey's defaults as extra variables, the way AWX passes
-them, plus only what the lab itself needs, named in ``LAB_NEEDS`` (the report
-directory goes to the test's tmp directory instead of /var/lib/commcheck; the
-lab has no GPU, so the collective runs with commcheck_require_accelerators=false
-where it is to run; mpirun runs as root there; the collective's message sizes
-are small so that 8 ranks per host -- the survey's default -- finish in
-seconds). Each launch must get past every option validation and run: rc 0
-and the records of what it ran. k8s_commcheck.yml runs against the kubectl
-STAND-IN (tests/lab/kubectl_standin.py), as tests/integration/test_k8s_lab.py
-does, and also needs the image and the nodes, which its survey leaves to the
-user. The collective role is also run on its own with
-commcheck_collective_library=auto.
+them (``launch_vars``), with short tests and the answers and variables the
+lab needs, named in ``LAB_ANSWERS`` and ``LAB_NEEDS`` (the report directory
+goes to the test's tmp directory instead of /var/lib/commcheck; the links are
+judged at half their rate; one collective rank per host with small
+messages). Each launch must get past every option validation, run, and on the
+healthy lab come out healthy: no failing or errored record.
 
-Run times on the 2-core build machine (3 lab hosts, load average about 12
-from other work): the static tests under a second; the whole file 4.5 minutes:
-commcheck.yml 92 s (its survey's defaults: discover, RDMA write bandwidth and
-latency in a ring, 5 s per test; NCCL with 8 ranks per host; TCP), rdma.yml
-43 s (mesh, 5 s per test), tcp.yml 19 s, nccl.yml 18 s, hccl.yml 13 s,
-discover.yml 4 s, k8s_commcheck.yml 67 s, the collective role alone (three
-runs) about 10 s.
+- fast tier: the one-click template (test_oneclick_lab.py: its launch is the
+  healthy run several tests read) and the Kubernetes one
+  (test_k8s_lab.py: its launch is the run in pods, against the kubectl
+  STAND-IN tests/lab/kubectl_standin.py);
+- full tier (``pytest.mark.full``): discover.yml, rdma.yml, tcp.yml, nccl.yml
+  and hccl.yml on a 3-host lab, and the collective role on its own with
+  commcheck_collective_library=auto.
+
+The static tests take under a second.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -56,7 +53,9 @@ import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from lab_checks import assert_nothing_left, run_with_history
+import lab as lablib
+import oneclick_helpers as oc
+from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, assert_nothing_left, run_with_history, scratch_dir
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AWX = os.path.join(REPO, "awx")
@@ -269,9 +268,15 @@ def test_execution_environment_definition():
     [collection] = deps["galaxy"]["collections"]
     with open(os.path.join(REPO, "galaxy.yml")) as handle:
         galaxy = yaml.safe_load(handle)
-    tarball = "%s-%s-%s.tar.gz" % (galaxy["namespace"], galaxy["name"], galaxy["version"])
-    assert collection["name"].endswith(tarball) and collection["type"] == "file"
-    assert any(f["src"].endswith(tarball) for f in ee["additional_build_files"])
+    # `make ee` copies the built tarball (its version from galaxy.yml) to a name without the
+    # version, so that this file never repeats the version.
+    assert galaxy["version"] not in collection["name"] and collection["type"] == "file"
+    tarball = "%s-%s.tar.gz" % (galaxy["namespace"], galaxy["name"])
+    assert collection["name"] == "dist/" + tarball
+    [copied] = [f for f in ee["additional_build_files"] if f["dest"] == "dist"]
+    assert copied["src"] == ".build/ee/" + tarball
+    with open(os.path.join(REPO, "Makefile")) as handle:
+        assert "EE_TARBALL := $(EE_DIR)/%s" % tarball in handle.read()
     with open(os.path.join(REPO, "requirements.txt")) as handle:
         python = [line.split("#")[0].strip() for line in handle if line.split("#")[0].strip()]
     assert "jmespath" in python
@@ -288,14 +293,31 @@ def test_execution_environment_definition():
 
 # ---------------------------------------------------------------------- lab
 
-BUILD = os.path.join(REPO, ".build", "awx-lab")
-VENV_PYTHON = os.path.join(REPO, ".venv", "bin", "python")
-STANDIN_PY = os.path.join(REPO, "tests", "lab", "kubectl_standin.py")
-IMAGE = "registry.example.com/commcheck-tools:lab"
-# What the lab needs beyond the survey answers (see the module docstring): the collective runs as root
-# in the lab, with small messages (the survey leaves the sizes to the role: 32M to 8G).
+# The lab's tests are short (the surveys ask 5 s a test, a real cluster's length).
+SHORT_TESTS = {"commcheck_rdma_duration": oc.FAST["commcheck_rdma_duration"],
+               "commcheck_tcp_duration": oc.FAST["commcheck_tcp_duration"]}
+# Survey questions the lab answers otherwise than the defaults: its links are judged at half their rate (two
+# shared CPU cores, lab_checks.LAB_MIN_FRACTION), its collective runs one CPU rank of the EMULATOR per host
+# (the survey's 8 per host would be 8 ranks per host on the same two cores) against the lab's own pass line,
+# and its tests are short.
+LAB_ANSWERS = {
+    "commcheck.yml": {"commcheck_gpus_per_node": 1, "commcheck_min_fraction": LAB_MIN_FRACTION},
+    "discover.yml": {},
+    "rdma.yml": {"commcheck_rdma_duration": SHORT_TESTS["commcheck_rdma_duration"],
+                 "commcheck_min_fraction": LAB_MIN_FRACTION},
+    "tcp.yml": {"commcheck_tcp_duration": SHORT_TESTS["commcheck_tcp_duration"],
+                "commcheck_min_fraction": LAB_MIN_FRACTION},
+    "nccl.yml": {"commcheck_gpus_per_node": 1,
+                 "commcheck_collective_min_fraction": lablib.LAB_COLLECTIVE["commcheck_collective_min_fraction"]},
+    "hccl.yml": {"commcheck_gpus_per_node": 1,
+                 "commcheck_collective_min_fraction": lablib.LAB_COLLECTIVE["commcheck_collective_min_fraction"]},
+    "k8s_commcheck.yml": {"commcheck_min_fraction": LAB_MIN_FRACTION},
+}
+# What the lab needs beyond the survey (the templates ask for variables on launch, AWX rule L7): short tests
+# where the survey does not ask their length, and the collective's message sizes (the survey leaves them to
+# the role: 32M to 8G) and time limit. Everything else comes from the lab's inventory (tests/lab/lab.py):
+# mpirun as root, the collective's binary directory, the hosts' emulated sysfs.
 COLLECTIVE_IN_THE_LAB = {
-    "commcheck_collective_allow_run_as_root": True,
     "commcheck_collective_min_bytes": "1M",
     "commcheck_collective_max_bytes": "1M",
     "commcheck_collective_iterations": 3,
@@ -303,14 +325,15 @@ COLLECTIVE_IN_THE_LAB = {
     "commcheck_collective_timeout": 300,
 }
 LAB_NEEDS = {
-    "commcheck.yml": dict(COLLECTIVE_IN_THE_LAB, commcheck_require_accelerators=False),
+    "commcheck.yml": SHORT_TESTS,
     "discover.yml": {},
     "rdma.yml": {},
     "tcp.yml": {},
     "nccl.yml": COLLECTIVE_IN_THE_LAB,
     "hccl.yml": COLLECTIVE_IN_THE_LAB,
+    "k8s_commcheck.yml": SHORT_TESTS,
 }
-MEASURED = ("pass", "warn", "fail", "flaky")      # a check ran and measured (a lab link may miss 0.9 under load)
+BAD_VERDICTS = ("fail", "error")
 
 
 def _templates():
@@ -322,8 +345,32 @@ def _survey_answers(template):
     return awx.awx_answers(_survey(os.path.join(AWX, template["survey"])))
 
 
-HOST_TEMPLATES = [t for t in _templates() if os.path.basename(t["playbook"]) != "k8s_commcheck.yml"]
-[K8S_TEMPLATE] = [t for t in _templates() if os.path.basename(t["playbook"]) == "k8s_commcheck.yml"]
+def template_of(playbook):
+    """The job template that runs playbooks/<playbook>."""
+    [template] = [t for t in _templates() if os.path.basename(t["playbook"]) == playbook]
+    return template
+
+
+def launch_vars(template, report_dir, answers=None, lab_needs=None):
+    """The extra variables of the template's launch in the lab: its survey's defaults as AWX passes them
+    (multi-select as a list, integer as an int ...), the questions the lab answers otherwise (LAB_ANSWERS, then
+    ``answers``), the report directory under the test's own, and what the lab needs beyond the survey
+    (LAB_NEEDS, then ``lab_needs``)."""
+    playbook = os.path.basename(template["playbook"])
+    extra_vars = dict(_survey_answers(template))
+    extra_vars.update(LAB_ANSWERS[playbook])
+    extra_vars.update(answers or {})
+    if "commcheck_report_dir" in extra_vars:
+        extra_vars["commcheck_report_dir"] = report_dir
+    extra_vars.update(LAB_NEEDS[playbook])
+    extra_vars.update(lab_needs or {})
+    return extra_vars
+
+
+# The one-click template is launched in test_oneclick_lab.py (the healthy run of the fast tier), the
+# Kubernetes one in test_k8s_lab.py (the run in pods); these are the others.
+HOST_TEMPLATES = [t for t in _templates()
+                  if os.path.basename(t["playbook"]) not in ("commcheck.yml", "k8s_commcheck.yml")]
 
 
 @pytest.fixture(scope="module")
@@ -344,55 +391,45 @@ def _verdicts(records):
     return sorted(set(r["verdict"] for r in records))
 
 
-def _check_oneclick(lab, kinds, extra_vars, tmp_path):
-    assert sorted(r["host"] for r in kinds["discover"]) == sorted(lab.hosts)
-    for kind in ("rdma_bw", "rdma_lat"):        # ring of 3: 3 pairs
-        assert len(kinds[kind]) == 3 and set(_verdicts(kinds[kind])) <= set(MEASURED), kinds[kind]
-    assert len(kinds["tcp_bw"]) == 3 and set(_verdicts(kinds["tcp_bw"])) <= set(MEASURED), kinds["tcp_bw"]
-    # auto: the lab hosts have nccl-tests (the emulator) on PATH, so NCCL ran on all three, 8 ranks each;
-    # judged against the NIC rates discovery found, the emulator may fall short: bisection runs follow the pool run
-    [run] = [r for r in kinds["collective"] if r["params"]["stage"] == "pool"]
-    assert run["params"]["library"] == "nccl" and sorted(run["params"]["hosts"]) == sorted(lab.hosts), run
-    assert run["verdict"] in MEASURED, (run["verdict"], run["cause"])
-    assert glob.glob(os.path.join(extra_vars["commcheck_report_dir"], "*", "report.html"))
-
-
 def _check_collective(lab, kinds, library):
     runs = kinds["collective"]
     assert runs and all(r["params"]["library"] == library for r in runs), runs
     assert runs[0]["params"]["hosts"] == lab.hosts and runs[0]["params"]["stage"] == "pool"
-    assert all(r["verdict"] in MEASURED for r in runs), [(r["verdict"], r["cause"]) for r in runs]
+    # healthy: the pool passed, or a busy machine slowed it and every bisection rerun passed (flaky)
+    assert runs[0]["verdict"] in HEALTHY_VERDICTS, [(r["verdict"], r["cause"]) for r in runs]
+    assert set(_verdicts(runs[1:])) <= {"pass"}, [(r["verdict"], r["cause"]) for r in runs]
 
 
-def _check_launch(lab, playbook, kinds, extra_vars, tmp_path):
-    if playbook == "commcheck.yml":
-        _check_oneclick(lab, kinds, extra_vars, tmp_path)
-    elif playbook == "discover.yml":
+def _check_launch(lab, playbook, kinds):
+    if playbook == "discover.yml":
         assert sorted(r["host"] for r in kinds["discover"]) == sorted(lab.hosts)
     elif playbook == "rdma.yml":               # mesh of 3: 3 pairs, bandwidth and latency
-        for kind in ("rdma_bw", "rdma_lat"):
-            assert len(kinds[kind]) == 3 and set(_verdicts(kinds[kind])) <= set(MEASURED), kinds[kind]
+        assert len(kinds["rdma_bw"]) == 3 and set(_verdicts(kinds["rdma_bw"])) <= set(HEALTHY_VERDICTS), \
+            kinds["rdma_bw"]
+        # a latency is a real socket round trip here: judged, and at worst retested and flaky
+        assert len(kinds["rdma_lat"]) == 3 and set(_verdicts(kinds["rdma_lat"])) <= set(HEALTHY_VERDICTS), \
+            kinds["rdma_lat"]
     elif playbook == "tcp.yml":
-        assert len(kinds["tcp_bw"]) == 3 and set(_verdicts(kinds["tcp_bw"])) <= set(MEASURED), kinds["tcp_bw"]
+        assert len(kinds["tcp_bw"]) == 3 and set(_verdicts(kinds["tcp_bw"])) <= set(HEALTHY_VERDICTS), \
+            kinds["tcp_bw"]
     else:
         _check_collective(lab, kinds, playbook[:-4])
 
 
 @pytest.mark.lab
+@pytest.mark.full
 @pytest.mark.parametrize("template", HOST_TEMPLATES, ids=[os.path.basename(t["playbook"]) for t in HOST_TEMPLATES])
 def test_job_template_launch_with_survey_defaults(lab, tmp_path, template):
+    """The launch gets past every option validation and runs, and on the healthy lab its verdict is healthy."""
     playbook = os.path.basename(template["playbook"])
-    extra_vars = dict(_survey_answers(template))
-    if "commcheck_report_dir" in extra_vars:
-        extra_vars["commcheck_report_dir"] = str(tmp_path / "reports")
-    extra_vars.update(LAB_NEEDS[playbook])
+    extra_vars = launch_vars(template, str(tmp_path / "reports"))
     proc, records, elapsed = run_with_history(lab, template["playbook"], tmp_path, extra_vars, timeout=900)
     sys.stderr.write("\n%s with the survey defaults: %.0f s\n" % (playbook, elapsed))
     output = proc.stdout[-5000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, output
-    assert not [r for r in records if r.get("verdict") == "error"], [
-        (r.get("kind"), r.get("host"), r.get("cause")) for r in records if r.get("verdict") == "error"]
-    _check_launch(lab, playbook, _kinds(records), extra_vars, tmp_path)
+    assert not [r for r in records if r.get("verdict") in BAD_VERDICTS], [
+        (r.get("kind"), r.get("host"), r.get("cause")) for r in records if r.get("verdict") in BAD_VERDICTS]
+    _check_launch(lab, playbook, _kinds(records))
     assert_nothing_left(lab, wait=20)
 
 
@@ -400,22 +437,11 @@ def test_job_template_launch_with_survey_defaults(lab, tmp_path, template):
 
 def _emulator_dir(library):
     """A directory with only one library's all_reduce test: the lab's EMULATOR launcher under the real name."""
-    path = os.path.join(BUILD, library)
-    os.makedirs(path, exist_ok=True)
-    name = "all_reduce_perf" if library == "nccl" else "all_reduce_test"
-    emulator = os.path.join(REPO, "tests", "lab", "emulators",
-                            "nccl_tests_emulator.py" if library == "nccl" else "hccl_test_emulator.py")
-    target = os.path.join(path, name)
-    tmp = "%s.%d" % (target, os.getpid())
-    with open(tmp, "w") as handle:
-        handle.write("#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s runs %s\nexec %s %s --emulate=all_reduce "
-                     "\"$@\"\n" % (name, os.path.basename(emulator), VENV_PYTHON, emulator))
-    os.chmod(tmp, 0o755)
-    os.rename(tmp, target)
-    return path
+    return oc.collective_launchers(scratch_dir("awx", library), library, ["all_reduce"])
 
 
 @pytest.mark.lab
+@pytest.mark.full
 def test_collective_role_alone_resolves_auto(lab, tmp_path):
     """playbooks/nccl.yml with commcheck_collective_library=auto: the library of the binaries the hosts have."""
     extra_vars = dict(COLLECTIVE_IN_THE_LAB, commcheck_collective_library="auto", commcheck_gpus_per_node=1,
@@ -444,72 +470,4 @@ def test_collective_role_alone_resolves_auto(lab, tmp_path):
     assert sorted(r["host"] for r in runs) == sorted(lab.hosts) and _verdicts(runs) == ["skipped"], runs
     assert all("neither nccl-tests (all_reduce_perf) nor hccl_test (all_reduce_test)" in r["cause"] for r in runs)
     assert "NO LIBRARY pool: 0 test(s)" in proc.stdout
-    assert_nothing_left(lab, wait=20)
-
-
-# ---------------------------------------------------- k8s_commcheck.yml
-
-def _standin_launcher():
-    os.makedirs(BUILD, exist_ok=True)
-    path = os.path.join(BUILD, "kubectl-standin")
-    tmp = "%s.%d" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        handle.write("#!/bin/sh\n# STAND-IN launcher (commcheck lab): this is not kubectl\nexec %s %s \"$@\"\n"
-                     % (VENV_PYTHON, STANDIN_PY))
-    os.chmod(tmp, 0o755)
-    os.rename(tmp, path)
-    return path
-
-
-def _standin_config(lab, tmp_path):
-    """Stand-in nodes gpu-h1.. for the lab hosts (their namespaces, addresses and environment)."""
-    config, state = tmp_path / "standin.json", tmp_path / "k8s-state.json"
-    nodes = {}
-    for host in lab.hosts:
-        env = lab.environment(host)
-        env["COMMCHECK_KUBECTL_STANDIN"] = str(config)
-        nodes["gpu-" + host] = {"netns": lab.host(host)["netns"], "pid": lab.lab.sshd_pid(host),
-                                "addresses": [lab.address(host, r) for r in range(lab.rails)], "env": env,
-                                "labels": {"commcheck.example.com/rdma": "true"}}
-    config.write_text(json.dumps({"state": str(state), "nodes": nodes}))
-    return str(config), str(state)
-
-
-@pytest.mark.lab
-def test_k8s_job_template_launch_with_survey_defaults(lab, tmp_path):
-    """Survey defaults, plus the image and the nodes (the survey leaves them to the user) and the lab's stand-in."""
-    config, state = _standin_config(lab, tmp_path)
-    answers = _survey_answers(K8S_TEMPLATE)
-    assert answers["commcheck_k8s_nodes"] == "" and answers["commcheck_k8s_node_selector"] == ""
-    extra_vars = dict(answers)
-    extra_vars.update({
-        # what the user answers: the image (no default) and which nodes (the lab's)
-        "commcheck_k8s_image": IMAGE,
-        "commcheck_k8s_node_selector": "commcheck.example.com/rdma=true",
-        # the lab: kubectl is the stand-in, each node's emulated sysfs, reports under tmp_path
-        "commcheck_k8s_kubectl_binary": _standin_launcher(),
-        "commcheck_k8s_node_vars": {"gpu-" + h: {"commcheck_sysfs_root": lab.lab.sysfs_root(h)} for h in lab.hosts},
-        "commcheck_report_dir": str(tmp_path / "reports"),
-    })
-    proc, records, elapsed = run_with_history(lab, os.path.join(REPO, K8S_TEMPLATE["playbook"]), tmp_path,
-                                              extra_vars, env={"COMMCHECK_KUBECTL_STANDIN": config})
-    sys.stderr.write("\nk8s_commcheck.yml with the survey defaults: %.0f s\n" % elapsed)
-    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
-    nodes = ["gpu-" + h for h in lab.hosts]
-    kinds = _kinds(records)
-    assert sorted(r["host"] for r in kinds["discover"]) == nodes
-    # auto (the default): each lab node has an emulated GPU beside its NIC, so the ring's bandwidth tests run
-    # from host memory and again from GPU memory (GPUDirect)
-    gpu = [r for r in kinds["rdma_bw"] if r["params"].get("memory") == "cuda"]
-    kinds["rdma_bw"] = [r for r in kinds["rdma_bw"] if r["params"].get("memory") != "cuda"]
-    assert len(gpu) == 3 and set(_verdicts(gpu)) <= set(MEASURED), gpu
-    for kind in ("rdma_bw", "rdma_lat", "tcp_bw"):       # ring of 3
-        assert len(kinds[kind]) == 3 and set(_verdicts(kinds[kind])) <= set(MEASURED), kinds[kind]
-    # auto (the one-click role's default): nccl-tests is in the pods, no GPU is: skipped with the reason
-    runs = kinds["collective"]
-    assert sorted(r["host"] for r in runs) == nodes, runs
-    assert all(r["verdict"] == "skipped" and r["params"]["reason"] == "no_accelerator" for r in runs), runs
-    with open(state) as handle:
-        assert json.load(handle) == {}, "pods left"
-    assert glob.glob(str(tmp_path / "reports" / "*" / "report.html"))
     assert_nothing_left(lab, wait=20)

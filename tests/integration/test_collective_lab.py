@@ -6,15 +6,22 @@
 The test binaries are the lab's emulators (tests/lab/emulators/: nccl-tests
 and hccl_test command lines and output formats, a real MPI collective over
 the network with mpi4py), installed under their real names (all_reduce_perf,
-all_reduce_test, ...) in .build/collective-lab/bin. The lab hosts share one
-filesystem, so that directory is the ``binary_dir`` of every host.
+all_reduce_test, ...) in a scratch directory of the test process
+(lab_checks.scratch_dir). The lab hosts share one filesystem, so that
+directory is the ``binary_dir`` of every host.
 
 - local: mpirun on this machine alone (no root, no lab): the emulators'
-  output goes through the real parsers, text and JSON.
+  output goes through the real parsers, text and JSON, NCCL and HCCL.
 - lab (4 hosts, real ssh): a healthy pool passes through the role; a host
-  slowed with tc makes the pool run fail and bisection names it (also with 8
-  hosts); an unreachable host, a missing binary and a run cut by its timeout
-  give clear errors and leave no process on any lab host.
+  slowed with tc makes the pool run fail and bisection names it among 8
+  hosts; an unreachable host, a missing binary and a run cut by its timeout
+  give clear errors and leave no process on any lab host; NCCL falling back
+  to sockets is named.
+
+Fast tier: the local NCCL (JSON and text) and HCCL runs; a host named by
+bisection among 4 is on the fast tier's slowed-host run
+(test_ansible_runner_lab.py), a healthy pool on its healthy one-click run
+(test_oneclick_lab.py). Full tier (``pytest.mark.full``): the rest.
 
 Run times on the 2-core build machine (shared with other test runs): local
 tests ~20 s; lab tests about 4-5 minutes (the 8-host bisection alone 60-80 s).
@@ -34,12 +41,11 @@ import pytest
 
 import faults
 import lab as lablib
-from lab_checks import assert_nothing_left, run_with_history, slow_rate
+import oneclick_helpers as oc
+from lab_checks import assert_nothing_left, run_with_history, scratch_dir, slow_rate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-EMULATORS = os.path.join(REPO, "tests", "lab", "emulators")
-BIN_DIR = os.path.join(REPO, ".build", "collective-lab", "bin")
 VENV_PYTHON = os.path.join(REPO, ".venv", "bin", "python")
 MODULE = os.path.join(REPO, "plugins", "modules", "collective.py")
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
@@ -63,26 +69,13 @@ def mpi_missing():
 pytestmark = pytest.mark.skipif(mpi_missing() is not None, reason=mpi_missing() or "")
 
 
-def _write(path, text):
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o755)
-    os.rename(tmp, path)
-
-
 @pytest.fixture(scope="session")
 def binary_dir():
     """EMULATOR launchers under the real binaries' names (the lab's hosts all see this path)."""
-    os.makedirs(BIN_DIR, exist_ok=True)
-    for ops, suffix, emulator in ((NCCL_OPS, "_perf", "nccl_tests_emulator.py"),
-                                  (HCCL_OPS, "_test", "hccl_test_emulator.py")):
-        for op in ops:
-            _write(os.path.join(BIN_DIR, op + suffix),
-                   "#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s%s runs tests/lab/emulators/%s\n"
-                   "exec %s %s --emulate=%s \"$@\"\n" % (
-                       op, suffix, emulator, VENV_PYTHON, os.path.join(EMULATORS, emulator), op))
-    return BIN_DIR
+    path = scratch_dir("collective")
+    oc.collective_launchers(path, "nccl", NCCL_OPS)
+    oc.collective_launchers(path, "hccl", HCCL_OPS)
+    return path
 
 
 # ------------------------------------------------------------ local (no lab)
@@ -127,6 +120,7 @@ def test_local_nccl_emulator_json_and_text(binary_dir, tmp_path):
     assert len(text["result"]["ranks"]) == 2
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("operation", ["broadcast", "reduce_scatter", "alltoall", "sendrecv", "reduce"])
 def test_local_nccl_emulator_collectives_check_their_data(binary_dir, tmp_path, operation):
     out = run_local(local_args(binary_dir, operation=operation, json_output="never", min_bytes="64K",
@@ -147,6 +141,7 @@ def test_local_hccl_emulator(binary_dir, tmp_path):
     assert out["busbw_gbs"] == pytest.approx(max(r["algbw_gbs"] for r in rows), rel=1e-3)  # 2(n-1)/n = 1
 
 
+@pytest.mark.full
 def test_local_emulator_rejects_what_the_real_binary_rejects(binary_dir):
     proc = subprocess.run([os.path.join(binary_dir, "all_reduce_perf"), "-b", "8X"], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, check=False, timeout=30)
@@ -178,8 +173,7 @@ MODULE_PLAYBOOK = """
 
 def lab_module(lab, host, args, timeout=600):
     """clusterops.commcheck.collective on one lab host over real ssh; returns its result."""
-    work = os.path.join(lab.dir, "collective-tests")
-    os.makedirs(work, exist_ok=True)
+    work = scratch_dir("collective-tests")
     stamp = time.monotonic_ns()
     playbook = os.path.join(work, "module-%d.yml" % stamp)
     result = os.path.join(work, "result-%d.json" % stamp)
@@ -267,6 +261,7 @@ def healthy_pool(runs):
     return pools[0]
 
 
+@pytest.mark.full
 def test_healthy_pool_passes_through_the_role(lab, binary_dir, tmp_path):
     records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir), tmp_path)
     runs = [r for r in records if r.get("kind") == "collective"]
@@ -285,6 +280,7 @@ def test_healthy_pool_passes_through_the_role(lab, binary_dir, tmp_path):
     assert_nothing_left(lab, wait=20)
 
 
+@pytest.mark.full
 def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir, tmp_path):
     records = run_playbook(lab, "playbooks/hccl.yml", role_vars(lab, binary_dir), tmp_path / "hccl")
     runs = [r for r in records if r.get("kind") == "collective"]
@@ -325,23 +321,7 @@ def test_hccl_pool_and_nccl_pairs_and_per_node_through_the_role(lab, binary_dir,
     assert_nothing_left(lab, wait=20)
 
 
-def test_slow_host_is_named_by_bisection(lab, binary_dir, tmp_path):
-    slow = lab.hosts[2]
-    lab.slow(slow, rate=fiftieth_rate(lab))
-    records = run_playbook(lab, "playbooks/nccl.yml", role_vars(lab, binary_dir), tmp_path)
-    runs = [r for r in records if r.get("kind") == "collective"]
-    findings = [r for r in records if r.get("kind") == "finding"]
-    assert runs[0]["params"]["stage"] == "pool" and runs[0]["verdict"] == "fail", runs[0]
-    assert "below" in runs[0]["cause"]
-    assert [f["host"] for f in findings] == [slow], (findings, [(r["params"]["hosts"], r["verdict"]) for r in runs])
-    for run in runs:
-        assert (run["verdict"] == "fail") == (slow in run["params"]["hosts"]), run
-    sys.stderr.write("\n4-host bisection: %d collective runs (pool included): %s\n" % (
-        len(runs), [(r["params"]["hosts"], r["verdict"], r["metrics"]["busbw_gbs"]) for r in runs]))
-    assert len(runs) <= 6
-    assert_nothing_left(lab, wait=20)
-
-
+@pytest.mark.full
 def test_slow_host_is_named_among_eight(lab_factory, binary_dir):
     lab8 = lab_factory("coll8", hosts=8)
     lab8.heal()
@@ -369,6 +349,7 @@ def test_slow_host_is_named_among_eight(lab_factory, binary_dir):
         lab8.heal()
 
 
+@pytest.mark.full
 def test_unreachable_host_is_a_clear_error(lab, binary_dir, tmp_path):
     args = lab_args(lab, binary_dir, hosts=lab.hosts[:2], bisect=True)
     ghost = lab.address(lab.hosts[0]).rsplit(".", 1)[0] + ".250"
@@ -381,6 +362,7 @@ def test_unreachable_host_is_a_clear_error(lab, binary_dir, tmp_path):
     assert_nothing_left(lab, wait=20)
 
 
+@pytest.mark.full
 def test_missing_binary_is_a_clear_error(lab, binary_dir, tmp_path):
     empty = tmp_path / "no-binaries"
     empty.mkdir()
@@ -392,6 +374,7 @@ def test_missing_binary_is_a_clear_error(lab, binary_dir, tmp_path):
     assert_nothing_left(lab, wait=20)
 
 
+@pytest.mark.full
 def test_timeout_kills_every_rank(lab, binary_dir, tmp_path):
     lab.slow(lab.hosts[3], rate="20mbit")
     out = lab_module(lab, lab.hosts[0], lab_args(lab, binary_dir, min_bytes="16M", max_bytes="16M", iterations=20,
@@ -404,6 +387,7 @@ def test_timeout_kills_every_rank(lab, binary_dir, tmp_path):
     sys.stderr.write("\nleft-over processes gone %.1fs after the module returned\n" % (time.monotonic() - started))
 
 
+@pytest.mark.full
 def test_socket_fallback_fails_when_rdma_devices_exist(lab, binary_dir, tmp_path):
     hosts = lab.hosts[:2]
     healthy = lab_module(lab, lab.hosts[0], lab_args(lab, binary_dir, hosts=hosts, ib_devices=["mlx5_0"]))

@@ -23,6 +23,9 @@ if LAB not in sys.path:
 
 import sysfs_tree  # noqa: E402  pylint: disable=wrong-import-position
 
+# The full tier's: the one-click runs of the fast tier discover every host (test_oneclick_lab.py).
+pytestmark = pytest.mark.full
+
 HEALTHY = [
     {"name": "mlx5_0", "hca_type": "MT4129",
      "ports": [{"netdev": "ens1f0np0", "ipv4": "10.0.0.1/24", "rate_gbps": 400}]},

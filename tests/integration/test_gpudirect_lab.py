@@ -14,7 +14,8 @@ import pytest
 
 from lab_checks import assert_nothing_left, run_with_history
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# The full tier's: GPUDirect runs in the fast tier's run in pods (test_k8s_lab.py).
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.full]
 
 PLAYBOOK = "playbooks/rdma.yml"
 

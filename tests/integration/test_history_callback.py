@@ -1,5 +1,11 @@
 # -*- coding: utf-8 -*-
-"""The commcheck_history callback under real ansible-playbook and ansible_runner.run() (localhost only)."""
+"""The commcheck_history callback under real ansible-playbook and ansible_runner.run() (localhost only).
+
+Fast tier: records and summary without secrets, a warn run's summary, an unwritable history, a run stopped by
+SIGINT, a bad history directory. Full tier (``pytest.mark.full``): the run id's sources, ini options and
+check mode, the callback not enabled, ansible-runner's own stdout callback, the other signals, a run stopped
+by an error, the other bad directories, the lookup.
+"""
 import json
 import os
 import signal
@@ -124,6 +130,7 @@ def test_ansible_playbook_writes_records_and_summary_without_secrets(tmp_path):
     assert "DIR=%s" % (tmp_path / "history") in proc.stdout  # ... and its directory
 
 
+@pytest.mark.full
 def test_run_id_from_environment_extra_vars_and_awx_job_id(tmp_path):
     _run(tmp_path, COMMCHECK_RUN_ID="svc-123")
     _run(tmp_path, args=["-e", "commcheck_run_id=from-extra-vars"], COMMCHECK_RUN_ID="svc-ignored")
@@ -132,6 +139,7 @@ def test_run_id_from_environment_extra_vars_and_awx_job_id(tmp_path):
     assert [r["run_id"] for r in lines if r["kind"] == "summary"] == ["svc-123", "from-extra-vars", "awx-4711"]
 
 
+@pytest.mark.full
 def test_ini_options_and_check_mode(tmp_path):
     cfg = tmp_path / "ansible.cfg"
     cfg.write_text("[defaults]\ncallbacks_enabled = %s\n[commcheck_history]\nhistory_dir = %s\nrun_id = ini-run\n"
@@ -149,6 +157,7 @@ def test_ini_options_and_check_mode(tmp_path):
     assert set(r["run_id"] for r in lines) == {"ini-run"}
 
 
+@pytest.mark.full
 def test_not_enabled_means_nothing_written(tmp_path):
     env = _env(tmp_path)
     env.pop("ANSIBLE_CALLBACKS_ENABLED")
@@ -165,6 +174,7 @@ def test_unwritable_history_warns_and_the_play_goes_on(tmp_path):
     assert "commcheck_history: cannot write history" in proc.stdout + proc.stderr
 
 
+@pytest.mark.full
 def test_under_ansible_runner_with_its_own_stdout_callback(tmp_path):
     ansible_runner = pytest.importorskip("ansible_runner")
     private = tmp_path / "runner"
@@ -311,8 +321,10 @@ def _history_has(tmp_path, token):
     return any(token in (directory / name).read_text() for name in os.listdir(str(directory)))
 
 
-@pytest.mark.parametrize("signame, rc", [("SIGINT", 99), ("SIGTERM", -signal.SIGTERM), ("SIGHUP", -signal.SIGHUP),
-                                         ("SIGKILL", -signal.SIGKILL)])
+@pytest.mark.parametrize("signame, rc", [("SIGINT", 99),
+                                         pytest.param("SIGTERM", -signal.SIGTERM, marks=pytest.mark.full),
+                                         pytest.param("SIGHUP", -signal.SIGHUP, marks=pytest.mark.full),
+                                         pytest.param("SIGKILL", -signal.SIGKILL, marks=pytest.mark.full)])
 def test_a_stopped_run_keeps_its_records_and_says_how_it_ended(tmp_path, signame, rc):
     started, release = tmp_path / "started", tmp_path / "release"
     playbook = tmp_path / "stopped.yml"
@@ -372,6 +384,7 @@ ERROR_PLAYBOOK = """
 """
 
 
+@pytest.mark.full
 def test_a_run_stopped_by_an_error_ends_with_an_interrupted_summary(tmp_path):
     playbook = tmp_path / "error.yml"
     playbook.write_text(ERROR_PLAYBOOK)
@@ -388,10 +401,12 @@ def test_a_run_stopped_by_an_error_ends_with_an_interrupted_summary(tmp_path):
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value, message", [
-    ("", "COMMCHECK_HISTORY_DIR is empty"),
+    pytest.param("", "COMMCHECK_HISTORY_DIR is empty", marks=pytest.mark.full),
     ("relative/history", "COMMCHECK_HISTORY_DIR must be an absolute path"),
-    ("%(tmp)s/a/../history", "COMMCHECK_HISTORY_DIR must not have a '..' component"),
-    ("%(tmp)s/his\ntory", "COMMCHECK_HISTORY_DIR contains a NUL byte or a line break"),
+    pytest.param("%(tmp)s/a/../history", "COMMCHECK_HISTORY_DIR must not have a '..' component",
+                 marks=pytest.mark.full),
+    pytest.param("%(tmp)s/his\ntory", "COMMCHECK_HISTORY_DIR contains a NUL byte or a line break",
+                 marks=pytest.mark.full),
 ])
 def test_a_bad_history_dir_turns_the_history_off_with_a_warning(tmp_path, value, message):
     cwd = tmp_path / "cwd"
@@ -411,6 +426,7 @@ def test_a_bad_history_dir_turns_the_history_off_with_a_warning(tmp_path, value,
     assert not os.path.exists(os.path.join(str(home), ".ansible", "commcheck"))
 
 
+@pytest.mark.full
 def test_the_lookup_refuses_an_empty_history_dir(tmp_path):
     env = _env(tmp_path, COMMCHECK_HISTORY_DIR="")
     env.pop("ANSIBLE_CALLBACKS_ENABLED")

@@ -21,9 +21,9 @@ An interrupted run (SIGINT to ansible-playbook's process group, as Ctrl-C sends
 it, while perftest runs in the pods) leaves nothing of the collection in them
 either: each module stops its own commands there.
 
-Run time on the 2-core build machine (loaded by other work): the full run
-50-80 s, the interrupted one about 20 s; the file with the lab's set-up
-70-110 s.
+Full tier (``pytest.mark.full``). Run time on the 2-core build machine
+(loaded by other work): the full run 50-80 s, the interrupted one about 20 s;
+the file with the lab's set-up 70-110 s.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -39,12 +39,15 @@ import time
 import pytest
 
 from lab_checks import HEALTHY_VERDICTS, assert_nothing_left, history_env, read_history
-from test_k8s_lab import (PLAYBOOK, REPO, STANDIN, VENV_BIN, _after, events, lab_nodes, lab_vars, mpi_missing,
-                          pods_in, run_k8s_playbook, write_config)
+from test_k8s_lab import (PLAYBOOK, REPO, STANDIN, VENV_BIN, _after, events, lab_config, lab_vars, mpi_missing,
+                          pods_in, run_k8s_playbook)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lab"))
 import kubectl_standin  # noqa: E402  pylint: disable=wrong-import-position
+
+# The full tier's: the fast tier runs the checks in pods the collection creates (test_k8s_lab.py).
+pytestmark = pytest.mark.full
 
 NAMESPACE = "training"
 JOB = "trainingjob-m1"
@@ -88,9 +91,7 @@ def lab(lab4):
 
 @pytest.mark.skipif(mpi_missing() is not None, reason=mpi_missing() or "")
 def test_checks_run_in_existing_pods_and_leave_them_as_they_were(lab, tmp_path):
-    config, state = write_config(tmp_path, {})
-    with open(config, "w") as handle:
-        json.dump({"state": state, "nodes": lab_nodes(lab, config)}, handle)
+    config, state = lab_config(lab, tmp_path)
     hosts = ["gpu-" + h for h in lab.hosts]
     create_job(tmp_path, config, hosts + ["gpu-gone"])
     before = pods_in(state)
@@ -191,9 +192,7 @@ def wait_for(predicate, within):
 
 
 def test_an_interrupted_run_leaves_nothing_in_the_existing_pods(lab, tmp_path):
-    config, state = write_config(tmp_path, {})
-    with open(config, "w") as handle:
-        json.dump({"state": state, "nodes": lab_nodes(lab, config)}, handle)
+    config, state = lab_config(lab, tmp_path)
     create_job(tmp_path, config, ["gpu-" + h for h in lab.hosts])
     before = pods_in(state)
     keys = sorted(before)

@@ -24,12 +24,22 @@ There is no Kubernetes cluster here. What runs against what:
   sends to a loopback API endpoint).
 
 - the whole playbook without lab and root: two "pods" on this machine
-  (discover + TCP over loopback addresses), and a render-only run.
+  (discover + TCP over loopback addresses, on ports of the test's own block),
+  and a render-only run.
+
+Fast tier: one run in 4 pods (``pods_run``) that two tests read: the
+Kubernetes job template launched as AWX launches it (its survey's defaults,
+the image and nodes the user gives, what the lab needs), with GPUDirect
+(the default) in the pods, the collective in three of them and the fourth
+skipped for want of an accelerator, and manifests rendered from the same
+parameters; and the test_pods module's create / idempotence / check mode /
+diff / absent and node selector. Full tier (``pytest.mark.full``): the other
+module and stand-in tests, the playbook without root, render-only, a failed
+check and pods that never get ready (the pods are deleted on every path).
 
 Run times on the 2-core build machine (load average 7-9 from other work):
 the module and stand-in tests 1-8 s each, the playbook without root about
-30 s, render-only about 10 s; the lab tests about 100 s together (the full
-flow in 4 pods 75-85 s).
+30 s, render-only about 10 s; the run in 4 pods 75-110 s.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -47,13 +57,14 @@ import time
 import pytest
 
 import lab as lablib
-from lab_checks import HEALTHY_VERDICTS, assert_nothing_left, history_env, read_history
+import oneclick_helpers as oc
+from lab_checks import HEALTHY_VERDICTS, MEASURED_VERDICTS, assert_nothing_left, history_env, own_ports, read_history, \
+    scratch_dir, write_executable
+from test_awx_surveys import launch_vars, template_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 STANDIN_PY = os.path.join(REPO, "tests", "lab", "kubectl_standin.py")
-EMULATORS = os.path.join(REPO, "tests", "lab", "emulators")
-BIN_DIR = os.path.join(REPO, ".build", "k8s-lab", "bin")
 VENV_BIN = os.path.join(REPO, ".venv", "bin")
 VENV_PYTHON = os.path.join(VENV_BIN, "python")
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
@@ -65,14 +76,7 @@ IMAGE = "registry.example.com/commcheck-tools:lab"
 # ------------------------------------------------------------------ helpers
 
 def _launcher(name, text):
-    os.makedirs(BIN_DIR, exist_ok=True)
-    path = os.path.join(BIN_DIR, name)
-    tmp = "%s.%d" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o755)
-    os.rename(tmp, path)
-    return path
+    return write_executable(os.path.join(scratch_dir("k8s"), name), text)
 
 
 # What the tests give as "kubectl": a launcher of the STAND-IN (not kubectl), with the venv's Python.
@@ -183,6 +187,7 @@ def test_test_pods_node_selector_skips_cordoned_and_not_ready(tmp_path, local_no
     assert rc != 0 and "no Ready, schedulable node matches" in res["msg"]
 
 
+@pytest.mark.full
 def test_test_pods_not_ready_fails_and_deletes(tmp_path, local_nodes):
     config, state = local_nodes
     rc, res, out = run_test_pods(tmp_path, config, dict(BASE, nodes=["node-a", "node-x"], wait_timeout=3))
@@ -191,6 +196,7 @@ def test_test_pods_not_ready_fails_and_deletes(tmp_path, local_nodes):
     assert pods_in(state) == {}
 
 
+@pytest.mark.full
 def test_test_pods_installs_the_mpi_agent(tmp_path, local_nodes):
     config, state = local_nodes
     agent_dir = str(tmp_path / "kubexec")
@@ -219,6 +225,7 @@ def test_test_pods_installs_the_mpi_agent(tmp_path, local_nodes):
     assert rc != 0 and "must be an absolute path" in res["msg"]
 
 
+@pytest.mark.full
 def test_standin_exec_outlives_a_killed_local_kubectl(tmp_path, local_nodes):
     """As with real kubectl exec: killing the local client does not end the remote command."""
     config, state = local_nodes
@@ -249,6 +256,7 @@ def _pgrep(pattern):
     return proc.stdout.split()
 
 
+@pytest.mark.full
 def test_standin_refuses_what_kubectl_refuses(tmp_path, local_nodes):
     config, state = local_nodes
     env = dict(os.environ, COMMCHECK_KUBECTL_STANDIN=config)
@@ -270,6 +278,7 @@ def test_standin_refuses_what_kubectl_refuses(tmp_path, local_nodes):
     assert pods_in(state) == {}
 
 
+@pytest.mark.full
 def test_playbook_render_only_writes_manifests_and_creates_no_pods(tmp_path, local_nodes):
     config, state = local_nodes
     manifests = tmp_path / "out"
@@ -302,6 +311,7 @@ def test_playbook_render_only_writes_manifests_and_creates_no_pods(tmp_path, loc
     assert [i["kind"] for i in rbac["items"]] == ["ServiceAccount", "Role", "RoleBinding"]
 
 
+@pytest.mark.full
 @pytest.mark.skipif(not shutil.which("iperf3"), reason="iperf3 is not installed")
 def test_playbook_tcp_in_local_pods_without_root(tmp_path, local_nodes):
     """The whole playbook, no lab and no root: two 'pods' on this machine, TCP over their 'secondary' loopback IPs."""
@@ -309,6 +319,8 @@ def test_playbook_tcp_in_local_pods_without_root(tmp_path, local_nodes):
     extra = {"commcheck_k8s_kubectl_binary": STANDIN, "commcheck_k8s_nodes": ["node-a", "node-b"],
              "commcheck_k8s_image": IMAGE, "commcheck_k8s_networks": ["roce-net"], "commcheck_k8s_run_id": "loc1",
              "commcheck_checks": ["discover", "tcp"], "commcheck_tcp_duration": 1,
+             # iperf3 listens on this machine's own loopback addresses: a port of this test's own block
+             "commcheck_tcp_base_port": own_ports("k8sloc"),
              "commcheck_report_dir": str(tmp_path / "reports")}
     extra_file = tmp_path / "extra.json"
     extra_file.write_text(json.dumps(extra))
@@ -342,10 +354,7 @@ def mpi_missing():
 
 def nccl_binaries():
     """EMULATOR launchers named like nccl-tests' binaries (every lab host sees this path)."""
-    _launcher("all_reduce_perf", "#!/bin/sh\n# EMULATOR launcher (commcheck lab): all_reduce_perf runs "
-              "tests/lab/emulators/nccl_tests_emulator.py\nexec %s %s --emulate=all_reduce \"$@\"\n"
-              % (VENV_PYTHON, os.path.join(EMULATORS, "nccl_tests_emulator.py")))
-    return BIN_DIR
+    return oc.collective_launchers(scratch_dir("k8s", "nccl"), "nccl", ["all_reduce"])
 
 
 def lab_nodes(lab, config_path):
@@ -360,12 +369,21 @@ def lab_nodes(lab, config_path):
     return nodes
 
 
-def lab_vars(lab, tmp_path, **kw):
+def lab_config(lab, tmp_path):
+    """The stand-in's configuration for the lab's nodes (and its state file): (config path, state path)."""
+    config, state = write_config(tmp_path, {})
+    with open(config, "w") as handle:
+        json.dump({"state": state, "nodes": lab_nodes(lab, config)}, handle)
+    return config, state
+
+
+def lab_needs(lab):
+    """What the lab needs to run the checks in pods, beyond what a user asks for: the stand-in as kubectl
+    (also in the pods, for the MPI agent), the nodes' emulated sysfs, MPI over the pods' secondary network
+    (rail 1), short tests, and the collective's EMULATOR with one rank per pod and small messages."""
     subnet1 = lab.lab.state["rails"][1]["subnet"]
-    extra = {
+    return {
         "commcheck_k8s_kubectl_binary": STANDIN,
-        "commcheck_k8s_namespace": "commcheck",
-        "commcheck_k8s_image": IMAGE,
         "commcheck_k8s_resources": {"rdma/rdma_shared_device_a": 1},
         "commcheck_k8s_networks": ["commcheck/roce-net"],
         "commcheck_k8s_service_account": "commcheck",
@@ -373,16 +391,8 @@ def lab_vars(lab, tmp_path, **kw):
         "commcheck_k8s_mpi_mca": dict(lablib.LAB_MPI_MCA, btl_tcp_if_include=subnet1, oob_tcp_if_include=subnet1),
         "commcheck_k8s_node_vars": {"gpu-" + h: {"commcheck_sysfs_root": lab.lab.sysfs_root(h)} for h in lab.hosts},
         "commcheck_k8s_wait_timeout": 30,
-        "commcheck_checks": ["discover", "rdma", "collective", "tcp"],
-        "commcheck_pattern": "ring",
-        "commcheck_rdma_metrics": ["bw"],
-        "commcheck_rdma_duration": 2,
-        # the pods see the lab hosts' emulated GPUs: GPUDirect is tested on hosts (test_gpudirect_lab.py)
-        "commcheck_rdma_gpudirect": False,
-        "commcheck_tcp_duration": 2,
-        "commcheck_min_fraction": 0.6,
-        "commcheck_collective_library": "nccl",
-        "commcheck_require_accelerators": False,      # the nccl-tests emulator needs no GPU
+        "commcheck_rdma_duration": oc.FAST["commcheck_rdma_duration"],
+        "commcheck_tcp_duration": oc.FAST["commcheck_tcp_duration"],
         "commcheck_collective_binary_dir": nccl_binaries(),
         "commcheck_collective_allow_run_as_root": True,
         "commcheck_gpus_per_node": 1,
@@ -391,8 +401,24 @@ def lab_vars(lab, tmp_path, **kw):
         "commcheck_collective_nic_rates_gbps": [lab.rate_gbps], "commcheck_collective_link_efficiency": 0.5,
         "commcheck_collective_min_fraction": 0.4,
         "commcheck_collective_timeout": 240,
-        "commcheck_report_dir": str(tmp_path / "reports"),
     }
+
+
+def lab_vars(lab, tmp_path, **kw):
+    """The lab's needs and the choices of a test of the flow in pods (every check; RDMA bandwidth only and
+    host memory only: GPUDirect in pods runs in the fast tier's run, test_full_check_in_pods)."""
+    extra = dict(lab_needs(lab), **{
+        "commcheck_k8s_namespace": "commcheck",
+        "commcheck_k8s_image": IMAGE,
+        "commcheck_checks": ["discover", "rdma", "collective", "tcp"],
+        "commcheck_pattern": "ring",
+        "commcheck_rdma_metrics": ["bw"],
+        "commcheck_rdma_gpudirect": False,
+        "commcheck_min_fraction": 0.6,
+        "commcheck_collective_library": "nccl",
+        "commcheck_require_accelerators": False,      # the nccl-tests emulator needs no GPU
+        "commcheck_report_dir": str(tmp_path / "reports"),
+    })
     extra.update(kw)
     return extra
 
@@ -421,57 +447,122 @@ def lab(lab4):
     lab4.heal()
 
 
-@pytest.mark.skipif(mpi_missing() is not None, reason=mpi_missing() or "")
-def test_full_check_in_pods(lab, tmp_path):
-    config, state = write_config(tmp_path, {})
-    with open(config, "w") as handle:
-        json.dump({"state": state, "nodes": lab_nodes(lab, config)}, handle)
-    nodes = ["gpu-" + h for h in lab.hosts]
-    manifests = tmp_path / "manifests"
-    proc, elapsed = run_k8s_playbook(lab, tmp_path, lab_vars(
-        lab, tmp_path, commcheck_k8s_node_selector="commcheck.example.com/rdma=true", commcheck_k8s_run_id="e2e1",
-        commcheck_k8s_render_job="mpijob", commcheck_k8s_render_rbac=True,
-        commcheck_k8s_manifest_dir=str(manifests)), config)
-    output = proc.stdout[-6000:] + proc.stderr[-3000:]
-    assert proc.returncode == 0, output
-    sys.stderr.write("\nfull check in 4 pods: %.0fs\n" % elapsed)
+class PodsRun(object):
+    def __init__(self, lab, tmp, extra_vars, config, state, proc, elapsed):
+        self.lab, self.tmp, self.extra_vars, self.config, self.state = lab, tmp, extra_vars, config, state
+        self.proc, self.elapsed = proc, elapsed
+        self.records = read_history(tmp / "history")
+        self.nodes = ["gpu-" + h for h in lab.hosts]
+        self.left = None
+
+    def kinds(self):
+        kinds = {}
+        for rec in self.records:
+            kinds.setdefault(rec.get("kind"), []).append(rec)
+        return kinds
+
+
+@pytest.fixture(scope="module")
+def pods_run(lab4, tmp_path_factory):
+    """The Kubernetes job template launched as AWX launches it (test_awx_surveys.launch_vars): its survey's
+    defaults, the image and the nodes the user answers (its survey leaves them to the user), what the lab
+    needs (lab_needs), and manifests rendered from the same parameters; the collective needs no accelerator
+    on three of the four nodes (the nccl-tests EMULATOR runs on CPUs) and needs one (the default) on the fourth."""
+    if mpi_missing():
+        pytest.skip(mpi_missing())
+    lab = lab4
+    lab.heal()
+    tmp = tmp_path_factory.mktemp("pods")
+    config, state = lab_config(lab, tmp)
+    needs = lab_needs(lab)
+    # each node's own: a run-once decision would otherwise take the first node's value for a node without one
+    for num, host in enumerate(lab.hosts):
+        needs["commcheck_k8s_node_vars"]["gpu-" + host]["commcheck_require_accelerators"] = num == 3
+    needs.update({"commcheck_k8s_run_id": "e2e1", "commcheck_k8s_render_job": "mpijob",
+                  "commcheck_k8s_render_rbac": True, "commcheck_k8s_manifest_dir": str(tmp / "manifests")})
+    extra_vars = launch_vars(template_of("k8s_commcheck.yml"), str(tmp / "reports"), lab_needs=needs, answers={
+        "commcheck_k8s_image": IMAGE, "commcheck_k8s_node_selector": "commcheck.example.com/rdma=true"})
+    proc, elapsed = run_k8s_playbook(lab, tmp, extra_vars, config)
+    run = PodsRun(lab, tmp, extra_vars, config, state, proc, elapsed)
+    try:
+        assert_nothing_left(lab, wait=20)
+    except AssertionError as exc:        # the test that asserts on it says so
+        run.left = str(exc)
+    sys.stderr.write("\nthe checks in 4 pods: %.0fs\n" % elapsed)
+    return run
+
+
+def test_k8s_job_template_launch_with_survey_defaults(pods_run):
+    """Survey defaults, plus the image and the nodes (the survey leaves them to the user) and the lab's needs:
+    every option check passes, every check runs, and on the healthy lab nothing fails."""
+    run = pods_run
+    answers = launch_vars(template_of("k8s_commcheck.yml"), "-")
+    assert answers["commcheck_k8s_nodes"] == "" and answers["commcheck_k8s_node_selector"] == ""
+    assert run.proc.returncode == 0, run.proc.stdout[-5000:] + run.proc.stderr[-2000:]
+    kinds = run.kinds()
+    assert not [r for r in run.records if r.get("verdict") in ("fail", "error")], [
+        (r["kind"], r["host"], r.get("peer"), r["verdict"], r.get("cause")) for r in run.records
+        if r.get("verdict") in ("fail", "error")]
+    assert sorted(r["host"] for r in kinds["discover"]) == run.nodes
+    # GPUDirect (auto, the default): each lab node has an emulated GPU beside each NIC, so the ring's bandwidth
+    # tests run from host memory and again from GPU memory, on both rails
+    gpu = [r for r in kinds["rdma_bw"] if r["params"].get("memory") == "cuda"]
+    host_memory = [r for r in kinds["rdma_bw"] if r["params"].get("memory") != "cuda"]
+    assert len(gpu) == 4 * run.lab.rails and set(r["verdict"] for r in gpu) <= set(HEALTHY_VERDICTS), gpu
+    assert len(host_memory) == 4 * run.lab.rails
+    # bandwidth and latency (the default metrics): a latency is a real socket round trip here, at worst flaky
+    assert len(kinds["rdma_lat"]) == 4 * run.lab.rails
+    assert set(r["verdict"] for r in kinds["rdma_lat"]) <= set(MEASURED_VERDICTS), kinds["rdma_lat"]
+    assert len(kinds["tcp_bw"]) == 4
+    # auto (the one-click role's default): nccl-tests is in the pods; no GPU is, so the node that requires
+    # accelerators (the default) is skipped with the reason
+    skipped = [r for r in kinds["collective"] if r["verdict"] == "skipped"]
+    assert [r["host"] for r in skipped] == run.nodes[3:], skipped
+    assert skipped[0]["params"]["reason"] == "no_accelerator", skipped
+    with open(run.state) as handle:
+        assert json.load(handle) == {}, "pods left"
+    assert glob.glob(str(run.tmp / "reports" / "*" / "report.html"))
+    assert run.left is None, run.left
+
+
+def test_full_check_in_pods(pods_run):
+    run, lab, nodes = pods_run, pods_run.lab, pods_run.nodes
+    assert run.proc.returncode == 0, run.proc.stdout[-6000:] + run.proc.stderr[-3000:]
 
     # pods: created on the selected nodes, gone again, and nothing left for their deletion to kill
-    assert pods_in(state) == {}
-    log = events(state)
+    assert pods_in(run.state) == {}
+    log = events(run.state)
     deletes = [e for e in log if e["event"] == "delete"]
     assert sorted(e["pod"] for e in deletes) == ["commcheck/commcheck-e2e1-%s" % n for n in nodes]
     assert [k for e in deletes for k in e["killed"]] == [], deletes
-    assert_nothing_left(lab, wait=20)
+    assert run.left is None, run.left
 
-    records = read_history(tmp_path / "history")
-    kinds = {}
-    for rec in records:
-        kinds.setdefault(rec.get("kind"), []).append(rec)
+    kinds = run.kinds()
     # discovery ran in every pod (its node's emulated sysfs, through one kubectl exec)
     assert sorted(r["host"] for r in kinds["discover"]) == nodes, kinds.get("discover")
-    # pairwise RDMA on both rails (ring of 4 hosts = 4 pairs x 2 rails). As for TCP below, a fleet
-    # outlier ('warn') is allowed: on a loaded 2-core machine one emulated link measured 0.74 of its
+    # pairwise RDMA on both rails (ring of 4 hosts = 4 pairs x 2 rails), from host memory. As for TCP below, a
+    # fleet outlier ('warn') is allowed: on a loaded 2-core machine one emulated link measured 0.74 of its
     # rate while the others had 0.96; this test is about the flow through the pods, not the speed.
-    rdma = kinds["rdma_bw"]
+    rdma = [r for r in kinds["rdma_bw"] if r["params"].get("memory") != "cuda"]
     assert len(rdma) == 8 and all(r["verdict"] in HEALTHY_VERDICTS for r in rdma), [
         (r["host"], r["peer"], r["verdict"], r["metrics"]) for r in rdma]
     assert {r["host"] for r in rdma} | {r["peer"] for r in rdma} == set(nodes)
     # TCP over the pods' secondary network (rail 1 addresses)
     tcp = kinds["tcp_bw"]
     assert len(tcp) == 4 and all(r["verdict"] in HEALTHY_VERDICTS for r in tcp), tcp
-    # the collective: mpirun in the first pod, daemons started in the others through kubexec.sh -> kubectl exec
-    coll = kinds["collective"]
+    # the collective on the three nodes that need no accelerator: mpirun in the first pod, daemons started in
+    # the others through kubexec.sh -> kubectl exec
+    coll = [r for r in kinds["collective"] if r["verdict"] != "skipped"]
     assert len(coll) == 1 and coll[0]["verdict"] == "pass", [
         (r["host"], r["peer"], r["verdict"], r["cause"], r["params"], r.get("evidence")) for r in coll]
-    assert coll[0]["params"]["hosts"] == nodes
+    assert coll[0]["params"]["hosts"] == nodes[:3]
     execs = [e for e in log if e["event"] == "exec"]
     mpirun = [e for e in execs if "-np" in e["argv"]
               and any(a == "mpirun" or a.endswith("/mpirun") for a in e["argv"])]
     assert mpirun and {e["pod"] for e in mpirun} == {"commcheck/commcheck-e2e1-gpu-h1"}
     assert "plm_rsh_agent" in " ".join(mpirun[0]["argv"])
     orted = [e for e in execs if e["argv"][:2] == ["/bin/sh", "-c"] and "orted" in e["argv"][2]]
-    assert sorted(e["pod"] for e in orted) == ["commcheck/commcheck-e2e1-%s" % n for n in nodes[1:]]
+    assert sorted(e["pod"] for e in orted) == ["commcheck/commcheck-e2e1-%s" % n for n in nodes[1:3]]
     # RDMA tests used the pods' devices; TCP used the secondary-network address
     subnet1 = lab.address(lab.hosts[0], 1).rsplit(".", 1)[0] + "."
     perftest = [(e["pod"], _after(e["argv"], "ib_write_bw", "-d")) for e in execs]
@@ -481,9 +572,10 @@ def test_full_check_in_pods(lab, tmp_path):
     servers_asked = [a for a in servers_asked if a]
     assert len(servers_asked) >= 4 and all(a.startswith(subnet1) for a in servers_asked), servers_asked
     # report written
-    assert glob.glob(str(tmp_path / "reports" / "*" / "report.md"))
+    assert glob.glob(str(run.tmp / "reports" / "*" / "report.md"))
 
     # manifests rendered from the same parameters
+    manifests = run.tmp / "manifests"
     job = manifests / "e2e1-mpijob.yml"
     rbac = manifests / "commcheck-kubexec-rbac.yml"
     assert job.exists() and rbac.exists()
@@ -497,11 +589,10 @@ def test_full_check_in_pods(lab, tmp_path):
         kubernetes_validate.validate(item, "1.30.0", strict=True)
 
 
+@pytest.mark.full
 def test_failed_check_still_deletes_the_pods(lab, tmp_path):
     """Every pod host fails discovery (commcheck_fail_on: warning): the always section deletes the pods."""
-    config, state = write_config(tmp_path, {})
-    with open(config, "w") as handle:
-        json.dump({"state": state, "nodes": lab_nodes(lab, config)}, handle)
+    config, state = lab_config(lab, tmp_path)
     proc = run_k8s_playbook(lab, tmp_path, lab_vars(
         lab, tmp_path, commcheck_k8s_nodes=["gpu-" + h for h in lab.hosts[:2]], commcheck_k8s_run_id="fail1",
         commcheck_checks=["discover"], commcheck_fail_on="warning"), config)[0]
@@ -513,10 +604,9 @@ def test_failed_check_still_deletes_the_pods(lab, tmp_path):
     assert_nothing_left(lab, wait=20)
 
 
+@pytest.mark.full
 def test_pods_that_never_get_ready_are_deleted(lab, tmp_path):
-    config, state = write_config(tmp_path, {})
-    with open(config, "w") as handle:
-        json.dump({"state": state, "nodes": lab_nodes(lab, config)}, handle)
+    config, state = lab_config(lab, tmp_path)
     proc = run_k8s_playbook(lab, tmp_path, lab_vars(
         lab, tmp_path, commcheck_k8s_nodes=["gpu-h1", "gpu-missing"], commcheck_k8s_run_id="nr1",
         commcheck_k8s_wait_timeout=3), config)[0]

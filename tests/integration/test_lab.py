@@ -19,6 +19,9 @@ import yaml
 import lab as lablib
 from lab_checks import best_reading
 
+# The full tier's: these check the lab itself, not the product; the fast tier's runs depend on it.
+pytestmark = pytest.mark.full
+
 LAB_PY = os.path.join(os.path.dirname(lablib.__file__), "lab.py")
 
 

@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.join(REPO, "tests", "lab"))
 
 import lab as lablib  # noqa: E402  pylint: disable=wrong-import-position
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# The full tier's: the fast tier runs the same healthy one-click play on a 4-host lab (test_oneclick_lab.py).
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.full]
 
 
 def molecule_binary():

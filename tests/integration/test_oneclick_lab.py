@@ -9,16 +9,28 @@ collective binaries are the lab's nccl-tests / hccl_test EMULATORS. The
 history comes from the commcheck_history callback, the report from the
 report role.
 
+Fast tier: one healthy run that several tests read (the ``healthy`` fixture):
+the one-click job template launched as AWX launches it (its survey's
+defaults as extra variables, with the answers the lab needs; see
+test_awx_surveys.launch_vars), which is also what ``make demo`` runs: the
+default checks, and no collective variable the lab's inventory does not
+already have. It runs in the background so that the tests can see what it
+does to the CPU governors while perftest and iperf3 run; the lab's first
+host starts at ``performance`` already.
+
+Full tier (``pytest.mark.full``), a run each:
+
 - a mixed cluster: h1-h3 are GPU nodes (an EMULATOR nvidia-smi stub on their
   PATH) with RDMA; h4 has no RDMA device and no GPU. Every check runs where it
   can; h4's RDMA and collective checks are published as skipped with the
   reason, and the report and history have everything;
 - the collective library is chosen by what the hosts have (auto: hccl_test
   only -> HCCL), and an asked-for library that is missing is skipped with
-  the reason, not an error;
-- an unreachable host is reported, not fatal.
+  the reason, not an error; no collective binary anywhere is skipped too;
+- per-host devices and port; a TCP-only run that reads nothing of RDMA.
 
-About 3-4 minutes on the 2-core build machine (the mixed run alone ~1.5 min).
+An unreachable host is asserted on the faulted run of test_accuracy_lab.py.
+The healthy run takes about a minute on the 2-core build machine.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,18 +38,67 @@ __metaclass__ = type
 
 import os
 import signal
+import time
 
 import pytest
 
 import oneclick_helpers as oc
-from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, MEASURED_VERDICTS
+from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, MEASURED_VERDICTS, scratch_dir
+from test_awx_surveys import launch_vars, template_of
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+BAD_VERDICTS = ("fail", "error")
 
 
 @pytest.fixture(scope="module")
 def lab(lab4):
     return lab4
+
+
+class HealthyRun(object):
+    """The healthy one-click run and what was seen while it ran."""
+
+    def __init__(self, run, extra_vars, tuned, seen, after, left):
+        self.run = run
+        self.extra_vars = extra_vars
+        self.tuned = tuned          # the host that was at 'performance' before the run
+        self.seen = seen            # {tool marker: (host, governors) read while that tool ran, or what failed}
+        self.after = after          # {host: governors} after the run
+        self.left = left            # test processes still running on a lab host after the run
+
+
+def _watch(lab, proc, marker, hosts):
+    try:
+        return oc.governors_while_tool_runs(lab, proc, marker, hosts=hosts)
+    except AssertionError as exc:      # the test that asserts on it says what went wrong
+        return "not seen: %s" % exc
+
+
+@pytest.fixture(scope="module")
+def healthy(lab, tmp_path_factory):
+    """The one-click job template's launch with its survey's defaults on the healthy lab, watched while it runs."""
+    tmp = tmp_path_factory.mktemp("healthy")
+    extra_vars = launch_vars(template_of("commcheck.yml"), str(tmp / "run" / "report"))
+    tuned = lab.hosts[0]
+    others = lab.hosts[1:]
+    lab.heal()
+    oc.set_governors(lab, ["performance"] * len(oc.GOVERNORS), hosts=[tuned])
+    proc = None
+    try:
+        started = time.monotonic()
+        proc, history, report = oc.start_oneclick(lab, tmp, extra_vars, name="run")
+        seen = {"perftest_emulator": _watch(lab, proc, "perftest_emulator", others),
+                "iperf3 -": _watch(lab, proc, "iperf3 -", others)}
+        run = oc.finish(proc, history, report, started, timeout=900)
+        after = dict((host, oc.governors(lab, host)) for host in lab.hosts)
+        left = oc.wait_no_test_processes(lab, timeout=5)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+        oc.set_governors(lab, oc.GOVERNORS)
+    return HealthyRun(run, extra_vars, tuned, seen, after, left)
 
 
 def task_results(stdout, task):
@@ -51,15 +112,22 @@ def task_results(stdout, task):
     return words
 
 
-def host_results(stdout, task):
-    """{host: result word} the hosts printed under the banner of task."""
-    out, inside = {}, False
-    for line in stdout.splitlines():
-        if line.startswith("TASK ["):
-            inside = line.split("]")[0].endswith(" : " + task)
-        elif inside and line[:1].isalpha() and ": [" in line:
-            out[line.split("[", 1)[1].split("]", 1)[0]] = line.split(":")[0]
-    return out
+def assert_counters_pass(run, hosts, rails):
+    """Every RDMA port's counters were compared with discovery's reading, and no error rose (the lab's NICs)."""
+    counters = run.records("port_counters")
+    assert sorted((r["host"], r["params"]["device"]) for r in counters) == sorted(
+        (host, "mlx5_%d" % rail) for host in hosts for rail in range(rails)), counters
+    assert all(r["verdict"] == "pass" for r in counters), counters
+
+
+def assert_pipelined_rdma_and_tcp(stdout):
+    """The one-click check runs the RDMA role's run.yml, without the role's own discovery step (not even a
+    skipped task per host): discovery read the counters already. The RDMA and TCP results are the pipelined
+    module runs' own: no per-host step keeps them."""
+    assert "Discover RDMA ports and read the port counters before the tests" not in stdout
+    assert task_results(stdout, "Run the rounds one after the other, or collect the tests from the background") \
+        == {"skipping"}
+    assert "TASK [clusterops.commcheck.rdma_perf : Keep the results]" not in stdout
 
 
 def assert_report_matches_history(run):
@@ -75,6 +143,88 @@ def assert_report_matches_history(run):
     return directory, results
 
 
+# ---------------------------------------------------------------- the healthy run (fast tier)
+
+def test_demo_defaults_run_every_check_with_the_collective_found_by_its_pci_gpus(healthy, lab):
+    """What `make demo` runs: the default checks and no collective variables beyond the lab's inventory.
+
+    The lab's hosts have GPU PCI functions in their emulated sysfs and no driver or nvidia-smi: the
+    collective runs on that evidence alone, through real mpirun, and the report charts its bus bandwidth.
+    """
+    run = healthy.run
+    assert run.rc == 0, run.tail()
+    # the launch answers no collective question beyond what the lab's inventory already says
+    collective = dict((k, v) for k, v in healthy.extra_vars.items() if k.startswith("commcheck_collective_"))
+    assert collective == {"commcheck_collective_library": "auto", "commcheck_collective_ops": ["all_reduce"]}, \
+        collective
+    assert "commcheck_require_accelerators" not in healthy.extra_vars
+    for kind in ("discover", "rdma_bw", "rdma_lat", "collective", "tcp_bw"):
+        records = run.records(kind)
+        assert records and not [r for r in records if r["verdict"] == "skipped"], (kind, records)
+    runs = run.records("collective")
+    assert len(runs) == 1 and runs[0]["verdict"] == "pass", runs
+    assert runs[0]["params"]["library"] == "nccl" and sorted(runs[0]["params"]["hosts"]) == sorted(lab.hosts)
+    assert runs[0]["metrics"]["busbw_gbs"] > 0
+    assert "collective (nccl) on %s" % ", ".join(lab.hosts) in run.stdout
+    directory, _results = assert_report_matches_history(run)
+    with open(os.path.join(directory, "report.html")) as handle:
+        assert 'class="busbw"' in handle.read()
+    assert not healthy.left, healthy.left
+
+
+def test_one_click_job_template_launch_with_survey_defaults_is_healthy(healthy, lab):
+    """The AWX one-click template's launch (test_awx_surveys.launch_vars) gets past every option check, runs
+    every check and, on the healthy lab, judges it healthy: no failing or errored record."""
+    run = healthy.run
+    assert run.rc == 0, run.tail()
+    assert not [r for r in run.records() if r["verdict"] in BAD_VERDICTS], [
+        (r["kind"], r["host"], r["peer"], r["verdict"], r["cause"]) for r in run.records()
+        if r["verdict"] in BAD_VERDICTS]
+    assert run.summary()["verdict"] in HEALTHY_VERDICTS, run.summary()
+    assert sorted(r["host"] for r in run.records("discover")) == sorted(lab.hosts)
+    # the survey's pattern (ring) of 4 hosts: 4 pairs, on each of the lab's rails for RDMA
+    for kind in ("rdma_bw", "rdma_lat"):
+        assert len(run.records(kind)) == 4 * lab.rails, run.records(kind)
+    assert all(r["verdict"] in HEALTHY_VERDICTS for r in run.records("rdma_bw") + run.records("tcp_bw"))
+    assert all(r["metrics"]["bw_gbps"] > LAB_MIN_FRACTION * lab.rate_gbps
+               for r in run.records("rdma_bw", verdict="pass"))
+    # a latency is a real socket round trip here: judged, and at worst retested and flaky
+    assert all(r["verdict"] in MEASURED_VERDICTS for r in run.records("rdma_lat"))
+    assert len(run.records("tcp_bw")) == 4
+    # auto: the lab hosts have nccl-tests (the emulator) in the lab's binary directory
+    [pool] = [r for r in run.records("collective") if r["params"]["stage"] == "pool"]
+    assert pool["params"]["library"] == "nccl" and sorted(pool["params"]["hosts"]) == sorted(lab.hosts), pool
+    assert pool["verdict"] in HEALTHY_VERDICTS, (pool["verdict"], pool["cause"])
+    assert_counters_pass(run, lab.hosts, lab.rails)
+    directory, _results = oc.report_of(healthy.extra_vars["commcheck_report_dir"], run.run_id)
+    assert os.path.isfile(os.path.join(directory, "report.html"))
+
+
+def test_test_tools_hold_the_cpu_governor_in_their_own_module_runs_and_put_it_back(healthy, lab):
+    """perftest and iperf3 hold commcheck_cpu_governor (default 'performance') while their tests run: every CPU
+    of a testing host at 'performance', each put back after, and no module run of its own for the governor;
+    a host already at 'performance' stays there."""
+    for marker, seen in sorted(healthy.seen.items()):
+        assert isinstance(seen, tuple), (marker, seen)
+        host, governors = seen
+        assert host != healthy.tuned and governors == ["performance"] * len(oc.GOVERNORS), (marker, seen)
+    assert healthy.after[healthy.tuned] == ["performance"] * len(oc.GOVERNORS)
+    for other in lab.hosts:
+        if other != healthy.tuned:
+            assert healthy.after[other] == oc.GOVERNORS, other
+    output = healthy.run.output
+    assert "CPU governor" not in "".join(line for line in output.splitlines(True) if line.startswith("TASK ["))
+    assert task_results(output, "Run every round of this host (TCP)") == {"ok"}
+    assert task_results(output, "Run every round of this host") == {"ok"}
+
+
+def test_rdma_and_tcp_results_are_the_pipelined_module_runs_own(healthy):
+    assert_pipelined_rdma_and_tcp(healthy.run.stdout)
+
+
+# ---------------------------------------------------------------- full tier: a run each
+
+@pytest.mark.full
 def test_mixed_cluster_every_check_runs_where_it_can(lab, tmp_path):
     gpu = oc.gpu_stub_dir()
     overlay = {"all": {"hosts": {}}}
@@ -110,18 +260,9 @@ def test_mixed_cluster_every_check_runs_where_it_can(lab, tmp_path):
         assert skipped[0]["params"]["reason"] == "no_rdma" and skipped[0]["fix"]
     assert all(r["metrics"]["bw_gbps"] > LAB_MIN_FRACTION * lab.rate_gbps
                for r in run.records("rdma_bw", verdict="pass"))
-    # the port counters of every RDMA port, compared with discovery's reading (no error rose in the lab)
-    counters = run.records("port_counters")
-    assert sorted((r["host"], r["params"]["device"]) for r in counters) == sorted(
-        (host, "mlx5_%d" % rail) for host in gpu_hosts for rail in range(lab.rails)), counters
-    assert all(r["verdict"] == "pass" for r in counters), counters
-    # ... so the RDMA check did not read them again before its tests: the one-click check runs the
-    # role's run.yml, without its own discovery step (not even a skipped task per host)
-    assert "Discover RDMA ports and read the port counters before the tests" not in run.stdout
-    # the RDMA and TCP results are the pipelined module runs' own: no per-host step keeps them
-    assert task_results(run.stdout, "Run the rounds one after the other, or collect the tests from the background") \
-        == {"skipping"}
-    assert "TASK [clusterops.commcheck.rdma_perf : Keep the results]" not in run.stdout
+    # the port counters of every RDMA port (of the GPU hosts), and the pipelined module runs
+    assert_counters_pass(run, gpu_hosts, lab.rails)
+    assert_pipelined_rdma_and_tcp(run.stdout)
 
     # collective: NCCL (auto: the first host has nccl-tests) on the GPU hosts, h4 skipped for want of a GPU
     runs = [r for r in run.records("collective") if r["verdict"] != "skipped"]
@@ -144,6 +285,7 @@ def test_mixed_cluster_every_check_runs_where_it_can(lab, tmp_path):
         assert oc.governors(lab, host) == oc.GOVERNORS, host
 
 
+@pytest.mark.full
 def test_collective_library_follows_what_the_hosts_have(lab, tmp_path):
     if oc.mpi_missing():
         pytest.skip(oc.mpi_missing())
@@ -170,9 +312,9 @@ def test_collective_library_follows_what_the_hosts_have(lab, tmp_path):
     assert not oc.wait_no_test_processes(lab, timeout=5)
 
 
+@pytest.mark.full
 def test_no_collective_binary_anywhere_is_skipped_with_the_reason(lab, tmp_path):
-    empty = os.path.join(oc.BUILD, "no-binaries")
-    os.makedirs(empty, exist_ok=True)
+    empty = scratch_dir("oneclick", "no-binaries")
     run = oc.oneclick(lab, tmp_path, {"commcheck_checks": ["discover", "collective"],
                                       "commcheck_collective_binary_dir": empty})
     assert run.rc == 0, run.tail()
@@ -186,26 +328,7 @@ def test_no_collective_binary_anywhere_is_skipped_with_the_reason(lab, tmp_path)
     assert_report_matches_history(run)
 
 
-def test_unreachable_host_is_reported_not_fatal(lab, tmp_path):
-    # a host in the lab's subnet that does not exist
-    base = lab.address(lab.hosts[0]).rsplit(".", 1)[0]
-    overlay = {"lab": {"hosts": {"ghost": {"ansible_host": base + ".99",
-                                           "commcheck_sysfs_root": oc.empty_sysfs("ghost")}}}}
-    run = oc.oneclick(lab, tmp_path, {"commcheck_checks": ["discover", "tcp"]}, overlay=overlay)
-    assert run.rc == 4, run.tail()            # ansible-playbook: some host unreachable
-    lost = run.records("finding", host="ghost")
-    assert len(lost) == 1 and lost[0]["verdict"] == "error", lost
-    assert lost[0]["params"]["finding"] == "unreachable" and "ghost is unreachable" in lost[0]["cause"]
-    tcp = run.records("tcp_bw")
-    assert len(tcp) == 4 and {r["host"] for r in tcp} == set(lab.hosts), tcp
-    assert all(r["verdict"] in HEALTHY_VERDICTS for r in tcp)
-    summary = run.summary()
-    assert summary["hosts"]["unreachable"] == ["ghost"] and sorted(summary["hosts"]["ok"]) == sorted(lab.hosts)
-    _directory, results = assert_report_matches_history(run)
-    assert "ghost" in results["summary"]["bad_hosts"] or any(
-        r["host"] == "ghost" and r["verdict"] == "error" for r in results["records"])
-
-
+@pytest.mark.full
 def test_each_host_own_devices_and_port_are_what_it_tests_and_what_is_checked(lab, tmp_path):
     """commcheck_devices and commcheck_ib_port set per host (inventory) are that host's own: noted for all
     hosts in one run-once task, they must not become the first host's for everyone."""
@@ -231,6 +354,7 @@ def test_each_host_own_devices_and_port_are_what_it_tests_and_what_is_checked(la
                for r in mine), [(r["host"], r["peer"], r["params"]) for r in mine]
 
 
+@pytest.mark.full
 def test_a_tcp_only_run_finds_its_tools_in_one_module_run_that_reads_nothing_of_rdma(lab, tmp_path):
     """Only TCP: the discovery module run looks for iperf3 and reads no RDMA device (rdma_facts
     devices=false), so hosts whose sysfs root is not there at all still run the TCP check."""
@@ -242,54 +366,3 @@ def test_a_tcp_only_run_finds_its_tools_in_one_module_run_that_reads_nothing_of_
     assert not [r for r in run.records() if r["verdict"] == "skipped"], run.records()
     assert run.records("discover") == [] and run.records("finding") == []
     assert "is not a directory" not in run.output
-
-
-def test_tcp_tests_hold_the_governor_in_their_own_module_run_and_put_it_back(lab, tmp_path):
-    """The iperf3 module holds commcheck_cpu_governor while its tests run, as perftest does: every CPU of a
-    testing host at 'performance', each put back after, and no module run of its own for the governor; a
-    host already at 'performance' stays there."""
-    tuned = lab.hosts[0]
-    oc.set_governors(lab, ["performance"] * len(oc.GOVERNORS), hosts=[tuned])
-    proc = None
-    try:
-        proc, _history, _report = oc.start_oneclick(lab, tmp_path, {"commcheck_checks": ["discover", "tcp"]},
-                                                    name="tcpgov")
-        host, seen = oc.governors_while_tool_runs(lab, proc, "iperf3 -")
-        assert seen == ["performance"] * len(oc.GOVERNORS), host
-        assert proc.wait(timeout=600) == 0, open(proc.log_path).read()[-4000:]
-        output = open(proc.log_path).read()
-        assert oc.governors(lab, tuned) == ["performance"] * len(oc.GOVERNORS)
-        for other in lab.hosts[1:]:
-            assert oc.governors(lab, other) == oc.GOVERNORS, other
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=60)
-        oc.set_governors(lab, oc.GOVERNORS)
-    assert "CPU governor" not in "".join(line for line in output.splitlines(True) if line.startswith("TASK ["))
-    assert task_results(output, "Run every round of this host (TCP)") == {"ok"}
-
-
-def test_demo_defaults_run_every_check_with_the_collective_found_by_its_pci_gpus(lab, tmp_path):
-    """What `make demo` runs: the default checks and no collective variables beyond the lab's inventory.
-
-    The lab's hosts have GPU PCI functions in their emulated sysfs and no driver or nvidia-smi: the
-    collective runs on that evidence alone, through real mpirun, and the report charts its bus bandwidth.
-    """
-    if oc.mpi_missing():
-        pytest.skip(oc.mpi_missing())
-    lab.heal()
-    run = oc.oneclick(lab, tmp_path, {}, name="demo")
-    assert run.rc == 0, run.tail()
-    for kind in ("discover", "rdma_bw", "rdma_lat", "collective", "tcp_bw"):
-        records = run.records(kind)
-        assert records and not [r for r in records if r["verdict"] == "skipped"], (kind, records)
-    runs = run.records("collective")
-    assert len(runs) == 1 and runs[0]["verdict"] == "pass", runs
-    assert runs[0]["params"]["library"] == "nccl" and sorted(runs[0]["params"]["hosts"]) == sorted(lab.hosts)
-    assert runs[0]["metrics"]["busbw_gbs"] > 0
-    assert "collective (nccl) on %s" % ", ".join(lab.hosts) in run.stdout
-    directory, _results = assert_report_matches_history(run)
-    with open(os.path.join(directory, "report.html")) as handle:
-        assert 'class="busbw"' in handle.read()
-    assert not oc.wait_no_test_processes(lab, timeout=5)

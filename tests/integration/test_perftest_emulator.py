@@ -21,6 +21,10 @@ import pytest
 
 from lab_checks import best_reading
 
+# The full tier's: these check the emulator, not the product (tests/integration/test_perftest_real_binaries.py
+# checks the product's command lines against the real binaries in the fast tier).
+pytestmark = pytest.mark.full
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EMULATOR = os.path.join(os.path.dirname(HERE), "lab", "emulators", "perftest_emulator.py")
 _spec = importlib.util.spec_from_file_location("perftest_emulator", EMULATOR)

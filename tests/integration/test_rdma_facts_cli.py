@@ -1,7 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Real ``ansible localhost -m clusterops.commcheck.rdma_facts`` / ``cpu_governor`` runs."""
+"""Real ``ansible localhost -m clusterops.commcheck.rdma_facts`` / ``cpu_governor`` runs.
+
+Fast tier: the facts of a fixture tree (InfiniBand, RoCE, a bond, a port down) and one bad input. Full tier
+(``pytest.mark.full``): the rest; the lab runs of the fast tier run rdma_facts and the governor on every host.
+"""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -105,6 +109,7 @@ def _without_host(result):
     return dict((k, v) for k, v in result["ansible_facts"]["commcheck_rdma"].items() if k != "host")
 
 
+@pytest.mark.full
 def test_check_mode_gives_the_same_facts(tmp_path, tree_root):
     normal = _ansible(tmp_path, "clusterops.commcheck.rdma_facts", {"sysfs_root": tree_root})[1]
     rc, checked, output = _ansible(tmp_path, "clusterops.commcheck.rdma_facts", {"sysfs_root": tree_root},
@@ -114,6 +119,7 @@ def test_check_mode_gives_the_same_facts(tmp_path, tree_root):
     assert _without_host(checked) == _without_host(normal)
 
 
+@pytest.mark.full
 def test_this_machine_without_rdma_gets_a_clean_finding(tmp_path):
     rc, result, output = _ansible(tmp_path, "clusterops.commcheck.rdma_facts", {})
     assert rc == 0, output
@@ -125,6 +131,7 @@ def test_this_machine_without_rdma_gets_a_clean_finding(tmp_path):
     assert facts["summary"]["devices"] == 0
 
 
+@pytest.mark.full
 def test_memlock_limit_is_read_from_the_module_process(tmp_path, tree_root):
     import resource  # pylint: disable=import-outside-toplevel
 
@@ -144,11 +151,12 @@ def test_memlock_limit_is_read_from_the_module_process(tmp_path, tree_root):
 
 @pytest.mark.parametrize("args,message", [
     ({"subnet": "10.0.0.0/33"}, "not a valid CIDR"),
-    ({"subnet": "fd00::/64"}, "must be an IPv4 network"),
-    ({"expected_rate_gbps": -5}, "expected_rate_gbps -5.0 must be between 0 and"),
-    ({"ib_gid_index": -1}, "ib_gid_index must be 0 or more"),
-    ({"address_source": "dns"}, "address_source 'dns' must be one of auto, ip, gids"),
-    ({"transport": "kubectl"}, "transport=kubectl needs kubectl.pod"),
+    pytest.param({"subnet": "fd00::/64"}, "must be an IPv4 network", marks=pytest.mark.full),
+    pytest.param({"expected_rate_gbps": -5}, "expected_rate_gbps -5.0 must be between 0 and", marks=pytest.mark.full),
+    pytest.param({"ib_gid_index": -1}, "ib_gid_index must be 0 or more", marks=pytest.mark.full),
+    pytest.param({"address_source": "dns"}, "address_source 'dns' must be one of auto, ip, gids",
+                 marks=pytest.mark.full),
+    pytest.param({"transport": "kubectl"}, "transport=kubectl needs kubectl.pod", marks=pytest.mark.full),
 ])
 def test_bad_input_fails_clearly(tmp_path, tree_root, args, message):
     rc, result, output = _ansible(tmp_path, "clusterops.commcheck.rdma_facts", dict(args, sysfs_root=tree_root))
@@ -156,11 +164,13 @@ def test_bad_input_fails_clearly(tmp_path, tree_root, args, message):
     assert message in result["msg"], result
 
 
+@pytest.mark.full
 def test_missing_root_fails_clearly(tmp_path):
     rc, result = _ansible(tmp_path, "clusterops.commcheck.rdma_facts", {"sysfs_root": str(tmp_path / "nope")})[:2]
     assert rc != 0 and "is not a directory" in result["msg"]
 
 
+@pytest.mark.full
 def test_kubectl_transport_dumps_sysfs_in_one_exec(tmp_path, tree_root):
     """kubectl transport through the lab's kubectl stand-in into a network namespace we create."""
     if os.geteuid() != 0 or not shutil.which("ip"):
@@ -201,6 +211,7 @@ def _governors(root):
     return out
 
 
+@pytest.mark.full
 def test_cpu_governor_set_check_diff_and_restore(tmp_path):
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [], cpus=["powersave", "performance", "ondemand", "powersave"])
@@ -233,6 +244,7 @@ def test_cpu_governor_set_check_diff_and_restore(tmp_path):
     assert _governors(root) == ["powersave", "performance", "ondemand", "powersave"]
 
 
+@pytest.mark.full
 def test_cpu_governor_without_cpufreq_is_skipped_not_failed(tmp_path):
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [], cpus=[None, None])

@@ -20,8 +20,13 @@
     the host is reported unreachable, every other result is kept in the
     report and the history.
 
-Run time on the 2-core build machine: hostile values about 1 minute (3 runs
-at a time); lab tests about 4 minutes.
+Fast tier: one hostile value of each kind (FAST_CASES), the nccl playbook's
+hostile hosts and the good values; the server bounded by a deadline of a few
+seconds; the interrupted run. Full tier (``pytest.mark.full``): the other
+hostile values, the two runs at once and the host killed mid-run. Run time
+on the 2-core build machine: hostile values about 1 minute for all of them
+(3 runs at a time), about 15 s for the fast tier's; the lab tests about 4
+minutes, the fast tier's about 40 s.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,7 +42,7 @@ import time
 import pytest
 
 import oneclick_helpers as oc
-from lab_checks import HEALTHY_VERDICTS, assert_nothing_left, read_history
+from lab_checks import HEALTHY_VERDICTS, assert_nothing_left, read_history, scratch_dir, write_executable
 
 COLLECTIONS = os.path.join(oc.REPO, ".build", "collections")
 ANSIBLE_PLAYBOOK = os.path.join(oc.REPO, ".venv", "bin", "ansible-playbook")
@@ -94,6 +99,11 @@ HOSTILE = [
     ("unknown-port", {"commcheck_devices": ["mlx5_0:7"]}, "commcheck_devices: mlx5_0:7 not found on n1"),
     ("unknown-device-dict", {"commcheck_devices": [{"device": "mlx5_7", "port": 1}]}, "mlx5_7:1 not found"),
 ]
+# The fast tier refuses one value of each kind above; the full tier the rest.
+FAST_CASES = ("unknown-pattern", "duration-with-command", "device-subshell", "env-ld-preload", "binary-dir-traversal",
+              "gpus-huge", "unknown-device")
+HOSTILE_FAST = [c for c in HOSTILE if c[0] in FAST_CASES]
+HOSTILE_FULL = [c for c in HOSTILE if c[0] not in FAST_CASES]
 
 
 # ---------------------------------------------------------------- hostile values (no root needed)
@@ -147,22 +157,42 @@ def _run_hostile(local, case_id, extra, playbook=oc.PLAYBOOK):
             "elapsed": time.monotonic() - started}
 
 
+def _run_all(local, cases):
+    """Every case, run three at a time: {case id: what _run_hostile returns}."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        futures = dict((case_id, pool.submit(_run_hostile, local, case_id, extra)) for case_id, extra, _expected in cases)
+        return dict((case_id, future.result()) for case_id, future in futures.items())
+
+
 @pytest.fixture(scope="module")
 def hostile_runs(local_hosts):
-    """Every hostile case, run three at a time."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-        futures = dict((case_id, pool.submit(_run_hostile, local_hosts, case_id, extra))
-                       for case_id, extra, _expected in HOSTILE)
-        return dict((case_id, future.result()) for case_id, future in futures.items())
+    return _run_all(local_hosts, HOSTILE_FAST)
+
+
+@pytest.fixture(scope="module")
+def more_hostile_runs(local_hosts):
+    return _run_all(local_hosts, HOSTILE_FULL)
 
 
 def test_there_are_at_least_30_hostile_values():
     assert len(HOSTILE) >= 30 and len(set(c[0] for c in HOSTILE)) == len(HOSTILE)
+    # the fast tier's cases: one of each kind, all of them hostile values of this list
+    assert sorted(c[0] for c in HOSTILE_FAST) == sorted(FAST_CASES)
 
 
-@pytest.mark.parametrize("case_id,extra,expected", HOSTILE, ids=[c[0] for c in HOSTILE])
+@pytest.mark.parametrize("case_id,extra,expected", HOSTILE_FAST, ids=[c[0] for c in HOSTILE_FAST])
 def test_hostile_value_is_refused_before_anything_runs(hostile_runs, local_hosts, case_id, extra, expected):
-    run = hostile_runs[case_id]
+    assert_refused_before_anything_runs(hostile_runs[case_id], local_hosts, case_id, expected)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("case_id,extra,expected", HOSTILE_FULL, ids=[c[0] for c in HOSTILE_FULL])
+def test_more_hostile_values_are_refused_before_anything_runs(more_hostile_runs, local_hosts, case_id, extra,
+                                                              expected):
+    assert_refused_before_anything_runs(more_hostile_runs[case_id], local_hosts, case_id, expected)
+
+
+def assert_refused_before_anything_runs(run, local_hosts, case_id, expected):
     out = run["proc"].stdout
     assert run["proc"].returncode == 2, out[-4000:]
     for fragment in expected if isinstance(expected, tuple) else (expected,):
@@ -206,29 +236,30 @@ def lab(lab_factory):
 
 
 def _hung_client_dir():
-    path = os.path.join(oc.BUILD, "hung-client")
-    os.makedirs(path, exist_ok=True)
-    oc._write(os.path.join(path, "ib_write_bw"),  # pylint: disable=protected-access
-              "#!/bin/sh\n# HUNG CLIENT stand-in (commcheck lab): never connects to its server\nexec sleep 3600\n")
+    path = scratch_dir("reliability", "hung-client")
+    write_executable(os.path.join(path, "ib_write_bw"),
+                     "#!/bin/sh\n# HUNG CLIENT stand-in (commcheck lab): never connects to its server\nexec sleep 3600\n")
     return path
 
 
 def test_server_whose_client_never_comes_is_bounded(lab, tmp_path):
+    # the product's own deadline is what is under test: short, so that the test does not wait long for it
+    deadline = oc.FAST["commcheck_rdma_duration"] + 1
     server, client = lab.hosts[0], lab.hosts[1]
     env = lab.environment(client)
     env["PATH"] = _hung_client_dir() + ":" + env["PATH"]
     overlay = {"all": {"hosts": {client: {"commcheck_environment": env}}}}
     run = oc.oneclick(lab, tmp_path, {
         "commcheck_checks": ["rdma"], "commcheck_pattern": "pairs", "commcheck_rdma_pairs": [[server, client]],
-        "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_timeout": 10, "commcheck_cpu_governor": ""},
+        "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_timeout": deadline, "commcheck_cpu_governor": ""},
         overlay=overlay)
     assert run.rc == 0, run.tail()
     records = run.records("rdma_bw")
     assert len(records) >= 1 and all(r["verdict"] == "error" for r in records), records
     assert {r["host"] for r in records} | {r["peer"] for r in records} == {server, client}
-    # both sides stopped at their 10 s deadline, not after the hour the client sleeps: 10x that plus ansible's
-    # own time on a busy machine
-    assert run.elapsed < 10 * 10 + 300, run.elapsed
+    # both sides stopped at their deadline, not after the hour the client sleeps: 10x that plus ansible's own
+    # time on a busy machine
+    assert run.elapsed < 10 * deadline + 300, run.elapsed
     assert not oc.wait_no_test_processes(lab, timeout=5)
     assert not [p for p in lab.pids() if "sleep" in " ".join(p["cmdline"])]
 
@@ -261,6 +292,7 @@ def test_interrupted_run_leaves_no_process_and_restores_governors(lab, tmp_path)
         oc.set_governors(lab, oc.GOVERNORS)
 
 
+@pytest.mark.full
 def test_two_runs_at_once_keep_both_histories_complete(lab, tmp_path):
     """Two operators, one history directory (as /var/lib/commcheck/history would be), different hosts."""
     history = tmp_path / "shared-history"
@@ -311,6 +343,7 @@ def doomed_lab(lab_factory):
     return lab_factory("ockill", hosts=4, rails=1)
 
 
+@pytest.mark.full
 def test_host_killed_mid_run_is_reported_and_the_rest_is_kept(doomed_lab, tmp_path):
     lab = doomed_lab
     victim = lab.hosts[2]

@@ -21,7 +21,8 @@ BAD_HOST = "node0100"
 BAD_NIC = ("node0700", 3)
 WIDTH, HEIGHT = 1280, 800
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)"),
+              pytest.mark.full]
 
 
 def _value(server, client, rail):

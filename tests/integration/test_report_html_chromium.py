@@ -1,8 +1,11 @@
 # -*- coding: utf-8 -*-
-"""The report role's HTML in headless Chromium: the heat maps render (DOM has the SVG, screenshot not blank)."""
+"""The report role's HTML in headless Chromium: the heat maps render (DOM has the SVG, screenshot not blank), and
+FQDN host names stay whole and apart on the pictures' axes."""
+import html
 import itertools
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -19,7 +22,8 @@ VENV_BIN = os.path.dirname(sys.executable)
 HOSTS = ["n1", "n2", "n3", "n4"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)"),
+              pytest.mark.full]
 
 
 def _records(slow=None, bw=95.0):
@@ -140,3 +144,80 @@ def test_report_html_renders_heat_maps_in_chromium(tmp_path):
     # each heat-map cell is 44x44 px: 12 low and 12 good cells over the two maps, minus text and borders
     assert low_px > 12 * 44 * 20, low_px
     assert good_px > 12 * 44 * 20, good_px
+
+
+# --------------------------------------------------------------------------
+# FQDN inventory names: every host still reads apart on the pictures' axes
+# --------------------------------------------------------------------------
+
+FQDN_HOSTS = ["gpu-h100-node-%03d.rack%02d.dc-west.example.com" % (i, 1 + (i - 1) // 4) for i in range(1, 9)]
+
+# Where each host label lies in the laid-out page, measured in the test's copy of the page only: its text, the
+# full name of its tooltip, and how far it stays inside its picture on each side (negative: cut off).
+_LABEL_PROBE = """<script>
+(function () {
+  var out = [];
+  document.querySelectorAll("svg text.row, svg text.col, svg text.host").forEach(function (el) {
+    var r = el.getBoundingClientRect(), s = el.ownerSVGElement.getBoundingClientRect();
+    var title = el.parentNode.tagName === "g" ? el.parentNode.querySelector("title") : null;
+    out.push({cls: el.getAttribute("class"), svg: el.ownerSVGElement.getAttribute("class"), text: el.textContent,
+              title: title ? title.textContent : null, left: r.left - s.left, top: r.top - s.top,
+              right: s.right - r.right, bottom: s.bottom - r.bottom, width: r.width});
+  });
+  document.body.setAttribute("data-labels", JSON.stringify(out));
+})();
+</script>"""
+
+
+def _fqdn_report(tmp_path):
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
+    recs = []
+    for host, peer in itertools.permutations(FQDN_HOSTS, 2):
+        for rail in (0, 1):
+            value = 30.0 if FQDN_HOSTS[5] in (host, peer) and rail == 1 else 95.0
+            recs.append({"kind": "rdma_bw", "host": host, "peer": peer, "verdict": "pass" if value >= 90 else "fail",
+                         "params": {"op": "write", "rail": rail, "device": "mlx5_%d" % rail, "server": host,
+                                    "client": peer},
+                         "metrics": {"bw_gbps": value, "expected_gbps": 100.0}})
+    recs = history.normalize_records(recs)[0]
+    page = report_render.render_formats(["html"], recs, report_model.summarize(recs, run_id="fqdn"))["html"]
+    path = tmp_path / "fqdn.html"
+    path.write_text(page, encoding="utf-8")
+    return path, page
+
+
+def test_fqdn_hosts_read_apart_and_whole_in_chromium(tmp_path):
+    path, page = _fqdn_report(tmp_path)
+    probed = tmp_path / "fqdn-probed.html"
+    probed.write_text(page.replace("</body>", _LABEL_PROBE + "</body>"), encoding="utf-8")
+    dom = _chromium(["--window-size=1400,2000", "--dump-dom", "file://%s" % probed], tmp_path)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    match = re.search(r'data-labels="([^"]*)"', dom.stdout)
+    assert match, dom.stdout[:2000]
+    labels = json.loads(html.unescape(match.group(1)))
+    short = ["gpu-h100-node-%03d" % i for i in range(1, 9)]
+    by_picture = {}
+    for label in labels:
+        by_picture.setdefault((label["svg"], label["cls"]), []).append(label)
+        # the whole label is inside its picture: nothing cut at any edge
+        assert min(label["left"], label["top"], label["right"], label["bottom"]) >= -1, label
+        assert label["width"] > 0, label
+        assert label["title"] == FQDN_HOSTS[short.index(label["text"])], label
+    # the grid's rows and both axes of the heat map: each of the 8 hosts once, by a name that tells it apart
+    assert sorted(by_picture) == [("heatmap", "col"), ("heatmap", "row"), ("railgrid", "host")]
+    for found in by_picture.values():
+        assert sorted(label["text"] for label in found) == short
+    # the tables keep the names whole: the worst host NICs name FQDN_HOSTS[5]
+    assert "<td>%s</td>" % FQDN_HOSTS[5] in dom.stdout
+
+    shot = tmp_path / "fqdn.png"
+    res = _chromium(["--window-size=1400,2000", "--hide-scrollbars", "--screenshot=%s" % shot, "file://%s" % path],
+                    tmp_path)
+    assert res.returncode == 0 and shot.exists(), res.stderr[-2000:]
+    keep = os.environ.get("COMMCHECK_KEEP_SCREENSHOT")
+    if keep:   # to look at it: COMMCHECK_KEEP_SCREENSHOT=/tmp/fqdn.png
+        shutil.copyfile(str(shot), keep)
+    _width, _height, rows = png_pixels(str(shot))
+    low = _hex(report_render.fraction_color(0.3))   # the rail-1 links of FQDN_HOSTS[5], in grid and heat map
+    assert sum(1 for row in rows for px in row if _near(px, low)) > 500

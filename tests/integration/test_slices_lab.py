@@ -1,17 +1,25 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A run split over two controllers: two concurrent ansible-playbook processes, one per half of an 8-host lab.
+"""A run split over two controllers: two concurrent ansible-playbook processes, one per half of a 4-host lab.
 
 Both share one run id and one history (as AWX job slices of one workflow job
 would, or operators running ``--limit`` halves). The ring crosses the halves
-(h4-h5 and h8-h1), so those pairs need both slices at once; the slices meet
+(h2-h3 and h4-h1), so those pairs need both slices at once; the slices meet
 in the history's ``slices`` directory, plan the same ring, run their own
-hosts' sides and publish their own share. ``playbooks/report.yml`` then
-renders the whole run from the shared history. A host of the second half is
-slowed, and both its links are named however the slices split them.
+hosts' sides and publish their own share.
+
+Fast tier: one scenario (``two_slices``) that the first two tests read: the
+one-click play (discovery, RDMA and TCP over a ring) in two slices, with a
+host of the second half slowed; both its links are named however the slices
+split them, each slice's report covers the whole run, and
+``playbooks/report.yml`` then renders the whole run from the shared history.
+Full tier (``pytest.mark.full``): a slice that never comes, and a split run
+without a shared run id.
+
 The lab's perftest is the EMULATOR under tests/lab/emulators (real TCP
-between the lab hosts); ansible-playbook, SSH and the meeting files are real.
+between the lab hosts); ansible-playbook, SSH, iperf3 and the meeting files
+are real.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,12 +27,13 @@ __metaclass__ = type
 
 import json
 import os
-import threading
 import time
 
 import pytest
 
-from lab_checks import LAB_MIN_FRACTION, assert_nothing_left, history_env, read_history, slow_rate
+import oneclick_helpers as oc
+from lab_checks import HEALTHY_VERDICTS, MEASURED_VERDICTS, assert_nothing_left, history_env, read_history, \
+    slow_rate
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -32,51 +41,62 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.fixture(scope="module")
-def lab8(lab_factory):
-    return lab_factory("slice8", hosts=8, rails=1)
-
-
-def run_slices(lab, playbook, halves, extra_vars, env):
-    """Both slices at once; [(limit, CompletedProcess)] in the order of halves."""
-    results = [None] * len(halves)
-
-    def one(num, limit):
-        results[num] = lab.ansible_playbook(playbook, extra_vars=extra_vars, limit=limit, env=env, timeout=1200)
-    threads = [threading.Thread(target=one, args=(num, half)) for num, half in enumerate(halves)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return list(zip(halves, results))
+def lab(lab_factory):
+    return lab_factory("slice4", hosts=4, rails=1)
 
 
 def ring(hosts):
     return sorted(tuple(sorted((hosts[i], hosts[(i + 1) % len(hosts)]))) for i in range(len(hosts)))
 
 
-def test_two_slices_share_one_run_and_one_report(lab8, tmp_path):
-    hosts = lab8.hosts
-    halves = [hosts[:4], hosts[4:]]
-    slow = hosts[5]
-    run_id = "slices-%d" % os.getpid()
-    history = tmp_path / "history"
-    env = history_env(history)
-    lab8.heal()
-    lab8.slow(slow, rate=slow_rate(lab8))
-    try:
-        results = run_slices(lab8, "playbooks/rdma.yml", halves, {
-            "commcheck_slices": 2, "commcheck_run_id": run_id, "commcheck_slice_wait": 900,
-            "commcheck_rdma_pattern": "ring", "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_duration": 2,
-            "commcheck_min_fraction": LAB_MIN_FRACTION, "commcheck_rdma_gpudirect": False}, env)
-    finally:
-        lab8.heal()
-    for half, proc in results:
-        assert proc.returncode == 0, (half, proc.stdout[-4000:] + proc.stderr[-3000:])
-        # every slice judged the whole ring: 8 pairs, the slowed host's two links bad
-        assert "RDMA fail: 8 results" in proc.stdout, proc.stdout[-3000:]
-        assert "bad nodes ['%s']" % slow in proc.stdout or "bad links" in proc.stdout
+class Slices(object):
+    def __init__(self, lab, run_id, halves, slow, history, runs, report):
+        self.lab, self.run_id, self.halves, self.slow = lab, run_id, halves, slow
+        self.history, self.runs, self.report = history, runs, report
 
-    lines = read_history(history)
+
+@pytest.fixture(scope="module")
+def two_slices(lab, tmp_path_factory):
+    """The one-click play in two slices at once, a host of the second half slowed; then the report of the whole
+    run from the shared history."""
+    tmp = tmp_path_factory.mktemp("slices")
+    hosts = lab.hosts
+    halves = [hosts[:2], hosts[2:]]
+    slow = hosts[3]
+    run_id = "oneclick-slices-%d" % os.getpid()
+    history = tmp / "history"
+    extra = {"commcheck_slices": 2, "commcheck_run_id": run_id, "commcheck_slice_wait": 900,
+             "commcheck_checks": ["discover", "rdma", "tcp"], "commcheck_rdma_metrics": ["bw"],
+             "commcheck_rdma_gpudirect": False}
+    lab.heal()
+    lab.slow(slow, rate=slow_rate(lab))
+    try:
+        began = time.monotonic()
+        started = [oc.start_oneclick(lab, tmp, extra, limit=",".join(half), name="slice%d" % num, history=history)
+                   for num, half in enumerate(halves)]
+        runs = [oc.finish(proc, hist, report, began, timeout=1200) for proc, hist, report in started]
+    finally:
+        lab.heal()
+    assert_nothing_left(lab)
+    # one report of the whole run, from the shared history
+    report = lab.ansible_playbook(os.path.join(REPO, "playbooks", "report.yml"),
+                                  extra_vars={"commcheck_report_from_history": run_id,
+                                              "commcheck_history_dir": str(history),
+                                              "commcheck_report_dir": str(tmp / "reports"),
+                                              "commcheck_report_publish_regressions": False})
+    return Slices(lab, run_id, halves, slow, history, runs, (report, tmp / "reports" / run_id / "results.json"))
+
+
+def test_two_slices_share_one_run_and_one_report(two_slices):
+    lab, hosts, halves, slow, run_id = two_slices.lab, two_slices.lab.hosts, two_slices.halves, two_slices.slow, \
+        two_slices.run_id
+    for half, run in zip(halves, two_slices.runs):
+        assert run.rc == 0, (half, run.tail())
+        # every slice judged the whole ring: one pair per host, the slowed host's two links bad
+        assert "RDMA fail: %d results" % len(hosts) in run.stdout, run.stdout[-3000:]
+        assert "bad nodes ['%s']" % slow in run.stdout or "bad links" in run.stdout
+
+    lines = read_history(two_slices.history)
     assert {r["run_id"] for r in lines} == {run_id}
     bw = [r for r in lines if r["kind"] == "rdma_bw"]
     # each pair once in the shared history, crossing pairs included, published by the slice of its server
@@ -84,9 +104,11 @@ def test_two_slices_share_one_run_and_one_report(lab8, tmp_path):
     for rec in bw:
         owner = 0 if rec["host"] in halves[0] else 1
         assert rec["host"] in halves[owner]
-        assert rec["verdict"] in ("pass", "warn", "fail", "flaky")
+        assert rec["verdict"] in MEASURED_VERDICTS
         if slow in (rec["host"], rec["peer"]):
-            assert rec["verdict"] in ("fail", "flaky") and rec["metrics"]["bw_gbps"] < 0.5 * lab8.rate_gbps, rec
+            assert rec["verdict"] in ("fail", "flaky") and rec["metrics"]["bw_gbps"] < 0.5 * lab.rate_gbps, rec
+        else:
+            assert rec["verdict"] in HEALTHY_VERDICTS, rec
     crossing = [r for r in bw if (r["host"] in halves[0]) != (r["peer"] in halves[0])]
     assert len(crossing) == 2 and all(r["metrics"]["bw_gbps"] > 0 for r in crossing), crossing
     named = [r for r in lines if r["kind"] == "finding" and slow in (r["host"], r.get("peer"))
@@ -94,59 +116,24 @@ def test_two_slices_share_one_run_and_one_report(lab8, tmp_path):
     assert named, [(r["kind"], r["host"], r["params"].get("finding")) for r in lines if r["kind"] == "finding"]
     assert len([r for r in lines if r["kind"] == "summary"]) == 2
     # the slices met in the history's slices directory: one post per slice at each point
-    posts = os.path.join(str(history), "slices", run_id)
+    posts = os.path.join(str(two_slices.history), "slices", run_id)
     for step in ("rdma-perf-rails", "rdma-perf-sides", "rdma-perf-retests"):
         assert len(os.listdir(os.path.join(posts, step))) == 2, step
-    assert_nothing_left(lab8)
 
     # one report of the whole run, from the shared history
-    proc = lab8.ansible_playbook(os.path.join(REPO, "playbooks", "report.yml"),
-                                 extra_vars={"commcheck_report_from_history": run_id,
-                                             "commcheck_history_dir": str(history),
-                                             "commcheck_report_dir": str(tmp_path / "reports"),
-                                             "commcheck_report_publish_regressions": False})
+    proc, results = two_slices.report
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    with open(str(tmp_path / "reports" / run_id / "results.json")) as handle:
+    with open(str(results)) as handle:
         report = json.load(handle)
     pairs = [r for r in report["records"] if r["kind"] == "rdma_bw"]
     assert sorted(tuple(sorted((r["host"], r["peer"]))) for r in pairs) == ring(hosts)
     assert report["summary"]["verdict"] == "fail"
 
 
-def test_a_slice_that_never_comes_fails_the_other_with_a_reason(lab8, tmp_path):
-    """Told there are two slices, one controller alone waits commcheck_slice_wait, then fails saying why."""
-    proc = lab8.ansible_playbook("playbooks/rdma.yml", limit=lab8.hosts[:4], env=history_env(tmp_path / "history"),
-                                 extra_vars={"commcheck_slices": 2, "commcheck_run_id": "alone-%d" % os.getpid(),
-                                             "commcheck_slice_wait": 3, "commcheck_rdma_metrics": ["bw"],
-                                             "commcheck_rdma_duration": 1, "commcheck_rdma_gpudirect": False})
-    assert proc.returncode != 0
-    assert "only 1 of 2 slices reached step rdma-perf-rails" in proc.stdout, proc.stdout[-3000:]
-    assert_nothing_left(lab8)
-
-
-def test_a_split_run_without_a_shared_run_id_is_refused_before_anything_runs(lab8, tmp_path):
-    proc = lab8.ansible_playbook("playbooks/rdma.yml", limit=lab8.hosts[:4], env=history_env(tmp_path / "history"),
-                                 extra_vars={"commcheck_slices": 2, "commcheck_rdma_metrics": ["bw"],
-                                             "commcheck_rdma_gpudirect": False})
-    assert proc.returncode != 0
-    assert "needs one run id for all of them" in proc.stdout, proc.stdout[-3000:]
-    assert not (tmp_path / "history" / "slices").exists()
-
-
-def test_the_one_click_play_in_two_slices_reports_the_whole_run_in_each(lab8, tmp_path):
-    """The one-click play (discovery, RDMA and TCP over a ring) in two slices; each slice's report covers all."""
-    import oneclick_helpers as oc  # pylint: disable=import-outside-toplevel
-    hosts = lab8.hosts
-    run_id = "oneclick-slices-%d" % os.getpid()
-    history = tmp_path / "history"
-    extra = {"commcheck_slices": 2, "commcheck_run_id": run_id, "commcheck_checks": ["discover", "rdma", "tcp"],
-             "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_gpudirect": False}
-    lab8.heal()
-    began = time.monotonic()
-    started = [oc.start_oneclick(lab8, tmp_path, extra, limit=",".join(half), name="slice%d" % num, history=history)
-               for num, half in enumerate((hosts[:4], hosts[4:]))]
-    runs = [oc.finish(proc, hist, report, began, timeout=1200) for proc, hist, report in started]
-    for run in runs:
+def test_the_one_click_play_in_two_slices_reports_the_whole_run_in_each(two_slices):
+    """Each slice's own report covers every pair of the run, its own and the other slice's."""
+    hosts, run_id = two_slices.lab.hosts, two_slices.run_id
+    for run in two_slices.runs:
         assert run.rc == 0, run.tail()
         with open(os.path.join(run.report_dir, run_id, "results.json")) as handle:
             results = json.load(handle)
@@ -154,7 +141,29 @@ def test_the_one_click_play_in_two_slices_reports_the_whole_run_in_each(lab8, tm
             pairs = [r for r in results["records"] if r["kind"] == kind]
             assert sorted(tuple(sorted((r["host"], r["peer"]))) for r in pairs) == ring(hosts), kind
         assert results["run_id"] == run_id
-    lines = read_history(history)
+    lines = read_history(two_slices.history)
     assert {r["run_id"] for r in lines} == {run_id}
     assert len([r for r in lines if r["kind"] == "tcp_bw"]) == len(hosts)
-    assert not oc.wait_no_test_processes(lab8, timeout=10)
+    assert not oc.wait_no_test_processes(two_slices.lab, timeout=10)
+
+
+@pytest.mark.full
+def test_a_slice_that_never_comes_fails_the_other_with_a_reason(lab, tmp_path):
+    """Told there are two slices, one controller alone waits commcheck_slice_wait, then fails saying why."""
+    proc = lab.ansible_playbook("playbooks/rdma.yml", limit=lab.hosts[:2], env=history_env(tmp_path / "history"),
+                                extra_vars={"commcheck_slices": 2, "commcheck_run_id": "alone-%d" % os.getpid(),
+                                            "commcheck_slice_wait": 3, "commcheck_rdma_metrics": ["bw"],
+                                            "commcheck_rdma_duration": 1, "commcheck_rdma_gpudirect": False})
+    assert proc.returncode != 0
+    assert "only 1 of 2 slices reached step rdma-perf-rails" in proc.stdout, proc.stdout[-3000:]
+    assert_nothing_left(lab)
+
+
+@pytest.mark.full
+def test_a_split_run_without_a_shared_run_id_is_refused_before_anything_runs(lab, tmp_path):
+    proc = lab.ansible_playbook("playbooks/rdma.yml", limit=lab.hosts[:2], env=history_env(tmp_path / "history"),
+                                extra_vars={"commcheck_slices": 2, "commcheck_rdma_metrics": ["bw"],
+                                            "commcheck_rdma_gpudirect": False})
+    assert proc.returncode != 0
+    assert "needs one run id for all of them" in proc.stdout, proc.stdout[-3000:]
+    assert not (tmp_path / "history" / "slices").exists()

@@ -9,42 +9,48 @@ Each test breaks one component, runs playbooks/rdma.yml (retests included) and
 checks that localization names that component and nothing else:
 
 - a whole host slowed (every rail)            -> component "host" (bad_node)
-- one rail of one host slowed                 -> that host's rail (bad_nic, its device)
-- one pair slowed on one rail (Lab.slow_pair) -> "link" (bad_link)
 - a host slowed for the first pass only, healed before the retests -> "flaky", no "fail"
 - a perftest server stopped (SIGSTOP) as it starts -> its host, or the link when
   the two sides' outcomes cannot tell the server from its client; never another host
 
-Also: counter deltas during a run joined to the localized rail, counters rising
-run after run named as a trend, a RoCE MTU mismatch found before the pair runs,
-NUMA-pinned tests, and the quarantine role's Slurm drain script (dry run).
+Also: counters rising run after run named as a trend (two earlier runs written
+into the history, then one real run), and the quarantine role's Slurm drain
+script (dry run).
 
-Records are read from the history the commcheck_history callback writes. As in
-test_rdma_perf_lab.py, the pass line is 70% of the link rate (two shared CPU
-cores). About 2.5 minutes on the 2-core build machine (4 under load).
+One slowed rail (with the counter deltas of the run as its evidence, and
+NUMA-pinned tests), one slowed pair link and a RoCE MTU mismatch found before
+the pair runs are asserted on the fast tier's run with several faults at once
+(test_accuracy_lab.py).
+
+Fast tier: the counter trend. Full tier (``pytest.mark.full``): the others.
+Records are read from the history the commcheck_history callback writes. The
+pass line is half the link rate (two shared CPU cores,
+lab_checks.LAB_MIN_FRACTION). About 2.5 minutes on the 2-core build machine
+(4 under load); the fast tier's test about 15 s.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
+import datetime
 import os
-import subprocess
-import threading
 import time
 
 import pytest
 
 import faults
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
-from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, assert_nothing_left, history_env, read_history, \
-    slow_rate
+from lab_checks import LAB_MIN_FRACTION, assert_nothing_left, history_env, read_history, slow_rate
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAYBOOK = "playbooks/rdma.yml"
 RETEST_MARK = "Plan the retests of the failing pairs"
+# A hung side is stopped at its deadline: long enough for a healthy pair's test on a busy machine (the tests
+# run 2 s), short, so that the test waits a few seconds for it and not a quarter of a minute.
+HUNG_DEADLINE = 8
 BASE_VARS = {"commcheck_rdma_ops": ["write"], "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_duration": 2,
              "commcheck_min_fraction": LAB_MIN_FRACTION, "commcheck_cpu_governor": "",
              "commcheck_retest_repeats": 1}
@@ -53,27 +59,10 @@ BASE_VARS = {"commcheck_rdma_ops": ["write"], "commcheck_rdma_metrics": ["bw"], 
 def run_check(lab, tmp_path, extra=None, on_line=None, playbook=PLAYBOOK):
     """ansible-playbook rdma.yml with the history callback; on_line(line) sees the output as it comes."""
     history = tmp_path / "history"
-    env = lab.env(history_env(history))
-    extra_vars = dict(BASE_VARS, **(extra or {}))
-    varfile = tmp_path / "vars.json"
-    varfile.write_text(json.dumps(extra_vars))
-    argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", lab.inventory, "-e", "@%s" % varfile,
-            playbook]
     started = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                            env=env, cwd=REPO)
-    out = []
-    timer = threading.Timer(900, proc.kill)
-    timer.start()
-    try:
-        for line in proc.stdout:
-            out.append(line)
-            if on_line:
-                on_line(line)
-        proc.wait()
-    finally:
-        timer.cancel()
-    return proc.returncode, "".join(out), read_history(history), time.monotonic() - started
+    proc = lab.ansible_playbook(playbook, extra_vars=dict(BASE_VARS, **(extra or {})), env=history_env(history),
+                                on_line=on_line or (lambda _line: None))
+    return proc.returncode, proc.stdout, read_history(history), time.monotonic() - started
 
 
 def components(lines):
@@ -105,6 +94,7 @@ QUARANTINE_AFTER_CHECK = """
 """
 
 
+@pytest.mark.full
 def test_slowed_host_is_the_host(lab, tmp_path):
     slow = lab.hosts[2]
     lab.slow(slow, rate=slow_rate(lab))
@@ -145,104 +135,50 @@ def bump_counter(lab, host, device, counter, by):
         handle.write("%d\n" % (value + by))
 
 
-def test_one_slowed_rail_is_that_hosts_rail(lab, tmp_path):
-    slow = lab.hosts[1]
-    lab.slow(slow, rail=1, rate=slow_rate(lab))
-    bumped = []
-
-    def errors_during_the_run(line):
-        # the counters were read before the tests; the slowed port "sees" bit errors while they run
-        if RETEST_MARK in line and not bumped:
-            bump_counter(lab, slow, "mlx5_1", "symbol_error", 40)
-            bumped.append(True)
-
-    rc, out, lines, elapsed = run_check(lab, tmp_path, on_line=errors_during_the_run)
-    assert rc == 0, out[-4000:]
-    assert components(lines) == [("rail", slow, None, 1, ["mlx5_1"])], components(lines)
-    finding = [r for r in of_kind(lines, "finding") if r["params"].get("component") == "rail"][0]
-    assert finding["params"]["finding"] == "bad_nic"
-    assert "its other rail (0) is fine" in finding["cause"]
-    # the counter deltas of the run: attributed to the port, and part of the evidence of the bad rail
-    counters = [r for r in of_kind(lines, "port_counters") if r["host"] == slow and r["params"]["device"] == "mlx5_1"]
-    assert len(counters) == 1 and counters[0]["verdict"] == "warn"
-    assert counters[0]["metrics"]["symbol_error_delta"] == 40
-    assert all(r["verdict"] == "pass" for r in of_kind(lines, "port_counters") if r is not counters[0])
-    assert any(line.startswith("%s mlx5_1/1: symbol_error +40 during the run" % slow) for line in finding["evidence"])
-    # every test ran pinned to its NIC's NUMA node (the emulated NICs are on node 0)
-    pinned = [e for r in of_kind(lines, "rdma_bw") for e in r["evidence"] if ": pinned with " in e]
-    assert len(pinned) == 24 and all("--cpunodebind=0 --membind=0" in e or "taskset -c" in e for e in pinned)
-    assert all(r["verdict"] in HEALTHY_VERDICTS for r in of_kind(lines, "rdma_bw") if r["params"]["rail"] == 0)
-    assert_nothing_left(lab)
-    print("slowed rail: %.0f s" % elapsed)
-
-
-def test_one_slowed_pair_link_is_the_link(lab, tmp_path):
-    a, b = lab.hosts[0], lab.hosts[3]
-    lab.lab.slow_pair(a, b, slow_rate(lab), rail=0)
-    rc, out, lines, elapsed = run_check(lab, tmp_path)
-    assert rc == 0, out[-4000:]
-    assert components(lines) == [("link", a, b, 0, ["mlx5_0"])], components(lines)
-    finding = [r for r in of_kind(lines, "finding") if r["params"].get("component") == "link"][0]
-    assert finding["params"]["finding"] == "bad_link" and "and with known-good partners" in finding["cause"]
-    partner = [r for r in of_kind(lines, "rdma_bw_retest") if r["params"]["retest_purpose"] == "partner"]
-    assert sorted(r["params"]["subject"] for r in partner) == sorted([a, b])
-    assert all(r["verdict"] == "pass" for r in partner)
-    assert_nothing_left(lab)
-    print("slowed link: %.0f s" % elapsed)
-
-
-@pytest.fixture
-def mtu_9000_on_h4(lab):
-    host = lab.hosts[3]
-    path = os.path.join(lab.lab.sysfs_root(host), "class", "net", lab.host(host)["rails"][0]["netdev"], "mtu")
+def counter_value(lab, host, device, counter):
+    path = os.path.join(lab.lab.sysfs_root(host), "class", "infiniband", device, "ports", "1", "counters", counter)
     with open(path) as handle:
-        old = handle.read()
-    with open(path, "w") as handle:
-        handle.write("9000\n")
-    yield host
-    with open(path, "w") as handle:
-        handle.write(old)
+        return int(handle.read().strip())
 
 
-def test_roce_mismatch_is_a_finding_before_the_pair_runs(lab, tmp_path, mtu_9000_on_h4):
-    peer = lab.hosts[0]
-    rc, out, lines, elapsed = run_check(lab, tmp_path, {
-        "commcheck_rdma_hosts": [peer, mtu_9000_on_h4], "commcheck_rdma_pattern": "pairs",
-        "commcheck_rdma_pairs": [[peer, mtu_9000_on_h4]], "commcheck_rdma_duration": 1})
-    assert rc == 0, out[-4000:]
-    found = [r for r in of_kind(lines, "finding") if r["params"].get("check") == "roce_preflight"]
-    assert sorted((r["params"]["finding"], r["host"], r["peer"], r["params"]["rail"]) for r in found) == [
-        ("active_mtu_mismatch", peer, mtu_9000_on_h4, 0), ("netdev_mtu_mismatch", peer, mtu_9000_on_h4, 0)]
-    active = [r for r in found if r["params"]["finding"] == "active_mtu_mismatch"][0]
-    assert "(1024 vs 4096) (derived from the netdev MTU); the pair runs at 1024 bytes" in active["cause"]
-    assert active["verdict"] == "warn" and "mtu" in active["fix"].lower()
-    # said before the first test ran
-    assert out.index("Show the RoCE mismatches found before the tests") < out.index("Run every round of this host")
-    assert_nothing_left(lab)
-    print("RoCE preflight: %.0f s" % elapsed)
+def seed_port_counters(history_dir, runs):
+    """Earlier runs written into the history, as the callback writes them: runs is a list of
+    {(host, device): {counter: value}}, oldest first, the last one a minute before now."""
+    now = history.utc_now()
+    for num, ports in enumerate(runs):
+        records = [{"kind": "port_counters", "host": host, "peer": None,
+                    "params": {"check": "rdma_perf", "device": device, "port": 1}, "metrics": dict(values),
+                    "verdict": "pass"} for (host, device), values in sorted(ports.items())]
+        history.append_records(str(history_dir), history.normalize_records(records)[0], "seeded-%d" % (num + 1),
+                               when=now - datetime.timedelta(minutes=len(runs) - num), fsync=False)
 
 
 def test_counters_rising_run_after_run_are_a_trend(lab, tmp_path):
+    """link_downed of b's port rose before each of the last two runs: a flapping link, named by the third run.
+    Two earlier runs are written into the history (records, as the callback writes them); the third is a real
+    run. a's port rose too, but it has one earlier run only: two runs are no trend."""
     a, b = lab.hosts[0], lab.hosts[1]
     quick = {"commcheck_rdma_hosts": [a, b], "commcheck_rdma_pattern": "pairs", "commcheck_rdma_pairs": [[a, b]],
              "commcheck_rdma_duration": 1}
-    runs = []
-    for num in range(3):
-        if num:
-            bump_counter(lab, b, "mlx5_0", "link_downed", 1)      # the link went down between the runs
-        rc, out, lines, elapsed = run_check(lab, tmp_path, quick)  # one history for the three runs
-        assert rc == 0, out[-4000:]
-        runs.append(lines)
-    last_run = runs[-1][-1]["run_id"]
-    trends = [r for r in runs[-1] if r.get("kind") == "finding" and r["params"].get("finding") == "counter_trend"]
+    flapping, once = counter_value(lab, b, "mlx5_0", "link_downed"), counter_value(lab, a, "mlx5_0", "link_downed")
+    seed_port_counters(tmp_path / "history", [
+        {(b, "mlx5_0"): {"link_downed": flapping}},
+        {(b, "mlx5_0"): {"link_downed": flapping + 1}, (a, "mlx5_0"): {"link_downed": once}}])
+    bump_counter(lab, b, "mlx5_0", "link_downed", 2)      # the link went down between the runs, twice
+    bump_counter(lab, a, "mlx5_0", "link_downed", 1)
+    rc, out, lines, _elapsed = run_check(lab, tmp_path, quick)
+    assert rc == 0, out[-4000:]
+    this_run = lines[-1]["run_id"]
+    assert this_run not in ("seeded-1", "seeded-2")
+    trends = [r for r in lines if r.get("kind") == "finding" and r["params"].get("finding") == "counter_trend"]
     assert [(r["host"], r["params"]["device"], r["params"]["counter"], r["run_id"]) for r in trends] == [
-        (b, "mlx5_0", "link_downed", last_run)]
+        (b, "mlx5_0", "link_downed", this_run)]
     assert trends[0]["cause"].startswith("flapping link on %s mlx5_0/1: link_downed rose in 2 of the last 2" % b)
-    # the first two runs had no trend yet
-    assert not [r for lines in runs[:2] for r in lines if r.get("params", {}).get("finding") == "counter_trend"]
+    assert trends[0]["metrics"]["runs"] == 3 and trends[0]["metrics"]["increase"] == 2
     assert_nothing_left(lab)
 
 
+@pytest.mark.full
 def test_one_off_slowdown_that_recovers_is_flaky(lab, tmp_path):
     slow = lab.hosts[3]
     lab.slow(slow, rate=slow_rate(lab))
@@ -269,12 +205,13 @@ def test_one_off_slowdown_that_recovers_is_flaky(lab, tmp_path):
     print("flaky: %.0f s" % elapsed)
 
 
+@pytest.mark.full
 def test_hung_server_never_blames_another_host(lab, tmp_path):
     hung = lab.hosts[0]
     fault = faults.HungSide(lab.lab, hung, "server")
     fault.inject()
     try:
-        rc, out, lines, _elapsed = run_check(lab, tmp_path, {"commcheck_rdma_timeout": 15})
+        rc, out, lines, _elapsed = run_check(lab, tmp_path, {"commcheck_rdma_timeout": HUNG_DEADLINE})
     finally:
         fault.heal()
     assert rc == 0, out[-4000:]
@@ -302,6 +239,7 @@ def test_hung_server_never_blames_another_host(lab, tmp_path):
             assert component == "link" and hung in (host, peer), named
 
 
+@pytest.mark.full
 def test_hung_client_names_the_client_host(lab, tmp_path):
     # issue 14: a client stopped before it connected printed what a server hung after its banner prints (the
     # server listened, the client said nothing); the runner found the client's process stopped at its deadline
@@ -309,7 +247,7 @@ def test_hung_client_names_the_client_host(lab, tmp_path):
     fault = faults.HungSide(lab.lab, hung, "client")
     fault.inject()
     try:
-        rc, out, lines, _elapsed = run_check(lab, tmp_path, {"commcheck_rdma_timeout": 15})
+        rc, out, lines, _elapsed = run_check(lab, tmp_path, {"commcheck_rdma_timeout": HUNG_DEADLINE})
     finally:
         fault.heal()
     assert rc == 0, out[-4000:]

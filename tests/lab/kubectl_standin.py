@@ -32,14 +32,34 @@ where the collection depends on it:
   event (tests assert that nothing was left for it to kill).
 - Unknown flags are refused (``error: unknown flag``), a ``--kubeconfig`` file
   must exist, a ``-c`` container must be one of the pod's.
+- Credentials, only when the configuration has ``auth``: like real kubectl, a
+  call loads its kubeconfig from ``--kubeconfig``, else the files of
+  ``KUBECONFIG``, else ``~/.kube/config``, else the pod's service account
+  (``KUBERNETES_SERVICE_HOST``/``_PORT`` and a ``token`` file, in
+  ``auth.service_account_dir`` instead of /var/run/secrets/kubernetes.io/
+  serviceaccount); takes ``--context`` or the current context; and reaches
+  "the API server" only when that context's cluster has ``auth.server`` as its
+  server, trusts ``auth.ca`` (the PEM, from ``certificate-authority`` or
+  ``-data``; or skips verification) and its user has ``auth.token``
+  (``token`` or ``tokenFile``). Otherwise it fails with real kubectl's message
+  (``The connection to the server localhost:8080 was refused ...``, ``error:
+  You must be logged in to the server ...``, ``x509: certificate signed by
+  unknown authority`` ...). Every call is logged as a ``call`` event with the
+  verb, the kubeconfig's path and mode, and whether it was authenticated
+  (never the token).
+- ``version --client`` prints kubectl's ``Client Version:`` line (the version
+  names the stand-in), which the collection reads before kubectl acts.
 
 Configuration: env ``COMMCHECK_KUBECTL_STANDIN`` names a JSON file::
 
   {"state": "/path/state.json",          # pods; events go to <state>.events (JSON lines)
    "nodes": {"node1": {"netns": "ns", "pid": 1234, "addresses": ["10.0.0.2", ...],   # no netns/pid: this machine
                        "env": {"PATH": "..."}, "labels": {"k": "v"},
-                       "ready": true, "unschedulable": false}}}
+                       "ready": true, "unschedulable": false}},
+   "auth": {"server": "https://api.example:6443", "token": "...", "ca": "-----BEGIN CERTIFICATE-----...",
+            "service_account_dir": "/path"}}   # optional: calls need these credentials
 """
+import base64
 import fcntl
 import json
 import os
@@ -70,7 +90,10 @@ VERB_SWITCHES = {
     "create": set(),
     "delete": {"--ignore-not-found", "--wait", "--now", "--grace-period", "--timeout"},
     "wait": {"--for", "--timeout"},
+    "version": {"--client"},
 }
+# What ``version --client`` prints: kubectl's line, the version naming the stand-in (as k3s's "+k3s1" names k3s).
+VERSION = "Client Version: v1.30.0+commcheck-standin\nKustomize Version: v5.0.4\n"
 
 
 class Refused(Exception):
@@ -301,13 +324,122 @@ def kubeconfig_ok(opts):
         raise Refused("error: stat %s: no such file or directory" % path)
 
 
+NO_SERVER = "The connection to the server localhost:8080 was refused - did you specify the right host or port?"
+UNAUTHORIZED = "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
+
+
+def _read_config(path):
+    import yaml  # pylint: disable=import-outside-toplevel
+    with open(path) as handle:
+        return yaml.safe_load(handle) or {}
+
+
+def _named(entries, name):
+    return next((e for e in entries or [] if e.get("name") == name), None)
+
+
+def load_kubeconfig(config, opts):
+    """kubectl's loading rules: (merged config, source, path of the first file)."""
+    paths = [opts["kubeconfig"]] if opts.get("kubeconfig") else \
+        [p for p in os.environ.get("KUBECONFIG", "").split(":") if p and os.path.isfile(p)]
+    home = os.path.join(os.environ.get("HOME", "/"), ".kube", "config")
+    if not paths and os.path.isfile(home):
+        paths = [home]
+    if paths:
+        merged = {"clusters": [], "users": [], "contexts": [], "current-context": None}
+        for path in paths:       # the first file that sets an entry wins
+            doc = _read_config(path)
+            for kind in ("clusters", "users", "contexts"):
+                merged[kind] += [e for e in doc.get(kind) or [] if not _named(merged[kind], e.get("name"))]
+            merged["current-context"] = merged["current-context"] or doc.get("current-context")
+        return merged, "kubeconfig", paths[0]
+    sa_dir = config["auth"].get("service_account_dir") or "/var/run/secrets/kubernetes.io/serviceaccount"
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
+    if host and port and os.path.isfile(os.path.join(sa_dir, "token")):
+        ca = os.path.join(sa_dir, "ca.crt")
+        cluster = {"server": "https://%s:%s" % (host, port)}
+        if os.path.isfile(ca):
+            cluster["certificate-authority"] = ca
+        return {"clusters": [{"name": "in-cluster", "cluster": cluster}],
+                "users": [{"name": "in-cluster", "user": {"tokenFile": os.path.join(sa_dir, "token")}}],
+                "contexts": [{"name": "in-cluster", "context": {"cluster": "in-cluster", "user": "in-cluster"}}],
+                "current-context": "in-cluster"}, "in-cluster", None
+    raise Refused(NO_SERVER)
+
+
+def _trusted_ca(name, cluster):
+    """The PEM the cluster entry trusts (None: the system's), as kubectl reads it."""
+    if cluster.get("insecure-skip-tls-verify") and (cluster.get("certificate-authority")
+                                                    or cluster.get("certificate-authority-data")):
+        raise Refused("error: specifying a root certificates file with the insecure flag is not allowed")
+    if cluster.get("certificate-authority-data"):
+        return base64.b64decode(cluster["certificate-authority-data"]).decode("utf-8", "replace")
+    path = cluster.get("certificate-authority")
+    if path:
+        try:
+            with open(path) as handle:
+                return handle.read()
+        except (IOError, OSError) as exc:
+            raise Refused("error: unable to read certificate-authority %s for %s due to open %s: %s"
+                          % (path, name, path, (exc.strerror or "").lower()))
+    return None
+
+
+def _token(user):
+    if user.get("token"):
+        return user["token"]
+    if user.get("tokenFile"):
+        try:
+            with open(user["tokenFile"]) as handle:
+                return handle.read().strip()
+        except (IOError, OSError) as exc:
+            raise Refused("error: open %s: %s" % (user["tokenFile"], (exc.strerror or "").lower()))
+    return None
+
+
+def authenticate(config, verb, opts):
+    """Refuse the call as real kubectl would when its kubeconfig does not lead to the configured API server."""
+    auth = config["auth"]
+    event = {"event": "call", "verb": verb, "source": None, "kubeconfig": None, "authenticated": False}
+    try:
+        merged, event["source"], path = load_kubeconfig(config, opts)
+        if path:
+            event.update(kubeconfig=path, mode="%04o" % (os.stat(path).st_mode & 0o7777),
+                         dir_mode="%04o" % (os.stat(os.path.dirname(os.path.abspath(path))).st_mode & 0o7777))
+        name = opts.get("context") or merged.get("current-context")
+        context = (_named(merged["contexts"], name) or {}).get("context") if name else None
+        if name and context is None:
+            raise Refused("Error in configuration: context was not found for specified context: %s" % name)
+        if context is None:
+            raise Refused(NO_SERVER)
+        cluster = (_named(merged["clusters"], context.get("cluster")) or {}).get("cluster") or {}
+        server = cluster.get("server") or "http://localhost:8080"
+        ca = _trusted_ca(context.get("cluster"), cluster)
+        if server.rstrip("/") != auth["server"].rstrip("/"):
+            raise Refused("Unable to connect to the server: dial tcp: lookup %s: no such host"
+                          % server.split("://")[-1].split(":")[0].split("/")[0])
+        if auth.get("ca") and not cluster.get("insecure-skip-tls-verify") and (ca or "").strip() != auth["ca"].strip():
+            raise Refused("Unable to connect to the server: tls: failed to verify certificate: x509: certificate "
+                          "signed by unknown authority")
+        if _token((_named(merged["users"], context.get("user")) or {}).get("user") or {}) != auth["token"]:
+            raise Refused(UNAUTHORIZED)
+        event["authenticated"] = True
+    finally:
+        log_event(config, event)
+
+
 def main(argv):
     try:
-        config = load_config()
         verb, opts, args, command = parse(argv)
+        if verb == "version" and opts["switches"].get("client") and not args:
+            sys.stdout.write(VERSION)      # like kubectl: no configuration, no API server
+            return 0
+        config = load_config()
         if not verb:
             raise Refused("kubectl stand-in: no command")
         kubeconfig_ok(opts)
+        if config.get("auth"):
+            authenticate(config, verb, opts)
         if verb == "exec":
             return exec_in_pod(config, opts, args, command)
         if command is not None:

@@ -87,8 +87,9 @@ identifiers; choices are a list (the current AWX UI, ansible/ansible-ui
 frontend/awx/common/SurveyStep.tsx getChoices, offers no choice at all for a
 newline-separated string); and no question lets the survey user name a
 program to run (a binary, a directory of binaries, kubectl, a script, a
-command or the environment with PATH): such a variable is an inventory or
-job-template setting, never a survey answer.
+command or the environment with PATH) or a configuration file (a kubeconfig,
+mpirun's ssh configuration): such a variable is an inventory or job-template
+setting, never a survey answer.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -117,8 +118,10 @@ TEXT_TYPES = ("text", "textarea", "password")
 CHOICE_TYPES = ("multiplechoice", "multiselect")
 REQUIRED_KEYS = (("type", str), ("question_name", str), ("variable", str), ("required", bool))
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Variables that name a program, where programs are looked for, or what runs.
-PROGRAM_VARIABLE = re.compile(r"(mpirun|kubectl|binar|_bin$|_bin_|script|command|environment|_env$)")
+# Variables that name a program, where programs are looked for, what runs, or a configuration file (a
+# kubeconfig, mpirun's ssh configuration): role_options.file_naming_variables() lists the roles' own.
+PROGRAM_VARIABLE = re.compile(r"(mpirun|kubectl|binar|_bin$|_bin_|script|command|environment|_env$|kubeconfig|"
+                              r"_config$|credential|_vars$|agent_dir|job_collective)")
 
 
 def _is_int(value):
@@ -379,8 +382,8 @@ def project_problems(survey):
                             "choices given as one string" % variable)
         if PROGRAM_VARIABLE.search(variable):
             problems.append("%s: a survey must not let its user name a program to run (binary, its directory, "
-                            "kubectl, a script, a command or the environment); set it in the inventory or the job "
-                            "template" % variable)
+                            "kubectl, a script, a command or the environment) or a configuration file (a kubeconfig, "
+                            "an ssh configuration); set it in the inventory or the job template" % variable)
     return problems
 
 

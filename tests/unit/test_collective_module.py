@@ -8,6 +8,11 @@ its argv and replays a real nccl-tests / hccl_test output from
 tests/fixtures/corpus (choosing the output by the hosts it was given, to
 drive a bisection). Real mpirun with the lab's emulators runs in
 tests/integration/test_collective_lab.py.
+
+The checks of bad input and the plans of check mode, where nothing is
+launched, run the module's main() in this process instead (``in_process``):
+what they pin is the check or the plan, which a process of its own only makes
+slower to reach (a Python start and Ansible's imports per case).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,11 +20,15 @@ __metaclass__ = type
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 
 import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.modules import collective
+from module_in_process import run_module as run_main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -97,6 +106,18 @@ def run_module(args, tools, check_mode=False, timeout=60):
         raise AssertionError("no JSON from module: rc=%s\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr))
 
 
+@pytest.fixture
+def in_process(tools, monkeypatch, capsys):
+    """run(args): the module's result with main() run in this process; mpirun and the test binaries are still the
+    doubles on PATH, run as processes."""
+    monkeypatch.setenv("PATH", tools["path"] + os.pathsep + os.environ.get("PATH", ""))
+    # the module installs handlers for these signals: put pytest's back
+    saved = dict((sig, signal.getsignal(sig)) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
+    yield lambda args, check_mode=False: run_main(collective, monkeypatch, capsys, args, check_mode=check_mode)
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
 def mpirun_calls(tools):
     if not tools["log"].exists():
         return []
@@ -135,15 +156,15 @@ def base(tools, **kw):
     ({"min_fraction": 1.5}, "min_fraction"),
     ({"binary_dir": "relative/bin"}, "absolute"),
 ])
-def test_bad_input_fails_before_anything_runs(tools, override, message):
-    out = run_module(base(tools, **override), tools)
+def test_bad_input_fails_before_anything_runs(tools, in_process, override, message):
+    out = in_process(base(tools, **override))
     assert out.get("failed"), out
     assert message in out["msg"]
     assert mpirun_calls(tools) == []
 
 
-def test_check_mode_returns_the_command_and_runs_nothing(tools):
-    out = run_module(base(tools, env={"NCCL_IB_HCA": "mlx5_0"}, allow_run_as_root=True), tools, check_mode=True)
+def test_check_mode_returns_the_command_and_runs_nothing(tools, in_process):
+    out = in_process(base(tools, env={"NCCL_IB_HCA": "mlx5_0"}, allow_run_as_root=True), check_mode=True)
     assert not out.get("failed")
     assert out["verdict"] == "skipped"
     assert out["cmd"][:8] == ["mpirun", "--allow-run-as-root", "-np", "2", "-H", "n1:1,n2:1", "--map-by",
@@ -153,20 +174,20 @@ def test_check_mode_returns_the_command_and_runs_nothing(tools):
     assert mpirun_calls(tools) == []
 
 
-def test_missing_binary_is_a_clear_error(tools, tmp_path):
+def test_missing_binary_is_a_clear_error(tools, in_process, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    out = run_module(base(tools, binary_dir=str(empty)), tools)
+    out = in_process(base(tools, binary_dir=str(empty)))
     assert out["failed"] and out["verdict"] == "error"
     assert "all_reduce_perf was not found in %s on the launcher host" % empty in out["msg"]
     assert "binary_dir" in out["fix"]
     assert mpirun_calls(tools) == []
-    kept = run_module(base(tools, binary_dir=str(empty), fail_on_error=False), tools)
+    kept = in_process(base(tools, binary_dir=str(empty), fail_on_error=False))
     assert not kept["failed"] and kept["verdict"] == "error" and kept["cmd"][0] == "mpirun"
 
 
-def test_missing_mpirun_is_a_clear_error(tools):
-    out = run_module(base(tools, mpirun="/nonexistent/mpirun"), tools)
+def test_missing_mpirun_is_a_clear_error(tools, in_process):
+    out = in_process(base(tools, mpirun="/nonexistent/mpirun"))
     assert out["failed"] and "not installed on the launcher host" in out["msg"]
 
 
@@ -272,23 +293,22 @@ def test_launcher_failure_names_the_unreachable_host(tools, monkeypatch, tmp_pat
     assert len(out["runs"]) == 1  # named by the error itself: no bisection
 
 
-def test_launch_settings_come_from_their_own_options(tools, tmp_path):
+def test_launch_settings_come_from_their_own_options(tools, in_process, tmp_path):
     """ssh_config and mpi_agent_dir are how mpirun reaches other hosts; mca can never set them."""
     config = tmp_path / "ssh_config"
     config.write_text("Host *\n  Port 2222\n")
-    out = run_module(base(tools, ssh_config=str(config), mca={"btl_tcp_if_include": "10.0.0.0/24"}), tools,
-                     check_mode=True)
+    out = in_process(base(tools, ssh_config=str(config), mca={"btl_tcp_if_include": "10.0.0.0/24"}), check_mode=True)
     assert not out.get("failed"), out
     cmd = out["cmd"]
     assert cmd[cmd.index("plm_rsh_args") - 1:cmd.index("plm_rsh_args") + 2] == [
         "--mca", "plm_rsh_args", "-F %s" % config]
-    agent = run_module(base(tools, transport="kubectl", kubectl={"pod": "commcheck-r1-node-a"},
-                            mpi_agent_dir="/tmp/commcheck-kubexec"), tools, check_mode=True)
+    agent = in_process(base(tools, transport="kubectl", kubectl={"pod": "commcheck-r1-node-a"},
+                            mpi_agent_dir="/tmp/commcheck-kubexec"), check_mode=True)
     assert not agent.get("failed"), agent
     assert agent["cmd"][agent["cmd"].index("plm_rsh_agent") + 1] == "/tmp/commcheck-kubexec/kubexec.sh"
-    both = run_module(base(tools, transport="kubectl", kubectl={"pod": "p"}, mpi_agent_dir="/tmp/commcheck-kubexec",
-                           ssh_config=str(config)), tools)
+    both = in_process(base(tools, transport="kubectl", kubectl={"pod": "p"}, mpi_agent_dir="/tmp/commcheck-kubexec",
+                           ssh_config=str(config)))
     assert both["failed"] and "exclude each other" in both["msg"]
-    mpich = run_module(base(tools, launcher="mpich", ssh_config=str(config)), tools)
+    mpich = in_process(base(tools, launcher="mpich", ssh_config=str(config)))
     assert mpich["failed"] and "launcher 'mpich' takes no mpi_agent_dir or ssh_config" in mpich["msg"]
     assert mpirun_calls(tools) == []

@@ -137,9 +137,13 @@ def collective_record(host, transport, verdict="pass"):
 
 
 def test_the_report_shows_the_transport_of_each_collective_series():
-    records = [collective_record("n1", "Socket", "fail"), collective_record("n3", "IB")]
+    # two runs of one check (the same node set): its line shows both networks
+    records = [collective_record("n1", "Socket", "fail"), collective_record("n1", "IB")]
     [series] = report_model.collective_series(records)
     assert series["transport"] == "IB, Socket" and series["verdict"] == "fail"
+    # runs on other node sets are lines of their own, each with its own network
+    apart = report_model.collective_series([collective_record("n1", "Socket", "fail"), collective_record("n3", "IB")])
+    assert [(s["transport"], s["verdict"]) for s in apart] == [("Socket", "fail"), ("IB", "pass")]
     summary = report_model.summarize(records)
     markdown = report_markdown.render_markdown(records, summary)
     assert "| series | transport | size (bytes) | busbw |" in markdown and "| IB, Socket |" in markdown

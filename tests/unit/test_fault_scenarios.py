@@ -20,6 +20,20 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 
 from fault_lab import Fabric
 
+# The fast tier pins every fault class at 4 and 8 hosts; the same class at 16 and 32 hosts (the 32-host x
+# 8-rail fabrics take minutes) runs in the full tier, where a fault class is not pinned smaller.
+FAST_MAX_HOSTS = 8
+
+
+def tiered(sizes, keep=()):
+    """``sizes`` (n, or tuples that start with n) as parameters: those above FAST_MAX_HOSTS hosts marked ``full``
+    (``keep``: a bigger size whose case pins what no smaller one does)."""
+    def hosts(size):
+        return size[0] if isinstance(size, tuple) else size
+    return [size if hosts(size) <= FAST_MAX_HOSTS or size in keep else
+            pytest.param(*(size if isinstance(size, tuple) else (size,)), marks=pytest.mark.full)
+            for size in sizes]
+
 
 def names(fabric, **kwargs):
     return sorted(cp.describe(c) for c in fabric.run(**kwargs))
@@ -52,8 +66,8 @@ def discovery_finding(host, code, verdict="fail", device=None):
 
 # --- no false alarm ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("n,rails,pattern", [(2, 1, "mesh"), (3, 2, "mesh"), (4, 2, "mesh"), (8, 2, "ring"),
-                                             (8, 8, "mesh"), (16, 2, "mesh")])
+@pytest.mark.parametrize("n,rails,pattern", tiered([(2, 1, "mesh"), (3, 2, "mesh"), (4, 2, "mesh"), (8, 2, "ring"),
+                                                    (8, 8, "mesh"), (16, 2, "mesh")]))
 def test_a_healthy_fabric_with_five_percent_noise_names_nothing(n, rails, pattern):
     fabric = Fabric(n, rails, pattern=pattern, ops=("write", "read"), metrics=("bw", "lat"), noise=0.05)
     assert names(fabric) == []
@@ -79,7 +93,7 @@ def test_one_direction_of_a_link_slow_is_that_link():
 
 # --- switches and planes ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("n,behind", [(8, 2), (8, 3), (16, 2), (16, 4)])
+@pytest.mark.parametrize("n,behind", tiered([(8, 2), (8, 3), (16, 2), (16, 4)]))
 def test_a_leaf_switch_of_some_hosts_of_a_rail_is_the_fabric_not_their_nics(n, behind):
     # the hosts behind the leaf pass among themselves and fail with everyone across its uplinks
     hosts = ["h%d" % (i + 1) for i in range(n)]
@@ -172,7 +186,7 @@ def test_a_link_late_once_is_a_flaky_link():
 
 # --- latency ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("n", [3, 4, 8, 16])
+@pytest.mark.parametrize("n", tiered([3, 4, 8, 16]))
 def test_a_late_host_with_normal_bandwidth_is_the_host_also_after_its_retests(n):
     fabric = Fabric(n, metrics=("bw", "lat")).late(50, "h2")
     assert names(fabric) == ["host h2"]
@@ -371,14 +385,14 @@ def test_a_host_no_connection_reaches_is_that_host_whichever_side_it_is():
 SIZES = [(8, 1, "mesh"), (8, 8, "ring"), (16, 2, "mesh"), (16, 8, "ring"), (32, 1, "ring"), (32, 8, "mesh")]
 
 
-@pytest.mark.parametrize("n,rails,pattern", [(4, 1, "mesh")] + SIZES)
+@pytest.mark.parametrize("n,rails,pattern", tiered([(4, 1, "mesh")] + SIZES))
 @pytest.mark.parametrize("gbps", [200.0, 100.0])
 def test_a_host_with_slower_nics_than_the_fleet_is_judged_at_its_own_rate(n, rails, pattern, gbps):
     # a 200G (or 100G) host among 400G ones delivers what its own NICs can: healthy, though far below the others
     assert names(Fabric(n, rails, pattern, rate=400.0).fitted("h2", gbps)) == []
 
 
-@pytest.mark.parametrize("n,rails,pattern", SIZES)
+@pytest.mark.parametrize("n,rails,pattern", tiered(SIZES))
 @pytest.mark.parametrize("history", [0, 3])
 def test_a_slow_host_in_a_fleet_of_mixed_nics_is_that_host_alone(n, rails, pattern, history):
     fabric = Fabric(n, rails, pattern, rate=400.0, history=history)
@@ -387,7 +401,7 @@ def test_a_slow_host_in_a_fleet_of_mixed_nics_is_that_host_alone(n, rails, patte
     assert names(fabric.slow(0.6, "h%d" % n)) == ["host h%d" % n]
 
 
-@pytest.mark.parametrize("n", [8, 16, 32])
+@pytest.mark.parametrize("n", tiered([8, 16, 32]))
 @pytest.mark.parametrize("rails", [1, 2, 8])
 def test_two_slow_hosts_of_a_ring_are_not_the_host_between_them(n, rails):
     # h1 sits between h2 and hN: both its only peers are slow, and it passes with known-good partners
@@ -398,7 +412,7 @@ def test_two_slow_hosts_of_a_ring_are_not_the_host_between_them(n, rails):
         assert names(fabric) == ["host h2", "nic h%d mlx5_%d (rail %d)" % (n, rails - 1, rails - 1)]
 
 
-@pytest.mark.parametrize("n,rails,pattern", [(4, 2, "mesh"), (8, 1, "ring"), (16, 8, "mesh"), (32, 2, "ring")])
+@pytest.mark.parametrize("n,rails,pattern", tiered([(4, 2, "mesh"), (8, 1, "ring"), (16, 8, "mesh"), (32, 2, "ring")]))
 @pytest.mark.parametrize("phases,verdict", [
     (("first", "retest2"), "fail"),     # fails, passes its retest, fails again: a port that flaps
     (("first", "retest1"), "fail"),     # fails twice, then passes once
@@ -414,8 +428,8 @@ def test_a_flapping_port_fails_and_a_moment_is_flaky_by_how_often_it_failed(n, r
     assert names(host) == ["host h3" + flaky]
 
 
-@pytest.mark.parametrize("n,rails,pattern", [(8, 2, "mesh"), (8, 8, "ring"), (16, 2, "ring"), (16, 8, "mesh"),
-                                             (32, 2, "mesh"), (32, 8, "ring")])
+@pytest.mark.parametrize("n,rails,pattern", tiered([(8, 2, "mesh"), (8, 8, "ring"), (16, 2, "ring"), (16, 8, "mesh"),
+                                                    (32, 2, "mesh"), (32, 8, "ring")]))
 @pytest.mark.parametrize("factor", [0.945, 0.94])
 def test_a_rail_whose_every_link_is_at_the_pass_line_is_its_fabric_not_a_scatter_of_nics(n, rails, pattern, factor):
     # every link of rail 1 delivers about 0.89 of its rate against a line at 0.9: chance picks which fail
@@ -428,13 +442,13 @@ def test_a_rail_whose_every_link_is_at_the_pass_line_is_its_fabric_not_a_scatter
     assert names(fabric) == ["fabric of rail 1", "nic h3 mlx5_0 (rail 0)"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", [(8, 2, "mesh"), (16, 8, "ring"), (32, 8, "mesh")])
+@pytest.mark.parametrize("n,rails,pattern", tiered([(8, 2, "mesh"), (16, 8, "ring"), (32, 8, "mesh")]))
 def test_every_rail_at_the_pass_line_is_one_fabric_culprit(n, rails, pattern):
     found = only(Fabric(n, rails, pattern).slow(0.945), "fabric")
     assert found["rail"] is None and "every rail" in found["cause"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", SIZES)
+@pytest.mark.parametrize("n,rails,pattern", tiered(SIZES))
 @pytest.mark.parametrize("factor", [0.95, 0.947])
 def test_a_host_or_nic_at_the_pass_line_is_that_host_or_nic(n, rails, pattern, factor):
     # its every link is 5 % below the others', and noise puts each on either side of the line
@@ -443,7 +457,7 @@ def test_a_host_or_nic_at_the_pass_line_is_that_host_or_nic(n, rails, pattern, f
     assert names(Fabric(n, rails, pattern).slow(factor, "h3", rail=rails - 1)) == [expected]
 
 
-@pytest.mark.parametrize("n,rails,pattern", SIZES)
+@pytest.mark.parametrize("n,rails,pattern", tiered(SIZES, keep=[(16, 2, "mesh")]))
 @pytest.mark.parametrize("rail", [None, 0])
 def test_a_host_or_nic_twice_as_late_as_the_fleet_is_that_host_or_nic_or_nothing_never_its_links(
         n, rails, pattern, rail):
@@ -455,7 +469,7 @@ def test_a_host_or_nic_twice_as_late_as_the_fleet_is_that_host_or_nic_or_nothing
         assert found == ["host h3"]
 
 
-@pytest.mark.parametrize("n", [8, 16, 32])
+@pytest.mark.parametrize("n", tiered([8, 16, 32]))
 @pytest.mark.parametrize("rails", [1, 8])
 def test_a_slow_spine_between_two_halves_of_a_ring_is_the_fabric(n, rails):
     # the ring crosses the cut twice; the retests with known-good partners fail across it too
@@ -466,7 +480,7 @@ def test_a_slow_spine_between_two_halves_of_a_ring_is_the_fabric(n, rails):
     assert found["rail"] == rail and "split into 2 groups" in found["cause"]
 
 
-@pytest.mark.parametrize("n,pattern", [(8, "mesh"), (8, "ring"), (16, "mesh"), (16, "ring")])
+@pytest.mark.parametrize("n,pattern", tiered([(8, "mesh"), (8, "ring"), (16, "mesh"), (16, "ring")]))
 def test_a_moment_of_slowness_without_a_known_rate_is_flaky(n, pattern):
     # 40 % of its peers' rate: below the fleet threshold's half of the median, so retested before it is blamed
     fabric = Fabric(n, pattern=pattern, known_rate=False).slow(0.4, "h3", rail=1, phase="first")
@@ -477,27 +491,27 @@ def test_a_moment_of_slowness_without_a_known_rate_is_flaky(n, pattern):
 
 # --- pinned: fault classes the chain already names right at every size --------------------------------
 
-@pytest.mark.parametrize("n,rails,pattern", SIZES)
+@pytest.mark.parametrize("n,rails,pattern", tiered(SIZES))
 def test_a_host_whose_pcie_slows_every_rail_to_two_thirds_is_the_host_and_one_such_rail_its_nic(n, rails, pattern):
     assert names(Fabric(n, rails, pattern).slow(0.65, "h3")) == ["host h3"]
     if rails > 1:
         assert names(Fabric(n, rails, pattern).slow(0.65, "h3", rail=1)) == ["nic h3 mlx5_1 (rail 1)"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", SIZES)
+@pytest.mark.parametrize("n,rails,pattern", tiered(SIZES))
 def test_one_direction_of_a_link_slow_in_reads_and_writes_is_that_link(n, rails, pattern):
     fabric = Fabric(n, rails, pattern, ops=("write", "read")).slow(0.3, "h1", rail=0, peer="h2", direction="tx")
     assert names(fabric) == ["link h1 - h2 (rail 0)"]
 
 
-@pytest.mark.parametrize("n", [4, 8, 16, 32])
+@pytest.mark.parametrize("n", tiered([4, 8, 16, 32]))
 @pytest.mark.parametrize("rails", [1, 8])
 def test_a_star_names_its_center_or_a_leaf(n, rails):
     assert names(Fabric(n, rails, pattern="star").slow(0.3, "h1")) == ["host h1"]
     assert names(Fabric(n, rails, pattern="star").slow(0.3, "h3")) == ["host h3"]
 
 
-@pytest.mark.parametrize("n,rails", [(32, 1), (32, 8)])
+@pytest.mark.parametrize("n,rails", tiered([(32, 1), (32, 8)], keep=[(32, 1)]))
 def test_a_bad_host_among_32_with_ring_pairs_only_is_that_host(n, rails):
     assert names(Fabric(n, rails, pattern="ring").slow(0.3, "h17")) == ["host h17"]
 
@@ -515,7 +529,7 @@ def nic_or_host(host, rail, rails):
     return "nic %s mlx5_%d (rail %d)" % (host, rail, rail) if rails > 1 else "host %s" % host
 
 
-@pytest.mark.parametrize("n,rails,pattern", BIG + [(8, 1, "ring"), (16, 8, "mesh"), (32, 2, "mesh")])
+@pytest.mark.parametrize("n,rails,pattern", tiered(BIG + [(8, 1, "ring"), (16, 8, "mesh"), (32, 2, "mesh")]))
 def test_a_noisy_fabric_whose_pairs_read_85_to_100_percent_at_random_names_nothing_and_fails_nothing(
         n, rails, pattern):
     # congestion or other traffic: each test draws anew between 0.85 and 1.0 of the rate (the line is 0.9), so a
@@ -528,7 +542,7 @@ def test_a_noisy_fabric_whose_pairs_read_85_to_100_percent_at_random_names_nothi
     assert warned and all("within the noise of rail" in r["cause"] for r in warned)
 
 
-@pytest.mark.parametrize("n,rails,pattern", [size for size in BIG if size != (8, 2, "ring")])
+@pytest.mark.parametrize("n,rails,pattern", tiered([size for size in BIG if size != (8, 2, "ring")]))
 def test_a_slow_host_in_a_noisy_fabric_is_still_that_host(n, rails, pattern):
     # (left out: a ring of 8 on two rails, where a host's only two links on a rail both read 7 % below the
     # others by chance, first pass and retest: as likely a slightly slow NIC as noise, and named as one)
@@ -536,7 +550,7 @@ def test_a_slow_host_in_a_noisy_fabric_is_still_that_host(n, rails, pattern):
     assert names(fabric) == ["host h3"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", GRID)
+@pytest.mark.parametrize("n,rails,pattern", tiered(GRID))
 def test_a_pair_that_fails_and_then_errors_on_retest_is_that_link_not_a_flaky_one(n, rails, pattern):
     # the retest that errored did not pass: it had been read as a pass, so the link was called flaky
     fabric = Fabric(n, rails, pattern).slow(0.3, "h3", rail=0, peer="h4", phase="first").fails(
@@ -547,7 +561,7 @@ def test_a_pair_that_fails_and_then_errors_on_retest_is_that_link_not_a_flaky_on
     assert names(fabric) == [nic_or_host("h3", 0, rails)]
 
 
-@pytest.mark.parametrize("n,rails,pattern", RAILED + [(8, 2, "mesh"), (32, 8, "ring")])
+@pytest.mark.parametrize("n,rails,pattern", tiered(RAILED + [(8, 2, "mesh"), (32, 8, "ring")]))
 def test_a_rail_plane_late_for_every_pair_is_that_rails_fabric(n, rails, pattern):
     # a switch plane in store-and-forward or a PFC storm: 22 us on rail 1 where the other rails answer in 2,
     # bandwidth normal; no outlier within the rail and latency has no hardware line: it named nothing
@@ -557,8 +571,8 @@ def test_a_rail_plane_late_for_every_pair_is_that_rails_fabric(n, rails, pattern
         "fabric of rail 1", "host h2"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", [(8, 2, "mesh"), (8, 8, "ring"), (16, 2, "ring"), (16, 8, "mesh"),
-                                             (32, 2, "mesh"), (32, 8, "ring")])
+@pytest.mark.parametrize("n,rails,pattern", tiered([(8, 2, "mesh"), (8, 8, "ring"), (16, 2, "ring"), (16, 8, "mesh"),
+                                                    (32, 2, "mesh"), (32, 8, "ring")]))
 @pytest.mark.parametrize("how", ["cut", "slow"])
 def test_a_top_of_rack_switch_that_cuts_its_hosts_off_on_every_rail_is_one_fabric_culprit(n, rails, pattern, how):
     # the same quarter of the hosts fails with the others on all rails at once: one switch, not one per rail
@@ -573,7 +587,7 @@ def test_a_top_of_rack_switch_that_cuts_its_hosts_off_on_every_rail_is_one_fabri
     assert found["rail"] is None and "on all %d rails" % rails in found["cause"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", [(8, 1, "mesh"), (8, 2, "ring"), (16, 8, "mesh"), (32, 2, "ring")])
+@pytest.mark.parametrize("n,rails,pattern", tiered([(8, 1, "mesh"), (8, 2, "ring"), (16, 8, "mesh"), (32, 2, "ring")]))
 def test_a_leaf_cut_off_on_one_rail_is_that_rails_fabric(n, rails, pattern):
     fabric = Fabric(n, rails, pattern)
     rail = rails - 1
@@ -581,7 +595,7 @@ def test_a_leaf_cut_off_on_one_rail_is_that_rails_fabric(n, rails, pattern):
         "fabric of rail %d" % rail]
 
 
-@pytest.mark.parametrize("n,rails,pattern", GRID)
+@pytest.mark.parametrize("n,rails,pattern", tiered(GRID))
 def test_a_pair_refused_on_one_rail_is_that_link_not_the_clients_nic(n, rails, pattern):
     # a route or ACL between two hosts: the client is refused while the server listens, and both work with
     # every other peer; the refusal had singled out the client's NIC (its host with one rail)
@@ -590,7 +604,7 @@ def test_a_pair_refused_on_one_rail_is_that_link_not_the_clients_nic(n, rails, p
     assert names(fabric) == ["link h3 - h4 (rail 0)"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", GRID)
+@pytest.mark.parametrize("n,rails,pattern", tiered(GRID))
 @pytest.mark.parametrize("how,cause", [("exited", "ib_write_bw: command not found"),
                                        ("refused", "connect_failed: Connection refused"),
                                        ("stalled", "timed out")])
@@ -607,20 +621,20 @@ def test_two_hosts_whose_one_pair_is_slow_after_its_retest_are_that_link(rails):
         assert (found["host"], found["peer"], found["rail"], found["confidence"]) == ("h1", "h2", 0, "low")
 
 
-@pytest.mark.parametrize("n,rails,pattern", BIG)
+@pytest.mark.parametrize("n,rails,pattern", tiered(BIG))
 def test_two_slow_nics_of_one_rail_on_different_hosts_are_the_two_nics_not_the_rail(n, rails, pattern):
     rail = rails - 1
     fabric = Fabric(n, rails, pattern).slow(0.3, "h2", rail=rail).slow(0.3, "h6", rail=rail)
     assert names(fabric) == sorted([nic_or_host("h2", rail, rails), nic_or_host("h6", rail, rails)])
 
 
-@pytest.mark.parametrize("n,pattern", [(4, "mesh"), (8, "ring"), (16, "mesh"), (32, "ring")])
+@pytest.mark.parametrize("n,pattern", tiered([(4, "mesh"), (8, "ring"), (16, "mesh"), (32, "ring")]))
 def test_two_of_eight_rails_slow_on_a_host_are_two_nics_not_the_host(n, pattern):
     assert names(Fabric(n, 8, pattern).slow(0.3, "h3", rail=2).slow(0.3, "h3", rail=5)) == [
         "nic h3 mlx5_2 (rail 2)", "nic h3 mlx5_5 (rail 5)"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", GRID)
+@pytest.mark.parametrize("n,rails,pattern", tiered(GRID))
 def test_latency_only_faults_name_the_late_host_nic_or_link(n, rails, pattern):
     # bandwidth passes everywhere; 22 us where the fleet answers in 2
     fabric = Fabric(n, rails, pattern, metrics=("bw", "lat"))
@@ -631,13 +645,13 @@ def test_latency_only_faults_name_the_late_host_nic_or_link(n, rails, pattern):
     assert names(fabric.late(20, "h3", rail=0, peer="h4")) == ["link h3 - h4 (rail 0)"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", GRID)
+@pytest.mark.parametrize("n,rails,pattern", tiered(GRID))
 def test_a_host_slow_only_in_what_it_sends_or_only_in_reads_is_that_host(n, rails, pattern):
     assert names(Fabric(n, rails, pattern, ops=("write", "read")).slow(0.3, "h3", direction="tx")) == ["host h3"]
     assert names(Fabric(n, rails, pattern, ops=("write", "read")).slow(0.3, "h3", op="read")) == ["host h3"]
 
 
-@pytest.mark.parametrize("n,rails,pattern", GRID)
+@pytest.mark.parametrize("n,rails,pattern", tiered(GRID))
 def test_a_fleet_of_half_200g_and_half_400g_nics_is_healthy(n, rails, pattern):
     fabric = Fabric(n, rails, pattern, rate=400.0)
     for host in fabric.hosts[::2]:

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fuzz parse_nccl_tests and parse_hccl_test with mutated corpus text and arbitrary text.
 
-1650 examples in all. The parsers catch every exception and report it as a
+1650 examples in all in the full tier, a tenth of them in the fast tier (see
+property_budget.py). The parsers catch every exception and report it as a
 'parser error' entry, so 'no exception' is checked as 'no such entry' (and
 no exception escaping); the contract keys and their types are checked on
 every result, and every result must be JSON-serializable.
@@ -21,6 +22,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     HCCL_TEST_ERRORS, parse_hccl_test)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
     NCCL_TESTS_ERRORS, parse_nccl_tests)
+
+from property_budget import example_budget
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus")
 
@@ -139,48 +142,63 @@ def check_hccl(result):
         assert row["check"] in ("success", "failed", None) or isinstance(row["check"], str)
 
 
-@settings(max_examples=600, **SETTINGS)
-@given(st.sampled_from(ALL_TEXTS), OPS)
-def test_nccl_parser_on_mutated_corpus(text, ops):
-    check_nccl(parse_nccl_tests(_mutate(text, ops)))
+@example_budget(600)
+def test_nccl_parser_on_mutated_corpus(examples):
+    @settings(max_examples=examples, **SETTINGS)
+    @given(st.sampled_from(ALL_TEXTS), OPS)
+    def nccl_parser_on_mutated_corpus(text, ops):
+        check_nccl(parse_nccl_tests(_mutate(text, ops)))
+    nccl_parser_on_mutated_corpus()
 
 
-@settings(max_examples=400, **SETTINGS)
-@given(st.sampled_from(ALL_TEXTS), OPS)
-def test_hccl_parser_on_mutated_corpus(text, ops):
-    check_hccl(parse_hccl_test(_mutate(text, ops)))
+@example_budget(400)
+def test_hccl_parser_on_mutated_corpus(examples):
+    @settings(max_examples=examples, **SETTINGS)
+    @given(st.sampled_from(ALL_TEXTS), OPS)
+    def hccl_parser_on_mutated_corpus(text, ops):
+        check_hccl(parse_hccl_test(_mutate(text, ops)))
+    hccl_parser_on_mutated_corpus()
 
 
-@settings(max_examples=250, **SETTINGS)
-@given(st.one_of(st.text(), st.binary(), st.none(),
-                 st.lists(st.sampled_from(["#", "|", " ", "\n", "NCCL INFO", "NCCL WARN", "Rank", "size", "time",
-                                           "busbw", "8", "-1", "float", "sum", "N/A", "1e+00", "[0] ", "0: ",
-                                           "h:1:2 [0] ", "data_size(Bytes):", "success", "retcode: 7", "{", "}",
-                                           "\"results\"", ":", "\r", "\t", "Out of bounds values", "nThread 1 nGpus"]),
-                          max_size=80).map("".join)))
-def test_nccl_parser_on_arbitrary_input(value):
-    check_nccl(parse_nccl_tests(value))
+@example_budget(250)
+def test_nccl_parser_on_arbitrary_input(examples):
+    @settings(max_examples=examples, **SETTINGS)
+    @given(st.one_of(st.text(), st.binary(), st.none(),
+                     st.lists(st.sampled_from(["#", "|", " ", "\n", "NCCL INFO", "NCCL WARN", "Rank", "size", "time",
+                                               "busbw", "8", "-1", "float", "sum", "N/A", "1e+00", "[0] ", "0: ",
+                                               "h:1:2 [0] ", "data_size(Bytes):", "success", "retcode: 7", "{", "}",
+                                               "\"results\"", ":", "\r", "\t", "Out of bounds values", "nThread 1 nGpus"]),
+                              max_size=80).map("".join)))
+    def nccl_parser_on_arbitrary_input(value):
+        check_nccl(parse_nccl_tests(value))
+    nccl_parser_on_arbitrary_input()
 
 
-@settings(max_examples=250, **SETTINGS)
-@given(st.one_of(st.text(), st.binary(), st.none(),
-                 st.lists(st.sampled_from(["|", " ", "\n", "8192", "1.5", "success", "failed", "NULL",
-                                           "data_size(Bytes):", "aveg_time(us):", "alg_bandwidth(GB/s):",
-                                           "check_result:", "the minbytes is 8", "retcode: 7", "[1,0]<stdout>:",
-                                           "HCCL_E_TIMEOUT", "rank id 1, check result failed", "\t"]),
-                          max_size=80).map("".join)))
-def test_hccl_parser_on_arbitrary_input(value):
-    check_hccl(parse_hccl_test(value))
+@example_budget(250)
+def test_hccl_parser_on_arbitrary_input(examples):
+    @settings(max_examples=examples, **SETTINGS)
+    @given(st.one_of(st.text(), st.binary(), st.none(),
+                     st.lists(st.sampled_from(["|", " ", "\n", "8192", "1.5", "success", "failed", "NULL",
+                                               "data_size(Bytes):", "aveg_time(us):", "alg_bandwidth(GB/s):",
+                                               "check_result:", "the minbytes is 8", "retcode: 7", "[1,0]<stdout>:",
+                                               "HCCL_E_TIMEOUT", "rank id 1, check result failed", "\t"]),
+                              max_size=80).map("".join)))
+    def hccl_parser_on_arbitrary_input(value):
+        check_hccl(parse_hccl_test(value))
+    hccl_parser_on_arbitrary_input()
 
 
-@settings(max_examples=150, **SETTINGS)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-                    lambda children: st.lists(children, max_size=5)
-                    | st.dictionaries(st.sampled_from(["results", "config", "devices", "size", "out_of_place",
-                                                       "in_place", "time", "bus_bw", "nwrong", "root", "args",
-                                                       "average_bus_bandwidth", "out_of_bounds", "errors", "inPlace",
-                                                       "busBw", "name", "count", "okay", "bandwidth"]),
-                                      children, max_size=6), max_leaves=30))
-def test_nccl_parser_on_arbitrary_json(doc):
-    check_nccl(parse_nccl_tests(doc))
-    check_nccl(parse_nccl_tests(json.dumps(doc)))
+@example_budget(150)
+def test_nccl_parser_on_arbitrary_json(examples):
+    @settings(max_examples=examples, **SETTINGS)
+    @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+                        lambda children: st.lists(children, max_size=5)
+                        | st.dictionaries(st.sampled_from(["results", "config", "devices", "size", "out_of_place",
+                                                           "in_place", "time", "bus_bw", "nwrong", "root", "args",
+                                                           "average_bus_bandwidth", "out_of_bounds", "errors", "inPlace",
+                                                           "busBw", "name", "count", "okay", "bandwidth"]),
+                                          children, max_size=6), max_leaves=30))
+    def nccl_parser_on_arbitrary_json(doc):
+        check_nccl(parse_nccl_tests(doc))
+        check_nccl(parse_nccl_tests(json.dumps(doc)))
+    nccl_parser_on_arbitrary_json()

@@ -4,7 +4,8 @@
 """Fuzz parse_perftest: mutated real outputs and arbitrary input never raise and keep the contract.
 
 Examples: 700 mutated corpus texts + 400 arbitrary strings + 200 arbitrary bytes/lists
-+ 300 perftest-vocabulary soups + 200 layout-invariance checks = 1800.
++ 300 perftest-vocabulary soups + 200 layout-invariance checks = 1800 in the full tier, a
+tenth of them in the fast tier (see property_budget.py).
 Runs derandomized (repeatable in CI); set COMMCHECK_FUZZ_RANDOM=1 to explore new examples.
 """
 
@@ -24,6 +25,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perft
     BW_ROW_KEYS,
     LAT_ROW_KEYS,
 )
+
+from property_budget import example_budget
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus")
 TEXTS = {}
@@ -130,41 +133,56 @@ def mutated_corpus(draw):
     return "\n".join(lines)
 
 
-@fuzz_settings(700)
-@given(mutated_corpus())
-def test_mutated_corpus_keeps_the_contract(text):
-    check_contract(parse_perftest(text))
+@example_budget(700)
+def test_mutated_corpus_keeps_the_contract(examples):
+    @fuzz_settings(examples)
+    @given(mutated_corpus())
+    def mutated_corpus_keeps_the_contract(text):
+        check_contract(parse_perftest(text))
+    mutated_corpus_keeps_the_contract()
 
 
-@fuzz_settings(400)
-@given(st.text(max_size=2000))
-def test_arbitrary_text(text):
-    check_contract(parse_perftest(text))
+@example_budget(400)
+def test_arbitrary_text(examples):
+    @fuzz_settings(examples)
+    @given(st.text(max_size=2000))
+    def arbitrary_text(text):
+        check_contract(parse_perftest(text))
+    arbitrary_text()
 
 
 LINE_ITEMS = st.one_of(st.text(max_size=100), st.binary(max_size=50), st.none())
 
 
-@fuzz_settings(200)
-@given(st.one_of(st.binary(max_size=2000), st.lists(LINE_ITEMS, max_size=30), st.none(), st.integers(), st.floats()))
-def test_arbitrary_bytes_lists_and_objects(value):
-    check_contract(parse_perftest(value))
+@example_budget(200)
+def test_arbitrary_bytes_lists_and_objects(examples):
+    @fuzz_settings(examples)
+    @given(st.one_of(st.binary(max_size=2000), st.lists(LINE_ITEMS, max_size=30), st.none(), st.integers(), st.floats()))
+    def arbitrary_bytes_lists_and_objects(value):
+        check_contract(parse_perftest(value))
+    arbitrary_bytes_lists_and_objects()
 
 
-@fuzz_settings(300)
-@given(st.lists(st.lists(st.sampled_from(PERFTEST_WORDS), min_size=1, max_size=8).map(" ".join), max_size=40))
-def test_perftest_vocabulary_soup(lines):
-    check_contract(parse_perftest("\n".join(lines)))
+@example_budget(300)
+def test_perftest_vocabulary_soup(examples):
+    @fuzz_settings(examples)
+    @given(st.lists(st.lists(st.sampled_from(PERFTEST_WORDS), min_size=1, max_size=8).map(" ".join), max_size=40))
+    def perftest_vocabulary_soup(lines):
+        check_contract(parse_perftest("\n".join(lines)))
+    perftest_vocabulary_soup()
 
 
-@fuzz_settings(200)
-@given(st.sampled_from(NAMES), st.sampled_from(("", "   ", "\t", "        ", "[1,0]<stdout>:", "[12] ", "7: ")),
-       st.sampled_from(("", " ", "\t", "   ")), st.sampled_from(("\n", "\r\n")))
-def test_layout_does_not_change_the_result(name, prefix, suffix, newline):
-    original = parse_perftest(TEXTS[name])
-    changed = parse_perftest(newline.join(prefix + line + suffix for line in TEXTS[name].splitlines()))
-    check_contract(changed)
-    assert changed["rows"] == original["rows"]
-    assert [e["code"] for e in changed["errors"]] == [e["code"] for e in original["errors"]]
-    for key in ("test", "metric", "bidirectional", "side", "settings", "ok"):
-        assert changed[key] == original[key], key
+@example_budget(200)
+def test_layout_does_not_change_the_result(examples):
+    @fuzz_settings(examples)
+    @given(st.sampled_from(NAMES), st.sampled_from(("", "   ", "\t", "        ", "[1,0]<stdout>:", "[12] ", "7: ")),
+           st.sampled_from(("", " ", "\t", "   ")), st.sampled_from(("\n", "\r\n")))
+    def layout_does_not_change_the_result(name, prefix, suffix, newline):
+        original = parse_perftest(TEXTS[name])
+        changed = parse_perftest(newline.join(prefix + line + suffix for line in TEXTS[name].splitlines()))
+        check_contract(changed)
+        assert changed["rows"] == original["rows"]
+        assert [e["code"] for e in changed["errors"]] == [e["code"] for e in original["errors"]]
+        for key in ("test", "metric", "bidirectional", "side", "settings", "ok"):
+            assert changed[key] == original[key], key
+    layout_does_not_change_the_result()

@@ -12,8 +12,9 @@ Each public parser catches its own exceptions and reports them as an
 ``errors`` entry with code ``parser_error``; these tests fail on such an
 entry, so a parser bug cannot hide behind that safety net.
 
-Example counts: 1000 mutated corpus + 500 arbitrary text + 300 arbitrary
-bytes + 400 mutated iperf3 JSON = 2200 examples (each run on all parsers).
+Example counts in the full tier: 1000 mutated corpus + 500 arbitrary text +
+300 arbitrary bytes + 400 mutated iperf3 JSON = 2200 examples (each run on all
+parsers); the fast tier runs a tenth of each (see property_budget.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -49,6 +50,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_show_gids,
     parse_show_gids_full,
 )
+
+from property_budget import example_budget
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
@@ -289,10 +292,13 @@ def mutate(text, mutations):
 COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@settings(max_examples=1000, **COMMON)
-@given(base=st.sampled_from(ALL_TEXTS), mutations=st.lists(mutation, min_size=1, max_size=6))
-def test_mutated_corpus(base, mutations):
-    check_all(mutate(base, mutations))
+@example_budget(1000)
+def test_mutated_corpus(examples):
+    @settings(max_examples=examples, **COMMON)
+    @given(base=st.sampled_from(ALL_TEXTS), mutations=st.lists(mutation, min_size=1, max_size=6))
+    def mutated_corpus(base, mutations):
+        check_all(mutate(base, mutations))
+    mutated_corpus()
 
 
 TEXTY = st.text(
@@ -304,16 +310,22 @@ TEXTY = st.text(
 )
 
 
-@settings(max_examples=500, **COMMON)
-@given(pieces=st.lists(st.one_of(TEXTY, st.sampled_from(JUNK_LINES)), max_size=12))
-def test_arbitrary_text(pieces):
-    check_all("\n".join(pieces))
+@example_budget(500)
+def test_arbitrary_text(examples):
+    @settings(max_examples=examples, **COMMON)
+    @given(pieces=st.lists(st.one_of(TEXTY, st.sampled_from(JUNK_LINES)), max_size=12))
+    def arbitrary_text(pieces):
+        check_all("\n".join(pieces))
+    arbitrary_text()
 
 
-@settings(max_examples=300, **COMMON)
-@given(data=st.one_of(st.binary(max_size=800), st.none(), st.lists(st.text(max_size=40), max_size=5)))
-def test_arbitrary_bytes_and_odd_types(data):
-    check_all(data)
+@example_budget(300)
+def test_arbitrary_bytes_and_odd_types(examples):
+    @settings(max_examples=examples, **COMMON)
+    @given(data=st.one_of(st.binary(max_size=800), st.none(), st.lists(st.text(max_size=40), max_size=5)))
+    def arbitrary_bytes_and_odd_types(data):
+        check_all(data)
+    arbitrary_bytes_and_odd_types()
 
 
 def _json_values():
@@ -333,11 +345,8 @@ IPERF_PATHS = [
 ]
 
 
-@settings(max_examples=400, **COMMON)
-@given(index=st.integers(0, len(IPERF_OBJECTS) - 1), path=st.sampled_from(IPERF_PATHS), value=_json_values(),
-       concat=st.booleans())
-def test_iperf3_json_with_wrong_types(index, path, value, concat):
-    """Valid JSON whose fields have unexpected types or values."""
+def iperf3_json_with(index, path, value, concat):
+    """An iperf3 JSON output with ``value`` at ``path`` (after another output with ``concat``)."""
     obj = json.loads(json.dumps(IPERF_OBJECTS[index]))
     node = obj
     for key in path[:-1]:
@@ -347,4 +356,15 @@ def test_iperf3_json_with_wrong_types(index, path, value, concat):
     text = json.dumps(obj, indent="\t", allow_nan=True)
     if concat:
         text = IPERF_TEXTS[(index + 1) % len(IPERF_TEXTS)] + "\n" + text
-    check_all(text)
+    return text
+
+
+@example_budget(400)
+def test_iperf3_json_with_wrong_types(examples):
+    """Valid JSON whose fields have unexpected types or values."""
+    @settings(max_examples=examples, **COMMON)
+    @given(index=st.integers(0, len(IPERF_OBJECTS) - 1), path=st.sampled_from(IPERF_PATHS), value=_json_values(),
+           concat=st.booleans())
+    def iperf3_json_with_wrong_types(index, path, value, concat):
+        check_all(iperf3_json_with(index, path, value, concat))
+    iperf3_json_with_wrong_types()

@@ -8,9 +8,14 @@ roles' option check in front of it. Whatever it gets, the task must fail with a
 message that names the option (``fail_json(msg=...)``), with no traceback and
 before anything runs; what it takes as data never becomes a flag of a command.
 
-The options come from each plugin's own argument spec, walked here with its
-sub-options, so an option added tomorrow gets these cases the day it is added.
-The classes:
+Each class of value is tested in full once against the shared check that
+every module (``module_args.checked_module``) and controller action
+(``module_args.args_problem``) runs before Ansible converts anything. Each
+option then gets one representative of each class its kind can receive:
+enough to prove that the option is wired to that check (or, for ranges, paths
+and text rules, to its own) and that the failure names it. The options come
+from each plugin's own argument spec, walked here with its sub-options, so an
+option added tomorrow gets these cases the day it is added. The classes:
 
 1. numbers no option can hold: inf, -inf, nan (floats, and text such as
    '.inf', 'nan', '1e999'), 1e308, 10**30, 10**400, 5000 digits, and
@@ -18,12 +23,14 @@ The classes:
 2. the wrong type: a boolean or a fraction for an integer, a boolean, list or
    dict for a number, a boolean, float, list or dict for a text, a scalar for
    an option with sub-options, nonsense for a bool or a dict;
-3. negative numbers, and zero where the option has no use for it
-   (``ZERO_MEANS`` lists where it has one);
-4. paths with '..', a leading '-' or a control character for every path option;
-5. hostile text (flags, control characters, a huge string, shell, '..', empty)
-   in every text option: refused, or taken as data only;
-6. null for every option: unset, or a clean failure.
+3. negative numbers, zero where the option has no use for it (``ZERO_MEANS``
+   lists where it has one), and numbers without an upper bound;
+4. paths with '..', a leading '-', a control character or a huge length;
+5. hostile text (a flag, a control character, a huge string, shell, an empty
+   string) in every text option: refused naming the option, or taken as data
+   only (never a flag, never split, never an empty argument);
+6. null for every option: refused naming the option, or the same as leaving
+   it unset (or empty), and never taken for a required option.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -73,18 +80,35 @@ MESSAGE_LIMIT = 3 * option_rules.QUOTE_LIMIT + 400
 # ---------------------------------------------------------------- the values
 
 HUGE = "x" * 100000
+# Every value of each class, checked once against the shared check and rules (test_the_shared_...).
 NOT_FINITE = [float("inf"), float("-inf"), float("nan"), ".inf", "-.inf", "inf", "nan", "NaN", "1e999", "-1e999"]
 TOO_BIG = [1e308, -1e308, 10 ** 30, -10 ** 30, 10 ** 400, "9" * 5000]
 NOT_AN_INT = NOT_FINITE + TOO_BIG + ["1e999999", True, False, 1.5, "1.5", "0x10", "", "ten", [1], {"a": 1}]
 NOT_A_NUMBER = NOT_FINITE + [10 ** 400, "9" * 5000, True, False, "", "ten", [1.0], {"a": 1.0}]
-# (the dict's value is a no_log value for some options: Ansible masks it wherever it appears in the message)
 NOT_TEXT = [True, False, 1.5, ["a"], {"key": "value-of-a-dict"}]
 NOT_A_MAPPING = [True, 1.5, 5, "not a mapping", ["x"]]
 NOT_A_BOOL = [2, "maybe", 1.5, float("nan"), [True], {"a": 1}]
 FLAG, SHORT_FLAG = "--commcheck-hostile", "-Zcommcheck"
 CONTROL = ["a\nb", "a\rb", "a\x00b", "a\x1b[31mb", u"a\u202eb", u"a\u2028b"]
-HOSTILE_TEXT = [FLAG, SHORT_FLAG, HUGE, "a;b $(id) `id` |&", "../../commcheck-escape", "", u"\u00e9t\u00e9"] + CONTROL
-HOSTILE_PATHS = [FLAG, "../../commcheck-escape", "/tmp/../commcheck-escape", "/tmp/a\nb", "/tmp/a\x00b", "/" + HUGE]
+SHELL = "a;b $(id) `id` |&"
+
+# One value of each class for every option of a kind: the one a check narrower than the shared one would let
+# through first (a short flag, a direction override, an exponent Ansible's int() would expand...).
+# (a dict's value is a no_log value for some options: Ansible masks it wherever it appears in the message)
+WRONG_TYPE = {
+    "int": [float("nan"), 10 ** 400, "1e999999", True, 1.5, "ten", [1]],
+    "float": [float("inf"), 10 ** 400, True, "ten", [1.0]],
+    "text": [True, 1.5, ["a"]],
+    "path": [True, 1.5, {"key": "value-of-a-dict"}],
+    "mapping": [True, "not a mapping", ["x"]],
+    "dict": [5, "not a mapping", ["x"]],
+    "bool": [2, "maybe", [True]],
+}
+OUT_OF_RANGE = {"int": [-1, 0, 2 ** 62], "float": [-1, 0, 1e300]}
+HOSTILE_PATHS = [FLAG, "../../commcheck-escape", "/tmp/../commcheck-escape", "/tmp/a\nb", "/" + HUGE]
+HOSTILE_TEXT = [SHORT_FLAG, u"a\u202eb", HUGE, SHELL, ""]
+# The empty value of a kind, which Ansible may make of a null.
+EMPTY = {"text": "", "path": "", "dict": {}, "mapping": {}}
 
 # Number options where zero means something (no check, no retries, rank 0, no expectation...).
 ZERO_MEANS = {
@@ -258,10 +282,19 @@ PLUGINS = [("module", name) for name in sorted(MODULES)] + [("action", name) for
 SPECS = dict((plugin, list(option_paths(plugin_spec(plugin)))) for plugin in PLUGINS)
 
 
+def item_kind(spec):
+    """kind_of, for a list option the kind of its items."""
+    return kind_of(spec).replace("list:", "")
+
+
+def options_of(kinds, plugins=PLUGINS):
+    """(plugin, path) of every option of a kind in ``kinds`` (a list option: of its items) of ``plugins``."""
+    return [(plugin, path) for plugin in plugins for path, spec in SPECS[plugin] if item_kind(spec) in kinds]
+
+
 def cases(kinds, values, plugins=PLUGINS):
     """(plugin, path, value) for every option of a kind in ``kinds`` (a list option: its items) of ``plugins``."""
-    return [(plugin, path, value) for plugin in plugins for path, spec in SPECS[plugin]
-            if kind_of(spec).replace("list:", "") in kinds for value in values]
+    return [option + (value,) for option in options_of(kinds, plugins) for value in values]
 
 
 def judging(plugins=PLUGINS):
@@ -269,25 +302,37 @@ def judging(plugins=PLUGINS):
     return [p for p in plugins if not (p[0] == "module" and p[1] in ACTION_ONLY)]
 
 
+def option_id(option):
+    (kind, name), path = option
+    return "%s-%s-%s" % (kind, name, ".".join(path))
+
+
 def case_id(case):
-    (kind, name), path, value = case
-    text = repr(value)
-    return "%s-%s-%s=%s" % (kind, name, ".".join(path), text if len(text) < 24 else text[:16] + "...%d" % len(text))
+    text = repr(case[2])
+    return "%s=%s" % (option_id(case[:2]), text if len(text) < 24 else text[:16] + "...%d" % len(text))
 
 
-def args_with(plugin, path, value, tmp):
-    """The plugin's base arguments with ``value`` at ``path`` (a list option gets it as its one item)."""
+UNSET = object()
+
+
+def args_with(plugin, path, value, tmp, whole=False):
+    """The plugin's base arguments with ``value`` at ``path``: a list option gets it as its one item, unless
+    ``whole``; UNSET leaves the option out."""
     args = dict(base_args(plugin[1], tmp))
-    if kind_of(dict(SPECS[plugin])[path]).startswith("list:"):
+    if not whole and kind_of(dict(SPECS[plugin])[path]).startswith("list:"):
         value = [value]
     if len(path) == 1:
-        args[path[0]] = value
+        args.pop(path[0], None)
+        if value is not UNSET:
+            args[path[0]] = value
         return args
     top, option = path
     beside = dict(SUB_ARGS[top], **SUB_ARGS_OF.get((plugin[1], top), {}))
     args.update(beside)
     args = dict((key, item) for key, item in args.items() if item is not None)
-    inner = dict(SUB_BASE[top], **{option: value})
+    inner = dict((key, item) for key, item in SUB_BASE[top].items() if key != option)
+    if value is not UNSET:
+        inner[option] = value
     args[top] = [inner] if top == "sides" else inner
     return args
 
@@ -357,22 +402,67 @@ def planned_argvs(value):
 
 
 def names_option(msg, path):
-    """True when ``msg`` names the option at ``path`` (a sub-option together with its option)."""
-    return all(part in msg for part in path)
+    """True when ``msg`` names the option at ``path`` (a sub-option together with its option), as it is spelt or
+    in words ('entry point' for entry_point)."""
+    return all(part in msg or part.replace("_", " ") in msg for part in path)
+
+
+def refusal_problem(path, result, ran):
+    """What keeps ``result`` from being a clean refusal of the option at ``path`` (None: it is one)."""
+    msg = result.get("msg") or ""
+    if result.get("failed") is not True:
+        return "taken"
+    if not names_option(msg, path):
+        return "the message does not name %s: %s" % (".".join(path), msg[:500])
+    if len(msg) >= MESSAGE_LIMIT:
+        return "the message quotes too much: %d characters" % len(msg)
+    if ran:
+        return "something ran or was planned: %s" % ran[:3]
+    return None
 
 
 def assert_refused(result, ran, plugin, path, value):
-    assert result.get("failed") is True, "%s took %s=%r: %s" % (plugin, ".".join(path), value, result.get("msg"))
-    msg = result.get("msg") or ""
-    assert names_option(msg, path), "the message does not name %s: %s" % (".".join(path), msg[:500])
-    assert len(msg) < MESSAGE_LIMIT, "the message quotes too much: %d characters" % len(msg)
-    assert ran == [], "something ran or was planned for %s=%r: %s" % (".".join(path), value, ran[:3])
+    problem = refusal_problem(path, result, ran)
+    assert problem is None, "%s %s=%s: %s" % ("-".join(plugin), ".".join(path), option_rules.show(value, 60), problem)
+
+
+def assert_each_refused(call, option, values):
+    """Every one of ``values`` at ``option`` is refused cleanly; all are tried, and each one that is not is named."""
+    plugin, path = option
+    problems = ["%s: %s" % (option_rules.show(value, 40), problem) for value in values
+                for problem in [refusal_problem(path, *call(plugin, path, value))] if problem]
+    assert problems == [], "%s %s:\n  %s" % ("-".join(plugin), ".".join(path), "\n  ".join(problems))
+
+
+def data_problem(value, ran):
+    """What is wrong with where a taken text ``value`` went in the commands that ran or were planned (None: it
+    stayed data): it must not become a flag or an empty argument, reach a command with a control character, or
+    whole when huge, or be split into several arguments."""
+    tokens = [token for argv in ran for token in argv]
+    hidden = option_rules.CONTROL_CHARACTERS.findall(value)
+    pieces = value.split()
+    if value.startswith("-") and value in tokens:
+        return "became a flag: %s" % ran
+    if value == "" and "" in tokens:
+        return "became an empty argument: %s" % [argv for argv in ran if "" in argv][:2]
+    if hidden and [token for token in tokens if any(char in token for char in hidden)]:
+        return "reached a command: %s" % ran
+    if len(value) > option_rules.PATH_MAX and [token for token in tokens if value in token]:
+        return "reached a command whole"
+    if len(pieces) > 1 and [token for token in tokens if any(piece in token for piece in pieces)
+                            and value not in token]:
+        return "was split into several arguments: %s" % ran
+    return None
 
 
 @pytest.fixture
 def call(recorder, capsys, tmp_path):
-    def run(plugin, path, value):
-        return run_plugin(plugin, args_with(plugin, path, value, str(tmp_path)), recorder, capsys, str(tmp_path))
+    """call(plugin, path, value, whole=False): (result, what ran or was planned) of the plugin with the value."""
+    def run(plugin, path, value, whole=False):
+        del recorder.argvs[:]
+        FakeTransport.made = []
+        args = args_with(plugin, path, value, str(tmp_path), whole)
+        return run_plugin(plugin, args, recorder, capsys, str(tmp_path))
     return run
 
 
@@ -412,138 +502,140 @@ def test_control_the_sub_option_bases_are_taken(plugin, recorder, capsys, tmp_pa
         assert not result.get("failed"), result.get("msg")
 
 
+# ---------------------------------------------------------------- the shared check, every value of every class
+
+GOOD = {"int": 1, "float": 1.0, "str": "a", "path": "/a", "dict": {"a": 1}}
+
+
+def shapes(kind):
+    """(label, spec, value -> the option's value) of an option of ``kind`` ('mapping': with sub-options) alone,
+    as a list's item, as a sub-option, and as a sub-option of a list's item."""
+    sub = {"n": {"type": "int"}}
+    if kind == "mapping":
+        return [("t", {"type": "dict", "options": sub}, lambda value: value),
+                ("t[1]", {"type": "list", "elements": "dict", "options": sub}, lambda value: [{"n": 1}, value]),
+                ("t.s", {"type": "dict", "options": {"s": {"type": "dict", "options": sub}}},
+                 lambda value: {"s": value})]
+    scalar = {"type": kind}
+    return [("t", scalar, lambda value: value),
+            ("t[1]", {"type": "list", "elements": kind}, lambda value: [GOOD[kind], value]),
+            ("t.n", {"type": "dict", "options": {"n": scalar}}, lambda value: {"n": value}),
+            ("t[0].n", {"type": "list", "elements": "dict", "options": {"n": scalar}}, lambda value: [{"n": value}])]
+
+
+@pytest.mark.parametrize("kind,values", [("int", NOT_AN_INT), ("float", NOT_A_NUMBER), ("str", NOT_TEXT),
+                                         ("path", NOT_TEXT), ("dict", NOT_A_MAPPING), ("mapping", NOT_A_MAPPING)],
+                         ids=["int", "float", "str", "path", "dict", "mapping"])
+def test_the_shared_check_refuses_every_value_of_each_class_in_every_shape(kind, values):
+    taken = [(label, value, problem) for label, spec, given in shapes(kind) for value in values
+             for problem in [module_args.args_problem({"t": spec}, {"t": given(value)})]
+             if not (problem and problem.startswith(label + " ") and len(problem) < MESSAGE_LIMIT)]
+    assert taken == []
+
+
+def test_a_bool_option_refuses_every_value_that_is_not_a_boolean_naming_it(capsys):
+    # Ansible's own conversion: the shared check leaves booleans to it
+    for value in NOT_A_BOOL:
+        capsys.readouterr()
+        with patch_module_args({"b": value}):
+            with pytest.raises(SystemExit):
+                module_args.checked_module(argument_spec={"b": {"type": "bool"}}, supports_check_mode=True)
+        out = capsys.readouterr().out
+        result = json.loads(out[out.index("{"):])
+        assert result["failed"] and "'b'" in result["msg"], (value, result)
+
+
+@pytest.mark.parametrize("check", [
+    option_rules.check_text, option_rules.check_not_flag,
+    lambda option, value: option_rules.check_name(option, value, "word"),
+    lambda option, value: option_rules.check_path(option, "/" + value), option_rules.check_file_name,
+    lambda option, value: option_rules.check_binary(option, value, must_exist=False),
+], ids=["text", "not_flag", "name", "path", "file_name", "binary"])
+def test_the_shared_rules_refuse_every_control_character_and_quote_a_huge_value_short(check):
+    for value in CONTROL + ["x" + HUGE]:
+        with pytest.raises(option_rules.OptionError) as refused:
+            check("opt", value)
+        assert str(refused.value).startswith("opt ") and len(str(refused.value)) < MESSAGE_LIMIT, value
+    assert not [value for value in CONTROL if option_rules.is_host(value)]
+
+
 # ---------------------------------------------------------------- 1, 2: numbers and types no option can take
 
-@pytest.mark.parametrize("case", cases(["int"], NOT_AN_INT), ids=case_id)
-def test_integer_options_refuse_what_is_not_an_integer_they_can_hold(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
-
-
-@pytest.mark.parametrize("case", cases(["float"], NOT_A_NUMBER), ids=case_id)
-def test_number_options_refuse_what_is_not_a_finite_number(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
-
-
-@pytest.mark.parametrize("case", cases(["text", "path"], NOT_TEXT), ids=case_id)
-def test_text_options_refuse_values_ansible_would_turn_into_other_text(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
-
-
-@pytest.mark.parametrize("case", cases(["mapping"], NOT_A_MAPPING), ids=case_id)
-def test_options_with_sub_options_refuse_what_is_not_a_mapping(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
-
-
-@pytest.mark.parametrize("case", cases(["bool"], NOT_A_BOOL) + cases(["dict"], NOT_A_MAPPING), ids=case_id)
-def test_bool_and_dict_options_refuse_other_values(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
+@pytest.mark.parametrize("option", options_of(sorted(WRONG_TYPE)), ids=option_id)
+def test_each_option_refuses_a_value_of_each_type_it_cannot_take(option, call):
+    assert_each_refused(call, option, WRONG_TYPE[item_kind(dict(SPECS[option[0]])[option[1]])])
 
 
 # ---------------------------------------------------------------- 3: negative, zero, huge
 
-@pytest.mark.parametrize("case", cases(["int", "float"], [-1, "-1"], judging()), ids=case_id)
-def test_number_options_refuse_negative_numbers(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
-
-
-@pytest.mark.parametrize("case", [c for c in cases(["int", "float"], [0], judging())
-                                  if ".".join(c[1]) not in ZERO_MEANS.get(c[0][1], ())], ids=case_id)
-def test_number_options_refuse_zero_unless_it_means_something(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
-
-
-@pytest.mark.parametrize("case", cases(["int", "float"], [2 ** 62, 1e300], judging()), ids=case_id)
-def test_number_options_have_an_upper_bound(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
+@pytest.mark.parametrize("option", options_of(["int", "float"], judging()), ids=option_id)
+def test_number_options_refuse_negative_numbers_zero_unless_it_means_something_and_no_upper_bound(option, call):
+    plugin, path = option
+    zero_means = ".".join(path) in ZERO_MEANS.get(plugin[1], ())
+    values = OUT_OF_RANGE[item_kind(dict(SPECS[plugin])[path])]
+    assert_each_refused(call, option, [value for value in values if value != 0 or not zero_means])
 
 
 # ---------------------------------------------------------------- 4, 5: paths and text
 
-@pytest.mark.parametrize("case", cases(["path"], HOSTILE_PATHS, judging()), ids=case_id)
-def test_path_options_refuse_traversal_flags_and_control_characters(case, call):
-    result, ran = call(*case)
-    assert_refused(result, ran, *case)
+@pytest.mark.parametrize("option", options_of(["path"], judging()), ids=option_id)
+def test_path_options_refuse_traversal_flags_control_characters_and_huge_paths(option, call):
+    assert_each_refused(call, option, HOSTILE_PATHS)
 
 
-@pytest.mark.parametrize("case", cases(["text", "path"], HOSTILE_TEXT, judging()), ids=case_id)
-def test_hostile_text_is_refused_or_stays_data(case, call):
-    result, ran = call(*case)
-    value = case[2]
-    if result.get("failed"):
-        msg = result.get("msg") or ""
-        assert len(msg) < MESSAGE_LIMIT and HUGE not in msg, msg[:300]
-        return
-    tokens = [token for argv in ran for token in argv]
-    assert FLAG not in tokens and SHORT_FLAG not in tokens, "%r became a flag: %s" % (value, ran)
-    bad = [c for c in value if c in u"\n\r\x00\x1b\u202e\u2028"]
-    assert not [t for t in tokens if bad and any(c in t for c in bad)], "%r reached a command: %s" % (value, ran)
-    assert not [t for t in tokens if HUGE in t], "a 100000-character value reached a command whole"
+def known_bugs(options, bugs):
+    """``options`` as parameters, those in ``bugs`` (option -> reason) marked as a known product bug: strict, so
+    that its fix turns the case into a failure until the mark goes."""
+    return [pytest.param(option, marks=pytest.mark.xfail(strict=True, reason=bugs[option])) if option in bugs
+            else option for option in options]
+
+
+# Product bugs these cases found, reported to the lead (tests do not change the product).
+REQUIRED_TAKES_EMPTY = dict(((plugin, (option,)), "the required option %s of %s takes '' and null (which Ansible "
+                             "passes on as '') and the plugin goes on with an empty value" % (option, plugin[1]))
+                            for plugin, option in ((("module", "test_pods"), "run_id"),
+                                                   (("action", "fleet_facts"), "step")))
+EMPTY_TAKEN = dict(REQUIRED_TAKES_EMPTY)
+EMPTY_TAKEN[(("module", "test_pods"), ("namespace",))] = "test_pods takes namespace '' and runs kubectl -n ''"
+
+
+@pytest.mark.parametrize("option", known_bugs(options_of(["text", "path"], judging()), EMPTY_TAKEN), ids=option_id)
+def test_hostile_text_is_refused_naming_the_option_or_stays_data(option, call):
+    plugin, path = option
+    problems = []
+    for value in HOSTILE_TEXT:
+        result, ran = call(plugin, path, value)
+        if result.get("failed"):
+            problem = refusal_problem(path, result, ran)
+        elif value == "" and dict(SPECS[plugin])[path].get("required"):
+            problem = "taken for a required option"
+        else:
+            problem = data_problem(value, ran)
+        if problem:
+            problems.append("%s: %s" % (option_rules.show(value, 40), problem))
+    assert problems == [], "%s %s:\n  %s" % ("-".join(plugin), ".".join(path), "\n  ".join(problems))
 
 
 # ---------------------------------------------------------------- 6: null
 
-@pytest.mark.parametrize("case", [(p, path, None) for p in PLUGINS for path, _s in SPECS[p]], ids=case_id)
-def test_null_is_unset_or_a_clean_failure(case, call):
-    result, _ran = call(*case)
-    assert not result.get("failed") or result.get("msg"), result
+def empty_value(spec):
+    """The empty value of an option's kind (None: it has none), which Ansible may make of a null."""
+    return [] if kind_of(spec).startswith("list:") else EMPTY.get(kind_of(spec))
 
 
-# ---------------------------------------------------------------- the shared check itself
-
-@pytest.mark.parametrize("spec,value,fragment", [
-    ({"type": "int"}, float("inf"), "t inf must be an integer"),
-    ({"type": "int"}, "9" * 5000, "must be between"),
-    ({"type": "float"}, 10 ** 400, "must be a finite number"),
-    ({"type": "str"}, True, "t True is not a string"),
-    ({"type": "list", "elements": "int"}, "1,nan", "t[1] 'nan' must be an integer"),
-    ({"type": "dict", "options": {"n": {"type": "int"}}}, "n=inf", "t.n 'inf' must be an integer"),
-    ({"type": "list", "elements": "dict", "options": {"n": {"type": "int"}}}, [{"n": 1}, {"n": True}],
-     "t[1].n True must be an integer"),
-])
-def test_args_problem_names_the_option_and_the_rule(spec, value, fragment):
-    problem = module_args.args_problem({"t": spec}, {"t": value})
-    assert problem and fragment in problem, problem
-
-
-def test_args_problem_reads_aliases_and_takes_good_values():
-    spec = {"t": {"type": "int", "aliases": ["alias"]}, "s": {"type": "str"}, "f": {"type": "float"}}
-    assert "alias 'inf' must be an integer" in module_args.args_problem(spec, {"alias": "inf"})
-    assert module_args.args_problem(spec, {"t": "12", "s": 7, "f": "0.5"}) is None
-
-
-def test_a_refusal_hides_no_log_values_even_inside_sub_options(capsys, monkeypatch):
-    spec = {"secret": {"type": "str", "no_log": True}, "sub": {"type": "dict", "options": {
-        "key": {"type": "path", "no_log": True}, "n": {"type": "int"}}}}
-    args = {"secret": "hunter2-top", "sub": {"key": "/hunter2/inner", "n": float("inf")}}
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode("utf-8"))
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
-    with pytest.raises(SystemExit):
-        module_args.checked_module(argument_spec=spec, supports_check_mode=True)
-    out = capsys.readouterr().out
-    result = json.loads(out[out.index("{"):])
-    assert result["failed"] and "sub.n inf must be an integer" in result["msg"], result
-    assert "hunter2" not in out, out
-
-
-@pytest.mark.parametrize("check,value,fragment", [
-    (option_rules.check_number, 10 ** 400, "must be a finite number"),
-    (option_rules.check_number, -10 ** 400, "must be a finite number"),
-    (option_rules.check_int, "9" * 5000, "must be between 0 and 10"),
-    (option_rules.check_int, float("nan"), "must be an integer"),
-])
-def test_the_one_validator_refuses_numbers_python_cannot_convert(check, value, fragment):
-    with pytest.raises(option_rules.OptionError) as refused:
-        check("n", value, 0, 10)
-    assert str(refused.value).startswith("n ") and fragment in str(refused.value)
-    assert len(str(refused.value)) < MESSAGE_LIMIT
+@pytest.mark.parametrize("option", known_bugs([(plugin, path) for plugin in judging() for path, _spec in SPECS[plugin]],
+                                              REQUIRED_TAKES_EMPTY), ids=option_id)
+def test_null_is_refused_naming_the_option_or_the_same_as_unset(option, call):
+    plugin, path = option
+    spec = dict(SPECS[plugin])[path]
+    result, ran = call(plugin, path, None, whole=True)
+    if result.get("failed"):
+        assert refusal_problem(path, result, ran) is None, refusal_problem(path, result, ran)
+        return
+    assert not spec.get("required"), "null was taken for the required option %s" % ".".join(path)
+    alike = [UNSET] if empty_value(spec) is None else [UNSET, empty_value(spec)]
+    others = [call(plugin, path, value, whole=True) for value in alike]
+    assert [other_ran for other, other_ran in others if not other.get("failed") and other_ran == ran], (ran, others)
 
 
 # ---------------------------------------------------------------- specific cases

@@ -11,6 +11,13 @@ with a message that names the option and quotes at most ~200 characters of
 the value. Each module also has a control: valid options get as far as
 starting a process (or writing), so a recorder that recorded nothing proves
 something.
+
+The fast tier gives each option the first value of each class (a flag, shell,
+a control character, '..', a huge or empty text, a malformed one, a negative,
+zero or too large number; ``value_classes``): the rules behind them are tested
+value by value where they live (option_rules, the tools' option grammars in
+test_perftest_cmd.py, the kubectl settings' check). The full tier gives every
+option the rest of its values.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,12 +31,14 @@ import subprocess
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
+
 from ansible_collections.clusterops.commcheck.plugins.modules import cpu_governor as cpu_governor_module
 from ansible_collections.clusterops.commcheck.plugins.modules import iperf3 as iperf3_module
 from ansible_collections.clusterops.commcheck.plugins.modules import perftest as perftest_module
 from ansible_collections.clusterops.commcheck.plugins.modules import rdma_facts as rdma_facts_module
 from ansible_collections.clusterops.commcheck.plugins.modules import tool_probe as tool_probe_module
 from module_in_process import Recorder
+from value_classes import tiers
 
 LONG = "a" * 5000
 MODULES = {"perftest": perftest_module, "iperf3": iperf3_module, "rdma_facts": rdma_facts_module,
@@ -68,17 +77,17 @@ def kubectl_cases():
     """(kubectl options, option named in the message) for every kubectl suboption."""
     cases = []
     for value in ["--help", "-x", "Bad_Pod", "a;b", "a\nb", LONG, "a..b"]:
-        cases.append(({"pod": value}, "kubectl.pod"))
+        cases.append(({"pod": value}, "kubectl.pod", value))
     for value in ["-n", "--all-namespaces", "a.b", "Upper", "a b", LONG]:
-        cases.append(({"pod": "p1", "namespace": value}, "kubectl.namespace"))
+        cases.append(({"pod": "p1", "namespace": value}, "kubectl.namespace", value))
     for value in ["-c", "a b", "a.b", LONG]:
-        cases.append(({"pod": "p1", "container": value}, "kubectl.container"))
+        cases.append(({"pod": "p1", "container": value}, "kubectl.container", value))
     for value in CONTEXTS:
-        cases.append(({"pod": "p1", "context": value}, "kubectl.context"))
+        cases.append(({"pod": "p1", "context": value}, "kubectl.context", value))
     for value in KUBECONFIGS:
-        cases.append(({"pod": "p1", "kubeconfig": value}, "kubectl.kubeconfig"))
+        cases.append(({"pod": "p1", "kubeconfig": value}, "kubectl.kubeconfig", value))
     for value in BINARIES:
-        cases.append(({"pod": "p1", "binary": value}, "kubectl.binary"))
+        cases.append(({"pod": "p1", "binary": value}, "kubectl.binary", value))
     return cases
 
 
@@ -86,45 +95,45 @@ def perftest_cases():
     base = {"role": "client", "server": "10.0.0.2", "device": "mlx5_0"}
     cases = []
     for value in NAMES + ["mlx5/0"]:
-        cases.append((dict(base, device=value), "device"))
+        cases.append((dict(base, device=value), "device", value))
     for value in FLAGS + SHELL + CONTROL + [LONG, "a..b"]:
-        cases.append((dict(base, server=value), "server"))
+        cases.append((dict(base, server=value), "server", value))
     for value in ["-1", "--help", "256", "3;ls", "a\nb", LONG]:
-        cases.append((dict(base, gid_index=value), "gid_index"))
+        cases.append((dict(base, gid_index=value), "gid_index", value))
     ranges = {"ib_port": [0, 256], "tcp_port": [0, 65536], "size": [0, 2 ** 31], "iterations": [4],
               "duration": [0], "qps": [0, 16385], "use_cuda": [1024], "timeout": [0, 86401],
               "connect_retries": [100001]}
     for key, values in ranges.items():
         for value in values + INTS_ANY:
-            cases.append((dict(base, **{key: value}), key))
+            cases.append((dict(base, **{key: value}), key, value))
     for value in [-1.0, -1e300, 1e12]:
-        cases.append((dict(base, expected_gbps=value), "expected_gbps"))
+        cases.append((dict(base, expected_gbps=value), "expected_gbps", value))
     for value in [0, -0.5, 1.5, 1e300]:
-        cases.append((dict(base, min_fraction=value), "min_fraction"))
+        cases.append((dict(base, min_fraction=value), "min_fraction", value))
     for value in PATHS:
-        cases.append((dict(base, sysfs_root=value), "sysfs_root"))
+        cases.append((dict(base, sysfs_root=value), "sysfs_root", value))
     for value in FLAGS + SHELL + CONTROL + ["PERF", LONG]:
-        cases.append((dict(base, cpu_governor=value), "cpu_governor"))
+        cases.append((dict(base, cpu_governor=value), "cpu_governor", value))
     for value in ["-1", "x;y", 999, LONG]:       # a GID index that comes from the rdma_facts option
         facts = {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "link_layer": "Ethernet", "gid_index": value}]}]}
-        cases.append((dict(base, gid_index="auto", rdma_facts=facts), "rdma_facts gid_index"))
+        cases.append((dict(base, gid_index="auto", rdma_facts=facts), "rdma_facts gid_index", value))
     for value in PERFTEST_EXTRA:
-        cases.append((dict(base, extra_args=value), "extra_args"))
+        cases.append((dict(base, extra_args=value), "extra_args", value))
     side = {"role": "server", "device": "mlx5_0"}
     for key, values in {"rail": [1024], "step": [10001], "round": [1000001], "ib_port": [0], "tcp_port": [0],
                         "use_cuda": [1024]}.items():
         for value in values + INTS_ANY[:2]:
-            cases.append(({"sides": [side, dict(side, **{key: value})]}, "sides[1]: %s" % key))
+            cases.append(({"sides": [side, dict(side, **{key: value})]}, "sides[1]: %s" % key, value))
     for value in ["a\nb", "a\x00b", LONG]:
-        cases.append(({"sides": [dict(side, peer=value)]}, "sides[0]: peer"))
+        cases.append(({"sides": [dict(side, peer=value)]}, "sides[0]: peer", value))
     for value in FLAGS + SHELL + ["mlx5/0", LONG]:
-        cases.append(({"sides": [dict(side, device=value)]}, "sides[0]: device"))
+        cases.append(({"sides": [dict(side, device=value)]}, "sides[0]: device", value))
     for value in FLAGS + SHELL + [LONG]:
-        cases.append(({"sides": [{"role": "client", "server": value}]}, "sides[0]: server"))
+        cases.append(({"sides": [{"role": "client", "server": value}]}, "sides[0]: server", value))
     for value in [-1.0, 1e12]:
-        cases.append(({"sides": [dict(side, expected_gbps=value)]}, "sides[0]: expected_gbps"))
-    for kube, name in kubectl_cases():
-        cases.append((dict(base, transport="kubectl", kubectl=kube), name))
+        cases.append(({"sides": [dict(side, expected_gbps=value)]}, "sides[0]: expected_gbps", value))
+    for kube, name, value in kubectl_cases():
+        cases.append((dict(base, transport="kubectl", kubectl=kube), name, value))
     return cases
 
 
@@ -132,79 +141,79 @@ def iperf3_cases():
     base = {"role": "client", "server": "10.0.0.2"}
     cases = []
     for value in FLAGS + SHELL + CONTROL + [LONG, "a..b", ""]:
-        cases.append((dict(base, server=value), "server"))
+        cases.append((dict(base, server=value), "server", value))
     for value in FLAGS + SHELL + CONTROL + [LONG, "10.0.0.1%eth0"]:
-        cases.append((dict(base, bind=value), "bind"))
+        cases.append((dict(base, bind=value), "bind", value))
     ranges = {"tcp_port": [0, 65536], "duration": [0], "parallel": [0, 129], "omit": [601], "timeout": [0, 86401],
               "connect_retries": [100001]}
     for key, values in ranges.items():
         for value in values + INTS_ANY:
-            cases.append((dict(base, **{key: value}), key))
+            cases.append((dict(base, **{key: value}), key, value))
     for value in [-1.0, 1e12]:
-        cases.append((dict(base, expected_gbps=value), "expected_gbps"))
+        cases.append((dict(base, expected_gbps=value), "expected_gbps", value))
     for value in [0, -0.5, 1.5]:
-        cases.append((dict(base, min_fraction=value), "min_fraction"))
+        cases.append((dict(base, min_fraction=value), "min_fraction", value))
     for value in IPERF3_EXTRA:
-        cases.append((dict(base, extra_args=value), "extra_args"))
+        cases.append((dict(base, extra_args=value), "extra_args", value))
     for value in PATHS:
-        cases.append((dict(base, sysfs_root=value), "sysfs_root"))
+        cases.append((dict(base, sysfs_root=value), "sysfs_root", value))
     for value in FLAGS + SHELL + CONTROL + ["PERF", LONG]:
-        cases.append((dict(base, cpu_governor=value), "cpu_governor"))
+        cases.append((dict(base, cpu_governor=value), "cpu_governor", value))
     side = {"role": "server"}
     for key, values in {"rail": [1024], "step": [10001], "round": [1000001], "tcp_port": [0]}.items():
         for value in values + INTS_ANY[:2]:
-            cases.append(({"sides": [side, dict(side, **{key: value})]}, "sides[1]: %s" % key))
+            cases.append(({"sides": [side, dict(side, **{key: value})]}, "sides[1]: %s" % key, value))
     for value in ["a\nb", LONG]:
-        cases.append(({"sides": [dict(side, peer=value)]}, "sides[0]: peer"))
+        cases.append(({"sides": [dict(side, peer=value)]}, "sides[0]: peer", value))
     for value in FLAGS + [LONG]:
-        cases.append(({"sides": [dict(side, bind=value)]}, "sides[0]: bind"))
-    for kube, name in kubectl_cases()[::3]:
-        cases.append((dict(base, transport="kubectl", kubectl=kube), name))
+        cases.append(({"sides": [dict(side, bind=value)]}, "sides[0]: bind", value))
+    for kube, name, value in kubectl_cases()[::3]:
+        cases.append((dict(base, transport="kubectl", kubectl=kube), name, value))
     return cases
 
 
 def rdma_facts_cases():
     cases = []
     for value in PATHS:
-        cases.append(({"sysfs_root": value}, "sysfs_root"))
+        cases.append(({"sysfs_root": value}, "sysfs_root", value))
     for value in [0, -1.0, 1e12, -1e300]:
-        cases.append(({"expected_rate_gbps": value}, "expected_rate_gbps"))
+        cases.append(({"expected_rate_gbps": value}, "expected_rate_gbps", value))
     for value in [LONG, "10.0.0.0/33", "-x", "a\nb"]:
-        cases.append(({"subnet": value}, "subnet"))
+        cases.append(({"subnet": value}, "subnet", value))
     for value in [256] + INTS_ANY:
-        cases.append(({"ib_gid_index": value}, "ib_gid_index"))
+        cases.append(({"ib_gid_index": value}, "ib_gid_index", value))
     for value in [0, 86401] + INTS_ANY:
-        cases.append(({"timeout": value}, "timeout"))
-    for kube, name in kubectl_cases():
-        cases.append(({"transport": "kubectl", "kubectl": kube}, name))
+        cases.append(({"timeout": value}, "timeout", value))
+    for kube, name, value in kubectl_cases():
+        cases.append(({"transport": "kubectl", "kubectl": kube}, name, value))
     for value in PROBE_KEYS:
-        cases.append(({"probe": ["cmd:iperf3", value]}, "probe[1]"))
+        cases.append(({"probe": ["cmd:iperf3", value]}, "probe[1]", value))
     return cases
 
 
 def tool_probe_cases():
     cases = []
     for value in PROBE_KEYS:
-        cases.append(({"keys": ["cmd:iperf3", value]}, "keys[1]"))
-    cases.append(({"keys": ["cmd:iperf3"] * 513}, "keys"))
+        cases.append(({"keys": ["cmd:iperf3", value]}, "keys[1]", value))
+    cases.append(({"keys": ["cmd:iperf3"] * 513}, "keys", ["cmd:iperf3"] * 513))
     for value in [0, 86401] + INTS_ANY:
-        cases.append(({"keys": ["cmd:iperf3"], "timeout": value}, "timeout"))
-    for kube, name in kubectl_cases():
-        cases.append(({"keys": ["cmd:iperf3"], "transport": "kubectl", "kubectl": kube}, name))
+        cases.append(({"keys": ["cmd:iperf3"], "timeout": value}, "timeout", value))
+    for kube, name, value in kubectl_cases():
+        cases.append(({"keys": ["cmd:iperf3"], "transport": "kubectl", "kubectl": kube}, name, value))
     return cases
 
 
 def cpu_governor_cases():
     cases = []
     for value in FLAGS + SHELL + CONTROL + ["PERF", LONG]:
-        cases.append(({"governor": value}, "governor"))
+        cases.append(({"governor": value}, "governor", value))
     for value in ["-1", "0-99999999999", "99999", "a;b", "cpu0\n", "3-1", LONG, "--help"]:
-        cases.append(({"governor": "performance", "cpus": [value]}, "cpus"))
+        cases.append(({"governor": "performance", "cpus": [value]}, "cpus", value))
     for value in [{"cpu0": "--help"}, {"cpu0": "a;b"}, {"cpu0": LONG}, {"-1": "performance"},
                   {"99999": "performance"}, {"0-3": "performance"}, {LONG: "performance"}]:
-        cases.append(({"governors": value}, "governors"))
+        cases.append(({"governors": value}, "governors", value))
     for value in PATHS:
-        cases.append(({"governor": "performance", "sysfs_root": value}, "sysfs_root"))
+        cases.append(({"governor": "performance", "sysfs_root": value}, "sysfs_root", value))
     return cases
 
 
@@ -257,56 +266,68 @@ def tree_state(root):
     return state
 
 
-def assert_refused(result, escaped, option, value_args, recorder):
-    assert escaped is None, "main() raised %r instead of failing the task" % (escaped,)
-    assert result is not None and result.get("failed") is True, result
+def refusal_problem(result, escaped, option, recorder):
+    """What keeps a module run from being a clean refusal naming ``option`` (None: it is one)."""
+    if escaped is not None:
+        return "main() raised %r instead of failing the task" % (escaped,)
+    if result is None or result.get("failed") is not True:
+        return "taken: %s" % result
     msg = result["msg"]
-    assert option in msg, "the message does not name %s: %s" % (option, msg)
-    assert LONG not in msg and len(msg) < 700, "the message quotes too much: %d characters" % len(msg)
-    assert recorder.argvs == [], "something ran for %r: %s" % (value_args, recorder.argvs)
+    if option not in msg:
+        return "the message does not name %s: %s" % (option, msg)
+    if LONG in msg or len(msg) >= 700:
+        return "the message quotes too much: %d characters" % len(msg)
+    if recorder.argvs:
+        return "something ran: %s" % recorder.argvs
+    return None
 
 
-def _id(case):
-    text = json.dumps(case[0], sort_keys=True)
+def tiered(name, cases):
+    """((module, option), [args, ...]) parameters of module ``name``'s (args, option, value) ``cases`` (see
+    value_classes.tiers)."""
+    return tiers((((name, option), args, value) for args, option, value in cases), ids="-".join)
+
+
+def assert_each_refused(name, option, cases, recorder, capsys, after=None):
+    """Every run of module ``name`` with the arguments of ``cases`` is refused naming ``option`` (``after(args)``:
+    what else is wrong after a run, or None); all are run, and each one that is not refused is named."""
+    problems = []
+    for args in cases:
+        del recorder.argvs[:]
+        result, escaped = run_main(name, args, capsys)
+        problem = refusal_problem(result, escaped, option, recorder) or (after and after(args))
+        if problem:
+            problems.append("%s: %s" % (_id(args), problem))
+    assert problems == [], "\n".join(problems)
+
+
+def _id(args):
+    text = json.dumps(args, sort_keys=True)
     return text if len(text) < 80 else text[:60] + "...%d" % len(text)
 
 
-@pytest.mark.parametrize("args,option", perftest_cases(), ids=[_id(c) for c in perftest_cases()])
-def test_perftest_refuses_hostile_values(args, option, recorder, capsys, tmp_path):
-    result, escaped = run_main("perftest", args, capsys)
-    assert_refused(result, escaped, option, args, recorder)
+@pytest.mark.parametrize("option,cases", tiered("perftest", perftest_cases()) + tiered("iperf3", iperf3_cases())
+                         + tiered("tool_probe", tool_probe_cases()))
+def test_pair_tools_and_tool_probe_refuse_hostile_values(option, cases, recorder, capsys):
+    assert_each_refused(option[0], option[1], cases, recorder, capsys)
 
 
-@pytest.mark.parametrize("args,option", iperf3_cases(), ids=[_id(c) for c in iperf3_cases()])
-def test_iperf3_refuses_hostile_values(args, option, recorder, capsys):
-    result, escaped = run_main("iperf3", args, capsys)
-    assert_refused(result, escaped, option, args, recorder)
+@pytest.mark.parametrize("option,cases", tiered("rdma_facts", rdma_facts_cases()))
+def test_rdma_facts_refuses_hostile_values(option, cases, recorder, capsys, tmp_path):
+    root = sysfs_tree(str(tmp_path / "sys"))
+    cases = [dict({"sysfs_root": root}, **args) for args in cases]
+    assert_each_refused("rdma_facts", option[1], cases, recorder, capsys)
 
 
-@pytest.mark.parametrize("args,option", rdma_facts_cases(), ids=[_id(c) for c in rdma_facts_cases()])
-def test_rdma_facts_refuses_hostile_values(args, option, recorder, capsys, tmp_path):
-    args = dict(args)
-    args.setdefault("sysfs_root", sysfs_tree(str(tmp_path / "sys")))
-    result, escaped = run_main("rdma_facts", args, capsys)
-    assert_refused(result, escaped, option, args, recorder)
-
-
-@pytest.mark.parametrize("args,option", tool_probe_cases(), ids=[_id(c) for c in tool_probe_cases()])
-def test_tool_probe_refuses_hostile_values(args, option, recorder, capsys):
-    result, escaped = run_main("tool_probe", args, capsys)
-    assert_refused(result, escaped, option, args, recorder)
-
-
-@pytest.mark.parametrize("args,option", cpu_governor_cases(), ids=[_id(c) for c in cpu_governor_cases()])
-def test_cpu_governor_refuses_hostile_values(args, option, recorder, capsys, tmp_path):
+@pytest.mark.parametrize("option,cases", tiered("cpu_governor", cpu_governor_cases()))
+def test_cpu_governor_refuses_hostile_values(option, cases, recorder, capsys, tmp_path):
     root = sysfs_tree(str(tmp_path / "sys"))
     before = tree_state(root)
-    args = dict(args)
-    if "sysfs_root" not in args:
-        args["sysfs_root"] = root
-    result, escaped = run_main("cpu_governor", args, capsys)
-    assert_refused(result, escaped, option, args, recorder)
-    assert tree_state(root) == before, "the module wrote although its input was refused"
+
+    def wrote(_args):
+        return "the module wrote although its input was refused" if tree_state(root) != before else None
+    cases = [dict({"sysfs_root": root}, **args) for args in cases]
+    assert_each_refused("cpu_governor", option[1], cases, recorder, capsys, after=wrote)
 
 
 # --- controls: valid options do get to run ------------------------------------------------------

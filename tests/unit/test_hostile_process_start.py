@@ -6,7 +6,9 @@
 kubectl (for the kubectl transport, existing_pods and test_pods) and every tool a
 module runs reach subprocess.Popen; here Popen fails the way the kernel fails
 execve (ENOENT, EACCES, ENOEXEC). Every module must fail with fail_json naming the
-program and the error (or report it as a finding), never raise.
+program and the error (or report it as a finding), never raise. The command
+runner turns every such error into one CommandError (tested with each); every
+module is run with ENOENT in the fast tier, with the other two in the full tier.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -22,6 +24,7 @@ import sys
 
 import pytest
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import Background, CommandError
 from ansible_collections.clusterops.commcheck.plugins.modules import (
     collective, cpu_governor, existing_pods, iperf3, perftest, quarantine, rdma_facts, test_pods, tool_probe)
 from module_in_process import run_module
@@ -84,7 +87,17 @@ def signals_back():
         signal.signal(sig, handler)
 
 
-@pytest.mark.parametrize("code", ERRORS, ids=errno.errorcode.get)
+def test_the_runner_turns_every_error_of_a_start_into_one_that_names_the_program_and_why(monkeypatch):
+    for code in ERRORS:
+        monkeypatch.setattr(subprocess, "Popen", NoStart(code))
+        with pytest.raises(CommandError) as caught:
+            Background(["/opt/commcheck-test/tool", "-x"], 5)
+        assert (caught.value.program, caught.value.error) == ("/opt/commcheck-test/tool", os.strerror(code))
+        assert str(caught.value) == "cannot start /opt/commcheck-test/tool: %s" % os.strerror(code)
+
+
+@pytest.mark.parametrize("code", [errno.ENOENT] + [pytest.param(code, marks=pytest.mark.full) for code in ERRORS[1:]],
+                         ids=errno.errorcode.get)
 @pytest.mark.parametrize("name,args", cases(), ids=lambda v: v if isinstance(v, str) else v.get("transport", ""))
 def test_a_program_that_cannot_start_fails_the_task_cleanly(name, args, code, monkeypatch, capsys, tmp_path):
     bin_dir = tmp_path / "bin"
@@ -118,8 +131,14 @@ def _sysfs_files(root):
             yield os.path.join(folder, name)
 
 
-@pytest.mark.parametrize("damage", ["binary", "directory"])
-def test_rdma_facts_reads_a_damaged_sysfs_without_a_traceback(damage, monkeypatch, capsys, tmp_path):
+# A product bug these cases found, reported to the lead (tests do not change the product): strict, so that its
+# fix turns the case into a failure until the mark goes.
+NOT_TEXT_READ_AS_TEXT = pytest.mark.xfail(
+    strict=True, reason="a sysfs file that is not text (NUL, bytes that are not UTF-8) is read as a value, not as unreadable")
+
+
+@pytest.mark.parametrize("damage", [pytest.param("binary", marks=NOT_TEXT_READ_AS_TEXT), "directory"])
+def test_rdma_facts_reads_a_damaged_sysfs_as_unreadable(damage, monkeypatch, capsys, tmp_path):
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"netdev": "eth0", "ipv4": "10.0.0.3"}]}], cpus=2)
     files = [path for path in _sysfs_files(root) if "/infiniband/" in path or "/net/" in path]
@@ -133,11 +152,16 @@ def test_rdma_facts_reads_a_damaged_sysfs_without_a_traceback(damage, monkeypatc
             os.makedirs(path)
     result = run_module(rdma_facts, monkeypatch, capsys, {"sysfs_root": root, "tools": False})
     assert "exception" not in result, result
-    assert "commcheck_rdma" in result.get("ansible_facts", {}) or result.get("failed"), result
+    facts = result["ansible_facts"]["commcheck_rdma"]
+    [device] = facts["devices"]
+    assert (device["name"], device["hca_type"], device["fw_ver"]) == ("mlx5_0", None, None), device
+    [port] = device["ports"]
+    assert (port["state"], port["link_layer"], port["rate"]) == (None, None, None), port
+    assert ("port_state_unknown", "mlx5_0", 1) in [(f["code"], f["device"], f["port"]) for f in facts["findings"]]
 
 
-@pytest.mark.parametrize("damage", ["binary", "directory"])
-def test_cpu_governor_reads_a_damaged_sysfs_without_a_traceback(damage, monkeypatch, capsys, tmp_path):
+@pytest.mark.parametrize("damage", [pytest.param("binary", marks=NOT_TEXT_READ_AS_TEXT), "directory"])
+def test_cpu_governor_reads_a_damaged_sysfs_as_unreadable(damage, monkeypatch, capsys, tmp_path):
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [], cpus=["powersave", "performance"])
     for path in _sysfs_files(os.path.join(root, "devices", "system", "cpu")):
@@ -152,6 +176,9 @@ def test_cpu_governor_reads_a_damaged_sysfs_without_a_traceback(damage, monkeypa
     result = run_module(cpu_governor, monkeypatch, capsys, {"governor": "performance", "sysfs_root": root},
                         check_mode=True)
     assert "exception" not in result, result
+    # what it would set, from a governor it could not read
+    assert result["previous"] == {"cpu0": None, "cpu1": None}, result
+    assert (result["changed"], result["current"]) == (True, {"cpu0": "performance", "cpu1": "performance"}), result
 
 
 # ---------------------------------------------------------------- JSON from kubectl that is not what it prints

@@ -3,9 +3,11 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The kubectl transport's options are checked whatever the transport: a bad value is an error even while unused.
 
-Every module with a ``kubectl`` option, called with ``transport=host`` and one
-bad kubectl sub-option, fails naming ``kubectl`` and the sub-option before
-anything runs; the role option ``commcheck_kubectl`` is checked the same way.
+Every bad value is checked once against the one check of the kubectl settings
+(``transport.kubectl_options_error``), with either transport, and through the
+role option ``commcheck_kubectl``. Every module with a ``kubectl`` option,
+called with ``transport=host`` and one bad value of each kubectl sub-option,
+fails naming ``kubectl`` and the sub-option before anything runs.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,8 +16,9 @@ __metaclass__ = type
 import pytest
 
 import test_hostile_module_args as hostile
-from test_hostile_module_args import call, recorder  # noqa: F401  pylint: disable=unused-import
+from test_hostile_module_args import recorder  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.clusterops.commcheck.plugins.action.validate_options import load_specs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import transport
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options
 
 BAD = {"pod": ["-p", "Bad_Pod", ""], "namespace": ["-n", "a.b", "Bad"], "container": ["-c", "a/b"],
@@ -23,8 +26,6 @@ BAD = {"pod": ["-p", "Bad_Pod", ""], "namespace": ["-n", "a.b", "Bad"], "contain
        "binary": ["bin/kubectl", "--kubectl", "/usr/../bin/kubectl"]}
 ROLE_SPEC = role_options.merge_specs(load_specs(role_options.ROLES), role_options.ROLES)
 WITH_KUBECTL = [p for p in hostile.judging() if ("kubectl",) in dict(hostile.SPECS[p])]
-CASES = [(plugin, option, value) for plugin in WITH_KUBECTL for option, values in sorted(BAD.items())
-         for value in values]
 
 
 def test_the_modules_with_the_transport_are_here():
@@ -32,12 +33,27 @@ def test_the_modules_with_the_transport_are_here():
         "collective", "iperf3", "perftest", "quarantine", "rdma_facts", "tool_probe"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: "%s-%s=%r" % (c[0][1], c[1], c[2]))
-def test_a_bad_kubectl_option_is_refused_with_the_host_transport(case, recorder, capsys, tmp_path):  # noqa: F811
-    plugin, option, value = case
-    args = dict(hostile.base_args(plugin[1], str(tmp_path)), transport="host", kubectl={option: value})
-    result, ran = hostile.run_plugin(plugin, args, recorder, capsys, str(tmp_path))
-    hostile.assert_refused(result, ran, plugin, ("kubectl", option), value)
+@pytest.mark.parametrize("transport_name", ["host", "kubectl"])
+def test_the_shared_check_refuses_every_bad_setting_whatever_the_transport(transport_name):
+    for option, values in sorted(BAD.items()):
+        for value in values:
+            settings = {option: value} if option == "pod" else {"pod": "p1", option: value}
+            error = transport.kubectl_options_error(settings, transport=transport_name)
+            assert error and "kubectl.%s" % option in error, (option, value, error)
+
+
+@pytest.mark.parametrize("plugin", WITH_KUBECTL, ids="-".join)
+def test_each_module_refuses_a_bad_kubectl_setting_with_the_host_transport(plugin, recorder, capsys, tmp_path):  # noqa
+    problems = []
+    for option, values in sorted(BAD.items()):
+        del recorder.argvs[:]
+        hostile.FakeTransport.made = []
+        args = dict(hostile.base_args(plugin[1], str(tmp_path)), transport="host", kubectl={option: values[0]})
+        result, ran = hostile.run_plugin(plugin, args, recorder, capsys, str(tmp_path))
+        problem = hostile.refusal_problem(("kubectl", option), result, ran)
+        if problem:
+            problems.append("%s=%r: %s" % (option, values[0], problem))
+    assert problems == []
 
 
 @pytest.mark.parametrize("plugin", WITH_KUBECTL, ids="-".join)
@@ -49,8 +65,9 @@ def test_control_good_kubectl_options_are_taken_with_the_host_transport(plugin, 
     assert not result.get("failed"), result.get("msg")
 
 
-@pytest.mark.parametrize("option,value", [(o, v) for o, values in sorted(BAD.items()) for v in values if v != ""])
-def test_the_role_option_is_checked_as_the_modules_check_it(option, value):
-    problems = role_options.check_values(ROLE_SPEC, {"commcheck_transport": "host",
-                                                     "commcheck_kubectl": {option: value}})
-    assert problems and problems[0].startswith("commcheck_kubectl") and option in problems[0], problems
+def test_the_role_option_is_checked_as_the_modules_check_it():
+    for option, values in sorted(BAD.items()):
+        for value in [v for v in values if v != ""]:
+            problems = role_options.check_values(ROLE_SPEC, {"commcheck_transport": "host",
+                                                             "commcheck_kubectl": {option: value}})
+            assert problems and problems[0].startswith("commcheck_kubectl") and option in problems[0], problems

@@ -24,6 +24,11 @@ so a new option is covered the day it is added. The classes:
 
 Valid values keep passing: integers as text, 'yes' / 'false' for booleans,
 comma-separated lists, Unicode letters in free text.
+
+Each value of classes 1 to 3 is checked once against the check every option
+goes through (the type check ``role_options.check_type``, the rules of the
+role-option kit, ``option_rules``); every option then gets one value of each
+class, which shows that it goes through them and that the problem names it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -104,18 +109,39 @@ WILD = NON_FINITE + [
 ]
 
 
-@pytest.mark.parametrize("option", sorted(ALL))
-def test_no_value_breaks_the_validator(option):
-    for value in WILD:
-        problem = check(option, value)
-        assert problem is None or (isinstance(problem, str) and problem.startswith(option)), (value, problem)
+def test_no_value_breaks_the_validator_of_any_option():
+    broken = [(option, value, problem) for option in sorted(ALL) for value in WILD
+              for problem in [check(option, value)]
+              if not (problem is None or (isinstance(problem, str) and problem.startswith(option)))]
+    assert broken == []
+
+
+def type_problems(spec, values, fragment):
+    """The values the shared type check does not refuse with ``fragment`` in a problem that names the option."""
+    out = []
+    for value in values:
+        _converted, problem = ro.check_type("opt", spec, value)
+        if not (problem and problem.startswith("opt") and fragment in problem):
+            out.append((value, problem))
+    return out
+
+
+@pytest.mark.parametrize("spec", [{"type": "int"}, {"type": "float"}, {"type": "list", "elements": "int"},
+                                  {"type": "list", "elements": "float"}], ids=repr)
+def test_the_type_check_refuses_every_number_that_is_not_finite(spec):
+    items = NON_FINITE if spec["type"] != "list" else [[1, value] for value in NON_FINITE]
+    assert type_problems(spec, items, "finite") == []
+
+
+# One value of each class (a float, a huge integer, a text) for every number option.
+NON_FINITE_BY_CLASS = [float("nan"), -10 ** 400, "1e999"]
 
 
 @pytest.mark.parametrize("option", NUMBER_OPTIONS)
-@pytest.mark.parametrize("value", NON_FINITE, ids=repr)
-def test_number_options_refuse_numbers_that_are_not_finite(option, value):
-    shown = assert_refused(option, value)
-    assert "finite" in shown or "is not" in shown, shown
+def test_number_options_refuse_numbers_that_are_not_finite(option):
+    for value in NON_FINITE_BY_CLASS:
+        shown = assert_refused(option, value)
+        assert "finite" in shown or "is not" in shown, shown
 
 
 def test_a_number_problem_says_what_is_wrong():
@@ -130,15 +156,31 @@ def test_a_number_problem_says_what_is_wrong():
 NOT_TEXT = [True, False, 2024.10, float("nan"), ["a"], {"a": "b"}]
 
 
-@pytest.mark.parametrize("option", TEXT_OPTIONS)
-@pytest.mark.parametrize("value", NOT_TEXT, ids=repr)
-def test_text_options_refuse_values_that_are_not_text(option, value):
+def as_text_value(option, value):
+    """``value`` where the text option takes it: a list option's item."""
     kind, _elements = _kind(ALL[option])
     if kind == "list" and not isinstance(value, (list, dict)):
-        value = ["ok", value]
+        return ["ok", value]
     if kind == "list" and isinstance(value, list):
-        value = [value]
-    assert_refused(option, value, "is not a string")
+        return [value]
+    return value
+
+
+@pytest.mark.parametrize("spec", [{"type": "str"}, {"type": "path"}, {"type": "list", "elements": "str"},
+                                  {"type": "str", "choices": ["True", "1.5"]}], ids=repr)
+def test_the_type_check_refuses_every_value_that_is_not_text(spec):
+    items = NOT_TEXT if spec["type"] != "list" else [["ok", value] for value in NOT_TEXT]
+    assert type_problems(spec, items, "is not a string") == []
+
+
+# One value of each class (a boolean, a number, a container) for every text option.
+NOT_TEXT_BY_CLASS = [True, 2024.10, ["a"]]
+
+
+@pytest.mark.parametrize("option", TEXT_OPTIONS)
+def test_text_options_refuse_values_that_are_not_text(option):
+    for value in NOT_TEXT_BY_CLASS:
+        assert_refused(option, as_text_value(option, value), "is not a string")
 
 
 def test_the_text_problem_asks_for_quotes():
@@ -170,10 +212,24 @@ def test_valid_values_keep_passing(option, value):
 HIDDEN = ["\x1b[2J", "\r", "\x85", "\u2028", "\u2029", "\u202e", "\u2066", "\x9b"]
 
 
+@pytest.mark.parametrize("rule,good", [(kit.text(), "node1x"), (kit.name("word"), "node1x"), (kit.names("word"), ["node1x"]),
+                                       (kit.path(), "/node1x"), (kit.binary(), "/usr/bin/node1x"),
+                                       (kit.host(), "node1x"), (kit.hosts(), ["node1x"])],
+                         ids=["text", "name", "names", "path", "binary", "host", "hosts"])
+def test_the_kit_rules_refuse_every_character_that_hides_text(rule, good):
+    ctx = kit.Context({}, ("n1", "n2"))
+    rule("opt", good, ctx)
+    for char in HIDDEN + ["\n", "\x00", "\t"]:
+        hidden = [item.replace("node1", "node1" + char) for item in good] if isinstance(good, list) else \
+            good.replace("node1", "node1" + char)
+        with pytest.raises(kit.OptionError, match="^opt"):
+            rule("opt", hidden, ctx)
+
+
 @pytest.mark.parametrize("option", FREE_TEXT_OPTIONS)
-@pytest.mark.parametrize("char", HIDDEN, ids=repr)
-def test_text_options_refuse_characters_that_hide_text(option, char):
-    value = "node1" + char + "x"
+def test_text_options_refuse_characters_that_hide_text(option):
+    # one of them (the rules are checked with each above): a direction override, which no line break check finds
+    value = "node1" + u"\u202e" + "x"
     kind, _elements = _kind(ALL[option])
     assert_refused(option, [value] if kind == "list" else value)
 
@@ -212,23 +268,22 @@ def _records(field, value):
     return history.normalize_records(recs)[0]
 
 
-def _report_values():
-    return [(f, c) for f in ("host", "peer", "device", "op", "cause") for c in HIDDEN + REPORT_VALUES["other"]]
-
-
-@pytest.mark.parametrize("field,char", _report_values(), ids=repr)
-def test_reports_show_hidden_characters_and_stay_well_formed(field, char):
-    recs = _records(field, char)
+@pytest.mark.parametrize("field", ["host", "peer", "device", "op", "cause"])
+def test_reports_show_hidden_characters_and_stay_well_formed(field):
+    # every character at once, each between letters: one report per field
+    chars = HIDDEN + REPORT_VALUES["other"]
+    recs = _records(field, "".join(char + "y" for char in chars))
     summary = report_model.summarize(recs, run_id="r1")
     texts = report_render.render_formats(["md", "html", "json", "junit", "prom"], recs, summary)
     for fmt, text in texts.items():
         text.encode("utf-8")  # every file can be written
         if fmt != "json":
             assert not HIDDEN_IN_FILES.search(text), (fmt, HIDDEN_IN_FILES.search(text).group(0))
-    # nothing is lost: the character is there, as its escape, in what people read
-    code = ord(char[0])
-    escape = "\\x%02x" % code if code < 0x100 else "\\u%04x" % code
-    assert escape in texts["md"] and escape in texts["html"], escape
+    # nothing is lost: each character is there, as its escape, in what people read
+    for char in chars:
+        code = ord(char[0])
+        escape = "\\x%02x" % code if code < 0x100 else "\\u%04x" % code
+        assert escape in texts["md"] and escape in texts["html"], escape
     assert json.loads(texts["json"])["records"]
     ET.fromstring(texts["junit"].encode("utf-8"))
     for line in texts["prom"].splitlines():
@@ -344,10 +399,13 @@ def _survey_answers():
     return out
 
 
-@pytest.mark.parametrize("survey,variable,answer", _survey_answers(), ids=repr)
-def test_surveys_offer_only_answers_the_validator_takes(survey, variable, answer):
-    assert variable in ALL, "%s asks for %s, which no role has" % (survey, variable)
-    assert check(variable, answer) is None
+@pytest.mark.parametrize("survey", sorted(set(survey for survey, _variable, _answer in _survey_answers())))
+def test_surveys_offer_only_answers_the_validator_takes(survey):
+    answers = [(variable, answer) for name, variable, answer in _survey_answers() if name == survey]
+    assert answers
+    assert [variable for variable, _answer in answers if variable not in ALL] == [], "variables no role has"
+    assert [(variable, answer, check(variable, answer)) for variable, answer in answers
+            if check(variable, answer) is not None] == []
 
 
 def test_a_fraction_at_the_integer_bound_awx_forces_is_refused_clearly():

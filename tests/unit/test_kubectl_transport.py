@@ -43,8 +43,9 @@ def test_kubectl_options_validation(options, ok):
 
 
 def test_kubectl_options_messages_name_the_option():
+    # a kubeconfig's path is never quoted: it names the cluster's credentials
     assert transport.kubectl_options_error({"pod": "p1", "kubeconfig": "-x"}) == \
-        "kubectl.kubeconfig '-x' must be an absolute path"
+        "kubectl.kubeconfig (value not shown) must be an absolute path"
     assert transport.kubectl_options_error({"pod": "p1", "context": "-x"}) == \
         "kubectl.context '-x' must not start with '-' (it would be read as an option)"
     long_pod = transport.kubectl_options_error({"pod": "-" + "p" * 5000})

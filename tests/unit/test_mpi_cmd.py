@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.mpi_cmd import MpiCmdError
+from property_budget import example_budget
 
 
 def hosts(*items, slots=1):
@@ -281,24 +282,27 @@ def test_launcher_refusals():
         mpi_cmd.ranks_layout("nccl", hosts("a:8"), gpus_per_node=8, gpus_per_process=3)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.text(min_size=1, max_size=20), st.text(max_size=40), max_size=4))
-def test_hostile_env_never_becomes_an_option_or_shell(env):
+@example_budget(200)
+def test_hostile_env_never_becomes_an_option_or_shell(examples):
     """Whatever comes in: refused, or every item lands as one -x NAME=value argument."""
-    pool = hosts("a", "b")
-    layout = mpi_cmd.ranks_layout("nccl", pool)
-    try:
-        argv = mpi_cmd.launcher_argv("openmpi", pool, layout, ["prog"], env=env)
-    except MpiCmdError:
-        return
-    forwarded = [argv[i + 1] for i, item in enumerate(argv) if item == "-x"]
-    assert len(forwarded) == len(env)
-    for item in forwarded:
-        name, dummy, value = item.partition("=")
-        assert mpi_cmd.check_env_name(name) == name
-        assert env[name] == value
-        assert not any(ord(c) < 32 for c in value)
-    assert argv[-1] == "prog"
+    @settings(max_examples=examples, deadline=None)
+    @given(st.dictionaries(st.text(min_size=1, max_size=20), st.text(max_size=40), max_size=4))
+    def hostile_env_never_becomes_an_option_or_shell(env):
+        pool = hosts("a", "b")
+        layout = mpi_cmd.ranks_layout("nccl", pool)
+        try:
+            argv = mpi_cmd.launcher_argv("openmpi", pool, layout, ["prog"], env=env)
+        except MpiCmdError:
+            return
+        forwarded = [argv[i + 1] for i, item in enumerate(argv) if item == "-x"]
+        assert len(forwarded) == len(env)
+        for item in forwarded:
+            name, dummy, value = item.partition("=")
+            assert mpi_cmd.check_env_name(name) == name
+            assert env[name] == value
+            assert not any(ord(c) < 32 for c in value)
+        assert argv[-1] == "prog"
+    hostile_env_never_becomes_an_option_or_shell()
 
 
 def test_topology_file_is_the_one_file_variable_allowed():

@@ -8,6 +8,7 @@ __metaclass__ = type
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -19,6 +20,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery imp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import discover
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import (
     snapshot_from_dump, snapshot_from_fs, dump_argv)
+from ansible_collections.clusterops.commcheck.plugins.modules import perftest as perftest_module
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_numa_placement import \
     commcheck_numa_placement
 
@@ -26,6 +28,7 @@ LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 sys.path.insert(0, LAB)
 import sysfs_tree  # noqa: E402  pylint: disable=wrong-import-position
 sys.path.remove(LAB)
+from module_in_process import run_module as run_main  # noqa: E402  pylint: disable=wrong-import-position
 
 
 @pytest.mark.parametrize("text,cpus", [
@@ -171,12 +174,20 @@ AFFINITY_SPY = "import json, os, sys\nopen(os.environ['SPY_LOG'], 'a').write(jso
                "{'argv': sys.argv[1:], 'cpus': sorted(os.sched_getaffinity(0))}) + '\\n')\n"
 
 
-def run_perftest(args, tmp_path, check_mode=False, path_first=None):
+@pytest.fixture
+def plan(monkeypatch, capsys):
+    """plan(args): the perftest module's result in check mode, main() run in this process (nothing starts; a
+    process of its own would only add a Python start and Ansible's imports)."""
+    saved = dict((sig, signal.getsignal(sig)) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
+    yield lambda args: run_main(perftest_module, monkeypatch, capsys, args, check_mode=True)
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+def run_perftest(args, tmp_path, path_first=None):
     import json  # pylint: disable=import-outside-toplevel
     import time  # pylint: disable=import-outside-toplevel
     args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
     argfile = tmp_path / ("args-%d.json" % time.monotonic_ns())
     argfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     env = dict(os.environ, PYTHONPATH=COLLECTIONS, SPY_LOG=str(tmp_path / "spy.log"))
@@ -196,24 +207,23 @@ SIDE = {"role": "server", "device": "mlx5_0", "duration": 2, "timeout": 20, "rdm
 
 
 @pytest.mark.skipif(not shutil.which("numactl"), reason="numactl is not installed here")
-def test_perftest_module_pins_with_numactl_in_check_mode(tmp_path):
-    res = run_perftest(SIDE, tmp_path, check_mode=True)
+def test_perftest_module_pins_with_numactl_in_check_mode(plan):
+    res = plan(SIDE)
     side = res["sides"][0]
     assert side["placement"]["prefix"] == [shutil.which("numactl"), "--cpunodebind=1", "--membind=1"]
     assert side["exec_cmd"][:3] == side["placement"]["prefix"] and side["exec_cmd"][3:] == side["cmd"]
     assert side["cmd"][0] == "ib_write_bw" and side["placement"]["numa_node"] == 1
 
 
-def test_perftest_module_pin_modes(tmp_path):
-    res = run_perftest(dict(SIDE, numa_pin="taskset"), tmp_path, check_mode=True)
+def test_perftest_module_pin_modes(plan, tmp_path):
+    res = plan(dict(SIDE, numa_pin="taskset"))
     assert res["sides"][0]["placement"]["prefix"][1:] == ["-c", "0"]
-    res = run_perftest(dict(SIDE, numa_pin="none"), tmp_path, check_mode=True)
+    res = plan(dict(SIDE, numa_pin="none"))
     assert res["sides"][0]["placement"]["prefix"] == [] and res["sides"][0]["exec_cmd"] == res["sides"][0]["cmd"]
     unknown = {"devices": [{"name": "mlx5_0", "numa_node": -1, "ports": []}]}
-    res = run_perftest(dict(SIDE, rdma_facts=unknown, numa_pin="numactl", sysfs_root=str(tmp_path)), tmp_path,
-                       check_mode=True)
+    res = plan(dict(SIDE, rdma_facts=unknown, numa_pin="numactl", sysfs_root=str(tmp_path)))
     assert res.get("failed") and "NUMA node is unknown" in res["msg"]
-    res = run_perftest(dict(SIDE, rdma_facts=unknown, sysfs_root=str(tmp_path)), tmp_path, check_mode=True)
+    res = plan(dict(SIDE, rdma_facts=unknown, sysfs_root=str(tmp_path)))
     assert res["sides"][0]["placement"]["prefix"] == []
     assert res["sides"][0]["placement"]["reason"] == "the NIC's NUMA node is unknown"
     assert [f["code"] for f in res["sides"][0]["findings"]] == ["not_pinned"]
@@ -227,19 +237,18 @@ def test_side_without_a_device():
         numa.side_placement(None, mode="numactl")
 
 
-def test_perftest_module_reads_numa_from_sysfs_without_facts(tmp_path):
+def test_perftest_module_reads_numa_from_sysfs_without_facts(plan, tmp_path):
     root = build(tmp_path)
-    res = run_perftest({"role": "server", "device": "mlx5_1", "sysfs_root": root, "numa_pin": "taskset"}, tmp_path,
-                       check_mode=True)
+    res = plan({"role": "server", "device": "mlx5_1", "sysfs_root": root, "numa_pin": "taskset"})
     placement = res["sides"][0]["placement"]
     assert placement["numa_node"] == 1 and placement["cpulist"] == "2-3" and placement["prefix"][1:] == ["-c", "2-3"]
 
 
-def test_perftest_module_closest_gpu_and_mismatch(tmp_path):
-    res = run_perftest(dict(SIDE, use_cuda=0, numa_pin="none"), tmp_path, check_mode=True)
+def test_perftest_module_closest_gpu_and_mismatch(plan):
+    res = plan(dict(SIDE, use_cuda=0, numa_pin="none"))
     side = res["sides"][0]
     assert "--use_cuda=0" in side["cmd"] and [f["code"] for f in side["findings"]] == ["numa_mismatch"]
-    res = run_perftest(dict(SIDE, use_cuda=0, gpu_select="closest", numa_pin="none"), tmp_path, check_mode=True)
+    res = plan(dict(SIDE, use_cuda=0, gpu_select="closest", numa_pin="none"))
     side = res["sides"][0]
     assert "--use_cuda=1" in side["cmd"] and side["findings"] == []
     assert side["placement"]["gpu"] == {"index": 1, "pci": "0000:af:00.0", "numa_node": 1}

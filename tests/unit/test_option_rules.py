@@ -111,6 +111,26 @@ def test_check_name_kinds(kind, good, bad):
     assert "must not start with '-'" in refused(rules.check_name, "opt", "-x", kind)
 
 
+# The classes of hostile names the plugins' tables aim at their name options (test_hostile_launch_and_files.py runs
+# the first of each class through every option): every kind of name refuses each of them.
+HOSTILE_NAMES = ["--help", "-oProxyCommand=touch /tmp/pwned", "a;reboot", "$(reboot)", "`id`", "a|b", "a b", "a&&b",
+                 "a\nb", "a\rb", "a\x00b", "a\tb", u"a\u202eb", "../../etc/cron.d/x", "a/../../b", "a" * 100000]
+# a kubeconfig context name and a word may hold '/' and '.' (a context is a name, never a path)
+NAMES_WITH_SLASHES = {"k8s_context": ["../../etc/cron.d/x", "a/../../b"], "word": ["a/../../b"]}
+
+
+@pytest.mark.parametrize("kind", sorted(rules.NAME_KINDS))
+def test_every_kind_of_name_refuses_every_class_of_hostile_name(kind):
+    taken = []
+    for value in HOSTILE_NAMES:
+        try:
+            rules.check_name("opt", value, kind)
+            taken.append(value)
+        except OptionError as exc:
+            assert str(exc).startswith("opt ") and len(str(exc)) < 2 * rules.QUOTE_LIMIT + 200, str(exc)[:300]
+    assert taken == NAMES_WITH_SLASHES.get(kind, [])
+
+
 def test_check_name_message_says_what_a_name_is():
     assert "is not an RDMA device name" in refused(rules.check_name, "device", "mlx5/0", "rdma_device")
     assert "is not a Kubernetes name" in refused(rules.check_name, "kubectl.pod", "Bad", "k8s_name")

@@ -249,14 +249,14 @@ OLD_HCCL_COLUMN = re.compile(r"^(.*?)\s*\(([^)]*)\)\s*:?\s*$")
 OLD_TAIL = re.compile(
     r"^(?P<head>.*?)\bport\s+(?P<port>\d+)\s*"
     r"(?:\(\s*(?P<port_state>[^)]*?)\s*\)\s*)?"
-    r"=+>\s*(?P<netdev>[^\s()]+)?\s*(?:\(\s*(?P<state>[^)]*?)\s*\))?\s*$")
+    r"=+>\s*(?P<netdev>[^\s()]+)?\s*(?:\(\s*(?P<state>[^)]*?)\s*\)(?:\s.*)?)?\s*$")
 OLD_VERBOSE_HEAD = re.compile(
     r"(?:(?P<pci>\b[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+)?"
     r"(?P<device>[^\s()]+)\s*\(\s*(?P<hca_type>[^\s()]+)\s*(?:-\s*(?P<part_id>[^()]*?))?\s*\)"
     r"\s*(?P<product>.*?)\s*\bfw\s+(?P<fw>\S+)\s*$")
 
 PIECES = st.lists(st.sampled_from(["port", " ", "  ", "1", "(", ")", "==>", "=", ">", "fw", "x", "-", " - ", ":",
-                                   "\t", "mlx5_0", "0000:3b:00.0", "ACTIVE", "Up", "_", "a.b"]), max_size=14)
+                                   "\t", "mlx5_0", "0000:3b:00.0", "ACTIVE", "Up", "_", "a.b", " note"]), max_size=14)
 
 
 @settings(max_examples=400, deadline=None, derandomize=True, database=None)

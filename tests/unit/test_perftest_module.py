@@ -7,6 +7,11 @@ Tools are found on PATH; some tests put a small tool double first on PATH (a
 spy that records that it ran, or one that replays a real perftest output
 from tests/fixtures/corpus) to check what the module does around the tool.
 The real Debian binaries are exercised in tests/integration.
+
+The checks of invalid input and the plans of check mode, where no tool
+starts, run the module's main() in this process instead (``in_process``):
+what they pin is the check or the plan, which a process of its own only makes
+slower to reach (a Python start and Ansible's imports per case).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,12 +19,18 @@ __metaclass__ = type
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.modules import iperf3 as iperf3_module
+from ansible_collections.clusterops.commcheck.plugins.modules import perftest as perftest_module
+from module_in_process import run_module as run_main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -46,6 +57,21 @@ def run_module(name, args, tmp_path, path_first=None, check_mode=False, timeout=
     except ValueError:
         raise AssertionError("no JSON from module: rc=%s\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr))
     return result
+
+
+@pytest.fixture
+def in_process(tmp_path, monkeypatch, capsys):
+    """(run(name, args): the module's result with main() run in this process, the spy's log): the tools on PATH
+    are spies that log that they ran."""
+    bindir, log = spy(tmp_path, monkeypatch)
+    monkeypatch.setenv("PATH", bindir + os.pathsep + os.environ.get("PATH", ""))
+    modules = {"perftest": perftest_module, "iperf3": iperf3_module}
+    # the modules install handlers for these signals when they start their tools: put pytest's back
+    saved = dict((sig, signal.getsignal(sig)) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
+    yield (lambda name, args, check_mode=False: run_main(modules[name], monkeypatch, capsys, args,
+                                                         check_mode=check_mode)), log
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
 
 
 def tool_dir(tmp_path, tools, body):
@@ -88,21 +114,19 @@ def spy(tmp_path, monkeypatch):
     ({"role": "server", "sides": [{"role": "server"}]}, "mutually exclusive"),
     ({"role": "server", "min_fraction": 1.5}, "min_fraction"),
 ])
-def test_invalid_input_fails_before_anything_runs(tmp_path, monkeypatch, args, message):
-    bindir, log = spy(tmp_path, monkeypatch)
-    result = run_module("perftest", args, tmp_path, path_first=bindir)
+def test_invalid_input_fails_before_anything_runs(in_process, args, message):
+    run, log = in_process
+    result = run("perftest", args)
     assert result.get("failed") is True
-    import re  # pylint: disable=import-outside-toplevel
     assert re.search(message, result["msg"]), result["msg"]
     assert not log.exists(), "a tool ran although the input was invalid"
 
 
-def test_check_mode_builds_argv_and_runs_nothing(tmp_path, monkeypatch):
-    bindir, log = spy(tmp_path, monkeypatch)
+def test_check_mode_builds_argv_and_runs_nothing(in_process):
+    run, log = in_process
     facts = {"devices": [{"name": "mlx5_3", "ports": [{"port": 1, "link_layer": "Ethernet", "gid_index": 7}]}]}
-    result = run_module("perftest", {"role": "client", "device": "mlx5_3", "gid_index": "auto", "rdma_facts": facts,
-                                     "server": "10.1.1.1", "duration": 5, "timeout": 30}, tmp_path,
-                        path_first=bindir, check_mode=True)
+    result = run("perftest", {"role": "client", "device": "mlx5_3", "gid_index": "auto", "rdma_facts": facts,
+                              "server": "10.1.1.1", "duration": 5, "timeout": 30}, check_mode=True)
     assert result["changed"] is False and result["verdict"] == "skipped"
     assert result["cmd"] == ["ib_write_bw", "-d", "mlx5_3", "-i", "1", "-x", "7", "-p", "18515", "-D", "5",
                              "--report_gbits", "10.1.1.1"]
@@ -119,13 +143,13 @@ def lab_sysfs_tree():
     return sysfs_tree
 
 
-def test_gid_auto_from_sysfs_root(tmp_path, monkeypatch):
+def test_gid_auto_from_sysfs_root(tmp_path, in_process):
     sysfs_tree = lab_sysfs_tree()
     root = str(tmp_path / "sys")
     sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"port": 1, "netdev": "eth9", "ipv4": "10.3.0.9"}]}])
-    bindir, _log = spy(tmp_path, monkeypatch)
-    result = run_module("perftest", {"role": "server", "device": "mlx5_0", "gid_index": "auto", "sysfs_root": root},
-                        tmp_path, path_first=bindir, check_mode=True)
+    run, _log = in_process
+    result = run("perftest", {"role": "server", "device": "mlx5_0", "gid_index": "auto", "sysfs_root": root},
+                 check_mode=True)
     assert result["cmd"][:7] == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-x", "3"]
 
 
@@ -327,7 +351,7 @@ def test_iperf3_module_client_without_server_is_bounded(tmp_path):
     assert result["attempts"] >= 2 and side["ended"] - side["started"] < 30, side
 
 
-def test_iperf3_module_invalid(tmp_path, monkeypatch):
-    bindir, log = spy(tmp_path, monkeypatch)
-    result = run_module("iperf3", {"role": "client", "server": "x`id`"}, tmp_path, path_first=bindir)
+def test_iperf3_module_invalid(in_process):
+    run, log = in_process
+    result = run("iperf3", {"role": "client", "server": "x`id`"})
     assert result["failed"] and "shell metacharacter" in result["msg"] and not log.exists()

@@ -171,6 +171,10 @@ state["calls"].append([os.path.basename(sys.argv[0])] + argv)
 def save():
     with open(state_path, "w") as handle:
         json.dump(state, handle)
+if argv in (["--version"], ["version", "--client"]):
+    save()
+    print("slurm 23.11.4" if argv == ["--version"] else "Client Version: v1.30.2\nKustomize Version: v5.0.4")
+    sys.exit(0)
 if os.path.basename(sys.argv[0]) == "scontrol":
     node = [a for a in argv if a.startswith("NodeName=")][0].split("=", 1)[1]
     state["slurm"][node] = [a for a in argv if a.startswith("State=")][0].split("=", 1)[1]
@@ -269,8 +273,10 @@ def test_module_labels_annotates_taints_and_is_idempotent(tmp_path, doubles):
     before = len(calls(doubles))
     again = run_module(args, tmp_path, doubles)
     assert again["changed"] is False and again["actions"] == []
-    # the second run only read the two nodes
-    assert [c[1:2] + c[-3:-2] for c in calls(doubles)[before:]] == [["get", "node-2"], ["get", "node-3"]]
+    # the second run only asked kubectl what it is and read the two nodes
+    again_calls = calls(doubles)[before:]
+    assert again_calls[0] == ["kubectl", "version", "--client"]
+    assert [c[1:2] + c[-3:-2] for c in again_calls[1:]] == [["get", "node-2"], ["get", "node-3"]]
     released = run_module(dict(args, state="absent"), tmp_path, doubles)
     assert released["changed"] is True and len(released["actions"]) == 6
     state = json.loads(doubles["state"].read_text())
@@ -289,7 +295,7 @@ def test_module_check_mode_plans_only(tmp_path, doubles):
 def test_module_unknown_node_fails_before_changing_anything(tmp_path, doubles):
     res = run_module({"backend": "kubernetes", "hosts": ["node-2", "node-9"], "dry_run": False}, tmp_path, doubles)
     assert res.get("failed") and "cannot read node node-9" in res["msg"] and "NotFound" in res["msg"]
-    assert [c[1] for c in calls(doubles)] == ["get", "get"]
+    assert [c[1] for c in calls(doubles)] == ["version", "get", "get"]
 
 
 def test_module_refuses_bad_names_before_running(tmp_path, doubles):
@@ -330,7 +336,8 @@ def test_module_slurm_runs_scontrol_and_reports_each_result(tmp_path, doubles):
     assert [(a["node"], a["action"], a["rc"]) for a in res["actions"]] == [
         ("node-2", "drain", 0), ("node-3", "drain", 0)]
     assert json.loads(doubles["state"].read_text())["slurm"] == {"node-2": "DRAIN", "node-3": "DRAIN"}
-    assert [c[0] for c in calls(doubles)] == ["scontrol", "scontrol"]
+    # scontrol said what it is (scontrol --version) before the first drain
+    assert [c[0:2] for c in calls(doubles)] == [["scontrol", "--version"], ["scontrol", "update"], ["scontrol", "update"]]
     assert res["report"][0] == "quarantine (slurm, applied): 2 action(s)" and res["report"][1].endswith("(rc 0)")
     resumed = run_module({"backend": "slurm", "hosts": ["node-3"], "state": "absent", "dry_run": False},
                          tmp_path, doubles)
@@ -338,12 +345,13 @@ def test_module_slurm_runs_scontrol_and_reports_each_result(tmp_path, doubles):
     assert json.loads(doubles["state"].read_text())["slurm"]["node-3"] == "RESUME"
     checked = run_module({"backend": "slurm", "hosts": ["node-3"], "dry_run": False}, tmp_path, doubles,
                          check_mode=True)
-    assert checked["changed"] is False and checked["dry_run"] is True and len(calls(doubles)) == 3
+    assert checked["changed"] is False and checked["dry_run"] is True and len(calls(doubles)) == 5
 
 
 def test_module_slurm_failure_stops_and_reports_what_ran(tmp_path, doubles):
-    failing = tmp_path / "failing-scontrol"
-    failing.write_text("#!/bin/sh\necho 'slurm_update error: Invalid node name specified' >&2\nexit 1\n")
+    failing = tmp_path / "failing-scontrol"   # scontrol is its file name, as the option requires
+    failing.write_text("#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 23.11.4' && exit 0\n"
+                       "echo 'slurm_update error: Invalid node name specified' >&2\nexit 1\n")
     failing.chmod(0o755)
     res = run_module({"backend": "slurm", "hosts": ["gpu001", "gpu002"], "dry_run": False,
                       "scontrol_binary": str(failing)}, tmp_path, doubles)

@@ -107,7 +107,7 @@ def test_html_says_rows_send_and_draws_the_cell_in_the_sender_row():
     [hm] = report_model.heatmaps(records)
     svg = report_svg.svg_heatmap(hm, cell=44)
     [(x, y)] = [(int(a), int(b)) for a, b in re.findall(r'<rect class="cell[^"]*" x="(\d+)" y="(\d+)"', svg)]
-    label_w = int(re.search(r'<text x="(\d+)" y="[\d.]+" text-anchor="end">h1</text>', svg).group(1)) + 6
+    label_w = int(re.search(r'<text class="row" x="(\d+)" y="[\d.]+" text-anchor="end">h1</text>', svg).group(1)) + 6
     assert (x, y) == (label_w, label_w + 44)  # hosts [h1, h2]: row 1 (h2 sends), column 0 (h1 receives)
 
 

@@ -199,7 +199,22 @@ def test_hostile_names_are_escaped_everywhere(tmp_path):
                            "td", "a", "span", "br", "svg", "polyline", "circle"}
     assert "<script" not in page and "<img" not in page and "<b>" not in page and "<i>" not in page
     assert parser.hrefs == ["r%26%3Cx%3E/report.html"]
-    assert "x" * 200 not in page
+    assert "x" * ri.NAME_LIMIT not in page   # a name longer than any DNS name is cut
+
+
+def test_fqdn_host_and_link_names_are_whole(tmp_path):
+    longest = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 61])   # 253 characters, the longest DNS name
+    fqdn = ["gpu-h100-node-%03d.rack01.dc-west.example.com" % i for i in (5, 6)] + [longest]
+    records = [_pair(fqdn[0], fqdn[1], 40.0, rail=0), _pair(fqdn[1], fqdn[2], 95.0, rail=0)]
+    culprits = [{"component": "link", "host": fqdn[0], "peer": fqdn[1], "rail": 0, "device": None, "verdict": "fail",
+                 "confidence": "high", "checks": ["rdma_perf"], "evidence": ["x"], "cause": "slow", "fix": "cable"},
+                _host_culprit(longest)]
+    _write_run(tmp_path, "r1", _time(0), records, summary=_summary("r1", _time(0), "fail", culprits))
+    page = ri.render_index(ri.collect_entries(str(tmp_path)))
+    assert "..." not in page
+    for name in fqdn:
+        assert "<td>%s</td>" % name in page
+    assert "link %s - %s (rail 0)" % (fqdn[0], fqdn[1]) in page and "host %s" % longest in page
 
 
 def test_1024_hosts_by_50_runs_keep_the_page_small(tmp_path):

@@ -2,11 +2,11 @@
 """Report renderers: summary, Markdown, self-contained HTML/SVG, results.json, JUnit, Prometheus."""
 import itertools
 import json
-import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from report_consumers import parse_prometheus
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
@@ -234,45 +234,6 @@ def test_junit_strips_control_characters():
     ET.fromstring(report_junit.render_junit(history.normalize_records(recs)[0], report_model.summarize(recs)))
 
 
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
-
-
-def _parse_prom(text):
-    """Strict enough check of the text exposition format; returns {name: [(labels, value)]}."""
-    families, types, current = {}, {}, None
-    assert text.endswith("\n")
-    for line in text.splitlines():
-        if line.startswith("# HELP "):
-            current = line.split(" ")[2]
-            assert current not in families, "family %s split" % current
-            families[current] = []
-            continue
-        if line.startswith("# TYPE "):
-            _h, _t, name, kind = line.split(" ")
-            assert name == current and kind == "gauge"
-            types[name] = kind
-            continue
-        match = _SAMPLE.match(line)
-        assert match, line
-        name, _b, labels_text, value = match.groups()
-        assert name == current, line
-        labels = {}
-        rest = labels_text or ""
-        while rest:
-            lm = _LABEL.match(rest)
-            assert lm, line
-            labels[lm.group(1)] = lm.group(2)
-            rest = rest[lm.end():]
-        families[name].append((labels, float(value)))
-    for name, samples in families.items():
-        keys = set(tuple(sorted(labels)) for labels, _v in samples)
-        assert len(keys) == 1, "inconsistent label names in %s" % name
-        series = [tuple(sorted(labels.items())) for labels, _v in samples]
-        assert len(series) == len(set(series)), "duplicate series in %s" % name
-    return families
-
-
 def test_collective_series_from_rows_and_sizes():
     recs = [{"kind": "collective", "host": "pool", "params": {"op": "all_reduce"}, "verdict": "pass",
              "metrics": {"rows": [{"bytes": 1024, "out_of_place": {"busbw_gbs": 1.0}},
@@ -298,7 +259,7 @@ def test_empty_run_renders_everything():
     assert "No bandwidth results" in report_html.render_html([], summary)
     assert "None." in report_markdown.render_markdown([], summary)
     ET.fromstring(report_junit.render_junit([], summary))
-    _parse_prom(report_prometheus.render_prometheus([], summary))
+    parse_prometheus(report_prometheus.render_prometheus([], summary))
 
 
 def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
@@ -316,10 +277,11 @@ def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
     assert "*" not in summary["bad_hosts"]
     text = report_markdown.render_markdown(recs, summary)
     assert "## Retests" in text and "retest_summary" in text
-    families = _parse_prom(report_prometheus.render_prometheus(recs, summary))
-    assert [value for _labels, value in families["commcheck_link_bandwidth_gbps"]] == [40.0]
-    assert not any("retest_id" in labels for labels, _v in families["commcheck_link_bandwidth_gbps"])
-    assert ({"host": "*", "kind": "retest_summary"}, 4.0) in families["commcheck_host_verdict"]
+    families = parse_prometheus(report_prometheus.render_prometheus(recs, summary))
+    bandwidth = families["commcheck_link_bandwidth_bytes_per_second"]["samples"]
+    assert [value for _labels, value in bandwidth] == [40.0 * 1e9 / 8]
+    assert not any("retest_id" in labels for labels, _v in bandwidth)
+    assert ({"host": "*", "kind": "retest_summary"}, 4.0) in families["commcheck_host_verdict"]["samples"]
     compared = baseline.compare(recs, [dict(original, run_id="old%d" % i, time="2026-01-0%dT00:00:00.000000Z" % i,
                                             verdict="pass", metrics={"bw_gbps": 99.0}) for i in (1, 2, 3)])
     assert compared[0]["regression"] is not None and compared[1]["regression"] is None

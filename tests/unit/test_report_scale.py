@@ -14,6 +14,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_html
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_markdown
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_values
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 
@@ -274,7 +275,7 @@ def test_grid_cell_is_the_nics_worst_fraction_and_partner():
 def test_plain_text_never_shows_a_python_repr():
     assert report_model.plain(None) == "" and report_model.plain(True) == "yes"
     assert report_model.plain({"b": [1, 2], "a": None, "c": {"d": 1}}) == "b=1, 2, c=d=1"
-    assert report_model.fmt_value({"x": 1}) == "x=1" and report_model.fmt_value(None) == "-"
+    assert report_values.fmt_value({"x": 1}) == "x=1" and report_values.fmt_value(None) == "-"
 
 
 def test_finding_groups_name_checks_by_kind_operation_and_stage_and_skip_discovery_summaries():

@@ -31,8 +31,21 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_nccl_tests,
     parse_nccl_tests_json,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError, ControllerGone
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import config_file_problem
 
+# What the module itself finds before mpirun runs: code -> (likely cause, fix); the launcher's and the
+# tests' own errors are the parsers' (parse_nccl_tests, parse_hccl_test).
+COLLECTIVE_ERRORS = {
+    "mpirun_not_found": ("The MPI launcher (mpirun) is not installed on the launcher host",
+                         "install Open MPI (or MPICH for launcher=mpich) on the launcher host, or set mpirun to its "
+                         "path"),
+    "binary_not_found": ("The test binary (nccl-tests' <op>_perf, hccl_test's <op>_test) is not in binary_dir (or on "
+                         "PATH) on the launcher host",
+                         "install the tests at the same path on every host and set binary_dir"),
+    "ssh_config_unusable": ("The ssh configuration for mpirun (ssh_config) is not a readable regular file in the "
+                            "launcher pod", "give mpirun's ssh a configuration file that exists in the launcher pod"),
+}
 STDOUT_LIMIT = 256 * 1024
 STDERR_LIMIT = 64 * 1024
 # What the collective module makes on the launcher when no workdir is given (removed afterwards).
@@ -124,8 +137,14 @@ class CollectiveRunner(object):
         mpirun = self.params["mpirun"]
         if not self.transport.which(mpirun):
             return {"verdict": "error", "cause": "the launcher %s is not installed on the launcher host" % rules.show(mpirun),
-                    "fix": "install Open MPI (or MPICH for launcher=mpich) on the launcher host, or set mpirun to "
-                           "its path", "errors": [{"code": "mpirun_not_found", "message": mpirun}]}
+                    "fix": COLLECTIVE_ERRORS["mpirun_not_found"][1],
+                    "errors": [{"code": "mpirun_not_found", "message": mpirun}]}
+        if self.params["ssh_config"] and self.transport.remote:
+            problem = config_file_problem(self.transport, "ssh_config", self.params["ssh_config"], sensitive=False,
+                                          text=None)
+            if problem:
+                return {"verdict": "error", "cause": problem, "fix": COLLECTIVE_ERRORS["ssh_config_unusable"][1],
+                        "errors": [{"code": "ssh_config_unusable", "message": problem}]}
         binary = self.spec["binary"]
         found = self.transport.which(binary)
         if not found:
@@ -156,6 +175,9 @@ class CollectiveRunner(object):
         if hostfile:
             self.write_file(hostfile, mpi_cmd.hostfile_lines(hosts, layout["processes_per_node"]))
         res = self.transport.run(argv, self.params["timeout"])
+        if res.get("abandoned"):
+            # ansible-playbook was interrupted: mpirun, its daemons and ranks were stopped; nothing more runs
+            raise ControllerGone("stopped: the controller went away (ansible-playbook was interrupted)", argv)
         text = res["stdout"] + "\n" + res["stderr"]
         if self.spec["library"] == "nccl":
             parsed = parse_nccl_tests(text)

@@ -12,8 +12,6 @@ the option's name; ``initial_result`` is the module result before any run.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_expectation
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
@@ -62,9 +60,9 @@ def check_launch(params):
         except kubexec.KubexecError as exc:
             rules.fail("mpi_agent_dir", params["mpi_agent_dir"], "is not usable: %s" % exc)
     if params["ssh_config"] is not None:
-        ssh_config = rules.check_path("ssh_config", params["ssh_config"])
-        if params["transport"] == "host" and not os.path.isfile(ssh_config):
-            rules.fail("ssh_config", params["ssh_config"], "is not a file on the launcher host")
+        # a regular file the run's user can read on the launcher host (in a pod: the runner's preflight checks it)
+        check = rules.check_config_file if params["transport"] == "host" else rules.check_config_path
+        ssh_config = check("ssh_config", params["ssh_config"])
     if (agent or ssh_config) and params["launcher"] != "openmpi":
         rules.fail("launcher", params["launcher"], "takes no mpi_agent_dir or ssh_config (they are Open MPI's)")
     return mpi_cmd.launch_mca(agent=agent, ssh_config=ssh_config)

@@ -68,8 +68,8 @@ MANAGED_OPTIONS = {
 IPERF3_RULES = cli_grammar.ArgumentRules(
     IPERF3_GRAMMAR, managed=MANAGED_OPTIONS,
     value_rules={
-        "--rsa-public-key-path": cli_grammar.path_value, "--rsa-private-key-path": cli_grammar.path_value,
-        "--authorized-users-path": cli_grammar.path_value,
+        "--rsa-public-key-path": cli_grammar.path_value, "--rsa-private-key-path": cli_grammar.secret_path_value,
+        "--authorized-users-path": cli_grammar.secret_path_value,
         "--bind-dev": lambda label, value: option_rules.check_name(label, value, "netdev"),
     })
 

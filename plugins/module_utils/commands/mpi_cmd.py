@@ -313,7 +313,7 @@ def launch_mca(agent=None, ssh_config=None):
     if ssh_config is not None:
         if agent is not None:
             raise MpiCmdError("ssh_config and the Kubernetes MPI agent exclude each other (no ssh with the agent)")
-        path = rule(rules.check_path, "ssh_config", ssh_config)
+        path = rule(rules.check_config_path, "ssh_config", ssh_config)
         if " " in path:
             raise MpiCmdError("ssh_config %s must not contain spaces (Open MPI splits it)" % rules.show(ssh_config))
         out["plm_rsh_args"] = "-F %s" % path
@@ -425,12 +425,13 @@ def binary_path(library, operation, binary_dir=None):
 
 
 def check_mpirun(mpirun, option="mpirun"):
-    """The launcher program: a bare name (found on PATH where it runs) or an absolute path without '..'.
+    """The launcher program: a bare name (found on PATH where it runs) or an absolute path without '..', whose
+    file name is a launcher's (mpirun, mpiexec, orterun, prterun; mpirun.openmpi, mpiexec.hydra).
 
     It runs on the launcher host or in its pod, so whether it exists is the
     module's preflight to find out, not this check's.
     """
-    return rule(rules.check_binary, option, mpirun, must_exist=False)
+    return rule(rules.check_program, option, mpirun, "mpirun", must_exist=False)
 
 
 def test_params(library, operation, min_bytes="32M", max_bytes="8G", step_factor=2,

@@ -21,7 +21,10 @@ __metaclass__ = type
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as gov
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import (
+    OptionError,
+    withhold_secret_paths,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import (
@@ -115,7 +118,8 @@ def normalize_sides(module, single, raws, common_keys, side_keys, normalize):
 
 def check_mode_results(sides, side_info, **extra):
     """What check mode returns for every side: its argv, nothing run (verdict skipped)."""
-    return [dict(side_info(s), cmd=s["argv"], verdict="skipped", cause=CHECK_MODE_CAUSE, fix=None, errors=[],
+    return [dict(side_info(s), cmd=withhold_secret_paths(s["argv"]), verdict="skipped", cause=CHECK_MODE_CAUSE,
+                 fix=None, errors=[],
                  **dict((key, value(s)) for key, value in extra.items()))
             for s in sides]
 
@@ -189,6 +193,8 @@ def side_results(sides, ran, side_info, outcome):
 ECHOED_AS_SUMMARY = {
     "sides": lambda value: "%d side(s), each in the result's sides" % len(value or []),
     "rdma_facts": lambda value: "the commcheck_rdma facts of %d device(s)" % len((value or {}).get("devices") or []),
+    # a credential file's path (iperf3's --rsa-private-key-path) is not echoed
+    "extra_args": withhold_secret_paths,
 }
 
 

@@ -48,6 +48,10 @@ class CommandError(Exception):
         self.error = error
 
 
+class ControllerGone(CommandError):
+    """A command was stopped because nobody waits for the module any more (``controller_gone``)."""
+
+
 def fail_not_started(module, exc, what=None, **extra):
     """Fail the task for a command that could not start: ``msg`` names the program and the error, no traceback."""
     msg = "%s: %s" % (what, exc) if what else str(exc)
@@ -138,7 +142,8 @@ def group_stuck(pgid, proc_root="/proc"):
 
 def _result(argv, rc, stdout, stderr, timed_out, started, stuck=None):
     result = {
-        "cmd": list(argv),
+        # a credential file's path (kubectl's --kubeconfig) is never shown in a result
+        "cmd": option_rules.withhold_secret_paths(argv),
         "rc": rc,
         "stdout": stdout,
         "stderr": stderr,
@@ -284,11 +289,33 @@ class Background:
         return _result(self.argv, self.proc.returncode, stdout, stderr, self.timed_out, self.started, self.stuck)
 
 
+# How often a command that ``run`` waits for looks whether the controller went away.
+ABANDON_POLL_S = 0.5
+
+
+def wait_watched(job, abandoned=None):
+    """Wait for ``job`` to end or reach its deadline; with ``abandoned`` (``controller_gone``) stop it as soon as
+    that turns true. Returns True when it was stopped so."""
+    if abandoned is None:
+        job.wait()
+        return False
+    while job.wait(ABANDON_POLL_S) is None:
+        if abandoned():
+            job.stop()
+            return True
+    return False
+
+
 class HostTransport:
-    """Runs commands on the machine the module runs on."""
+    """Runs commands on the machine the module runs on.
+
+    ``abandoned``: None, or a callable (``controller_gone``) that ``run`` asks while it waits: a command still
+    running when it turns true is stopped, and its result says ``abandoned: true``.
+    """
 
     name = "host"
     remote = False
+    abandoned = None
 
     def __init__(self, path_prefix=None):
         self.path_prefix = list(path_prefix or [])
@@ -315,8 +342,8 @@ class HostTransport:
     def run(self, argv, timeout, env=None, cwd=None):
         """Run argv to completion or its deadline; return a result dict, never raise on rc."""
         job = self.start(argv, timeout, env=env, cwd=cwd)
-        job.wait()
-        return job.result()
+        gone = wait_watched(job, self.abandoned)
+        return dict(job.result(), abandoned=True) if gone else job.result()
 
     def start(self, argv, timeout, env=None, cwd=None):
         """Start argv in the background; it is killed at its deadline at the latest."""
@@ -353,6 +380,14 @@ def _strip_pid_line(stdout):
         except ValueError:
             return None, rest
     return None, stdout
+
+
+def _background(make, argv):
+    """A command started by the kubectl transport; one that cannot start names its argv without the kubeconfig."""
+    try:
+        return make()
+    except CommandError as exc:
+        raise CommandError(str(exc), option_rules.withhold_secret_paths(argv), exc.error)
 
 
 class RemoteBackground(Background):
@@ -402,9 +437,10 @@ def check_kubectl_settings(pod, namespace="default", container=None, context=Non
     """Raise option_rules.OptionError naming the first setting that must not reach kubectl's command line.
 
     ``pod`` a Kubernetes name; ``namespace`` / ``container`` DNS-1123 labels;
-    ``context`` a context name; ``kubeconfig`` an absolute path; none of them
-    may start with '-'. ``binary``: an absolute path or a bare command name;
-    with ``which`` (a lookup on this host) it must also exist. A problem names
+    ``context`` a context name; ``kubeconfig`` an absolute path (its problems
+    never quote it); none of them may start with '-'. ``binary``: an absolute
+    path or a bare command name whose file name is kubectl's; with ``which`` (a
+    lookup on this host) it must also exist. A problem names
     ``<label>.<setting>``, or ``names[setting]`` where a module has an option
     of its own for the setting. ``pod_required=False``: a pod is checked when
     given (the settings of a transport that is not used are checked all the same).
@@ -420,9 +456,9 @@ def check_kubectl_settings(pod, namespace="default", container=None, context=Non
     if context is not None:
         option_rules.check_name(name("context"), context, "k8s_context")
     if kubeconfig:
-        option_rules.check_path(name("kubeconfig"), kubeconfig)
+        option_rules.check_config_path(name("kubeconfig"), kubeconfig, sensitive=True)
     if binary:
-        option_rules.check_binary(name("binary"), binary, which=which, must_exist=which is not None)
+        option_rules.check_program(name("binary"), binary, "kubectl", which=which, must_exist=which is not None)
 
 
 class KubectlTransport(HostTransport):
@@ -450,10 +486,13 @@ class KubectlTransport(HostTransport):
         self.binary = binary
         self._which_cache = {}
 
+    def kubectl_binary(self):
+        """The kubectl this transport runs: the one given, else the one on this host's PATH."""
+        return self.binary or HostTransport.which(self, "kubectl") or "kubectl"
+
     def kubectl_argv(self):
         """``kubectl [--kubeconfig F] [--context C] -n NS exec POD [-c C] --``."""
-        binary = self.binary or HostTransport.which(self, "kubectl") or "kubectl"
-        argv = [binary]
+        argv = [self.kubectl_binary()]
         if self.kubeconfig:
             argv += ["--kubeconfig", self.kubeconfig]
         if self.context:
@@ -470,7 +509,8 @@ class KubectlTransport(HostTransport):
 
     def run_plain(self, argv, timeout):
         """Run argv in the pod without the deadline wrapper (kill, cat, command -v)."""
-        job = Background(self.kubectl_argv() + check_argv(argv), timeout + 5)
+        full = self.kubectl_argv() + check_argv(argv)
+        job = _background(lambda: Background(full, timeout + 5), full)
         job.wait()
         return job.result()
 
@@ -481,14 +521,15 @@ class KubectlTransport(HostTransport):
             raise CommandError("the kubectl transport does not support cwd")
         # The local kubectl gets a little longer than the remote deadline so
         # the remote timeout(1) acts first and its exit status comes back.
-        return RemoteBackground(self, self.wrap(argv, timeout), timeout + KILL_GRACE_S + 5)
+        full = self.wrap(argv, timeout)
+        return _background(lambda: RemoteBackground(self, full, timeout + KILL_GRACE_S + 5), full)
 
     def run(self, argv, timeout, env=None, cwd=None):
         job = self.start(argv, timeout, env=env, cwd=cwd)
-        job.wait()
-        res = job.result()
+        gone = wait_watched(job, self.abandoned)
+        res = dict(job.result(), abandoned=True) if gone else job.result()
         res["cmd"] = list(argv)
-        res["exec_cmd"] = job.argv
+        res["exec_cmd"] = option_rules.withhold_secret_paths(job.argv)
         # kubectl exits 124/137 through the remote timeout(1); the local
         # deadline only trips when the API server or the pod does not answer.
         if res["rc"] in (124, 137) and not res["timed_out"]:

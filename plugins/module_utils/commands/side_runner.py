@@ -17,6 +17,7 @@ import re
 import time
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import controller_gone
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import withhold_secret_paths
 
 _CONNECT_RE = re.compile(r"Couldn't connect to|Unable to init the socket connection|"
                          r"Failed to connect|Connection refused|unable to connect", re.I)
@@ -92,7 +93,9 @@ def side_result(info, argv, result, **outcome):
     """One side as a module returns it: its parameters (``info``), what ran and how it ended (a
     ``run_sides`` result), then ``outcome`` (the parsed output, metrics, verdict, cause, fix...)."""
     item = dict(info)
-    item.update(cmd=argv, exec_cmd=result.get("cmd") or argv, rc=result.get("rc"),
+    # a credential file an argv names (iperf3's --rsa-private-key-path, kubectl's --kubeconfig) is not shown
+    item.update(cmd=withhold_secret_paths(argv), exec_cmd=withhold_secret_paths(result.get("cmd") or argv),
+                rc=result.get("rc"),
                 stdout=result.get("stdout", ""), stderr=result.get("stderr", ""),
                 timed_out=bool(result.get("timed_out")), duration_s=result.get("duration_s"),
                 started=result.get("started"), ended=result.get("ended"), attempts=result.get("attempts", 0),

@@ -10,6 +10,7 @@ import json
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_refusals import pod_refusal
 
 RUN_LABEL = "commcheck.clusterops.io/run"
@@ -50,6 +51,34 @@ def client_argv(binary, params):
     if params.get("context"):
         argv += ["--context", params["context"]]
     return argv + ["-n", params["namespace"]]
+
+
+def _problem(check, *args):
+    """The message of an option check that fails, or None."""
+    try:
+        check(*args)
+    except rules.OptionError as exc:
+        return str(exc)
+    return None
+
+
+def client_option_errors(params, which=None):
+    """Problems with the options that reach the pod modules' kubectl command lines, each naming its option: the
+    kubectl binary (its file name kubectl's; with ``which``, a lookup on this host, it must exist), the kubeconfig
+    (an absolute path, never quoted), the context, and the MPI agent's kubectl and directory."""
+    checks = [(rules.check_program, "mpi_agent_kubectl", params["mpi_agent_kubectl"], "kubectl", None, False)]
+    if params["kubectl_binary"] is not None:
+        checks.append((rules.check_program, "kubectl_binary", params["kubectl_binary"], "kubectl", which))
+    if params["kubeconfig"] is not None:
+        checks.append((rules.check_config_path, "kubeconfig", params["kubeconfig"], True))
+    if params["context"] is not None:
+        checks.append((rules.check_name, "context", params["context"], "k8s_context"))
+    if params["mpi_agent_dir"] is not None:
+        checks.append((rules.check_path, "mpi_agent_dir", params["mpi_agent_dir"]))
+    problems = [_problem(*check) for check in checks]
+    if params["mpi_agent_dir"] is not None and not any(problems):
+        problems.append(_problem(kubexec.check_dir, params["mpi_agent_dir"], "mpi_agent_dir"))
+    return [p for p in problems if p]
 
 
 def pod_name(prefix, run_id, node):

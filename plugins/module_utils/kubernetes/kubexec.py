@@ -131,8 +131,9 @@ def check_dir(path, option="mpi agent directory"):
 
 
 def check_kubectl(binary, option="mpi agent kubectl"):
-    """The kubectl inside the pods: a bare name (found on the pods' PATH) or an absolute path; not checked here."""
-    return _checked(option_rules.check_binary, option, binary, None, False)
+    """The kubectl inside the pods: a bare name (found on the pods' PATH) or an absolute path whose file name is
+    kubectl's; whether it exists is not checked here (it runs in the pods)."""
+    return _checked(option_rules.check_program, option, binary, "kubectl", None, False)
 
 
 def _check_host_key(key):

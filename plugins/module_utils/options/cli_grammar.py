@@ -236,6 +236,9 @@ class ArgumentRules(object):
             if item.missing:
                 raise CliError("%s %s needs a value after it (what follows %s would become its value)" % (
                     where, _spelled(item), label))
+            if self.value_rules.get(item.key) is secret_path_value and item.token.split("=", 1)[0] != item.key:
+                # the path after it is withheld from results by its exact spelling (option_rules.SECRET_FILE_FLAGS)
+                raise CliError("%s abbreviates %s, which names a credential file: spell it in full" % (where, item.key))
             if item.value is not None:
                 value_where = where if item.value_index is None else "%s[%d]" % (label, item.value_index)
                 check_value(item, value_where, self.value_rules.get(item.key), item.key in self.negative)
@@ -264,3 +267,9 @@ def _is_number(text):
 def path_value(label, value):
     """A value that names a file: an absolute path without '..' (option_rules.check_path)."""
     return option_rules.check_path(label, value)
+
+
+def secret_path_value(label, value):
+    """A value that names a file of credentials (a private key): an absolute path without '..', never quoted
+    in a message (option_rules.check_config_path); the module checks it is a readable regular file."""
+    return option_rules.check_config_path(label, value, sensitive=True)

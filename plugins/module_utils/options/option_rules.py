@@ -22,6 +22,7 @@ import math
 import os
 import posixpath
 import re
+import stat
 
 QUOTE_LIMIT = 200
 PATH_MAX = 4096
@@ -264,3 +265,178 @@ def check_binary(option, value, which=None, must_exist=True):
     if must_exist and which is not None and not which(value):
         fail(option, value, "was not found on PATH")
     return value
+
+
+# ---------------------------------------------------------------- programs and configuration files
+
+# What a message says instead of the value of an option that names a sensitive file (a kubeconfig holds the
+# cluster's credentials: its path is not shown in messages, results, records or logs either).
+WITHHELD = "(value not shown)"
+# A kubeconfig is YAML or JSON with these top-level keys (kubectl config view); any other file (/etc/shadow,
+# a private key, a binary) is refused before kubectl reads it and prints part of it in its error.
+KUBECONFIG_TEXT = re.compile(r'^(?:apiVersion|kind|clusters|contexts|current-context|users|preferences)\s*:'
+                             r'|"(?:apiVersion|clusters|contexts|current-context|users)"\s*:', re.M)
+CONFIG_MAX_BYTES = 16 * 1024 * 1024
+
+
+class Program(object):
+    """A program an option may name, known by its file name and, for one that acts on the cluster, by what it
+    prints about itself.
+
+    ``names``: words one of which its file name must hold (``kubectl`` takes kubectl, kubectl-1.30,
+    microk8s.kubectl; never sh or true). ``version_args`` / ``version``: the arguments that make it say which
+    program it is, and the pattern a line of that output matches; None for a program recognised by name only.
+    """
+
+    def __init__(self, name, names, version_args=None, version=None):
+        self.name = name
+        self.names = tuple(names)
+        self.version_args = list(version_args or [])
+        self.version = re.compile(version, re.M) if version else None
+
+    def named(self, path):
+        """True when the file name of ``path`` holds one of the names as a word (split at '.', '-', '_')."""
+        words = re.split(r"[._-]", posixpath.basename(path))
+        return any(name in words for name in self.names)
+
+
+PROGRAMS = {
+    # kubectl version --client: 'Client Version: v1.30.2' (1.28 on), 'Client Version: version.Info{...
+    # GitVersion:"v1.24.0"...}' before; it does not contact the cluster.
+    "kubectl": Program("kubectl", ("kubectl",), ("version", "--client"),
+                       r'^Client Version: (?:v\d+\.\d+|version\.Info\{.*GitVersion:"v\d+\.\d+)'),
+    # scontrol --version: 'slurm 23.11.4' (Debian and Ubuntu build: 'slurm-wlm 21.08.5')
+    "scontrol": Program("scontrol", ("scontrol",), ("--version",), r"^slurm(?:-wlm)? \d+\.\d+"),
+    # mpirun of Open MPI (orterun, prterun) or MPICH / Intel MPI (mpiexec, mpiexec.hydra), Debian's mpirun.openmpi
+    "mpirun": Program("mpirun", ("mpirun", "mpiexec", "orterun", "prterun")),
+}
+
+
+def check_program(option, value, program, which=None, must_exist=True):
+    """``check_binary``, and the file name says it is ``program`` (``PROGRAMS``): /bin/sh is never kubectl."""
+    path = check_binary(option, value, which=which, must_exist=must_exist)
+    known = PROGRAMS[program]
+    if not known.named(path):
+        fail(option, value, "is not %s: the program's file name must be %s (or hold it as a word, like %s-1.30)"
+             % (program, " or ".join(known.names), known.names[0]))
+    return path
+
+
+def identity_argv(binary, program):
+    """The argv that makes ``binary`` say which program it is (``kubectl version --client``, ``scontrol
+    --version``); None for a program that is recognised by its name only."""
+    known = PROGRAMS[program]
+    return [binary] + known.version_args if known.version else None
+
+
+def identity_problem(option, binary, program, result):
+    """None when ``result`` (a runner result of ``identity_argv``) shows ``binary`` is ``program``; else what
+    to tell the operator, naming the option. Nothing else may run the binary before this says None."""
+    known = PROGRAMS[program]
+    if result.get("rc") == 0 and known.version.search(result.get("stdout") or ""):
+        return None
+    said = ((result.get("stdout") or "") + (result.get("stderr") or "")).strip().splitlines()
+    return "%s %s is not %s: %s answered %s (rc %s), not %s's version line; set %s to the %s program" % (
+        option, show(binary), program, " ".join([posixpath.basename(binary)] + known.version_args),
+        show(said[0] if said else "nothing", 120), result.get("rc"), program, option, program)
+
+
+# Command-line options whose value names a file of credentials: kubectl's kubeconfig, iperf3's RSA private key
+# and its authorized users (their paths are never shown; see ``withhold_secret_paths``).
+SECRET_FILE_FLAGS = ("--kubeconfig", "--rsa-private-key-path", "--authorized-users-path")
+
+
+def secret_paths(argv):
+    """[(flag, path)] of the credential files an argv names (``--flag path`` and ``--flag=path``)."""
+    out = []
+    for index, item in enumerate(argv):
+        flag, equals, value = str(item).partition("=")
+        if flag in SECRET_FILE_FLAGS:
+            if equals:
+                out.append((flag, value))
+            elif index + 1 < len(argv):
+                out.append((flag, argv[index + 1]))
+    return out
+
+
+def withhold_secret_paths(argv):
+    """``argv`` as results, messages and records show it: the path of every credential file
+    (``SECRET_FILE_FLAGS``) is ``WITHHELD``."""
+    shown = [str(item) for item in argv]
+    for index, item in enumerate(shown):
+        flag, equals, _value = item.partition("=")
+        if flag in SECRET_FILE_FLAGS:
+            if equals:
+                shown[index] = "%s=%s" % (flag, WITHHELD)
+            elif index + 1 < len(shown):
+                shown[index + 1] = WITHHELD
+    return shown
+
+
+def withhold(text, path):
+    """``text`` (a tool's message) with every occurrence of the sensitive ``path`` replaced by ``WITHHELD``."""
+    text = text or ""
+    return text.replace(path, WITHHELD) if path else text
+
+
+def _withheld(check, option, value, sensitive, *args):
+    """Run a check; for a sensitive value its message shows ``WITHHELD`` instead of the value."""
+    try:
+        return check(option, value, *args)
+    except OptionError as exc:
+        if not sensitive:
+            raise
+        raise OptionError(str(exc).replace(show(value), WITHHELD))
+
+
+def fail_file(option, value, why, sensitive):
+    """Raise the problem of a file option, quoting its value unless the file is sensitive."""
+    raise OptionError("%s %s %s" % (option, WITHHELD if sensitive else show(value), why))
+
+
+def check_config_path(option, value, sensitive=False, home=False):
+    """The form of an option that names a configuration file: an absolute path without '..', never a flag.
+
+    ``home``: '~/...' (or '~user/...') is taken too, as a module expands it on the host it runs on (a role's
+    variable, checked before that). ``sensitive``: messages never show the value.
+    """
+    _withheld(check_text, option, value, sensitive)
+    if home and re.match(r"^~[A-Za-z0-9_.-]*/", value):
+        rest = "/" + value.split("/", 1)[1]
+        try:
+            check_path(option, rest)
+        except OptionError as exc:
+            raise OptionError(str(exc).replace(show(rest), WITHHELD if sensitive else show(value)))
+        return value
+    if not value.startswith("/"):
+        fail_file(option, value, "must be an absolute path%s" % (" (or start with ~/)" if home else ""), sensitive)
+    return _withheld(check_path, option, value, sensitive)
+
+
+def check_config_file(option, value, sensitive=False, text=None):
+    """``check_config_path``, then on this host: a regular file (not a directory, device or FIFO) that the
+    run's user can read, at most ``CONFIG_MAX_BYTES``; with ``text`` (a pattern) its contents must match it
+    (``KUBECONFIG_TEXT``: the file is a kubeconfig). Returns the normalised path."""
+    path = check_config_path(option, value, sensitive)
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        fail_file(option, value, "is not a file the run's user can read (%s)" % (exc.strerror or exc), sensitive)
+    if not stat.S_ISREG(info.st_mode):
+        fail_file(option, value, "is not a regular file", sensitive)
+    if not os.access(path, os.R_OK):
+        fail_file(option, value, "is not readable by the user the run runs as", sensitive)
+    if info.st_size > CONFIG_MAX_BYTES:
+        fail_file(option, value, "is larger than %d bytes" % CONFIG_MAX_BYTES, sensitive)
+    if text is not None and not text.search(_read_text(path)):
+        fail_file(option, value, "is not a %s file" % ("kubeconfig" if text is KUBECONFIG_TEXT else "configuration"),
+                  sensitive)
+    return path
+
+
+def _read_text(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(CONFIG_MAX_BYTES).decode("utf-8", "replace")
+    except (IOError, OSError):
+        return ""

@@ -21,10 +21,12 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_
     Table, layout_from_header, may_start_row)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_transport import TransportSeen
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    Notes, snake_case, to_float, to_int, unique)
+    Notes, holds_any, note_if_unread, snake_case, to_float, to_int, unique)
 
 # "NCCL version 2.27.3+cuda12.9"; RCCL (NCCL_DEBUG=VERSION or INFO) prints "RCCL version : 2.22.3-HEAD:7d8d67c"
-_VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s?:?\s(?P<ver>\d+\.\d+[\w.+\-]*(?::\w+\+?)?)")
+# Vendor builds of nccl-tests print the code: "NCCL version: 22602, CUDA Runtime Version: 12.0" (2.26.2).
+_VERSION_LINE = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s?:?\s(?:(?P<ver>\d+\.\d+[\w.+\-]*(?::\w+\+?)?)"
+                           r"|(?P<code>\d{4,6})\b)")
 # "# nccl-tests version 2.17.6 nccl-headers=22703 nccl-library=22703"; newer rccl-tests print the same line
 # ("# rccl-tests version 2.17.9-<branch>:<commit> rccl-headers=22803 rccl-library=22803")
 _TESTS_VERSION = re.compile(r"(?P<lib>[nr])ccl-tests version (?P<ver>[\w.+\-/:]+)(?P<rest>.*)$")
@@ -151,6 +153,7 @@ class TextParser(CollectiveLines):
         self.specific_failure = False
         self.trace_hosts = []
         self.trace_lines = []
+        self.records = 0        # NCCL/RCCL log records read
         # (content, body) -> handled: the lines that are not log records, in this order
         self.line_handlers = (self._row, self._header_or_footer, self._comment, self._column_names,
                               self._other_comment, self._prefixed_row, self._usage)
@@ -168,7 +171,7 @@ class TextParser(CollectiveLines):
             if stripped:
                 self._line(lines, index, line, stripped, records.get(index))
         self.table.flush()
-        return self._conclude()
+        return note_if_unread(self._conclude(), data, "nccl-tests", self._read_anything())
 
     # --- one line ------------------------------------------------------------
 
@@ -233,6 +236,7 @@ class TextParser(CollectiveLines):
             log = LOG_UNNAMED.match(line)
         if log is None:
             return False
+        self.records += 1
         level = log.group("level")
         message = (log.group("msg") or "").strip()
         if level == "INFO":
@@ -261,7 +265,7 @@ class TextParser(CollectiveLines):
         """'NCCL version 2.27.3+cuda12.9' (or RCCL): True when the text names it."""
         version = _VERSION_LINE.search(text)
         if version:
-            self.result["nccl_version"] = version.group("ver")
+            self.result["nccl_version"] = version.group("ver") or nccl_version_from_code(version.group("code"))
             self.header["library"] = version.group("lib")
         return bool(version)
 
@@ -511,6 +515,13 @@ class TextParser(CollectiveLines):
         self._count_unlisted()
         finish(result, self.errors, self.proxy_service)
         return result
+
+    def _read_anything(self):
+        """Whether any line of nccl-tests' (or NCCL's) own was read: a row, a header or footer line, a rank, a log
+        record, an error; a command line naming a test binary is not its output."""
+        result = self.result
+        return (holds_any(result, "rows", "header", "ranks", "nccl_version", "version", "transport", "completed")
+                or self.records > 0 or any(entry["code"] != "no_table" for entry in result["errors"]))
 
     def _separate_jobs(self):
         """One error naming every host whose job printed a rank that another job printed already."""

@@ -26,8 +26,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_catalog,
     error_entry,
     found_after,
+    holds_any,
     is_tagged_warning,
     nonblank_lines,
+    note_if_unread,
     parse_or_report,
     to_int,
 )
@@ -46,7 +48,8 @@ IBDEV2NETDEV_ERRORS = error_catalog({
 # "... port 1 (ACTIVE) ==> ens1f0 (Up)"; the IB port state only with -v. Read by _split_tail and
 # _split_verbose_head below, not by one regex: its lazy groups before \s* made long lines quadratic.
 _PORT_AT = re.compile(r"\bport\s+(?P<port>\d+)")
-_RIGHT = re.compile(r"\s*(?:(?P<netdev>[^\s()]+)\s*)?(?:\((?P<state>[^)]*)\)\s*)?$")
+# After the link state, words someone added ("(Up)  this one") are no part of the line.
+_RIGHT = re.compile(r"\s*(?:(?P<netdev>[^\s()]+)\s*)?(?:\((?P<state>[^)]*)\)(?:\s.*)?)?$")
 _PCI_END = re.compile(r"\b[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
 _MAX_PORT_CANDIDATES = 8   # "port N" words tried per line (a real line has one)
 _FAMILY = re.compile(
@@ -225,22 +228,24 @@ def _parse_line(line):
 def _parse(text):
     devices = []
     errors = []
+    warnings = []
     for line in nonblank_lines(text):
         entry = _parse_line(line)
         if entry is not None:
             devices.append(entry)
         elif is_tagged_warning(line):
-            continue    # "libibverbs: Warning: couldn't stat ...": never an error
+            warnings.append(line.strip())   # "libibverbs: Warning: couldn't stat ...": never an error
         elif found_after(_TOOL, _NOT_FOUND, line):
             errors.append(error_entry("not_installed", line, IBDEV2NETDEV_ERRORS))
         elif _NO_DEVICE.search(line):
             errors.append(error_entry("no_device", line, IBDEV2NETDEV_ERRORS))
-    return {"devices": devices, "errors": errors}
+    return {"devices": devices, "errors": errors, "warnings": warnings}
 
 
 def parse_ibdev2netdev_full(text):
-    """Return {devices: [...], errors: [...]} for ibdev2netdev output; never raises."""
-    return parse_or_report(_parse, text, {"devices": [], "errors": []}, IBDEV2NETDEV_ERRORS)
+    """Return {devices, errors, warnings} for ibdev2netdev output; never raises."""
+    result = parse_or_report(_parse, text, {"devices": [], "errors": [], "warnings": []}, IBDEV2NETDEV_ERRORS)
+    return note_if_unread(result, text, "ibdev2netdev", holds_any(result, "devices", "errors", "warnings"))
 
 
 def parse_ibdev2netdev(text):

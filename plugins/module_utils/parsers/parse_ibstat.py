@@ -34,8 +34,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_catalog,
     error_entry,
     found_after,
+    holds_any,
+    is_prompt_line,
     is_tagged_warning,
     nonblank_lines,
+    note_if_unread,
     parse_or_report,
     snake_case,
     split_key_value,
@@ -219,6 +222,9 @@ def _parse_ibstat(text):
             cas.append(ca)
             port = None
             continue
+        if is_prompt_line(line):
+            ca = port = None    # the lines after a prompt are another command's
+            continue
         port_header = _PORT_HEADER.match(line)
         if port_header and ca is not None:
             port = _new_port(to_int(port_header.group("port")))
@@ -312,6 +318,9 @@ def _parse_ibstatus(text):
     by_name = {}
     port = None
     for line in nonblank_lines(text):
+        if is_prompt_line(line):
+            port = None     # the lines after a prompt are another command's
+            continue
         header = _IBSTATUS_HEADER.match(line)
         if header:
             device = header.group("device")
@@ -349,7 +358,8 @@ def _safe(function, text):
 
 def parse_ibstatus_full(text):
     """Return {cas, errors, warnings} for ibstatus output; never raises."""
-    return _safe(_parse_ibstatus, text)
+    result = _safe(_parse_ibstatus, text)
+    return note_if_unread(result, text, "ibstatus", holds_any(result, "cas", "errors", "warnings"))
 
 
 def parse_ibstatus(text):
@@ -366,13 +376,13 @@ def parse_ibstat_full(text):
     result = _safe(_parse_ibstat, text)
     result["source"] = "ibstat"
     if not result["cas"]:
-        status = parse_ibstatus_full(text)
+        status = _safe(_parse_ibstatus, text)
         if status["cas"]:
             known = set((e["code"], e["message"]) for e in result["errors"])
             status["errors"] = result["errors"] + [e for e in status["errors"] if (e["code"], e["message"]) not in known]
             status["source"] = "ibstatus"
             return status
-    return result
+    return note_if_unread(result, text, "ibstat (or ibstatus)", holds_any(result, "cas", "errors", "warnings"))
 
 
 def parse_ibstat_errors(text):

@@ -31,7 +31,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_catalog,
     error_entry,
     found_after,
+    holds_any,
+    is_prompt_line,
     is_tagged_warning,
+    note_if_unread,
     parse_or_report,
     snake_case,
     split_key_value,
@@ -72,6 +75,16 @@ IBV_DEVINFO_ERRORS = error_catalog({
         "ibv_devinfo/ibv_devices is not installed on this host.",
         "Install ibverbs-utils (Debian/Ubuntu) or libibverbs-utils (RHEL).",
     ),
+    "abridged_port": (
+        "Port lines (state, MTU, link layer, GIDs) come before any 'port:' line: the paste left the port line out "
+        "(ibv_devinfo | head, an elided excerpt); they are read into a port whose number is unknown (null).",
+        "Give the whole ibv_devinfo output, or run ibv_devinfo -d <device> -i <port>.",
+    ),
+    "not_recognised": (
+        "Nothing in the text is ibv_devinfo (or ibv_devices) output: another command's output, or a paste that "
+        "lost the lines the tool printed (a warning, never an error).",
+        "Check which command ran and give its whole output (stdout and stderr).",
+    ),
 }, "ibv_devinfo")
 
 _HCA_ID = re.compile(r"^\s*hca_id\s*:\s*(?P<name>\S+)\s*$")
@@ -100,6 +113,8 @@ _INT_KEYS = frozenset((
     "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
 ))
 _MTU_KEYS = ("max_mtu", "active_mtu")
+# Keys only a port block holds: before any "port:" line they open a port of unknown number (an abridged paste).
+_PORT_ONLY_KEYS = frozenset(_PORT_KEYS + ("phys_state", "active_width", "active_speed", "gid_tbl_len", "port_cap_flags"))
 
 
 def _blank_record(key, value, null_keys, list_key):
@@ -274,6 +289,15 @@ def _store_field(device, scope, pair, flag_key):
     return key if (not value or _HEX_MASK.match(value)) else None
 
 
+def _abridged_port(device, warnings):
+    """The port of unknown number that holds port lines printed before any 'port:' line (one warning per device)."""
+    port = _new_port(None)
+    device["ports"].append(port)
+    warnings.append(error_entry("abridged_port", "%s: port lines before any 'port:' line (an abridged paste) are "
+                                "read into a port whose number is unknown" % device["hca_id"], IBV_DEVINFO_ERRORS))
+    return port
+
+
 def _parse_devinfo(text):
     devices = []
     errors = []
@@ -293,9 +317,11 @@ def _parse_devinfo(text):
             (warnings if is_warning else errors).append(error)
             continue
         hca = _HCA_ID.match(line)
-        if hca:
-            device = _new_device(hca.group("name"))
-            devices.append(device)
+        if hca or is_prompt_line(line):
+            # a prompt ends the device: the lines after it are another command's
+            device = _new_device(hca.group("name")) if hca else None
+            if device is not None:
+                devices.append(device)
             port = None
             flag_key = None
             section = None
@@ -312,13 +338,15 @@ def _parse_devinfo(text):
         indent = _indent(line)
         if section is not None and section["fields"] is not None and indent <= section["indent"]:
             section = None   # a line back at (or above) the section's own indent ends the section
-        scope = port if port is not None else device
         gid = _GID.match(line)
-        if gid and port is not None:
+        unknown_flags = _UNKNOWN_FLAGS.match(line)
+        pair = None if (unknown_flags and flag_key) or gid else split_key_value(line, _KEY)
+        if port is None and (gid or (pair and section is None and snake_case(pair[0]) in _PORT_ONLY_KEYS)):
+            port = _abridged_port(device, warnings)
+        scope = port if port is not None else device
+        if gid:
             port["gids"].append(_gid_entry(gid))
             continue
-        unknown_flags = _UNKNOWN_FLAGS.match(line)
-        pair = None if (unknown_flags and flag_key) else split_key_value(line, _KEY)
         section = _open_section(scope, indent, section) if pair else section
         inner = section["fields"] if section is not None and section["fields"] is not None else None
         if unknown_flags and flag_key:
@@ -347,15 +375,16 @@ def parse_ibv_devinfo_full(text):
     When no device was read, the libibverbs warnings that explain why are
     also copied into ``errors`` (before ``no_device``).
     """
-    return _devices_result(_parse_devinfo, text)
+    return _devices_result(_parse_devinfo, text, "ibv_devinfo")
 
 
-def _devices_result(parse, text):
-    """parse(text), never raising; when no device was read, the warnings that explain why lead the errors."""
+def _devices_result(parse, text, tool):
+    """parse(text), never raising; when no device was read, the warnings that explain why lead the errors, and
+    when nothing was read, a warning says so."""
     result = parse_or_report(parse, text, {"devices": [], "errors": [], "warnings": []}, IBV_DEVINFO_ERRORS)
     if not result["devices"] and result["errors"] and result["warnings"]:
         result["errors"] = result["warnings"] + result["errors"]
-    return result
+    return note_if_unread(result, text, tool, holds_any(result, "devices", "errors", "warnings"), IBV_DEVINFO_ERRORS)
 
 
 def parse_ibv_devinfo_errors(text):
@@ -407,7 +436,7 @@ def _parse_devices(text):
 
 def parse_ibv_devices_full(text):
     """Return {devices: [{device, node_guid}], errors, warnings} for ibv_devices (or ibv_devinfo -l) output."""
-    return _devices_result(_parse_devices, text)
+    return _devices_result(_parse_devices, text, "ibv_devices")
 
 
 def parse_ibv_devices(text):

@@ -26,15 +26,18 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.pasted import without_spans
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     bounded_lines,
     decode_json_at,
     error_catalog,
     error_entry,
     parse_or_report,
+    pasted_text,
     to_float,
     to_int,
     to_text,
+    unrecognised_warning,
 )
 
 IPERF3_ERRORS = error_catalog({
@@ -419,13 +422,7 @@ def _result_object(objects, spans):
 
 def _text_outside(text, spans):
     """The text between the JSON objects."""
-    outside = []
-    last = 0
-    for start, end in spans:
-        outside.append(text[last:start])
-        last = end
-    outside.append(text[last:])
-    return "\n".join(outside)
+    return without_spans(text, spans, "\n")
 
 
 def _read_text_lines(result, text):
@@ -477,7 +474,8 @@ def _no_object_errors(result, text, failed):
                 message = salvaged.group("msg")
             result["errors"].append(_entry(message))
     elif not result["errors"]:
-        result["errors"].append(error_entry("invalid_json", "no iperf3 JSON object in the output", IPERF3_ERRORS))
+        result["errors"].append(error_entry("invalid_json", "no iperf3 JSON object in the output: %s" % (
+            unrecognised_warning("iperf3 -J", text)), IPERF3_ERRORS))
 
 
 def _parse(text):
@@ -486,7 +484,7 @@ def _parse(text):
     if not text.strip():
         result["errors"].append(error_entry("no_output", "no output", IPERF3_ERRORS))
         return result
-    objects, spans, failed = _json_objects(text)
+    text, objects, spans, failed = _json_in(text)
     data, data_end = _result_object(objects, spans)
     _read_text_lines(result, _text_outside(text, spans))
     if data is None:
@@ -507,6 +505,19 @@ def _parse(text):
     _warn_nothing_received(result)
     result["ok"] = not result["errors"] and (result["sent_gbps"] is not None or result["received_gbps"] is not None)
     return result
+
+
+def _json_in(text):
+    """(text, objects, spans, failed) of the text, or of the text without what a paste added (quote markers,
+    launcher prefixes, colours, notes) when only that holds an iperf3 object."""
+    objects, spans, failed = _json_objects(text)
+    if _result_object(objects, spans)[0] is None and "{" in text:
+        cleaned = pasted_text(text)
+        if cleaned != text:
+            found = _json_objects(cleaned)
+            if _result_object(found[0], found[1])[0] is not None:
+                return (cleaned,) + found
+    return text, objects, spans, failed
 
 
 def _warn_nothing_received(result):

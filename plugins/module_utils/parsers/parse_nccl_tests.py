@@ -35,7 +35,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_result import (
     SECONDARY, empty_result, finish)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_text import TextParser
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import Notes, to_text
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import Notes, pasted_text, to_text
 
 _EMBEDDED_JSON = re.compile(r'(?m)^[ \t]*(\{)\s*"(?:version|start_time|config|results|args)"')
 
@@ -46,23 +46,46 @@ def parse_nccl_tests(text):
         if isinstance(text, (dict, list)):
             return parse_nccl_tests_json(text)
         data = to_text(text)
-        stripped = data.lstrip()
-        if stripped[:1] in ("{", "[") and not re.match(r"\[\d+(?:,\d+)?\]", stripped):
-            doc = _load_json(stripped)
-            if doc is None:
-                doc = _load_json_lines(stripped)
-            if doc is not None:
-                return parse_nccl_tests_json(doc)
-            if stripped[:1] == "{" and re.match(r'\{\s*"', stripped):
-                return _undecodable_json()
+        whole = _whole_json(data)
+        if whole is not None:
+            return whole
         result = TextParser().parse(data)
         if not result["rows"] and not result["header"].get("nthread"):
             embedded = _find_embedded_json(data)
             if embedded is not None:
                 return parse_nccl_tests_json(embedded)
+            if "{" in data:
+                return _pasted_json(data) or result
         return result
     except Exception as exc:  # a parser must never raise; report instead
         return parser_error_result(empty_result(), NCCL_TESTS_ERRORS, exc)
+
+
+def _whole_json(data, undecodable=True):
+    """The result of a text that is one JSON document (or JSON lines); with `undecodable` the json_invalid result of
+    one that starts like a JSON object and does not decode; else None."""
+    stripped = data.lstrip()
+    if stripped[:1] in ("{", "[") and not re.match(r"\[\d+(?:,\d+)?\]", stripped):
+        doc = _load_json(stripped)
+        if doc is None:
+            doc = _load_json_lines(stripped)
+        if doc is not None:
+            return parse_nccl_tests_json(doc)
+        if undecodable and stripped[:1] == "{" and re.match(r'\{\s*"', stripped):
+            return _undecodable_json()
+    return None
+
+
+def _pasted_json(data):
+    """The result of the JSON a paste decorated (quote markers, prefixes, colours, notes), or None."""
+    cleaned = pasted_text(data)
+    if cleaned == data:
+        return None
+    whole = _whole_json(cleaned, undecodable=False)
+    if whole is not None:
+        return whole
+    embedded = _find_embedded_json(cleaned)
+    return parse_nccl_tests_json(embedded) if embedded is not None else None
 
 
 def _undecodable_json():

@@ -24,14 +24,16 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perft
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_lines import (
     process_line,
     split_glued,
+    unwrap,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_result import (
     MAX_PROBE,
     State,
     add_warning,
     finish,
+    read_anything,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import clean_lines
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import clean_lines, note_if_unread
 
 # The catalog belongs to this entry point's API: tools/gen_docs.py builds the troubleshooting table from it here.
 __all__ = ["PERFTEST_ERRORS", "classify_perftest_error", "parse_perftest"]
@@ -61,10 +63,14 @@ def parse_perftest(text):
         lines = clean_lines(text)
     except Exception:  # pragma: no cover - defensive: clean_lines handles str/bytes/None/lists
         lines = []
-    for raw_line in lines:
+    index = 0
+    while index < len(lines):
+        raw_line = lines[index]
+        index += 1
         try:
+            raw_line, index = unwrap(state, lines, index - 1)
             for part in split_glued(raw_line):
                 process_line(state, part)
         except Exception as exc:  # pragma: no cover - a parser never raises
             add_warning(state, "line not understood (%s): %s" % (type(exc).__name__, raw_line[:200]))
-    return finish(state)
+    return note_if_unread(finish(state), text, "perftest (ib_*_bw / ib_*_lat)", read_anything(state))

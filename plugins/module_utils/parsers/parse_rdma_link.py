@@ -30,9 +30,12 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_catalog,
     error_entry,
     found_after,
+    holds_any,
     is_tagged_warning,
     nonblank_lines,
+    note_if_unread,
     parse_or_report,
+    pasted_text,
     snake_case,
     to_int,
     to_text,
@@ -109,6 +112,16 @@ def _apply_pairs(link, rest):
             link[key] = value
 
 
+_CONTINUED_KEYS = frozenset(("state", "physical_state", "netdev", "netdev_index", "subnet_prefix", "lid", "sm_lid",
+                             "lmc"))
+
+
+def _continues_link(line):
+    """Whether an indented line holds more key value pairs of the link line before it."""
+    words = line.split(None, 1)
+    return line[:1] in (" ", "\t") and bool(words) and words[0] in _CONTINUED_KEYS
+
+
 def _error_for(line):
     if is_tagged_warning(line):
         return None     # "libibverbs: Warning: ...": never an error
@@ -179,16 +192,21 @@ def _links_from_json(value):
     return links
 
 
+def _json_links(text):
+    """The links of the rdma -j JSON values in the text."""
+    return [link for value in _json_values(text) for link in _links_from_json(value)]
+
+
 def _parse_link(text):
     links = []
     errors = []
     text = to_text(text)
     if "{" in text or "[" in text:
-        for value in _json_values(text):
-            links.extend(_links_from_json(value))
+        links = _json_links(text) or _json_links(pasted_text(text))
         if links:
-            return {"links": links, "errors": errors}
+            return {"links": links, "errors": errors, "warnings": []}
     last = None
+    warnings = []
     for line in nonblank_lines(text):
         new = _NEW_FORM.match(line)
         old = None if new else _OLD_FORM.match(line)
@@ -200,6 +218,9 @@ def _parse_link(text):
             links.append(link)
             last = link
             continue
+        if last is not None and _continues_link(line):
+            _apply_pairs(last, line)    # rdma -p, or a wrapped paste: the pairs go on on an indented line
+            continue
         caps = _CAPS.match(line)
         if caps and last is not None:
             last["caps"] = [c.strip() for c in caps.group("caps").split(",") if c.strip()]
@@ -207,12 +228,15 @@ def _parse_link(text):
         error = _error_for(line)
         if error is not None:
             errors.append(error)
-    return {"links": links, "errors": errors}
+        elif is_tagged_warning(line):
+            warnings.append(line.strip())   # "libibverbs: Warning: ...": never an error
+    return {"links": links, "errors": errors, "warnings": warnings}
 
 
 def parse_rdma_link_full(text):
-    """Return {links, errors} for ``rdma link`` output; never raises."""
-    return parse_or_report(_parse_link, text, {"links": [], "errors": []}, RDMA_LINK_ERRORS)
+    """Return {links, errors, warnings} for ``rdma link`` output; never raises."""
+    result = parse_or_report(_parse_link, text, {"links": [], "errors": [], "warnings": []}, RDMA_LINK_ERRORS)
+    return note_if_unread(result, text, "rdma link", holds_any(result, "links", "errors", "warnings"))
 
 
 def parse_rdma_link(text):
@@ -247,16 +271,22 @@ def _system_from_pairs(pairs):
     return result
 
 
+def _json_system(text):
+    """The last rdma -j system object of the text, read, or None."""
+    found = None
+    for value in _json_values(text):
+        for item in (value if isinstance(value, list) else [value]):
+            if isinstance(item, dict) and "netns" in item:
+                found = _system_from_pairs(item.items())
+    return found
+
+
 def _parse_system(text):
     text = to_text(text)
     found = None
     errors = []
     if "{" in text:
-        for value in _json_values(text):
-            items = value if isinstance(value, list) else [value]
-            for item in items:
-                if isinstance(item, dict) and "netns" in item:
-                    found = _system_from_pairs(item.items())
+        found = _json_system(text) or _json_system(pasted_text(text))
     if found is None:
         for line in bounded_lines(text):
             match = _SYSTEM_LINE.match(line)
@@ -271,11 +301,12 @@ def _parse_system(text):
                 errors.append(error)
     result = found or {"netns_mode": None, "copy_on_fork": None}
     result["errors"] = errors
-    return result
+    return note_if_unread(result, text, "rdma system", found is not None or bool(errors))
 
 
 def parse_rdma_system(text):
-    """{netns_mode: shared|exclusive|None, copy_on_fork: bool|None, [privileged_qkey], errors} from ``rdma system``.
+    """{netns_mode: shared|exclusive|None, copy_on_fork: bool|None, [privileged_qkey], errors[, warnings]} from
+    ``rdma system`` (``warnings`` only when nothing was read from a text that is not blank).
 
     When the text holds several ``rdma system`` outputs the last one wins.
     """

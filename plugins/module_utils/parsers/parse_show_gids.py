@@ -27,8 +27,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_catalog,
     error_entry,
     found_after,
+    holds_any,
     is_tagged_warning,
     nonblank_lines,
+    note_if_unread,
     parse_or_report,
     to_int,
 )
@@ -227,14 +229,18 @@ def _parse(text):
     warnings = []
     columns = list(_DEFAULT_COLUMNS)
     n_found = None
+    header_seen = False
     for line in nonblank_lines(text):
+        n_gids = _N_GIDS.search(line) if "n_gids_found" in line else None
+        if n_gids:
+            # also at the end of a header line: a paste that lost its newlines ("...v1 enp4s0f1n_gids_found=2")
+            n_found = (n_found or 0) + to_int(n_gids.group("n"), 0)
         header = _header_columns(line)
         if header:
             columns = header
+            header_seen = True
             continue
-        n_gids = _N_GIDS.search(line)
         if n_gids:
-            n_found = (n_found or 0) + to_int(n_gids.group("n"), 0)
             continue
         if is_tagged_warning(line):
             warnings.append(line.strip())   # "libibverbs: Warning: couldn't stat '/sys/class/infiniband/...'"
@@ -266,13 +272,17 @@ def _parse(text):
         gids.append(entry)
     if n_found is not None and n_found != len(gids):
         warnings.append("n_gids_found=%d but %d GID rows were read" % (n_found, len(gids)))
+    elif header_seen and n_found is None and not gids and not errors:
+        warnings.append("a GID table header but no GID row and no n_gids_found line: the output is cut")
     return {"gids": gids, "n_gids_found": n_found, "errors": errors, "warnings": warnings}
 
 
 def parse_show_gids_full(text):
     """Return {gids, n_gids_found, errors, warnings} for show_gids / hiroce3 gids output; never raises."""
-    return parse_or_report(_parse, text, {"gids": [], "n_gids_found": None, "errors": [], "warnings": []},
-                           SHOW_GIDS_ERRORS)
+    result = parse_or_report(_parse, text, {"gids": [], "n_gids_found": None, "errors": [], "warnings": []},
+                             SHOW_GIDS_ERRORS)
+    return note_if_unread(result, text, "show_gids (or hiroce3 gids)",
+                          holds_any(result, "gids", "n_gids_found", "errors", "warnings"))
 
 
 def parse_show_gids(text):

@@ -343,6 +343,7 @@ def _take_warning(state, probe, low):
         return False
     if "won't be measured" in low:
         state.result["peak_measured"] = False
+    state.read_warning = True
     add_warning(state, probe)
     return True
 
@@ -456,6 +457,57 @@ def _unknown_line(state, line):
     state.unknown_lines += 1
     if state.unknown_lines <= MAX_UNKNOWN_LISTED:
         add_warning(state, line)
+
+
+_NUMBER_TOKEN = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
+_COLUMN_WORD = re.compile(r"^[A-Za-z0-9_.%/]+(?:\[[^\]\s]*\])?$")
+
+
+_MAX_WRAPPED = 4   # continuation lines a wrapped header or row may take
+
+
+def unwrap(state, lines, index):
+    """(line, index of the next line to read) for lines[index]: a result row or a table header a paste wrapped
+    onto the next lines (a wiki's or an e-mail's width; latency rows are 130 columns wide) is read whole.
+
+    A row is joined only when its numbers and those of the next lines make exactly the table's columns; a
+    header only with next lines of column names (at least one with a [unit]) and no number."""
+    line = lines[index]
+    tokens = line.split()
+    if not tokens:
+        return line, index + 1
+    if state.columns and not state.in_usage and 2 <= len(tokens) < len(state.columns) and tokens[0].isdigit():
+        return _joined(lines, index, _row_continuation, len(state.columns))
+    if tokens[0].lower() == "#bytes":
+        return _joined(lines, index, _header_continuation, None)
+    return line, index + 1
+
+
+def _joined(lines, index, continues, width):
+    """lines[index] with the continuation lines after it (as many as `continues` accepts), and the next index;
+    with a width, only when the tokens then number exactly width."""
+    parts = [lines[index]]
+    count = len(lines[index].split())
+    at = index + 1
+    while at < len(lines) and at - index <= _MAX_WRAPPED and (width is None or count < width):
+        following = lines[at].split()
+        if not following or not continues(lines[index].split()[0], following):
+            break
+        parts.append(lines[at])
+        count += len(following)
+        at += 1
+    if width is not None and count != width:
+        return lines[index], index + 1
+    return " ".join(parts), at
+
+
+def _row_continuation(_first, following):
+    return all(_NUMBER_TOKEN.match(token) for token in following)
+
+
+def _header_continuation(_first, following):
+    return (following[0][:1] != "#" and any("]" in word for word in following)
+            and all(_COLUMN_WORD.match(word) and not _NUMBER_TOKEN.match(word) for word in following))
 
 
 def split_glued(line):

@@ -19,6 +19,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     MIB_PER_SEC_TO_GBPS,
     error_entry,
+    holds_any,
     snake_case,
     to_int,
 )
@@ -154,6 +155,7 @@ class State(object):
         self.seen_row_header = False
         self.plan_signature = None
         self.unknown_lines = 0
+        self.read_warning = False  # a warning perftest (or its libraries) prints was read
 
 
 def add_warning(state, text):
@@ -181,9 +183,10 @@ def add_error(state, code, message):
 
 
 def parse_row(state, line):
-    """Numbers of one table row keyed by column, or None when the line is no row."""
-    tokens = line.split()
+    """Numbers of one table row keyed by column, or None when the line is no row. Words after the row's
+    values (a note someone added: "slow one", "(bad)") are no part of it."""
     columns = state.columns
+    tokens = _without_note(line.split(), len(columns))
     if len(tokens) < 3 or len(tokens) > len(columns) + 2:
         return None
     values = {}
@@ -206,6 +209,15 @@ def parse_row(state, line):
     if len(tokens) != len(columns):
         state.bad_rows += 1
     return values
+
+
+def _without_note(tokens, width):
+    """The tokens up to the first one after the row's `width` values that is no number (a note's first word)."""
+    for index in range(width, min(len(tokens), width + 3)):
+        token = tokens[index]
+        if not (token[:1].isdigit() or token[:1] in "+-." and token[1:2].isdigit()):
+            return tokens[:index]
+    return tokens
 
 
 def _row_plan(state):
@@ -311,6 +323,17 @@ def finish(state):
     result["warnings"] = state.warnings
     result["ok"] = bool(result["rows"]) and not result["errors"]
     return result
+
+
+# What a perftest result holds only when a line of perftest's own was read (the command line is not its output).
+_READ_KEYS = ("banner", "rows", "columns", "errors", "side", "local_addresses", "remote_addresses", "connected_at",
+              "completed_at", "total_run_time_s")
+
+
+def read_anything(state):
+    """Whether any line of perftest's own output was read (a banner, a header field, a row, an error, ...)."""
+    result = state.result
+    return bool(state.raw_settings) or state.in_usage or state.read_warning or holds_any(result, *_READ_KEYS)
 
 
 def _str_or_none(value):

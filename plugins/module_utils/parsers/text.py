@@ -10,19 +10,14 @@ import functools
 import json
 import math
 import re
+import unicodedata
 
-# mpirun --tag-output: "[1,0]<stdout>:" ; srun --label: "0: " or "[0] "; Python launchers and torch's log
-# prefix: "[rank 1] ", "[rank0]:"; Ray / SkyPilot workers: "(pid=1234) ", "(RayWorkerWrapper pid=927, ip=10.0.0.2) ",
-# "(worker1, rank=1, pid=33870, ip=192.168.0.15) ", possibly nested ("(EngineCore pid=1) (Worker pid=2) ");
-# mpirun --timestamp-output / pdsh "host: " are not stripped (ambiguous).
-_LAUNCHER_PREFIX = re.compile(
-    r"^(?:\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:\s?"
-    r"|\[\d+\]\s|\[rank ?\d+\](?::\s?|\s)"
-    r"|\d+:\s(?=\s*[#\dA-Za-z])"
-    r"|(?:\((?:[\w.\-]{1,64},?\s)?(?:rank=\d+,\s)?pid=\d+(?:,\sip=[0-9A-Fa-f.:]{2,45})?\)(?:\s|$))+)"
-)
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_PREFIX_FIRST = frozenset("[(0123456789")
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.pasted import LAUNCHER_PREFIX, undecorate
+
+# Terminal escapes: CSI (colours, erase line: "\x1b[1;31m", "\x1b[K"), OSC (a prompt's window title or a
+# hyperlink, ended by BEL or ESC \), a character-set switch (tput sgr0's "\x1b(B") and the one-character ones.
+_ANSI = re.compile(r"\x1b(?:\[[0-9;?:<=>]{0,64}[ -/]{0,4}[@-~]|\][^\x07\x1b\n]{0,1024}(?:\x07|\x1b\\)?|[()][0-9A-Za-z]"
+                   r"|[=>78DEHMNOZc])")
 _DIGIT_RUNS = re.compile(r"(\d+)")
 
 
@@ -55,15 +50,17 @@ def to_text(data):
 
 def strip_launcher_prefix(line):
     """Remove one mpirun --tag-output or srun --label prefix from a line."""
-    return _LAUNCHER_PREFIX.sub("", line, count=1)
+    return LAUNCHER_PREFIX.sub("", line, count=1)
 
 
 def clean_lines(text):
-    """Split raw tool output into lines without CRs, ANSI codes and launcher prefixes.
+    """Split raw tool output into lines without CRs, ANSI codes, NULs, and what a paste added around the
+    tool's text: launcher prefixes, Markdown fences, quote markers and bullets, cat -n numbers, timestamps,
+    a note or a right prompt after the record (pasted.undecorate).
 
     Linear in the text: the CR, ANSI and NUL passes run once over the whole
-    text (none of them can span a line), and the launcher-prefix regex only on
-    lines that start like one ('[', '(' or a digit).
+    text (none of them can span a line), and every decoration rule is anchored
+    and gated by a character test.
     """
     text = to_text(text)
     if "\r" in text:
@@ -72,8 +69,13 @@ def clean_lines(text):
         text = _ANSI.sub("", text)
     if "\x00" in text:
         text = text.replace("\x00", "")
-    strip = _LAUNCHER_PREFIX.sub
-    return [strip("", line, count=1) if line[:1] in _PREFIX_FIRST else line for line in text.split("\n")]
+    return undecorate(text)
+
+
+def pasted_text(text):
+    """The text as clean_lines reads it, joined again: the JSON a paste decorated (quote markers, prefixes,
+    colours, notes) decodes from it."""
+    return "\n".join(clean_lines(text))
 
 
 # No tool prints lines this long; longer ones are cut so that no regex works on huge lines.
@@ -83,6 +85,102 @@ MAX_LINE = 4096
 def bounded_lines(text):
     """clean_lines(text), every line cut at MAX_LINE characters."""
     return [line[:MAX_LINE] for line in clean_lines(text)]
+
+
+# The hint that says what a text a parser could not read starts with: its first line, this wide at most.
+HINT_WIDTH = 80
+_NON_BLANK = re.compile(r"\S")
+_HINT_PIECE = 16384   # characters cleaned at a time for a hint (lines blank once cleaned, such as fences, are skipped)
+_HINT_PIECES = 8
+
+
+def quote_hint(text, width=HINT_WIDTH):
+    """text cut at width characters (marked '...'), in double quotes, with quotes, backslashes and every control,
+    format or separator character but the space escaped: safe to show in a terminal, a log or a report."""
+    text = to_text(text)
+    chars = []
+    for char in text[:width]:
+        if char in '"\\':
+            chars.append("\\" + char)
+        elif char == " " or unicodedata.category(char)[0] not in "CZ":
+            chars.append(char)
+        else:
+            chars.append(_escaped(char))
+    return '"%s"%s' % ("".join(chars), "..." if len(text) > width else "")
+
+
+def _escaped(char):
+    """A character as an escape: \\t, \\xNN, \\uNNNN or \\UNNNNNNNN."""
+    code = ord(char)
+    if char == "\t":
+        return "\\t"
+    if code < 0x100:
+        return "\\x%02x" % code
+    return "\\u%04x" % code if code < 0x10000 else "\\U%08x" % code
+
+
+def first_line_hint(text, width=HINT_WIDTH):
+    """The first line of text that is not blank once cleaned (clean_lines), quoted (quote_hint); None when the
+    text has none. Reads only a bounded piece of the text from its first non-blank character on (cleaned as a
+    whole, so that cat -n numbers, which only runs of lines show, come off too)."""
+    text = to_text(text)
+    at = 0
+    for _piece in range(_HINT_PIECES):
+        found = _NON_BLANK.search(text, at)
+        if found is None:
+            return None
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = min(len(text), start + _HINT_PIECE)
+        for line in clean_lines(text[start:end]):
+            if line.strip():
+                return quote_hint(line.strip()[:MAX_LINE], width)
+        at = end
+    return None
+
+
+_UNRECOGNISED = "the text was not recognised as "
+
+
+def unread_notes(result):
+    """The messages of the warnings of a parser result that say nothing was read from its text (unrecognised_warning)."""
+    notes = []
+    for warning in result.get("warnings") or ():
+        message = warning.get("message") if isinstance(warning, dict) else warning
+        if isinstance(message, str) and message.startswith(_UNRECOGNISED):
+            notes.append(message)
+    return notes
+
+
+def unrecognised_warning(tool, text):
+    """The warning for a text from which a parser read nothing: it was not recognised as `tool`'s output, and
+    its first line as a hint. None for a blank text (the tool printed nothing: not a text that was misread)."""
+    text = to_text(text)
+    if _NON_BLANK.search(text) is None:
+        return None
+    hint = first_line_hint(text)
+    return _UNRECOGNISED + "%s output, nothing was read from it (%s)" % (
+        tool, "its first line: %s" % hint if hint else "no line of it is more than decoration")
+
+
+def holds_any(result, *keys):
+    """Whether any of these keys of a parser result holds something: not None, False or empty (0 is a value)."""
+    for key in keys:
+        value = result.get(key)
+        if value is not None and value is not False and not (isinstance(value, (str, list, dict)) and not value):
+            return True
+    return False
+
+
+def note_if_unread(result, text, tool, read, catalog=None):
+    """result, with the unrecognised_warning of text in result["warnings"] when nothing was read from it (read
+    false): a parser never returns silently empty. With a catalog (a parser whose warnings are entries, not
+    strings) the warning is its "not_recognised" entry."""
+    if not read:
+        note = unrecognised_warning(tool, text)
+        if note is not None:
+            result.setdefault("warnings", []).append(
+                note if catalog is None else error_entry("not_recognised", note, catalog))
+    return result
 
 
 def nonblank_lines(text):
@@ -101,6 +199,12 @@ _ADDRESS = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa
 _CONTEXT_NEEDLES = ("Permanently added", "Defaulted container", "to the list of known hosts")
 # "libibverbs: Warning: couldn't stat ...", "mlx4: Warning: BlueFlame ...", "WARNING: ...": a tool says it is a warning.
 _TAGGED_WARNING = re.compile(r"^(?:[\w.\-/]{1,64}:\s*){0,2}warn(?:ing)?\b", re.I)
+
+
+def is_prompt_line(line):
+    """True for a shell prompt line ("$ cmd", "user@host:~$ cmd", "[root@n1 ~]# cmd"): in a paste of several
+    commands it ends the output of the one before."""
+    return bool(_PROMPT.match(to_text(line).strip()[:4096]))
 
 
 def is_context_line(line):

@@ -18,15 +18,14 @@ __metaclass__ = type
 
 import heapq
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_identity import op_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    BAD,
     NOT_A_HOST,
     bandwidth_groups,
     check_name,
-    num,
-    op_of,
     record_fraction,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import BAD, num
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.version_mix import host_ranges
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 

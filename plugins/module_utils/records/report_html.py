@@ -18,11 +18,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     none_text,
     verdict_span,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_collectives import lowest_series
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    VERDICT_ORDER,
     ReportView,
     baseline_text,
     check_name,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import (
+    VERDICT_ORDER,
     esc,
     fmt_value,
     pct,
@@ -146,12 +149,16 @@ def _versions(view):
 def _collectives(view):
     if not view.series:
         return fold("collectives", "Collectives", [none_text("No collective results in this run.")])
+    shown = lowest_series(view.series)
+    note = "" if len(shown) == len(view.series) else none_text(
+        "The %d of %d lines with the lowest bus bandwidth (per-node runs draw one line per node); every run is in "
+        "results.json." % (len(shown), len(view.series)))
     # which network each series ran on: a fall-back to NET/Socket shows here next to its numbers
     transports = html_table(["series", "transport", "verdict"],
                             [[esc(e["name"]), esc(e.get("transport") or "-"), verdict_span(e.get("verdict"))]
-                             for e in view.series])
+                             for e in shown])
     return fold("collectives", "Collectives: bus bandwidth by message size",
-                ["<figure>%s</figure>" % svg_busbw_chart(view.series), transports])
+                [note, "<figure>%s</figure>" % svg_busbw_chart(shown), transports])
 
 
 def _retests(view):

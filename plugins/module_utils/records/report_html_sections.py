@@ -14,11 +14,10 @@ __metaclass__ = type
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_fleet
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import flow_label
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    esc,
-    fmt_value,
     params_text,
     sorted_records,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import esc, fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_svg import (
     svg_heatmap,
     svg_host_rail_grid,

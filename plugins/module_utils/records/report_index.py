@@ -23,15 +23,11 @@ __metaclass__ = type
 import datetime
 import json
 import os
-from html import escape
 from urllib.parse import quote
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    bw_metric,
-    is_retest_run,
-    num,
-)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import bw_metric, is_retest_run
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import esc, num
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key
@@ -52,6 +48,8 @@ DIGEST_CULPRITS = 20
 RESULTS_READ_LIMIT = 16 * 1024 * 1024
 CULPRITS_SHOWN = 5
 TEXT_LIMIT = 120
+# Host and link names are never cut: a DNS name has at most 253 characters, a link names two and its rail.
+NAME_LIMIT = 600
 
 # Options of the report action for the page (merged into its argument spec and documented there).
 INDEX_ARGUMENT_SPEC = dict(
@@ -329,7 +327,7 @@ def sparkline(values, width=120, height=24):
     lines = "".join('<polyline points="%s"/>' % " ".join(s) for s in segments if len(s) > 1)
     return ('<svg class="spark" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s</title>%s'
             '<circle cx="%.1f" cy="%.1f" r="2"/></svg>') % (
-        width, height, width, height, escape("%s to %s Gb/s" % (_gbps(min(known)), _gbps(max(known)))),
+        width, height, width, height, esc("%s to %s Gb/s" % (_gbps(min(known)), _gbps(max(known)))),
         lines, last[0], last[1])
 
 
@@ -349,7 +347,7 @@ _STYLE = (
 def clip(value, limit=TEXT_LIMIT):
     """The value as text, cut to ``limit`` characters, then escaped."""
     text = "-" if value is None else str(value)
-    return escape(text if len(text) <= limit else text[:limit - 3] + "...")
+    return esc(text if len(text) <= limit else text[:limit - 3] + "...")
 
 
 def _gbps(value):
@@ -363,14 +361,14 @@ def _percent(value, signed=False):
 def _verdict(verdict):
     word = str(verdict or "unknown")
     css = word if word.isalpha() else "unknown"
-    return '<span class="%s">%s</span>' % (escape(css), clip(word.upper(), 20))
+    return '<span class="%s">%s</span>' % (esc(css), clip(word.upper(), 20))
 
 
 def _run_cell(entry):
     text = clip(entry.get("run_id") or entry["dir"])
     if not entry.get("report"):
         return text
-    return '<a href="%s">%s</a>' % (escape(quote(entry["report"], safe="") + "/" + REPORT_NAME), text)
+    return '<a href="%s">%s</a>' % (esc(quote(entry["report"], safe="") + "/" + REPORT_NAME), text)
 
 
 def _culprits_cell(entry):
@@ -379,7 +377,7 @@ def _culprits_cell(entry):
     count = max(count, len(words)) if isinstance(count, int) else len(words)
     if not words:
         return "none"
-    shown = "<br>".join(clip(w) for w in words[:CULPRITS_SHOWN])
+    shown = "<br>".join(clip(w, NAME_LIMIT) for w in words[:CULPRITS_SHOWN])
     return shown + (" (+%d more)" % (count - CULPRITS_SHOWN) if count > CULPRITS_SHOWN else "")
 
 
@@ -398,7 +396,7 @@ def _trend_table(title, rows, total, points):
     head = ("<tr><th>%s</th><th>Bandwidth, last %d runs</th><th>Latest Gb/s</th><th>Change</th>"
             "<th>Of expected</th></tr>") % (title[:-1], points)
     body = "".join('<tr><td>%s</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td></tr>' % (
-        clip(r["name"]), sparkline(r["values"]), _gbps(r["latest"]),
+        clip(r["name"], NAME_LIMIT), sparkline(r["values"]), _gbps(r["latest"]),
         ' class="drop"' if (r["change"] or 0) < -0.1 else "", _percent(r["change"], signed=True),
         _percent(r["fraction"])) for r in rows)
     note = "" if total <= len(rows) else "<p>The %d most dropped or worst of %d shown.</p>" % (len(rows), total)

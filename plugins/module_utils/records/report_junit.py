@@ -1,7 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""junit.xml: one testsuite per kind, one testcase per check record."""
+"""junit.xml: one testsuite per kind, one testcase per check record.
+
+What the readers take: the file validates against the schema Jenkins' xunit
+plugin checks a JUnit file with (junit-10.xsd: ``<testsuites>`` has no
+``skipped`` count, each ``<testsuite>`` has one), and readers that merge
+every suite's properties into one set (xunitparser) find ``run_id`` once,
+in the first suite, not repeated in each.
+"""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -9,13 +16,8 @@ __metaclass__ = type
 import json
 import xml.etree.ElementTree as ET
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    ReportView,
-    check_name,
-    fmt_value,
-    num,
-    pct,
-)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView, check_name
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import fmt_value, num, pct
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 
 
@@ -59,12 +61,18 @@ def _outcome(case, record, detail, regression_fails):
     return None
 
 
+def _seconds(value):
+    """A time attribute in the form junit-10.xsd allows (digits, at most three decimals)."""
+    return "%.3f" % max(0.0, value)
+
+
 def _testcase(suite, kind, name, record, counts, regression_fails):
     metrics = record.get("metrics") or {}
     duration = num(metrics.get("duration_s")) or 0.0
     case = ET.SubElement(suite, "testcase", classname="commcheck.%s" % kind, name=_xml_text(name),
-                         time="%.3f" % duration)
+                         time=_seconds(duration))
     counts["tests"] += 1
+    counts["time"] += max(0.0, duration)
     detail = _detail(record, metrics)
     counter = _outcome(case, record, detail, regression_fails)
     if counter:
@@ -76,10 +84,12 @@ def _testcase(suite, kind, name, record, counts, regression_fails):
 
 
 def _testsuite(root, kind, records, run_id, regression_fails):
+    """One kind's suite; the run's id as a property of the first suite only."""
     suite = ET.SubElement(root, "testsuite", name="commcheck.%s" % kind)
-    props = ET.SubElement(suite, "properties")
-    ET.SubElement(props, "property", name="run_id", value=_xml_text(run_id))
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    if len(root) == 1:
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="run_id", value=_xml_text(run_id))
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
     seen = {}
     for record in records:
         name = check_name(record)
@@ -87,8 +97,9 @@ def _testsuite(root, kind, records, run_id, regression_fails):
         if seen[name] > 1:
             name = "%s #%d" % (name, seen[name])
         _testcase(suite, kind, name, record, counts, regression_fails)
-    for key, value in counts.items():
-        suite.set(key, str(value))
+    for key in ("tests", "failures", "errors", "skipped"):
+        suite.set(key, str(counts[key]))
+    suite.set("time", _seconds(counts["time"]))
     return counts
 
 
@@ -97,19 +108,22 @@ def render(view, regression_fails=True):
 
     fail -> <failure>, error -> <error>, skipped -> <skipped>; a regression
     is a <failure type="regression"> when regression_fails; flaky/warn pass
-    with a note in <system-out>.
+    with a note in <system-out>. ``<testsuites>`` has the totals junit-10.xsd
+    allows it (tests, failures, errors, time); the skipped ones are counted
+    per suite.
     """
     suites = {}
     for record in view.checks:
         suites.setdefault(str(record.get("kind")), []).append(record)
     root = ET.Element("testsuites", name="commcheck")
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    totals = {"tests": 0, "failures": 0, "errors": 0, "time": 0.0}
     for kind in sorted(suites):
         counts = _testsuite(root, kind, suites[kind], view.summary.get("run_id"), regression_fails)
-        for key, value in counts.items():
-            totals[key] += value
-    for key, value in totals.items():
-        root.set(key, str(value))
+        for key in totals:
+            totals[key] += counts[key]
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(totals[key]))
+    root.set("time", _seconds(totals["time"]))
     if hasattr(ET, "indent"):
         ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -13,12 +13,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_fleet
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_collectives import lowest_series
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
-    BAD,
-    VERDICT_ORDER,
     ReportView,
     baseline_text,
     check_name,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import (
+    BAD,
+    VERDICT_ORDER,
     fmt_value,
     md_cell,
     pct,
@@ -127,7 +130,12 @@ def _matrix_cell(data):
 
 
 def _flows_line(hm):
-    return "Rows send, columns receive (row -> column); data flows %s." % ", ".join(hm["flows"])
+    text = "Rows send, columns receive (row -> column); data flows %s." % ", ".join(hm["flows"])
+    merged = sum(1 for data in (hm["cells"] or {}).values() if data["count"] > 1)
+    if merged:
+        text += (" %d cells hold several records of their link (rails, devices): each shows the worst "
+                 "(results.json has them all)." % merged)
+    return text
 
 
 def _heatmap(hm):
@@ -199,9 +207,13 @@ def _latency(view):
 def _collectives(view):
     if not view.series:
         return []
+    shown = lowest_series(view.series)
     rows = [[md_cell(entry["name"]), md_cell(entry.get("transport") or "-"), "%d" % int(size), fmt_value(value)]
-            for entry in view.series for size, value in entry["points"]]
-    return (["## Collectives: bus bandwidth (GB/s) by message size", ""]
+            for entry in shown for size, value in entry["points"]]
+    note = [] if len(shown) == len(view.series) else [
+        "The %d of %d series with the lowest bus bandwidth (all in results.json)." % (len(shown), len(view.series)),
+        ""]
+    return (["## Collectives: bus bandwidth (GB/s) by message size", ""] + note
             + _table(["series", "transport", "size (bytes)", "busbw"], rows) + [""])
 
 

@@ -4,23 +4,41 @@
 """The report's view model: what every format shows, computed once from the records.
 
 summarize() is the summary (also the set_stats payload); heatmaps(),
-collective_series(), latency_rows() and findings() are the data behind the
-tables and charts; build_view() gathers them for the per-format renderers
-(report_markdown.py, report_html.py, report_json.py, report_junit.py,
-report_prometheus.py). Nothing here touches files.
+collective_series() (report_collectives.py), latency_rows() and findings()
+are the data behind the tables and charts; ReportView gathers them for the
+per-format renderers (report_markdown.py, report_html.py, report_json.py,
+report_junit.py, report_prometheus.py). What tells checks and hosts apart
+is report_identity.py; numbers and text for people, report_values.py.
+Nothing here touches files.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import heapq
-import math
-from html import escape as _html_escape
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import (
     flow_cells,
     flow_label,
     flow_text,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_collectives import (
+    collective_hosts,
+    collective_series,
+    is_collective,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_identity import (
+    OP_PARAMS,
+    node_set_text,
+    op_of,
+    split_by_variant,
+    with_variant,
+)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import (
+    BAD,
+    VERDICT_ORDER,
+    num,
+    plain,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as _baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
@@ -28,8 +46,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.version_mix import version_rows
 
 NOT_A_HOST = ("*", "-", "all", "pool")
-VERDICT_ORDER = ("error", "fail", "flaky", "warn", "skipped", "pass")
-BAD = ("fail", "error")
 _BW_PREFERENCE = ("bw_gbps", "bw_avg_gbps", "received_gbps", "sent_gbps", "bw_peak_gbps")
 _LAT_PREFERENCE = ("lat_us", "t_typical_us", "t_avg_us", "t_min_us")
 _P99_KEYS = ("p99_us", "lat_p99_us")
@@ -43,53 +59,6 @@ WORST_LINKS = 50
 # helpers
 # --------------------------------------------------------------------------
 
-def num(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def plain(value):
-    """Text for people: '' for None, 'yes'/'no', lists joined, dicts as 'k=v'; never a Python repr."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, dict):
-        return ", ".join("%s=%s" % (k, plain(v)) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
-                         if v is not None)
-    if isinstance(value, (list, tuple, set)):
-        return ", ".join(plain(v) for v in value if v is not None)
-    return str(value)
-
-
-def fmt_value(value, digits=3):
-    number = num(value)
-    if number is None:
-        return "-" if value is None else plain(value)
-    if number == 0:
-        return "0"
-    if abs(number) >= 1000:
-        return "%.0f" % number
-    return "%.*g" % (digits, number)
-
-
-def pct(change):
-    number = num(change)
-    return "-" if number is None else "%+.1f%%" % (number * 100)
-
-
-def esc(value):
-    return _html_escape(plain(value), quote=True)
-
-
-def md_cell(value):
-    text = plain(value)
-    return text.replace("|", "\\|").replace("\n", " ").strip() or "-"
-
-
 def params_text(params, skip=()):
     params = params or {}
     return " ".join("%s=%s" % (k, plain(params[k])) for k in sorted(params)
@@ -97,8 +66,10 @@ def params_text(params, skip=()):
 
 
 def check_name(record):
-    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (report_flow.py)."""
-    text = "%s %s" % (record.get("kind"), flow_label(record))
+    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (report_flow.py); a
+    collective's names its node set: 'collective h1-h8 [library=nccl operation=all_reduce ...]'."""
+    where = node_set_text(collective_hosts(record)) if is_collective(record) else flow_label(record)
+    text = "%s %s" % (record.get("kind"), where)
     params = params_text(record.get("params"), skip=_baseline.DEFAULT_IGNORE_PARAMS)
     return "%s [%s]" % (text, params) if params else text
 
@@ -121,20 +92,6 @@ def lat_metric(metrics):
         if num(metrics.get(name)) is not None:
             return name, num(metrics[name])
     return None, None
-
-
-def op_of(record):
-    params = record.get("params") or {}
-    return str(params.get("op") or params.get("test") or params.get("tool") or record.get("kind"))
-
-
-def size_of(record):
-    params = record.get("params") or {}
-    for key in ("size", "bytes", "msg_size", "message_size"):
-        value = num(params.get(key))
-        if value is not None:
-            return value
-    return None
 
 
 def sorted_records(records):
@@ -234,8 +191,18 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
 # heat maps and charts (data)
 # --------------------------------------------------------------------------
 
+# A heat-map cell (a pair of hosts) takes the worst of its link's records on these (docs/reports.md); any other
+# identity param that differs between the records of a check splits it into matrices of its own.
+CELL_PARAMS = ("rail", "device", "peer_device", "gpu", "peer_gpu", "port")
+
+
 def bandwidth_groups(records):
-    """(kind, op) -> [(record, metric name, value)] of the pair records with a bandwidth."""
+    """(kind, op) -> [(record, metric name, value)] of the pair records with a bandwidth.
+
+    ``op``: the operation, ' (GPU memory)' for records from GPU memory, and the
+    variant when records of one kind and operation measured different things
+    ('write size=4096' beside 'write size=65536', report_identity.variants).
+    """
     groups = {}
     for record in records or []:
         if not record.get("peer") or record.get("kind") in ("regression", "summary") or is_retest_run(record):
@@ -245,7 +212,9 @@ def bandwidth_groups(records):
             continue
         groups.setdefault((record.get("kind"), op_of(record) + _memory_suffix(record)), []).append(
             (record, name, value))
-    return groups
+    split = split_by_variant(groups, record_of=lambda item: item[0],
+                             skip=OP_PARAMS + ("metric", "memory") + CELL_PARAMS)
+    return dict(((kind, with_variant(op, variant)), items) for ((kind, op), variant), items in split.items())
 
 
 def _memory_suffix(record):
@@ -344,65 +313,6 @@ def heatmaps(records, groups=None):
     """
     groups = bandwidth_groups(records) if groups is None else groups
     return [_heatmap(kind, op, items) for (kind, op), items in sorted(groups.items())]
-
-
-def _is_collective(record):
-    kind = str(record.get("kind"))
-    if kind in ("regression", "summary"):
-        return False
-    metrics = record.get("metrics") or {}
-    return "collective" in kind or "nccl" in kind or "hccl" in kind or "busbw_gbs" in metrics
-
-
-def _series_name(record):
-    params = record.get("params") or {}
-    if isinstance(params.get("nodes"), list):
-        return "%s %d nodes" % (op_of(record), len(params["nodes"]))
-    return "%s %s" % (op_of(record), params.get("scope") or params.get("nodes") or record.get("host"))
-
-
-def _row_points(rows):
-    """(bytes, busbw) of each table row of a collective record (out-of-place when the row has both)."""
-    points = []
-    for row in rows if isinstance(rows, list) else []:
-        if not isinstance(row, dict):
-            continue
-        size = num(row.get("bytes", row.get("size")))
-        value = num(row.get("busbw_gbs"))
-        if value is None and isinstance(row.get("out_of_place"), dict):
-            value = num(row["out_of_place"].get("busbw_gbs"))
-        if size and value is not None:
-            points.append((size, value))
-    return points
-
-
-def collective_series(records):
-    """busbw vs message size series: [{name, points: [(bytes, busbw_gbs)], verdict, transport}].
-
-    ``transport``: the networks the runs of the series used (``IB``, ``Socket``, ...), joined, or None.
-    """
-    series = {}
-    transports = {}
-    for record in records or []:
-        if not _is_collective(record):
-            continue
-        metrics = record.get("metrics") or {}
-        name = _series_name(record)
-        entry = series.setdefault(name, {"name": name, "points": [], "verdict": "pass"})
-        if metrics.get("transport"):
-            transports.setdefault(name, set()).add(str(metrics["transport"]))
-        if record.get("verdict") in BAD:
-            entry["verdict"] = record.get("verdict")
-        entry["points"].extend(_row_points(metrics.get("rows") or metrics.get("series")))
-        size, value = size_of(record), num(metrics.get("busbw_gbs"))
-        if size and value is not None:
-            entry["points"].append((size, value))
-    out = []
-    for name in sorted(series):
-        points = sorted(set(series[name]["points"]))
-        if points:
-            out.append(dict(series[name], points=points, transport=", ".join(sorted(transports.get(name, ()))) or None))
-    return out
 
 
 # --------------------------------------------------------------------------

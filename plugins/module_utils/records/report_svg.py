@@ -8,7 +8,8 @@ __metaclass__ = type
 
 import math
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import BAD, esc, fmt_value
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_identity import short_names
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import BAD, esc, fmt_value
 
 _STOPS = ((0.0, (215, 48, 39)), (0.5, (252, 141, 89)), (0.75, (254, 224, 139)),
           (0.9, (217, 239, 139)), (1.0, (26, 152, 80)))
@@ -26,23 +27,41 @@ def fraction_color(fraction):
     return "#%02x%02x%02x" % _STOPS[-1][1]
 
 
-def _axis_labels(hosts, label_w, top, cell):
+# Width of a character of the 11 px (9 px) sans-serif labels, on the wide side: a label's room is counted from it.
+CHAR_W = 7.0
+SMALL_CHAR_W = 6.0
+
+
+def label_width(labels, char_w=CHAR_W, least=0):
+    """Pixels a column of labels needs (with a margin): the longest one whole, never less than ``least``."""
+    return max(least, int(12 + char_w * max([len(text) for text in labels] + [0])))
+
+
+def host_label(host, label, attrs):
+    """A host's name on an axis: its short label (report_identity.short_names), the full name as its tooltip."""
+    text = "<text %s>%s</text>" % (attrs, esc(label))
+    return text if label == host else "<g><title>%s</title>%s</g>" % (esc(host), text)
+
+
+def _axis_labels(hosts, labels, label_w, top, cell):
     """Host names down the rows (senders) and along the columns (receivers), and what the axes are."""
     parts = ['<text class="axis" x="4" y="%d">rows send,</text>' % (top - 22),
              '<text class="axis" x="4" y="%d">columns receive</text>' % (top - 8)]
     for i, host in enumerate(hosts):
         y = top + i * cell + cell / 2.0 + 4
-        parts.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (label_w - 6, y, esc(host)))
+        parts.append(host_label(host, labels[host], 'class="row" x="%d" y="%.1f" text-anchor="end"' % (label_w - 6, y)))
         x = label_w + i * cell + cell / 2.0
-        parts.append('<text transform="translate(%.1f,%d) rotate(-60)">%s</text>' % (x, top - 6, esc(host)))
+        parts.append(host_label(host, labels[host], 'class="col" transform="translate(%.1f,%d) rotate(-60)"'
+                                % (x, top - 6)))
     return parts
 
 
 def _cell_tip(data):
-    return "%s: %s Gb/s (%s of %s)%s%s" % (
+    return "%s: %s Gb/s (%s of %s)%s%s%s" % (
         data["detail"], fmt_value(data["value"]), "%.0f%%" % (data["fraction"] * 100),
         "best" if data["expected"] is None else "%s Gb/s expected" % fmt_value(data["expected"]),
-        ", verdict %s" % data["verdict"], ", REGRESSION" if data["regression"] else "")
+        ", verdict %s" % data["verdict"], ", REGRESSION" if data["regression"] else "",
+        "; the worst of %d records of this link (rails, devices)" % data["count"] if data["count"] > 1 else "")
 
 
 def _cell(data, x, y, cell, diagonal, show_text):
@@ -73,15 +92,19 @@ def svg_heatmap(hm, cell=None):
     hosts = hm["hosts"]
     n = len(hosts)
     cell = cell or (44 if n <= 12 else 28 if n <= 24 else max(6, 700 // max(n, 1)))
-    label_w = min(160, 12 + 7 * max([len(h) for h in hosts] + [15]))
+    labels = short_names(hosts)
+    # the longest label whole; rotated by 60 degrees the column labels need about as much room above the cells
+    label_w = label_width(labels.values(), least=label_width(["columns receive"]))
     top = label_w
-    width, height = max(label_w + n * cell + 10, label_w + 330), top + n * cell + 40
+    # a column label leans right as it rises (cos 60 = 0.5): the last one needs half its length beyond the cells
+    overhang = max(10, int(CHAR_W * max([len(text) for text in labels.values()] + [0]) / 2 - cell / 2.0) + 6)
+    width, height = max(label_w + n * cell + overhang, label_w + 330), top + n * cell + 40
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="%d" height="%d" '
              'viewBox="0 0 %d %d" role="img" aria-label="%s">' % (
                  width, height, width, height,
                  esc("bandwidth heat map %s, rows send to columns" % hm["title"]))]
     parts.append('<style>text{font:11px sans-serif}.v{font-size:10px}.axis{fill:#555555}</style>')
-    parts += _axis_labels(hosts, label_w, top, cell)
+    parts += _axis_labels(hosts, labels, label_w, top, cell)
     for i, sender in enumerate(hosts):
         for j, receiver in enumerate(hosts):
             parts += _cell(hm["cells"].get((sender, receiver)), label_w + j * cell, top + i * cell, cell, i == j,
@@ -99,11 +122,13 @@ GRID_LABEL_EVERY = 16
 GRID_WIDTH = 1200
 
 
-def _grid_layout(n_hosts, n_rails):
-    """Cell size, block height and label width of the grid."""
-    if n_hosts <= GRID_LABELLED_HOSTS:
-        return {"row": 16, "col": 40 if n_rails <= 4 else 24, "block": max(n_hosts, 1), "label": 110, "every": 1}
-    return {"row": 5, "col": 10, "block": GRID_BLOCK, "label": 54, "every": GRID_LABEL_EVERY}
+def _grid_layout(labels, n_rails):
+    """Cell size, block height and label width of the grid (room for the longest label, whole)."""
+    if len(labels) <= GRID_LABELLED_HOSTS:
+        return {"row": 16, "col": 40 if n_rails <= 4 else 24, "block": max(len(labels), 1),
+                "label": label_width(labels, least=110), "every": 1}
+    return {"row": 5, "col": 10, "block": GRID_BLOCK, "label": label_width(labels, SMALL_CHAR_W, least=54),
+            "every": GRID_LABEL_EVERY}
 
 
 def _grid_tip(host, rail, data, relative):
@@ -113,7 +138,7 @@ def _grid_tip(host, rail, data, relative):
         data["partner"], data["check"], data["records"], data["bad"])
 
 
-def _grid_block(grid, hosts, x0, y0, lay, marks):
+def _grid_block(grid, hosts, x0, y0, lay, marks, labels):
     """One block of rows: labels, the culprit marks and the cells."""
     parts = []
     rails, relative = grid["rails"], grid["relative"]
@@ -124,8 +149,8 @@ def _grid_block(grid, hosts, x0, y0, lay, marks):
     for i, host in enumerate(hosts):
         y = y0 + i * lay["row"]
         if i % lay["every"] == 0:
-            parts.append('<text x="%d" y="%d" text-anchor="end">%s</text>'
-                         % (cells_x - 6, y + (12 if lay["row"] >= 12 else 7), esc(host)))
+            parts.append(host_label(host, labels[host], 'class="host" x="%d" y="%d" text-anchor="end"'
+                                    % (cells_x - 6, y + (12 if lay["row"] >= 12 else 7))))
         if host in marks:
             parts.append('<rect class="mark" x="%d" y="%d" width="4" height="%d" fill="#000000"><title>%s: %s'
                          '</title></rect>' % (cells_x - 5, y, lay["row"], esc(host), esc(marks[host])))
@@ -147,7 +172,8 @@ def svg_host_rail_grid(grid, marks=None):
     """
     marks = marks or {}
     hosts, rails = grid["hosts"], grid["rails"]
-    lay = _grid_layout(len(hosts), len(rails))
+    labels = short_names(hosts)
+    lay = _grid_layout([labels[h] for h in hosts], len(rails))
     block_w = lay["label"] + len(rails) * lay["col"] + 10
     per_line = max(1, min(GRID_WIDTH // block_w, (len(hosts) + lay["block"] - 1) // lay["block"]))
     blocks = [hosts[k:k + lay["block"]] for k in range(0, len(hosts), lay["block"])] or [[]]
@@ -159,13 +185,15 @@ def svg_host_rail_grid(grid, marks=None):
              'role="img" aria-label="%s">' % (width, height, width, height, esc(label)),
              '<style>text{font:%dpx sans-serif}.r{fill:#555555}</style>' % (11 if lay["row"] >= 12 else 9)]
     for index, block in enumerate(blocks):
-        parts += _grid_block(grid, block, (index % per_line) * block_w, (index // per_line) * block_h + 20, lay, marks)
+        parts += _grid_block(grid, block, (index % per_line) * block_w, (index // per_line) * block_h + 20, lay, marks,
+                             labels)
     parts += _legend(lay["label"], lines * block_h + 8, grid["relative"])
     parts.append("</svg>")
     return "".join(parts)
 
 
 _SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+_SERIES_DASHES = ("", "6,3", "2,2", "8,3,2,3")
 
 
 def _size_label(size):
@@ -175,10 +203,30 @@ def _size_label(size):
     return "%g" % size
 
 
+def _series_style(index):
+    """(colour, dash) of the index-th line: eight colours, then the same colours in three dash patterns (32 looks)."""
+    return _SERIES_COLORS[index % len(_SERIES_COLORS)], _SERIES_DASHES[(index // len(_SERIES_COLORS)) % len(_SERIES_DASHES)]
+
+
+def _legend_rows(series, x, y0):
+    """One legend row per line, under the chart: its sample, its whole name and '(fail)' when it failed."""
+    parts = []
+    for index, entry in enumerate(series):
+        color, dash = _series_style(index)
+        y = y0 + index * 16
+        parts.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/>'
+                     % (x, x + 24, y - 4, y - 4, color, ' stroke-dasharray="%s"' % dash if dash else ""))
+        parts.append('<text class="legend" x="%d" y="%d">%s%s</text>'
+                     % (x + 30, y, esc(entry["name"]), " (fail)" if entry["verdict"] in BAD else ""))
+    return parts
+
+
 def svg_busbw_chart(series, width=720, height=360):
-    """Line chart: bus bandwidth (GB/s) against message size (bytes, log2 axis)."""
-    left, right, top, bottom = 60, 180, 20, 50
+    """Line chart: bus bandwidth (GB/s) against message size (bytes, log2 axis); the legend below, names whole."""
+    left, right, top, bottom = 60, 20, 20, 50
     plot_w, plot_h = width - left - right, height - top - bottom
+    width = max(width, left + 30 + label_width([e["name"] + " (fail)" for e in series]))
+    total_h = height + 16 * len(series) + 8
     points = [p for s in series for p in s["points"]]
     xs = [math.log(p[0], 2) for p in points]
     x0, x1 = min(xs), max(xs)
@@ -193,7 +241,7 @@ def svg_busbw_chart(series, width=720, height=360):
         return top + plot_h - value / y1 * plot_h
 
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="busbw" width="%d" height="%d" viewBox="0 0 %d %d" '
-             'role="img" aria-label="collective bus bandwidth against message size">' % (width, height, width, height),
+             'role="img" aria-label="collective bus bandwidth against message size">' % (width, total_h, width, total_h),
              '<style>text{font:11px sans-serif}</style>',
              '<rect x="%d" y="%d" width="%d" height="%d" fill="#fafafa" stroke="#999999"/>' % (left, top, plot_w, plot_h)]
     for k in range(6):
@@ -214,16 +262,14 @@ def svg_busbw_chart(series, width=720, height=360):
     parts.append('<text transform="translate(14,%d) rotate(-90)" text-anchor="middle">busbw (GB/s)</text>'
                  % (top + plot_h // 2))
     for index, entry in enumerate(series):
-        color = _SERIES_COLORS[index % len(_SERIES_COLORS)]
+        color, dash = _series_style(index)
         coords = " ".join("%.1f,%.1f" % (sx(s), sy(v)) for s, v in entry["points"])
-        parts.append('<polyline class="series" fill="none" stroke="%s" stroke-width="2" points="%s"/>' % (color, coords))
+        parts.append('<polyline class="series" fill="none" stroke="%s" stroke-width="2"%s points="%s"><title>%s'
+                     '</title></polyline>' % (color, ' stroke-dasharray="%s"' % dash if dash else "", coords,
+                                              esc(entry["name"])))
         for s, v in entry["points"]:
             parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %s bytes, %s GB/s</title></circle>'
                          % (sx(s), sy(v), color, esc(entry["name"]), int(s), fmt_value(v)))
-        ly = top + 14 + index * 16
-        parts.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/>'
-                     % (left + plot_w + 10, left + plot_w + 30, ly - 4, ly - 4, color))
-        parts.append('<text x="%d" y="%d">%s%s</text>'
-                     % (left + plot_w + 34, ly, esc(entry["name"][:22]), " (fail)" if entry["verdict"] in BAD else ""))
+    parts += _legend_rows(series, left, height + 8)
     parts.append("</svg>")
     return "".join(parts)

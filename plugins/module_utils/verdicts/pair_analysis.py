@@ -564,9 +564,9 @@ def _worst(records):
     return max(records, key=lambda r: rank.get(r["verdict"], 0))
 
 
-def _finding(name, host, family, check, rail, cause, fix, metrics, evidence, peer=None, devices=None,
+def _finding(code, host, family, check, rail, cause, fix, metrics, evidence, peer=None, devices=None,
              verdict="fail"):
-    params = {"check": check, "finding": name, "family": family, "rail": rail}
+    params = {"check": check, "finding": code, "family": family, "rail": rail}
     if devices:
         params["devices"] = devices
     return {"kind": "finding", "host": host, "peer": peer, "params": params, "metrics": metrics,

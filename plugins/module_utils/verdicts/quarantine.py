@@ -188,9 +188,9 @@ def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None, option=Non
 
 
 def _kubectl_base(kubectl, kubeconfig=None, context=None):
-    argv = [rule(rules.check_binary, "kubectl_binary", kubectl or "kubectl", must_exist=False)]
+    argv = [rule(rules.check_program, "kubectl_binary", kubectl or "kubectl", "kubectl", must_exist=False)]
     if kubeconfig:
-        argv += ["--kubeconfig", rule(rules.check_path, "kubeconfig", kubeconfig, absolute=False)]
+        argv += ["--kubeconfig", rule(rules.check_config_path, "kubeconfig", kubeconfig, True)]
     if context:
         argv += ["--context", rule(rules.check_name, "kube_context", context, "k8s_context")]
     return argv
@@ -311,7 +311,7 @@ def slurm_argvs(nodes, state="present", scontrol="scontrol"):
     """``scontrol update`` argv lists: drain (present) or resume (absent) each node."""
     if state not in ("present", "absent"):
         raise QuarantineError("state must be present or absent, got %s" % rules.show(state))
-    scontrol = rule(rules.check_binary, "scontrol_binary", scontrol or "scontrol", must_exist=False)
+    scontrol = rule(rules.check_program, "scontrol_binary", scontrol or "scontrol", "scontrol", must_exist=False)
     out = []
     for item in nodes or []:
         node = check_slurm_node(item["node"])
@@ -323,6 +323,11 @@ def slurm_argvs(nodes, state="present", scontrol="scontrol"):
             out.append({"node": node, "action": "resume", "argv": [
                 scontrol, "update", "NodeName=%s" % node, "State=RESUME"]})
     return out
+
+
+def shown_actions(actions):
+    """The actions as results, reports and records show them: a kubeconfig's path is never shown."""
+    return [dict(item, argv=rules.withhold_secret_paths(item["argv"])) for item in actions or []]
 
 
 def sh_quote(text):
