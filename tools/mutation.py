@@ -76,6 +76,16 @@ EQUIVALENT = (
      "without errors 'first' is {}: its cause, message and fix are None either way"),
     ("discovery/gid.py", "subnet_error", r"strict=None\)$",
      "ipaddress.ip_network only tests 'if strict': None is False"),
+    ("discovery/gid.py", "_in_subnet", r"strict=None\)$",
+     "ipaddress.ip_network only tests 'if strict': None is False"),
+    ("discovery/gid.py", "normalize_gid", r"^text = text\.strip\(\)\.upper\(\)$",
+     "an upper-case GID misses the kernel pattern, but IPv6Address reads it and its exploded form is lower case: "
+     "the same answer"),
+    ("discovery/gid.py", "select_gid", r'^addresses = \[str\(a\)\.split\("/", ?(2|)\)\[0\]',
+     "the text before the first '/' is the same however many splits are allowed"),
+    ("discovery/gid.py", "select_gid", r'^addresses = \[str\(a\)\.rsplit\("/", 1\)\[0\]',
+     "the same for every address ip, sysfs and the facts hold (ADDRESS or ADDRESS/PREFIX: at most one '/'); "
+     "only a malformed text with two '/' would differ"),
     ("discovery/endpoint.py", "gid_index_from_facts", r'or "XXXX"\)\.lower\(\) == "infiniband"',
      "a port without a link layer reads as 'xxxx' instead of '': neither is 'infiniband'"),
     ("verdicts/thresholds.py", "far_outlier", r"/ abs\(med\) if med else 1\.0$",

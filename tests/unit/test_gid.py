@@ -28,6 +28,7 @@ def roce(index, address, kind="RoCE v2", netdev="ens1f0"):
     ("fe80::e42:a1ff:fe40:29a0", LL),                                      # a tool's compressed form
     ("::ffff:10.1.2.3", "0000:0000:0000:0000:0000:ffff:0a01:0203"),
     ("fe80:0000:0000:0000:0e42:a1ff:fe40", None), ("10.1.2.3", None), ("", None), (None, None),
+    ("fe80::e42:a1ff:fe40:29a0%ens1f0", None),                             # an interface's address, scoped
 ])
 def test_normalize_gid_gives_the_kernels_form_or_none(text, kernel):
     assert gid.normalize_gid(text) == kernel
@@ -89,6 +90,18 @@ def test_a_subnet_chooses_among_every_netdevs_gids_and_says_so():
     assert gid.select_gid(gids, netdev="ens1f0", subnet="172.16.0.0/12") == {
         "gid_index": None, "candidates": [], "reason": "no RoCE v2 GID with an IPv4 address in 172.16.0.0/12"}
     assert gid.select_gid(gids, subnet="not-a-network")["gid_index"] is None
+
+
+def test_a_subnet_written_with_a_hosts_address_means_that_hosts_network():
+    # subnet_error accepts 192.168.100.1/24 (host bits set): the choice takes it as 192.168.100.0/24
+    gids = [roce(3, "10.0.0.5"), roce(5, "192.168.100.5", netdev="ens1f0.100")]
+    assert gid.select_gid(gids, netdev="ens1f0", subnet="192.168.100.1/24") == {
+        "gid_index": 5, "candidates": [5], "reason": "RoCE v2 GID of 192.168.100.5 in 192.168.100.1/24"}
+
+
+def test_a_scoped_address_among_the_gids_is_passed_over():
+    gids = [roce(1, "fe80::e42:a1ff:fe40:29a0%ens1f0"), roce(3, "10.0.0.5")]
+    assert gid.select_gid(gids, netdev="ens1f0")["gid_index"] == 3
 
 
 def test_only_roce_v2_gids_with_an_ipv4_address_and_an_index_qualify():
