@@ -880,3 +880,66 @@ def test_an_unknown_option_beside_a_result_table_is_reported_once():
     assert verdict["verdict"] == "error"
     assert [(e["code"], e["message"]) for e in verdict["errors"]] == [
         ("invalid_option", "ib_write_bw: invalid option -- 'G'")]
+
+
+# --- options, whole ------------------------------------------------------------------
+
+@pytest.mark.parametrize("params,message", [
+    ({"size": 8, "all_sizes": True}, "size and all_sizes are mutually exclusive"),
+    ({"iterations": 100, "duration": 5}, "iterations and duration are mutually exclusive"),
+    ({"all_sizes": True, "duration": 5},
+     "all_sizes cannot be combined with duration (perftest runs one size in duration mode)"),
+    ({"test": "atomic", "all_sizes": True}, "atomic tests use a fixed 8-byte size: size and all_sizes do not apply"),
+    ({"metric": "lat", "bidirectional": True}, "bidirectional applies to bandwidth tests only (metric=bw)"),
+    ({"metric": "lat", "qps": 2}, "qps applies to bandwidth tests only (metric=bw)"),
+    ({"duration": 30, "timeout": 30}, "timeout (30 s) must be longer than duration (30 s)"),
+    ({"timeout": 0}, "timeout must be between 1 and 86400, got 0"),
+    ({"mtu": 0}, "mtu must be one of 256, 512, 1024, 2048, 4096, got 0"),
+    ({"mtu": 2 ** 30 + 1}, "mtu must be between 0 and 1073741824, got 1073741825"),
+    ({"use_cuda_dmabuf": True}, "use_cuda_dmabuf needs use_cuda (the GPU whose memory is registered through DMA-BUF)"),
+    ({"use_cuda": 0, "use_cuda_dmabuf": "yes"}, "use_cuda_dmabuf must be a boolean, got 'yes'"),
+    ({"gid_index": True}, "gid_index must be an integer or 'auto', got True"),
+    ({"gid_index": "x3"}, "gid_index must be an integer or 'auto', got 'x3'"),
+    ({"gid_index": 256}, "gid_index must be between 0 and 255, got 256"),
+    ({"connect_retries": -1}, "connect_retries must be between 0 and 100000, got -1"),
+    ({"connect_retries": 100001}, "connect_retries must be between 0 and 100000, got 100001"),
+    ({"role": "client;id", "server": "10.0.0.1"}, "role 'client;id' contains shell metacharacter(s) ';'"),
+    ({"test": "write|id"}, "test 'write|id' contains shell metacharacter(s) '|'"),
+    ({"metric": "bw&"}, "metric 'bw&' contains shell metacharacter(s) '&'"),
+])
+def test_an_option_error_reads_whole(params, message):
+    with pytest.raises(pc.ArgumentError) as caught:
+        pc.normalize(dict({"role": "server"}, **params))
+    assert str(caught.value) == message
+
+
+def test_a_side_with_nothing_set_takes_perftests_defaults():
+    # a server is given no server address even when the side names one
+    assert pc.normalize({"role": "server", "server": "10.0.0.1"}) == {
+        "role": "server", "test": "write", "metric": "bw", "device": None, "server": None, "ib_port": 1,
+        "gid_index": None, "tcp_port": 18515, "size": None, "all_sizes": False, "iterations": None,
+        "duration": None, "qps": None, "bidirectional": False, "rdma_cm": False, "mtu": None, "use_cuda": None,
+        "use_cuda_dmabuf": False, "extra_args": [], "report_gbits": True, "timeout": 120, "connect_retries": None}
+
+
+def test_options_at_the_ends_of_their_ranges_are_taken():
+    side = pc.normalize({"role": "server", "gid_index": "", "ib_port": 2, "connect_retries": 0, "timeout": 1,
+                         "use_cuda": 0, "use_cuda_dmabuf": True, "report_gbits": False})
+    keys = ("gid_index", "ib_port", "connect_retries", "timeout", "use_cuda", "use_cuda_dmabuf", "report_gbits")
+    assert dict((k, side[k]) for k in keys) == {
+        "gid_index": None, "ib_port": 2, "connect_retries": 0, "timeout": 1, "use_cuda": 0,
+        "use_cuda_dmabuf": True, "report_gbits": False}
+    assert pc.normalize({"role": "server", "gid_index": 0})["gid_index"] == 0
+    top = pc.normalize({"role": "server", "gid_index": 255, "connect_retries": 100000})
+    assert (top["gid_index"], top["connect_retries"]) == (255, 100000)
+
+
+def test_gpu_memory_through_dma_buf_and_megabytes_instead_of_gigabits():
+    argv = pc.build_argv({"role": "server", "device": "mlx5_0", "use_cuda": 0, "use_cuda_dmabuf": True,
+                          "report_gbits": False})
+    assert argv == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18515", "--use_cuda=0", "--use_cuda_dmabuf"]
+
+
+def test_a_size_with_a_duration_and_a_latency_tests_single_queue_pair():
+    argv = pc.build_argv({"role": "server", "metric": "lat", "size": 64, "duration": 5, "qps": 1})
+    assert argv == ["ib_write_lat", "-i", "1", "-p", "18515", "-s", "64", "-D", "5"]
