@@ -76,8 +76,6 @@ EQUIVALENT = (
      "-a and -s exclude each other: when -s is added the list is still empty, so '=' and '+=' give the same"),
     ("commands/perftest_cmd.py", "_transfer_args", r'^argv = \["-q", str\(p\["qps"\]\)\]$',
      "-q is the first argument _transfer_args adds: the list is still empty, so '=' and '+=' give the same"),
-    ("commands/perftest_cmd.py", "_transfer_args", r'^if bw or p\["bidirectional"\]:$',
-     "normalize refuses bidirectional on a latency test before any argv is built: bidirectional implies bw"),
     ("commands/perftest_cmd.py", "_run_options", r'"report_gbits": p\.get\("report_gbits", ?(None|)\) is not False',
      "a missing report_gbits read as None is not False, as the default True is not: the same answer"),
     ("commands/perftest_cmd.py", "_verdict", r'if \(errors\) or True else None',
