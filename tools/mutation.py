@@ -195,7 +195,9 @@ def collect_results():
         data.load()
         for name, code in data.exit_code_by_key.items():
             status = status_by_exit_code[code]
-            found[name] = [status, get_diff_for_mutant(name, path=path) if status != "killed" else ""]
+            # a diff is slow to make (the file parsed again): only for what the report shows a line of
+            found[name] = [status, get_diff_for_mutant(name, path=path) if status not in ("killed", "not checked")
+                           else ""]
     print(json.dumps(found))
 
 
