@@ -39,7 +39,7 @@ TARGETS = {
     "discovery/endpoint.py": ["test_endpoint.py", "test_perftest_cmd.py"],
     "verdicts/thresholds.py": ["test_thresholds.py"],
     "verdicts/culprits.py": ["test_culprits.py"],
-    "parsers/perftest_result.py": ["test_parse_perftest.py"],
+    "parsers/perftest_result.py": ["test_parse_perftest.py", "test_parse_unread_and_pasted.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
