@@ -27,7 +27,7 @@ EE_DIR := $(BUILD)/ee
 EE_TARBALL := $(EE_DIR)/clusterops-commcheck.tar.gz
 LAB_HOSTS ?= 4
 
-.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full compat test test-full lint sanity sanity-tests sanity-venvs build ee clients changelog-lint clean
+.PHONY: help setup apt venv link demo lab-up lab-down unit unit-full integration integration-full compat test test-full lint sanity sanity-tests sanity-venvs build ee clients changelog-lint mutation clean
 
 help:
 	@echo "make demo   - set up this machine, start a $(LAB_HOSTS)-host lab, run the one-click check, print the report path"
@@ -40,6 +40,7 @@ help:
 	@echo "make setup  - only install system packages, the Python venv and ansible-test's sanity venvs"
 	@echo "Stages alone: make unit | unit-full | integration | integration-full | lint | changelog-lint | sanity |"
 	@echo "              sanity-tests | compat | build; a new test is fast unless marked @pytest.mark.full (docs/DEVELOPING.md)"
+	@echo "make mutation - mutation testing of the core (mutmut, hours; MUTATION_ARGS=FILE for one; not part of make test)"
 
 setup: apt venv link sanity-venvs
 
@@ -190,6 +191,15 @@ clients: ee
 	      $(PY) -m galaxy_importer.main $(TARBALL) > "$$tmp/import.log" 2>&1); then cat "$$tmp/import.log"; exit 1; fi; \
 	if grep -E '^(WARNING|ERROR|CRITICAL)' "$$tmp/import.log"; then echo "galaxy-importer complained"; exit 1; fi; \
 	tail -n 1 "$$tmp/import.log"
+
+# Mutation testing of the core, outside `make test` (about 6,500 mutants: hours on 2 busy cores): tools/mutation.py runs
+# mutmut over the files of its TARGETS, each with its unit tests, in a copy of the tree under
+# .build/mutation (mutmut's mutants/ copy too), prints per file the mutants, the killed, the equivalent
+# (EQUIVALENT, with the reason) and every survivor, and fails when a survivor is not explained.
+# MUTATION_ARGS: e.g. "discovery/gid.py --show" (one file, with each survivor's diff).
+MUTATION_ARGS ?=
+mutation: venv link
+	$(PY) tools/mutation.py $(MUTATION_ARGS)
 
 # Every stage runs even when an earlier one failed; a summary of all of them comes
 # at the end, and the exit status is non-zero when any failed (pytest's 5, "no

@@ -126,10 +126,12 @@ def test_sysfs_per_host(lab4):
             rate = open(os.path.join(port, "rate")).read()
             assert float(rate.split()[0]) == lab4.rate_gbps and " Gb/sec (" in rate
             netdev = lab4.host(host)["rails"][rail]["netdev"]
-            assert open(os.path.join(port, "gid_attrs", "ndevs", "3")).read().strip() == netdev
-            assert open(os.path.join(port, "gid_attrs", "types", "3")).read().strip() == "RoCE v2"
+            # each host's rail keeps its RoCE v2 GID at an index of its own (lab_rails says which)
+            index = str(lab4.host(host)["rails"][rail]["gid_index"])
+            assert open(os.path.join(port, "gid_attrs", "ndevs", index)).read().strip() == netdev
+            assert open(os.path.join(port, "gid_attrs", "types", index)).read().strip() == "RoCE v2"
             octets = [int(o) for o in lab4.address(host, rail).split(".")]
-            gid = open(os.path.join(port, "gids", "3")).read().strip()
+            gid = open(os.path.join(port, "gids", index)).read().strip()
             assert gid.endswith("ffff:%02x%02x:%02x%02x" % tuple(octets))
         governors = os.path.join(root, "devices", "system", "cpu", "cpu0", "cpufreq", "scaling_governor")
         assert os.path.exists(governors)

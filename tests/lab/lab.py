@@ -68,7 +68,12 @@ RATE_RE = re.compile(r"^(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit)$")
 RATE_FACTOR = {"bit": 1, "kbit": 10 ** 3, "mbit": 10 ** 6, "gbit": 10 ** 9}
 DEFAULT_RATE = "500mbit"
 EMULATOR_MAX_BYTES = 256 * 2 ** 20   # per message size and QP (keeps -a bounded)
-GID_INDEX = 3           # RoCE v2 GID of the rail's IPv4 address (kernel order)
+# The kernel adds a netdev's GIDs in the order its addresses were added, after the link-local pair at
+# 0/1: each address is a RoCE v1 GID and a RoCE v2 GID. Host i's rail k has (i - 1 + k) % GID_SPREAD IPv6
+# addresses added before its IPv4 one, so the rail address's RoCE v2 GID is at 3, 5, 7 or 9 and differs
+# between hosts and between one host's rails: a side that took its peer's (or another rail's) GID index
+# picks an IPv6 or an unused GID and fails, as it would on real NICs.
+GID_SPREAD = 4
 HOST_OFFSET = 10        # host i has address <subnet>.<10 + i>
 MAX_HOSTS = 200
 MAX_RAILS = 8
@@ -340,14 +345,22 @@ def plan(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE):
                 "rail": rail["rail"],
                 "netdev": rail["netdev"],
                 "device": rail["device"],
-                "gid_index": GID_INDEX,
                 "address": str(net.network_address + HOST_OFFSET + idx),
                 "peer": "cv%sh%dr%d" % (tag, idx, rail["rail"]),
                 "bridge": rail["bridge"],
             })
+            host["rails"][-1].update(rail_gids(idx, rail["rail"]))
         host["address"] = host["rails"][0]["address"]
         lab["hosts"].append(host)
     return lab
+
+
+def rail_gids(idx, rail):
+    """``{ipv6_first, gid_index}`` of host ``idx``'s rail: the IPv6 addresses its netdev had before the rail's
+    IPv4 address (see GID_SPREAD), and the index of that IPv4 address's RoCE v2 GID."""
+    count = (idx - 1 + rail) % GID_SPREAD
+    ipv6 = ["fd00:cc:%x:%x::%x" % (rail, num, HOST_OFFSET + idx) for num in range(count)]
+    return {"ipv6_first": ipv6, "gid_index": 3 + 2 * count}
 
 
 # --- the lab object -------------------------------------------------------------
@@ -847,7 +860,8 @@ def _sysfs(lab, macs):
                 "ports": [{
                     "port": 1, "state": "ACTIVE", "phys_state": "LinkUp",
                     "rate_gbps": gbps, "link_layer": "Ethernet",
-                    "netdev": hrail["netdev"], "ipv4": hrail["address"],
+                    "netdev": hrail["netdev"],
+                    "addresses": hrail.get("ipv6_first", []) + [hrail["address"]],
                 }],
             })
             mac = macs.get((host["name"], hrail["netdev"]))

@@ -71,14 +71,18 @@ Arguments
      "port_guid": "b83f:d203:00a1:b2c4" (IB GID 0 interface id),
      "netdev": "ens1f0np0" | None, "ipv4": "10.0.0.2" | ["10.0.0.2/24", ...],
      "ipv6": ["fd00::2"] (global IPv6 GIDs, optional),
+     "addresses": ["fd00::2", "10.0.0.2"] (the netdev's IPv4 and IPv6 addresses in the order they
+                  were added, instead of ipv4 and ipv6: the kernel adds their GIDs in that order),
      "gids": [{"index": 3, "gid": "...", "type": "RoCE v2", "netdev": "eth0"}],
      "gid_tbl_len": 16 (slots written; unused ones as described above),
      "counters": {...}, "hw_counters": {...}}
 
 When ``gids`` is not given, they are built like the kernel builds them:
 RoCE (``Ethernet``): the netdev's link-local GID (fe80::<EUI-64 of its MAC>)
-as v1/v2 at indexes 0/1, then for each IPv4 address ``::ffff:a.b.c.d`` as
-v1/v2 at 2/3, 4/5, ...; InfiniBand: index 0 = fe80::<port_guid>, type
+as v1/v2 at indexes 0/1, then for each address (``addresses`` in their order,
+else the IPv4 ones, then the IPv6 ones; IPv4 as ``::ffff:a.b.c.d``) as v1/v2
+at 2/3, 4/5, ...: an IPv6 address added before the IPv4 one moves the IPv4
+address's RoCE v2 GID from index 3 to 5; InfiniBand: index 0 = fe80::<port_guid>, type
 ``IB/RoCE v1``, no ndev. Given ``gids`` may use any (non-zero, sparse)
 indexes; ``gid`` may be an IPv4 address (mapped for you).
 
@@ -226,8 +230,11 @@ def default_gids(port, mac, ll):
         return []
     gids = []
     idx = 0
-    entries = [_eui64_link_local(mac)] + [gid_text(a) for a in _ipv4_list(port.get("ipv4"))]
-    entries += [gid_text(a) for a in (port.get("ipv6") or [])]
+    if port.get("addresses") is not None:
+        added = [str(a).split("/", 1)[0] for a in port["addresses"]]
+    else:
+        added = _ipv4_list(port.get("ipv4")) + list(port.get("ipv6") or [])
+    entries = [_eui64_link_local(mac)] + [gid_text(a) for a in added]
     for gid in entries:
         gids.append({"index": idx, "gid": gid, "type": "IB/RoCE v1", "netdev": netdev})
         gids.append({"index": idx + 1, "gid": gid, "type": "RoCE v2", "netdev": netdev})

@@ -165,6 +165,8 @@ def test_a_flaky_place_that_fails_for_good_elsewhere_is_one_failing_culprit():
     broken = cp.culprit("link", "h2", "h1", 0, verdict="fail", check="tcp_perf", fix="replace the cable")
     merged = cp.merge([flaky, broken])
     assert len(merged) == 1 and merged[0]["verdict"] == "fail" and merged[0]["fix"] == "replace the cable"
+    flaky["cause"], broken["cause"] = "came and went", "cable broken"
+    assert cp.merge([flaky, broken])[0]["cause"] == "cable broken"
     assert merged[0]["checks"] == ["rdma_perf", "tcp_perf"]
 
 
@@ -248,3 +250,244 @@ def test_gpu_memory_far_below_host_memory_is_the_hosts_gpu_to_nic_setup():
     assert [(c["component"], c["host"], c["rail"], c["device"], c["verdict"]) for c in found] == [
         ("config", "h2", 1, "mlx5_1", "fail")]
     assert found[0]["fix"] == gpudirect.SLOW_FIX and "gpudirect: gpudirect_slow" in found[0]["evidence"]
+
+
+# --- whole culprits: hosts out of order (h10 after h2), rails that are not 0..n-1 and devices that are not
+# mlx5_<rail>, so that a mix-up of host and peer, rail and device, or of sort orders shows ------------------
+
+def finding(host, peer=None, verdict="fail", cause=None, fix=None, evidence=(), **params):
+    return {"kind": "finding", "host": host, "peer": peer, "params": params, "metrics": {}, "verdict": verdict,
+            "cause": cause, "fix": fix, "evidence": list(evidence)}
+
+
+def whole(component, host, peer=None, rail=None, device=None, verdict="fail", confidence="medium", checks=(),
+          cause=None, fix=None, evidence=()):
+    return {"component": component, "host": host, "peer": peer, "rail": rail, "device": device, "verdict": verdict,
+            "confidence": confidence, "checks": list(checks), "cause": cause, "fix": fix, "evidence": list(evidence)}
+
+
+def test_each_kind_of_failing_finding_is_read_as_its_culprit():
+    records = [
+        finding("h3", cause="port down", fix="reseat", evidence=["state DOWN"], check="discover", code="port_down",
+                device="mlx5_2", rail=1),
+        finding("h12", cause="memlock 64K", fix="ulimit -l unlimited", code="memlock_limited"),
+        finding("h7", verdict="error", cause="launcher failed on h7", fix="fix ssh", check="collective", stage="pool"),
+        finding("h8", cause="slow pool", fix="check h8", check="collective", stage="pool"),
+        finding("h9", verdict="error", cause="unreachable", fix="boot", check="tcp_perf", finding="unreachable"),
+        finding("h4", cause="gpu slow", fix="peermem", check="rdma_perf", family="rdma_gpudirect",
+                finding="gpudirect_slow", rail=3, device="mlx5_3"),
+        finding("h5", cause="mine", fix="my fix", device="mlx5_9", rail="2"),
+        finding("h6", cause="mine6", fix="fix6"),
+        # names pair analysis gives (the localization decides), the pool, and warnings: no culprit
+        finding("h13", cause="named by pair analysis", check="rdma_perf", finding="bad_node"),
+        finding("*", cause="pool", check="collective"),
+        finding("h14", verdict="warn", cause="rate low", check="discover", code="rate_below_expected", device="mlx5_1"),
+    ]
+    assert cp.culprits(records) == [
+        whole("host", "h6", cause="mine6", fix="fix6"),
+        whole("host", "h7", confidence="high", checks=["collective"], cause="launcher failed on h7", fix="fix ssh"),
+        whole("host", "h8", checks=["collective"], cause="slow pool", fix="check h8"),
+        whole("host", "h9", confidence="high", checks=["tcp_perf"], cause="unreachable", fix="boot"),
+        whole("nic", "h3", rail=1, device="mlx5_2", confidence="high", checks=["discover"], cause="port down",
+              fix="reseat", evidence=["discovery: port_down", "state DOWN"]),
+        whole("nic", "h5", rail=2, device="mlx5_9", cause="mine", fix="my fix"),
+        whole("config", "h4", rail=3, device="mlx5_3", checks=["gpudirect"], cause="gpu slow", fix="peermem",
+              evidence=["gpudirect: gpudirect_slow"]),
+        whole("config", "h12", confidence="high", checks=["discover"], cause="memlock 64K", fix="ulimit -l unlimited",
+              evidence=["discovery: memlock_limited"])]
+
+
+def test_a_published_localization_is_read_with_its_devices_place_and_the_devices_warnings_first():
+    records = [
+        finding("h15", cause="slow nic", fix="replace nic", evidence=["rail 1 pairs slow"], check="rdma_perf",
+                component="rail", rail=1, devices=["mlx5_1"], confidence="high", family="rdma_bw"),
+        finding("h15", verdict="warn", cause="numa", check="placement", finding="numa_mismatch", device="mlx5_1"),
+        finding("h15", verdict="warn", cause="pcie x8", check="discover", code="pcie_link_degraded", device="mlx5_1"),
+        finding("h15", verdict="warn", cause="another port", check="discover", code="pcie_link_degraded",
+                device="mlx5_0"),
+        finding("h15", verdict="warn", cause="governor", check="discover", code="cpu_governor_not_performance"),
+        finding("h2", cause="two nics", check="rdma_perf", component="flaky", rail=0, devices=["mlx5_0", "mlx5_4"],
+                family="rdma_bw"),
+        finding("h16", cause="flaky host", check="rdma_perf", component="flaky", family="rdma_bw"),
+    ]
+    assert cp.culprits(records) == [
+        whole("nic", "h15", rail=1, device="mlx5_1", confidence="high", checks=["rdma_perf"], cause="slow nic",
+              fix="replace nic", evidence=["placement: numa_mismatch: numa", "discovery: pcie_link_degraded: pcie x8",
+                                           "rail 1 pairs slow"]),
+        whole("host", "h16", verdict="flaky", checks=["rdma_perf"], cause="flaky host"),
+        whole("nic", "h2", rail=0, verdict="flaky", checks=["rdma_perf"], cause="two nics")]
+
+
+def test_a_host_whose_every_port_counter_failed_is_the_host_else_each_nic_on_its_rail():
+    def counter(host, device, verdict, lines=(), check="rdma_perf"):
+        return {"kind": "port_counters", "host": host, "peer": None, "params": {"device": device, "check": check},
+                "metrics": {}, "verdict": verdict, "cause": "link_downed rose on %s" % device,
+                "fix": "check the cable", "evidence": list(lines)}
+
+    def pair(host, peer, rail, device, peer_device):
+        return {"kind": "rdma_bw", "host": host, "peer": peer, "verdict": "pass", "metrics": {"bw_gbps": 90.0},
+                "params": {"rail": rail, "device": device, "peer_device": peer_device, "op": "write"}}
+
+    # rail 1 is h2's mlx5_4 and h10's mlx5_5: a counter names the NIC, the pairs its rail
+    records = [pair("h2", "h10", 1, "mlx5_4", "mlx5_5"), pair("h10", "h2", "0", "mlx5_3", "mlx5_6"),
+               counter("h10", "mlx5_5", "fail", ["link_downed +1"], check=None), counter("h10", "mlx5_3", "pass"),
+               counter("h2", "mlx5_4", "error", ["a"]), counter("h2", "mlx5_6", "fail", ["b"]),
+               counter("h3", "mlx5_0", "fail", ["c"]), counter("*", "mlx5_0", "fail")]
+    assert cp.culprits(records) == [
+        whole("host", "h2", checks=["rdma_perf"], cause="link_downed rose on mlx5_4", fix="check the cable",
+              evidence=["counters: h2 mlx5_4: a", "counters: h2 mlx5_6: b"]),
+        whole("nic", "h3", device="mlx5_0", checks=["rdma_perf"], cause="link_downed rose on mlx5_0",
+              fix="check the cable", evidence=["counters: h3 mlx5_0: c"]),
+        whole("nic", "h10", rail=1, device="mlx5_5", checks=["counters"], cause="link_downed rose on mlx5_5",
+              fix="check the cable", evidence=["counters: h10 mlx5_5: link_downed +1"])]
+
+
+def test_roce_mismatches_name_the_host_in_two_pairs_of_a_rail_else_the_pair():
+    records = [
+        finding("h3", "h10", rail=2, check="roce_preflight", finding="roce_mtu_mismatch", cause="MTU 1024 vs 4096",
+                fix="set MTU 4096"),
+        finding("h10", "h1", verdict="warn", rail="2", check="roce_preflight", finding="roce_ecn_mismatch",
+                cause="ECN off vs on", fix="enable ECN"),
+        finding("h2", "h1", rail=0, check="roce_preflight", cause="v1 vs v2", fix="same GID type"),
+        finding("h2", "h1", rail=0, verdict="pass", check="roce_preflight", finding="roce_gid_type_mismatch"),
+        finding("h4", "h5", rail=None, check="roce_preflight", finding="roce_pfc_mismatch", cause="PFC", fix="pfc"),
+    ]
+    assert [c["rail"] for c in cp.roce_config_culprits(records)] == [None, 0, 2]
+    # in a rail's own order: the hosts set differently, then the pairs, in natural order
+    rail = [finding(host, peer, rail=1, check="roce_preflight", cause="x") for host, peer in (
+        ("h9", "h1"), ("h9", "h2"), ("h10", "h3"), ("h10", "h7"), ("h6", "h5"), ("h11", "h4"))]
+    assert [(c["host"], c["peer"], c["confidence"]) for c in cp.roce_config_culprits(rail)] == [
+        ("h9", None, "high"), ("h10", None, "high"), ("h4", "h11", "medium"), ("h5", "h6", "medium")]
+    assert cp.culprits(records) == [
+        whole("config", "h1", "h2", rail=0, checks=["roce_preflight"], cause="RoCE settings differ (mismatch): v1 vs v2",
+              fix="same GID type", evidence=["h2-h1 rail 0: v1 vs v2"]),
+        whole("config", "h4", "h5", checks=["roce_preflight"], cause="RoCE settings differ (roce_pfc_mismatch): PFC",
+              fix="pfc", evidence=["h4-h5 rail None: PFC"]),
+        whole("config", "h10", rail=2, confidence="high", checks=["roce_preflight"],
+              cause="RoCE settings differ (roce_ecn_mismatch, roce_mtu_mismatch): MTU 1024 vs 4096",
+              fix="set MTU 4096", evidence=["h3-h10 rail 2: MTU 1024 vs 4096", "h10-h1 rail 2: ECN off vs on"])]
+
+
+C = cp.culprit
+
+
+def test_a_setting_explains_what_was_measured_through_it_and_nothing_else():
+    items = [
+        C("link", "h10", "h3", 2, check="rdma_perf", cause="slow link", evidence=["l1"]),
+        C("nic", "h10", None, 2, "mlx5_2", check="rdma_perf", cause="slow nic", evidence=["n1"]),
+        C("nic", "h10", None, 0, "mlx5_0", check="rdma_perf", cause="slow nic0"),
+        C("config", "h10", None, 2, check="roce_preflight", confidence="high", cause="MTU differs", evidence=["c1"]),
+        C("link", "h1", "h2", 0, check="rdma_perf", cause="slow 12"),
+        C("link", "h2", "h1", 1, check="rdma_perf", cause="slow 12 r1"),
+        C("config", "h2", "h1", 0, check="roce_preflight", cause="GID type differs"),
+        C("config", "h5", None, None, check="discover", confidence="high", cause="memlock"),
+        C("host", "h5", check="collective", cause="pool slow"),
+        C("nic", "h5", None, 1, "mlx5_1", check="discover", cause="port down"),       # discovery's own reading
+        C("config", "h7", None, 1, check="roce_preflight", cause="ECN"),
+        C("host", "h7", check="rdma_perf", cause="h7 slow"),                          # h7 was measured on rail 1 only
+        C("host", "h8", check="rdma_perf", cause="h8 slow"),                          # h8 on rails 0 and 1
+        C("config", "h8", None, 1, check="roce_preflight", cause="ECN8"),
+    ]
+    merged = cp.merge(items, {"h7": {1}, "h8": {0, 1}, "h10": {0, 2}})
+    assert [(cp.describe(c), c["checks"], c["confidence"], c["evidence"]) for c in merged] == [
+        ("host h8", ["rdma_perf"], "medium", []),
+        ("nic h5 mlx5_1 (rail 1)", ["discover"], "medium", []),
+        ("nic h10 mlx5_0 (rail 0)", ["rdma_perf"], "medium", []),
+        ("link h2 - h1 (rail 1)", ["rdma_perf"], "medium", []),
+        ("config h2 - h1 (rail 0)", ["roce_preflight", "rdma_perf"], "medium", ["explains link h1 - h2 (rail 0)"]),
+        ("config h5", ["discover", "collective"], "high", ["explains host h5"]),
+        ("config h7 (rail 1)", ["roce_preflight", "rdma_perf"], "medium", ["explains host h7"]),
+        ("config h8 (rail 1)", ["roce_preflight"], "medium", []),
+        ("config h10 (rail 2)", ["roce_preflight", "rdma_perf"], "high",
+         ["c1", "explains nic h10 mlx5_2 (rail 2)", "n1", "explains link h10 - h3 (rail 2)", "l1"])]
+
+
+def test_a_host_a_nic_and_a_rails_link_explain_what_they_would_make_fail():
+    items = [
+        C("link", "h9", "h4", 3, check="rdma_perf", evidence=["l49"]),
+        C("nic", "h4", None, 1, "mlx5_7", check="rdma_perf", confidence="low"),
+        C("host", "h4", check="rdma_perf", confidence="high", cause="h4 slow", fix="drain h4"),
+        # a NIC: the TCP link of its host and the host that only node-level checks (collective, TCP) named
+        C("link", "h6", "h11", None, check="tcp_perf", cause="tcp slow"),
+        C("nic", "h11", None, 0, "mlx5_0", check="rdma_perf", cause="nic slow"),
+        C("host", "h11", check="collective", cause="collective slow"),
+        C("host", "h11", check="tcp_perf", cause="tcp slow host"),
+        C("link", "h12", "h13", 0, check="rdma_perf", cause="link 12-13"),
+        C("link", "h13", "h12", None, check="tcp_perf", cause="tcp 12-13"),
+        C("link", "h13", "h12", 1, check="rdma_perf", cause="link 12-13 rail 1"),
+        # a GPU path set up wrong (gpudirect) is no setting of the NIC: both stand
+        C("config", "h24", None, 3, "mlx5_3", check="gpudirect", cause="gpu path"),
+        C("nic", "h24", None, 3, "mlx5_3", check="rdma_perf", cause="nic 24"),
+        # failing explains flaky, flaky explains flaky, flaky never explains failing
+        C("nic", "h16", None, 0, "mlx5_0", check="rdma_perf", verdict="flaky", cause="flaky nic"),
+        C("host", "h16", check="rdma_perf", cause="h16 bad"),
+        C("link", "h17", "h18", 5, verdict="flaky", check="rdma_perf", cause="flaky 17"),
+        C("nic", "h17", None, 5, None, check="rdma_perf", verdict="flaky", cause="flaky nic 17"),
+        C("nic", "h19", None, 4, "mlx5_4", check="rdma_perf", verdict="flaky", cause="flaky nic 19"),
+        C("link", "h19", "h20", 4, check="rdma_perf", cause="failing link 19"),
+        # a rail's fabric explains no link of that rail
+        C("fabric", "*", None, 6, check="rdma_perf", cause="fabric 6"),
+        C("link", "h21", "h22", 6, check="rdma_perf", cause="link on the fabric's rail"),
+    ]
+    merged = cp.merge(items)
+    assert [c["rail"] for c in merged[:2]] == [None, None]         # a host takes no rail from its NICs
+    assert [(cp.describe(c), c["checks"], c["confidence"], c["device"], c["evidence"], c["cause"])
+            for c in merged] == [
+        ("host h4", ["rdma_perf"], "high", "mlx5_7",
+         ["explains nic h4 mlx5_7 (rail 1)", "explains link h9 - h4 (rail 3)", "l49"], "h4 slow"),
+        ("host h16", ["rdma_perf"], "medium", "mlx5_0", ["explains nic h16 mlx5_0 (rail 0) (flaky)"], "h16 bad"),
+        ("nic h11 mlx5_0 (rail 0)", ["rdma_perf", "collective", "tcp_perf"], "medium", "mlx5_0",
+         ["explains host h11", "explains link h6 - h11"], "nic slow"),
+        ("nic h24 mlx5_3 (rail 3)", ["rdma_perf"], "medium", "mlx5_3", [], "nic 24"),
+        ("link h12 - h13 (rail 0)", ["rdma_perf", "tcp_perf"], "medium", None, ["explains link h13 - h12"],
+         "link 12-13"),
+        ("link h13 - h12 (rail 1)", ["rdma_perf"], "medium", None, [], "link 12-13 rail 1"),
+        ("link h19 - h20 (rail 4)", ["rdma_perf"], "medium", None, [], "failing link 19"),
+        ("link h21 - h22 (rail 6)", ["rdma_perf"], "medium", None, [], "link on the fabric's rail"),
+        ("fabric of rail 6", ["rdma_perf"], "medium", None, [], "fabric 6"),
+        ("config h24 (rail 3)", ["gpudirect"], "medium", "mlx5_3", [], "gpu path"),
+        ("nic h17 (rail 5) (flaky)", ["rdma_perf"], "medium", None, ["explains link h17 - h18 (rail 5) (flaky)"],
+         "flaky nic 17"),
+        ("nic h19 mlx5_4 (rail 4) (flaky)", ["rdma_perf"], "medium", "mlx5_4", [], "flaky nic 19")]
+
+
+def test_one_nic_seen_with_and_without_its_rail_is_one_culprit_on_that_rail():
+    merged = cp.merge([C("nic", "h3", None, None, "mlx5_2", check="counters", cause="link went down", fix="reseat"),
+                       C("nic", "h3", None, 2, "mlx5_2", verdict="flaky", check="rdma_perf", confidence="high",
+                         cause="flaky", fix="watch"),
+                       C("nic", "h3", None, None, "mlx5_1", check="counters", cause="other port")])
+    assert [(cp.describe(c), c["verdict"], c["confidence"], c["cause"], c["fix"], c["checks"]) for c in merged] == [
+        ("nic h3 mlx5_1", "fail", "medium", "other port", None, ["counters"]),
+        ("nic h3 mlx5_2 (rail 2)", "fail", "high", "link went down", "reseat", ["counters", "rdma_perf"])]
+
+
+def test_a_nic_explains_the_links_of_its_rail_either_way_round_and_no_others():
+    merged = cp.merge([C("nic", "h23", None, 2, "mlx5_2", check="rdma_perf", cause="nic"),
+                       C("link", "h23", "h24", 2, check="rdma_perf"), C("link", "h27", "h23", 2, check="rdma_perf"),
+                       C("link", "h23", "h25", 3, check="rdma_perf"), C("link", "h24", "h25", 2, check="rdma_perf")])
+    assert [(cp.describe(c), c["evidence"]) for c in merged] == [
+        ("nic h23 mlx5_2 (rail 2)", ["explains link h23 - h24 (rail 2)", "explains link h27 - h23 (rail 2)"]),
+        ("link h23 - h25 (rail 3)", []), ("link h24 - h25 (rail 2)", [])]
+
+
+def test_the_views_of_every_component():
+    items = [C("host", "h10"), C("nic", "h2", None, 1, "mlx5_4", check="rdma_perf", fix="replace"),
+             C("nic", "h2", None, 3), C("link", "h10", "h2", 0, cause="slow"), C("link", "h3", "h2", None),
+             C("fabric", "*", None, 1), C("fabric", "*"), C("config", "h5", "h6", 2), C("config", "h5"),
+             C("host", "h9", verdict="flaky", check="tcp_perf", evidence=["x"]), C("host", "h8"),
+             C("nic", "h10", None, 0, "mlx5_0")]
+    assert [cp.describe(c) for c in items] == [
+        "host h10", "nic h2 mlx5_4 (rail 1)", "nic h2 (rail 3)", "link h10 - h2 (rail 0)", "link h3 - h2",
+        "fabric of rail 1", "fabric", "config h5 - h6 (rail 2)", "config h5", "host h9 (flaky)", "host h8",
+        "nic h10 mlx5_0 (rail 0)"]
+    assert cp.bad_lists(items) == (["h8", "h10"], ["h2:mlx5_4", "h2:rail 3", "h10:mlx5_0"], ["h2<->h3", "h2<->h10"])
+    assert cp.action_lines(items[1:5] + items[9:10]) == [
+        "nic h2 mlx5_4 (rail 1) [rdma_perf; medium confidence; 0 evidence]: replace",
+        "nic h2 (rail 3) [-; medium confidence; 0 evidence]: -",
+        "link h10 - h2 (rail 0) [-; medium confidence; 0 evidence]: slow",
+        "link h3 - h2 [-; medium confidence; 0 evidence]: -",
+        "host h9 (flaky) [tcp_perf; medium confidence; 1 evidence]: -"]
+    both = cp.merge([C("host", "h8", check="rdma_perf", fix="drain"), C("host", "h8", check="tcp_perf")])
+    assert cp.action_lines(both) == ["host h8 [rdma_perf, tcp_perf; medium confidence; 0 evidence]: drain"]
+    assert [cp.sort_key(c)[:2] for c in (items[0], items[9])] == [(False, 0), (True, 0)]
+    assert C("host", "h1", rail="x")["rail"] is None and C("nic", "h1", rail="")["rail"] is None

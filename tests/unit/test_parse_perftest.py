@@ -710,3 +710,136 @@ def test_device_query_of_an_optional_feature_does_not_fail_a_finished_run():
     r = parse_perftest("Failed to query device capabilities, ret=95\n" + table)
     assert r["ok"] is True and r["errors"] == []
     assert r["warnings"] == ["Failed to query device capabilities, ret=95"]
+
+
+# --- the header and the table's units, read whole ----------------------------------------------------
+
+LAT_HEADER = (
+    " RDMA_Write Latency Test\n Dual-port       : OFF          Device         : mlx5_1\n"
+    " Number of qps   : 1            Transport type : IB\n Connection type : RC           Using SRQ      : OFF\n"
+    " Mtu             : 4096[B]\n Link type       : Etherent\n GID index       : 5\n Max inline data : 220[B]\n"
+    " rdma_cm QPs     : OFF\n Data ex. method : rdma_cm\n")
+
+
+def test_the_header_is_read_typed_with_perftests_spellings():
+    connected = LAT_HEADER + " local address: LID 0000 QPN 0x0100 PSN 0x1\n remote address: LID 0000 QPN 0x0200 PSN 0x2\n"
+    result = parse_perftest(connected)
+    assert result["settings"] == {
+        "dual_port": False, "device": "mlx5_1", "number_of_qps": 1, "transport_type": "IB", "connection_type": "RC",
+        "using_srq": False, "mtu": 4096, "link_type": "Ethernet", "gid_index": 5, "max_inline_data": 220,
+        "rdma_cm_qps": False, "data_ex_method": "rdma_cm", "qps": 1, "rdma_cm": True}
+    # connected (the peer's address printed) and no table: the server of a latency test
+    assert (result["test"], result["metric"], result["side"], result["ok"]) == ("write", "lat", "server", False)
+    assert result["warnings"] == [] and result["errors"] == []
+    infiniband = parse_perftest(LAT_HEADER.replace("Etherent", "InfiniBand").replace(": rdma_cm", ": Ethernet"))
+    assert (infiniband["settings"]["link_type"], infiniband["settings"]["rdma_cm"]) == ("IB", False)
+
+
+def test_latency_in_nanoseconds_and_milliseconds_is_given_in_microseconds():
+    table = (" #bytes #iterations    t_min[nsec]    t_max[nsec]  t_typical[nsec]    t_avg[nsec]    t_stdev[nsec]   "
+             "99% percentile[nsec]   99.9% percentile[nsec]\n 2 1000 1500 9000 1600 1700.5 100 2000 8000\n")
+    result = parse_perftest(LAT_HEADER + table)
+    assert result["rows"] == [{"bytes": 2, "iterations": 1000, "t_min_us": 1.5, "t_max_us": 9.0, "t_typical_us": 1.6,
+                               "t_avg_us": 1.7005, "t_stdev_us": 0.1, "p99_us": 2.0, "p99_9_us": 8.0, "tps": None}]
+    assert (result["time_unit"], result["side"], result["ok"]) == ("nsec", "client", True)
+    by_time = parse_perftest(" #bytes        #iterations       t_avg[msec]    tps average\n 2 1000 0.0015 657894.74\n")
+    assert by_time["rows"][0]["t_avg_us"] == 1.5 and by_time["rows"][0]["tps"] == 657894.74
+    assert by_time["duration_mode"] is True and by_time["metric"] == "lat"
+    assert by_time["warnings"] == [
+        "duration mode (-D): perftest reports only t_avg and tps, the other latency values are null"]
+
+
+BW_HEADER = " RDMA_Write BW Test\n Link type       : Ethernet\n GID index       : 3\n"
+BW_TABLE = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+
+
+def _read(text):
+    result = parse_perftest(text)
+    return result["rows"], result["warnings"], result["errors"], result["side"], result["ok"]
+
+
+@pytest.mark.parametrize("text, rows, warning, side, ok", [
+    (BW_TABLE + " 65536      5000             0.00               92.50                0.176\n",
+     [{"bytes": 65536, "iterations": 5000, "bw_peak_gbps": None, "bw_avg_gbps": 92.5, "msg_rate_mpps": 0.176}],
+     "BW peak was not measured (-N or duration mode): bw_peak_gbps is null", "client", True),
+    (BW_TABLE + " 65536      5000             93.00               92.50\n",
+     [{"bytes": 65536, "iterations": 5000, "bw_peak_gbps": 93.0, "bw_avg_gbps": 92.5, "msg_rate_mpps": None}],
+     "1 result row(s) did not have as many values as the table header has columns", "client", True),
+    (BW_TABLE + " 6553x      5000             93.00               92.50  0.1\n", [],
+     "the result table header was printed but no result row was read", None, False),
+    (BW_TABLE.replace("Gb/sec", "Furlongs/sec") + " 65536      5000             93.00               92.50  0.1\n",
+     [{"bytes": 65536, "iterations": 5000, "bw_peak_gbps": None, "bw_avg_gbps": None, "msg_rate_mpps": 0.1}],
+     "unknown bandwidth unit Furlongs/sec: bandwidth values are null", "client", True),
+    ("Failed to query device capabilities, ret=95\n" + BW_TABLE + " 65536      5000             93.00  92.50  0.1\n",
+     [{"bytes": 65536, "iterations": 5000, "bw_peak_gbps": 93.0, "bw_avg_gbps": 92.5, "msg_rate_mpps": 0.1}],
+     "Failed to query device capabilities, ret=95", "client", True),
+])
+def test_what_a_table_lacks_is_one_warning_that_says_so(text, rows, warning, side, ok):
+    assert _read(BW_HEADER + text) == (rows, [warning], [], side, ok)
+
+
+def test_a_server_that_only_waited_says_no_client_connected():
+    banner = "\n************************************\n* Waiting for client to connect... *\n************************************\n"
+    assert _read(banner) == ([], ["server side: only the waiting banner, no client connected"], [], "server", False)
+
+
+def test_an_all_zero_gid_on_roce_explains_why_the_qps_did_not_connect():
+    text = BW_HEADER + (" local address: LID 0000 QPN 0x003b PSN 0xab3a5e\n GID: " + ":".join(["00"] * 16) + "\n"
+                        " remote address: LID 0000 QPN 0x003c PSN 0x65b096\n"
+                        " GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:00:00:02\nFailed to modify QP 59 to RTR\n")
+    (error,) = parse_perftest(text)["errors"]
+    assert (error["code"], error["detail"]) == ("qp_connect_failed", (
+        "An all-zero GID was printed for the local side of this Ethernet (RoCE) link: GID index 3 holds no address "
+        "on that port (no IP on the RDMA device's netdev, common in pods, or the wrong -x); pass with -x the RoCE v2 "
+        "GID index that carries the interface IP (show_gids)"))
+    garbled = text.replace(" GID: " + ":".join(["00"] * 16), " GID: X0:X0")
+    assert parse_perftest(garbled)["errors"][0]["detail"] is None       # not a GID, so no all-zero one
+    both = text.replace("255:255:10:00:00:02", ":".join(["00"] * 6)).replace(" GID index       : 3\n", "")
+    assert "for the local and remote side" in parse_perftest(both)["errors"][0]["detail"]
+    assert "GID index in use holds no address" in parse_perftest(both)["errors"][0]["detail"]
+
+
+def test_a_completion_error_keeps_its_status_syndrome_and_side():
+    text = BW_HEADER + BW_TABLE + " Completion with error at server\n Failed status 12: wr_id 0 syndrom 0x81\n"
+    (error,) = parse_perftest(text)["errors"]
+    assert (error["code"], error["wc_status"], error["vendor_err"], error["side"]) == (
+        "completion_error", 12, "0x81", "server")
+    assert error["evidence"] == ["Completion with error at server", "Failed status 12: wr_id 0 syndrom 0x81"]
+    assert error["detail"].startswith("Completion status 12 (IBV_WC_RETRY_EXC_ERR) at the server: ")
+
+
+def test_columns_perftest_adds_are_named_from_their_header_and_units():
+    table = (" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]  Line  Use[%]  #Flows  "
+             "CPU_Util  [x]\n 65536      5000             93.00               92.50                0.176  97.5  3  12.5\n")
+    result = parse_perftest(" RDMA_Write BW Test\n" + table)
+    assert result["columns"] == ["#bytes", "#iterations", "BW peak[Gb/sec]", "BW average[Gb/sec]", "MsgRate[Mpps]",
+                                 "Line Use[%]", "#Flows", "CPU_Util [x]"]
+    assert result["rows"] == [{"bytes": 65536, "iterations": 5000, "bw_peak_gbps": 93.0, "bw_avg_gbps": 92.5,
+                               "msg_rate_mpps": 0.176, "line_use_pct": 97.5, "num_flows": 3.0, "cpu_util_pct": 12.5}]
+    # sizes and iteration counts are integers, whatever else the row holds
+    assert [type(result["rows"][0][key]) for key in ("bytes", "iterations", "num_flows")] == [int, int, float]
+
+
+def test_a_row_is_plain_decimals_an_infinite_or_nan_value_is_null():
+    table = (" #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]\n"
+             " 1e3 5000 1.0 1.0 0.1\n 2 5000 inf nan -inf\n 4 5000 1_0 1 1\n 8 5000 1.0 1.0 0.1x\n"
+             " 16 5000 1.0 1.0 +1\n 32 5000 -Infinity 1.0 1.0\n")
+    assert parse_perftest(table)["rows"] == [
+        {"bytes": 2, "iterations": 5000, "bw_peak_gbps": None, "bw_avg_gbps": None, "msg_rate_mpps": None},
+        {"bytes": 16, "iterations": 5000, "bw_peak_gbps": 1.0, "bw_avg_gbps": 1.0, "msg_rate_mpps": 1.0},
+        {"bytes": 32, "iterations": 5000, "bw_peak_gbps": None, "bw_avg_gbps": 1.0, "msg_rate_mpps": 1.0}]
+
+
+def test_an_error_keeps_twenty_lines_of_evidence_and_a_warning_is_listed_once():
+    result = parse_perftest("".join("Failed to modify QP %d to RTR\n" % n for n in range(25)))
+    assert [len(e["evidence"]) for e in result["errors"]] == [20]
+    assert result["errors"][0]["evidence"][-1] == "Failed to modify QP 19 to RTR"
+    cpu = "Conflicting CPU frequency values detected: 2200.000000 != 1040.353000. CPU Frequency is not max.\n"
+    assert parse_perftest(cpu + cpu)["warnings"] == [cpu.strip()]
+
+
+def test_a_completion_status_is_read_by_its_number_or_by_its_words():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.perftest_result import completion_status
+    assert completion_status("Failed status 4: wr_id 0 syndrom 0x51") == 4
+    assert completion_status("Failed status: transport retry counter exceeded: wr_id 0") == 12
+    assert completion_status("Failed status: no such words") is None and completion_status("all good") is None

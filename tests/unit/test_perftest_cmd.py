@@ -309,13 +309,20 @@ def test_verdict_timeouts_and_missing_tool_and_unknown_option():
     assert no_rows["verdict"] == "error" and no_rows["errors"][0]["code"] == "no_rows"
 
 
-def test_summarize_latency():
-    parsed = parse_perftest(corpus("perftest_lat/ib_send_lat_ndr_cpufreq_warn.txt"))
+def test_summarize_latency_is_the_median_of_the_smallest_size():
+    # -a: 2, 4, 8 ... bytes; the 2-byte row's median (t_typical 1.07) is below its average (1.11), and the
+    # 4-byte row's average (1.12) differs from the 2-byte one's: the headline is the smallest size's median
+    parsed = parse_perftest(corpus("perftest_lat/ib_send_lat_a_mlx4_fdr.txt"))
+    assert pc.summarize(parsed) == {"lat_us": 1.07, "lat_avg_us": 1.11, "lat_p99_us": 1.68, "lat_max_us": 11.76,
+                                    "bytes": 2}
+
+
+def test_summarize_latency_by_duration_is_the_average():
+    # -D: perftest prints only t_avg (and tps); the average is then the latency
+    parsed = parse_perftest(" #bytes        #iterations       t_avg[usec]    tps average\n"
+                            " 2              1234567          1.52           657894.74\n")
     summary = pc.summarize(parsed)
-    assert summary["lat_us"] == parsed["rows"][0]["t_typical_us"]
-    assert summary["lat_p99_us"] == parsed["rows"][0]["p99_us"]
-    assert parsed["rows"][0]["t_max_us"] is not None
-    assert summary["lat_max_us"] == parsed["rows"][0]["t_max_us"]
+    assert (summary["lat_us"], summary["lat_avg_us"], summary["lat_p99_us"]) == (1.52, 1.52, None)
 
 
 # --- iperf3 -------------------------------------------------------------------------
@@ -755,3 +762,183 @@ def test_the_installed_tool_reads_the_table_as_we_do(tmp_path, tool, grammar, mi
     assert short_refused == letters - set(grammar.short) | (short_refused & newer_short)
     unknown = _help_names(tool) - set(grammar.long) - PERFTEST_HELP_TYPOS
     assert not unknown, "%s --help lists options the table lacks: %s" % (tool, sorted(unknown))
+
+
+def _timed_out(side, text, parsed=None, **extra):
+    result = dict({"rc": None, "stdout": text, "stderr": "", "timed_out": True}, **extra)
+    return pc.side_verdict(side, result, parse_perftest(text) if parsed is None else parsed)
+
+
+def _error(code):
+    cause, fix = pc.CATALOG[code]
+    return {"verdict": "error", "cause": cause, "fix": fix,
+            "errors": [{"code": code, "message": cause, "cause": cause, "fix": fix}]}
+
+
+def test_a_timed_out_side_says_who_was_waiting_for_what():
+    connected = " remote address: LID 0000 QPN 0x003c PSN 0x65b096 RKey 0x014d0c VAddr 0x007f\n"
+    assert _timed_out({"role": "server"}, " Waiting for client to connect... *\n") == _error("server_no_client")
+    # a server its client reached (its address printed, or results read) waited for the test, not the client
+    assert _timed_out({"role": "server"}, connected) == _error("client_timeout")
+    assert _timed_out({"role": "server"}, "", parsed={"rows": [{"bytes": 65536}]}) == _error("client_timeout")
+    assert _timed_out({"role": "client"}, "", connect_failed=True) == _error("connect_failed")
+    assert _timed_out({"role": "client"}, connected) == _error("client_timeout")
+
+
+def test_report_counters_name_files_under_the_port_each_of_them():
+    side = {"role": "client", "server": "10.0.0.2", "device": "mlx5_0"}
+    good = ["-W", "counters/port_rcv_data,hw_counters/out_of_buffer"]
+    assert pc.build_argv(dict(side, extra_args=good))[-3:] == good + ["10.0.0.2"]
+    for value, shown, why in (
+            ("counters/port_rcv_data,/sys/class/net/x", "counters/port_rcv_data,/sys/class/net/x",
+             "must name counters relative to the port (counters/NAME)"),
+            ("counters/port_rcv_data,counters/../../../etc/shadow", "counters/../../../etc/shadow",
+             "must not contain '..' components")):
+        with pytest.raises(pc.ArgumentError) as err:
+            pc.build_argv(dict(side, extra_args=["-W", value]))
+        assert str(err.value) == "extra_args[1] (the value of -W) %r %s" % (shown, why)
+
+
+def _side(side, stdout="", stderr="", rc=0, **extra):
+    result = dict({"rc": rc, "stdout": stdout, "stderr": stderr, "timed_out": False}, **extra)
+    return pc.side_verdict(side, result, parse_perftest(stdout + "\n" + stderr))
+
+
+def test_a_side_that_could_not_start_or_has_no_tool_says_so_first():
+    cause, fix = pc.CATALOG["cannot_start"]
+    error = "[Errno 8] Exec format error: 'ib_write_bw'"
+    assert _side({"role": "client"}, "ib_write_bw: unrecognized option", rc=None, start_error=error,
+                 tool_missing=True) == {
+        "verdict": "error", "cause": "%s: %s" % (cause, error), "fix": fix,
+        "errors": [{"code": "cannot_start", "message": error, "cause": "%s: %s" % (cause, error), "fix": fix}]}
+    cause, fix = pc.CATALOG["tool_missing"]
+    assert _side({"role": "server"}, stderr="ib_read_lat: not found on PATH", rc=None, tool_missing=True) == {
+        "verdict": "error", "cause": cause, "fix": fix,
+        "errors": [{"code": "tool_missing", "message": "ib_read_lat: not found on PATH", "cause": cause, "fix": fix}]}
+
+
+def test_an_option_the_build_refused_is_named_by_its_line_on_stderr_too():
+    cause, fix = pc.CATALOG["invalid_option"]
+    verdict = _side({"role": "client"}, " RDMA_Write BW Test\n", "ib_write_bw: unrecognized option '--use_cuda=0'\n",
+                    rc=1)
+    assert verdict["verdict"] == "error" and (verdict["cause"], verdict["fix"]) == (cause, fix)
+    assert verdict["errors"][0] == {"code": "invalid_option", "message": "ib_write_bw: unrecognized option "
+                                    "'--use_cuda=0'", "cause": cause, "fix": fix}
+
+
+def test_an_exit_status_the_parser_cannot_explain_is_an_error_with_the_status():
+    cause, fix = pc.CATALOG["nonzero_exit"]
+    assert _side({"role": "server"}, " RDMA_Write BW Test\n", rc=3) == {
+        "verdict": "error", "cause": cause, "fix": fix,
+        "errors": [{"code": "nonzero_exit", "message": "exit status 3", "cause": cause, "fix": fix}]}
+
+
+def test_bandwidth_is_judged_against_its_share_of_the_expectation_latency_is_not():
+    text = corpus("perftest_bw/ib_write_bw_ndr_gbits_cpufreq_warn.txt")   # 392.34 Gb/s
+    passed = {"verdict": "pass", "cause": None, "fix": None, "errors": []}
+    # no metric given: a bandwidth side; 392.34 is exactly 0.9 x 435.933...: at the line is a pass
+    assert _side({"role": "client", "expected_gbps": 392.34 / 0.9}, text) == passed
+    cause, fix = pc.CATALOG["below_expected"]
+    assert _side({"role": "client", "expected_gbps": 450}, text) == {
+        "verdict": "fail", "cause": cause, "fix": fix,
+        "errors": [{"code": "below_expected", "message": "392.34 Gb/s is below 90% of the expected 450.00 Gb/s",
+                    "cause": cause, "fix": fix}]}
+    # bidirectional: both directions add up, twice the expectation (not three times)
+    assert _side({"role": "client", "expected_gbps": 200, "bidirectional": True}, text) == passed
+    assert _side({"role": "client", "metric": "lat", "expected_gbps": 800}, text) == passed
+    assert _side({"role": "server", "expected_gbps": 800}, " Waiting for client to connect... *\n") == passed
+
+
+def test_summarize_bandwidth_takes_the_highest_average_the_first_of_equals():
+    parsed = {"metric": "bw", "rows": [
+        {"bytes": 2, "bw_peak_gbps": None, "bw_avg_gbps": None},
+        {"bytes": 4096, "bw_peak_gbps": 90.0, "bw_avg_gbps": 88.0},
+        {"bytes": 65536, "bw_peak_gbps": 97.0, "bw_avg_gbps": 95.5},
+        {"bytes": 1048576, "bw_peak_gbps": 96.0, "bw_avg_gbps": 95.5}]}
+    assert pc.summarize(parsed) == {"bw_gbps": 95.5, "bw_peak_gbps": 97.0, "bytes": 65536}
+    assert pc.summarize({"metric": "bw", "rows": []}) == {} and pc.summarize(None) == {}
+
+
+def test_summarize_knows_a_latency_table_by_its_metric_or_by_its_average_column():
+    assert pc.summarize({"metric": "lat", "rows": [{"bytes": 2, "t_typical_us": 1.3}]}) == {
+        "lat_us": 1.3, "lat_avg_us": None, "lat_p99_us": None, "lat_max_us": None, "bytes": 2}
+    assert pc.summarize({"metric": None, "rows": [{"bytes": 8, "t_avg_us": 2.5}]})["lat_us"] == 2.5
+
+
+def test_an_error_without_a_cause_is_told_by_its_message():
+    parsed = {"rows": [], "errors": [{"code": "unknown", "message": "ibv_create_ah failed", "cause": None,
+                                      "fix": None}]}
+    result = {"rc": 1, "stdout": "", "stderr": "ibv_create_ah failed", "timed_out": False}
+    assert pc.side_verdict({"role": "client"}, result, parsed) == {
+        "verdict": "error", "cause": "ibv_create_ah failed", "fix": None, "errors": parsed["errors"]}
+
+
+def test_an_unknown_option_beside_a_result_table_is_reported_once():
+    text = corpus("perftest_bw/ib_write_bw_ndr_gbits_cpufreq_warn.txt") + "ib_write_bw: invalid option -- 'G'\n"
+    verdict = _side({"role": "client"}, text)
+    assert verdict["verdict"] == "error"
+    assert [(e["code"], e["message"]) for e in verdict["errors"]] == [
+        ("invalid_option", "ib_write_bw: invalid option -- 'G'")]
+
+
+# --- options, whole ------------------------------------------------------------------
+
+@pytest.mark.parametrize("params,message", [
+    ({"size": 8, "all_sizes": True}, "size and all_sizes are mutually exclusive"),
+    ({"iterations": 100, "duration": 5}, "iterations and duration are mutually exclusive"),
+    ({"all_sizes": True, "duration": 5},
+     "all_sizes cannot be combined with duration (perftest runs one size in duration mode)"),
+    ({"test": "atomic", "all_sizes": True}, "atomic tests use a fixed 8-byte size: size and all_sizes do not apply"),
+    ({"metric": "lat", "bidirectional": True}, "bidirectional applies to bandwidth tests only (metric=bw)"),
+    ({"metric": "lat", "qps": 2}, "qps applies to bandwidth tests only (metric=bw)"),
+    ({"duration": 30, "timeout": 30}, "timeout (30 s) must be longer than duration (30 s)"),
+    ({"timeout": 0}, "timeout must be between 1 and 86400, got 0"),
+    ({"mtu": 0}, "mtu must be one of 256, 512, 1024, 2048, 4096, got 0"),
+    ({"mtu": 2 ** 30 + 1}, "mtu must be between 0 and 1073741824, got 1073741825"),
+    ({"use_cuda_dmabuf": True}, "use_cuda_dmabuf needs use_cuda (the GPU whose memory is registered through DMA-BUF)"),
+    ({"use_cuda": 0, "use_cuda_dmabuf": "yes"}, "use_cuda_dmabuf must be a boolean, got 'yes'"),
+    ({"gid_index": True}, "gid_index must be an integer or 'auto', got True"),
+    ({"gid_index": "x3"}, "gid_index must be an integer or 'auto', got 'x3'"),
+    ({"gid_index": 256}, "gid_index must be between 0 and 255, got 256"),
+    ({"connect_retries": -1}, "connect_retries must be between 0 and 100000, got -1"),
+    ({"connect_retries": 100001}, "connect_retries must be between 0 and 100000, got 100001"),
+    ({"role": "client;id", "server": "10.0.0.1"}, "role 'client;id' contains shell metacharacter(s) ';'"),
+    ({"test": "write|id"}, "test 'write|id' contains shell metacharacter(s) '|'"),
+    ({"metric": "bw&"}, "metric 'bw&' contains shell metacharacter(s) '&'"),
+])
+def test_an_option_error_reads_whole(params, message):
+    with pytest.raises(pc.ArgumentError) as caught:
+        pc.normalize(dict({"role": "server"}, **params))
+    assert str(caught.value) == message
+
+
+def test_a_side_with_nothing_set_takes_perftests_defaults():
+    # a server is given no server address even when the side names one
+    assert pc.normalize({"role": "server", "server": "10.0.0.1"}) == {
+        "role": "server", "test": "write", "metric": "bw", "device": None, "server": None, "ib_port": 1,
+        "gid_index": None, "tcp_port": 18515, "size": None, "all_sizes": False, "iterations": None,
+        "duration": None, "qps": None, "bidirectional": False, "rdma_cm": False, "mtu": None, "use_cuda": None,
+        "use_cuda_dmabuf": False, "extra_args": [], "report_gbits": True, "timeout": 120, "connect_retries": None}
+
+
+def test_options_at_the_ends_of_their_ranges_are_taken():
+    side = pc.normalize({"role": "server", "gid_index": "", "ib_port": 2, "connect_retries": 0, "timeout": 1,
+                         "use_cuda": 0, "use_cuda_dmabuf": True, "report_gbits": False})
+    keys = ("gid_index", "ib_port", "connect_retries", "timeout", "use_cuda", "use_cuda_dmabuf", "report_gbits")
+    assert dict((k, side[k]) for k in keys) == {
+        "gid_index": None, "ib_port": 2, "connect_retries": 0, "timeout": 1, "use_cuda": 0,
+        "use_cuda_dmabuf": True, "report_gbits": False}
+    assert pc.normalize({"role": "server", "gid_index": 0})["gid_index"] == 0
+    top = pc.normalize({"role": "server", "gid_index": 255, "connect_retries": 100000})
+    assert (top["gid_index"], top["connect_retries"]) == (255, 100000)
+
+
+def test_gpu_memory_through_dma_buf_and_megabytes_instead_of_gigabits():
+    argv = pc.build_argv({"role": "server", "device": "mlx5_0", "use_cuda": 0, "use_cuda_dmabuf": True,
+                          "report_gbits": False})
+    assert argv == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18515", "--use_cuda=0", "--use_cuda_dmabuf"]
+
+
+def test_a_size_with_a_duration_and_a_latency_tests_single_queue_pair():
+    argv = pc.build_argv({"role": "server", "metric": "lat", "size": 64, "duration": 5, "qps": 1})
+    assert argv == ["ib_write_lat", "-i", "1", "-p", "18515", "-s", "64", "-D", "5"]

@@ -218,10 +218,11 @@ def test_select_rails_explicit_devices():
 
 def test_round_plan_ports_addresses_and_steps():
     host_rails = {
+        # GID indexes differ between the hosts and between a host's rails: each side must take its own
         "a": [{"device": "mlx5_0", "port": 1, "gid_index": 3, "rate_gbps": 100, "address": "10.0.0.1"},
-              {"device": "mlx5_1", "port": 1, "gid_index": 3, "rate_gbps": 100, "address": "10.0.1.1"}],
-        "b": [{"device": "mlx5_0", "port": 1, "gid_index": 3, "rate_gbps": 50, "address": "10.0.0.2"},
-              {"device": "mlx5_1", "port": 1, "gid_index": 3, "rate_gbps": 100, "address": "10.0.1.2"}],
+              {"device": "mlx5_1", "port": 1, "gid_index": 5, "rate_gbps": 100, "address": "10.0.1.1"}],
+        "b": [{"device": "mlx5_0", "port": 2, "gid_index": 7, "rate_gbps": 50, "address": "10.0.0.2"},
+              {"device": "mlx5_1", "port": 1, "gid_index": 9, "rate_gbps": 100, "address": "10.0.1.2"}],
         "c": [{"device": "mlx5_0", "port": 1, "gid_index": 3, "rate_gbps": 100, "address": "10.0.0.3"}],
         "d": [],
     }
@@ -236,6 +237,9 @@ def test_round_plan_ports_addresses_and_steps():
     rail1_client = [s for s in b_sides if s["rail"] == 1 and s["step"] == 0][0]
     assert rail1_client["server"] == "10.0.1.1" and rail1_client["device"] == "mlx5_1"
     assert rail1_client["test"] == "write" and rail1_client["metric"] == "bw"
+    for host, sides in (("a", a_sides), ("b", b_sides)):
+        assert [(s["device"], s["ib_port"], s["gid_index"]) for s in sides if s["step"] == 0] == \
+            [(r["device"], r["port"], r["gid_index"]) for r in host_rails[host]]
     rail0 = [s for s in a_sides if s["rail"] == 0 and s["step"] == 0][0]
     assert rail0["expected_gbps"] == 50     # the slower end's link rate
     assert len(plan["jobs"]) == 4

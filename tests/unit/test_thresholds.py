@@ -352,3 +352,176 @@ def test_without_fleet_min_fraction_nothing_is_far_from_the_best_either():
                _lat_rec("h4", "h1", 25.3)]
     out = th.evaluate(records, set_verdicts=True)
     assert [r["verdict"] for r in out["records"]] == ["pass"] * 4
+
+
+# --- the pieces, whole answers ------------------------------------------------------------------------
+
+def test_one_efficiency_number_sets_every_judged_op_and_ops_are_named_in_any_case():
+    assert th.efficiency_for("write", 0.8) == 0.8 and th.efficiency_for("made-up", 0.8) == 0.8
+    assert th.efficiency_for("atomic", 0.8) is None            # atomics stay a message rate
+    # an operator's 'Write' or 'AllReduce' is the op write / allreduce (it was silently ignored)
+    assert th.efficiency_for("write", {"Write": 0.7}) == 0.7
+    assert th.efficiency_for("allreduce", {"AllReduce": 0.6}, collective=True) == 0.6
+    # an op set to None is no longer judged against the line rate
+    assert th.expected_bw(400, "read", {"read": None}) == (None, None)
+    assert (th.efficiency_for("made-up"), th.efficiency_for(None), th.efficiency_for("made-up", collective=True),
+            th.efficiency_for("AllReduce", collective=True)) == (0.9, 0.9, 0.8, 0.8)
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"read": 0}, "efficiency[read] must be a fraction in (0, 1], got 0"),
+    ({"Read": 1.01}, "efficiency[Read] must be a fraction in (0, 1], got 1.01"),
+    ({"read": "0.9"}, "efficiency[read] must be a fraction in (0, 1], got '0.9'"),
+    (True, "efficiency must be a number or a dict of op -> fraction, got True"),
+    ([0.9], "efficiency must be a number or a dict of op -> fraction, got [0.9]"),
+])
+def test_a_bad_efficiency_says_which_and_why(override, message):
+    with pytest.raises(th.ThresholdError) as err:
+        th.efficiency_for("read", override)
+    assert str(err.value) == message
+
+
+def test_expectations_need_a_positive_rate_and_rails():
+    assert th.expected_bw(0.5, "write") == (0.45, 0.9)               # half a Gb/s is a rate (the lab's links)
+    assert th.expected_bw(0, "write") == (None, 0.9) and th.expected_bw("400", "write") == (None, 0.9)
+    assert th.expected_busbw(8, 0.5, "all_reduce") == (0.4, 0.8)
+    assert th.expected_busbw("2", 400, "all_reduce") == (80.0, 0.8)
+    assert th.expected_busbw(8, 0, "all_reduce") == (None, 0.8) and th.expected_busbw(None, 400, "x") == (None, 0.8)
+    assert th.expected_busbw(8, 400, "x", {"x": None}) == (None, None)
+    # micro-units: six decimals
+    assert th.expected_bw(1.23456789, "write", 1) == (1.234568, 1)
+    assert th.expected_busbw(1, 9.87654321, "x", 1) == (1.234568, 1)
+
+
+def test_median_spread_robust_z_and_best_quarter():
+    assert (th.median([3, 1, 2]), th.median([4, 1, 3, 2]), th.median([5]), th.median([])) == (2.0, 2.5, 5.0, None)
+    assert th.spread_of([1, 2, 3, 4, 100]) == (3.0, 1.0)
+    assert th.spread_of([10, 10, 10, 10]) == (10.0, 0.05)            # the floor: half a percent of the median
+    assert th.spread_of([0, 0, 0]) == (0.0, 1e-12) and th.spread_of([]) == (None, None)
+    assert th.robust_z([1, 2, 3, 4, 100], 100) == (3.0, 65.43) and th.robust_z([], 1) == (None, None)
+    assert th.robust_z([10, 10, 10, 10], 9, floor_rel=0.01) == (10.0, -6.74)
+    values = [9, 1, 5, 3, 7, 2, 8, 4, 6]
+    assert (th.best_quarter(values, True), th.best_quarter(values, False), th.best_quarter([], True)) == (7.0, 3.0, None)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"outlier_z": -1}, "outlier_z must be a number >= 0, got -1"),
+    ({"outlier_min_rel": float("nan")}, "outlier_min_rel must be a number >= 0, got nan"),
+    ({"history_threshold": "0.2"}, "history_threshold must be a number >= 0, got '0.2'"),
+    ({"min_runs": 0}, "min_runs must be an integer >= 1, got 0"),
+    ({"min_runs": True}, "min_runs must be an integer >= 1, got True"),
+    ({"fleet_min_fraction": 0}, "fleet_min_fraction must be a fraction in (0, 1] or None, got 0"),
+    ({"fleet_min_fraction": 1.5}, "fleet_min_fraction must be a fraction in (0, 1] or None, got 1.5"),
+    ({"collective_efficiency": {"all_reduce": 2}}, "collective_efficiency[all_reduce] must be a fraction in (0, 1], got 2"),
+])
+def test_bad_settings_are_refused_before_any_record_is_judged(settings, message):
+    with pytest.raises(th.ThresholdError) as err:
+        th.evaluate([rec("h1", "h2", 1.0)], **settings)
+    assert str(err.value) == message
+    assert th.evaluate([], outlier_z=0, outlier_min_rel=0, history_threshold=0, min_runs=1, fleet_min_fraction=1)
+
+
+def collective_rec(host, busbw, metrics=None, **params):
+    base = {"library": "nccl", "mode": "pool", "stage": "pool", "nodes": 2, "ranks": 16}
+    base.update(params)
+    values = {"busbw_gbs": busbw}
+    values.update(metrics or {})
+    return {"kind": "collective", "host": host, "peer": None, "params": base, "metrics": values, "verdict": "pass",
+            "cause": None, "fix": None, "evidence": []}
+
+
+def test_a_collectives_expectation_is_its_own_pass_line_else_rails_x_rate_else_its_nominal_and_says_which():
+    records = [collective_rec("h1", 38.0, {"threshold_busbw_gbs": 40.0}, op="all_reduce"),
+               collective_rec("h2", 48.0, operation="all_gather", rails=2, rate_gbps=400),
+               collective_rec("h3", 60.0, {"expected_busbw_gbs": 123.4567891}, op="alltoall", rails=2),
+               collective_rec("h4", 60.0, op="broadcast")]
+    out = th.evaluate(records, collective_efficiency={"all_gather": 0.5, "alltoall": 0.5}, set_verdicts=True)
+    assert [(r["thresholds"]["hardware"], r["verdict"], r["cause"]) for r in out["records"]] == [
+        ({"checked": True, "expected": 40.0, "efficiency": None, "source": "pass line of the run", "value": 38.0,
+          "tripped": True}, "fail",
+         "38 is below the hardware expectation 40 (pass line of the run) [thresholds tripped: hardware]"),
+        ({"checked": True, "expected": 50.0, "efficiency": 0.5, "source": "rails x rate x efficiency", "value": 48.0,
+          "tripped": True}, "fail",
+         "48 is below the hardware expectation 50 (rails x rate x efficiency, efficiency 0.5) [thresholds tripped: "
+         "hardware]"),
+        ({"checked": True, "expected": 61.728395, "efficiency": 0.5, "source": "expected x efficiency", "value": 60.0,
+          "tripped": True}, "fail",
+         "60 is below the hardware expectation 61.7 (expected x efficiency, efficiency 0.5) [thresholds tripped: "
+         "hardware]"),
+        ({"checked": False}, "pass", None)]
+    assert [r["metrics"].get("hw_expected_busbw_gbs") for r in out["records"]] == [40.0, 50.0, 61.728395, None]
+
+
+def test_far_from_the_best_quarter_at_three_times_exactly():
+    assert th.far_from_best(30.0, [90.0, 90.0, 90.0, 30.0], True) == (True, 90.0)
+    assert th.far_from_best(31.0, [90.0, 90.0, 90.0, 31.0], True) == (False, 90.0)
+    # latency: three times the best quarter and BEST_MIN_LATENCY_GAP_US above it, both at their line
+    assert th.far_from_best(7.5, [2.5, 2.6, 2.7, 7.5], False) == (True, 2.5)
+    assert th.far_from_best(7.4, [2.5, 2.6, 2.7, 7.4], False) == (False, 2.5)
+    assert th.far_from_best(6.0, [0.5, 0.5, 0.5, 6.0], False) == (True, 0.5)       # sub-microsecond fabrics
+    assert th.far_from_best(6.0, [0.0, 0.0, 0.0, 6.0], False) == (False, 0.0)
+    assert th.far_from_best(1.0, [9.0, 9.0], True) == (False, None)
+
+
+def test_far_beyond_the_fleet_median_at_the_fraction_exactly():
+    assert th.far_outlier(50.0, [100.0] * 9 + [50.0], True, 0.5) == (False, None)
+    assert th.far_outlier(49.0, [100.0] * 9 + [49.0], True, 0.5) == (True, {"median": 100.0})
+    assert th.far_outlier(20.0, [10.0] * 9 + [20.0], False, 0.5) == (False, None)
+    assert th.far_outlier(21.0, [10.0] * 9 + [21.0], False, 0.5) == (True, {"median": 10.0})
+    assert th.far_outlier(15.0, [10.0] * 9 + [15.0], False, 0.5) == (False, None)
+    assert th.far_outlier(0.3, [0.8] * 9 + [0.3], True, 0.5) == (True, {"median": 0.8})
+    assert th.far_outlier(0.3, [0.8] * 9 + [0.3], True, None) == (False, None)
+
+
+def _fleet_of(values, metric="bw", rails=None):
+    kind = "rdma_lat" if metric == "lat" else "rdma_bw"
+    out = []
+    for num, value in enumerate(values):
+        record = rec("h%d" % (num + 2), "h1", value, kind=kind, metric=metric, rail=(rails or {}).get(num, 0))
+        record["metrics"] = {"lat_us" if metric == "lat" else "bw_gbps": value}     # no link rate: the fleet judges
+        out.append(record)
+    return out
+
+
+def test_a_far_fleet_outlier_fails_and_its_cause_says_far_from_what():
+    def cause(records):
+        return th.evaluate(records, fleet_min_fraction=0.5, set_verdicts=True)["records"][-1]["cause"]
+
+    assert cause(_fleet_of([100.0 + n * 0.1 for n in range(9)] + [40.0])) == (
+        "40 is below 0.5 x the fleet median 100 (far fleet outlier, robust z -81.13, 10 comparable records) "
+        "[thresholds tripped: fleet]")
+    assert cause(_fleet_of([10.0 + n * 0.1 for n in range(9)] + [25.0], "lat")) == (
+        "25 is above the fleet median 10.4 / 0.5 (far fleet outlier, robust z 39.26, 10 comparable records) "
+        "[thresholds tripped: fleet]")
+    assert cause(_fleet_of([100.0] * 3 + [30.0] * 4)) == (
+        "30 is 3 x or more lower than the best quarter 100 of 7 comparable records (far fleet outlier, fleet median "
+        "30) [thresholds tripped: fleet]")
+    assert cause(_fleet_of([10.0] * 4 + [40.0] * 4, "lat", rails=dict((n, 1) for n in range(4, 8)))) == (
+        "40 is 3 x or more slower than the best quarter 10 of another rail's comparable records (far fleet outlier: "
+        "rails built alike answer alike) [thresholds tripped: fleet]")
+
+
+def test_far_text_says_far_from_what_in_the_callers_words():
+    assert th.far_text(30.0, {"best": 95.0}, True, 7, 0.5) == \
+        "30 is 3 x or more lower than the best quarter 95 of 7 comparable records"
+    assert th.far_text(40.0, {"best": 10.0}, False, 8, 0.5, unit=" us", of="%d pairs of the rail") == \
+        "40 us is 3 x or more slower than the best quarter 10 us of 8 pairs of the rail"
+    assert th.far_text(40.0, {"median": 100.0}, True, 10, 0.5, unit=" Gb/s") == \
+        "40 Gb/s is below the fleet median 100 Gb/s x 0.5 of 10 comparable records"
+    assert th.far_text(25.0, {"median": 10.4}, False, 10, 0.5) == \
+        "25 is above the fleet median 10.4 / 0.5 of 10 comparable records"
+
+
+def test_far_outlier_needs_three_values_a_robust_z_beyond_3_5_and_a_fifth_from_the_median():
+    assert th.far_outlier(20.0, [90.0, 90.0, 20.0], True, 0.5) == (True, {"median": 90.0})
+    assert th.far_from_best(20.0, [90.0, 90.0, 20.0], True) == (True, 90.0)
+    assert th.far_outlier(20.0, [90.0, 20.0], True, 0.5) == (False, None)
+    # robust z -4.05 (beyond the default 3.5) and 30 % off; -2.02 is no outlier
+    assert th.far_outlier(70.0, [80.0, 100.0, 100.0, 105.0, 70.0], True, 0.9) == (True, {"median": 100.0})
+    assert th.far_outlier(60.0, [110.0, 105.0, 90.0, 70.0, 110.0, 60.0], True, 0.9) == (False, None)
+    # beyond 0.9 x the median but only 15 % off it: no; 20 % exactly: yes
+    assert th.far_outlier(85.0, [100.0] * 9 + [85.0], True, 0.9) == (False, None)
+    assert th.far_outlier(80.0, [100.0] * 9 + [80.0], True, 0.9) == (True, {"median": 100.0})
+    # no fraction: only the best quarter's rule; a fleet at zero has no median to be far from
+    assert th.far_outlier(30.0, [100.0] * 3 + [30.0], True) == (True, {"best": 100.0})
+    assert th.far_outlier(5.0, [0.0, 0.0, 0.0, 5.0], False, 0.5) == (False, None)

@@ -83,17 +83,19 @@ def port_gid_index(gids, netdev=None, addresses=None, subnet=None):
 def gid_index_from_facts(rdma_facts, device, ib_port):
     """(found, gid_index) from a commcheck_rdma fact for device/port.
 
-    found is False when the fact does not know the port. An InfiniBand port
-    needs no GID index (None).
+    found is False when the fact does not know the port. The fact's own
+    ``gid_index`` (discovery's choice) comes first; an InfiniBand port without
+    one needs no GID index (None): discovery chose one only when
+    ``ib_gid_index`` asked for it.
     """
     port = _fact_port(rdma_facts, device, int(ib_port))
     if port is None:
         return False, None
-    if str(port.get("link_layer") or "").lower() == "infiniband":
-        return True, None
     if port.get("gid_index") is not None:
         label = "rdma_facts gid_index of %s port %d" % (device, int(ib_port))
         return True, option_rules.check_int(label, port["gid_index"], GID_MIN, GID_MAX)
+    if str(port.get("link_layer") or "").lower() == "infiniband":
+        return True, None
     entries = [dict(g, index=g.get("index", g.get("gid_index"))) for g in port.get("gids") or []
                if isinstance(g, dict)]
     return True, port_gid_index(entries, netdev=port.get("netdev"), addresses=port.get("addresses"))
@@ -145,6 +147,7 @@ def sysfs_gid_entries(read_file, base, limit=256):
             if misses > GID_HOLES_MAX and entries:
                 break
             continue
+        misses = 0      # the holes in a row after this GID are counted, not all of them
         kind = read_file("%s/gid_attrs/types/%d" % (base, idx), "") or ""
         ndev = read_file("%s/gid_attrs/ndevs/%d" % (base, idx), "") or ""
         entries.append({"index": idx, "gid": gid, "type": kind.strip(), "netdev": ndev.strip() or None})

@@ -33,7 +33,9 @@ def normalize_gid(text):
         addr = ipaddress.IPv6Address(u"%s" % text)
     except (ValueError, ipaddress.AddressValueError):
         return None
-    return ":".join(addr.exploded.split(":"))
+    if getattr(addr, "scope_id", None) is not None:
+        return None     # an interface's address (fe80::1%eth0) is no GID, and it has no exploded form
+    return addr.exploded
 
 
 def gid_ipv4(gid):

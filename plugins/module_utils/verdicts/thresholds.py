@@ -104,7 +104,7 @@ def _efficiency_table(defaults, override, name):
         number = finite_number(value)
         if value is not None and (number is None or not 0 < number <= 1):
             raise ThresholdError("%s[%s] must be a fraction in (0, 1], got %r" % (name, key, value))
-        table[str(key)] = number
+        table[str(key).lower()] = number     # efficiency_for looks ops up in lower case ('Write' is write)
     return table
 
 

@@ -1,0 +1,338 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Mutation testing of the core (``make mutation``): mutmut over the files in TARGETS, each with its unit tests.
+
+  python tools/mutation.py                 every file of TARGETS
+  python tools/mutation.py discovery/gid.py ...   only these (paths under plugins/module_utils/)
+  python tools/mutation.py --show          also print each survivor's diff
+
+Everything happens under .build/mutation/: a copy of the working tree (git's tracked and untracked,
+not ignored, files) laid out as ``ansible_collections/clusterops/commcheck``, so that mutmut's
+module names are the ones the tests import, and mutmut's own ``mutants/`` copy beside it. The
+tracked tree is never written. A run prints, per file, the mutants, how many the tests killed,
+and every survivor that EQUIVALENT does not explain; it exits 1 when there is such a survivor
+(or a mutant no test reached, or one that timed out).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, ".build", "mutation")
+COLLECTION = os.path.join("ansible_collections", "clusterops", "commcheck")
+CORE = "plugins/module_utils"
+
+# Each file of the core under mutation, with the unit tests that cover it. mutmut runs, for each
+# mutant, only those of these tests that call the mutated function (it records which do first).
+TARGETS = {
+    "commands/perftest_cmd.py": ["test_perftest_cmd.py"],
+    "discovery/gid.py": ["test_gid.py", "test_rdma_discovery.py", "test_endpoint.py"],
+    "discovery/endpoint.py": ["test_endpoint.py", "test_perftest_cmd.py"],
+    "verdicts/thresholds.py": ["test_thresholds.py"],
+    "verdicts/culprits.py": ["test_culprits.py"],
+    "parsers/perftest_result.py": ["test_parse_perftest.py", "test_parse_unread_and_pasted.py"],
+}
+# Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
+# runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
+# every surviving mutant of a function they call would pay again. make unit runs them.
+SLOW_ELSEWHERE = (
+    "test_perftest_cmd.py::test_no_shell_metacharacter_reaches_an_argv",
+    "test_perftest_cmd.py::test_run_sides_client_retries_until_server_listens",
+    "test_perftest_cmd.py::test_run_sides_client_gives_up_at_deadline",
+    "test_perftest_cmd.py::test_run_sides_retry_limit",
+    "test_perftest_cmd.py::test_run_sides_server_stopped_at_deadline_and_steps_in_order",
+    "test_perftest_cmd.py::test_run_sides_stops_when_the_controller_goes_away",
+    "test_perftest_cmd.py::test_run_sides_missing_binary",
+    "test_perftest_cmd.py::test_controller_gone_only_for_a_pipe_nobody_reads",
+    "test_perftest_cmd.py::test_the_installed_tool_reads_the_table_as_we_do",
+    "test_parse_perftest.py::test_filter_in_a_real_ansible_run",
+    "test_rdma_discovery.py::test_collect_on_this_machine",
+)
+
+# Survivors that no test can kill because the mutant behaves as the original for every input:
+# (file, function, a regular expression the mutated line matches, why).
+EQUIVALENT = (
+    ("parsers/perftest_result.py", "_column_spec", r'"(XXfloatXX|FLOAT)"',
+     "a column kind other than int, bw and time is read as a plain number: the name 'float' is compared nowhere"),
+    ("parsers/perftest_result.py", "_row_plan", r'or "USEC"\)\.lower\(\)',
+     "the default unit is lower-cased right after: 'USEC'.lower() is 'usec'"),
+    ("parsers/perftest_result.py", "_row_plan", r'_BW_UNITS\.get\(\(result\["bw_unit"\] or "XXXX"\)\.lower\(\)\)',
+     "no unit and an unknown unit both have no factor (_BW_UNITS has neither '' nor 'xxxx')"),
+    ("commands/perftest_cmd.py", "_counter_list", r"absolute=None\)$",
+     "option_rules.check_path treats absolute=None and absolute=False alike (both only 'if absolute')"),
+    ("commands/perftest_cmd.py", "side_verdict", r'or "XXXX"\)',
+     "an empty stdout or stderr padded with XXXX: no pattern side_verdict looks for (unrecognized option, "
+     "remote address:, #bytes) can match the padding, which stays a line of its own"),
+    ("commands/perftest_cmd.py", "_length_args", r'^argv = \["-s", str\(p\["size"\]\)\]$',
+     "-a and -s exclude each other: when -s is added the list is still empty, so '=' and '+=' give the same"),
+    ("commands/perftest_cmd.py", "_transfer_args", r'^argv = \["-q", str\(p\["qps"\]\)\]$',
+     "-q is the first argument _transfer_args adds: the list is still empty, so '=' and '+=' give the same"),
+    ("commands/perftest_cmd.py", "_run_options", r'"report_gbits": p\.get\("report_gbits", ?(None|)\) is not False',
+     "a missing report_gbits read as None is not False, as the default True is not: the same answer"),
+    ("commands/perftest_cmd.py", "_verdict", r'if \(errors\) or True else None',
+     "without errors 'first' is {}: its cause, message and fix are None either way"),
+    ("discovery/gid.py", "subnet_error", r"strict=None\)$",
+     "ipaddress.ip_network only tests 'if strict': None is False"),
+    ("discovery/gid.py", "_in_subnet", r"strict=None\)$",
+     "ipaddress.ip_network only tests 'if strict': None is False"),
+    ("discovery/gid.py", "normalize_gid", r'^if getattr\(addr, "scope_id", \) is not None:$',
+     "every IPv6Address has scope_id from Python 3.9 on (the tests' Python); the default keeps Python 3.8 targets, "
+     "which refuse a scoped address before, from an AttributeError"),
+    ("discovery/gid.py", "normalize_gid", r"^text = text\.strip\(\)\.upper\(\)$",
+     "an upper-case GID misses the kernel pattern, but IPv6Address reads it and its exploded form is lower case: "
+     "the same answer"),
+    ("discovery/gid.py", "select_gid", r'^addresses = \[str\(a\)\.split\("/", ?(2|)\)\[0\]',
+     "the text before the first '/' is the same however many splits are allowed"),
+    ("discovery/gid.py", "select_gid", r'^addresses = \[str\(a\)\.rsplit\("/", 1\)\[0\]',
+     "the same for every address ip, sysfs and the facts hold (ADDRESS or ADDRESS/PREFIX: at most one '/'); "
+     "only a malformed text with two '/' would differ"),
+    ("discovery/endpoint.py", "gid_index_from_facts", r'or "XXXX"\)\.lower\(\) == "infiniband"',
+     "a port without a link layer reads as 'xxxx' instead of '': neither is 'infiniband'"),
+    ("verdicts/thresholds.py", "far_outlier", r"/ abs\(med\) if med else 1\.0$",
+     "with a median of 0 nothing is beyond a fraction of it (_beyond_fraction needs med > 0): rel is never used"),
+    ("commands/perftest_cmd.py", "side_verdict", r"if _UNRECOGNIZED_RE\.search\(ln\)\), \)$",
+     "the branch runs only when the pattern matched the text, and it has no newline: some line matches, so next() "
+     "never needs its default"),
+    ("parsers/perftest_result.py", "_is_zero_gid", r'address\.get\("gid"\) or "XXXX"$',
+     "an address without a GID is no all-zero GID whether it reads as '' or as 'XXXX'"),
+    ("verdicts/culprits.py", "_explains", r'in \("nic", "link", "(XXhostXX|HOST)"\)',
+     "a host culprit is keyed by its host: another one of the same host was merged into it before any "
+     "explaining, so a host never explains a host"),
+    ("verdicts/culprits.py", "_ends", r'if \(item\["component"\] == "link"\) or True else',
+     "only host, NIC and link culprits are asked for their ends; a host's or NIC's peer is None, no host's name"),
+    ("verdicts/culprits.py", "_from_generic_finding", r'"medium", (None|params\.get\((None|"XXcheckXX"|"CHECK")\)),',
+     "a generic finding is one without a check (_finding_source): its check is None whichever way it is read"),
+    ("discovery/endpoint.py", "sysfs_gid_entries", r'^(kind|ndev) = read_file\("%s/gid_attrs/(types|ndevs)/%d" % '
+     r'\(base, idx\), (None|)\) or ""$',
+     "read_file(path, None) or '', read_file(path) or '' and read_file(path, '') or '' are all '' for a missing "
+     "file: the transports' readers default to None"),
+    ("discovery/endpoint.py", "sysfs_gid_entries", r'^gid = read_file\("%s/gids/%d" % \(base, idx\), \)$',
+     "read_file(path) is read_file(path, None): the transports' readers default to None"),
+    ("discovery/endpoint.py", "sysfs_gid_entries", r"^misses = 1$",
+     "the count of empty slots only ends the table after a GID, and every GID sets it back to 0: where it starts "
+     "is never read"),
+    ("discovery/endpoint.py", "port_gid_index", r'^return select_gid\(gids, (None, |)netdev=netdev',
+     "select_gid takes a missing link layer (None, or its default 'Ethernet') as RoCE: the same choice"),
+)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("files", nargs="*", help="files under %s (default: all of TARGETS)" % CORE)
+    parser.add_argument("--show", action="store_true", help="print each survivor's diff")
+    parser.add_argument("--work", default=WORK, help="the directory the run works in (default %(default)s)")
+    parser.add_argument("--survivors", action="store_true",
+                        help="run again only what the last run in --work left alive (after new tests): its "
+                             "survivors, the functions no test reached, and whole any file changed since")
+    parser.add_argument("--report-only", action="store_true", help="print the last run's results again")
+    parser.add_argument("--max-children", type=int, default=2, help="mutants tested at once (default 2)")
+    args = parser.parse_args(argv)
+    unknown = [f for f in args.files if f not in TARGETS]
+    if unknown:
+        parser.error("not a target: %s (targets: %s)" % (", ".join(unknown), ", ".join(sorted(TARGETS))))
+    args.files = args.files or sorted(TARGETS)
+    return args
+
+
+def tree_files():
+    """The working tree's files as git sees them: tracked, and untracked but not ignored."""
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                         stdout=subprocess.PIPE).stdout
+    return [name for name in out.decode("utf-8").split("\0") if name]
+
+
+def make_workspace(files):
+    """A fresh copy of the tree under WORK and mutmut's configuration for ``files``; returns WORK."""
+    if os.path.isdir(WORK):
+        shutil.rmtree(WORK)
+    dest = os.path.join(WORK, COLLECTION)
+    for name in tree_files():
+        source = os.path.join(ROOT, name)
+        if not os.path.isfile(source):
+            continue        # deleted in the working tree, or a submodule
+        target = os.path.join(dest, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(source, target)
+    tests = sorted(set(t for f in files for t in TARGETS[f] if os.path.isfile(os.path.join(ROOT, "tests", "unit", t))))
+    mutate = ["%s/%s/%s" % (COLLECTION, CORE, f) for f in files]
+    selection = ["%s/tests/unit/%s" % (COLLECTION, t) for t in tests]
+    with open(os.path.join(WORK, "setup.cfg"), "w") as handle:
+        handle.write("[mutmut]\nsource_paths = %s\n" % COLLECTION.split(os.sep)[0])
+        handle.write("only_mutate =\n%s\n" % "".join("    %s\n" % m for m in mutate))
+        handle.write("pytest_add_cli_args_test_selection =\n%s\n" % "".join("    %s\n" % s for s in selection))
+        handle.write("pytest_add_cli_args =\n    -p\n    no:xdist\n    -p\n    no:cacheprovider\n")
+        handle.write("".join("    --deselect\n    %s/tests/unit/%s\n" % (COLLECTION, test) for test in SLOW_ELSEWHERE))
+        # every run starts from a fresh copy: nothing cached to invalidate, and no git outside the copy to ask
+        handle.write("use_git_change_detection = false\n")
+    return WORK
+
+
+def mutmut(*args, **kwargs):
+    env = dict(os.environ)
+    # the copy's tests make their own collection link; one set for the real tree would be used instead
+    env.pop("ANSIBLE_COLLECTIONS_PATH", None)
+    env.setdefault("CI", "1")     # Hypothesis derandomized, as in CI: a mutant's verdict is reproducible
+    command = [os.path.join(os.path.dirname(sys.executable), "mutmut")] + list(args)
+    return subprocess.run(command, cwd=WORK, env=env, check=False, universal_newlines=True, **kwargs)
+
+
+def collect_results():
+    """(``--collect-results``, run by :func:`results` in WORK with mutmut importable) print every mutant of the
+    last run as JSON: {name: [status, diff of a survivor]}."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant  # pylint: disable=import-outside-toplevel,import-error
+    from mutmut.mutation.data import SourceFileMutationData  # pylint: disable=import-outside-toplevel,import-error
+    from mutmut.stats import status_by_exit_code  # pylint: disable=import-outside-toplevel,import-error
+    from mutmut.utils.file_utils import walk_mutatable_files  # pylint: disable=import-outside-toplevel,import-error
+    found = {}
+    for path in walk_mutatable_files():
+        data = SourceFileMutationData(path=path)
+        data.load()
+        for name, code in data.exit_code_by_key.items():
+            status = status_by_exit_code[code]
+            # a diff is slow to make (the file parsed again): only for what the report shows a line of
+            found[name] = [status, get_diff_for_mutant(name, path=path) if status not in ("killed", "not checked")
+                           else ""]
+    print(json.dumps(found))
+
+
+def results():
+    """{mutant name: (status, diff)} of every mutant of the last run."""
+    env = dict(os.environ, PYTHONPATH="")
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--collect-results"], cwd=WORK, env=env,
+                         check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout
+    return dict((name, tuple(value)) for name, value in json.loads(out).items())
+
+
+def file_of(name):
+    """'discovery/gid.py' of a mutant name (module.function__mutmut_N)."""
+    module = name.split("__mutmut_")[0].rsplit(".", 1)[0]
+    return module.split(".module_utils.", 1)[1].replace(".", "/") + ".py"
+
+
+def function_of(name):
+    """'select_gid' or 'Endpoint.from_side' of a mutant name."""
+    mangled = name.split("__mutmut_")[0].rsplit(".", 1)[1]
+    return mangled[2:] if mangled.startswith("x_") else mangled.replace("x\u01c1", "", 1).replace("\u01c1", ".")
+
+
+def mutated_lines(diff):
+    """The lines a mutant's diff adds, stripped, joined by ' / ' (what EQUIVALENT is keyed by)."""
+    return " / ".join(line[1:].strip() for line in diff.splitlines() if line.startswith("+") and
+                      not line.startswith("+++"))
+
+
+def equivalent(name, function, line):
+    """The reason a survivor is an equivalent mutant (EQUIVALENT), or None."""
+    for where, which, pattern, why in EQUIVALENT:
+        if (where, which) == (name, function) and re.search(pattern, line):
+            return why
+    return None
+
+
+def report(statuses, files, show):
+    """Print the table and the unexplained survivors; return how many mutants need a test. A timeout counts as
+    killed: the mutant made a test hang, and mutmut stopped it."""
+    rows = dict((f, {"mutants": 0, "killed": 0, "survived": 0, "equivalent": 0, "other": 0}) for f in files)
+    unexplained = []
+    for name, (status, diff) in sorted(statuses.items()):
+        row = rows.get(file_of(name))
+        if row is None:
+            continue
+        row["mutants"] += 1
+        if status in ("killed", "caught by type check", "timeout"):
+            row["killed"] += 1
+            continue
+        function, line = function_of(name), mutated_lines(diff)
+        if status == "survived" and equivalent(file_of(name), function, line):
+            row["equivalent"] += 1
+            continue
+        row["survived" if status == "survived" else "other"] += 1
+        unexplained.append((name, status, function, line, diff))
+    print("%-28s %8s %8s %10s %9s %7s" % ("file", "mutants", "killed", "equivalent", "survived", "other"))
+    for name in files:
+        row = rows[name]
+        print("%-28s %8d %8d %10d %9d %7d" % (
+            name, row["mutants"], row["killed"], row["equivalent"], row["survived"], row["other"]))
+    print()
+    for name, status, function, line, diff in unexplained:
+        print("%s %s %s %s: %s" % (status, file_of(name), function, name.rsplit(".", 1)[1], line))
+        if show:
+            print(diff + "\n")
+    return len(unexplained)
+
+
+def changed_since(name):
+    """Whether the product file ``name`` (under CORE) differs from its copy in WORK (the earlier run's)."""
+    paths = [os.path.join(ROOT, CORE, name), os.path.join(WORK, COLLECTION, CORE, name)]
+    contents = []
+    for path in paths:
+        if not os.path.isfile(path):
+            return True
+        with open(path, "rb") as handle:
+            contents.append(handle.read())
+    return contents[0] != contents[1]
+
+
+def rerun_patterns(earlier, files, changed):
+    """mutmut names (fnmatch patterns) of what to run again: every mutant of a file changed since, every
+    mutant of a function no test reached (new tests may reach it), and each other mutant that was not killed."""
+    patterns = set()
+    for name, (status, _diff) in earlier.items():
+        if file_of(name) not in files or status == "killed":
+            continue
+        module, function = name.split("__mutmut_")[0].rsplit(".", 1)
+        if file_of(name) in changed:
+            patterns.add(module + ".*")
+        elif status == "no tests":
+            patterns.add("%s.%s__mutmut_*" % (module, function))
+        else:
+            patterns.add(name)
+    return sorted(patterns)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--collect-results"]:
+        return collect_results()
+    args = parse_args(argv)
+    global WORK  # pylint: disable=global-statement
+    WORK = os.path.abspath(args.work)
+    if not WORK.startswith(os.path.join(ROOT, ".build") + os.sep):
+        print("--work must be a directory under %s" % os.path.join(ROOT, ".build"))
+        return 2
+    earlier, again, changed = {}, [], set()
+    if args.survivors:
+        earlier = results() if os.path.isdir(os.path.join(WORK, "mutants")) else {}
+        changed = set(name for name in args.files if changed_since(name))
+        again = rerun_patterns(earlier, args.files, changed)
+        if not again:
+            print("no earlier run in %s with a mutant of %s left to run again" % (WORK, ", ".join(args.files)))
+            return 2
+    if not args.report_only:
+        make_workspace(args.files)
+        run = mutmut("run", "--max-children", str(args.max_children), *again)
+        if run.returncode != 0:
+            print("mutmut run failed (exit %d); its files are in %s" % (run.returncode, WORK))
+            return run.returncode
+    statuses = results()
+    # --survivors: the mutants killed last time stay killed (tests were added, none taken away), but in a file
+    # that changed since, a name may be another mutant now: that file ran whole
+    statuses.update((name, value) for name, value in earlier.items()
+                    if value[0] == "killed" and name in statuses and file_of(name) not in changed)
+    left = report(statuses, args.files, args.show)
+    print("\n%d mutant(s) need a test or an entry in EQUIVALENT (tools/mutation.py)" % left if left else
+          "\nevery mutant was killed or is equivalent")
+    return 1 if left else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
