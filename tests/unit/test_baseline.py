@@ -32,12 +32,6 @@ def test_metric_direction(name, direction):
     assert baseline.metric_direction(name) == direction
 
 
-def test_median():
-    assert baseline.median([3, 1, 2]) == 2
-    assert baseline.median([4, 1, 2, 3]) == 2.5
-    assert baseline.median([]) is None
-
-
 def test_baseline_is_median_of_last_k_passing_runs_of_the_same_check():
     hist = [_rec("r%d" % i, i, bw=bw) for i, bw in enumerate([10, 100, 98, 50, 102, 99, 101])]
     hist[3]["verdict"] = "fail"                         # a failing run never counts

@@ -31,6 +31,7 @@ import functools
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import flow_label
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import mad, median
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number
 
 DEFAULT_K = 5
@@ -70,16 +71,6 @@ def metric_direction(name):
     if name.endswith(_LOWER_SUFFIXES) or name.startswith(("lat", "t_")) or "latency" in name:
         return LOWER
     return IGNORED
-
-
-def median(values):
-    values = sorted(values)
-    if not values:
-        return None
-    middle = len(values) // 2
-    if len(values) % 2:
-        return values[middle]
-    return (values[middle - 1] + values[middle]) / 2.0
 
 
 def _frozen(value):
@@ -142,7 +133,7 @@ def relative_spread(values):
     med = median(values)
     if len(values) < 2 or not med:
         return 0.0
-    return median([abs(v - med) for v in values]) / abs(med)
+    return mad(values, med) / abs(med)
 
 
 class RegressionRule(object):

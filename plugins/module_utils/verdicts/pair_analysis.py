@@ -39,6 +39,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import side_outcome as so
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import (
     far_outlier, far_text, rate_scales)
 
@@ -68,23 +69,8 @@ FIX = {
 }
 
 
-def median(values):
-    data = sorted(values)
-    n = len(data)
-    if n == 0:
-        return None
-    mid = n // 2
-    return float(data[mid]) if n % 2 else (data[mid - 1] + data[mid]) / 2.0
-
-
-def mad(values, center=None):
-    if not values:
-        return None
-    center = median(values) if center is None else center
-    return median([abs(v - center) for v in values])
-
-
-def robust_outliers(values, z=3.5, min_rel=0.2, low=True, floor_rel=0.005, min_count=3):
+def robust_outliers(values, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, low=True,
+                    floor_rel=robust.SPREAD_FLOOR_REL, min_count=3):
     """Indexes of values that are outliers on the bad side, with their robust z.
 
     ``low``: bandwidth (bad = low); else latency (bad = high). MAD gets a
@@ -93,14 +79,12 @@ def robust_outliers(values, z=3.5, min_rel=0.2, low=True, floor_rel=0.005, min_c
     """
     vals = [float(v) for v in values]
     if len(vals) < min_count:
-        return (median(vals), {})
-    med = median(vals)
-    spread = max(mad(vals, med), floor_rel * abs(med), 1e-12)
+        return (robust.median(vals), {})
+    med, spread = robust.spread(vals, floor_rel)
     out = {}
     for idx, value in enumerate(vals):
-        score = 0.6745 * (value - med) / spread
-        rel = abs(value - med) / abs(med) if med else 0.0
-        if (score < -z if low else score > z) and rel >= min_rel:
+        score = robust.z_score(value, med, spread)
+        if robust.fleet_outlier(score, robust.relative_distance(value, med), low, z, min_rel):
             out[idx] = round(score, 2)
     return (med, out)
 
@@ -308,7 +292,7 @@ def _group_key(rec):
     return (rec["kind"], p.get("op"), p.get("metric"), p.get("size"), p.get("rail"))
 
 
-def mark_outliers(records, z=3.5, min_rel=0.2, fleet_min_fraction=None):
+def mark_outliers(records, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, fleet_min_fraction=None):
     """Flag link outliers and node outliers (see module doc); returns node outliers."""
     groups = {}
     for rec in records:
@@ -351,7 +335,7 @@ def _node_outliers(recs, judged, scales, gkey, limits, rated):
         for node in (rec["host"], rec["peer"]):
             per_node.setdefault(node, []).append(value)
     nodes = sorted(per_node)
-    scores = [median(per_node[n]) for n in nodes]
+    scores = [robust.median(per_node[n]) for n in nodes]
     nmed, nflag = robust_outliers(scores, z=z, min_rel=min_rel, low=low, min_count=3)
     out = []
     for idx, score in nflag.items():
@@ -371,7 +355,7 @@ def _node_outliers(recs, judged, scales, gkey, limits, rated):
     return out
 
 
-def fail_far_outliers(recs, values, low, metric, limits=(3.5, 0.2, None)):
+def fail_far_outliers(recs, values, low, metric, limits=(robust.OUTLIER_Z, robust.OUTLIER_MIN_REL, None)):
     """Fail the records that no expectation judges (latency; a bandwidth without a link rate) and that are far
     outliers of their group (``thresholds.far_outlier``; ``limits``: outlier_z, outlier_min_rel and the fleet
     threshold's fleet_min_fraction).
@@ -661,8 +645,8 @@ def missing_rail_findings(skipped, family="rdma"):
     return out
 
 
-def analyze_pairs(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None, outlier_z=3.5,
-                  outlier_min_rel=0.2, unreachable=None, check=None, skipped=None, fleet_min_fraction=None):
+def analyze_pairs(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None,
+                  outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL, unreachable=None, check=None, skipped=None, fleet_min_fraction=None):
     """Everything above in one call: records, findings, matrices, summary (``fleet_min_fraction``: the fleet
     threshold's, so that a value it will fail as a far outlier fails here, and is retested)."""
     if not 0 < float(min_fraction) <= 1:

@@ -55,6 +55,8 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
     DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import best_quarter, median
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number, fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -79,14 +81,6 @@ _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "
 
 class ThresholdError(ValueError):
     """Bad configuration (a clear message)."""
-
-
-def median(values):
-    data = sorted(values)
-    if not data:
-        return None
-    mid = len(data) // 2
-    return float(data[mid]) if len(data) % 2 else (data[mid - 1] + data[mid]) / 2.0
 
 
 def _efficiency_table(defaults, override, name):
@@ -136,21 +130,17 @@ def expected_busbw(rails, rate_gbps, op, efficiency=None):
     return round(int(rails) * rate / 8.0 * eff, 6), eff
 
 
-def spread_of(values, floor_rel=0.005):
+def spread_of(values, floor_rel=robust.SPREAD_FLOOR_REL):
     """(median, MAD with a floor of floor_rel x |median|) of values; (None, None) when empty."""
-    med = median(values)
-    if med is None:
-        return None, None
-    spread = median([abs(v - med) for v in values])
-    return med, max(spread, floor_rel * abs(med), 1e-12)
+    return robust.spread(values, floor_rel)
 
 
-def robust_z(values, value, floor_rel=0.005):
-    """(median, robust z of value) within values (MAD with a floor of floor_rel x |median|)."""
-    med, spread = spread_of(values, floor_rel)
+def robust_z(values, value, floor_rel=robust.SPREAD_FLOOR_REL):
+    """(median, robust z of value rounded to 2 places) within values; (None, None) when values is empty."""
+    med, scale = robust.spread(values, floor_rel)
     if med is None:
         return None, None
-    return med, round(0.6745 * (value - med) / spread, 2)
+    return med, round(robust.z_score(value, med, scale), 2)
 
 
 def _metric(rec):
@@ -218,9 +208,9 @@ def history_baselines(history_records, k=5, exclude_run=None):
     return reduce(per_pair), reduce(per_host)
 
 
-def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None, outlier_z=3.5,
-             outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=DEFAULT_MIN_RUNS, set_verdicts=False,
-             run_id=None, fleet_min_fraction=None):
+def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None,
+             outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL, history_threshold=0.2, history_k=5,
+             min_runs=DEFAULT_MIN_RUNS, set_verdicts=False, run_id=None, fleet_min_fraction=None):
     """Annotated copies of ``records`` and a summary of which thresholds tripped (see module doc).
 
     ``rates``: ``{host: {rail: Gb/s}}`` (default: each pair record's
@@ -356,12 +346,6 @@ def _own_scale(rec, rated):
     return finite_number((rec.get("metrics") or {}).get("expected_gbps")) if rated else 1.0
 
 
-def best_quarter(values, higher):
-    """The value a quarter of the way from the best of values (higher: the largest is best)."""
-    ordered = sorted(values, reverse=bool(higher))
-    return float(ordered[(len(ordered) - 1) // 4]) if ordered else None
-
-
 def _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates):
     """The hardware threshold of one record; the expectation goes into its metrics."""
     if not higher:
@@ -400,12 +384,10 @@ def _fleet_check(rec, value, higher, stats, limits):
         return {"checked": False}
     scale = _own_scale(rec, rated)
     value = value / scale
-    z = round(0.6745 * (value - med) / spread, 2)
-    rel = abs(value - med) / abs(med) if med else 0.0
-    low = (z < -outlier_z) if higher else (z > outlier_z)
+    z = round(robust.z_score(value, med, spread), 2)
     rec["metrics"]["fleet_median"] = med * scale
     rec["metrics"]["robust_z"] = z
-    tripped = bool(low and rel >= outlier_min_rel)
+    tripped = bool(robust.fleet_outlier(z, robust.relative_distance(value, med), higher, outlier_z, outlier_min_rel))
     result = {"checked": True, "median": med * scale, "robust_z": z, "n": count, "tripped": tripped,
               "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
     if fraction and not result["far"] and _far_from_best(value, best, higher):
@@ -414,7 +396,7 @@ def _fleet_check(rec, value, higher, stats, limits):
     return result
 
 
-def far_outlier(value, values, higher, fraction=None, outlier_z=3.5, outlier_min_rel=0.2):
+def far_outlier(value, values, higher, fraction=None, outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL):
     """(far, why) of a value among its comparable ``values`` (three at least) by the fleet check's far rules:
     a robust outlier beyond ``fraction`` of their median, or :data:`BEST_FACTOR` times worse than their best
     quarter (:func:`far_from_best`, the one rule without a fraction). ``why``: ``{"median": ...}`` or
@@ -425,10 +407,9 @@ def far_outlier(value, values, higher, fraction=None, outlier_z=3.5, outlier_min
     between the two lines fails without a retest, and a moment of slowness is called a failure."""
     if len(values) < 3:
         return False, None
-    med, spread = spread_of(values)
-    z = 0.6745 * (value - med) / spread
-    rel = abs(value - med) / abs(med) if med else 0.0
-    if (z < -outlier_z if higher else z > outlier_z) and rel >= outlier_min_rel and \
+    med, spread = robust.spread(values)
+    z = robust.z_score(value, med, spread)
+    if robust.fleet_outlier(z, robust.relative_distance(value, med), higher, outlier_z, outlier_min_rel) and \
             _beyond_fraction(value, med, higher, fraction):
         return True, {"median": med}
     far, best = far_from_best(value, values, higher)
