@@ -258,6 +258,27 @@ def test_partner_retests_that_pass_on_both_sides_point_at_the_path():
     assert "and with known-good partners" in result["primary"]["cause"]
 
 
+def low_partner_pass(partner_value):
+    """h1-h2 fails twice; h1 passes with a known-good partner at ``partner_value`` (below the rail's other
+    links, 95), h2 at 95."""
+    data = mesh_obs(hosts(4), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
+    return data + [obs("h1", "h2", 0, "fail", BAD, retest="as_is", attempt=1),
+                   obs("h1", "h3", 0, "pass", partner_value, retest="partner", subject="h1", origin="h1-h2"),
+                   obs("h4", "h2", 0, "pass", GOOD, retest="partner", subject="h2", origin="h1-h2")]
+
+
+def test_outlier_z_decides_whether_a_low_partner_pass_clears_a_host():
+    data = low_partner_pass(88.0)
+    # z of 88 against the rail's 95s (MAD floored at 0.475) is about -10: an outlier by default, so the pass
+    # does not clear h1 and the link's cause cannot say both hosts passed with known-good partners
+    strict = loc.localize(data)
+    assert kinds(strict) == [("link", "h1", "h2", 0)] and strict["primary"]["confidence"] == "medium"
+    assert "known-good partners" not in strict["primary"]["cause"]
+    lenient = loc.localize(data, outlier_z=30.0)
+    assert kinds(lenient) == [("link", "h1", "h2", 0)] and lenient["primary"]["confidence"] == "high"
+    assert lenient["primary"]["cause"].endswith("and with known-good partners")
+
+
 def test_both_sides_failing_with_partners_blames_both():
     data = [obs("h1", "h2", 0, "fail", BAD),
             obs("h1", "h3", 0, "fail", BAD, retest="partner", subject="h1"),
@@ -384,6 +405,19 @@ def test_filter_errors_are_clear():
         commcheck_localize({"not": "a list"})
     with pytest.raises(AnsibleFilterError, match="host_fraction"):
         commcheck_localize([], host_fraction=2)
+    with pytest.raises(AnsibleFilterError, match="outlier_z must be above 0"):
+        commcheck_localize([], outlier_z=0)
+
+
+def test_the_filter_passes_outlier_z_to_localization():
+    records = mesh_records(hosts(4), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
+    records += [pair_record("h1", "h2", 0, "fail", BAD, retest=True, retest_purpose="as_is", attempt=1),
+                pair_record("h1", "h3", 0, "pass", 88.0, retest=True, retest_purpose="partner", subject="h1",
+                            origin="h1-h2"),
+                pair_record("h4", "h2", 0, "pass", GOOD, retest=True, retest_purpose="partner", subject="h2",
+                            origin="h1-h2")]
+    assert commcheck_localize(records)["primary"]["confidence"] == "medium"
+    assert commcheck_localize(records, outlier_z="30")["primary"]["confidence"] == "high"
 
 
 # --- the steps of localize, one component kind each (localization_components) -------------------

@@ -61,6 +61,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_components as lc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import fails_most
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
@@ -318,26 +319,31 @@ host_rail_stats = lc.host_rail_stats
 
 # --- the decision ---------------------------------------------------------------------
 
-def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links", higher=True):
+def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links", higher=True, outlier_z=robust.OUTLIER_Z):
     """The :class:`localization_components.LinkView` the steps of :func:`localize` read (``higher``: the
-    values are better higher, a bandwidth; not a latency)."""
+    values are better higher, a bandwidth; not a latency; ``outlier_z``: a link's robust z beyond which it is an
+    outlier of its rail)."""
     links, partners, devices, blame, hung, refused = link_table(observations, bad_verdicts)
-    view = lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what, hung, higher)
+    view = lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what, hung, higher, outlier_z)
     view.refused = refused
     return view
 
 
-def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None):
+def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None,
+             outlier_z=robust.OUTLIER_Z):
     """Components at fault, most severe first, with their evidence (see module doc).
 
-    ``label``: what the links are (e.g. ``rdma_bw``), named in the causes.
+    ``label``: what the links are (e.g. ``rdma_bw``), named in the causes. ``outlier_z``: the robust z beyond
+    which a link measures as an outlier of its rail (``commcheck_outlier_z``, the fleet threshold's too).
     """
     what = "%s links" % label if label else "links"
     if not 0 < float(host_fraction) < 1:
         raise LocalizationError("host_fraction must be in (0, 1), got %r" % (host_fraction,))
     if int(min_bad_links) < 1:
         raise LocalizationError("min_bad_links must be at least 1, got %r" % (min_bad_links,))
-    shown = link_view(observations, bad_verdicts, what, not str(label or "").endswith("_lat"))
+    if not float(outlier_z) > 0:
+        raise LocalizationError("outlier_z must be above 0, got %r" % (outlier_z,))
+    shown = link_view(observations, bad_verdicts, what, not str(label or "").endswith("_lat"), outlier_z)
     suspect = lc.suspect_host_rails(shown, host_fraction, min_bad_links)
     judged = lc.without_noise(shown, suspect)
     if judged is not shown:
@@ -437,9 +443,11 @@ def _summary(components, link_rows):
 
 # --- records ---------------------------------------------------------------------------
 
-def localize_records(records, kind="rdma_bw", bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2):
+def localize_records(records, kind="rdma_bw", bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2,
+                     outlier_z=robust.OUTLIER_Z):
     """:func:`localize` over results-contract records of one kind (and its retests)."""
-    return localize(observations_from_records(records, kind), bad_verdicts, host_fraction, min_bad_links, kind)
+    return localize(observations_from_records(records, kind), bad_verdicts, host_fraction, min_bad_links, kind,
+                    outlier_z)
 
 
 def finding_records(result, check="rdma_perf", kind="rdma_bw"):

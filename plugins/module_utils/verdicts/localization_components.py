@@ -34,7 +34,8 @@ statistics per host and rail) and returns the components it names, built by
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import median, spread_of
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import median
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 FINDING_NAME = {"host": "bad_node", "rail": "bad_nic", "link": "bad_link", "fabric": "fabric",
@@ -61,8 +62,6 @@ SWITCH_FIX = ("hosts that pass with each other fail with every host outside thei
               "share on that rail (the leaf, its uplinks and their error counters, ECMP, PFC / ECN), not the hosts")
 EVERY_RAIL_SWITCH = "on every rail (a switch the hosts share across the rails, or the spine between the rails' leaves)"
 MANY_RAILS = 4
-# a link is an outlier of its rail beyond this robust z (the fleet threshold's default)
-OUTLIER_Z = 3.5
 # a rail whose links spread more than this (MAD / median) is not one population: its failures are not its own
 SHORTFALL_SPREAD = 0.05
 SHORTFALL_FIX = ("the rail's links all run at about the same rate and that rate is at the pass line, so which of "
@@ -95,10 +94,13 @@ def majority(count, total, fraction, minimum):
 class LinkView(object):
     """What the steps decide from: ``link_table``'s links, partner results, devices and error blame
     (``hung``: the (rail, host) sides that never answered), ``host_rail_stats``' statistics,
-    ``what`` the links are (for causes) and whether ``higher`` values are better (bandwidth; not latency)."""
+    ``what`` the links are (for causes), whether ``higher`` values are better (bandwidth; not latency) and
+    ``outlier_z``, the robust z beyond which a link is an outlier of its rail (``commcheck_outlier_z``)."""
 
-    def __init__(self, links, partners, devices, blame, stats, what="links", hung=None, higher=True):
+    def __init__(self, links, partners, devices, blame, rail_stats, what="links", hung=None, higher=True,
+                 outlier_z=robust.OUTLIER_Z):
         self.higher = higher
+        self.outlier_z = float(outlier_z)
         self._outliers = None
         self._spreads = {}
         self.links = links
@@ -108,11 +110,11 @@ class LinkView(object):
         self.hung = set(hung or ())
         self.noisy = set()    # (rail, pair) of links whose failures are their rail's noise (noise_links)
         self.refused = set()  # (rail, host) clients refused while their servers listened
-        self.stats = stats
+        self.stats = rail_stats
         self.what = what
         self.rails_of = {}
         self.hosts_of_rail = {}
-        for (node, rail) in stats:
+        for (node, rail) in rail_stats:
             self.rails_of.setdefault(node, set()).add(rail)
             self.hosts_of_rail.setdefault(rail, set()).add(node)
 
@@ -130,15 +132,15 @@ class LinkView(object):
 
     def outlying(self, node, rail, link, value):
         """Whether ``value`` (of ``link``: its ``expected`` rate), measured by ``node``, is a low outlier of the
-        first-pass links of ``rail`` that ``node`` is not in (robust z below -:data:`OUTLIER_Z`)."""
+        first-pass links of ``rail`` that ``node`` is not in (robust z below -``outlier_z``)."""
         if value is None:
             return False
         if (node, rail) not in self._spreads:
             levels, rated = rail_levels(self, rail)
             others = [value for pair, value in levels.items() if node not in pair]
-            self._spreads[(node, rail)] = (spread_of(others) if len(others) >= 3 else (None, None)) + (rated,)
+            self._spreads[(node, rail)] = (robust.spread(others) if len(others) >= 3 else (None, None)) + (rated,)
         med, spread, rated = self._spreads[(node, rail)]
-        return med is not None and 0.6745 * (level(link, value, self.higher, rated) - med) / spread < -OUTLIER_Z
+        return med is not None and robust.z_score(level(link, value, self.higher, rated), med, spread) < -self.outlier_z
 
     def sorted_links(self):
         """(key, link) items by rail, then hosts in natural order."""
@@ -168,7 +170,7 @@ class LinkView(object):
         links = dict((key, dict(link, status="good", confirmed=False) if key in explained else link)
                      for key, link in self.links.items())
         view = LinkView(links, self.partners, self.devices, self.blame, host_rail_stats(links), self.what, self.hung,
-                        self.higher)
+                        self.higher, self.outlier_z)
         view.noisy = set(self.noisy)
         view.refused = set(self.refused)
         return view
@@ -408,7 +410,7 @@ def noise_links(view, rail, suspects):
     measured = [(level(link, v, view.higher, rated), verdict) for link in links
                 for v, verdict in zip(link["values"] + link["retest_values"], link["original"] + link["retests"])
                 if v is not None]
-    med, spread = spread_of([lvl for lvl, _verdict in measured])
+    med, spread = robust.spread([lvl for lvl, _verdict in measured])
     passed = sum(1 for _lvl, verdict in measured if verdict == "pass")
     if not med or 2 * passed <= len(measured) or not NOISE_SPREAD < spread / abs(med) <= 2 * SHORTFALL_SPREAD:
         return []
@@ -427,13 +429,13 @@ def shortfall_links(view, rail, suspects):
     levels = rail_levels(view, rail)[0]
     if len(levels) < 3:
         return []
-    med, spread = spread_of(list(levels.values()))
+    med, spread = robust.spread(list(levels.values()))
     if not med or spread / abs(med) > SHORTFALL_SPREAD:
         return []
-    z = dict((pair, 0.6745 * (level - med) / spread) for pair, level in levels.items())
-    if any(score > OUTLIER_Z for score in z.values()):
+    z = dict((pair, robust.z_score(value, med, spread)) for pair, value in levels.items())
+    if any(score > view.outlier_z for score in z.values()):
         return []
-    typical = [view.links[(rail, pair)] for pair, score in sorted(z.items()) if score >= -OUTLIER_Z]
+    typical = [view.links[(rail, pair)] for pair, score in sorted(z.items()) if score >= -view.outlier_z]
     failed = [link for link in typical if link["status"] in ("bad", "flaky")]
     bad = [link for link in failed if link["status"] == "bad"]
     passed = [levels[link["hosts"]] for link in typical if link["status"] in ("good", "flaky")]
@@ -447,16 +449,16 @@ def shortfall_links(view, rail, suspects):
 def _hosts_explain(view, rail, suspects, bad_pairs, levels):
     """Whether the suspects of ``rail`` explain ``bad_pairs`` (:func:`explained_by_some_hosts`) and their links
     measure distinctly worse than those between the other hosts: beyond the others' spread (robust z below
-    -:data:`OUTLIER_Z`), or by more than :data:`SHORTFALL_SPREAD` of them (a NIC a little slow among noisy
+    -``outlier_z``), or by more than :data:`SHORTFALL_SPREAD` of them (a NIC a little slow among noisy
     links). Suspects whose links measure as the others' were only unlucky."""
     if not explained_by_some_hosts(view, rail, suspects, bad_pairs):
         return False
     named = set(n for (n, r) in suspects if r == rail)
     theirs = median([levels[pair] for pair in levels if set(pair) & named])
-    med, spread = spread_of([levels[pair] for pair in levels if not set(pair) & named])
+    med, spread = robust.spread([levels[pair] for pair in levels if not set(pair) & named])
     if theirs is None or med is None:
         return True
-    return 0.6745 * (theirs - med) / spread < -OUTLIER_Z or med - theirs > SHORTFALL_SPREAD * abs(med)
+    return robust.z_score(theirs, med, spread) < -view.outlier_z or med - theirs > SHORTFALL_SPREAD * abs(med)
 
 
 def rail_levels(view, rail):
