@@ -21,8 +21,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import (
-    CULPRIT_FINDINGS, analyze_pairs, name_culprits)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import analyze_pairs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_findings import CULPRIT_FINDINGS, name_culprits
 
 # family -> (record kind, check name)
 FAMILIES = {"rdma": ("rdma_bw", "rdma_perf"), "tcp": ("tcp_bw", "tcp_perf")}
