@@ -3,51 +3,37 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Three thresholds for a bandwidth, and which of them tripped (pure).
 
-1. ``hardware``: what the hardware should give. For a pair, the discovered
-   link rate (the lower of the two ports, a port that negotiated less than
-   its like ports counted at theirs: ``schedule.pair_rate``; twice that when bidirectional) x
-   an efficiency per operation (:data:`DEFAULT_EFFICIENCY`, configurable);
-   for a collective, its own pass line when the collective module judged
-   it (``threshold_busbw_gbs``), else rails x link rate / 8 (GB/s) x an
-   efficiency per collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`), else
-   its nominal ``expected_busbw_gbs`` x that efficiency. Collective runs are
-   compared with the fleet only within the same library, mode, stage,
+1. ``hardware``: what the hardware should give. For a pair, the discovered link rate (the lower of the two ports,
+   a port that negotiated less than its like ports counted at theirs: ``schedule.pair_rate``; twice that when
+   bidirectional) x an efficiency per operation (:data:`DEFAULT_EFFICIENCY`, configurable); for a collective, its
+   own pass line when the collective module judged it (``threshold_busbw_gbs``), else rails x link rate / 8 (GB/s)
+   x an efficiency per collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`), else its nominal ``expected_busbw_gbs``
+   x that efficiency. Collective runs are compared with the fleet only within the same library, mode, stage,
    operation, node and rank counts and sizes (per-node runs: node against node).
-2. ``fleet``: the record is a low outlier among comparable records of the
-   same run (same kind, op, metric, size, rail): robust z-score from the
-   median and the MAD below ``-outlier_z`` and at least ``outlier_min_rel``
-   below the median (latency: above); bandwidths by the fraction of each
-   record's own expected rate when every record of the group has one
-   (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
-   ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the
-   median bandwidth, or above the median latency / ``fleet_min_fraction``
-   (the pass line the hardware check draws, with the fleet median standing
-   in for what the links deliver), so one link at 40 % of its peers fails
-   even on a first run with no history and no known link rate. A value
-   :data:`BEST_FACTOR` times worse than the best quarter of its group (a
-   latency 3 x above it, a bandwidth below a third of it) is a far outlier
-   too, however many links share it: one host of a 4-host ring is in half
-   of its rail's pairs, and such a share moves the median and the MAD
-   themselves. Latency has no hardware expectation, so this is what finds
-   a late NIC there; a bandwidth usually has one. Both far rules need
-   ``fleet_min_fraction`` (without it a fleet outlier only warns).
-3. ``history``: the value regresses against its own baseline: the median
-   of the same pair's passing values over the last ``history_k`` runs, or,
-   when the pair has no history, the median of the host's passing links of
-   that kind (its own history baseline). What a regression is, is decided by
-   ``baseline.RegressionRule`` (the report's rule): at least ``min_runs``
-   earlier runs, and a change beyond the larger of ``history_threshold``
-   (for latency: of it and the wider latency default) and the spread of
-   those runs.
+2. ``fleet``: the record is a low outlier (``stats.fleet_outlier``) among comparable records of the same run
+   (same kind, op, metric, size, rail): robust z-score from the median and the MAD below ``-outlier_z`` and at
+   least ``outlier_min_rel`` below the median (latency: above); bandwidths by the fraction of each record's own expected rate when every record of
+   the group has one (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
+   ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the median bandwidth, or above the median
+   latency / ``fleet_min_fraction`` (the pass line the hardware check draws, with the fleet median standing in for
+   what the links deliver), so one link at 40 % of its peers fails even on a first run with no history and no
+   known link rate. A value :data:`BEST_FACTOR` times worse than the best quarter of its group (a latency 3 x
+   above it, a bandwidth below a third of it) is a far outlier too, however many links share it: one host of a
+   4-host ring is in half of its rail's pairs, and such a share moves the median and the MAD themselves. Latency
+   has no hardware expectation, so this is what finds a late NIC there; a bandwidth usually has one. Both far
+   rules need ``fleet_min_fraction`` (without it a fleet outlier only warns).
+3. ``history``: the value regresses against its own baseline: the median of the same pair's passing values over
+   the last ``history_k`` runs, or, when the pair has no history, the median of the host's passing links of that
+   kind (its own history baseline). What a regression is, is decided by ``baseline.RegressionRule`` (the report's
+   rule): at least ``min_runs`` earlier runs, and a change beyond the larger of ``history_threshold`` (for
+   latency: of it and the wider latency default) and the spread of those runs.
 
-:func:`evaluate` annotates records: ``metrics`` gains ``link_rate_gbps``,
-``hw_expected_gbps`` (``hw_expected_busbw_gbs`` for collectives),
-``fleet_median``, ``robust_z``, ``history_baseline``; the record gains
-``thresholds`` (``tripped``: the names that tripped, and each check's
-numbers) and an evidence line; the cause of a bad record ends with
-``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
-``fail`` when the hardware threshold tripped or the record is a far fleet
-outlier, and ``warn`` when only the fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
+:func:`evaluate` annotates records: ``metrics`` gains ``link_rate_gbps``, ``hw_expected_gbps``
+(``hw_expected_busbw_gbs`` for collectives), ``fleet_median``, ``robust_z``, ``history_baseline``; the record
+gains ``thresholds`` (``tripped``: the names that tripped, and each check's numbers) and an evidence line; the
+cause of a bad record ends with ``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
+``fail`` when the hardware threshold tripped or the record is a far fleet outlier, and ``warn`` when only the
+fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -56,7 +42,7 @@ __metaclass__ = type
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
     DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import best_quarter, median
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import best_quarter, median, spread as spread_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number, fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -128,11 +114,6 @@ def expected_busbw(rails, rate_gbps, op, efficiency=None):
     if rate is None or rate <= 0 or not rails or eff is None:
         return None, eff
     return round(int(rails) * rate / 8.0 * eff, 6), eff
-
-
-def spread_of(values, floor_rel=robust.SPREAD_FLOOR_REL):
-    """(median, MAD with a floor of floor_rel x |median|) of values; (None, None) when empty."""
-    return robust.spread(values, floor_rel)
 
 
 def robust_z(values, value, floor_rel=robust.SPREAD_FLOOR_REL):
