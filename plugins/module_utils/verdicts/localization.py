@@ -350,8 +350,8 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     judged = loc_fleet.without_noise(shown, suspect)
     if judged is not shown:
         suspect = loc_fleet.suspect_host_rails(judged, host_fraction, min_bad_links)
-    fleets, fleet_rails = loc_fleet.fleet_components(judged, loc_fleet.majority_host_rails(judged, host_fraction, min_bad_links),
-                                              suspect)
+    fleets, fleet_rails = loc_fleet.fleet_components(
+        judged, loc_fleet.majority_host_rails(judged, host_fraction, min_bad_links), suspect)
     shortfalls, view = loc_fleet.shortfall_components(judged, suspect, fleet_rails)
     if shortfalls:
         suspect = loc_fleet.suspect_host_rails(view, host_fraction, min_bad_links)

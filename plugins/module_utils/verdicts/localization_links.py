@@ -17,6 +17,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.loca
     component, fmt, link_confidence, link_lines, majority, pair_key)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
+
 # --- links and fabric ------------------------------------------------------------------------
 
 def path_components(view, open_links):

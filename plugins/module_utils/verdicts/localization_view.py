@@ -195,6 +195,7 @@ def rail_levels(view, rail):
     return dict((pair, min(level(link, v, view.higher, rated) for v in link["values"] if v is not None))
                 for pair, link in links), rated
 
+
 def level(link, value, higher, rated):
     """A value of a link as its rail compares it: ``rated`` (every link of the rail has an expected rate), a
     fraction of the link's expected rate (a fleet of mixed NIC speeds); negated for latency, so that lower is
@@ -202,6 +203,7 @@ def level(link, value, higher, rated):
     if higher and rated and link.get("expected"):
         return value / float(link["expected"])
     return value if higher else -value
+
 
 def outlying_hosts(view):
     """The (host, rail) pairs whose every link measured far below the rail's other links each time (first pass and
