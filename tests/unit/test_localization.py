@@ -408,8 +408,9 @@ def test_filter_errors_are_clear():
         commcheck_localize({"not": "a list"})
     with pytest.raises(AnsibleFilterError, match="host_fraction"):
         commcheck_localize([], host_fraction=2)
-    with pytest.raises(AnsibleFilterError, match="outlier_z must be above 0"):
-        commcheck_localize([], outlier_z=0)
+    for bad in (0, -1, "nan"):
+        with pytest.raises(AnsibleFilterError, match="outlier_z must be a finite number above 0"):
+            commcheck_localize([], outlier_z=bad)
 
 
 def test_the_filter_passes_outlier_z_to_localization():

@@ -343,8 +343,8 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
         raise LocalizationError("host_fraction must be in (0, 1), got %r" % (host_fraction,))
     if int(min_bad_links) < 1:
         raise LocalizationError("min_bad_links must be at least 1, got %r" % (min_bad_links,))
-    if not float(outlier_z) > 0:
-        raise LocalizationError("outlier_z must be above 0, got %r" % (outlier_z,))
+    if not 0 < float(outlier_z) < float("inf"):
+        raise LocalizationError("outlier_z must be a finite number above 0, got %r" % (outlier_z,))
     shown = link_view(observations, bad_verdicts, what, not str(label or "").endswith("_lat"), outlier_z)
     suspect = loc_fleet.suspect_host_rails(shown, host_fraction, min_bad_links)
     judged = loc_fleet.without_noise(shown, suspect)
