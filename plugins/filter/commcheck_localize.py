@@ -64,9 +64,9 @@ options:
     default: 2
   outlier_z:
     description:
-      - The robust z (median and MAD of a rail's links) beyond which a link measures as an outlier of its rail:
-        a host far below the rail's others each time, a rail at its pass line, hosts that explain a rail's
-        failures. Pass C(commcheck_outlier_z), the fleet threshold's own, so both judge alike.
+      - The robust z (median and MAD of a rail's links) beyond which a link measures as an outlier of its rail
+        (a host far below the rail's others each time, a rail at its pass line, hosts that explain a rail's
+        failures). Pass C(commcheck_outlier_z), the fleet threshold's own, so both judge alike.
     type: float
     default: 3.5
   retest_summary:
