@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline  # noqa: E402
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history  # noqa: E402
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_baseline  # noqa: E402
 
 UTC = datetime.timezone.utc
 
@@ -113,8 +114,9 @@ def main():
     timed("list_runs", lambda: len(history.list_runs(directory)))
     current = history.query(directory, run_id="run-%05d" % (runs - 1))
     compared = timed("baseline compare of the last run (K=5)",
-                     lambda: baseline.compare_with_history(current, directory, exclude_runs=["run-%05d" % (runs - 1)],
-                                                           ignore_params=baseline.DEFAULT_IGNORE_PARAMS))
+                     lambda: history_baseline.compare_with_history(current, directory,
+                                                                   exclude_runs=["run-%05d" % (runs - 1)],
+                                                                   ignore_params=baseline.DEFAULT_IGNORE_PARAMS))
     print("regressions found in the last run: %d (node-03's links were slowed)" % len(baseline.regressions(compared)))
     if not args.keep and not args.dir:
         shutil.rmtree(directory)

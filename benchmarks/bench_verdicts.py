@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc  # noqa: E402
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt  # noqa: E402
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_plan as rp  # noqa: E402
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th  # noqa: E402
 
 RATE = 400.0
@@ -101,7 +102,7 @@ def timed(func, *args, **kwargs):
 
 def bench(n, rails, per_host=3):
     recs, rails_by_host, bad_rail_host, link, flaky = records(n, rails)
-    plan, t_plan = timed(rt.plan_retests, recs, rails_by_host, repeats=1, max_jobs=100000, merge=True,
+    plan, t_plan = timed(rp.plan_retests, recs, rails_by_host, repeats=1, max_jobs=100000, merge=True,
                          per_host=per_host or None)
     results = retest_results(plan, bad_rail_host, link, rails)
     tagged, t_tag = timed(rt.tag_retest_records, results, plan["rounds"])

@@ -9,7 +9,7 @@ fact); a value that holds no template (a module's registered result, a fact)
 is taken from the host's variables as they are, since templating it would
 only walk every item of it to give the same value back. When the run is
 split over several controllers (``slices`` > 1), posts them where the slices
-meet and waits for the other slices' (``module_utils.planning.slice_meeting``).
+meet and waits for the other slices' (``module_utils.records.slice_meeting``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
     ControllerAction,
     has_template,

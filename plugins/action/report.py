@@ -14,6 +14,7 @@ __metaclass__ = type
 import datetime
 import os
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as bl
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import version_mix
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
@@ -163,7 +164,7 @@ def past_run(history_dir, wanted, current_run_id, read_report):
 
 def compare(records, args, run_id, until, read_report):
     """The records with their baselines and regressions from the history."""
-    return bl.compare_with_history(
+    return history_baseline.compare_with_history(
         records, args["history_dir"], k=args["baseline_runs"], threshold=args["threshold"],
         baseline_run=args["baseline_run"] or None, exclude_runs=[run_id] if run_id else [],
         ignore_params=args["ignore_params"], thresholds=args["thresholds"], min_runs=args["min_runs"],

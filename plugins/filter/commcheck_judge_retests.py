@@ -43,7 +43,9 @@ options:
     description: What a retested link should carry, Gb/s (left out, the link rate the sides report).
     type: float
   outlier_z:
-    description: Robust z-score that makes a retest record a fleet outlier.
+    description:
+      - Robust z-score that makes a retest record a fleet outlier, and beyond which localization counts a link
+        as an outlier of its rail (C(clusterops.commcheck.commcheck_localize)'s O(outlier_z)).
     type: float
     default: 3.5
   outlier_min_rel:

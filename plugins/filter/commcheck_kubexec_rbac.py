@@ -50,7 +50,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.kubexec import KubexecError, rbac_manifests
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.kubexec import KubexecError, rbac_manifests
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError, check_not_flag
 
 

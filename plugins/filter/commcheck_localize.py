@@ -62,6 +62,13 @@ options:
     description: ... and at least this many.
     type: int
     default: 2
+  outlier_z:
+    description:
+      - The robust z (median and MAD of a rail's links) beyond which a link measures as an outlier of its rail
+        (a host far below the rail's others each time, a rail at its pass line, hosts that explain a rail's
+        failures). Pass C(commcheck_outlier_z), the fleet threshold's own, so both judge alike.
+    type: float
+    default: 3.5
   retest_summary:
     description: The C(summary) of C(clusterops.commcheck.commcheck_retest_classify), shown in the summary record.
     type: dict
@@ -104,12 +111,13 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 
 
 def commcheck_localize(records, kind="rdma_bw", check="rdma_perf", bad_verdicts=None, host_fraction=0.5,
-                       min_bad_links=2, retest_summary=None, counter_deltas=None):
+                       min_bad_links=2, retest_summary=None, counter_deltas=None, outlier_z=3.5):
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_localize: the input must be a list of records")
     bad = tuple(bad_verdicts) if bad_verdicts else loc.BAD_VERDICTS
     try:
-        result = loc.localize_records(list(records), kind, bad, float(host_fraction), int(min_bad_links))
+        result = loc.localize_records(list(records), kind, bad, float(host_fraction), int(min_bad_links),
+                                      float(outlier_z))
         loc.attach_counter_evidence(result, counter_deltas or [])
     except (loc.LocalizationError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("commcheck_localize: %s" % exc)

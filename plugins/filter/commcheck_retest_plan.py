@@ -109,6 +109,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_plan as rp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError
 
 
@@ -117,7 +118,7 @@ def commcheck_retest_plan(records, host_rails=None, repeats=1, partners=True, ba
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_retest_plan: the input must be a list of pair records")
     try:
-        return rt.plan_retests(list(records), host_rails or {}, int(repeats), bool(partners), int(base_port),
+        return rp.plan_retests(list(records), host_rails or {}, int(repeats), bool(partners), int(base_port),
                                tuple(bad_verdicts) if bad_verdicts else rt.BAD_VERDICTS, exclude_hosts or (),
                                int(max_jobs), int(round_offset), bool(merge), int(per_host) or None,
                                bool(side_tests))

@@ -44,7 +44,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 
 
 def commcheck_slice_share(records, fleet):

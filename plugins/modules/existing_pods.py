@@ -157,7 +157,7 @@ import json
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing as existing
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth, kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kube_auth, kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import client_argv
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (

@@ -176,7 +176,7 @@ slices:
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.slice_meeting import FLEET_FACTS_SPEC
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.slice_meeting import FLEET_FACTS_SPEC
 
 
 def main():

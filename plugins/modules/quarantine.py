@@ -223,7 +223,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.tran
     require_cluster_client,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kube_auth
 
 
 MAX_TIMEOUT_S = 3600

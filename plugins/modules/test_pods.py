@@ -310,7 +310,7 @@ import tempfile
 import time
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth, kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kube_auth, kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_pods import (
     CONTAINER_NAME,

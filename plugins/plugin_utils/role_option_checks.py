@@ -21,7 +21,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_jobs
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_pods
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine

@@ -39,7 +39,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import run_lock
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_checks as checks
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit

@@ -6,6 +6,7 @@ import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_baseline
 
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2026, 5, 1, tzinfo=UTC)
@@ -30,12 +31,6 @@ def _rec(run, day, host="a", peer="b", bw=100.0, lat=None, verdict="pass", kind=
 ])
 def test_metric_direction(name, direction):
     assert baseline.metric_direction(name) == direction
-
-
-def test_median():
-    assert baseline.median([3, 1, 2]) == 2
-    assert baseline.median([4, 1, 2, 3]) == 2.5
-    assert baseline.median([]) is None
 
 
 def test_baseline_is_median_of_last_k_passing_runs_of_the_same_check():
@@ -114,7 +109,7 @@ def test_compare_with_history_streams_from_files(tmp_path):
                                "r%d" % i, when=T0 + datetime.timedelta(days=i))
     history.append_records(d, [_rec("x", 0, host="a", peer="b", bw=10)], "now", when=T0 + datetime.timedelta(days=5))
     current = [_rec("now", 5, host="a", peer="b", bw=10), _rec("now", 5, host="b", peer="c", bw=99)]
-    out = baseline.compare_with_history(current, d, exclude_runs=["now"])
+    out = history_baseline.compare_with_history(current, d, exclude_runs=["now"])
     assert out[0]["regression"]["metrics"]["bw_gbps"]["baseline"] == 100
     assert out[1]["regression"] is None
     regs = baseline.regressions(out)

@@ -45,7 +45,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_write
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model

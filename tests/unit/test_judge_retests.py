@@ -129,6 +129,22 @@ def test_without_retests_the_first_pass_is_localized_as_it_is():
     assert [r["kind"] for r in judged["summary_records"]] == ["retest_summary", "localization"]
 
 
+def test_the_outlier_z_of_the_chain_reaches_localization(monkeypatch):
+    fabric = slowed_host()
+    fabric.run(retests=False)
+    seen = []
+    real = judgement.loc.localize_records
+
+    def spy(*args):
+        seen.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(judgement.loc, "localize_records", spy)
+    commcheck_judge_retests(fabric.first["records"], family="rdma", plan=fabric.plan, outlier_z="5.5")
+    commcheck_judge_retests(fabric.first["records"], family="rdma", plan=fabric.plan)
+    assert seen == [5.5, 3.5]
+
+
 def test_thresholds_left_out_leave_the_classified_verdicts():
     """The TCP check applies its thresholds to the first pass: none are applied again."""
     fabric = flaky_link()

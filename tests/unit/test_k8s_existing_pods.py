@@ -15,7 +15,7 @@ import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import runner
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing as ex
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
 from ansible_collections.clusterops.commcheck.plugins.modules import existing_pods
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_options as ro

@@ -18,7 +18,7 @@ from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_comma
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_manifest import commcheck_job_manifest
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_kubexec_rbac import commcheck_kubexec_rbac
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_jobs
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
 
 PODS = [

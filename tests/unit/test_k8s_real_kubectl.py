@@ -34,7 +34,7 @@ import sys
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_pods
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))

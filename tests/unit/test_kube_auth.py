@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The run's kubectl credentials (plugins/module_utils/kubernetes/kube_auth.py).
+"""The run's kubectl credentials (plugins/module_utils/commands/kube_auth.py).
 
 - which credentials win (an explicit kubeconfig, AWX's K8S_AUTH_* variables,
   the pod's service account, kubectl's default), each read the way AWX's
@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kube_auth
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
@@ -198,7 +198,7 @@ def test_written_kubeconfig_is_private_and_removed(tmp_path, ca_file):
 MODULE_RUN = r'''
 import json, sys, time
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kube_auth
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kube_auth
 module = AnsibleModule(argument_spec={"kubeconfig": {"type": "path"}, "how": {"type": "str"}})
 path, context = kube_auth.module_kubeconfig(module, module.params["kubeconfig"])
 print(json.dumps({"path": path}), flush=True)

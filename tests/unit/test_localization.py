@@ -13,7 +13,10 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_components as lc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_fleet as loc_fleet
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_hosts as loc_hosts
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_links as loc_links
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_view as loc_view
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_localize import commcheck_localize
 
 RATE = 100.0
@@ -258,6 +261,27 @@ def test_partner_retests_that_pass_on_both_sides_point_at_the_path():
     assert "and with known-good partners" in result["primary"]["cause"]
 
 
+def low_partner_pass(partner_value):
+    """h1-h2 fails twice; h1 passes with a known-good partner at ``partner_value`` (below the rail's other
+    links, 95), h2 at 95."""
+    data = mesh_obs(hosts(4), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
+    return data + [obs("h1", "h2", 0, "fail", BAD, retest="as_is", attempt=1),
+                   obs("h1", "h3", 0, "pass", partner_value, retest="partner", subject="h1", origin="h1-h2"),
+                   obs("h4", "h2", 0, "pass", GOOD, retest="partner", subject="h2", origin="h1-h2")]
+
+
+def test_outlier_z_decides_whether_a_low_partner_pass_clears_a_host():
+    data = low_partner_pass(88.0)
+    # z of 88 against the rail's 95s (MAD floored at 0.475) is about -10: an outlier by default, so the pass
+    # does not clear h1 and the link's cause cannot say both hosts passed with known-good partners
+    strict = loc.localize(data)
+    assert kinds(strict) == [("link", "h1", "h2", 0)] and strict["primary"]["confidence"] == "medium"
+    assert "known-good partners" not in strict["primary"]["cause"]
+    lenient = loc.localize(data, outlier_z=30.0)
+    assert kinds(lenient) == [("link", "h1", "h2", 0)] and lenient["primary"]["confidence"] == "high"
+    assert lenient["primary"]["cause"].endswith("and with known-good partners")
+
+
 def test_both_sides_failing_with_partners_blames_both():
     data = [obs("h1", "h2", 0, "fail", BAD),
             obs("h1", "h3", 0, "fail", BAD, retest="partner", subject="h1"),
@@ -384,9 +408,23 @@ def test_filter_errors_are_clear():
         commcheck_localize({"not": "a list"})
     with pytest.raises(AnsibleFilterError, match="host_fraction"):
         commcheck_localize([], host_fraction=2)
+    for bad in (0, -1, "nan"):
+        with pytest.raises(AnsibleFilterError, match="outlier_z must be a finite number above 0"):
+            commcheck_localize([], outlier_z=bad)
 
 
-# --- the steps of localize, one component kind each (localization_components) -------------------
+def test_the_filter_passes_outlier_z_to_localization():
+    records = mesh_records(hosts(4), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
+    records += [pair_record("h1", "h2", 0, "fail", BAD, retest=True, retest_purpose="as_is", attempt=1),
+                pair_record("h1", "h3", 0, "pass", 88.0, retest=True, retest_purpose="partner", subject="h1",
+                            origin="h1-h2"),
+                pair_record("h4", "h2", 0, "pass", GOOD, retest=True, retest_purpose="partner", subject="h2",
+                            origin="h1-h2")]
+    assert commcheck_localize(records)["primary"]["confidence"] == "medium"
+    assert commcheck_localize(records, outlier_z="30")["primary"]["confidence"] == "high"
+
+
+# --- the steps of localize, one component kind each (localization_*) ------------------------------
 
 def view_of(data, label=None):
     return loc.link_view(data, loc.BAD_VERDICTS, "%s links" % label if label else "links")
@@ -394,46 +432,46 @@ def view_of(data, label=None):
 
 def test_suspect_host_rails_need_a_majority_of_bad_links():
     view = view_of(mesh_obs(hosts(4), 2, lambda x, y, r: r == 1 and "h2" in (x, y)))
-    assert lc.suspect_host_rails(view, 0.5, 2) == set([("h2", 1)])
+    assert loc_fleet.suspect_host_rails(view, 0.5, 2) == set([("h2", 1)])
     # three bad links of three: a minimum of four names nobody
-    assert lc.suspect_host_rails(view, 0.5, 4) == set()
+    assert loc_fleet.suspect_host_rails(view, 0.5, 4) == set()
 
 
 def test_fleet_components_need_every_host_of_the_rail_and_three_hosts():
     view = view_of(mesh_obs(hosts(4), 2, lambda x, y, r: r == 0))
-    comps, rails = lc.fleet_components(view, lc.majority_host_rails(view, 0.5, 2))
+    comps, rails = loc_fleet.fleet_components(view, loc_fleet.majority_host_rails(view, 0.5, 2))
     assert rails == set([0])
     assert [(c["component"], c["host"], c["rail"], c["confidence"]) for c in comps] == [("fleet", "*", 0, "high")]
     assert comps[0]["links"] == {"total": 6, "bad": 6} and comps[0]["devices"] == ["mlx5_0"]
     two = view_of(mesh_obs(hosts(2), 1, lambda x, y, r: True))
-    assert lc.fleet_components(two, lc.suspect_host_rails(two, 0.5, 1)) == ([], set())
+    assert loc_fleet.fleet_components(two, loc_fleet.suspect_host_rails(two, 0.5, 1)) == ([], set())
 
 
 def test_blamed_sides_by_partner_retests_and_by_error_causes():
     data = [obs("h1", "h2", 0, "fail", BAD),
             obs("h1", "h3", 0, "fail", BAD, retest="partner", subject="h1"),
             obs("h4", "h2", 0, "pass", GOOD, retest="partner", subject="h2")]
-    assert lc.blamed_sides(view_of(data), 0, ("h1", "h2")) == [("h1", "partner")]
+    assert loc_hosts.blamed_sides(view_of(data), 0, ("h1", "h2")) == [("h1", "partner")]
     data = [obs("h4", "h1", 0, "error", cause="server side on h4: boom")]
-    assert lc.blamed_sides(view_of(data), 0, ("h1", "h4")) == [("h4", "error")]
+    assert loc_hosts.blamed_sides(view_of(data), 0, ("h1", "h4")) == [("h4", "error")]
     data = [obs("h1", "h2", 0, "fail", BAD)]
-    assert lc.blamed_sides(view_of(data), 0, ("h1", "h2")) == []
+    assert loc_hosts.blamed_sides(view_of(data), 0, ("h1", "h2")) == []
 
 
 def test_blame_sides_keeps_open_the_links_no_side_explains():
     data = [obs("h1", "h2", 0, "fail", BAD), obs("h3", "h4", 0, "fail", BAD),
             obs("h1", "h5", 0, "fail", BAD, retest="partner", subject="h1")]
-    implicated, open_links = lc.blame_sides(view_of(data), {}, set())
+    implicated, open_links = loc_hosts.blame_sides(view_of(data), {}, set())
     assert implicated == {("h1", 0): "partner"}
     assert [(rail, pair) for rail, pair, _link in open_links] == [(0, ("h3", "h4"))]
     # an implicated side explains the link: nothing is open, nothing is added
-    implicated, open_links = lc.blame_sides(view_of(data[:1]), {("h2", 0): "majority"}, set())
+    implicated, open_links = loc_hosts.blame_sides(view_of(data[:1]), {("h2", 0): "majority"}, set())
     assert implicated == {("h2", 0): "majority"} and open_links == []
 
 
 def test_node_components_host_on_every_rail_else_one_rail_each():
     view = view_of(mesh_obs(hosts(4), 2, lambda x, y, r: "h3" in (x, y) or (r == 1 and "h2" in (x, y))))
-    comps = lc.node_components(view, {("h3", 0): "majority", ("h3", 1): "majority", ("h2", 1): "majority"}, set())
+    comps = loc_hosts.node_components(view, {("h3", 0): "majority", ("h3", 1): "majority", ("h2", 1): "majority"}, set())
     assert [(c["component"], c["host"], c["rail"], c["rails"]) for c in comps] == [
         ("rail", "h2", 1, [1]), ("host", "h3", None, [0, 1])]
     assert "its other rail (0) is fine" in comps[0]["cause"]
@@ -442,7 +480,7 @@ def test_node_components_host_on_every_rail_else_one_rail_each():
 
 def test_host_component_names_what_the_links_are_and_its_only_rail():
     view = view_of(mesh_obs(hosts(4), 1, lambda x, y, r: "h1" in (x, y)), label="rdma_bw")
-    comp = lc.host_component(view, "h1", {0: "majority"})
+    comp = loc_hosts.host_component(view, "h1", {0: "majority"})
     assert comp["cause"] == "h1: 3 of its 3 rdma_bw links are bad on its only rail"
     assert "one rail only: the host and its NIC cannot be told apart" in comp["evidence"]
     assert comp["links"] == {"total": 3, "bad": 3} and comp["finding"] == "bad_node"
@@ -451,30 +489,30 @@ def test_host_component_names_what_the_links_are_and_its_only_rail():
 def test_path_components_fabric_only_when_partner_retests_clear_every_host():
     data = mesh_obs(hosts(6), 1, lambda x, y, r: set((x, y)) in (set(("h1", "h2")), set(("h3", "h4"))))
     view = view_of(data + partner_passes([("h1", "h2"), ("h3", "h4")], 0))
-    _implicated, open_links = lc.blame_sides(view, {}, set())
-    comps = lc.path_components(view, open_links)
+    _implicated, open_links = loc_hosts.blame_sides(view, {}, set())
+    comps = loc_links.path_components(view, open_links)
     assert [(c["component"], c["rail"], c["links"]) for c in comps] == [("fabric", 0, {"total": 15, "bad": 2})]
     # no retests: two links, each saying link and fabric were not separated
     view = view_of(data)
-    comps = lc.path_components(view, lc.blame_sides(view, {}, set())[1])
+    comps = loc_links.path_components(view, loc_hosts.blame_sides(view, {}, set())[1])
     assert [(c["component"], c["host"], c["peer"]) for c in comps] == [("link", "h1", "h2"), ("link", "h3", "h4")]
     assert comps[0]["cause"] == ("link h1 - h2 (rail 0) is bad while both hosts are good with their other peers; "
                                  "link or fabric, not separated (no retests)")
     # some retests, not every host cleared
     view = view_of(data + partner_passes([("h1", "h2")], 0))
-    comps = lc.path_components(view, lc.blame_sides(view, {}, set())[1])
+    comps = loc_links.path_components(view, loc_hosts.blame_sides(view, {}, set())[1])
     assert [c["component"] for c in comps] == ["link", "link"]
     assert comps[1]["cause"].endswith("(not every host passed with known-good partners)")
-    assert lc.separated(view, 0, [(("h1", "h2"), None)]) is True
-    assert lc.separated(view, 0, [(("h3", "h4"), None)]) is False
-    assert lc.has_disjoint([(("h1", "h2"), None), (("h2", "h3"), None)]) is False
+    assert loc_links.separated(view, 0, [(("h1", "h2"), None)]) is True
+    assert loc_links.separated(view, 0, [(("h3", "h4"), None)]) is False
+    assert loc_links.has_disjoint([(("h1", "h2"), None), (("h2", "h3"), None)]) is False
 
 
 def test_link_components_point_out_a_host_in_several_bad_pairs():
     data = mesh_obs(hosts(6), 1, lambda x, y, r: set((x, y)) in (set(("h1", "h2")), set(("h1", "h3"))))
     view = view_of(data)
-    _implicated, open_links = lc.blame_sides(view, {}, set())
-    comps = lc.link_components(view, 0, [(pair, link) for _rail, pair, link in open_links])
+    _implicated, open_links = loc_hosts.blame_sides(view, {}, set())
+    comps = loc_links.link_components(view, 0, [(pair, link) for _rail, pair, link in open_links])
     assert [(c["host"], c["peer"], c["confidence"]) for c in comps] == [("h1", "h2", "low"), ("h1", "h3", "low")]
     assert "h1 is in 2 of the bad pairs on rail 0: check its port too" in comps[0]["evidence"]
 
@@ -484,21 +522,21 @@ def test_flaky_components_group_a_host_and_leave_single_links():
     data += [obs(x, y, 0, "pass", GOOD, retest="as_is", attempt=1) for x, y in
              (("h3", "h1"), ("h3", "h2"), ("h3", "h4"), ("h3", "h5"), ("h1", "h2"))]
     view = view_of(data)
-    comps = lc.flaky_components(view, 0.5, 2)
+    comps = loc_links.flaky_components(view, 0.5, 2)
     assert [(c["component"], c["host"], c["peer"], c["rail"]) for c in comps] == [
         ("flaky", "h3", None, None), ("flaky", "h1", "h2", 0)]
-    hosts_only, grouped = lc.flaky_host_components(view, 0.5, 2)
+    hosts_only, grouped = loc_links.flaky_host_components(view, 0.5, 2)
     assert len(hosts_only) == 1 and (0, ("h1", "h3")) in grouped and (0, ("h1", "h2")) not in grouped
 
 
 def test_confidence_scores():
-    assert lc.confidence(True, 3, True, False) == "high"
-    assert lc.confidence(True, 1, False, True) == "medium"
-    assert lc.confidence(False, 2, False, True) == "low"
+    assert loc_view.confidence(True, 3, True, False) == "high"
+    assert loc_view.confidence(True, 1, False, True) == "medium"
+    assert loc_view.confidence(False, 2, False, True) == "low"
     link = {"confirmed": True}
-    assert lc.link_confidence(link, True, 2) == "low"
-    assert lc.link_confidence(link, True, 4) == "high"
-    assert lc.link_confidence(link, False, 4) == "medium"
+    assert loc_view.link_confidence(link, True, 2) == "low"
+    assert loc_view.link_confidence(link, True, 4) == "high"
+    assert loc_view.link_confidence(link, False, 4) == "medium"
 
 
 def test_a_blamed_host_explains_its_earlier_links_too():
@@ -510,7 +548,7 @@ def test_a_blamed_host_explains_its_earlier_links_too():
     result = loc.localize(data)
     assert kinds(result) == [("host", "h1", None, None)]
     assert not any("both hosts are good" in c["cause"] for c in result["components"])
-    _implicated, open_links = lc.blame_sides(view_of(data), {}, set())
+    _implicated, open_links = loc_hosts.blame_sides(view_of(data), {}, set())
     assert open_links == []
 
 
@@ -554,5 +592,5 @@ def test_suspects_are_taken_worst_first():
     # h2 fails with everyone on rail 0; h3's only other bad link is h3-h4: with h2's links
     # explained, h3 has one bad link of two and is not a suspect
     view = view_of(mesh_obs(hosts(4), 1, lambda x, y, r: "h2" in (x, y) or set((x, y)) == set(("h3", "h4"))))
-    assert lc.majority_host_rails(view, 0.5, 2) == set([("h2", 0), ("h3", 0), ("h4", 0)])
-    assert lc.suspect_host_rails(view, 0.5, 2) == set([("h2", 0)])
+    assert loc_fleet.majority_host_rails(view, 0.5, 2) == set([("h2", 0), ("h3", 0), ("h4", 0)])
+    assert loc_fleet.suspect_host_rails(view, 0.5, 2) == set([("h2", 0)])

@@ -11,6 +11,7 @@ import random
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_analysis as pa
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_findings as pf
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
 from ansible.errors import AnsibleFilterError
@@ -206,7 +207,6 @@ def test_robust_outliers_edge_cases():
     assert med == 10 and list(flagged) == [4]
     med, flagged = pa.robust_outliers([10, 10, 10, 10, 30], low=False)
     assert list(flagged) == [4]
-    assert pa.median([]) is None and pa.mad([]) is None
 
 
 def test_filter_validates():
@@ -245,16 +245,16 @@ def test_culprit_steps_fleet_rails_are_not_blamed_on_nodes():
     for a, b in (("h1", "h2"), ("h1", "h3"), ("h2", "h3")):
         records.append({"kind": "rdma_bw", "host": a, "peer": b, "params": {"rail": 0}, "verdict": "fail",
                         "cause": "slow"})
-    links = pa._links_by_pair(records)
-    per_node = pa._node_stats(links)
-    bad_rails = pa._bad_rails(per_node)
+    links = pf._links_by_pair(records)
+    per_node = pf._node_stats(links)
+    bad_rails = pf._bad_rails(per_node)
     assert bad_rails == {("rdma_bw", "h1"): [0], ("rdma_bw", "h2"): [0], ("rdma_bw", "h3"): [0]}
-    rails_of, nodes_of = pa._rails_and_nodes(per_node)
+    rails_of, nodes_of = pf._rails_and_nodes(per_node)
     assert rails_of[("rdma_bw", "h1")] == set([0]) and nodes_of[("rdma_bw", 0)] == set(["h1", "h2", "h3"])
-    fleet, fleet_rails = pa._fleet_findings(links, nodes_of, bad_rails, "rdma_perf")
+    fleet, fleet_rails = pf._fleet_findings(links, nodes_of, bad_rails, "rdma_perf")
     assert fleet_rails == set([("rdma_bw", 0)]) and fleet[0]["metrics"] == {"links": 3, "bad_links": 3}
-    assert pa._node_findings(per_node, rails_of, bad_rails, fleet_rails, "rdma_perf") == ([], set())
-    assert pa._link_findings(links, fleet_rails, set(), "rdma_perf") == []
+    assert pf._node_findings(per_node, rails_of, bad_rails, fleet_rails, "rdma_perf") == ([], set())
+    assert pf._link_findings(links, fleet_rails, set(), "rdma_perf") == []
 
 
 def test_a_failing_pair_with_a_downgraded_port_says_which_port_and_why():
@@ -279,7 +279,7 @@ def test_a_host_without_a_rail_its_peers_have_is_one_failing_finding_per_rail():
                {"server": "h3", "client": "h4", "round": 1, "rail": 1, "reason": "r",
                 "missing": {"host": "h3", "rail": 1, "device": "mlx5_1", "peer": "h4"}},
                {"server": "h5", "client": "h6", "round": 1, "reason": "no active RDMA port on h5 and h6"}]
-    found = pa.missing_rail_findings(skipped)
+    found = pf.missing_rail_findings(skipped)
     assert len(found) == 1 and found[0]["host"] == "h3" and found[0]["verdict"] == "fail"
     assert found[0]["params"] == {"check": "discover", "code": "rdma_rail_missing", "finding": "rail_missing",
                                   "family": "rdma", "rail": 1, "device": "mlx5_1"}

@@ -11,6 +11,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_plan as rp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_analysis as pa
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
@@ -55,23 +56,23 @@ def test_failing_pairs_are_distinct_and_skip_retests():
     records = [rec("h1", "h2", 0, "fail"), rec("h1", "h2", 0, "fail"), rec("h1", "h2", 0, "error", op="read"),
                rec("h1", "h3", 0, "pass"), rec("h1", "h2", 0, "fail", retest=True),
                {"kind": "finding", "host": "h1", "peer": None, "verdict": "fail"}]
-    assert rt.failing_pairs(records) == [("h1", "h2", 0, "write", "bw"), ("h1", "h2", 0, "read", "bw")]
-    assert rt.failing_pairs(records, exclude_hosts=("h2",)) == []
+    assert rp.failing_pairs(records) == [("h1", "h2", 0, "write", "bw"), ("h1", "h2", 0, "read", "bw")]
+    assert rp.failing_pairs(records, exclude_hosts=("h2",)) == []
 
 
 def test_good_hosts_prefer_clean_then_victims():
     records = mesh(names(4), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
-    assert rt.good_hosts(records, 0) == ["h3", "h4"]
+    assert rp.good_hosts(records, 0) == ["h3", "h4"]
     # h2 is bad with everyone: its peers are victims, they count as good
     records = mesh(names(4), 1, lambda x, y, r: "h2" in (x, y))
-    assert rt.good_hosts(records, 0) == ["h1", "h3", "h4"]
+    assert rp.good_hosts(records, 0) == ["h1", "h3", "h4"]
     # everybody bad: nobody is good
-    assert rt.good_hosts(mesh(names(4), 1, lambda x, y, r: True), 0) == []
+    assert rp.good_hosts(mesh(names(4), 1, lambda x, y, r: True), 0) == []
 
 
 def test_plan_as_is_and_partners_keep_roles_and_rails():
     records = mesh(names(4), 2, lambda x, y, r: r == 1 and set((x, y)) == set(("h1", "h2")))
-    plan = rt.plan_retests(records, host_rails(names(4), 2), repeats=1)
+    plan = rp.plan_retests(records, host_rails(names(4), 2), repeats=1)
     items = [(i["purpose"], i["server"], i["client"], i["rail"], i["subject"]) for i in plan["retests"]]
     assert items == [("as_is", "h1", "h2", 1, None), ("partner", "h1", "h3", 1, "h1"), ("partner", "h4", "h2", 1, "h2")]
     assert plan["summary"] == {"failing_pairs": 1, "planned": 3, "as_is": 1, "partner": 2, "rounds": 2,
@@ -98,16 +99,16 @@ def test_plan_as_is_and_partners_keep_roles_and_rails():
 
 def test_repeats_and_no_partners():
     records = mesh(names(3), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
-    plan = rt.plan_retests(records, host_rails(names(3), 1), repeats=3, partners=False)
+    plan = rp.plan_retests(records, host_rails(names(3), 1), repeats=3, partners=False)
     assert [(i["purpose"], i["attempt"]) for i in plan["retests"]] == [("as_is", 1), ("as_is", 2), ("as_is", 3)]
     # the same pair three times: three rounds
     assert len(plan["rounds"]) == 3
-    assert rt.plan_retests(records, repeats=0)["retests"] == []
+    assert rp.plan_retests(records, repeats=0)["retests"] == []
 
 
 def test_a_bad_host_gets_one_partner_test_for_all_its_failing_pairs():
     records = mesh(names(5), 1, lambda x, y, r: "h3" in (x, y))
-    plan = rt.plan_retests(records, host_rails(names(5), 1))
+    plan = rp.plan_retests(records, host_rails(names(5), 1))
     partners = [i for i in plan["retests"] if i["purpose"] == "partner"]
     by_subject = {}
     for item in partners:
@@ -124,8 +125,8 @@ def test_a_bad_host_gets_one_partner_test_for_all_its_failing_pairs():
 
 def test_merged_plan_runs_rounds_as_steps():
     records = mesh(names(5), 2, lambda x, y, r: "h3" in (x, y))
-    split = rt.plan_retests(records, host_rails(names(5), 2), round_offset=10)
-    merged = rt.plan_retests(records, host_rails(names(5), 2), round_offset=10, merge=True)
+    split = rp.plan_retests(records, host_rails(names(5), 2), round_offset=10)
+    merged = rp.plan_retests(records, host_rails(names(5), 2), round_offset=10, merge=True)
     assert len(merged["rounds"]) == 1 and merged["rounds"][0]["steps"] == len(split["rounds"]) > 1
     plan = merged["rounds"][0]
     assert len(plan["jobs"]) == sum(len(r["jobs"]) for r in split["rounds"])
@@ -137,26 +138,26 @@ def test_merged_plan_runs_rounds_as_steps():
         keys = [(s["step"], s["rail"]) for s in host_sides]
         assert len(keys) == len(set(keys))
     assert [r["jobs"][0]["round"] for r in split["rounds"]] == list(range(10, 10 + len(split["rounds"])))
-    assert rt.plan_retests([], merge=True)["rounds"] == []
+    assert rp.plan_retests([], merge=True)["rounds"] == []
 
 
 def test_no_good_partner_is_reported():
     records = mesh(names(3), 1, lambda x, y, r: True)
-    plan = rt.plan_retests(records, host_rails(names(3), 1))
+    plan = rp.plan_retests(records, host_rails(names(3), 1))
     assert plan["summary"]["as_is"] == 3 and plan["summary"]["partner"] == 0
     assert plan["skipped"] and all("no host passed every test on rail 0" in s["reason"] for s in plan["skipped"])
 
 
 def test_max_jobs_and_bad_input():
     records = mesh(names(6), 1, lambda x, y, r: True)
-    plan = rt.plan_retests(records, repeats=2, partners=False, max_jobs=5)
+    plan = rp.plan_retests(records, repeats=2, partners=False, max_jobs=5)
     assert len(plan["retests"]) == 5 and plan["summary"]["dropped"] == 25
     with pytest.raises(rt.RetestError):
-        rt.plan_retests(records, repeats=-1)
+        rp.plan_retests(records, repeats=-1)
     with pytest.raises(rt.RetestError):
-        rt.plan_retests(records, repeats=True)
+        rp.plan_retests(records, repeats=True)
     with pytest.raises(rt.RetestError):
-        rt.plan_retests("h1-h2")
+        rp.plan_retests("h1-h2")
     with pytest.raises(AnsibleFilterError, match="repeats must be"):
         commcheck_retest_plan(records, repeats=99)
     with pytest.raises(AnsibleFilterError, match="must be a list"):
@@ -280,24 +281,24 @@ def test_flow_single_link_is_a_link_cleared_by_partners():
 def test_per_host_sampling_of_a_host_bad_with_everyone():
     hosts = names(8)
     records = mesh(hosts, 1, lambda x, y, r: "h5" in (x, y))
-    full = rt.plan_retests(records, host_rails(hosts, 1), partners=False)
+    full = rp.plan_retests(records, host_rails(hosts, 1), partners=False)
     assert full["summary"]["as_is"] == 7 and full["summary"]["rounds"] == 7    # serialized through h5
-    plan = rt.plan_retests(records, host_rails(hosts, 1), partners=False, per_host=3)
+    plan = rp.plan_retests(records, host_rails(hosts, 1), partners=False, per_host=3)
     assert plan["summary"]["as_is"] == 3 and plan["summary"]["sampled"] == 4 and plan["summary"]["rounds"] == 3
     assert all(s["sampled_host"] == "h5" and "h5 fails with 7 peers on rail 0: 3 of its pairs are retested"
                == s["reason"] for s in plan["skipped"])
     # a plain bad link is never sampled away
     records = mesh(hosts, 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
-    assert rt.plan_retests(records, per_host=1)["summary"]["as_is"] == 1
+    assert rp.plan_retests(records, per_host=1)["summary"]["as_is"] == 1
     with pytest.raises(rt.RetestError, match="per_host"):
-        rt.plan_retests(records, per_host=0)
+        rp.plan_retests(records, per_host=0)
 
 
 @pytest.mark.parametrize("retest_value,status", [(30.0, "confirmed"), (95.0, "flaky")])
 def test_sampled_out_pairs_take_the_outcome_of_their_bad_host(retest_value, status):
     hosts = names(6)
     records = mesh(hosts, 1, lambda x, y, r: "h2" in (x, y))
-    plan = rt.plan_retests(records, host_rails(hosts, 1), partners=False, per_host=2)
+    plan = rp.plan_retests(records, host_rails(hosts, 1), partners=False, per_host=2)
     retests = [rec(j["server"], j["client"], 0, "fail" if retest_value < 50 else "pass", retest_value, round=j["round"])
                for rnd in plan["rounds"] for j in rnd["jobs"]]
     out = commcheck_retest_classify(records, retests, plan["rounds"], skipped=plan["skipped"])
@@ -390,8 +391,8 @@ def test_tcp_transient_slowdown_is_flaky_and_a_slow_link_is_confirmed_and_named(
 
 def test_side_tests_off_only_drops_the_test_keys_from_the_sides():
     records = mesh(names(4), 1, lambda x, y, r: set((x, y)) == set(("h1", "h2")))
-    with_tests = rt.plan_retests(records, host_rails(names(4), 1))
-    without = rt.plan_retests(records, host_rails(names(4), 1), side_tests=False)
+    with_tests = rp.plan_retests(records, host_rails(names(4), 1))
+    without = rp.plan_retests(records, host_rails(names(4), 1), side_tests=False)
     assert [r["jobs"] for r in with_tests["rounds"]] == [r["jobs"] for r in without["rounds"]]
     for full, bare in zip(with_tests["rounds"], without["rounds"]):
         for host, host_sides in full["sides"].items():
@@ -406,7 +407,7 @@ def test_a_partner_is_never_a_host_whose_link_with_the_subject_failed():
     # would measure the bad link again and blame h3.
     records = [rec("h1", "h2", 0, "fail"), rec("h2", "h3", 0, "fail"), rec("h3", "h4", 0, "fail"),
                rec("h4", "h1", 0, "pass")]
-    plan = rt.plan_retests(records, host_rails(names(4), 1))
+    plan = rp.plan_retests(records, host_rails(names(4), 1))
     partners = [(i["subject"], i["partner"]) for i in plan["retests"] if i["purpose"] == "partner"]
     assert ("h3", "h4") not in partners and ("h4", "h3") not in partners
     assert ("h3", "h1") in partners and ("h4", "h1") in partners
@@ -419,9 +420,9 @@ def test_the_plan_names_only_the_hosts_that_run_a_retest(merge):
     hosts = names(12)
     records = [rec(x, y, 0, "fail" if set((x, y)) == set(("h3", "h4")) else "pass")
                for x, y in zip(hosts, hosts[1:] + hosts[:1])]
-    plan = rt.plan_retests(records, host_rails(hosts, 1), merge=merge)
+    plan = rp.plan_retests(records, host_rails(hosts, 1), merge=merge)
     in_sides = set(h for rnd in plan["rounds"] for h in rnd["sides"])
     assert plan["hosts"] == sorted(in_sides)
     assert {"h3", "h4"} <= set(plan["hosts"]) and len(plan["hosts"]) <= 4
-    assert rt.plan_retests([r for r in records if r["verdict"] == "pass"], host_rails(hosts, 1),
+    assert rp.plan_retests([r for r in records if r["verdict"] == "pass"], host_rails(hosts, 1),
                            merge=merge)["hosts"] == []

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_slice_share import commcheck_slice_share
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import slice_meeting as sm
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting as sm
 
 RAILS_A = {"rails": {"h1": [{"rail": 0}], "h2": [{"rail": 0}]}}
 RAILS_B = {"rails": {"h10": [{"rail": 0}], "h3": [{"rail": 0}]}}

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_expectation
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 

@@ -34,6 +34,8 @@ import posixpath
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_binaries import (
+    BINARIES, HCCL_BINARIES, NCCL_BINARIES)
 
 
 class MpiCmdError(rules.OptionError):
@@ -43,29 +45,6 @@ class MpiCmdError(rules.OptionError):
 LIBRARIES = ("nccl", "hccl")
 LAUNCHERS = ("openmpi", "mpich")
 
-# operation -> binary name, as each library names its binaries.
-NCCL_BINARIES = {
-    "all_reduce": "all_reduce_perf",
-    "all_gather": "all_gather_perf",
-    "broadcast": "broadcast_perf",
-    "reduce_scatter": "reduce_scatter_perf",
-    "reduce": "reduce_perf",
-    "alltoall": "alltoall_perf",
-    "sendrecv": "sendrecv_perf",
-    "gather": "gather_perf",
-    "scatter": "scatter_perf",
-    "hypercube": "hypercube_perf",
-}
-HCCL_BINARIES = {
-    "all_reduce": "all_reduce_test",
-    "all_gather": "all_gather_test",
-    "broadcast": "broadcast_test",
-    "reduce_scatter": "reduce_scatter_test",
-    "reduce": "reduce_test",
-    "alltoall": "alltoall_test",
-    "alltoallv": "alltoallv_test",
-}
-BINARIES = {"nccl": NCCL_BINARIES, "hccl": HCCL_BINARIES}
 OPERATIONS = tuple(sorted(set(NCCL_BINARIES) | set(HCCL_BINARIES)))
 
 # Operations that take a reduction operator / a root rank.

@@ -21,7 +21,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runn
     check_kubectl_settings,
     fail_not_started,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.kube_auth import module_kubeconfig
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.kube_auth import module_kubeconfig
 
 IDENTITY_TIMEOUT_S = 30
 

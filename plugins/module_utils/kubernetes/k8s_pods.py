@@ -10,7 +10,7 @@ import json
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import kubexec
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8s_refusals import pod_refusal
 
 RUN_LABEL = "commcheck.clusterops.io/run"

@@ -15,7 +15,7 @@
   one whose binaries the first host that has either has), the hosts of each
   check, and one "skipped" record per check and host that cannot run.
 
-The collective binaries are the collective module's (commands/mpi_cmd.py).
+The collective binaries are the collective module's (planning/collective_binaries.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,7 +23,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.mpi_cmd import BINARIES
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_binaries import BINARIES
 
 COLLECTIVE_CHECKS = ("collective", "nccl", "hccl")
 # What shows a GPU (NCCL) or an NPU (HCCL) on a host, besides discovery's GPU facts.

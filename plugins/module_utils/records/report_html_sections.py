@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_fleet
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import flow_label
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.record_flow import flow_label
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
     params_text,
     sorted_records,

@@ -30,7 +30,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import esc, num
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import median
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 INDEX_NAME = "index.html"
@@ -266,12 +267,6 @@ def _point(entry, group, name):
     return num(value[0]), fraction
 
 
-def _median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
-
-
 def trend_rows(entries, group, points=DEFAULT_POINTS, rows=DEFAULT_ROWS):
     """(shown, total): per host (group ``hosts``) or link (``links``) its trend over the newest ``points`` runs.
 
@@ -295,7 +290,7 @@ def _trend_row(name, window, group):
     values = [p[0] for p in pairs]
     latest, fraction = pairs[-1] if pairs else (None, None)
     earlier = [v for v in values[:-1] if v is not None]
-    base = _median(earlier) if earlier else None
+    base = median(earlier) if earlier else None
     change = (latest - base) / base if latest is not None and base else None
     return {"name": name, "values": values, "latest": latest, "fraction": fraction, "change": change}
 

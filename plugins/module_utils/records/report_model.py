@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import heapq
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.record_flow import (
     flow_cells,
     flow_label,
     flow_text,
@@ -66,7 +66,7 @@ def params_text(params, skip=()):
 
 
 def check_name(record):
-    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (report_flow.py); a
+    """Human name of a check: 'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (verdicts/record_flow.py); a
     collective's names its node set: 'collective h1-h8 [library=nccl operation=all_reduce ...]'."""
     where = node_set_text(collective_hosts(record)) if is_collective(record) else flow_label(record)
     text = "%s %s" % (record.get("kind"), where)
@@ -301,7 +301,7 @@ def heatmaps(records, groups=None):
     """Bandwidth matrices per (kind, op): [{title, kind, op, hosts, flows, cells: {(sender, receiver): cell},
     links, worst}].
 
-    Rows send, columns receive (report_flow.py says who sends per op); a
+    Rows send, columns receive (verdicts/record_flow.py says who sends per op); a
     record whose data flows both ways, or whose direction is not known,
     fills both cells of its pair. ``flows``: the directions of the records
     ('client -> server', ...). A cell is the worst (lowest fraction) record

@@ -29,8 +29,8 @@ __metaclass__ = type
 
 import functools
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_flow import flow_label
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.record_flow import flow_label
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import mad, median
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number
 
 DEFAULT_K = 5
@@ -72,16 +72,6 @@ def metric_direction(name):
     return IGNORED
 
 
-def median(values):
-    values = sorted(values)
-    if not values:
-        return None
-    middle = len(values) // 2
-    if len(values) % 2:
-        return values[middle]
-    return (values[middle - 1] + values[middle]) / 2.0
-
-
 def _frozen(value):
     """A param value as a hashable that keeps its type: 1, 1.0, True and "1" stay four different values."""
     if isinstance(value, str):   # Ansible's unsafe text too: equal to the plain text the history holds
@@ -116,7 +106,7 @@ def record_key(record, ignore_params=()):
 
 
 def describe_key(key):
-    """'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (``report_flow``; scheduling params left out)."""
+    """'rdma_bw a->b [device=mlx5_0 op=write]', a->b: a sends to b (``record_flow``; scheduling params left out)."""
     kind, host, peer, params = key
     params = dict((k, _thawed(v)) for k, v in params)
     text = "%s %s" % (kind, flow_label({"kind": kind, "host": host, "peer": peer, "params": params}))
@@ -142,7 +132,7 @@ def relative_spread(values):
     med = median(values)
     if len(values) < 2 or not med:
         return 0.0
-    return median([abs(v - med) for v in values]) / abs(med)
+    return mad(values, med) / abs(med)
 
 
 class RegressionRule(object):
@@ -297,7 +287,8 @@ def compare_record(record, baseline, rule=None, named_run=False):
     return out
 
 
-def _rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k):
+def rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k):
+    """The regression rule of these options (``thresholds``: a rule or a dict of its fields, else the others)."""
     return RegressionRule(threshold=threshold, thresholds=thresholds, min_runs=min_runs,
                           latency_threshold=latency_threshold, spread_k=spread_k)
 
@@ -311,36 +302,14 @@ def compare(records, history_records, k=DEFAULT_K, threshold=DEFAULT_THRESHOLD, 
     builder = BaselineBuilder(k=k, keys=keys, exclude_runs=exclude_runs, baseline_run=baseline_run,
                               ignore_params=ignore_params)
     builder.add_all(history_records or [])
-    return _compare_all(records, builder.baselines(), ignore_params, baseline_run,
-                        _rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k))
+    return compare_all(records, builder.baselines(), ignore_params, baseline_run,
+                       rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k))
 
 
-def _compare_all(records, bases, ignore_params, baseline_run, rule):
+def compare_all(records, bases, ignore_params, baseline_run, rule):
+    """Each record compared with its baseline in ``bases`` (by :func:`record_key`) under ``rule``."""
     named = baseline_run is not None
     return [compare_record(r, bases.get(record_key(r, ignore_params)), rule, named) for r in records]
-
-
-def compare_with_history(records, directory, k=DEFAULT_K, threshold=DEFAULT_THRESHOLD, baseline_run=None,
-                         exclude_runs=(), ignore_params=(), thresholds=None, min_runs=DEFAULT_MIN_RUNS, since=None,
-                         until=None, report=None, latency_threshold=DEFAULT_LATENCY_THRESHOLD,
-                         spread_k=DEFAULT_SPREAD_K):
-    """Like compare(), streaming the baseline records from the history directory."""
-    records = list(records or [])
-    ignore_params = frozenset(ignore_params or ())
-    # only checks with something to compare need a baseline
-    measured = [r for r in records if comparable_metrics(r.get("metrics")) and r.get("kind") != "regression"
-                and not is_retest(r)]
-    kinds = sorted(set(r.get("kind") for r in measured if r.get("kind")))
-    keys = set(record_key(r, ignore_params) for r in measured)
-    builder = BaselineBuilder(k=k, keys=keys, exclude_runs=exclude_runs, baseline_run=baseline_run,
-                              ignore_params=ignore_params)
-    if kinds:
-        # Newest month first; once every check has K passing runs, older months cannot change the medians.
-        selection = history.Selection(kind=kinds, run_id=baseline_run, since=since, until=until)
-        for record in history.select(directory, selection, report, newest_first=True, stop=builder.satisfied):
-            builder.add(record)
-    return _compare_all(records, builder.baselines(), ignore_params, baseline_run,
-                        _rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k))
 
 
 def _regressed_checks(records):

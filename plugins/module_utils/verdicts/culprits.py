@@ -37,7 +37,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as _loc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 COMPONENTS = ("host", "nic", "link", "fabric", "config")

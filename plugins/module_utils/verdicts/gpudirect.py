@@ -14,6 +14,8 @@ host-memory localization findings, family ``rdma_bw``).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import median
+
 DEFAULT_MIN_RATIO = 0.7
 CHECK = "rdma_perf"
 
@@ -24,14 +26,6 @@ SLOW_CAUSE = ("bandwidth from GPU memory is %.2f Gb/s against %.2f Gb/s from hos
 SLOW_FIX = ("check nvidia-smi topo -m (the GPU and NIC should be PIX/PXB, not SYS/NODE), lsmod | grep "
             "nvidia_peermem, disable ACS on the PCIe switches' downstream ports (setpci ... ECAP_ACS+0x6.w=0000 "
             "or the BIOS) and IOMMU passthrough (iommu=pt); compare with another node of the same model")
-
-
-def _median(values):
-    values = sorted(values)
-    if not values:
-        return None
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
 
 
 def _is_cuda(rec):
@@ -70,8 +64,8 @@ def gpudirect_rows(records, min_ratio=DEFAULT_MIN_RATIO):
     rows = []
     for (host, rail), entry in sorted(cuda.items(), key=lambda item: (str(item[0][0]), str(item[0][1]))):
         host_values = (host_memory.get((host, rail)) or {}).get("values") or {}
-        host_gbps = _median([v for op in entry["values"] for v in host_values.get(op, [])])
-        cuda_gbps = _median([v for values in entry["values"].values() for v in values])
+        host_gbps = median([v for op in entry["values"] for v in host_values.get(op, [])])
+        cuda_gbps = median([v for values in entry["values"].values() for v in values])
         ratio = round(cuda_gbps / host_gbps, 4) if host_gbps else None
         rows.append({"host": host, "rail": rail, "device": entry["device"], "gpu": entry["gpu"],
                      "host_gbps": host_gbps, "cuda_gbps": cuda_gbps, "ratio": ratio,

@@ -19,9 +19,10 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import (
-    CULPRIT_FINDINGS, analyze_pairs, name_culprits)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import analyze_pairs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_findings import CULPRIT_FINDINGS, name_culprits
 
 # family -> (record kind, check name)
 FAMILIES = {"rdma": ("rdma_bw", "rdma_perf"), "tcp": ("tcp_bw", "tcp_perf")}
@@ -46,7 +47,7 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     records: the first pass's judged pair records. retest_sides: the side results of the retest rounds.
     plan: the retest plan (``rounds``, ``skipped``; empty when nothing was retested). pair_options: the
     ``analyze_pairs`` options that judge a retest side (min_fraction, expected_gbps, outlier_z,
-    outlier_min_rel). bad_verdicts: the verdicts that were retested. thresholds: ``thresholds.evaluate``
+    outlier_min_rel; ``outlier_z`` is localization's too). bad_verdicts: the verdicts that were retested. thresholds: ``thresholds.evaluate``
     options (``THRESHOLD_OPTIONS``), or None when the check applied them before. counter_deltas: port
     counter changes, evidence for localization. fleet_min_fraction: the fleet threshold's fraction, for the
     retests no expectation judges (``retest.classify``). first_findings: the first pass's findings; those
@@ -61,7 +62,8 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
                              plan.get("skipped") or [], fleet_min_fraction=fleet_min_fraction)
     judged = classified["records"] if thresholds is None else _with_thresholds(classified["records"], thresholds)
     # a retest-worthy verdict (bad_verdicts may add warn) is not a broken link: localization names fail / error
-    localized = loc.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2)
+    localized = loc.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2,
+                                     (pair_options or {}).get("outlier_z", robust.OUTLIER_Z))
     loc.attach_counter_evidence(localized, counter_deltas or [])
     localized["findings"] = loc.finding_records(localized, check, kind)
     localized["summary_record"] = loc.summary_record(localized, check, kind, classified["summary"])

@@ -51,8 +51,10 @@ Components come out most severe first; each has ``component``, ``host``,
 (the ``pair_analysis`` name: ``bad_node``, ``bad_nic``, ``bad_link``,
 ``fabric``, ``fleet``, ``flaky``).
 
-Steps 2 to 4 are one function per component kind in ``localization_components``;
-:func:`localize` runs them in that order over one :func:`link_view`.
+Steps 2 to 4 are one function per component kind, in one module per component group:
+``localization_fleet``, ``localization_fabric``, ``localization_hosts`` and ``localization_links``, over
+``localization_view`` (the :class:`LinkView`, components, evidence); :func:`localize` runs them in that order
+over one :func:`link_view`.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -60,8 +62,13 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_components as lc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_components import pair_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_fabric as loc_fabric
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_fleet as loc_fleet
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_hosts as loc_hosts
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_links as loc_links
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_view as loc_view
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import fails_most
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -312,53 +319,54 @@ def _test_status(original, retests, bad_verdicts):
     return "flaky" if "flaky" in original else "good"
 
 
-# --- host-rail statistics ---------------------------------------------------------
-
-host_rail_stats = lc.host_rail_stats
-
-
 # --- the decision ---------------------------------------------------------------------
 
-def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links", higher=True):
-    """The :class:`localization_components.LinkView` the steps of :func:`localize` read (``higher``: the
-    values are better higher, a bandwidth; not a latency)."""
+def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links", higher=True, outlier_z=robust.OUTLIER_Z):
+    """The :class:`localization_view.LinkView` the steps of :func:`localize` read (``higher``: the
+    values are better higher, a bandwidth; not a latency; ``outlier_z``: a link's robust z beyond which it is an
+    outlier of its rail)."""
     links, partners, devices, blame, hung, refused = link_table(observations, bad_verdicts)
-    view = lc.LinkView(links, partners, devices, blame, host_rail_stats(links), what, hung, higher)
+    view = loc_view.LinkView(links, partners, devices, blame, loc_view.host_rail_stats(links), what, hung,
+                             higher, outlier_z)
     view.refused = refused
     return view
 
 
-def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None):
+def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None,
+             outlier_z=robust.OUTLIER_Z):
     """Components at fault, most severe first, with their evidence (see module doc).
 
-    ``label``: what the links are (e.g. ``rdma_bw``), named in the causes.
+    ``label``: what the links are (e.g. ``rdma_bw``), named in the causes. ``outlier_z``: the robust z beyond
+    which a link measures as an outlier of its rail (``commcheck_outlier_z``, the fleet threshold's too).
     """
     what = "%s links" % label if label else "links"
     if not 0 < float(host_fraction) < 1:
         raise LocalizationError("host_fraction must be in (0, 1), got %r" % (host_fraction,))
     if int(min_bad_links) < 1:
         raise LocalizationError("min_bad_links must be at least 1, got %r" % (min_bad_links,))
-    shown = link_view(observations, bad_verdicts, what, not str(label or "").endswith("_lat"))
-    suspect = lc.suspect_host_rails(shown, host_fraction, min_bad_links)
-    judged = lc.without_noise(shown, suspect)
+    if not 0 < float(outlier_z) < float("inf"):
+        raise LocalizationError("outlier_z must be a finite number above 0, got %r" % (outlier_z,))
+    shown = link_view(observations, bad_verdicts, what, not str(label or "").endswith("_lat"), outlier_z)
+    suspect = loc_fleet.suspect_host_rails(shown, host_fraction, min_bad_links)
+    judged = loc_fleet.without_noise(shown, suspect)
     if judged is not shown:
-        suspect = lc.suspect_host_rails(judged, host_fraction, min_bad_links)
-    fleets, fleet_rails = lc.fleet_components(judged, lc.majority_host_rails(judged, host_fraction, min_bad_links),
-                                              suspect)
-    shortfalls, view = lc.shortfall_components(judged, suspect, fleet_rails)
+        suspect = loc_fleet.suspect_host_rails(judged, host_fraction, min_bad_links)
+    fleets, fleet_rails = loc_fleet.fleet_components(
+        judged, loc_fleet.majority_host_rails(judged, host_fraction, min_bad_links), suspect)
+    shortfalls, view = loc_fleet.shortfall_components(judged, suspect, fleet_rails)
     if shortfalls:
-        suspect = lc.suspect_host_rails(view, host_fraction, min_bad_links)
-    components = lc.one_for_every_rail(view, fleets + shortfalls)
-    switches, switched = lc.switch_components(view, suspect, fleet_rails)
-    cuts, cut = lc.cut_components(view, fleet_rails, switched)
+        suspect = loc_fleet.suspect_host_rails(view, host_fraction, min_bad_links)
+    components = loc_fleet.one_for_every_rail(view, fleets + shortfalls)
+    switches, switched = loc_fabric.switch_components(view, suspect, fleet_rails)
+    cuts, cut = loc_fabric.cut_components(view, fleet_rails, switched)
     switched = set(switched) | cut
-    components += lc.one_switch_for_every_rail(view, switches + cuts)
+    components += loc_fabric.one_switch_for_every_rail(view, switches + cuts)
     implicated = dict(((n, r), "majority") for (n, r) in suspect if r not in fleet_rails and (n, r) not in switched)
-    implicated.update(lc.outliers_of_fleet_rails(view, fleet_rails))
-    implicated, open_links = lc.blame_sides(view, implicated, fleet_rails, switched)
-    components += lc.node_components(view, implicated, fleet_rails)
-    components += lc.path_components(view, open_links)
-    components += lc.flaky_components(view, host_fraction, min_bad_links, fleet_rails)
+    implicated.update(loc_fabric.outliers_of_fleet_rails(view, fleet_rails))
+    implicated, open_links = loc_hosts.blame_sides(view, implicated, fleet_rails, switched)
+    components += loc_hosts.node_components(view, implicated, fleet_rails)
+    components += loc_links.path_components(view, open_links)
+    components += loc_links.flaky_components(view, host_fraction, min_bad_links, fleet_rails)
     components.sort(key=_severity)
     noisy = [{"rail": rail, "hosts": list(pair)} for rail, pair in sorted(view.noisy)]
     return dict(_result(components, shown), noisy=noisy)
@@ -438,9 +446,11 @@ def _summary(components, link_rows):
 
 # --- records ---------------------------------------------------------------------------
 
-def localize_records(records, kind="rdma_bw", bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2):
+def localize_records(records, kind="rdma_bw", bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2,
+                     outlier_z=robust.OUTLIER_Z):
     """:func:`localize` over results-contract records of one kind (and its retests)."""
-    return localize(observations_from_records(records, kind), bad_verdicts, host_fraction, min_bad_links, kind)
+    return localize(observations_from_records(records, kind), bad_verdicts, host_fraction, min_bad_links, kind,
+                    outlier_z)
 
 
 def finding_records(result, check="rdma_perf", kind="rdma_bw"):
@@ -522,7 +532,7 @@ def measures_noisy(rec, rail, noisy):
 
 
 def within_noise(rec, rail):
-    """A failing pair record of a noisy rail (``localization_components.noise_links``) as a warning: below
+    """A failing pair record of a noisy rail (``localization_fleet.noise_links``) as a warning: below
     the line this time, like others of its rail at random, while most of the rail's tests pass: no component
     is at fault, the fabric varies (a ``fail`` would fail the check for what no one can repair)."""
     if rec.get("verdict") not in ("fail", "flaky"):

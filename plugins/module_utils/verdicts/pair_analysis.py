@@ -26,11 +26,9 @@ with ``round``), so a pair whose host never answered still gets a record.
    per node, the median of its links is compared the same way against the
    other nodes' (this catches a bad node even when it drags half of the
    links down, as in small meshes).
-3. Culprits, per kind and rail: a node is bad when more than half of its
-   links (at least two) are bad; a bad node on every rail it has is a
-   ``bad_node``, on some rails a ``bad_nic``. A bad link that no bad node
-   explains is a ``bad_link``. When every node of a rail is bad the finding
-   is fleet-wide instead.
+3. Culprits, per kind and rail (``pair_findings.name_culprits``): a node
+   with mostly bad links, on every rail (``bad_node``) or some (``bad_nic``),
+   a ``bad_link`` no bad node explains, or the whole rail (``fleet``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -40,52 +38,17 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import killed_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import side_outcome as so
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_findings import (
+    FIX, missing_rail_findings, name_culprits, sort_key, unreachable_findings)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import (
     far_outlier, far_text, rate_scales)
 
 KIND_BY_METRIC = {("rdma", "bw"): "rdma_bw", ("rdma", "lat"): "rdma_lat", ("tcp", "bw"): "tcp_bw"}
-BAD = ("fail", "error", "warn")
-
-FIX = {
-    "rail_missing": "check that the NIC is there and up on that host (ibv_devinfo, ibdev2netdev, lspci, dmesg), "
-                    "that its driver is loaded, its port is cabled and active, and in Kubernetes that the pod gets "
-                    "that device (the RDMA device plugin's resource and the pod's network attachments)",
-    "downgraded": "the port negotiated fewer lanes or a lower speed than its like ports: check its cable and "
-                  "transceiver and the switch port's speed setting (mlxlink -d <device> -m, ethtool <netdev>, "
-                  "ibstat), then reseat or replace the cable",
-    "bad_node": "take the node out of the pool and check its NICs, PCIe links (lspci -vv width/speed), NUMA "
-                "placement, firmware and CPU governor; compare its counters with a good node's",
-    "bad_nic": "check that NIC's port and cable (ibstat / ethtool, error counters), its switch port, its PCIe "
-               "link and firmware",
-    "bad_link": "check the cable / transceivers and the switch ports between the two hosts (error counters, "
-                "link speed); reseat or replace; then rerun the pair",
-    "fleet": "every node is affected: check the expected rate (commcheck_expected_gbps), the fabric "
-             "(switch, PFC/ECN, MTU), and the test parameters before blaming nodes",
-    "unreachable": "make the host reachable (ssh, inventory address) and rerun the check",
-    "outlier": "compare this pair's links and hosts with the fleet's; a consistent outlier points to a "
-               "cable, port or host problem that has not crossed the pass/fail line yet",
-    "far_outlier": "far worse than its comparable links with nothing else to judge it by: compare this pair's "
-                   "links and hosts with the fleet's (a late or slow NIC, port or host), and rerun the pair",
-}
 
 
-def median(values):
-    data = sorted(values)
-    n = len(data)
-    if n == 0:
-        return None
-    mid = n // 2
-    return float(data[mid]) if n % 2 else (data[mid - 1] + data[mid]) / 2.0
-
-
-def mad(values, center=None):
-    if not values:
-        return None
-    center = median(values) if center is None else center
-    return median([abs(v - center) for v in values])
-
-
-def robust_outliers(values, z=3.5, min_rel=0.2, low=True, floor_rel=0.005, min_count=3):
+def robust_outliers(values, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, low=True,
+                    floor_rel=robust.SPREAD_FLOOR_REL, min_count=3):
     """Indexes of values that are outliers on the bad side, with their robust z.
 
     ``low``: bandwidth (bad = low); else latency (bad = high). MAD gets a
@@ -94,14 +57,12 @@ def robust_outliers(values, z=3.5, min_rel=0.2, low=True, floor_rel=0.005, min_c
     """
     vals = [float(v) for v in values]
     if len(vals) < min_count:
-        return (median(vals), {})
-    med = median(vals)
-    spread = max(mad(vals, med), floor_rel * abs(med), 1e-12)
+        return (robust.median(vals), {})
+    med, spread = robust.spread(vals, floor_rel)
     out = {}
     for idx, value in enumerate(vals):
-        score = 0.6745 * (value - med) / spread
-        rel = abs(value - med) / abs(med) if med else 0.0
-        if (score < -z if low else score > z) and rel >= min_rel:
+        score = robust.z_score(value, med, spread)
+        if robust.fleet_outlier(score, robust.relative_distance(value, med), low, z, min_rel):
             out[idx] = round(score, 2)
     return (med, out)
 
@@ -161,15 +122,11 @@ def pair_records(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbp
     else:
         keys = [(key, None) for key in by_key]
     records = []
-    for key, job in sorted(keys, key=lambda item: _sort_key(item[0])):
+    for key, job in sorted(keys, key=lambda item: sort_key(item[0])):
         pair = by_key.get(key, {})
         server_side, client_side = pair.get("server"), pair.get("client")
         records.append(_record(key, job, server_side, client_side, family, min_fraction, expected_gbps))
     return records
-
-
-def _sort_key(key):
-    return tuple((0, "") if k is None else (1, k) if isinstance(k, int) else (2, str(k)) for k in key)
 
 
 _PASSED_OPTIONS = ("size", "all_sizes", "duration", "iterations", "qps", "bidirectional", "parallel", "reverse")
@@ -319,7 +276,7 @@ def _group_key(rec):
     return (rec["kind"], p.get("op"), p.get("metric"), p.get("size"), p.get("rail"))
 
 
-def mark_outliers(records, z=3.5, min_rel=0.2, fleet_min_fraction=None):
+def mark_outliers(records, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, fleet_min_fraction=None):
     """Flag link outliers and node outliers (see module doc); returns node outliers."""
     groups = {}
     for rec in records:
@@ -362,7 +319,7 @@ def _node_outliers(recs, judged, scales, gkey, limits, rated):
         for node in (rec["host"], rec["peer"]):
             per_node.setdefault(node, []).append(value)
     nodes = sorted(per_node)
-    scores = [median(per_node[n]) for n in nodes]
+    scores = [robust.median(per_node[n]) for n in nodes]
     nmed, nflag = robust_outliers(scores, z=z, min_rel=min_rel, low=low, min_count=3)
     out = []
     for idx, score in nflag.items():
@@ -382,7 +339,7 @@ def _node_outliers(recs, judged, scales, gkey, limits, rated):
     return out
 
 
-def fail_far_outliers(recs, values, low, metric, limits=(3.5, 0.2, None)):
+def fail_far_outliers(recs, values, low, metric, limits=(robust.OUTLIER_Z, robust.OUTLIER_MIN_REL, None)):
     """Fail the records that no expectation judges (latency; a bandwidth without a link rate) and that are far
     outliers of their group (``thresholds.far_outlier``; ``limits``: outlier_z, outlier_min_rel and the fleet
     threshold's fleet_min_fraction).
@@ -417,173 +374,6 @@ def _record_value(rec):
     return m.get("lat_us") if rec["params"].get("metric") == "lat" else m.get("bw_gbps")
 
 
-def _links_by_pair(records):
-    """(family, rail, {host, peer}) -> {bad, records, pair}: a link is bad when one of its records is."""
-    links = {}
-    for rec in records:
-        key = (rec["kind"], rec["params"].get("rail"), frozenset((rec["host"], rec["peer"])))
-        entry = links.setdefault(key, {"bad": False, "records": [], "pair": (rec["host"], rec["peer"])})
-        entry["records"].append(rec)
-        if rec["verdict"] in BAD:
-            entry["bad"] = True
-    return links
-
-
-def _node_stats(links):
-    """(family, rail, node) -> {links, bad, bad_links}."""
-    per_node = {}
-    for (fam, rail, _pair), entry in links.items():
-        for node in entry["pair"]:
-            stat = per_node.setdefault((fam, rail, node), {"links": 0, "bad": 0, "bad_links": []})
-            stat["links"] += 1
-            if entry["bad"]:
-                stat["bad"] += 1
-                stat["bad_links"].append(entry)
-    return per_node
-
-
-def _bad_rails(per_node):
-    """(family, node) -> the rails on which more than half of the node's links (at least two) are bad."""
-    bad_rails = {}
-    for (fam, rail, node), stat in per_node.items():
-        if stat["links"] >= 2 and stat["bad"] * 2 > stat["links"]:
-            bad_rails.setdefault((fam, node), []).append(rail)
-    return bad_rails
-
-
-def _rails_and_nodes(per_node):
-    """(family, node) -> its rails, and (family, rail) -> its nodes."""
-    rails_of = {}
-    nodes_of = {}
-    for (fam, rail, node) in per_node:
-        rails_of.setdefault((fam, node), set()).add(rail)
-        nodes_of.setdefault((fam, rail), set()).add(node)
-    return rails_of, nodes_of
-
-
-def _fleet_findings(links, nodes_of, bad_rails, check):
-    """Fleet findings (every node of a rail, at least three, is bad) and the (family, rail) they cover."""
-    findings = []
-    fleet_rails = set()
-    for (fam, rail), nodes in nodes_of.items():
-        bad_here = [n for n in nodes if rail in bad_rails.get((fam, n), [])]
-        if len(nodes) < 3 or len(bad_here) != len(nodes):
-            continue
-        fleet_rails.add((fam, rail))
-        total = [e for k, e in links.items() if k[0] == fam and k[1] == rail]
-        n_bad = sum(1 for e in total if e["bad"])
-        findings.append(_finding(
-            "fleet", "*", fam, check, rail,
-            "every node has mostly bad %s links on rail %s (%d of %d links bad)" % (fam, rail, n_bad, len(total)),
-            FIX["fleet"], {"links": len(total), "bad_links": n_bad}, []))
-    return findings, fleet_rails
-
-
-def _node_finding(fam, node, rails, stats, node_rails, check):
-    """bad_node when ``rails`` cover every rail of the node (``node_rails``), else bad_nic."""
-    n_links = sum(s["links"] for s in stats)
-    n_bad = sum(s["bad"] for s in stats)
-    devices = sorted(set(_node_device(e, node) for s in stats for e in s["bad_links"]) - set([None]))
-    evidence = []
-    for s in stats:
-        for e in s["bad_links"][:8]:
-            rec = _worst(e["records"])
-            evidence.append("%s-%s rail %s: %s" % (rec["host"], rec["peer"], rec["params"].get("rail"),
-                                                   rec.get("cause") or rec["verdict"]))
-    verdict = _worst([r for s in stats for e in s["bad_links"] for r in e["records"]])["verdict"]
-    metrics = {"links": n_links, "bad_links": n_bad}
-    if set(rails) >= node_rails:
-        cause = "%s: %d of its %d %s links are bad%s" % (
-            node, n_bad, n_links, fam, "" if len(node_rails) == 1 else " on every rail")
-        return _finding("bad_node", node, fam, check, None, cause, FIX["bad_node"], metrics, evidence,
-                        devices=devices, verdict=verdict)
-    cause = "%s rail %s (%s): %d of its %d %s links on that rail are bad" % (
-        node, ", ".join(str(r) for r in sorted(rails, key=str)), ", ".join(devices) or "device unknown",
-        n_bad, n_links, fam)
-    return _finding("bad_nic", node, fam, check, sorted(rails, key=str), cause, FIX["bad_nic"], metrics, evidence,
-                    devices=devices, verdict=verdict)
-
-
-def _node_findings(per_node, rails_of, bad_rails, fleet_rails, check):
-    """bad_node / bad_nic findings (rails a fleet finding covers left out) and the (family, rail, node) blamed."""
-    findings = []
-    blamed = set()
-    for (fam, node), rails in sorted(bad_rails.items(), key=lambda item: (item[0][0], str(item[0][1]))):
-        rails = [r for r in rails if (fam, r) not in fleet_rails]
-        if not rails:
-            continue
-        stats = [per_node[(fam, r, node)] for r in rails]
-        findings.append(_node_finding(fam, node, rails, stats, rails_of[(fam, node)], check))
-        for r in rails:
-            blamed.add((fam, r, node))
-    return findings, blamed
-
-
-def _link_findings(links, fleet_rails, blamed, check):
-    """bad_link findings: bad links on no fleet rail whose two nodes are both unblamed on that rail."""
-    findings = []
-    for (fam, rail, _pair), entry in sorted(links.items(), key=lambda item: _sort_key(
-            (item[0][0], item[0][1]) + tuple(sorted(item[0][2])))):
-        if not entry["bad"] or (fam, rail) in fleet_rails:
-            continue
-        a, b = entry["pair"]
-        if (fam, rail, a) in blamed or (fam, rail, b) in blamed:
-            continue
-        rec = _worst(entry["records"])
-        # neither host is blamed, which says nothing about its other links being good (it may have no others)
-        cause = "link %s - %s (rail %s) is bad and neither host is bad on most of its links: %s" % (
-            a, b, rail, rec.get("cause") or rec["verdict"])
-        findings.append(_finding("bad_link", a, fam, check, rail, cause, FIX["bad_link"],
-                                 {"bad_records": sum(1 for r in entry["records"] if r["verdict"] in BAD)},
-                                 _link_evidence(entry), peer=b, verdict=rec["verdict"]))
-    return findings
-
-
-# the findings name_culprits makes (the others of a pair check: unreachable hosts, missing rails)
-CULPRIT_FINDINGS = ("fleet", "bad_node", "bad_nic", "bad_link")
-
-
-def name_culprits(records, check="rdma_perf"):
-    """Finding records: bad nodes / NICs, bad links, fleet-wide problems."""
-    links = _links_by_pair(records)
-    per_node = _node_stats(links)
-    bad_rails = _bad_rails(per_node)
-    rails_of, nodes_of = _rails_and_nodes(per_node)
-    findings, fleet_rails = _fleet_findings(links, nodes_of, bad_rails, check)
-    node_findings, blamed = _node_findings(per_node, rails_of, bad_rails, fleet_rails, check)
-    return findings + node_findings + _link_findings(links, fleet_rails, blamed, check)
-
-
-def _link_evidence(entry):
-    out = []
-    for rec in entry["records"]:
-        if rec["verdict"] in BAD:
-            out.append("%s %s: %s" % (rec["params"].get("op"), rec["params"].get("metric"),
-                                      rec.get("cause") or rec["verdict"]))
-    return out
-
-
-def _node_device(entry, node):
-    rec = entry["records"][0]
-    if rec["host"] == node:
-        return rec["params"].get("device")
-    return rec["params"].get("peer_device")
-
-
-def _worst(records):
-    rank = {"error": 3, "fail": 2, "warn": 1}
-    return max(records, key=lambda r: rank.get(r["verdict"], 0))
-
-
-def _finding(code, host, family, check, rail, cause, fix, metrics, evidence, peer=None, devices=None,
-             verdict="fail"):
-    params = {"check": check, "finding": code, "family": family, "rail": rail}
-    if devices:
-        params["devices"] = devices
-    return {"kind": "finding", "host": host, "peer": peer, "params": params, "metrics": metrics,
-            "verdict": verdict, "cause": cause, "fix": fix, "evidence": evidence}
-
-
 def matrices(records):
     """One matrix per kind / op / metric / rail / size: hosts and a values grid.
 
@@ -595,7 +385,7 @@ def matrices(records):
     for rec in records:
         groups.setdefault(_group_key(rec), []).append(rec)
     out = []
-    for gkey in sorted(groups, key=_sort_key):
+    for gkey in sorted(groups, key=sort_key):
         recs = groups[gkey]
         hosts = []
         for rec in recs:
@@ -627,13 +417,6 @@ def _natural(text):
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
 
 
-def unreachable_findings(hosts, check="rdma_perf", family="rdma"):
-    return [{"kind": "finding", "host": h, "peer": None,
-             "params": {"check": check, "finding": "unreachable", "family": family, "rail": None},
-             "metrics": {}, "verdict": "error", "cause": "%s was unreachable; none of its links were tested" % h,
-             "fix": FIX["unreachable"], "evidence": []} for h in hosts or []]
-
-
 def skipped_records(skipped, family="rdma"):
     """Records for planned pairs that could not run (e.g. no common active port)."""
     out = []
@@ -647,34 +430,9 @@ def skipped_records(skipped, family="rdma"):
     return out
 
 
-def missing_rail_findings(skipped, family="rdma"):
-    """One failing finding per host and rail that its pairs' peers have and it has not (``missing`` of the
-    planned pairs that could not run: schedule.round_plan): a NIC that is gone, down before the run, not passed
-    into the pod, or whose driver is not loaded. Named like discovery's own findings, by host and device."""
-    seen = {}
-    for item in skipped or []:
-        gap = item.get("missing")
-        if not isinstance(gap, dict) or not gap.get("host"):
-            continue
-        entry = seen.setdefault((gap["host"], gap.get("rail")), {"device": gap.get("device"), "peers": []})
-        if gap.get("peer") and gap["peer"] not in entry["peers"]:
-            entry["peers"].append(gap["peer"])
-    out = []
-    for (host, rail), entry in sorted(seen.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0)):
-        peers = ", ".join(entry["peers"])
-        out.append({"kind": "finding", "host": host, "peer": None,
-                    "params": {"check": "discover", "code": "rdma_rail_missing", "finding": "rail_missing",
-                               "family": family, "rail": rail, "device": entry["device"]},
-                    "metrics": {}, "verdict": "fail",
-                    "cause": "%s has no active RDMA port for rail %s, where its peers (%s) have %s: its pairs on "
-                             "that rail could not run" % (host, rail, peers, entry["device"]),
-                    "fix": FIX["rail_missing"], "evidence": ["peers with rail %s: %s" % (rail, peers)]})
-    return out
-
-
-def analyze_pairs(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None, outlier_z=3.5,
-                  outlier_min_rel=0.2, unreachable=None, check=None, skipped=None, fleet_min_fraction=None,
-                  killed=None):
+def analyze_pairs(sides, jobs=None, family="rdma", min_fraction=0.9, expected_gbps=None,
+                  outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL, unreachable=None, check=None,
+                  skipped=None, fleet_min_fraction=None, killed=None):
     """Everything above in one call: records, findings, matrices, summary (``fleet_min_fraction``: the fleet
     threshold's, so that a value it will fail as a far outlier fails here, and is retested; ``killed``: hosts
     whose test module was killed, named as such instead of as culprits)."""

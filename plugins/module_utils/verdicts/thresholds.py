@@ -3,51 +3,37 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Three thresholds for a bandwidth, and which of them tripped (pure).
 
-1. ``hardware``: what the hardware should give. For a pair, the discovered
-   link rate (the lower of the two ports, a port that negotiated less than
-   its like ports counted at theirs: ``schedule.pair_rate``; twice that when bidirectional) x
-   an efficiency per operation (:data:`DEFAULT_EFFICIENCY`, configurable);
-   for a collective, its own pass line when the collective module judged
-   it (``threshold_busbw_gbs``), else rails x link rate / 8 (GB/s) x an
-   efficiency per collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`), else
-   its nominal ``expected_busbw_gbs`` x that efficiency. Collective runs are
-   compared with the fleet only within the same library, mode, stage,
+1. ``hardware``: what the hardware should give. For a pair, the discovered link rate (the lower of the two ports,
+   a port that negotiated less than its like ports counted at theirs: ``schedule.pair_rate``; twice that when
+   bidirectional) x an efficiency per operation (:data:`DEFAULT_EFFICIENCY`, configurable); for a collective, its
+   own pass line when the collective module judged it (``threshold_busbw_gbs``), else rails x link rate / 8 (GB/s)
+   x an efficiency per collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`), else its nominal ``expected_busbw_gbs``
+   x that efficiency. Collective runs are compared with the fleet only within the same library, mode, stage,
    operation, node and rank counts and sizes (per-node runs: node against node).
-2. ``fleet``: the record is a low outlier among comparable records of the
-   same run (same kind, op, metric, size, rail): robust z-score from the
-   median and the MAD below ``-outlier_z`` and at least ``outlier_min_rel``
-   below the median (latency: above); bandwidths by the fraction of each
-   record's own expected rate when every record of the group has one
-   (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
-   ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the
-   median bandwidth, or above the median latency / ``fleet_min_fraction``
-   (the pass line the hardware check draws, with the fleet median standing
-   in for what the links deliver), so one link at 40 % of its peers fails
-   even on a first run with no history and no known link rate. A value
-   :data:`BEST_FACTOR` times worse than the best quarter of its group (a
-   latency 3 x above it, a bandwidth below a third of it) is a far outlier
-   too, however many links share it: one host of a 4-host ring is in half
-   of its rail's pairs, and such a share moves the median and the MAD
-   themselves. Latency has no hardware expectation, so this is what finds
-   a late NIC there; a bandwidth usually has one. Both far rules need
-   ``fleet_min_fraction`` (without it a fleet outlier only warns).
-3. ``history``: the value regresses against its own baseline: the median
-   of the same pair's passing values over the last ``history_k`` runs, or,
-   when the pair has no history, the median of the host's passing links of
-   that kind (its own history baseline). What a regression is, is decided by
-   ``baseline.RegressionRule`` (the report's rule): at least ``min_runs``
-   earlier runs, and a change beyond the larger of ``history_threshold``
-   (for latency: of it and the wider latency default) and the spread of
-   those runs.
+2. ``fleet``: the record is a low outlier (``stats.fleet_outlier``) among comparable records of the same run
+   (same kind, op, metric, size, rail): robust z-score from the median and the MAD below ``-outlier_z`` and at
+   least ``outlier_min_rel`` below the median (latency: above); bandwidths by the fraction of each record's own expected rate when every record of
+   the group has one (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
+   ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the median bandwidth, or above the median
+   latency / ``fleet_min_fraction`` (the pass line the hardware check draws, with the fleet median standing in for
+   what the links deliver), so one link at 40 % of its peers fails even on a first run with no history and no
+   known link rate. A value :data:`BEST_FACTOR` times worse than the best quarter of its group (a latency 3 x
+   above it, a bandwidth below a third of it) is a far outlier too, however many links share it: one host of a
+   4-host ring is in half of its rail's pairs, and such a share moves the median and the MAD themselves. Latency
+   has no hardware expectation, so this is what finds a late NIC there; a bandwidth usually has one. Both far
+   rules need ``fleet_min_fraction`` (without it a fleet outlier only warns).
+3. ``history``: the value regresses against its own baseline: the median of the same pair's passing values over
+   the last ``history_k`` runs, or, when the pair has no history, the median of the host's passing links of that
+   kind (its own history baseline). What a regression is, is decided by ``baseline.RegressionRule`` (the report's
+   rule): at least ``min_runs`` earlier runs, and a change beyond the larger of ``history_threshold`` (for
+   latency: of it and the wider latency default) and the spread of those runs.
 
-:func:`evaluate` annotates records: ``metrics`` gains ``link_rate_gbps``,
-``hw_expected_gbps`` (``hw_expected_busbw_gbs`` for collectives),
-``fleet_median``, ``robust_z``, ``history_baseline``; the record gains
-``thresholds`` (``tripped``: the names that tripped, and each check's
-numbers) and an evidence line; the cause of a bad record ends with
-``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
-``fail`` when the hardware threshold tripped or the record is a far fleet
-outlier, and ``warn`` when only the fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
+:func:`evaluate` annotates records: ``metrics`` gains ``link_rate_gbps``, ``hw_expected_gbps``
+(``hw_expected_busbw_gbs`` for collectives), ``fleet_median``, ``robust_z``, ``history_baseline``; the record
+gains ``thresholds`` (``tripped``: the names that tripped, and each check's numbers) and an evidence line; the
+cause of a bad record ends with ``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
+``fail`` when the hardware threshold tripped or the record is a far fleet outlier, and ``warn`` when only the
+fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -55,6 +41,8 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
     DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import best_quarter, median, spread as spread_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number, fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -79,14 +67,6 @@ _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "
 
 class ThresholdError(ValueError):
     """Bad configuration (a clear message)."""
-
-
-def median(values):
-    data = sorted(values)
-    if not data:
-        return None
-    mid = len(data) // 2
-    return float(data[mid]) if len(data) % 2 else (data[mid - 1] + data[mid]) / 2.0
 
 
 def _efficiency_table(defaults, override, name):
@@ -136,21 +116,12 @@ def expected_busbw(rails, rate_gbps, op, efficiency=None):
     return round(int(rails) * rate / 8.0 * eff, 6), eff
 
 
-def spread_of(values, floor_rel=0.005):
-    """(median, MAD with a floor of floor_rel x |median|) of values; (None, None) when empty."""
-    med = median(values)
+def robust_z(values, value, floor_rel=robust.SPREAD_FLOOR_REL):
+    """(median, robust z of value rounded to 2 places) within values; (None, None) when values is empty."""
+    med, scale = robust.spread(values, floor_rel)
     if med is None:
         return None, None
-    spread = median([abs(v - med) for v in values])
-    return med, max(spread, floor_rel * abs(med), 1e-12)
-
-
-def robust_z(values, value, floor_rel=0.005):
-    """(median, robust z of value) within values (MAD with a floor of floor_rel x |median|)."""
-    med, spread = spread_of(values, floor_rel)
-    if med is None:
-        return None, None
-    return med, round(0.6745 * (value - med) / spread, 2)
+    return med, round(robust.z_score(value, med, scale), 2)
 
 
 def _metric(rec):
@@ -218,9 +189,9 @@ def history_baselines(history_records, k=5, exclude_run=None):
     return reduce(per_pair), reduce(per_host)
 
 
-def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None, outlier_z=3.5,
-             outlier_min_rel=0.2, history_threshold=0.2, history_k=5, min_runs=DEFAULT_MIN_RUNS, set_verdicts=False,
-             run_id=None, fleet_min_fraction=None):
+def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None,
+             outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL, history_threshold=0.2, history_k=5,
+             min_runs=DEFAULT_MIN_RUNS, set_verdicts=False, run_id=None, fleet_min_fraction=None):
     """Annotated copies of ``records`` and a summary of which thresholds tripped (see module doc).
 
     ``rates``: ``{host: {rail: Gb/s}}`` (default: each pair record's
@@ -356,12 +327,6 @@ def _own_scale(rec, rated):
     return finite_number((rec.get("metrics") or {}).get("expected_gbps")) if rated else 1.0
 
 
-def best_quarter(values, higher):
-    """The value a quarter of the way from the best of values (higher: the largest is best)."""
-    ordered = sorted(values, reverse=bool(higher))
-    return float(ordered[(len(ordered) - 1) // 4]) if ordered else None
-
-
 def _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates):
     """The hardware threshold of one record; the expectation goes into its metrics."""
     if not higher:
@@ -400,12 +365,10 @@ def _fleet_check(rec, value, higher, stats, limits):
         return {"checked": False}
     scale = _own_scale(rec, rated)
     value = value / scale
-    z = round(0.6745 * (value - med) / spread, 2)
-    rel = abs(value - med) / abs(med) if med else 0.0
-    low = (z < -outlier_z) if higher else (z > outlier_z)
+    z = round(robust.z_score(value, med, spread), 2)
     rec["metrics"]["fleet_median"] = med * scale
     rec["metrics"]["robust_z"] = z
-    tripped = bool(low and rel >= outlier_min_rel)
+    tripped = bool(robust.fleet_outlier(z, robust.relative_distance(value, med), higher, outlier_z, outlier_min_rel))
     result = {"checked": True, "median": med * scale, "robust_z": z, "n": count, "tripped": tripped,
               "far": tripped and _beyond_fraction(value, med, higher, fraction), "min_fraction": fraction}
     if fraction and not result["far"] and _far_from_best(value, best, higher):
@@ -414,7 +377,7 @@ def _fleet_check(rec, value, higher, stats, limits):
     return result
 
 
-def far_outlier(value, values, higher, fraction=None, outlier_z=3.5, outlier_min_rel=0.2):
+def far_outlier(value, values, higher, fraction=None, outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL):
     """(far, why) of a value among its comparable ``values`` (three at least) by the fleet check's far rules:
     a robust outlier beyond ``fraction`` of their median, or :data:`BEST_FACTOR` times worse than their best
     quarter (:func:`far_from_best`, the one rule without a fraction). ``why``: ``{"median": ...}`` or
@@ -425,10 +388,9 @@ def far_outlier(value, values, higher, fraction=None, outlier_z=3.5, outlier_min
     between the two lines fails without a retest, and a moment of slowness is called a failure."""
     if len(values) < 3:
         return False, None
-    med, spread = spread_of(values)
-    z = 0.6745 * (value - med) / spread
-    rel = abs(value - med) / abs(med) if med else 0.0
-    if (z < -outlier_z if higher else z > outlier_z) and rel >= outlier_min_rel and \
+    med, spread = robust.spread(values)
+    z = robust.z_score(value, med, spread)
+    if robust.fleet_outlier(z, robust.relative_distance(value, med), higher, outlier_z, outlier_min_rel) and \
             _beyond_fraction(value, med, higher, fraction):
         return True, {"median": med}
     far, best = far_from_best(value, values, higher)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_flow
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import record_flow
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_html
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_markdown
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
@@ -41,13 +41,13 @@ def _rec(op="write", kind="rdma_bw", host="h1", peer="h2", value=40.0, **params)
     (dict(_rec("write"), peer=None), "h1"),
 ])
 def test_flow_label_says_who_sends(record, label):
-    assert report_flow.flow_label(record) == label
+    assert record_flow.flow_label(record) == label
 
 
 def test_a_regression_record_follows_the_kind_it_regressed():
     record = dict(_rec("read"), kind="regression")
     record["params"]["check_kind"] = "rdma_bw"
-    assert report_flow.flow_label(record) == "h1->h2"
+    assert record_flow.flow_label(record) == "h1->h2"
 
 
 def test_check_name_points_from_sender_to_receiver():

@@ -1,0 +1,292 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Localization's fleet steps (pure), on a :class:`localization_view.LinkView`:
+
+- :func:`suspect_host_rails`: the (host, rail) pairs with mostly bad links,
+  worst first, each one's links no longer counting against its peers;
+- :func:`without_noise`: the failures of a healthy but noisy rail are no evidence;
+- :func:`shortfall_components`: rails whose links are one tight population at the
+  pass line, so that chance picks which fail (the rail's, not those links' hosts);
+- :func:`fleet_components`: rails where every host has mostly bad links (and no few of
+  them explain every bad link)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import median
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import (
+    FIX, component, fmt, level, link_lines, majority, rail_levels)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
+
+# a rail whose links spread more than this (MAD / median) is not one population: its failures are not its own
+SHORTFALL_SPREAD = 0.05
+SHORTFALL_FIX = ("the rail's links all run at about the same rate and that rate is at the pass line, so which of "
+                 "them fail is chance: check what the whole rail shares (its switches' configuration and firmware, "
+                 "PFC / ECN, MTU, congestion from other traffic) and whether the expected rate and efficiency fit "
+                 "this hardware, not the hosts")
+# a rail whose typical link passes and whose links spread wider than this (MAD / median) is noisy, not failing:
+# twice the spread floor, so that a rail whose every link reads the same at its pass line stays the line's
+NOISE_SPREAD = 0.01
+# ... and its failed links are noise only within this fraction of its median: a NIC at 80 % is no noise
+NOISE_BAND = 0.12
+
+
+# --- suspects and fleet --------------------------------------------------------------
+
+def majority_host_rails(view, fraction, minimum):
+    """(host, rail) pairs with mostly bad links: more than ``fraction`` of them, and at least ``minimum``."""
+    return set(key for key, st in view.stats.items() if majority(st["bad"], st["links"], fraction, minimum))
+
+
+def suspect_host_rails(view, fraction, minimum):
+    """The (host, rail) pairs whose bad links a majority rule blames on them, one at a time.
+
+    The worst (host, rail) with a majority of bad links is named first; its links then explain
+    the failures of its peers, so they no longer count for them. Without that, a slow host's
+    peers also look slow where a second fault takes one more of their links (a slow host plus
+    a slow link elsewhere would name the link's host too).
+
+    A (host, rail) that passed every retest with a known-good partner is never a suspect: it is the victim
+    of its bad peers (in a ring, the host between two bad hosts fails with both of its only peers). One whose
+    links are far worse than its rail's others every time (:meth:`LinkView.outliers`) counts them all as bad
+    once one of them failed, on any rail: it sits at the pass line, and noise alone passed the others.
+    """
+    neighbours = _rail_neighbours(view)
+    order = sorted((key for key in neighbours if not view.cleared(*key)), key=lambda key: (key[1], natural_key(key[0])))
+    suspects = set()
+    while True:
+        best, best_rank = None, None
+        for key in order:
+            if key in suspects:
+                continue
+            left = [(other, status) for other, status in neighbours[key] if (other, key[1]) not in suspects]
+            bad = _bad_count(view, key, left)
+            rank = (float(bad) / len(left) if left else 0.0, bad)
+            if majority(bad, len(left), fraction, minimum) and (best_rank is None or rank > best_rank):
+                best, best_rank = key, rank
+        if best is None:
+            return suspects
+        suspects.add(best)
+
+
+def _bad_count(view, key, links):
+    """How many of the (peer, status) ``links`` of ``key`` (host, rail) count as bad: the bad ones; all of them when
+    the host's links on that rail measure far below the others' every time (:meth:`LinkView.outliers`) and one
+    of its links on such a rail failed (bad or flaky)."""
+    node, rail = key
+    if key in view.outliers() and _outlier_failed(view, node):
+        return len(links)
+    return sum(1 for _other, status in links if status == "bad")
+
+
+def _outlier_failed(view, node):
+    return any(node in pair and (node, rail) in view.outliers() and link["status"] in ("bad", "flaky")
+               for (rail, pair), link in view.links.items())
+
+
+def _rail_neighbours(view):
+    """(host, rail) -> [(peer, link status)] of the links with a known status."""
+    out = {}
+    for (rail, pair), link in view.links.items():
+        if link["status"] == "unknown":
+            continue
+        out.setdefault((pair[0], rail), []).append((pair[1], link["status"]))
+        out.setdefault((pair[1], rail), []).append((pair[0], link["status"]))
+    return out
+
+
+def fleet_components(view, suspect, explaining=None):
+    """A ``fleet`` component per rail whose every host (three at least) is suspect; and the set of those rails.
+
+    ``explaining``: the suspects taken one at a time (:func:`suspect_host_rails`). A rail whose bad links
+    they all explain without naming every host is not the fleet's: two bad hosts of four make every host
+    of the rail mostly bad, yet the link between the other two passes."""
+    out = []
+    fleet_rails = set()
+    for rail, nodes in sorted(view.hosts_of_rail.items()):
+        if len(nodes) >= 3 and all((n, rail) in suspect for n in nodes) and \
+                not explained_by_some_hosts(view, rail, explaining):
+            fleet_rails.add(rail)
+            out.append(fleet_component(view, rail, nodes))
+    return one_for_every_rail(view, out), fleet_rails
+
+
+def one_for_every_rail(view, fleets):
+    """The ``fleet`` components of a check's rails, or one for all of them when every rail has one."""
+    if len(fleets) >= 2 and set(c["rail"] for c in fleets) == set(view.hosts_of_rail):
+        # one cause, not one per rail: what every rail shares is the expectation, the test or the whole fabric
+        return [every_rail_component(view, sorted(fleets, key=lambda c: c["rail"]))]
+    return fleets
+
+
+def explained_by_some_hosts(view, rail, suspects, bad_pairs=None):
+    """True when the ``suspects`` on ``rail`` leave out hosts of it, are in every bad link of it (of
+    ``bad_pairs`` when given), and two of the hosts they leave out pass with each other. Without that good link
+    nothing shows the others are fine: in a ring of four, two opposite hosts are in every link, whether they or
+    the whole rail are slow."""
+    if not suspects:
+        return False
+    named = set(n for (n, r) in suspects if r == rail)
+    if not named or named >= view.hosts_of_rail.get(rail, set()):
+        return False
+    links = [(set(pair), link["status"]) for (r, pair), link in view.links.items() if r == rail]
+    bad = [set(pair) for pair in bad_pairs] if bad_pairs is not None else \
+        [pair for pair, status in links if status == "bad"]
+    if not all(pair & named for pair in bad):
+        return False
+    return any(status == "good" and not pair & named for pair, status in links)
+
+
+def fleet_component(view, rail, nodes):
+    rail_links = [l for (r, _p), l in view.links.items() if r == rail and l["status"] != "unknown"]
+    bad = [l for l in rail_links if l["status"] == "bad"]
+    return component(
+        "fleet", "*", None, rail, [rail], view.rail_devices(nodes, rail),
+        "rail %s: every host has mostly bad links (%d of %d links bad)" % (rail, len(bad), len(rail_links)),
+        ["rail %s: %d of %d links bad, on all %d hosts" % (rail, len(bad), len(rail_links), len(nodes))]
+        + link_lines(bad, 6),
+        {"total": len(rail_links), "bad": len(bad)}, "high" if len(nodes) >= 4 else "medium")
+
+
+def every_rail_component(view, fleets):
+    """The one ``fleet`` component of a check whose every rail is failing on every host or at its pass line
+    (``fleets``: the rails' own components)."""
+    rails = sorted(c["rail"] for c in fleets)
+    total = sum(c["links"]["total"] for c in fleets)
+    bad = sum(c["links"]["bad"] for c in fleets)
+    nodes = set(n for r in rails for n in view.hosts_of_rail.get(r, ()))
+    comp = component(
+        "fleet", "*", None, None, rails, sorted(set(d for c in fleets for d in c["devices"])),
+        "every rail fails across its hosts (%d of %d links bad, %d hosts, %d rails): one cause they all share" % (
+            bad, total, len(nodes), len(rails)),
+        [line for c in fleets for line in c["evidence"][:2]], {"total": total, "bad": bad}, "high")
+    comp["fix"] = FIX["fleet"] + "; on every rail at once, the expectation and the test first"
+    return comp
+
+
+# --- a rail at its pass line --------------------------------------------------------------
+
+def shortfall_components(view, suspects, skip=()):
+    """A ``fleet`` component per rail (not in ``skip``) whose links are one population at the pass line
+    (:func:`shortfall_links`); and a view in which the links it explains count as good for their hosts.
+
+    Every link of such a rail measures about the same, a little above or below the line, so noise alone
+    decides which fail, pass or pass on retest: named one by one they would be a scatter of NICs, links and
+    flaky links where the one fault is what the whole rail shares. Its links far below the others (a bad NIC
+    on that rail) are left to the other rules, and its hosts' other rails still tell a NIC from its host."""
+    out = []
+    covered = set()
+    for rail in sorted(set(view.hosts_of_rail) - set(skip)):
+        links = shortfall_links(view, rail, suspects)
+        if links:
+            out.append(shortfall_component(view, rail, links))
+            covered.update((rail, link["hosts"]) for link in links)
+    return out, (view.without(covered) if covered else view)
+
+
+def without_noise(view, suspects):
+    """The view in which the failed links of noisy rails (:func:`noise_links`) count as good, with them in its
+    ``noisy``; the same view when no rail is noisy. First of all steps: noise is no evidence for any of them
+    (by chance every host of a rail can have most of its links failed once)."""
+    noisy = set((rail, link["hosts"]) for rail in sorted(view.hosts_of_rail)
+                for link in noise_links(view, rail, suspects))
+    if not noisy:
+        return view
+    view = view.without(noisy)
+    view.noisy |= noisy
+    return view
+
+
+def noise_links(view, rail, suspects):
+    """The failed links of a healthy but noisy ``rail``, else []: most of its measurements (first pass and as-is
+    retests) passed, so its typical link meets the expectation; they spread more widely than
+    :data:`NOISE_SPREAD` of their median (and less than twice :data:`SHORTFALL_SPREAD`: wider is no one
+    population); and no few hosts explain its failed links, flaky ones too (:func:`_hosts_explain`). Only the
+    links within :data:`NOISE_BAND` of the rail's median count (a few samples' spread is too uncertain to tell
+    an outlier by): those below it, a slow NIC's, are left to the other rules.
+
+    Then the failures are the low tail of a fabric that varies from test to test (congestion, other traffic,
+    ECMP collisions), and a retest draws anew, so some are confirmed by chance: named one by one they would be a
+    scatter of links, NICs and flaky hosts, and named together a failing fabric that most tests find fine. A
+    rail whose links all read within a hair of each other at the line is the line's
+    (:func:`shortfall_component`), whichever side most of them fell on."""
+    levels = rail_levels(view, rail)[0]
+    if len(levels) < 3:
+        return []
+    med = median(list(levels.values()))
+    links = [view.links[(rail, pair)] for pair, lvl in levels.items() if lvl >= med - NOISE_BAND * abs(med)]
+    rated = all(link.get("expected") for link in links)
+    # the as-is retests are draws of the same links too
+    measured = [(level(link, v, view.higher, rated), verdict) for link in links
+                for v, verdict in zip(link["values"] + link["retest_values"], link["original"] + link["retests"])
+                if v is not None]
+    med, spread = robust.spread([lvl for lvl, _verdict in measured])
+    passed = sum(1 for _lvl, verdict in measured if verdict == "pass")
+    if not med or 2 * passed <= len(measured) or not NOISE_SPREAD < spread / abs(med) <= 2 * SHORTFALL_SPREAD:
+        return []
+    failed = [link for link in links if link["status"] in ("bad", "flaky")]
+    if not failed or _hosts_explain(view, rail, suspects, [link["hosts"] for link in failed], levels):
+        return []
+    return failed
+
+
+def shortfall_links(view, rail, suspects):
+    """The bad and flaky links of ``rail`` that are typical of it, when the rail is at its pass line: its links
+    are one tight population (relative spread at most :data:`SHORTFALL_SPREAD`, none far above it) on both
+    sides of the line: two or more of its typical links failed (one of them for good), others passed (at least
+    on a retest), and the failures are its low end; and no few hosts explain them (:func:`_hosts_explain`).
+    A rail whose every link fails is :func:`fleet_components`' to judge, or its hosts'. Else []."""
+    levels = rail_levels(view, rail)[0]
+    if len(levels) < 3:
+        return []
+    med, spread = robust.spread(list(levels.values()))
+    if not med or spread / abs(med) > SHORTFALL_SPREAD:
+        return []
+    z = dict((pair, robust.z_score(value, med, spread)) for pair, value in levels.items())
+    if any(score > view.outlier_z for score in z.values()):
+        return []
+    typical = [view.links[(rail, pair)] for pair, score in sorted(z.items()) if score >= -view.outlier_z]
+    failed = [link for link in typical if link["status"] in ("bad", "flaky")]
+    bad = [link for link in failed if link["status"] == "bad"]
+    passed = [levels[link["hosts"]] for link in typical if link["status"] in ("good", "flaky")]
+    if not bad or len(failed) < 2 or not passed or \
+            median([levels[link["hosts"]] for link in bad]) >= median(passed) or \
+            _hosts_explain(view, rail, suspects, [link["hosts"] for link in bad], levels):
+        return []
+    return failed
+
+
+def _hosts_explain(view, rail, suspects, bad_pairs, levels):
+    """Whether the suspects of ``rail`` explain ``bad_pairs`` (:func:`explained_by_some_hosts`) and their links
+    measure distinctly worse than those between the other hosts: beyond the others' spread (robust z below
+    -``outlier_z``), or by more than :data:`SHORTFALL_SPREAD` of them (a NIC a little slow among noisy
+    links). Suspects whose links measure as the others' were only unlucky."""
+    if not explained_by_some_hosts(view, rail, suspects, bad_pairs):
+        return False
+    named = set(n for (n, r) in suspects if r == rail)
+    theirs = median([levels[pair] for pair in levels if set(pair) & named])
+    med, spread = robust.spread([levels[pair] for pair in levels if not set(pair) & named])
+    if theirs is None or med is None:
+        return True
+    return robust.z_score(theirs, med, spread) < -view.outlier_z or med - theirs > SHORTFALL_SPREAD * abs(med)
+
+
+def shortfall_component(view, rail, links):
+    rail_links = [l for (r, _p), l in view.sorted_links() if r == rail and l["status"] != "unknown"]
+    bad = [link for link in links if link["status"] == "bad"]
+    flaky = [link for link in links if link["status"] == "flaky"]
+    values = [v for link in rail_links for v in link["values"] if v is not None]
+    nodes = view.hosts_of_rail.get(rail, set())
+    comp = component(
+        "fleet", "*", None, rail, [rail], view.rail_devices(nodes, rail),
+        "rail %s: its links all measure about the same (median %s) and that is at the pass line: %d of %d failed "
+        "and %d more failed once, on %d hosts, as chance had it" % (
+            rail, fmt(median(values)), len(bad), len(rail_links), len(flaky),
+            len(set(h for link in links for h in link["hosts"]))),
+        ["rail %s: %d bad and %d flaky of %d links, within the rail's usual spread" % (
+            rail, len(bad), len(flaky), len(rail_links))] + link_lines(bad + flaky, 6),
+        {"total": len(rail_links), "bad": len(bad)}, "medium")
+    comp["fix"] = SHORTFALL_FIX
+    return comp

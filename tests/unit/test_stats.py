@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one module of robust statistics: each function pinned once."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats
+
+
+def test_median_of_odd_count_is_the_middle_value_as_a_float():
+    value = stats.median([9, 1, 5])
+    assert value == 5.0 and isinstance(value, float)
+
+
+def test_median_of_even_count_is_the_mean_of_the_two_middle_values():
+    assert stats.median([4, 1, 2, 30]) == 3.0
+
+
+def test_median_of_nothing_is_none():
+    assert stats.median([]) is None
+
+
+def test_mad_of_a_constant_set_is_zero():
+    assert stats.mad([7.0, 7.0, 7.0]) == 0.0
+
+
+def test_mad_around_the_median_and_around_a_given_center():
+    values = [1.0, 2.0, 3.0, 4.0, 100.0]
+    assert stats.mad(values) == 1.0                 # |x - 3|: 2, 1, 0, 1, 97
+    assert stats.mad(values, center=0.0) == 3.0     # |x - 0|: the values themselves
+    assert stats.mad([]) is None
+
+
+def test_spread_floors_a_zero_mad_at_a_fraction_of_the_median():
+    med, spread = stats.spread([100.0, 100.0, 100.0, 100.0])
+    assert med == 100.0 and spread == pytest.approx(100.0 * stats.SPREAD_FLOOR_REL)
+    assert stats.spread([]) == (None, None)
+    # a wide group keeps its own MAD
+    assert stats.spread([10.0, 20.0, 30.0]) == (20.0, 10.0)
+
+
+def test_z_when_mad_is_zero_is_measured_against_the_floor():
+    med, spread = stats.spread([50.0, 50.0, 50.0, 40.0, 50.0])
+    # MAD 0 -> floor 0.25; 0.6745 x (40 - 50) / 0.25
+    assert stats.z_score(40.0, med, spread) == pytest.approx(-26.98)
+
+
+def test_z_is_signed_and_scaled_by_the_mad():
+    assert stats.z_score(14.0, 10.0, 2.0) == pytest.approx(0.6745 * 2)
+    assert stats.z_score(6.0, 10.0, 2.0) == pytest.approx(-0.6745 * 2)
+
+
+def test_relative_distance_of_a_zero_center_is_zero():
+    assert stats.relative_distance(75.0, 100.0) == 0.25
+    assert stats.relative_distance(3.0, 0.0) == 0.0
+
+
+@pytest.mark.parametrize("z, rel, higher, outlier", [
+    (-4.0, 0.3, True, True),     # bandwidth: far below, far enough
+    (-4.0, 0.1, True, False),    # beyond z but too close to the median
+    (-3.0, 0.3, True, False),    # far enough but within z
+    (4.0, 0.3, True, False),     # bandwidth above the median is never bad
+    (4.0, 0.3, False, True),     # latency: above is bad
+    (-4.0, 0.3, False, False),
+])
+def test_fleet_outlier_needs_both_z_and_relative_distance_on_the_bad_side(z, rel, higher, outlier):
+    assert stats.fleet_outlier(z, rel, higher) is outlier
+
+
+def test_fleet_outlier_takes_its_limits():
+    assert not stats.fleet_outlier(-4.0, 0.3, True, outlier_z=5.0)
+    assert stats.fleet_outlier(-4.0, 0.15, True, outlier_min_rel=0.1)
+
+
+def test_best_quarter_counts_from_the_best_end():
+    values = [10.0, 80.0, 20.0, 90.0, 70.0, 30.0, 60.0, 40.0, 50.0]
+    assert stats.best_quarter(values, higher=True) == 70.0    # 90, 80, [70], ...
+    assert stats.best_quarter(values, higher=False) == 30.0   # 10, 20, [30], ...
+    assert stats.best_quarter([], higher=True) is None
