@@ -166,7 +166,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runn
     check_kubectl_settings,
     commands_fail_task,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import require_cluster_client
 
 STOP_TIMEOUT_S = 60

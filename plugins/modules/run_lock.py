@@ -185,6 +185,11 @@ def options_error(params):
         if not params["run_id"].strip():
             return "run_id is empty: give the id of the run"
         params["dir"] = check_path("dir", params["dir"])
+        for index, run_id in enumerate(params["stale_runs"]):
+            label = "stale_runs[%d]" % index
+            check_text(label, run_id, 128)
+            if not run_id.strip() or run_id.startswith("-"):
+                return "%s %r is not a run id (one word of text, not empty, not a flag)" % (label, run_id)
     except OptionError as exc:
         return str(exc)
     for name, (low, high) in RANGES.items():

@@ -333,7 +333,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.k8
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     HostTransport, KubectlTransport, commands_fail_task)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import require_cluster_client
 
 POLL_S = 2

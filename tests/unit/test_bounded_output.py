@@ -16,7 +16,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_task_timeout import commcheck_task_timeout
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import collective_runner as cr
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import output_capture as oc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import output_capture as oc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import runner
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport

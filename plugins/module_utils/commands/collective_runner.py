@@ -32,7 +32,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_nccl_tests_json,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.collective_stream import collective_line_filter
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import filtered_output
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import filtered_output
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     OUTPUT_TOO_LARGE, too_large_entry)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError, ControllerGone

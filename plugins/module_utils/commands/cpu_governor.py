@@ -18,7 +18,7 @@ import glob
 import os
 import re
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import text_of
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import text_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import run_lock
 

@@ -17,7 +17,7 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import cli_grammar
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     ArgumentError, check_binary, check_role, check_server, check_side_labels, check_tokens, int_option,
     refuse_shell_meta, CANNOT_START, OUTPUT_TOO_LARGE, start_entry, too_large_entry, valid_address)

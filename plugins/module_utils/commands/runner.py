@@ -27,12 +27,13 @@ import time
 import math
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import (
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import (
     DOCUMENT,
     DOCUMENT_MAX_BYTES,
     OUTPUT_STOP_BYTES,
     TOOL_OUTPUT,
     read_bounded,
+    text_of,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import run_lock
 
@@ -61,19 +62,6 @@ class CommandError(Exception):
 class ControllerGone(CommandError):
     """A command was stopped because nobody waits for the module any more (``controller_gone``)."""
 
-
-
-def text_of(data):
-    """``data`` decoded as UTF-8 text; None when it is not text (a NUL byte, bytes that are not UTF-8).
-
-    The files the collection reads (sysfs attributes, /proc, tool version files) are text: one that is not was
-    damaged or is not the file its path names, and its value is unknown, not a string of replacement marks."""
-    if b"\0" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 def fail_not_started(module, exc, what=None, **extra):
     """Fail the task for a command that could not start: ``msg`` names the program and the error, no traceback."""

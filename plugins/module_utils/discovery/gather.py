@@ -28,7 +28,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import parse_show_gids
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import tool_versions
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import DOCUMENT
 
 TOOL_TIMEOUT = 20
 # What tells two machines apart (host_facts.machine_identity): machine id, the kernel's boot id, the UTS host name.

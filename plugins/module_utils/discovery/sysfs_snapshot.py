@@ -37,8 +37,7 @@ __metaclass__ = type
 import glob
 import os
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.output_capture import DOCUMENT
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import text_of
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import DOCUMENT, text_of
 
 _DEV = "class/infiniband/*"
 _PORT = _DEV + "/ports/*"

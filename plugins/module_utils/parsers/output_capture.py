@@ -111,3 +111,16 @@ def read_bounded(handle, capture=None):
     note = "[commcheck: output of %d bytes; kept its first %d and last %d bytes%s]\n" % (
         size, len(head), len(tail), " and %d line(s) between them" % count if count else "")
     return _decode(head) + note + middle + _decode(tail), size, True
+
+
+def text_of(data):
+    """``data`` decoded as UTF-8 text; None when it is not text (a NUL byte, bytes that are not UTF-8).
+
+    The files the collection reads (sysfs attributes, /proc, tool version files) are text: one that is not was
+    damaged or is not the file its path names, and its value is unknown, not a string of replacement marks."""
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
