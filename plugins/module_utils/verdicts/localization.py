@@ -8,7 +8,9 @@ against rail k of host B, one observation per measurement (the records of
 ``pair_analysis``, or a synthetic matrix through :func:`observations_from_matrix`).
 Retests (see ``retest``) are observations too: an *as is* retest repeats a
 failing pair, a *partner* retest pairs one side of a failing pair with a host
-that passed.
+that passed; *control* and *cross* retests (non-suspects with each other, suspects
+with each other, on a rail where no host passed) are links of their own: a control
+pair that passes is the good link that keeps the rail's fleet from the blame.
 
 1. Link status per (rail, pair): ``good``; ``bad`` (a test of it failed in
    more of its measurements than it passed: failed again on a retest,
@@ -69,7 +71,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_view as loc_view
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import fails_most
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import PURPOSES, fails_most
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 BAD_VERDICTS = ("fail", "error")
@@ -101,8 +103,8 @@ def observation(host, peer, rail=0, verdict="pass", value=None, expected=None, o
     """
     if not host or not peer or host == peer:
         raise LocalizationError("an observation needs two different hosts, got %r and %r" % (host, peer))
-    if retest not in (None, "as_is", "partner"):
-        raise LocalizationError("retest must be None, 'as_is' or 'partner', got %r" % (retest,))
+    if retest not in (None,) + PURPOSES:
+        raise LocalizationError("retest must be None or one of %s, got %r" % (", ".join(PURPOSES), retest))
     if retest == "partner" and subject not in (host, peer):
         raise LocalizationError("a partner retest names its subject (one of %s, %s), got %r" % (host, peer, subject))
     return {"host": host, "peer": peer, "rail": _rail_of(rail), "verdict": verdict, "value": value,
@@ -271,6 +273,8 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
             link["expected"] = obs["expected"]
         if obs.get("op"):
             link["ops"].add(obs["op"])
+        if obs.get("retest") in ("control", "cross"):
+            link["purpose"] = obs["retest"]
         if obs.get("retest") == "as_is":
             link["retests"].append(obs["verdict"])
             link["retest_values"].append(obs.get("value"))

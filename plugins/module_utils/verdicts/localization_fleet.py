@@ -51,7 +51,8 @@ def suspect_host_rails(view, fraction, minimum):
     A (host, rail) that passed every retest with a known-good partner is never a suspect: it is the victim
     of its bad peers (in a ring, the host between two bad hosts fails with both of its only peers). One whose
     links are far worse than its rail's others every time (:meth:`LinkView.outliers`) counts them all as bad
-    once one of them failed, on any rail: it sits at the pass line, and noise alone passed the others.
+    once one of them failed, on any rail: it sits at the pass line, and noise alone passed the others. One whose
+    bad links all join suspects is one too when it fails with known-good partners (:func:`hidden_by_suspects`).
     """
     neighbours = _rail_neighbours(view)
     order = sorted((key for key in neighbours if not view.cleared(*key)), key=lambda key: (key[1], natural_key(key[0])))
@@ -67,8 +68,20 @@ def suspect_host_rails(view, fraction, minimum):
             if majority(bad, len(left), fraction, minimum) and (best_rank is None or rank > best_rank):
                 best, best_rank = key, rank
         if best is None:
-            return suspects
+            return suspects | set(key for key in order if key not in suspects and
+                                  hidden_by_suspects(view, key, neighbours[key], suspects))
         suspects.add(best)
+
+
+def hidden_by_suspects(view, key, links, suspects):
+    """Whether ``key`` (host, rail), whose every bad link is with a suspect, fails with its known-good partners too
+    (half of those retests or more): a bad host between bad hosts, not their victim. Its links are explained by
+    its neighbours, so only the partner retests, which do not depend on them, can name it."""
+    node, rail = key
+    results, bad, _good = view.partner_view(node, rail)
+    bad_peers = [other for other, status in links if status == "bad"]
+    return bool(bad and bad_peers) and 2 * len(bad) >= len(results) and \
+        all((other, rail) in suspects for other in bad_peers)
 
 
 def _bad_count(view, key, links):
@@ -125,7 +138,11 @@ def explained_by_some_hosts(view, rail, suspects, bad_pairs=None):
     """True when the ``suspects`` on ``rail`` leave out hosts of it, are in every bad link of it (of
     ``bad_pairs`` when given), and two of the hosts they leave out pass with each other. Without that good link
     nothing shows the others are fine: in a ring of four, two opposite hosts are in every link, whether they or
-    the whole rail are slow."""
+    the whole rail are slow.
+
+    This is the control-pair rule: the rail's fabric (or its expected rate) is blamed only when the control pairs,
+    non-suspects with each other, fail too; the retest planner measures them where the first pass has none
+    (``retest_plan.separating_pairs``, purpose ``control``)."""
     if not suspects:
         return False
     named = set(n for (n, r) in suspects if r == rail)
@@ -146,8 +163,18 @@ def fleet_component(view, rail, nodes):
         "fleet", "*", None, rail, [rail], view.rail_devices(nodes, rail),
         "rail %s: every host has mostly bad links (%d of %d links bad)" % (rail, len(bad), len(rail_links)),
         ["rail %s: %d of %d links bad, on all %d hosts" % (rail, len(bad), len(rail_links), len(nodes))]
-        + link_lines(bad, 6),
+        + control_lines(rail, bad) + link_lines(bad, 6),
         {"total": len(rail_links), "bad": len(bad)}, "high" if len(nodes) >= 4 else "medium")
+
+
+def control_lines(rail, bad):
+    """The evidence that rules the hosts out: control pairs (hosts that no bad link needs, with each other) that
+    fail too."""
+    controls = ["%s-%s" % link["hosts"] for link in bad if link.get("purpose") == "control"]
+    if not controls:
+        return []
+    return ["rail %s: the control pairs (hosts that no bad link needs, with each other) fail too: %s" % (
+        rail, ", ".join(controls))]
 
 
 def every_rail_component(view, fleets):

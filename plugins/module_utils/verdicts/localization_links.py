@@ -62,7 +62,8 @@ def pair_component(view, pair, links):
     lines = [line for c in links for line in c["evidence"]]
     cause = "link %s - %s is bad on every rail (%s): %s" % (
         pair[0], pair[1], ", ".join(str(r) for r in rails),
-        "with two hosts only, either host or the path between them; a third host tells them apart" if alone
+        "not separable with two hosts only: either host, the path between them or the fabric (no control pair "
+        "is possible); a third host tells them apart" if alone
         else "what the two hosts' paths share, not a cable of one rail")
     return component("link", pair[0], pair[1], None, rails, sorted(set(d for c in links for d in c["devices"])),
                      cause, lines, {"total": len(links), "bad": len(links)},
@@ -117,7 +118,8 @@ def link_components(view, rail, items, unseparated=False):
         cleared = all(view.cleared(n, rail) for n in pair)
         cause = link_cause(view, rail, pair, cleared, unseparated)
         if hosts_on_rail <= 2:
-            lines.append("only two hosts on rail %s: the link cannot be told apart from either host" % rail)
+            lines.append("only two hosts on rail %s: not separable, the link cannot be told apart from either host or the "
+                         "fabric (no control pair is possible)" % rail)
         out.append(component("link", a, b, rail, [rail], view.rail_devices(pair, rail), cause, lines,
                              {"total": 1, "bad": 1}, link_confidence(link, cleared, hosts_on_rail)))
     return out

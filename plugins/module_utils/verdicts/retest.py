@@ -32,7 +32,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.valu
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 BAD_VERDICTS = ("fail", "error")
-PURPOSES = ("as_is", "partner")
+PURPOSES = ("as_is", "partner", "control", "cross")
+# pairs the first pass did not measure, planned to tell hosts from the fabric: links of their own, no retest of one
+SEPARATING = ("control", "cross")
 RETEST_PARAMS = ("retest", "retest_purpose", "attempt", "subject", "partner", "origin")
 # retest records get their own kind (rdma_bw_retest) so heat maps, baselines and
 # counts of a check's pairs see the planned pairs only
@@ -120,10 +122,14 @@ def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=No
     for outcome in pairs:
         _apply_outcome(out[outcome.pop("record")], outcome)
     as_is_count = sum(len(v) for v in as_is.values())
+    separating = dict((purpose, sum(1 for r in retests if (r.get("params") or {}).get("retest_purpose") == purpose))
+                      for purpose in SEPARATING)
     summary = {
         "retests": len(retests),
         "as_is": as_is_count,
-        "partner": len(retests) - as_is_count,
+        "partner": len(retests) - as_is_count - sum(separating.values()),
+        "control": separating["control"],
+        "cross": separating["cross"],
         "failing_pairs": len(pairs),
         "confirmed": [p["id"] for p in pairs if p["status"] == "confirmed"],
         "flaky": [p["id"] for p in pairs if p["status"] == "flaky"],
@@ -183,6 +189,8 @@ def _index_retests(retests):
         params = rec.get("params") or {}
         op, metric = test_of(rec)
         rail = rail_number(params.get("rail"))
+        if params.get("retest_purpose") in SEPARATING:
+            continue
         if params.get("retest_purpose") == "partner":
             for origin in params.get("origins") or [params.get("origin")]:
                 partner.setdefault((origin, rail, op, metric), []).append(rec)

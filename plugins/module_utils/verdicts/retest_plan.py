@@ -4,7 +4,9 @@
 """The retest planner (pure): which failing pairs are measured again, with whom, in which rounds.
 
 :func:`plan_retests` turns the failing records into retest jobs (``as_is``: the same pair again; ``partner``:
-each side with a known-good host of its rail, :func:`good_hosts`) and packs them into rounds (a host runs at
+each side with a known-good host of its rail, :func:`good_hosts`; where a rail has no known-good host, the pairs
+that separate hosts from the fabric, :func:`separating_pairs`: ``control``, non-suspects with each other, and
+``cross``, suspects with each other) and packs them into rounds (a host runs at
 most one test per rail per round), each round in the shape of ``schedule.round_plan`` (``sides`` per host,
 ``jobs``) so the same perftest task runs it. What the retests then say is ``retest.classify``'s.
 """
@@ -53,7 +55,7 @@ def good_hosts(records, rail, bad_verdicts=BAD_VERDICTS, host_fraction=0.5):
 
 
 def _link_stats(records, rail, bad_verdicts):
-    """host -> {links, bad, bad_peers} over the distinct links of the original pair records on ``rail``;
+    """host -> {links, bad, bad_peers, peers} over the distinct links of the original pair records on ``rail``;
     a link is bad when any of its records is."""
     links = {}
     for rec in records or []:
@@ -66,12 +68,54 @@ def _link_stats(records, rail, bad_verdicts):
     stats = {}
     for key, bad in links.items():
         for node in key:
-            entry = stats.setdefault(node, {"links": 0, "bad": 0, "bad_peers": set()})
+            entry = stats.setdefault(node, {"links": 0, "bad": 0, "bad_peers": set(), "peers": set()})
             entry["links"] += 1
+            entry["peers"].update(key - set([node]))
             if bad:
                 entry["bad"] += 1
                 entry["bad_peers"].update(key - set([node]))
     return stats
+
+
+def separating_pairs(records, rail, bad_verdicts=BAD_VERDICTS, exclude_hosts=()):
+    """[(purpose, a, b)]: the pairs of ``rail`` not measured yet that tell bad hosts from the rail's fabric, for a
+    rail where no host passed (:func:`good_hosts` is empty), and the suspects they assume.
+
+    The suspects are the fewest hosts that are in every bad link (most bad links first, then by name): ``control``
+    pairs join two non-suspects (both pass unless the fabric or the expected rate is at fault), ``cross`` pairs two
+    suspects (both fail when each is bad on its own). Each kind is a matching: no host in two pairs. In a ring of
+    four with two opposite slow hosts every link has one slow end and the first pass is symmetric; which diagonal
+    is the control is then a naming choice, the localization reads the outcomes."""
+    stats = dict((h, st) for h, st in _link_stats(records, rail, bad_verdicts).items() if h not in exclude_hosts)
+    measured = set(frozenset((h, p)) for h, st in stats.items() for p in st["peers"])
+    suspects = _cover(dict((h, set(st["bad_peers"]) - set(exclude_hosts)) for h, st in stats.items()))
+    others = sorted((h for h in stats if h not in suspects), key=natural_key)
+    return [("control", a, b) for a, b in _matching(others, measured)] + \
+        [("cross", a, b) for a, b in _matching(sorted(suspects, key=natural_key), measured)], sorted(
+            suspects, key=natural_key)
+
+
+def _cover(bad_peers):
+    """The fewest hosts (greedy: most bad links left first, then by name) in every bad link of ``bad_peers``."""
+    left = set(frozenset((h, p)) for h, peers in bad_peers.items() for p in peers)
+    cover = set()
+    while left:
+        best = min(bad_peers, key=lambda h: (-sum(1 for link in left if h in link), natural_key(h)))
+        cover.add(best)
+        left = set(link for link in left if best not in link)
+    return cover
+
+
+def _matching(hosts, measured):
+    """Pairs of ``hosts`` (in order) not in ``measured``, no host twice."""
+    used = set()
+    out = []
+    for i, a in enumerate(hosts):
+        for b in hosts[i + 1:]:
+            if a not in used and b not in used and frozenset((a, b)) not in measured:
+                out.append((a, b))
+                used.update((a, b))
+    return out
 
 
 def bad_with_most(records, bad_verdicts=BAD_VERDICTS, host_fraction=0.5):
@@ -130,6 +174,7 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
         planner.as_is(server, client, rail, op, metric)
         if partners and repeats:
             planner.with_partners(server, client, rail, op, metric)
+            planner.separating(rail, op, metric)
     items, skipped = planner.items, planner.skipped
     dropped = max(0, len(items) - max_jobs)
     for item in items[max_jobs:]:
@@ -150,6 +195,8 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
                "sampled": sum(1 for s in skipped if s.get("sampled_host")),
                "as_is": sum(1 for i in items if i["purpose"] == "as_is"),
                "partner": sum(1 for i in items if i["purpose"] == "partner"),
+               "control": sum(1 for i in items if i["purpose"] == "control"),
+               "cross": sum(1 for i in items if i["purpose"] == "cross"),
                "rounds": len(rounds), "skipped": len(skipped), "dropped": dropped}
     return {"retests": items, "rounds": rounds, "skipped": skipped, "summary": summary,
             "hosts": sorted(set(host for rnd in rounds for host in rnd["sides"]))}
@@ -249,6 +296,19 @@ class _Planner(object):
                 self._groups[group].append(item)
                 self.items.append(item)
 
+    def separating(self, rail, op, metric):
+        """Once per rail and test, where the rail has no known-good host: its control and cross pairs."""
+        key = ("separating", rail, op, metric)
+        if key in self._seen or self._good(rail):
+            return
+        self._seen.add(key)
+        pairs, suspects = separating_pairs(self.records, rail, self.bad_verdicts, self.exclude)
+        for purpose, server, client in pairs:
+            for attempt in range(1, self.repeats + 1):
+                item = _item(purpose, attempt, server, client, rail, op, metric, {"server": server, "client": client})
+                item["suspects"] = suspects
+                self.items.append(item)
+
 
 def _merged_rounds(batches, items, host_rails, base_port, round_offset, side_tests=True):
     """One plan holding every batch as a step; ports cycle through a window of steps."""
@@ -341,4 +401,6 @@ def _retest_params(item):
         params["subject"] = item["subject"]
         params["partner"] = item["partner"]
         params["origins"] = ["%s-%s" % (o["server"], o["client"]) for o in item["origins"]]
+    if item["purpose"] in ("control", "cross"):
+        params["suspects"] = list(item["suspects"])
     return params
