@@ -75,8 +75,8 @@ def test_plan_as_is_and_partners_keep_roles_and_rails():
     plan = rp.plan_retests(records, host_rails(names(4), 2), repeats=1)
     items = [(i["purpose"], i["server"], i["client"], i["rail"], i["subject"]) for i in plan["retests"]]
     assert items == [("as_is", "h1", "h2", 1, None), ("partner", "h1", "h3", 1, "h1"), ("partner", "h4", "h2", 1, "h2")]
-    assert plan["summary"] == {"failing_pairs": 1, "planned": 3, "as_is": 1, "partner": 2, "rounds": 2,
-                               "skipped": 0, "dropped": 0, "sampled": 0}
+    assert plan["summary"] == {"failing_pairs": 1, "planned": 3, "as_is": 1, "partner": 2, "control": 0, "cross": 0,
+                               "rounds": 2, "skipped": 0, "dropped": 0, "sampled": 0}
     # rounds: a host at most once per rail
     for rnd in plan["rounds"]:
         used = [(h, j["rail"]) for j in rnd["jobs"] for h in (j["server"], j["client"])]
@@ -179,7 +179,7 @@ def test_classify_flaky_confirmed_not_retested():
     assert by_id["h1-h3 rail 0 write bw"]["status"] == "confirmed"
     assert by_id["h1-h3 rail 0 write bw"]["implicated"] == ["h1"] and by_id["h1-h3 rail 0 write bw"]["cleared"] == ["h3"]
     assert by_id["h2-h3 rail 0 write bw"]["status"] == "not_retested"
-    assert out["summary"] == {"retests": 4, "as_is": 2, "partner": 2, "failing_pairs": 3,
+    assert out["summary"] == {"retests": 4, "as_is": 2, "partner": 2, "control": 0, "cross": 0, "failing_pairs": 3,
                               "confirmed": ["h1-h3 rail 0 write bw"], "flaky": ["h1-h2 rail 0 write bw"],
                               "not_retested": ["h2-h3 rail 0 write bw"]}
     first = out["records"][0]

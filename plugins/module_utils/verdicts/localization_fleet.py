@@ -69,18 +69,18 @@ def suspect_host_rails(view, fraction, minimum):
                 best, best_rank = key, rank
         if best is None:
             return suspects | set(key for key in order if key not in suspects and
-                                  hidden_by_suspects(view, key, neighbours[key], suspects))
+                                  hidden_by_suspects(view, key, neighbours[key], suspects, fraction, minimum))
         suspects.add(best)
 
 
-def hidden_by_suspects(view, key, links, suspects):
-    """Whether ``key`` (host, rail), whose every bad link is with a suspect, fails with its known-good partners too
-    (half of those retests or more): a bad host between bad hosts, not their victim. Its links are explained by
+def hidden_by_suspects(view, key, links, suspects, fraction, minimum):
+    """Whether ``key`` (host, rail), with mostly bad links and every one of them with a suspect, fails with its
+    known-good partners too (in most of those retests): a bad host between bad hosts, not their victim. Its links are explained by
     its neighbours, so only the partner retests, which do not depend on them, can name it."""
     node, rail = key
     results, bad, _good = view.partner_view(node, rail)
     bad_peers = [other for other, status in links if status == "bad"]
-    return bool(bad and bad_peers) and 2 * len(bad) >= len(results) and \
+    return majority(len(bad_peers), len(links), fraction, minimum) and 2 * len(bad) > len(results) and \
         all((other, rail) in suspects for other in bad_peers)
 
 
