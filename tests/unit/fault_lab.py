@@ -172,6 +172,29 @@ class Fabric(object):
         self.errors.append(fault)
         return self
 
+    def stopped_server(self, host, peer, rail, phase=None):
+        """``host``'s server for ``peer`` on ``rail`` is stopped before it listens: silent at its deadline, its
+        client refused all along."""
+        def fault(server, client, k, when):
+            if (server, client) != (host, peer) or k != rail or not in_phase(phase, when):
+                return None
+            return {"server": {"cause": "no output before its deadline", "timed_out": True, "spoke": False},
+                    "client": {"cause": "connect_failed: Connection refused", "code": "connect_failed"}}
+        self.errors.append(fault)
+        return self
+
+    def late_for(self, host, peer, rail, phase="first"):
+        """``host`` comes late to its pair with ``peer`` on ``rail`` (an earlier partner kept it waiting): the
+        side that came in time gives up, a server listening in vain or a client refused."""
+        def fault(server, client, k, when):
+            if set((server, client)) != set((host, peer)) or k != rail or not in_phase(phase, when):
+                return None
+            return {"server": {"cause": "no client connected", "timed_out": True, "code": "server_no_client"},
+                    "client": {"cause": "connect_failed: Connection refused", "timed_out": True,
+                               "code": "connect_failed"}}
+        self.errors.append(fault)
+        return self
+
     def port_reads(self, host, rail, **values):
         """Discovery reads ``values`` on that port (``netdev_mtu``, ``gid_type``) where the others read the
         fleet's (9000, RoCE v2)."""

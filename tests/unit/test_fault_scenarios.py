@@ -123,15 +123,60 @@ def test_every_rail_of_every_host_slow_is_one_fabric_culprit(n, rails):
 
 # --- two faults at once ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("n", [4, 8])
-def test_a_slow_host_and_an_unrelated_slow_link_are_two_culprits(n):
-    fabric = Fabric(n).slow(0.3, "h2").slow(0.3, "h%d" % (n - 1), rail=0, peer="h%d" % n)
+@pytest.mark.parametrize("n,pattern", [(4, "mesh"), (8, "mesh"), (8, "ring")])
+def test_a_slow_host_and_an_unrelated_slow_link_are_two_culprits(n, pattern):
+    fabric = Fabric(n, pattern=pattern).slow(0.3, "h2").slow(0.3, "h%d" % (n - 1), rail=0, peer="h%d" % n)
     assert names(fabric) == ["host h2", "link h%d - h%d (rail 0)" % (n - 1, n)]
 
 
 def test_two_slow_hosts_of_four_are_the_two_hosts_not_the_fabric():
     # every host of four has most of its links bad, yet h1 - h4 passes: two hosts explain every failure
     assert names(Fabric(4).slow(0.3, "h2").slow(0.3, "h3")) == ["host h2", "host h3"]
+
+
+def separating_retests(fabric):
+    """(purpose, server, client, rail, verdict) of the control and cross retests the run measured."""
+    return sorted((r["params"]["retest_purpose"], r["host"], r["peer"], r["params"]["rail"], r["verdict"])
+                  for r in fabric.judged["records"]
+                  if (r.get("params") or {}).get("retest_purpose") in ("control", "cross"))
+
+
+def test_two_opposite_slow_hosts_of_a_ring_of_four_are_the_hosts_found_by_control_and_cross_pairs():
+    # every link of the ring has one slow end, so no host passed on either rail: the retests pair the two
+    # diagonals the ring never measured; h1 - h3 passes, h2 - h4 fails, so the hosts, not the fabric
+    fabric = Fabric(4, 2, pattern="ring").slow(0.3, "h2").slow(0.3, "h4")
+    found = fabric.run()
+    assert [(cp.describe(c), c["confidence"]) for c in found] == [("host h2", "high"), ("host h4", "high")]
+    # the first pass is symmetric: the planner takes h1, h3 for the suspects (the fewest hosts in every bad
+    # link, by name), so h2 - h4 is the control that fails and h1 - h3 the cross that passes
+    assert separating_retests(fabric) == [("control", "h2", "h4", 0, "fail"), ("control", "h2", "h4", 1, "fail"),
+                                          ("cross", "h1", "h3", 0, "pass"), ("cross", "h1", "h3", 1, "pass")]
+
+
+def test_a_slow_fabric_in_a_ring_of_four_is_the_fabric_because_the_control_pairs_fail_too():
+    fabric = Fabric(4, 2, pattern="ring", rate=200.0).slow(0.5)
+    found = only(fabric, "fabric")
+    assert (found["rail"], found["confidence"]) == (None, "high")
+    assert "rail 0: the control pairs (hosts that no bad link needs, with each other) fail too: h2-h4" in \
+        found["evidence"]
+    assert [v for (_p, _s, _c, _r, v) in separating_retests(fabric)] == ["fail"] * 4
+
+
+@pytest.mark.parametrize("bad", [("h2", "h5"), ("h2", "h3"), ("h2", "h4", "h6"), ("h2", "h3", "h4")])
+def test_two_and_three_slow_hosts_of_a_ring_of_eight_are_each_named(bad):
+    # adjacent ones too: h3 between h2 and h4 has only bad peers, and fails with its known-good partners
+    fabric = Fabric(8, 2, pattern="ring")
+    for host in bad:
+        fabric.slow(0.3, host)
+    assert names(fabric) == ["host %s" % h for h in bad]
+    assert separating_retests(fabric) == []
+
+
+def test_a_server_stopped_before_it_listens_is_its_host_and_the_partner_it_made_late_is_not_blamed():
+    # h1's server for h2 never listens: h2 waited for it, came late to its next pair (with h3), and h3 gave
+    # up on it; that pair says when h2 came, not that h2's or h3's NIC is bad
+    fabric = Fabric(4, 2, pattern="ring").stopped_server("h1", "h2", rail=0).late_for("h2", "h3", rail=0)
+    assert names(fabric) == ["host h1"]
 
 
 def test_two_slow_nics_of_four_on_one_rail_are_the_two_nics_not_the_fabric():
@@ -296,7 +341,7 @@ def test_two_hosts_bad_on_every_rail_are_one_link_between_them():
     # one pair only: the host, its NICs and the path cannot be told apart; every rail: one fault
     found = only(Fabric(2, 2).slow(0.3, "h2"), "link")
     assert (found["host"], found["peer"], found["rail"], found["confidence"]) == ("h1", "h2", None, "low")
-    assert "a third host tells them apart" in found["cause"]
+    assert "not separable with two hosts only" in found["cause"] and "a third host tells them apart" in found["cause"]
 
 
 def test_two_hosts_one_slow_rail_is_that_link_with_low_confidence():

@@ -71,6 +71,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_view as loc_view
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_knock_on import (  # noqa: F401
+    late_partner_errors)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import PURPOSES, fails_most
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -138,39 +140,6 @@ def observations_from_records(records, kind="rdma_bw"):
             params.get("op"), params.get("device"), params.get("peer_device"), retest, params.get("attempt") or 0,
             params.get("subject"), params.get("origin"), rec.get("cause"), _failed(params)))
     return out
-
-
-def late_partner_errors(records):
-    """Indexes of the ``error`` records that are knock-on effects, not evidence.
-
-    In the pipelined strategy each host runs its steps one after another without a barrier: a host
-    whose side errored at step s (a hung or lost peer kept it waiting until its deadline) starts
-    step s+1 late, and its next partner may give up on it. An error at step s of a pair with a host
-    that already errored at an earlier step is such a knock-on: it says when that host was late, not
-    that either side of this pair is broken. (In the rounds strategy every step is 0: nothing is
-    dropped.) Retests are never dropped.
-    """
-    first_error = {}
-    for rec in records:
-        step = _first_pass_error_step(rec)
-        if step is not None:
-            for host in (rec["host"], rec["peer"]):
-                first_error[host] = min(first_error.get(host, step), step)
-    late = set()
-    for index, rec in enumerate(records):
-        step = _first_pass_error_step(rec)
-        if step is not None and any(first_error.get(host, step) < step for host in (rec["host"], rec["peer"])):
-            late.add(index)
-    return late
-
-
-def _first_pass_error_step(rec):
-    """The step of an ``error`` record of the check's own pass (not a retest), else None."""
-    params = rec.get("params") or {}
-    step = params.get("step")
-    if rec.get("verdict") == "error" and isinstance(step, int) and not params.get("retest"):
-        return step
-    return None
 
 
 def _failed(params):
