@@ -148,6 +148,33 @@ def test_no_good_partner_is_reported():
     assert plan["skipped"] and all("no host passed every test on rail 0" in s["reason"] for s in plan["skipped"])
 
 
+def ring_records(hosts, rail, bad):
+    """One record per link of a ring of ``hosts`` on ``rail``, failing where ``bad(a, b)``."""
+    return [rec(a, b, rail, "fail" if bad(a, b) else "pass") for a, b in zip(hosts, hosts[1:] + hosts[:1])]
+
+
+def test_a_rail_with_no_known_good_host_gets_control_and_cross_pairs_one_matching_per_round():
+    # a ring of six on rail 1, every link failing: h1, h3, h5 are the fewest hosts in every bad link (the
+    # suspects); the pairs the ring never measured among them are the cross pairs, among h2, h4, h6 the control
+    hosts = names(6)
+    records = ring_records(hosts, 1, lambda a, b: True) + ring_records(hosts, 0, lambda a, b: False)
+    plan = rp.plan_retests(records, host_rails(hosts, 2), repeats=1)
+    separating = [(i["purpose"], i["server"], i["client"], i["rail"]) for i in plan["retests"]
+                  if i["purpose"] in ("control", "cross")]
+    assert separating == [("control", "h2", "h4", 1), ("cross", "h1", "h3", 1)]
+    assert (plan["summary"]["control"], plan["summary"]["cross"], plan["summary"]["partner"]) == (1, 1, 0)
+    jobs = [j for rnd in plan["rounds"] for j in rnd["jobs"] if j["retest"]["retest_purpose"] in ("control", "cross")]
+    assert sorted((j["retest"]["retest_purpose"], j["retest"]["suspects"]) for j in jobs) == [
+        ("control", ["h1", "h3", "h5"]), ("cross", ["h1", "h3", "h5"])]
+    for rnd in plan["rounds"]:
+        sides = [(h, j["rail"]) for j in rnd["jobs"] for h in (j["server"], j["client"])]
+        assert len(sides) == len(set(sides))
+    # a rail with a known-good host gets partner retests instead; the retest budget (max_jobs) bounds them all
+    one_bad = ring_records(hosts, 1, lambda a, b: "h2" in (a, b))
+    assert rp.plan_retests(one_bad, host_rails(hosts, 2))["summary"]["control"] == 0
+    assert len(rp.plan_retests(records, host_rails(hosts, 2), max_jobs=6)["retests"]) == 6
+
+
 def test_max_jobs_and_bad_input():
     records = mesh(names(6), 1, lambda x, y, r: True)
     plan = rp.plan_retests(records, repeats=2, partners=False, max_jobs=5)
