@@ -7,7 +7,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 name: commcheck_retest_plan
-short_description: Plan retests of the failing pairs, as is and against known-good partners
+short_description: Plan retests of the failing pairs, as is, against known-good partners, and control pairs
 version_added: 1.0.0
 description:
   - For every failing pair record (verdict in O(bad_verdicts), retest records ignored) plans O(repeats) retests
@@ -15,6 +15,12 @@ description:
     host that passed on that rail (a B(known-good partner)), keeping the side's role.
   - A known-good host has no bad link on the rail; when there is none, a host whose bad links all involve a
     host that is bad with most of its peers.
+  - On a rail with no known-good host the first pass cannot tell bad hosts from the rail's fabric; with
+    O(partners) the plan then adds, once per rail and test, the pairs the first pass did not measure that
+    separate them (O(repeats) times each), taking for suspects the fewest hosts in every bad link
+    (most bad links first, then by name) - B(control) pairs, non-suspects with each other (they fail too only
+    when the fabric or the expected rate is at fault), and B(cross) pairs, suspects with each other; each kind
+    is a matching (no host in two of its pairs). O(max_jobs) bounds them with the other retests.
   - The retests are packed into rounds in which a host runs at most one test per rail, each round in the shape
     of C(clusterops.commcheck.commcheck_round_plan) (C(sides) per host, C(jobs)), so the same task as the first
     pass runs them (C(clusterops.commcheck.perftest) for C(clusterops.commcheck.rdma_perf),
@@ -99,9 +105,10 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - C(retests) (C(id), C(purpose) as_is|partner, C(attempt), C(server), C(client), C(rail), C(test), C(metric),
-      C(subject), C(partner), C(origin)), C(rounds) (round plans, jobs with C(retest)), C(skipped) (with
-      C(reason)), C(summary) (C(failing_pairs), C(planned), C(as_is), C(partner), C(rounds), C(skipped)),
+    - C(retests) (C(id), C(purpose) as_is|partner|control|cross, C(attempt), C(server), C(client), C(rail), C(test),
+      C(metric), C(subject), C(partner), C(origin), C(suspects) for control and cross), C(rounds) (round plans,
+      jobs with C(retest), whose C(retest_purpose) the records get), C(skipped) (with C(reason)), C(summary)
+      (C(failing_pairs), C(planned), C(as_is), C(partner), C(control), C(cross), C(rounds), C(skipped)),
       C(hosts) (the hosts that run a side of a retest, sorted).
   type: dict
 '''
