@@ -45,13 +45,14 @@ def late_in_pipeline(records):
 
 def after_a_failed_partner(records):
     """The later errors (a later round or step of the same pass, any rail) of a host whose partner failed it
-    (the pair's ``failed_side`` is the partner), where no side ended in an error of its own (``exited``,
+    (the pair's ``failed_side`` is the partner: it hung, died or ended with its own error; not a client refused,
+    whose server's address may be the fault), where no side ended in an error of its own (``exited``,
     ``stuck``): what such a pair shows (a side waiting, refused or silent) depends on when the late host came."""
     victims = {}
     for rec in records:
         when = _first_pass_error_when(rec)
         failed = (rec.get("params") or {}).get("failed_side")
-        if when is None or failed not in (rec["host"], rec["peer"]):
+        if when is None or failed not in (rec["host"], rec["peer"]) or _refused(rec):
             continue
         victim = rec["peer"] if failed == rec["host"] else rec["host"]
         victims[victim] = min(victims.get(victim, when), when)
@@ -63,6 +64,14 @@ def after_a_failed_partner(records):
         if any(host in victims and victims[host] < when for host in (rec["host"], rec["peer"])):
             late.add(index)
     return late
+
+
+def _refused(rec):
+    """Whether the failed side is a client refused while its server listened: the address or path may be the
+    server's as much (a host no connection reaches), so its server is no victim of it."""
+    params = rec.get("params") or {}
+    role = "server" if params.get("failed_side") == params.get("server", rec["host"]) else "client"
+    return params.get("%s_outcome" % role) == "refused"
 
 
 def _timing_only(rec):
