@@ -71,8 +71,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_view as loc_view
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_knock_on import (  # noqa: F401
-    late_partner_errors)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_knock_on import late_partner_errors
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import PURPOSES, fails_most
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 

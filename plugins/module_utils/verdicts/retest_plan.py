@@ -78,8 +78,8 @@ def _link_stats(records, rail, bad_verdicts):
 
 
 def separating_pairs(records, rail, bad_verdicts=BAD_VERDICTS, exclude_hosts=()):
-    """[(purpose, a, b)]: the pairs of ``rail`` not measured yet that tell bad hosts from the rail's fabric, for a
-    rail where no host passed (:func:`good_hosts` is empty), and the suspects they assume.
+    """([(purpose, a, b)], suspects): the pairs of ``rail`` not measured yet that tell bad hosts from the rail's
+    fabric, for a rail where no host passed (:func:`good_hosts` is empty), and the suspects they assume.
 
     The suspects are the fewest hosts that are in every bad link (most bad links first, then by name): ``control``
     pairs join two non-suspects (both pass unless the fabric or the expected rate is at fault), ``cross`` pairs two
