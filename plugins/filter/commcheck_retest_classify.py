@@ -79,8 +79,8 @@ _value:
     - C(records) (originals, flaky ones with verdict C(flaky) and the retest outcome in C(evidence), then the
       tagged retest records), C(pairs) (per failing pair C(id), C(status) confirmed|flaky|not_retested,
       C(as_is) verdicts, C(implicated) / C(cleared) sides, C(evidence)), C(summary) (C(retests), C(as_is),
-      C(partner), C(failing_pairs), C(confirmed), C(flaky), C(not_retested)) and C(summary_record) (a
-      C(retest_summary) record).
+      C(partner), C(control), C(cross), C(failing_pairs), C(confirmed), C(flaky), C(not_retested)) and
+      C(summary_record) (a C(retest_summary) record).
   type: dict
 '''
 
