@@ -8,6 +8,7 @@ import os
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_summary
 
 UTC = datetime.timezone.utc
 
@@ -345,6 +346,16 @@ def test_summary_verdict(counts, hosts, verdict):
 def test_a_run_that_checked_nothing_is_an_error_with_its_reason(counts, hosts, cause):
     summary = history.summary_record("p.yml", "ctl", hosts, counts, sum(counts.values()))
     assert summary["verdict"] == "error" and cause in summary["cause"], summary
+    assert history.record_line_problem(summary) is None
+
+
+@pytest.mark.parametrize("records, verdict", [(0, "error"), (3, "interrupted")])
+def test_a_failed_task_before_any_record_is_an_error_after_one_an_interruption(records, verdict):
+    failure = history_summary.task_failure("Check the options", "a", "Bad option(s), nothing was run")
+    summary = history.summary_record("p.yml", "ctl", {"ok": ["a", "b"], "failed": [], "unreachable": []},
+                                     {"pass": records} if records else {}, records, failed_task=failure)
+    assert summary["verdict"] == verdict and summary["interrupted"] is (verdict == "interrupted"), summary
+    assert "Check the options" in summary["cause"] and summary["failed_task"]["task"] == "Check the options"
     assert history.record_line_problem(summary) is None
 
 

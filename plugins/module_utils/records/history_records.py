@@ -386,7 +386,14 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
         "evidence": [],
         "stats": stats or {},
     }
-    if failed_task:
+    if failed_task and not records:
+        # refused at a gate before any check recorded anything: the run never started, nothing was checked
+        summary.update(
+            verdict=run_verdict.NOTHING_CHECKED,
+            failed_task=kept_failure(failed_task),
+            cause=failure_cause(failed_task, records),
+            fix="Fix what the failed task says, then run the check again.")
+    elif failed_task:
         summary.update(
             verdict=run_verdict.INTERRUPTED,
             interrupted=True,
