@@ -448,3 +448,11 @@ def test_a_signal_in_the_middle_of_an_append_is_handled_once_the_lines_are_whole
     # a second signal does not write a second summary, and is still handed on
     callback._on_signal(signal.SIGTERM, None)
     assert handed_on == [signal.SIGTERM, signal.SIGTERM] and len(_lines(str(tmp_path))) == 2
+
+
+def test_a_long_failure_message_keeps_its_beginning_and_the_reason_at_its_end():
+    message = "cannot write /tmp/" + "a/" * 200 + ": Read-only file system"
+    kept = history_summary.bounded(message)
+    assert kept.startswith("cannot write /tmp/a/a/") and kept.endswith(": Read-only file system")
+    assert "(%d characters)" % len(message) in kept and len(kept) < history_summary.MESSAGE_LIMIT + 40
+    assert history_summary.bounded("short: why") == "short: why"
