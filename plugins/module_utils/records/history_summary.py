@@ -13,7 +13,7 @@ not the host it was queued for: that host is not listed as a failed host.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-MESSAGE_LIMIT = 300
+MESSAGE_LIMIT = 600
 TASK_NAME_LIMIT = 120
 HOSTS_NAMED = 8
 
