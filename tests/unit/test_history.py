@@ -354,7 +354,7 @@ def test_a_failed_task_before_any_record_is_an_error_after_one_an_interruption(r
     failure = history_summary.task_failure("Check the options", "a", "Bad option(s), nothing was run")
     summary = history.summary_record("p.yml", "ctl", {"ok": ["a", "b"], "failed": [], "unreachable": []},
                                      {"pass": records} if records else {}, records, failed_task=failure)
-    assert summary["verdict"] == verdict and summary["interrupted"] is (verdict == "interrupted"), summary
+    assert summary["verdict"] == verdict and summary["interrupted"] is True, summary
     assert "Check the options" in summary["cause"] and summary["failed_task"]["task"] == "Check the options"
     assert history.record_line_problem(summary) is None
 
@@ -451,8 +451,9 @@ def test_a_signal_in_the_middle_of_an_append_is_handled_once_the_lines_are_whole
 
 
 def test_a_long_failure_message_keeps_its_beginning_and_the_reason_at_its_end():
-    message = "cannot write /tmp/" + "a/" * 200 + ": Read-only file system"
+    message = "cannot write /tmp/" + "a/" * 400 + ": Read-only file system"
     kept = history_summary.bounded(message)
     assert kept.startswith("cannot write /tmp/a/a/") and kept.endswith(": Read-only file system")
     assert "(%d characters)" % len(message) in kept and len(kept) < history_summary.MESSAGE_LIMIT + 40
+    assert len(message) > history_summary.MESSAGE_LIMIT
     assert history_summary.bounded("short: why") == "short: why"

@@ -387,9 +387,11 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
         "stats": stats or {},
     }
     if failed_task and not records:
-        # refused at a gate before any check recorded anything: the run never started, nothing was checked
+        # refused at a gate before any check recorded anything: it stopped early (interrupted) and checked nothing
         summary.update(
             verdict=run_verdict.NOTHING_CHECKED,
+            interrupted=True,
+            signal=None,
             failed_task=kept_failure(failed_task),
             cause=failure_cause(failed_task, records),
             fix="Fix what the failed task says, then run the check again.")
