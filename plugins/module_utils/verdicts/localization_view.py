@@ -69,6 +69,7 @@ class LinkView(object):
         self._spreads = {}
         self._rails = {}
         self._sides = None
+        self._sorted = None
         self.links = links
         self.partners = partners
         self.devices = devices
@@ -126,8 +127,10 @@ class LinkView(object):
         return self._sides.get((node, rail), [])
 
     def sorted_links(self):
-        """(key, link) items by rail, then hosts in natural order."""
-        return sorted(self.links.items(), key=lambda item: (item[0][0], [natural_key(h) for h in item[0][1]]))
+        """(key, link) items by rail, then hosts in natural order (sorted once: the links of a view do not change)."""
+        if self._sorted is None:
+            self._sorted = sorted(self.links.items(), key=lambda item: (item[0][0], [natural_key(h) for h in item[0][1]]))
+        return list(self._sorted)
 
     def rail_devices(self, hosts, rail):
         return sorted(set(self.devices.get((h, rail)) for h in hosts) - set([None]))
