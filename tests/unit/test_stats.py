@@ -94,7 +94,7 @@ def test_spread_bounds_hold_whichever_values_are_removed(seed):
     import random
     rng = random.Random(seed)
     # a tight population with a slow tail and ties, as a rail's links are; negated: latency's levels
-    values = [round(rng.gauss(0.95, 0.01), 3) for _ in range(rng.randint(3, 40))]
+    values = [round(rng.gauss(0.95, 0.01), 3) for _draw in range(rng.randint(3, 40))]
     values += [0.4] * rng.randint(0, 3) + [values[0]] * rng.randint(0, 3)
     if seed % 2:
         values = [-v for v in values]
