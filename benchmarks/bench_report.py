@@ -12,10 +12,14 @@ regressions are exercised), then runs
     ansible-playbook playbooks/report.yml -e commcheck_history_dir=<dir> -e commcheck_report_from_history=<run>
 
 and reports its wall seconds, the CPU seconds of the ansible-playbook process
-tree and the size of every file it wrote, against the budgets of issue 15:
+tree, its peak memory (the largest process's resident set), the wall milliseconds per record (flat from one
+size to the next when nothing grows faster than the records) and the size of every file it wrote, against the
+budgets of issues 15 and 37:
 
 - ``ring1024``: 1,024 hosts x 8 rails, ring (each host with the next, per rail: write bandwidth and latency):
-  at most 30 s, report.html and commcheck.prom at most 5 MB each;
+  at most 10 s, report.html and commcheck.prom at most 5 MB each;
+- ``ring4096``: 4,096 hosts x 8 rails, ring (about 74,000 records): at most 45 s and 2 GB, report.html and
+  commcheck.prom at most 5 MB each;
 - ``mesh128``: 128 hosts x 8 rails, full mesh (every pair, per rail): at most 90 s, report.html and
   commcheck.prom at most 10 MB each.
 
@@ -26,7 +30,8 @@ findings (CPU governor, PCIe width), one TCP check per pair on rail 0, one pool 
 size table, and a summary line. The earlier runs are healthy, so the failing links of the measured run
 are also regressions.
 
-    .venv/bin/python benchmarks/bench_report.py [--sizes ring1024 mesh128] [--smaller 8] [--json OUT] [--keep DIR [--reuse]]
+    .venv/bin/python benchmarks/bench_report.py [--sizes ring1024 ring4096 mesh128] [--smaller 8] [--json OUT]
+        [--keep DIR [--reuse]]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -55,9 +60,15 @@ MB = 1000 * 1000
 RAILS = 8
 LINK_GBPS = 400.0
 SIZES = {
-    "ring1024": {"hosts": 1024, "topology": "ring", "budget_s": 30, "html_mb": 5, "prom_mb": 5},
-    "mesh128": {"hosts": 128, "topology": "mesh", "budget_s": 90, "html_mb": 10, "prom_mb": 10},
+    "ring1024": {"hosts": 1024, "topology": "ring", "budget_s": 10, "html_mb": 5, "prom_mb": 5, "rss_mb": 2000},
+    "ring4096": {"hosts": 4096, "topology": "ring", "budget_s": 45, "html_mb": 5, "prom_mb": 5, "rss_mb": 2000},
+    "mesh128": {"hosts": 128, "topology": "mesh", "budget_s": 90, "html_mb": 10, "prom_mb": 10, "rss_mb": 2000},
 }
+# runs the command and writes the peak resident set of its largest process (KiB) to the file named first: a fresh
+# process per render, so that the peak is this render's alone
+PEAK_WRAPPER = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[2:]); "
+                "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); "
+                "sys.exit(rc)")
 OUTPUTS = ("report.html", "report.md", "results.json", "junit.xml", "commcheck.prom")
 
 
@@ -236,13 +247,16 @@ def write_history(directory, runs):
 # --------------------------------------------------------------------------
 
 def render(history_dir, report_dir, run_id):
-    """(wall seconds, CPU seconds of the process tree, completed process) of playbooks/report.yml on the run."""
+    """(wall seconds, CPU seconds of the process tree, peak resident bytes of its largest process, completed
+    process) of playbooks/report.yml on the run."""
     argv = ["ansible-playbook", os.path.join(REPO, "playbooks", "report.yml"),
             "-e", json.dumps({"commcheck_history_dir": history_dir, "commcheck_report_from_history": run_id,
                               "commcheck_report_dir": report_dir, "commcheck_report_publish_regressions": False})]
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
     bin_dir = os.path.dirname(sys.executable)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    peak_file = report_dir + ".peak"
+    argv = [sys.executable, "-c", PEAK_WRAPPER, peak_file] + argv
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.run(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -250,7 +264,10 @@ def render(history_dir, report_dir, run_id):
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc
+    with open(peak_file) as handle:
+        peak = int(handle.read()) * 1024
+    os.remove(peak_file)
+    return wall, cpu, peak, proc
 
 
 def scaled(name, smaller):
@@ -277,20 +294,23 @@ def bench_size(spec, workdir, earlier_runs, reuse=False):
         write_history(history_dir, runs)
     written = time.monotonic() - started
     shutil.rmtree(report_dir, ignore_errors=True)
-    wall, cpu, proc = render(history_dir, report_dir, run_id)
+    wall, cpu, rss, proc = render(history_dir, report_dir, run_id)
     out_dir = os.path.join(report_dir, run_id)
     sizes = dict((name, os.path.getsize(os.path.join(out_dir, name)))
                  for name in OUTPUTS if os.path.exists(os.path.join(out_dir, name)))
     return {"size": spec["name"], "hosts": spec["hosts"], "rails": RAILS, "topology": spec["topology"],
             "records": len(records), "history_write_s": round(written, 1), "wall_s": round(wall, 1),
-            "cpu_s": round(cpu, 1), "rc": proc.returncode, "bytes": sizes,
-            "budget": {"wall_s": spec["budget_s"], "html_mb": spec["html_mb"], "prom_mb": spec["prom_mb"]},
-            "within_budget": within_budget(spec, wall, sizes, proc.returncode),
+            "cpu_s": round(cpu, 1), "rc": proc.returncode, "bytes": sizes, "peak_rss_mb": round(rss / float(MB)),
+            "ms_per_record": round(1000.0 * wall / len(records), 3),
+            "budget": {"wall_s": spec["budget_s"], "html_mb": spec["html_mb"], "prom_mb": spec["prom_mb"],
+                       "rss_mb": spec["rss_mb"]},
+            "within_budget": within_budget(spec, wall, rss, sizes, proc.returncode),
             "output_tail": proc.stdout[-3000:] if proc.returncode else ""}
 
 
-def within_budget(spec, wall, sizes, rc):
-    return (rc == 0 and wall <= spec["budget_s"] and sizes.get("report.html", 0) <= spec["html_mb"] * MB
+def within_budget(spec, wall, rss, sizes, rc):
+    return (rc == 0 and wall <= spec["budget_s"] and rss <= spec["rss_mb"] * MB
+            and sizes.get("report.html", 0) <= spec["html_mb"] * MB
             and sizes.get("commcheck.prom", 0) <= spec["prom_mb"] * MB)
 
 
@@ -299,13 +319,15 @@ def _mb(value):
 
 
 def table(rows):
-    head = ("| size | records | wall s (budget) | CPU s | report.html MB (budget) | commcheck.prom MB (budget) "
+    head = ("| size | records | wall s (budget) | wall ms per record | CPU s | peak MB (budget) "
+            "| report.html MB (budget) | commcheck.prom MB (budget) "
             "| results.json MB | report.md MB | junit.xml MB | within budget |")
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 12]
     for row in rows:
         sizes, budget = row["bytes"], row["budget"]
-        lines.append("| %s | %d | %.1f (%d) | %.1f | %s (%d) | %s (%d) | %s | %s | %s | %s |" % (
-            row["size"], row["records"], row["wall_s"], budget["wall_s"], row["cpu_s"],
+        lines.append("| %s | %d | %.1f (%d) | %.3f | %.1f | %d (%d) | %s (%d) | %s (%d) | %s | %s | %s | %s |" % (
+            row["size"], row["records"], row["wall_s"], budget["wall_s"], row["ms_per_record"], row["cpu_s"],
+            row["peak_rss_mb"], budget["rss_mb"],
             _mb(sizes.get("report.html")), budget["html_mb"], _mb(sizes.get("commcheck.prom")), budget["prom_mb"],
             _mb(sizes.get("results.json")), _mb(sizes.get("report.md")), _mb(sizes.get("junit.xml")),
             "yes" if row["within_budget"] else "no" + (" (rc %d)" % row["rc"] if row["rc"] else "")))

@@ -115,7 +115,8 @@ class ActionModule(ControllerAction):
                           % (", ".join(roles), show(args["entry_point"])))
             return result
         all_specs = role_options.merge_specs(specs, role_options.ROLES)
-        problems, hosts = self._problems(spec, all_specs, task_vars)
+        notes = []
+        problems, hosts = self._problems(spec, all_specs, task_vars, notes)
         problems += play_inventory_problems(roles, task_vars, lambda value: plain(self._templar.template(value)))
         result.update(changed=False, roles=roles, hosts=len(hosts))
         if problems:
@@ -123,6 +124,8 @@ class ActionModule(ControllerAction):
         else:
             result.update(checked=sorted(spec),
                           msg="%d option(s) of %s checked on %d host(s)" % (len(spec), ", ".join(roles), len(hosts)))
+            if notes:
+                result["warnings"] = ["%s (it is not used in this run)" % note for note in notes]
         return result
 
     # ------------------------------------------------------------ values
@@ -200,7 +203,7 @@ class ActionModule(ControllerAction):
 
     # ------------------------------------------------------------ problems
 
-    def _problems(self, spec, all_specs, task_vars):
+    def _problems(self, spec, all_specs, task_vars, notes):
         current = task_vars.get("inventory_hostname", "localhost")
         hosts = list(task_vars.get("ansible_play_hosts_all") or [])
         if current not in hosts:
@@ -211,7 +214,7 @@ class ActionModule(ControllerAction):
         base_problems = []
         base = self._current_values(spec, task_vars, base_problems)
         base_problems += role_options.check_values(spec, base, known, all_specs, memo)
-        base_problems = base_problems or planned_call_checks.problems(spec, base, hosts)
+        base_problems = base_problems or planned_call_checks.problems(spec, base, hosts, notes)
         by_host = {current: base_problems}
         seen = {}
         for host, own in self._other_hosts(spec, task_vars).items():
@@ -220,7 +223,7 @@ class ActionModule(ControllerAction):
             key = repr(sorted((k, v) for k, v in values.items() if not _same(v, base.get(k, _MISSING))))
             if key not in seen:
                 seen[key] = (role_options.check_values(spec, values, known, all_specs, memo)
-                             or planned_call_checks.problems(spec, values, hosts))
+                             or planned_call_checks.problems(spec, values, hosts, notes))
             by_host[host] = problems + seen[key]
         for host in hosts:
             by_host.setdefault(host, base_problems)

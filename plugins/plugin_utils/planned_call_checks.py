@@ -8,7 +8,8 @@
 spec (as AnsibleModule applies it), then the same function the module runs on its arguments before anything
 starts (``checked_call`` of the perftest and iperf3 modules: every side merged with the options its test
 takes, then normalized). A refusal names the role variables that fed the refused argument. An option that
-applies to only some tests and that none of the planned tests takes is refused too (``unhonoured``).
+applies to only some tests and that none of the planned tests takes is not refused (a site's group_vars may set
+it for the runs that have such tests): it is a note the caller shows as a warning (``unhonoured``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -93,10 +94,13 @@ def _planner_variables(family):
     return dict((v.split("_", 2)[-1], [v]) for v in variables)
 
 
-def problems(spec, values, hosts=None):
-    """The problems ("<variable>: <why>") of the calls the roles of ``spec`` plan with ``values``; []: none."""
+def problems(spec, values, hosts=None, notes=None):
+    """The problems ("<variable>: <why>") of the calls the roles of ``spec`` plan with ``values``; []: none.
+
+    ``notes`` (a list), when given, gets the per-test options the user set that no planned test takes."""
     options = converted(spec, values)
     out = []
+    notes = [] if notes is None else notes
     for family in FAMILIES:
         if family == "gpudirect" and out:
             continue  # the same arguments as the rdma check's, from GPU memory: refused once
@@ -112,5 +116,5 @@ def problems(spec, values, hosts=None):
                 out.append("%s: the %s module would refuse it in the planned %s check: %s" % (
                     _shown(_named(message, used), options), module_name, family, message))
             else:
-                out += _unhonoured(family, args, used, options, spec)
+                notes.extend(note for note in _unhonoured(family, args, used, options, spec) if note not in notes)
     return out

@@ -126,6 +126,7 @@ def several_faults(lab8, tmp_path_factory):
         run = oc.oneclick(lab8, tmp, extra, overlay=overlay, on_line=injected.fault.during)
     finally:
         injected.fault.heal()
+    assert os.path.isdir(os.path.join(str(run.report_dir), run.run_id or "")), run.tail()
     _directory, results = oc.report_of(run.report_dir, run.run_id)
     return FaultedRun(lab8, injected, run, results)
 

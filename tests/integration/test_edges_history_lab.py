@@ -87,7 +87,8 @@ def test_a_read_only_report_directory_is_refused_before_anything_runs(lab, tmp_p
     assert run.records() == [], run.records()
     assert not oc.leftover_test_processes(lab)
     summary = run.summary()
-    assert summary["verdict"] == "interrupted" and summary["signal"] is None, summary
+    # refused before any check ran: nothing was checked (an error), the failed task is its cause
+    assert summary["verdict"] == "error" and summary["interrupted"] is True and summary["signal"] is None, summary
     assert summary["failed_task"]["task"].endswith("Check that the report and the history can be written before anything runs")
     assert "Read-only file system" in summary["cause"] and "nothing was run" in summary["cause"]
     assert summary["hosts"]["failed"] == [], summary["hosts"]

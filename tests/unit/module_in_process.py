@@ -44,4 +44,3 @@ KUBECTL_CLIENT_VERSION = "Client Version: v1.30.2\nKustomize Version: v5.0.4-0.2
 def is_identity_probe(argv):
     """``argv`` is the identity probe ``<kubectl> version --client``."""
     return list(argv[1:]) == ["version", "--client"]
-

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_summary
 
 UTC = datetime.timezone.utc
 
@@ -348,6 +349,16 @@ def test_a_run_that_checked_nothing_is_an_error_with_its_reason(counts, hosts, c
     assert history.record_line_problem(summary) is None
 
 
+@pytest.mark.parametrize("records, verdict", [(0, "error"), (3, "interrupted")])
+def test_a_failed_task_before_any_record_is_an_error_after_one_an_interruption(records, verdict):
+    failure = history_summary.task_failure("Check the options", "a", "Bad option(s), nothing was run")
+    summary = history.summary_record("p.yml", "ctl", {"ok": ["a", "b"], "failed": [], "unreachable": []},
+                                     {"pass": records} if records else {}, records, failed_task=failure)
+    assert summary["verdict"] == verdict and summary["interrupted"] is True, summary
+    assert "Check the options" in summary["cause"] and summary["failed_task"]["task"] == "Check the options"
+    assert history.record_line_problem(summary) is None
+
+
 @pytest.mark.parametrize("verdicts", [
     ["pass", "pass"], ["pass", "warn"], ["pass", "flaky"], ["pass", "fail"], ["error"], ["skipped"], ["warn", "fail"],
 ])
@@ -437,3 +448,12 @@ def test_a_signal_in_the_middle_of_an_append_is_handled_once_the_lines_are_whole
     # a second signal does not write a second summary, and is still handed on
     callback._on_signal(signal.SIGTERM, None)
     assert handed_on == [signal.SIGTERM, signal.SIGTERM] and len(_lines(str(tmp_path))) == 2
+
+
+def test_a_long_failure_message_keeps_its_beginning_and_the_reason_at_its_end():
+    message = "cannot write /tmp/" + "a/" * 400 + ": Read-only file system"
+    kept = history_summary.bounded(message)
+    assert kept.startswith("cannot write /tmp/a/a/") and kept.endswith(": Read-only file system")
+    assert "(%d characters)" % len(message) in kept and len(kept) < history_summary.MESSAGE_LIMIT + 40
+    assert len(message) > history_summary.MESSAGE_LIMIT
+    assert history_summary.bounded("short: why") == "short: why"

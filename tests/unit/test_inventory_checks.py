@@ -74,6 +74,10 @@ def test_a_loopback_address_is_refused_only_where_the_host_has_peers():
     hosts = {"h1": {"ansible_host": "127.0.0.2"}, "h2": {"ansible_host": "10.0.0.12"}}
     problem = _one(checks.inventory_problems(hosts))
     assert "'h1'" in problem and "loopback" in problem and "commcheck_address" in problem
+    # hosts that are all on loopback addresses of their own are one machine's processes (one node's pods)
+    assert checks.inventory_problems({"p1": {"ansible_host": "127.0.20.1"}, "p2": {"ansible_host": "127.0.20.2"}}) == []
+    problem = _one(checks.inventory_problems({"p1": {"ansible_host": "127.0.0.1"}, "p2": {"ansible_host": "127.0.0.1"}}))
+    assert "'p1', 'p2'" in problem and "share" in problem
 
 
 def test_one_machine_behind_two_names_is_refused_by_its_identity():

@@ -310,3 +310,33 @@ def test_gpu_memory_records_get_their_own_matrix():
     groups = report_model.bandwidth_groups([rec(), rec("cuda")])
     assert sorted(groups) == [("rdma_bw", "write"), ("rdma_bw", "write (GPU memory)")]
     assert [len(v) for _k, v in sorted(groups.items())] == [1, 1]
+
+
+def _grid_titles(grid, marks):
+    """{(host, rail): whether its cell has a tooltip} of the rendered grid."""
+    import xml.etree.ElementTree as ET
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_svg
+    root = ET.fromstring(report_svg.svg_host_rail_grid(grid, marks))
+    out = {}
+    for rect in root.iter("{http://www.w3.org/2000/svg}rect"):
+        if rect.get("class") == "g":
+            x, y = int(rect.get("x")), int(rect.get("y"))
+            out[(x, y)] = rect.find("{http://www.w3.org/2000/svg}title") is not None
+    return [has for _xy, has in sorted(out.items(), key=lambda item: (item[0][1], item[0][0]))]
+
+
+def test_a_grid_past_its_tooltip_budget_tips_only_failing_unmeasured_and_culprit_cells(monkeypatch):
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_svg
+    recs = [_pair("h%04d" % i, "h%04d" % (i + 1), 0, 40.0 if i == 2 else 95.0) for i in range(0, 8, 2)]
+    recs.append(_pair("h0008", "h0009", 1, 95.0))
+    grid = report_fleet.host_rail_grid(recs)
+    marks = {"h0006": "bad host"}
+    # rows h0000..h0009 by rail 0, 1: h0002-h0003 failed on rail 0, h0006 is marked, rail 1 measured only at the end
+    assert len(grid["hosts"]) * len(grid["rails"]) == 20
+    assert all(_grid_titles(grid, marks))
+    monkeypatch.setattr(report_svg, "GRID_TIPPED_CELLS", 19)
+    tipped = _grid_titles(grid, marks)
+    rows = dict((host, tipped[2 * i:2 * i + 2]) for i, host in enumerate(grid["hosts"]))
+    assert rows["h0002"] == [True, True] and rows["h0003"] == [True, True]      # failing, unmeasured
+    assert rows["h0006"] == [True, True] and rows["h0008"] == [True, False]     # marked; measured, passing
+    assert rows["h0000"] == [False, True] and rows["h0009"] == [True, False]    # passing, unmeasured; unmeasured, passing

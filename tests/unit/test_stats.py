@@ -81,3 +81,44 @@ def test_best_quarter_counts_from_the_best_end():
     assert stats.best_quarter(values, higher=True) == 70.0    # 90, 80, [70], ...
     assert stats.best_quarter(values, higher=False) == 30.0   # 10, 20, [30], ...
     assert stats.best_quarter([], higher=True) is None
+
+
+def _bounds_of(values, removed):
+    ordered = sorted(values)
+    center = stats.median(ordered)
+    return stats.spread_bounds(ordered, sorted(abs(v - center) for v in ordered), center, removed)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_spread_bounds_hold_whichever_values_are_removed(seed):
+    import random
+    rng = random.Random(seed)
+    # a tight population with a slow tail and ties, as a rail's links are; negated: latency's levels
+    values = [round(rng.gauss(0.95, 0.01), 3) for _draw in range(rng.randint(3, 40))]
+    values += [0.4] * rng.randint(0, 3) + [values[0]] * rng.randint(0, 3)
+    if seed % 2:
+        values = [-v for v in values]
+    for removed in range(0, 4):
+        if len(values) - removed < 3:
+            continue
+        (med_low, med_high), (spread_low, spread_high) = _bounds_of(values, removed)
+        for _draw in range(20):
+            gone = set(rng.sample(range(len(values)), removed))
+            med, spread = stats.spread([v for i, v in enumerate(values) if i not in gone])
+            assert med_low <= med <= med_high
+            assert spread_low <= spread <= spread_high
+            for value in values:
+                if stats.z_score(value, med, spread) < -stats.OUTLIER_Z:
+                    assert stats.may_be_low_outlier(value, ((med_low, med_high), (spread_low, spread_high)),
+                                                    stats.OUTLIER_Z)
+
+
+def test_a_value_near_the_median_of_many_cannot_be_a_low_outlier_and_one_far_below_may():
+    values = [0.95 + (i % 7) * 0.001 for i in range(1000)]
+    bounds = _bounds_of(values, 2)
+    assert not stats.may_be_low_outlier(0.95, bounds, stats.OUTLIER_Z)
+    assert stats.may_be_low_outlier(0.4, bounds, stats.OUTLIER_Z)
+
+
+def test_spread_bounds_with_too_few_values_left_are_none():
+    assert _bounds_of([1.0, 2.0], 2) is None

@@ -149,22 +149,27 @@ def inventory_problems(hosts, play_values=None, kinds=None):
     problems = name_problems(hosts)
     addresses = []
     refused = set()
+    found = []
     for name, own in hosts.items():
         if option_rules.CONTROL_CHARACTERS.search(str(name)):
             continue
         variables = dict(play_values)
         variables.update(dict((k, v) for k, v in (own or {}).items() if v not in (None, "")))
         for kind, kind_variables in address_kinds:
-            address, source = host_address(name, variables, kind_variables)
-            problem = unusable_address_problem(name, address, source, kind, has_peers=len(hosts) > 1)
-            if problem and source in OPTION_VARIABLES and not is_loopback(address):
-                continue
-            if problem:
-                if (name, address) not in refused:
-                    refused.add((name, address))
-                    problems.append(problem)
-                continue
-            addresses.append((name, address, source, kind))
+            found.append((name, kind) + host_address(name, variables, kind_variables))
+    # Hosts that all sit on distinct loopback addresses are processes of one machine (one node's pods): they
+    # reach each other there. A loopback address among peers elsewhere is one a peer would reach itself at.
+    has_peers = len(hosts) > 1 and not all(is_loopback(address) for _n, _k, address, _s in found)
+    for name, kind, address, source in found:
+        problem = unusable_address_problem(name, address, source, kind, has_peers=has_peers)
+        if problem and source in OPTION_VARIABLES and not is_loopback(address):
+            continue
+        if problem:
+            if (name, address) not in refused:
+                refused.add((name, address))
+                problems.append(problem)
+            continue
+        addresses.append((name, address, source, kind))
     return problems + shared_address_problems(addresses)
 
 

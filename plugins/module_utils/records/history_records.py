@@ -387,14 +387,16 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
         "stats": stats or {},
     }
     if failed_task:
+        # refused at a gate before any check recorded anything: it stopped early and checked nothing (an error)
         summary.update(
-            verdict=run_verdict.INTERRUPTED,
+            verdict=run_verdict.INTERRUPTED if records else run_verdict.NOTHING_CHECKED,
             interrupted=True,
-            partial_verdict=verdict,
             signal=None,
             failed_task=kept_failure(failed_task),
             cause=failure_cause(failed_task, records),
-            fix="Fix what the failed task says, then run the check again to completion.")
+            fix="Fix what the failed task says, then run the check again%s." % (" to completion" if records else ""))
+        if records:
+            summary["partial_verdict"] = verdict
     elif interrupted_by:
         by_signal = str(interrupted_by).startswith("SIG")
         summary.update(

@@ -13,15 +13,19 @@ not the host it was queued for: that host is not listed as a failed host.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-MESSAGE_LIMIT = 300
+MESSAGE_LIMIT = 600
 TASK_NAME_LIMIT = 120
 HOSTS_NAMED = 8
 
 
 def bounded(text, limit=MESSAGE_LIMIT):
-    """One line of at most about ``limit`` characters (a module's message can be a whole tool output)."""
+    """One line of at most about ``limit`` characters (a module's message can be a whole tool output): its
+    beginning and its end, where a message says why (``...: Read-only file system``)."""
     text = " ".join(str(text if text is not None else "").split())
-    return text if len(text) <= limit else "%s...(%d characters)" % (text[:limit], len(text))
+    if len(text) <= limit:
+        return text
+    tail = limit // 3
+    return "%s ...(%d characters)... %s" % (text[:limit - tail], len(text), text[-tail:])
 
 
 def task_failure(task, host, message, delegated_to=None, run_once=False, task_id=None):

@@ -19,6 +19,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import esc, fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_svg import (
+    grid_tips_every_cell,
     svg_heatmap,
     svg_host_rail_grid,
 )
@@ -74,8 +75,9 @@ def grid_section(view):
         return body + [none_text("No bandwidth results in this run.")]
     marks = report_fleet.marked_hosts(view.summary)
     body.append('<p class="muted">%d hosts (name order) x %d rails: each host NIC\'s worst fraction of the expected '
-                'bandwidth over its pair records; a black bar marks a host a culprit names; hover a cell for the '
-                'value and the worst partner.</p>' % (len(grid["hosts"]), len(grid["rails"])))
+                'bandwidth over its pair records; a black bar marks a host a culprit names; hover a cell%s for the '
+                'value and the worst partner.</p>' % (len(grid["hosts"]), len(grid["rails"]), "" if grid_tips_every_cell(
+                    grid) else " with a failing record or of a host a culprit names (the worst NICs are listed below)"))
     body.append('<figure class="grid-figure">%s</figure>' % svg_host_rail_grid(grid, marks))
     worst = [item for item in report_fleet.worst_nics(grid, WORST_NIC_ROWS) if item[2]["fraction"] < 0.9]
     if worst:

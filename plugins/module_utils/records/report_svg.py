@@ -120,6 +120,9 @@ GRID_LABELLED_HOSTS = 64
 GRID_BLOCK = 128
 GRID_LABEL_EVERY = 16
 GRID_WIDTH = 1200
+# Cells that each get their tooltip (2,048 hosts x 8 rails); a bigger grid gives one only to the cells with a
+# failing record and those of the hosts a culprit names, or 4,096 hosts' tooltips alone would pass 5 MB.
+GRID_TIPPED_CELLS = 16384
 
 
 def _grid_layout(labels, n_rails):
@@ -138,11 +141,17 @@ def _grid_tip(host, rail, data, relative):
         data["partner"], data["check"], data["records"], data["bad"])
 
 
+def grid_tips_every_cell(grid):
+    """Whether every cell of the grid gets its tooltip (:data:`GRID_TIPPED_CELLS`)."""
+    return len(grid["hosts"]) * len(grid["rails"]) <= GRID_TIPPED_CELLS
+
+
 def _grid_block(grid, hosts, x0, y0, lay, marks, labels):
     """One block of rows: labels, the culprit marks and the cells."""
     parts = []
     rails, relative = grid["rails"], grid["relative"]
     cells_x = x0 + lay["label"]
+    tip_all = grid_tips_every_cell(grid)
     for j, rail in enumerate(rails):
         parts.append('<text class="r" x="%.1f" y="%d" text-anchor="middle">%s</text>'
                      % (cells_x + j * lay["col"] + lay["col"] / 2.0, y0 - 4, esc(rail)))
@@ -157,10 +166,14 @@ def _grid_block(grid, hosts, x0, y0, lay, marks, labels):
         for j, rail in enumerate(rails):
             data = grid["cells"].get((host, rail))
             fill = "#f4f4f4" if data is None else fraction_color(data["fraction"])
-            tip = "%s rail %s: not measured" % (host, rail) if data is None else _grid_tip(host, rail, data, relative)
-            parts.append('<rect class="g" x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%s</title></rect>'
-                         % (cells_x + j * lay["col"], y, lay["col"] - 1, lay["row"] - (1 if lay["row"] > 6 else 0),
-                            fill, esc(tip)))
+            rect = '<rect class="g" x="%d" y="%d" width="%d" height="%d" fill="%s"' % (
+                cells_x + j * lay["col"], y, lay["col"] - 1, lay["row"] - (1 if lay["row"] > 6 else 0), fill)
+            if data is None:
+                parts.append('%s><title>%s</title></rect>' % (rect, esc("%s rail %s: not measured" % (host, rail))))
+            elif tip_all or data["bad"] or host in marks:
+                parts.append('%s><title>%s</title></rect>' % (rect, esc(_grid_tip(host, rail, data, relative))))
+            else:
+                parts.append('%s/>' % rect)
     return parts
 
 

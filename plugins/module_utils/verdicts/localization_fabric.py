@@ -155,7 +155,10 @@ def _groups(nodes, edges):
     group_of = dict((node, node) for node in nodes)
 
     def root(node):
+        # path halving: a ring's hosts joined one after another made chains as long as the ring (quadratic);
+        # each set keeps its root, so the group ids are the same
         while group_of[node] != node:
+            group_of[node] = group_of[group_of[node]]
             node = group_of[node]
         return node
 

@@ -95,8 +95,8 @@ def _bad_count(view, key, links):
 
 
 def _outlier_failed(view, node):
-    return any(node in pair and (node, rail) in view.outliers() and link["status"] in ("bad", "flaky")
-               for (rail, pair), link in view.links.items())
+    return any(view.links[key]["status"] in ("bad", "flaky")
+               for (host, rail) in view.outliers() if host == node for key in view.link_keys(node, rail))
 
 
 def _rail_neighbours(view):

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import (
-    component, confidence, fmt, link_lines, pair_key, rail_levels)
+    component, confidence, fmt, link_lines, pair_key)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 MANY_RAILS = 4
@@ -101,7 +101,7 @@ def placed_rails(view, node, fleet_rails):
     links between other hosts measured values (three at least), against which the node's are outliers or not
     (:func:`outliers_of_fleet_rails`)."""
     return set(r for r in view.rails_of.get(node, set())
-               if r not in fleet_rails or sum(1 for pair in rail_levels(view, r)[0] if node not in pair) >= 3)
+               if r not in fleet_rails or view.levels(r).others(node) >= 3)
 
 
 def is_the_host(bad_rails, all_rails):

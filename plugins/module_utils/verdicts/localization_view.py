@@ -67,6 +67,9 @@ class LinkView(object):
         self.outlier_z = float(outlier_z)
         self._outliers = None
         self._spreads = {}
+        self._rails = {}
+        self._sides = None
+        self._sorted = None
         self.links = links
         self.partners = partners
         self.devices = devices
@@ -99,16 +102,35 @@ class LinkView(object):
         first-pass links of ``rail`` that ``node`` is not in (robust z below -``outlier_z``)."""
         if value is None:
             return False
+        levels = self.levels(rail)
+        value = level(link, value, self.higher, levels.rated)
         if (node, rail) not in self._spreads:
-            levels, rated = rail_levels(self, rail)
-            others = [value for pair, value in levels.items() if node not in pair]
-            self._spreads[(node, rail)] = (robust.spread(others) if len(others) >= 3 else (None, None)) + (rated,)
-        med, spread, rated = self._spreads[(node, rail)]
-        return med is not None and robust.z_score(level(link, value, self.higher, rated), med, spread) < -self.outlier_z
+            if not levels.may_be_low_outlier(node, value, self.outlier_z):
+                return False
+            self._spreads[(node, rail)] = levels.spread_without(node)
+        med, spread = self._spreads[(node, rail)]
+        return med is not None and robust.z_score(value, med, spread) < -self.outlier_z
+
+    def levels(self, rail):
+        """The :class:`RailLevels` of ``rail``, built once (the links of a view do not change)."""
+        if rail not in self._rails:
+            self._rails[rail] = RailLevels(self, rail)
+        return self._rails[rail]
+
+    def link_keys(self, node, rail):
+        """The (rail, pair) keys of the links of ``node`` on ``rail``, in the table's order."""
+        if self._sides is None:
+            self._sides = {}
+            for key in self.links:
+                for side in key[1]:
+                    self._sides.setdefault((side, key[0]), []).append(key)
+        return self._sides.get((node, rail), [])
 
     def sorted_links(self):
-        """(key, link) items by rail, then hosts in natural order."""
-        return sorted(self.links.items(), key=lambda item: (item[0][0], [natural_key(h) for h in item[0][1]]))
+        """(key, link) items by rail, then hosts in natural order (sorted once: the links of a view do not change)."""
+        if self._sorted is None:
+            self._sorted = sorted(self.links.items(), key=lambda item: (item[0][0], [natural_key(h) for h in item[0][1]]))
+        return list(self._sorted)
 
     def rail_devices(self, hosts, rail):
         return sorted(set(self.devices.get((h, rail)) for h in hosts) - set([None]))
@@ -126,7 +148,7 @@ class LinkView(object):
         return any(self.links[(rail, pair_key(node, p))]["confirmed"] for p in peers)
 
     def peers_of(self, node, rail):
-        return [p for (r, pair) in self.links for p in pair if r == rail and node in pair and p != node]
+        return [p for (_r, pair) in self.link_keys(node, rail) for p in pair if p != node]
 
     def without(self, explained):
         """A view in which the links ``explained`` ((rail, pair) keys) by a component of their rail count as good
@@ -188,6 +210,45 @@ def component(kind, host, peer, rail, rails, devices, cause, evidence, links, co
 def rail_levels(view, rail):
     """(pair -> the worst first-pass value of each link of ``rail`` as the rail compares them, rated) (:func:`level`);
     links whose test errored have none: their value, if any, is not what failed."""
+    levels = view.levels(rail)
+    return levels.by_pair, levels.rated
+
+
+class RailLevels(object):
+    """:func:`rail_levels` of one rail with what each host's outlier test needs, built once per view and rail:
+    ``by_pair`` and ``rated`` as :func:`rail_levels` gives them, ``pairs_of`` each host's pairs among them, and the
+    levels sorted with their deviations from their median (:func:`stats.spread_bounds`)."""
+
+    def __init__(self, view, rail):
+        self.by_pair, self.rated = _measure_rail(view, rail)
+        self.pairs_of = {}
+        for pair in self.by_pair:
+            for node in pair:
+                self.pairs_of.setdefault(node, []).append(pair)
+        self.ordered = sorted(self.by_pair.values())
+        self.center = robust.median(self.ordered)
+        self.deviations = sorted(abs(v - self.center) for v in self.ordered) if self.ordered else []
+
+    def others(self, node):
+        """How many links of the rail ``node`` is not in."""
+        return len(self.by_pair) - len(self.pairs_of.get(node, ()))
+
+    def may_be_low_outlier(self, node, value, outlier_z):
+        """False when ``value`` cannot be a low outlier of the links ``node`` is not in (too few of them, or too
+        near their median whichever they are); True when :meth:`spread_without` must tell."""
+        if self.others(node) < 3:
+            return False
+        bounds = robust.spread_bounds(self.ordered, self.deviations, self.center, len(self.pairs_of.get(node, ())))
+        return robust.may_be_low_outlier(value, bounds, outlier_z)
+
+    def spread_without(self, node):
+        """(median, spread) of the levels of the links ``node`` is not in; (None, None) for fewer than three."""
+        mine = set(self.pairs_of.get(node, ()))
+        others = [value for pair, value in self.by_pair.items() if pair not in mine]
+        return robust.spread(others) if len(others) >= 3 else (None, None)
+
+
+def _measure_rail(view, rail):
     links = [(pair, link) for (r, pair), link in view.links.items()
              if r == rail and link["status"] != "unknown" and "error" not in link["original"]
              and any(v is not None for v in link["values"])]
@@ -211,9 +272,9 @@ def outlying_hosts(view):
     time, though noise puts its links on either side of the pass line."""
     out = set()
     for rail in view.hosts_of_rail:
-        levels = rail_levels(view, rail)[0]
+        levels = view.levels(rail)
         for node in view.hosts_of_rail[rail]:
-            mine = [view.links[(rail, pair)] for pair in levels if node in pair]
+            mine = [view.links[(rail, pair)] for pair in levels.pairs_of.get(node, ())]
             measured = [(link, v) for link in mine for v in link["values"] + link["retest_values"] if v is not None]
             if len(mine) >= 2 and all(view.outlying(node, rail, link, v) for link, v in measured):
                 out.add((node, rail))

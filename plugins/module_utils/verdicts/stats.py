@@ -49,6 +49,35 @@ def spread(values, floor_rel=SPREAD_FLOOR_REL):
     return med, max(mad(values, med), floor_rel * abs(med), _TINY)
 
 
+def spread_bounds(ordered, deviations, center, removed, floor_rel=SPREAD_FLOOR_REL):
+    """((lowest, highest) median, (lowest, highest) floored MAD) that :func:`spread` can give for the values
+    ``ordered`` (sorted) less any ``removed`` of them; ``deviations``: the sorted ``|value - center|`` of them all,
+    ``center`` their median. None when fewer than one value would be left.
+
+    Removing ``removed`` values moves each order statistic up by at most that many places, and a median taken
+    ``w`` away from ``center`` moves every deviation, so their median too, by at most ``w``: what lets a group
+    of thousands rule most of its members out of being outliers without the median of all-but-one each time."""
+    left = len(ordered) - removed
+    if left < 1:
+        return None
+    low, high = (left - 1) // 2, left // 2 + removed
+    med_low, med_high = ordered[low], ordered[high]
+    shift = max(abs(med_low - center), abs(med_high - center))
+    nearest = 0.0 if med_low <= 0 <= med_high else min(abs(med_low), abs(med_high))
+    farthest = max(abs(med_low), abs(med_high))
+    return ((med_low, med_high),
+            (max(deviations[low] - shift, floor_rel * nearest, _TINY), max(deviations[high] + shift, floor_rel * farthest, _TINY)))
+
+
+def may_be_low_outlier(value, bounds, limit):
+    """Whether ``value`` can have a robust z below ``-limit`` against any median and spread within ``bounds``
+    (:func:`spread_bounds`); False only when none can (a margin covers the rounding of the bounds)."""
+    (_med_low, med_high), (spread_low, spread_high) = bounds
+    reach = max(-limit * spread_low, -limit * spread_high) / _Z_PER_MAD
+    margin = 1e-9 * (abs(value) + abs(med_high) + abs(reach) + spread_high)
+    return value - med_high < reach + margin
+
+
 def z_score(value, center, scale):
     """The robust z of value against a group's median ``center`` and (floored) MAD ``scale``."""
     return _Z_PER_MAD * (value - center) / scale
