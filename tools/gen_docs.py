@@ -79,9 +79,13 @@ def _cell(value):
     return text.replace("|", "\\|").replace("\n", " ").strip()
 
 
+# libyaml's loader where it is built in (many times faster; both read the specs alike)
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _role_specs(role):
     with open(os.path.join(ROOT, "roles", role, "meta", "argument_specs.yml")) as handle:
-        return (yaml.safe_load(handle) or {}).get("argument_specs") or {}
+        return (yaml.load(handle, Loader=LOADER) or {}).get("argument_specs") or {}
 
 
 def _roles():
@@ -165,11 +169,11 @@ def oneclick_specs():
     return module.merge_specs(dict((role, _role_specs(role)) for role in _roles()), module.ROLES)
 
 
-def survey_json(path):
-    """The survey of ``path`` with the choices of every question whose variable's spec has choices."""
+def survey_json(path, specs):
+    """The survey of ``path`` with the choices of every question whose variable's spec (``oneclick_specs``) has
+    choices."""
     with open(path) as handle:
         survey = json.load(handle)
-    specs = oneclick_specs()
     for question in survey.get("spec") or []:
         choices = (specs.get(question.get("variable")) or {}).get("choices")
         if choices and "choices" in question:
@@ -251,7 +255,8 @@ def main(argv):
     outputs = [("docs/variables.md", variables_md), ("docs/troubleshooting.md", troubleshooting_md)]
     outputs += [("roles/%s/README.md" % role, lambda role=role: role_readme(role)) for role in _roles()]
     outputs += [("roles/%s/defaults/main.yml" % role, lambda role=role: defaults_yml(role)) for role in _roles()]
-    outputs += [(os.path.relpath(path, ROOT), lambda path=path: survey_json(path))
+    specs = oneclick_specs()
+    outputs += [(os.path.relpath(path, ROOT), lambda path=path: survey_json(path, specs))
                 for path in sorted(glob.glob(os.path.join(ROOT, "awx", "surveys", "*.json")))]
     for rel, render in outputs:
         path = os.path.join(ROOT, rel)
