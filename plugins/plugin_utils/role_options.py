@@ -8,7 +8,10 @@ rule its value obeys beyond the type and choices the spec gives: ranges,
 names, paths, binaries, sizes, extra arguments, hosts, environment and MCA
 keys. Where a module-level check exists (perftest_cmd, iperf3_cmd, mpi_cmd,
 k8s_pods, k8s_jobs, kubexec, quarantine, transport, history, discovery.gid)
-the rule calls it; the rest are built from ``option_rules``.
+the rule calls it; the rest are built from ``option_rules``. A rule never
+restates the spec (type, choices, default): one that adds nothing is
+``kit.by_spec()``. What a rule ``describes`` is the Allowed column of the
+docs tools/gen_docs.py writes, so the docs say what the check enforces.
 
 ``check_values(spec, values, known_hosts)`` checks one host's values: first the
 type and choices of the spec (Ansible's own ``ArgumentSpecValidator``, so a
