@@ -83,7 +83,8 @@ options:
   topology:
     description:
       - Which leaf switch each host's rail hangs off, where known, as C(host -> {rail or RDMA device: {leaf, port,
-        source}}) (the C(commcheck_topology) inventory variable of each host, or what discovery read). With it,
+        source}}) (the C(commcheck_topology) inventory variable of each host over what discovery read; C(source)
+        one of C(inventory), C(lldp), C(ibnetdiscover), C(inventory) when left out). With it,
         localization names a C(leaf) switch whose hosts all fail, or the C(uplink) s of one whose hosts pass with
         each other and fail across; left out, nothing changes.
     type: dict
@@ -118,6 +119,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology as topo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement as jd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
@@ -146,8 +148,8 @@ def commcheck_judge_retests(records, family="rdma", retest_sides=None, plan=None
         fraction = None if fleet_min_fraction in (None, "") else float(fleet_min_fraction)
         return jd.judge_retests(records, family, retest_sides, plan, pair_options, bad_verdicts,
                                 None if thresholds is None else _threshold_options(thresholds), counter_deltas,
-                                fraction, first_findings, topology)
-    except (jd.JudgementError, rt.RetestError, th.ThresholdError, loc.LocalizationError, TypeError,
+                                fraction, first_findings, topo.check_hosts(topology))
+    except (jd.JudgementError, rt.RetestError, th.ThresholdError, loc.LocalizationError, topo.TopologyError, TypeError,
             ValueError) as exc:
         raise AnsibleFilterError("commcheck_judge_retests: %s" % exc)
 
