@@ -95,6 +95,34 @@ def check_entry(where, entry, sourced=False):
             "port": None if port in (None, "") else check_label(where + ".port", port), "source": source}
 
 
+def from_lldp(neighbors, devices):
+    """``{device: {leaf, port, source: lldp}}`` of the RDMA devices whose port's netdev has an LLDP neighbour
+    (``parse_lldpctl``'s entries): the leaf is the neighbour's system name (its chassis id without one), the
+    port its port id (its description where the id is a MAC address). A neighbour whose names are no labels
+    (:func:`check_label`) is left out; so is a device with several ports cabled to different switches."""
+    by_netdev = dict((n.get("interface"), n) for n in neighbors or [] if isinstance(n, dict))
+    out = {}
+    for device in devices or []:
+        found = [_lldp_entry(by_netdev.get(port.get("netdev"))) for port in device.get("ports") or []
+                 if port.get("netdev") in by_netdev]
+        found = [entry for entry in found if entry]
+        if found and all(entry["leaf"] == found[0]["leaf"] for entry in found):
+            out[device["name"]] = found[0]
+    return out
+
+
+def _lldp_entry(neighbor):
+    leaf = neighbor.get("chassis") or neighbor.get("chassis_id")
+    port = neighbor.get("port_id")
+    if neighbor.get("port_id_type") == "mac" and neighbor.get("port_descr"):
+        port = neighbor["port_descr"]
+    try:
+        return {"leaf": check_label("lldp", leaf), "port": None if not port else check_label("lldp", port),
+                "source": "lldp"}
+    except TopologyError:
+        return None
+
+
 def check_hosts(topology, variable="topology"):
     """``{host: check_topology(its entries, sourced)}`` of a fleet's topology (host -> rail or device -> entry)."""
     if topology in (None, ""):
