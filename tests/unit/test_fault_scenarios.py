@@ -158,14 +158,16 @@ def test_two_leaves_cut_off_from_each_other_are_the_uplinks_between_them():
 
 @pytest.mark.parametrize("n,per_leaf", [(8, 2), (8, 4), (16, 4)])
 def test_one_slow_host_behind_a_leaf_stays_that_host_and_one_slow_nic_that_nic(n, per_leaf):
-    # the other hosts behind its leaf pass with everyone: the leaf is fine
-    assert names(Fabric(n).racked(per_leaf).slow(0.3, "h%d" % (per_leaf + 1))) == ["host h%d" % (per_leaf + 1)]
+    # the other hosts behind its leaf pass with everyone: the leaf is fine, and named where the host is
+    assert names(Fabric(n).racked(per_leaf).slow(0.3, "h%d" % (per_leaf + 1))) == [
+        "host h%d behind leaves leaf0-2, leaf1-2" % (per_leaf + 1)]
     assert names(Fabric(n).racked(per_leaf).slow(0.3, "h%d" % (per_leaf + 1), rail=1)) == [
-        "nic h%d mlx5_1 (rail 1)" % (per_leaf + 1)]
+        "nic h%d mlx5_1 (rail 1) behind leaf leaf1-2" % (per_leaf + 1)]
 
 
 def test_two_slow_hosts_behind_the_same_leaves_on_every_rail_are_the_hosts_not_two_leaves():
-    assert names(Fabric(8).racked(2).slow(0.3, "h3").slow(0.3, "h4")) == ["host h3", "host h4"]
+    assert names(Fabric(8).racked(2).slow(0.3, "h3").slow(0.3, "h4")) == [
+        "host h3 behind leaves leaf0-2, leaf1-2", "host h4 behind leaves leaf0-2, leaf1-2"]
 
 
 @pytest.mark.parametrize("n,per_leaf", [(8, 2), (16, 4)])
@@ -176,7 +178,7 @@ def test_a_healthy_racked_fabric_with_five_percent_noise_names_nothing(n, per_le
 
 def test_a_slow_leaf_and_an_unrelated_slow_host_are_both_named():
     fabric = Fabric(16).racked(4).slow_through(0.4, leaf_hosts(16, 4, 2), rail=1).slow(0.3, "h14")
-    assert names(fabric) == ["host h14", "leaf switch leaf1-2 (rail 1)"]
+    assert names(fabric) == ["host h14 behind leaves leaf0-4, leaf1-4", "leaf switch leaf1-2 (rail 1)"]
 
 
 def test_a_slow_leaf_in_a_ring_and_a_topology_keyed_by_device_name():

@@ -37,6 +37,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as _loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.culprit_leaves import switches_text, with_leaves
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -468,7 +469,7 @@ def sort_key(item):
 
 def culprits(records):
     """The run's culprits (see the module doc) from its records."""
-    return with_discovery_notes(merge(raw_culprits(records), measured_rails(records)), records)
+    return with_discovery_notes(with_leaves(merge(raw_culprits(records), measured_rails(records)), records), records)
 
 
 def measured_rails(records):
@@ -548,7 +549,7 @@ def describe(item):
         text = "fabric%s" % (" of rail %s" % item["rail"] if item["rail"] is not None else "")
     else:
         text = "config %s%s%s" % (item["host"], " - " + item["peer"] if item["peer"] else "", rail)
-    return text + (" (flaky)" if item["verdict"] == "flaky" else "")
+    return text + switches_text(item) + (" (flaky)" if item["verdict"] == "flaky" else "")
 
 
 def bad_lists(items):

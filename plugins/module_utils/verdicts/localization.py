@@ -326,7 +326,8 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     judged = loc_fleet.without_noise(shown, suspect)
     if judged is not shown:
         suspect = loc_fleet.suspect_host_rails(judged, host_fraction, min_bad_links)
-    leaves, explained = loc_leaves.leaf_components(judged, loc_leaves.leaf_of_rails(judged, topology))
+    placed = loc_leaves.leaf_of_rails(judged, topology)
+    leaves, explained = loc_leaves.leaf_components(judged, placed)
     if leaves:
         judged = loc_leaves.without_leaves(judged, leaves, explained)
         suspect = loc_fleet.suspect_host_rails(judged, host_fraction, min_bad_links)
@@ -348,7 +349,7 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     components += loc_links.flaky_components(view, host_fraction, min_bad_links, fleet_rails)
     components.sort(key=_severity)
     noisy = [{"rail": rail, "hosts": list(pair)} for rail, pair in sorted(view.noisy)]
-    return dict(_result(components, shown), noisy=noisy)
+    return dict(_result(components, shown), noisy=noisy, topology=loc_leaves.by_host(placed))
 
 
 def _severity(comp):
@@ -486,8 +487,12 @@ def summary_record(result, check="rdma_perf", kind="rdma_bw", retest_summary=Non
     if primary:
         cause = "most likely: %s; %s" % (describe(primary), primary["cause"])
         fix = primary["fix"]
-    return {"kind": "localization", "host": "*", "peer": None, "params": {"check": check, "family": kind},
-            "metrics": metrics, "verdict": "pass" if summary.get("verdict") == "pass" else summary.get("verdict"),
+    params = {"check": check, "family": kind}
+    if result.get("topology"):
+        # the leaf of each host's rail, for the report (culprits name the leaf behind a host or NIC)
+        params["topology"] = result["topology"]
+    return {"kind": "localization", "host": "*", "peer": None, "params": params, "metrics": metrics,
+            "verdict": "pass" if summary.get("verdict") == "pass" else summary.get("verdict"),
             "cause": cause, "fix": fix, "evidence": evidence}
 
 

@@ -63,6 +63,14 @@ def _rail_key(view, host, key):
     return next((rail for (node, rail), device in view.devices.items() if node == host and device == text), None)
 
 
+def by_host(placed):
+    """``{host: {rail as text: {leaf, port, source}}}`` of :func:`leaf_of_rails`' result (a record's shape)."""
+    out = {}
+    for (host, rail), where in sorted(placed.items(), key=lambda item: (natural_key(item[0][0]), item[0][1])):
+        out.setdefault(host, {})[str(rail)] = dict(where)
+    return out
+
+
 def leaves_of_rail(placed, rail):
     """leaf -> its hosts (natural order) on ``rail``."""
     out = {}
