@@ -43,6 +43,10 @@ pair that passes is the good link that keeps the rail's fleet from the blame.
    those retests they stay ``link`` s, saying link or fabric is not
    separated. A pair that is a ``link`` on every rail of its hosts is one
    ``link`` with no rail.
+   Where the topology says which leaf switch each host's rail hangs off (``localization_leaves``), a leaf
+   whose every host fails with the hosts behind the other leaves while those pass with each other is named
+   first: ``leaf`` (its hosts fail with each other too) or ``uplink`` (they pass with each other); what it
+   explains no longer counts against the hosts.
 4. Flaky links are never blamed as failures: they become ``flaky``
    components (grouped per host when most of a host's links are flaky; a
    host flaky on some rails only has the first of them as ``rail``).
