@@ -82,13 +82,14 @@ def leaves_of_rail(placed, rail):
 
 # --- the components ------------------------------------------------------------------------
 
-def leaf_components(view, placed, fleet_rails=()):
+def leaf_components(view, placed):
     """(components, explained: the (rail, pair) keys of the links they explain) of every rail with two leaves or
-    more (see the module doc). Rails whose every host failed (``fleet_rails``) are the rail's, not a leaf's."""
+    more (see the module doc). A rail whose every host fails names no leaf: no leaf's hosts pass among
+    themselves there."""
     found = []
     for rail in sorted(view.hosts_of_rail):
         leaves = leaves_of_rail(placed, rail)
-        if rail in fleet_rails or len(leaves) < 2:
+        if len(leaves) < 2:
             continue
         failing = [leaf for leaf in sorted(leaves, key=natural_key) if _cut_off(view, rail, leaves, leaf)]
         found += _rail_components(view, rail, leaves, failing, placed)
@@ -139,18 +140,29 @@ def _cut_off(view, rail, leaves, leaf):
 
 def _statuses(view, rail, hosts, peers, inner=False):
     """The statuses (good or bad) of the links of ``rail`` between ``hosts`` and ``peers`` (``inner``: the
-    links among ``hosts``, ``peers`` being the same)."""
+    links among ``hosts``, each once, ``peers`` being the same)."""
+    status_of = _rail_statuses(view, rail)
+    peers = set(peers)
     out = []
-    for key in view.links:
-        r, (a, b) = key
-        if r != rail:
-            continue
-        between = (a in hosts and b in peers) or (b in hosts and a in peers)
-        if between and (not inner or (a in hosts and b in hosts)):
-            status = view.links[key]["status"]
-            if status in ("good", "bad"):
+    for host in hosts:
+        for peer, status in status_of.get(host, {}).items():
+            if peer in peers and (not inner or host < peer):
                 out.append(status)
     return out
+
+
+def _rail_statuses(view, rail):
+    """host -> peer -> status (good or bad) of the links of ``rail``, built once per view and rail (a leaf's test
+    reads its hosts' links, not the whole table)."""
+    cache = view.leaf_statuses
+    if rail not in cache:
+        status_of = {}
+        for (r, (a, b)), link in view.links.items():
+            if r == rail and link["status"] in ("good", "bad"):
+                status_of.setdefault(a, {})[b] = link["status"]
+                status_of.setdefault(b, {})[a] = link["status"]
+        cache[rail] = status_of
+    return cache[rail]
 
 
 def _most(statuses):
@@ -194,7 +206,8 @@ def leaf_component(view, rail, leaves, leaf, placed, inner_unknown):
     """The leaf switch ``leaf`` of ``rail``: its hosts fail with everyone, each other too."""
     hosts = leaves[leaf]
     lines, bad = _evidence(view, rail, leaves, [leaf], placed)
-    counted = _statuses(view, rail, hosts, [h for members in leaves.values() for h in members])
+    others = [h for other, members in leaves.items() if other != leaf for h in members]
+    counted = _statuses(view, rail, hosts, others) + _statuses(view, rail, hosts, hosts, inner=True)
     names = ", ".join(hosts)
     comp = component(
         "leaf", "*", None, rail, [rail], view.rail_devices(hosts, rail),

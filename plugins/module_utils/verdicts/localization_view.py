@@ -83,6 +83,7 @@ class LinkView(object):
         self.hung = set(hung or ())
         self.noisy = set()    # (rail, pair) of links whose failures are their rail's noise (noise_links)
         self.refused = set()  # (rail, host) clients refused while their servers listened
+        self.leaf_statuses = {}  # rail -> host -> peer -> good | bad (localization_leaves)
         self.stats = rail_stats
         self.what = what
         self.rails_of = {}
