@@ -82,11 +82,11 @@ options:
     elements: dict
   topology:
     description:
-      - Which leaf switch each host's rail hangs off, where known, as C(host -> {rail or RDMA device: {leaf, port,
+      - "Which leaf switch each host's rail hangs off, where known, as C(host -> {rail or RDMA device: {leaf, port,
         source}}) (the C(commcheck_topology) inventory variable of each host over what discovery read; C(source)
-        one of C(inventory), C(lldp), C(ibnetdiscover), C(inventory) when left out). With it,
-        localization names a C(leaf) switch whose hosts all fail, or the C(uplink) s of one whose hosts pass with
-        each other and fail across; left out, nothing changes.
+        C(inventory) or C(lldp), C(inventory) when left out). With it, localization names a C(leaf) switch whose
+        hosts all fail, or the C(uplink) s of one whose hosts pass with each other and fail across; left out,
+        nothing changes."
     type: dict
 '''
 

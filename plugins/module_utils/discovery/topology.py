@@ -6,8 +6,8 @@ and the one topology of a host that discovery records and localization reads.
 
 A host's topology is ``{rail or RDMA device: {leaf, port, source}}``: the key is a rail number (0, 1, ...) or the
 name of the RDMA device of that rail (``mlx5_3``); ``leaf`` names the switch the rail's port is cabled to,
-``port`` the switch's port (optional), ``source`` where it was read (``inventory``, ``lldp``,
-``ibnetdiscover``). Names are labels, shown in reports and compared with each other: never a command line's
+``port`` the switch's port (optional), ``source`` where it was read (``inventory``, or ``lldp``: lldpd's
+neighbour of the port's netdev). Names are labels, shown in reports and compared with each other: never a command line's
 flag nor a path."""
 
 from __future__ import absolute_import, division, print_function
@@ -19,7 +19,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 
 VARIABLE = "commcheck_topology"
 ENTRY_KEYS = ("leaf", "port")
-SOURCES = ("inventory", "lldp", "ibnetdiscover")
+SOURCES = ("inventory", "lldp")
 RAIL_MAX = 1023
 LABEL_MAX = 128
 # a switch's or port's name as switches report it (sysName, ifName, node description): letters, digits and a

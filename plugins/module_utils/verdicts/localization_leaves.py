@@ -2,7 +2,7 @@
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Localization's switch step (pure), when the topology is known: which leaf switch each host's rail hangs off
-(``commcheck_topology`` in the inventory, or what discovery read from LLDP / the InfiniBand fabric).
+(``commcheck_topology`` in the inventory, or what discovery read from lldpd's LLDP neighbours).
 
 - :func:`leaf_of_rails`: the topology as ``{(host, rail): {leaf, port, source}}``, a device name resolved to
   its rail through the check's own devices;
@@ -183,8 +183,8 @@ def _inner(view, rail, hosts):
 
 def _evidence(view, rail, leaves, behind, placed):
     """(lines: the leaves at fault with their hosts' ports, the other leaves in one line; their bad links)."""
-    lines = ["rail %s leaf %s: %s" % (rail, leaf, ", ".join("%s%s" % (h, _port_text(placed.get((h, rail))))
-                                                          for h in leaves[leaf])) for leaf in behind]
+    lines = ["rail %s leaf %s: %s" % (rail, leaf, ", ".join(h + _port_text(placed.get((h, rail))) for h in leaves[leaf]))
+             for leaf in behind]
     others = ["%s (%d hosts)" % (leaf, len(leaves[leaf])) for leaf in sorted(leaves, key=natural_key)
               if leaf not in behind]
     if others:
