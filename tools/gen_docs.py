@@ -60,6 +60,7 @@ PARSER_CATALOGS = [
     ("ibv_devinfo / ibv_devices", "parse_ibv_devinfo", "IBV_DEVINFO_ERRORS"),
     ("rdma link / rdma system", "parse_rdma_link", "RDMA_LINK_ERRORS"),
     ("show_gids / hiroce3 gids", "parse_show_gids", "SHOW_GIDS_ERRORS"),
+    ("lldpctl (lldpd)", "parse_lldpctl", "LLDPCTL_ERRORS"),
 ]
 CATALOGS = STAGE_CATALOGS + [(title, "the `errors` of what the tool printed (its parser's)", "parsers." + module, attr)
                              for title, module, attr in PARSER_CATALOGS]

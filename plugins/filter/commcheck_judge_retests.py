@@ -80,6 +80,14 @@ options:
         named again from their judged records, so that a pair that passed its retest is no longer a bad link.
     type: list
     elements: dict
+  topology:
+    description:
+      - "Which leaf switch each host's rail hangs off, where known, as C(host -> {rail or RDMA device: {leaf, port,
+        source}}) (the C(commcheck_topology) inventory variable of each host over what discovery read; C(source)
+        C(inventory) or C(lldp), C(inventory) when left out). With it, localization names a C(leaf) switch whose
+        hosts all fail, or the C(uplink) s of one whose hosts pass with each other and fail across; left out,
+        nothing changes."
+    type: dict
 '''
 
 EXAMPLES = r'''
@@ -111,6 +119,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology as topo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement as jd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
@@ -121,14 +130,15 @@ _FLOAT_THRESHOLDS = ("fleet_min_fraction", "history_threshold", "outlier_z", "ou
 
 def commcheck_judge_retests(records, family="rdma", retest_sides=None, plan=None, min_fraction=0.9,
                             expected_gbps=None, outlier_z=3.5, outlier_min_rel=0.2, bad_verdicts=None,
-                            thresholds=None, counter_deltas=None, fleet_min_fraction=None, first_findings=None):
+                            thresholds=None, counter_deltas=None, fleet_min_fraction=None, first_findings=None,
+                            topology=None):
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("commcheck_judge_retests: the input must be a list of pair records")
     for name, value in (("retest_sides", retest_sides), ("counter_deltas", counter_deltas),
                         ("first_findings", first_findings)):
         if value is not None and not isinstance(value, (list, tuple)):
             raise AnsibleFilterError("commcheck_judge_retests: %s must be a list" % name)
-    for name, value in (("plan", plan), ("thresholds", thresholds)):
+    for name, value in (("plan", plan), ("thresholds", thresholds), ("topology", topology)):
         if value is not None and not isinstance(value, dict):
             raise AnsibleFilterError("commcheck_judge_retests: %s must be a dict" % name)
     try:
@@ -138,8 +148,8 @@ def commcheck_judge_retests(records, family="rdma", retest_sides=None, plan=None
         fraction = None if fleet_min_fraction in (None, "") else float(fleet_min_fraction)
         return jd.judge_retests(records, family, retest_sides, plan, pair_options, bad_verdicts,
                                 None if thresholds is None else _threshold_options(thresholds), counter_deltas,
-                                fraction, first_findings)
-    except (jd.JudgementError, rt.RetestError, th.ThresholdError, loc.LocalizationError, TypeError,
+                                fraction, first_findings, topo.check_hosts(topology))
+    except (jd.JudgementError, rt.RetestError, th.ThresholdError, loc.LocalizationError, topo.TopologyError, TypeError,
             ValueError) as exc:
         raise AnsibleFilterError("commcheck_judge_retests: %s" % exc)
 

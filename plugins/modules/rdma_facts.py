@@ -248,6 +248,14 @@ ansible_facts:
           description: The chosen GID index per C(device/port) (null where none).
           type: dict
           sample: {"mlx5_0/1": 3, "mlx5_1/1": null}
+        topology:
+          description:
+            - The leaf switch each RDMA device's port is cabled to, where the tools run (see O(tools)) and lldpd
+              (C(lldpctl -f json)) sees a neighbour on its netdev, as device -> C(leaf) (the neighbour's system
+              name), C(port) (its port) and C(source) (C(lldp)); empty where lldpd is absent or sees nothing.
+              The C(commcheck_topology) inventory variable takes precedence over it.
+          type: dict
+          sample: {mlx5_0: {leaf: LEAF03, port: Ethernet184, source: lldp}}
         summary:
           description: Counts of devices, ports, active ports and findings by severity, and the worst severity.
           type: dict

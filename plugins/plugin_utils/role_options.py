@@ -40,6 +40,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import run_lock
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
@@ -157,6 +158,9 @@ RULES = {
     "commcheck_rdma_gpudirect_dmabuf": kit.by_spec(),
     "commcheck_rdma_gpudirect_min_ratio": kit.fraction(),
     "commcheck_efficiency": kit.described(checks.efficiency, "op: fraction above 0, at most 1"),
+    "commcheck_topology": kit.described(
+        lambda label, value, ctx: kit.call_check(label, value, topology.check_topology, value, label),
+        "rail number or RDMA device: {leaf: switch name, port: its port}"),
     "commcheck_thresholds_history": kit.by_spec(),
     "commcheck_history_runs": kit.integer(1, 1000),
     "commcheck_history_threshold": kit.fraction(),

@@ -107,6 +107,32 @@ def test_one_slow_rail_is_a_bad_nic(lab, tmp_path):
     assert_nothing_left(lab)
 
 
+def test_a_slow_leaf_switch_is_named_by_the_inventorys_topology(lab, tmp_path):
+    """commcheck_topology in the inventory (rail 1 by number, rail 0 by device): the two hosts behind one leaf of
+    rail 1 slowed (their paths with each other too) are that leaf, not two NICs."""
+    behind = lab.hosts[2:]
+    for host in behind:
+        lab.slow(host, rail=1, rate=slow_rate(lab))
+    overlay = {"all": {"hosts": dict(
+        (host, {"commcheck_topology": {1: {"leaf": "lab-leaf1-%s" % ("b" if host in behind else "a"),
+                                           "port": "swp%d" % (num + 1)},
+                                       "mlx5_0": {"leaf": "lab-leaf0-a"}}})
+        for num, host in enumerate(lab.hosts))}}
+    proc, lines, _elapsed = run_check(lab, tmp_path, {
+        "commcheck_rdma_ops": ["write"], "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_duration": 2,
+        "commcheck_min_fraction": LAB_MIN_FRACTION}, inventory_overlay=overlay)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    named = findings(lines)
+    assert [(f["params"]["component"], f["host"], f["params"]["rail"]) for f in named] == [("leaf", "*", 1)], named
+    assert named[0]["params"]["switch"]["leaves"] == ["lab-leaf1-b"]
+    assert named[0]["params"]["switch"]["hosts"] == sorted(behind)
+    summary = [r for r in lines if r.get("kind") == "localization"]
+    assert summary and summary[0]["params"]["topology"][lab.hosts[0]] == {
+        "0": {"leaf": "lab-leaf0-a", "port": None, "source": "inventory"},
+        "1": {"leaf": "lab-leaf1-a", "port": "swp1", "source": "inventory"}}
+    assert_nothing_left(lab)
+
+
 def test_server_that_never_listens_is_bounded_and_named(lab, tmp_path):
     """h4 runs the REAL Debian perftest (no RDMA device): its server never listens.
 

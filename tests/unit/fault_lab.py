@@ -85,6 +85,7 @@ class Fabric(object):
         self.missing = set()     # (host, rail) with no active port
         self.ports = {}          # (host, rail) -> what discovery reads differently on that port (netdev_mtu, gid_type)
         self.counters = {}       # (host, rail) -> {counter: how much it rose during the tests}
+        self.topology = {}       # host -> {rail: {leaf, port}}: the inventory's commcheck_topology
 
     # --- faults -------------------------------------------------------------------
 
@@ -117,6 +118,25 @@ class Fabric(object):
             crosses = (sender in group_a and receiver in group_b) or (sender in group_b and receiver in group_a)
             return factor if crosses else 1.0
         self.bw_faults.append(fault)
+        return self
+
+    def slow_through(self, factor, group, rail, phase=None):
+        """Every path of ``rail`` with a host of ``group`` at either end (a leaf switch those hosts share: their
+        paths with each other cross it too)."""
+        def fault(sender, receiver, k, _op, when):
+            if k != rail or not in_phase(phase, when):
+                return 1.0
+            return factor if sender in group or receiver in group else 1.0
+        self.bw_faults.append(fault)
+        return self
+
+    def racked(self, per_leaf, rails=None, key="rail"):
+        """The inventory's topology: ``per_leaf`` hosts (in order) behind each leaf switch of each rail
+        (``leaf<rail>-<n>``, port ``Eth1/<i>``), keyed by rail number or by device name (``key``: ``device``)."""
+        for k in range(self.rails) if rails is None else rails:
+            for i, host in enumerate(self.hosts):
+                where = {"leaf": "leaf%d-%d" % (k, i // per_leaf + 1), "port": "Eth1/%d" % (i % per_leaf + 1)}
+                self.topology.setdefault(host, {})[k if key == "rail" else "mlx5_%d" % k] = where
         return self
 
     def late(self, extra_us, host=None, rail=None, peer=None, phase=None):
@@ -326,7 +346,7 @@ class Fabric(object):
             min_fraction=MIN_FRACTION, bad_verdicts=["fail"], fleet_min_fraction=FLEET_MIN_FRACTION,
             thresholds={"history": self.history(), "efficiency": MIN_FRACTION,
                         "fleet_min_fraction": FLEET_MIN_FRACTION},
-            counter_deltas=list(counter_deltas), first_findings=first["findings"])
+            counter_deltas=list(counter_deltas), first_findings=first["findings"], topology=self.topology or None)
         published = judged["records"] + judged["findings"] + judged["other_findings"] + preflight["records"] + \
             [r for c in counters for r in c["records"]] + list(extra_records) + judged["summary_records"]
         self.first, self.plan, self.judged = first, plan, judged

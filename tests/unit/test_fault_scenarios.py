@@ -121,6 +121,81 @@ def test_every_rail_of_every_host_slow_is_one_fabric_culprit(n, rails):
     assert "the expectation and the test first" in found["fix"]
 
 
+# --- leaf switches and their uplinks, the topology known ---------------------------------------------
+
+def leaf_hosts(n, per_leaf, leaf):
+    """The hosts behind leaf number ``leaf`` (1-based) when ``per_leaf`` hosts share each leaf."""
+    return ["h%d" % (i + 1) for i in range((leaf - 1) * per_leaf, leaf * per_leaf)]
+
+
+@pytest.mark.parametrize("n,per_leaf", [(8, 2), (8, 4), (16, 4)])
+def test_a_slow_leaf_switch_is_that_leaf_named_with_its_hosts_ports(n, per_leaf):
+    # every path of the hosts behind leaf 2 of rail 1 crosses it, with each other too
+    fabric = Fabric(n).racked(per_leaf).slow_through(0.4, leaf_hosts(n, per_leaf, 2), rail=1)
+    found = only(fabric, "fabric")
+    assert cp.describe(found) == "leaf switch leaf1-2 (rail 1)"
+    assert found["switch"]["part"] == "leaf" and found["switch"]["hosts"] == leaf_hosts(n, per_leaf, 2)
+    assert "leaf1-2" in found["fix"] and "not %d NICs" % per_leaf in found["cause"]
+    assert found["evidence"][0].startswith("rail 1 leaf leaf1-2: %s port Eth1/1 (inventory), " % leaf_hosts(
+        n, per_leaf, 2)[0])
+
+
+@pytest.mark.parametrize("n,per_leaf", [(8, 2), (16, 4)])
+def test_a_slow_uplink_of_a_leaf_is_that_leafs_uplinks(n, per_leaf):
+    behind = leaf_hosts(n, per_leaf, 2)
+    rest = ["h%d" % (i + 1) for i in range(n) if "h%d" % (i + 1) not in behind]
+    found = only(Fabric(n).racked(per_leaf).slow_between(0.4, behind, rest, rail=1), "fabric")
+    assert cp.describe(found) == "uplinks of leaf switch leaf1-2 (rail 1)"
+    assert "pass with each other and fail with the hosts behind" in found["cause"]
+    assert "uplinks of leaf1-2 towards the spines" in found["fix"]
+
+
+def test_two_leaves_cut_off_from_each_other_are_the_uplinks_between_them():
+    hosts = ["h%d" % (i + 1) for i in range(8)]
+    fabric = Fabric(8).racked(4).slow_between(0.4, hosts[:4], hosts[4:], rail=0)
+    assert names(fabric) == ["uplinks between leaf switches leaf0-1 and leaf0-2 (rail 0)"]
+
+
+@pytest.mark.parametrize("n,per_leaf", [(8, 2), (8, 4), (16, 4)])
+def test_one_slow_host_behind_a_leaf_stays_that_host_and_one_slow_nic_that_nic(n, per_leaf):
+    # the other hosts behind its leaf pass with everyone: the leaf is fine, and named where the host is
+    assert names(Fabric(n).racked(per_leaf).slow(0.3, "h%d" % (per_leaf + 1))) == [
+        "host h%d behind leaves leaf0-2, leaf1-2" % (per_leaf + 1)]
+    assert names(Fabric(n).racked(per_leaf).slow(0.3, "h%d" % (per_leaf + 1), rail=1)) == [
+        "nic h%d mlx5_1 (rail 1) behind leaf leaf1-2" % (per_leaf + 1)]
+
+
+def test_two_slow_hosts_behind_the_same_leaves_on_every_rail_are_the_hosts_not_two_leaves():
+    assert names(Fabric(8).racked(2).slow(0.3, "h3").slow(0.3, "h4")) == [
+        "host h3 behind leaves leaf0-2, leaf1-2", "host h4 behind leaves leaf0-2, leaf1-2"]
+
+
+@pytest.mark.parametrize("n,per_leaf", [(8, 2), (16, 4)])
+def test_a_healthy_racked_fabric_with_five_percent_noise_names_nothing(n, per_leaf):
+    fabric = Fabric(n, ops=("write", "read"), metrics=("bw", "lat"), noise=0.05).racked(per_leaf)
+    assert names(fabric) == []
+
+
+def test_a_slow_leaf_and_an_unrelated_slow_host_are_both_named():
+    fabric = Fabric(16).racked(4).slow_through(0.4, leaf_hosts(16, 4, 2), rail=1).slow(0.3, "h14")
+    assert names(fabric) == ["host h14 behind leaves leaf0-4, leaf1-4", "leaf switch leaf1-2 (rail 1)"]
+
+
+def test_a_slow_leaf_in_a_ring_and_a_topology_keyed_by_device_name():
+    hosts = leaf_hosts(8, 2, 2)
+    assert names(Fabric(8, pattern="ring").racked(2).slow_through(0.4, hosts, rail=1)) == [
+        "leaf switch leaf1-2 (rail 1)"]
+    rest = [h for h in ("h%d" % (i + 1) for i in range(8)) if h not in hosts]
+    assert names(Fabric(8).racked(2, key="device").slow_between(0.4, hosts, rest, rail=1)) == [
+        "uplinks of leaf switch leaf1-2 (rail 1)"]
+
+
+def test_without_the_topology_the_hosts_behind_a_slow_leaf_are_their_nics_as_before():
+    # measurements alone cannot tell one slow leaf from its hosts' slow NICs: the topology makes the call
+    assert names(Fabric(8).slow_through(0.4, leaf_hosts(8, 2, 2), rail=1)) == [
+        "nic h3 mlx5_1 (rail 1)", "nic h4 mlx5_1 (rail 1)"]
+
+
 # --- two faults at once ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n,pattern", [(4, "mesh"), (8, "mesh"), (8, "ring")])

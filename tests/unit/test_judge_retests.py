@@ -136,7 +136,7 @@ def test_the_outlier_z_of_the_chain_reaches_localization(monkeypatch):
     real = judgement.loc.localize_records
 
     def spy(*args):
-        seen.append(args[-1])
+        seen.append(args[5])
         return real(*args)
 
     monkeypatch.setattr(judgement.loc, "localize_records", spy)
@@ -206,6 +206,7 @@ def test_a_checks_verdict_reads_only_its_kinds():
     ({"thresholds": {"efficency": 0.9}}, "unknown threshold options: efficency"),
     ({"thresholds": [0.9]}, "thresholds must be a dict"),
     ({"plan": "rounds"}, "plan must be a dict"),
+    ({"topology": ["leaf-1"]}, "topology must be a dict"),
     ({"retest_sides": "h1"}, "retest_sides must be a list"),
     ({"min_fraction": "most"}, "could not convert"),
 ])

@@ -594,3 +594,34 @@ def test_suspects_are_taken_worst_first():
     view = view_of(mesh_obs(hosts(4), 1, lambda x, y, r: "h2" in (x, y) or set((x, y)) == set(("h3", "h4"))))
     assert loc_fleet.majority_host_rails(view, 0.5, 2) == set([("h2", 0), ("h3", 0), ("h4", 0)])
     assert loc_fleet.suspect_host_rails(view, 0.5, 2) == set([("h2", 0)])
+
+
+def racked(n, per_leaf, rail, key=None):
+    """The topology of ``n`` hosts, ``per_leaf`` behind each leaf of ``rail`` (keyed by ``key``: the rail by
+    default, or a device name)."""
+    return dict((h, {rail if key is None else key: {"leaf": "leaf-%d" % (i // per_leaf + 1), "port": "Eth1/%d" % i}})
+                for i, h in enumerate(hosts(n)))
+
+
+def test_a_leaf_whose_hosts_fail_with_everyone_is_one_leaf_component_kept_in_the_summary_record():
+    behind = ("h3", "h4")
+    result = localize(matrix(8, 2, lambda a, b, r: r == 1 and (a in behind or b in behind)),
+                      topology=racked(8, 2, 1))
+    assert kinds(result) == [("leaf", "*", None, 1)]
+    comp = result["primary"]
+    assert comp["switch"] == {"part": "leaf", "leaves": ["leaf-2"], "hosts": ["h3", "h4"], "groups": [["h3", "h4"]]}
+    assert (comp["finding"], comp["links"], comp["devices"]) == ("fabric", {"total": 13, "bad": 13}, ["mlx5_1"])
+    assert result["summary"]["switches"] == ["leaf switch leaf-2 (rail 1)"]
+    record = loc.summary_record(result)
+    assert record["params"]["topology"]["h3"] == {"1": {"leaf": "leaf-2", "port": "Eth1/2", "source": "inventory"}}
+    finding = loc.finding_records(result)[0]
+    assert finding["params"]["switch"]["leaves"] == ["leaf-2"] and "leaf-2" in finding["fix"]
+
+
+def test_a_topology_of_another_rail_or_of_unmeasured_devices_changes_nothing():
+    bad = lambda a, b, r: r == 1 and (a in ("h3", "h4") or b in ("h3", "h4"))  # noqa: E731
+    plain = kinds(localize(matrix(8, 2, bad)))
+    assert kinds(localize(matrix(8, 2, bad), topology=racked(8, 2, 0))) == plain
+    assert kinds(localize(matrix(8, 2, bad), topology=racked(8, 2, None, key="mlx5_9"))) == plain
+    assert plain == [("rail", "h3", None, 1), ("rail", "h4", None, 1)]
+    assert kinds(localize(matrix(8, 2, bad), topology=racked(8, 2, None, key="mlx5_1"))) == [("leaf", "*", None, 1)]

@@ -15,6 +15,7 @@ import pytest
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import rdma_discovery as rd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gather
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gid
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import host_facts
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import report
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import sysfs_values
@@ -773,3 +774,41 @@ def test_fail_on_takes_the_findings_at_or_above_its_severity_and_names_each_code
     assert [f["code"] for f in failing_findings(found, "warning")] == [
         "cpu_governor_not_performance", "port_down", "port_down"]
     assert failing_message(errors, "error") == "2 finding(s) at or above 'error': port_down"
+
+
+def test_gather_runs_lldpctl_where_installed_and_discovery_records_each_rails_leaf():
+    from real_outputs import real
+    text = real("lldpctl", "lldpctl_json0_gpu_rails_four_sonic_leaves.json")
+    absent = gather.run_tools(_Scripted())[0]["lldpctl"]
+    assert absent == {"ran": False, "reason": "not installed"}
+    transport = _Scripted(bins=("lldpctl",), results={"lldpctl": {"rc": 0, "stdout": text, "timed_out": False}})
+    results, parsed = gather.run_tools(transport)
+    assert ("run", ("/usr/bin/lldpctl", "-f", "json")) in transport.calls
+    assert results["lldpctl"]["entries"] == 5
+    devices = [{"name": "mlx5_%d" % k, "ports": [{"port": 1, "netdev": netdev}]}
+               for k, netdev in enumerate(("ens108np0", "ens110np0", "ens841np0", "ens842np0", "eno1"))]
+    assert topology.from_lldp(parsed["lldpctl"], devices) == {
+        "mlx5_0": {"leaf": "LEAF01", "port": "Ethernet184", "source": "lldp"},
+        "mlx5_1": {"leaf": "LEAF02", "port": "Ethernet184", "source": "lldp"},
+        "mlx5_2": {"leaf": "LEAF03", "port": "Ethernet184", "source": "lldp"},
+        "mlx5_3": {"leaf": "LEAF04", "port": "Ethernet184", "source": "lldp"}}
+
+
+def test_a_neighbour_whose_names_are_no_labels_or_ports_on_two_switches_give_no_leaf():
+    neighbors = [{"interface": "eth0", "chassis": "--evil", "port_id": "1"},
+                 {"interface": "eth1", "chassis": None, "chassis_id": "aa:bb", "port_id": "aa:bb:cc",
+                  "port_id_type": "mac", "port_descr": "swp3"},
+                 {"interface": "eth2", "chassis": "leaf-a", "port_id": "1"},
+                 {"interface": "eth3", "chassis": "leaf-b", "port_id": "1"}]
+    devices = [{"name": "d0", "ports": [{"netdev": "eth0"}]}, {"name": "d1", "ports": [{"netdev": "eth1"}]},
+               {"name": "d2", "ports": [{"netdev": "eth2"}, {"netdev": "eth3"}]}]
+    assert topology.from_lldp(neighbors, devices) == {"d1": {"leaf": "aa:bb", "port": "swp3", "source": "lldp"}}
+
+
+def test_discovery_records_the_leaf_of_a_port_lldpd_sees_and_none_without_lldpd(tmp_path):
+    devices = [{"name": "mlx5_0", "ports": [{"netdev": "ens841np0", "ipv4": "10.0.0.3"}]},
+               {"name": "mlx5_1", "ports": [{"netdev": "ens842np0", "ipv4": "10.0.1.3"}]}]
+    neighbors = [{"interface": "ens842np0", "chassis": "LEAF04", "port_id": "Ethernet184", "port_id_type": "local"}]
+    assert _facts(tmp_path, devices, name="a", tools={"lldpctl": neighbors})["topology"] == {
+        "mlx5_1": {"leaf": "LEAF04", "port": "Ethernet184", "source": "lldp"}}
+    assert _facts(tmp_path, devices, name="b")["topology"] == {}

@@ -285,3 +285,20 @@ def test_retests_are_listed_but_kept_out_of_matrices_and_metric_series():
     compared = baseline.compare(recs, [dict(original, run_id="old%d" % i, time="2026-01-0%dT00:00:00.000000Z" % i,
                                             verdict="pass", metrics={"bw_gbps": 99.0}) for i in (1, 2, 3)])
     assert compared[0]["regression"] is not None and compared[1]["regression"] is None
+
+
+def test_a_culprit_host_is_shown_with_its_leaf_where_the_localization_knew_it():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization
+    # the check localized with the topology: node-c's rail 0 hangs off leaf-r0-03 (lldp), node-a's off leaf-r0-01
+    records = _run(slow="node-c")
+    localized = localization.localize_records(records, topology={
+        "node-c": {0: {"leaf": "leaf-r0-03", "port": "Ethernet12", "source": "lldp"}},
+        "node-a": {"mlx5_0": {"leaf": "leaf-r0-01", "port": "Ethernet3", "source": "inventory"}}})
+    records = records + localization.finding_records(localized) + [localization.summary_record(localized)]
+    summary = report_model.summarize(records, run_id="now")
+    node_c = [c for c in summary["culprits"] if c["host"] == "node-c"][0]
+    assert node_c["switches"] == [{"rail": 0, "leaf": "leaf-r0-03", "port": "Ethernet12", "source": "lldp"}]
+    text = report_markdown.render_markdown(records, summary, {})
+    assert "host node-c behind leaf leaf-r0-03 [" in text
+    assert "node-d behind" not in text
+    assert "host node-c behind leaf leaf-r0-03" in report_html.render_html(records, summary, {})

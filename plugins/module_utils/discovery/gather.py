@@ -22,6 +22,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.hos
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibdev2netdev import parse_ibdev2netdev_full
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import parse_ibstat_full
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import parse_ibv_devinfo_full
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_lldpctl import parse_lldpctl
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import (
     parse_rdma_link,
     parse_rdma_system,
@@ -51,6 +52,8 @@ TOOL_SPECS = (
     ("ibv_devinfo", ["ibv_devinfo"], lambda t: parse_ibv_devinfo_full(t)["devices"]),
     ("rdma_link", ["rdma", "link", "show"], parse_rdma_link),
     ("show_gids", ["show_gids"], parse_show_gids),
+    # lldpd's neighbours: the leaf switch of each RoCE port (discovery's topology; no cross-check)
+    ("lldpctl", ["lldpctl", "-f", "json"], lambda t: parse_lldpctl(t)["neighbors"]),
 )
 
 VERSION_TIMEOUT = 10

@@ -37,6 +37,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.hos
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.numa import node_cpulists
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.ports import parse_devices
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import snapshot
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_values import link_base, text_at
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_versions import (
     driver_version,
@@ -54,7 +55,8 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
     perftest, gpus: {present, evidence}, gpudirect_module, cpu_governors, tool_versions}``
     (missing keys are read from the snapshot where it has them);
     addresses: ``{netdev: ["a.b.c.d/len", ...]}`` from ``ip`` or None;
-    tools: parsed tool outputs for :func:`cross_check` or None.
+    tools: parsed tool outputs for :func:`cross_check` or None (``lldpctl``'s neighbours give ``topology``, the
+    leaf switch of each port lldpd sees one behind: ``discovery.topology.from_lldp``).
     """
     devices = parse_devices(snap)
     modules = loaded_modules(snap)
@@ -77,6 +79,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
     findings = sort_findings(findings)
     return {
         "devices": devices,
+        "topology": topology.from_lldp((tools or {}).get("lldpctl"), devices),
         "findings": findings,
         "gid_index": gid_index,
         "summary": _summary(devices, findings),

@@ -37,12 +37,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as _loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.culprit_leaves import switches_text, with_leaves
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 COMPONENTS = ("host", "nic", "link", "fabric", "config")
 _ORDER = dict((name, idx) for idx, name in enumerate(COMPONENTS))
-_FROM_LOCALIZATION = {"host": "host", "rail": "nic", "link": "link", "fabric": "fabric", "fleet": "fabric"}
+_FROM_LOCALIZATION = {"host": "host", "rail": "nic", "link": "link", "fabric": "fabric", "fleet": "fabric",
+                      "leaf": "fabric", "uplink": "fabric"}
 _CONFIDENCE = ("low", "medium", "high")
 BAD = ("fail", "error")
 MAX_EVIDENCE = 12
@@ -74,10 +76,14 @@ def from_component(comp, check):
     if flaky:
         kind = _flaky_place(comp)
     devices = comp.get("devices") or []
-    return culprit(_FROM_LOCALIZATION[kind] if kind in _FROM_LOCALIZATION else kind, comp["host"], comp.get("peer"),
+    item = culprit(_FROM_LOCALIZATION[kind] if kind in _FROM_LOCALIZATION else kind, comp["host"], comp.get("peer"),
                    comp.get("rail") if kind != "host" else None, devices[0] if len(devices) == 1 else None,
                    "flaky" if flaky else "fail", comp.get("confidence") or "medium", check, comp.get("cause"),
                    comp.get("fix"), comp.get("evidence"))
+    if comp.get("switch"):
+        # a leaf switch or its uplinks: the fabric, named down to the switch an operator replaces
+        item["switch"] = comp["switch"]
+    return item
 
 
 def _flaky_place(comp):
@@ -92,7 +98,8 @@ def _from_localization_finding(rec):
     params = rec["params"]
     comp = {"component": params["component"], "host": rec.get("host"), "peer": rec.get("peer"),
             "rail": params.get("rail"), "devices": params.get("devices"), "confidence": params.get("confidence"),
-            "cause": rec.get("cause"), "fix": rec.get("fix"), "evidence": rec.get("evidence")}
+            "cause": rec.get("cause"), "fix": rec.get("fix"), "evidence": rec.get("evidence"),
+            "switch": params.get("switch")}
     return from_component(comp, params.get("check"))
 
 
@@ -309,8 +316,13 @@ def _key(item):
     if comp == "link":
         return ("link", pair_key(item["host"], item["peer"]), item["rail"])
     if comp == "fabric":
-        return ("fabric", item["rail"])
+        return ("fabric", item["rail"]) + _switch_key(item)
     return ("config", item["host"], item["peer"], item["rail"])
+
+
+def _switch_key(item):
+    switch = item.get("switch")
+    return (switch["part"],) + tuple(switch["leaves"]) if switch else ()
 
 
 def _absorb(into, item):
@@ -457,7 +469,7 @@ def sort_key(item):
 
 def culprits(records):
     """The run's culprits (see the module doc) from its records."""
-    return with_discovery_notes(merge(raw_culprits(records), measured_rails(records)), records)
+    return with_discovery_notes(with_leaves(merge(raw_culprits(records), measured_rails(records)), records), records)
 
 
 def measured_rails(records):
@@ -531,11 +543,13 @@ def describe(item):
         text = "nic %s%s%s" % (item["host"], " " + item["device"] if item["device"] else "", rail)
     elif comp == "link":
         text = "link %s - %s%s" % (item["host"], item["peer"], rail)
+    elif comp == "fabric" and item.get("switch"):
+        text = _loc.switch_text(item["switch"], item["rail"])
     elif comp == "fabric":
         text = "fabric%s" % (" of rail %s" % item["rail"] if item["rail"] is not None else "")
     else:
         text = "config %s%s%s" % (item["host"], " - " + item["peer"] if item["peer"] else "", rail)
-    return text + (" (flaky)" if item["verdict"] == "flaky" else "")
+    return text + switches_text(item) + (" (flaky)" if item["verdict"] == "flaky" else "")
 
 
 def bad_lists(items):

@@ -40,7 +40,7 @@ class JudgementError(ValueError):
 
 
 def judge_retests(records, family, retest_sides=None, plan=None, pair_options=None, bad_verdicts=None,
-                  thresholds=None, counter_deltas=None, fleet_min_fraction=None, first_findings=None):
+                  thresholds=None, counter_deltas=None, fleet_min_fraction=None, first_findings=None, topology=None):
     """``{records, findings, other_findings, localized, retests, summary_records}`` of a pair check after its
     retests.
 
@@ -51,7 +51,8 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     options (``THRESHOLD_OPTIONS``), or None when the check applied them before. counter_deltas: port
     counter changes, evidence for localization. fleet_min_fraction: the fleet threshold's fraction, for the
     retests no expectation judges (``retest.classify``). first_findings: the first pass's findings; those
-    localization does not name again come back as ``other_findings`` (:func:`other_findings`).
+    localization does not name again come back as ``other_findings`` (:func:`other_findings`). topology: the
+    leaf switch of each host's rails where known (``localization.localize``).
     """
     kind, check = _family(family)
     bad = tuple(bad_verdicts) if bad_verdicts else rt.BAD_VERDICTS
@@ -63,7 +64,7 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     judged = classified["records"] if thresholds is None else _with_thresholds(classified["records"], thresholds)
     # a retest-worthy verdict (bad_verdicts may add warn) is not a broken link: localization names fail / error
     localized = loc.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2,
-                                     (pair_options or {}).get("outlier_z", robust.OUTLIER_Z))
+                                     (pair_options or {}).get("outlier_z", robust.OUTLIER_Z), topology)
     loc.attach_counter_evidence(localized, counter_deltas or [])
     localized["findings"] = loc.finding_records(localized, check, kind)
     localized["summary_record"] = loc.summary_record(localized, check, kind, classified["summary"])

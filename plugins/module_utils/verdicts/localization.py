@@ -43,6 +43,10 @@ pair that passes is the good link that keeps the rail's fleet from the blame.
    those retests they stay ``link`` s, saying link or fabric is not
    separated. A pair that is a ``link`` on every rail of its hosts is one
    ``link`` with no rail.
+   Where the topology says which leaf switch each host's rail hangs off (``localization_leaves``), a leaf
+   whose every host fails with the hosts behind the other leaves while those pass with each other is named
+   first: ``leaf`` (its hosts fail with each other too) or ``uplink`` (they pass with each other); what it
+   explains no longer counts against the hosts.
 4. Flaky links are never blamed as failures: they become ``flaky``
    components (grouped per host when most of a host's links are flaky; a
    host flaky on some rails only has the first of them as ``rail``).
@@ -67,6 +71,7 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_fabric as loc_fabric
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_fleet as loc_fleet
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_hosts as loc_hosts
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_leaves as loc_leaves
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_links as loc_links
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_view as loc_view
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
@@ -76,7 +81,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.rete
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 BAD_VERDICTS = ("fail", "error")
-COMPONENTS = ("fleet", "host", "rail", "fabric", "link", "flaky")
+COMPONENTS = ("fleet", "leaf", "uplink", "host", "rail", "fabric", "link", "flaky")
 _RANK = dict((name, idx) for idx, name in enumerate(COMPONENTS))
 
 
@@ -305,11 +310,13 @@ def link_view(observations, bad_verdicts=BAD_VERDICTS, what="links", higher=True
 
 
 def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2, label=None,
-             outlier_z=robust.OUTLIER_Z):
+             outlier_z=robust.OUTLIER_Z, topology=None):
     """Components at fault, most severe first, with their evidence (see module doc).
 
     ``label``: what the links are (e.g. ``rdma_bw``), named in the causes. ``outlier_z``: the robust z beyond
     which a link measures as an outlier of its rail (``commcheck_outlier_z``, the fleet threshold's too).
+    ``topology``: host -> {rail or device: {leaf, port, source}} where known (``localization_leaves``): a leaf
+    switch or its uplinks are named where the hosts behind one leaf fail together; without it, nothing changes.
     """
     what = "%s links" % label if label else "links"
     if not 0 < float(host_fraction) < 1:
@@ -323,12 +330,17 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     judged = loc_fleet.without_noise(shown, suspect)
     if judged is not shown:
         suspect = loc_fleet.suspect_host_rails(judged, host_fraction, min_bad_links)
+    placed = loc_leaves.leaf_of_rails(judged, topology)
+    leaves, explained = loc_leaves.leaf_components(judged, placed)
+    if leaves:
+        judged = loc_leaves.without_leaves(judged, leaves, explained)
+        suspect = loc_fleet.suspect_host_rails(judged, host_fraction, min_bad_links)
     fleets, fleet_rails = loc_fleet.fleet_components(
         judged, loc_fleet.majority_host_rails(judged, host_fraction, min_bad_links), suspect)
     shortfalls, view = loc_fleet.shortfall_components(judged, suspect, fleet_rails)
     if shortfalls:
         suspect = loc_fleet.suspect_host_rails(view, host_fraction, min_bad_links)
-    components = loc_fleet.one_for_every_rail(view, fleets + shortfalls)
+    components = leaves + loc_fleet.one_for_every_rail(view, fleets + shortfalls)
     switches, switched = loc_fabric.switch_components(view, suspect, fleet_rails)
     cuts, cut = loc_fabric.cut_components(view, fleet_rails, switched)
     switched = set(switched) | cut
@@ -341,7 +353,7 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     components += loc_links.flaky_components(view, host_fraction, min_bad_links, fleet_rails)
     components.sort(key=_severity)
     noisy = [{"rail": rail, "hosts": list(pair)} for rail, pair in sorted(view.noisy)]
-    return dict(_result(components, shown), noisy=noisy)
+    return dict(_result(components, shown), noisy=noisy, topology=loc_leaves.by_host(placed))
 
 
 def _severity(comp):
@@ -361,11 +373,24 @@ def describe(component):
         return "link %s - %s (%s)" % (component["host"], component["peer"], _rails_text(component))
     if kind == "fabric":
         return "fabric of rail %s" % component["rail"]
+    if kind in ("leaf", "uplink"):
+        return switch_text(component["switch"], component["rail"])
     if kind == "fleet":
         return "every host of %s" % _rails_text(component)
     if component.get("peer"):
         return "flaky link %s - %s (rail %s)" % (component["host"], component["peer"], component["rail"])
     return "flaky %s" % component["host"]
+
+
+def switch_text(switch, rail):
+    """'leaf switch leaf-3 (rail 1)', 'uplinks of leaf switch leaf-3 (rail 1)', 'uplinks between leaf switches
+    leaf-1 and leaf-2 (rail 1)'."""
+    leaves = switch["leaves"]
+    if switch["part"] == "leaf":
+        return "leaf switch %s (rail %s)" % (leaves[0], rail)
+    if len(leaves) == 1:
+        return "uplinks of leaf switch %s (rail %s)" % (leaves[0], rail)
+    return "uplinks between leaf switches %s (rail %s)" % (" and ".join(leaves), rail)
 
 
 def _rails_text(component):
@@ -407,6 +432,7 @@ def _summary(components, link_rows):
         "links": [("%s-%s:%s" % (c["host"], c["peer"], c["rail"])) if c["rail"] is not None
                   else "%s-%s" % (c["host"], c["peer"]) for c in of("link")],
         "fabric": [c["rail"] for c in of("fabric")],
+        "switches": [describe(c) for c in components if c["component"] in ("leaf", "uplink")],
         "fleet": [c["rail"] for c in of("fleet")],
         "flaky": [describe(c) for c in of("flaky")],
         "links_total": len(link_rows),
@@ -419,10 +445,10 @@ def _summary(components, link_rows):
 # --- records ---------------------------------------------------------------------------
 
 def localize_records(records, kind="rdma_bw", bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad_links=2,
-                     outlier_z=robust.OUTLIER_Z):
+                     outlier_z=robust.OUTLIER_Z, topology=None):
     """:func:`localize` over results-contract records of one kind (and its retests)."""
     return localize(observations_from_records(records, kind), bad_verdicts, host_fraction, min_bad_links, kind,
-                    outlier_z)
+                    outlier_z, topology)
 
 
 def finding_records(result, check="rdma_perf", kind="rdma_bw"):
@@ -434,6 +460,8 @@ def finding_records(result, check="rdma_perf", kind="rdma_bw"):
                   "rail": comp["rail"], "rails": comp["rails"], "confidence": comp["confidence"]}
         if comp["devices"]:
             params["devices"] = comp["devices"]
+        if comp.get("switch"):
+            params["switch"] = comp["switch"]
         metrics = dict(("%s_links" % k if k != "total" else "links", v) for k, v in comp["links"].items())
         out.append({"kind": "finding", "host": comp["host"], "peer": comp["peer"], "params": params,
                     "metrics": metrics, "verdict": comp["verdict"], "cause": comp["cause"], "fix": comp["fix"],
@@ -463,8 +491,12 @@ def summary_record(result, check="rdma_perf", kind="rdma_bw", retest_summary=Non
     if primary:
         cause = "most likely: %s; %s" % (describe(primary), primary["cause"])
         fix = primary["fix"]
-    return {"kind": "localization", "host": "*", "peer": None, "params": {"check": check, "family": kind},
-            "metrics": metrics, "verdict": "pass" if summary.get("verdict") == "pass" else summary.get("verdict"),
+    params = {"check": check, "family": kind}
+    if result.get("topology"):
+        # the leaf of each host's rail, for the report (culprits name the leaf behind a host or NIC)
+        params["topology"] = result["topology"]
+    return {"kind": "localization", "host": "*", "peer": None, "params": params, "metrics": metrics,
+            "verdict": "pass" if summary.get("verdict") == "pass" else summary.get("verdict"),
             "cause": cause, "fix": fix, "evidence": evidence}
 
 
@@ -525,6 +557,8 @@ def _explains(comp, pair, rail):
         return set((comp["host"], comp["peer"])) == pair and rail in _rails_of(comp)
     if kind in ("fabric", "fleet"):
         return rail in _rails_of(comp)
+    if kind in ("leaf", "uplink"):
+        return rail == comp["rail"] and loc_leaves.through(comp["switch"], *sorted(pair))
     return False
 
 

@@ -17,9 +17,11 @@ __metaclass__ = type
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
+# a leaf switch and its uplinks are the fabric's findings (named by the component's ``switch``)
 FINDING_NAME = {"host": "bad_node", "rail": "bad_nic", "link": "bad_link", "fabric": "fabric",
-                "fleet": "fleet", "flaky": "flaky"}
-VERDICT_OF = {"host": "fail", "rail": "fail", "link": "fail", "fabric": "fail", "fleet": "fail", "flaky": "flaky"}
+                "fleet": "fleet", "flaky": "flaky", "leaf": "fabric", "uplink": "fabric"}
+VERDICT_OF = {"host": "fail", "rail": "fail", "link": "fail", "fabric": "fail", "fleet": "fail", "flaky": "flaky",
+              "leaf": "fail", "uplink": "fail"}
 FIX = {
     "host": "take the host out of the pool; check what all its NICs share: PCIe root ports and link width "
             "(lspci -vv), NUMA placement, CPU governor and load, firmware and driver versions, memory "
@@ -34,6 +36,10 @@ FIX = {
               "and buffer settings, congestion), not the hosts",
     "fleet": "every host of the rail is affected: check the expected bandwidth (link rate x efficiency), the "
              "test parameters and the rail's switch (configuration, firmware, PFC / MTU) before blaming hosts",
+    "leaf": "check the leaf switch the hosts share on that rail (error and discard counters, buffers, PFC / ECN, "
+            "firmware, power); replace it or move its hosts to a spare",
+    "uplink": "check the leaf switch's uplinks to the spines (links down, error counters, optics, ECMP), not the "
+              "hosts",
     "flaky": "a transient slowdown (it passed on retest): watch the error counters and history of these ports; "
              "rerun the check; a component that is flaky run after run is failing",
 }
@@ -77,6 +83,7 @@ class LinkView(object):
         self.hung = set(hung or ())
         self.noisy = set()    # (rail, pair) of links whose failures are their rail's noise (noise_links)
         self.refused = set()  # (rail, host) clients refused while their servers listened
+        self.leaf_statuses = {}  # rail -> host -> peer -> good | bad (localization_leaves)
         self.stats = rail_stats
         self.what = what
         self.rails_of = {}
