@@ -43,6 +43,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.base
     DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import best_quarter, median, spread as spread_of
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.threshold_text import (
+    far_outlier_text, hw_text, tripped_evidence)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number, fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -471,39 +473,22 @@ def _history_check(rec, name, value, higher, pair_base, host_base, rule):
 
 def _record_trip(rec, result, name, value, set_verdicts):
     """Evidence, and with ``set_verdicts`` the verdict, of a record whose thresholds tripped; its cause says which."""
-    rec["evidence"] = list(rec.get("evidence") or []) + [_evidence(result, name)]
+    rec["evidence"] = list(rec.get("evidence") or []) + [tripped_evidence(result)]
     if set_verdicts and rec.get("verdict") in ("pass", "warn"):
         if "hardware" in result["tripped"]:
             hw = result["hardware"]
             rec["verdict"] = "fail"
             rec["cause"] = "%s is below the hardware expectation %s (%s)" % (
-                fmt_value(value), fmt_value(hw["expected"]), _hw_text(hw))
+                fmt_value(value), fmt_value(hw["expected"]), hw_text(hw))
         elif result["fleet"].get("far"):
             rec["verdict"] = "fail"
-            rec["cause"] = _far_outlier_text(result["fleet"], name, value)
+            rec["cause"] = far_outlier_text(result["fleet"], name, value)
         elif rec.get("verdict") == "pass":
             rec["verdict"] = "warn"
-            rec["cause"] = _evidence(result, name)
+            rec["cause"] = tripped_evidence(result)
     if rec.get("verdict") in ("fail", "warn", "flaky") and "thresholds tripped" not in (rec.get("cause") or ""):
         rec["cause"] = "%s [thresholds tripped: %s]" % (
             rec.get("cause") or rec["verdict"], ", ".join(result["tripped"]))
-
-
-def _far_outlier_text(fleet, name, value):
-    if fleet.get("other_rail"):
-        return "%s is %s x or more slower than the best quarter %s of another rail's comparable records (far " \
-            "fleet outlier: rails built alike answer alike)" % (
-                fmt_value(value), fmt_value(fleet["best_factor"]), fmt_value(fleet["best"]))
-    if fleet.get("best") is not None:
-        return "%s is %s x or more %s than the best quarter %s of %d comparable records (far fleet outlier, " \
-            "fleet median %s)" % (fmt_value(value), fmt_value(fleet["best_factor"]),
-                                  "slower" if name == "lat_us" else "lower", fmt_value(fleet["best"]), fleet["n"],
-                                  fmt_value(fleet["median"]))
-    if name == "lat_us":
-        return "%s is above the fleet median %s / %s (far fleet outlier, robust z %s, %d comparable records)" % (
-            fmt_value(value), fmt_value(fleet["median"]), fleet["min_fraction"], fleet["robust_z"], fleet["n"])
-    return "%s is below %s x the fleet median %s (far fleet outlier, robust z %s, %d comparable records)" % (
-        fmt_value(value), fleet["min_fraction"], fmt_value(fleet["median"]), fleet["robust_z"], fleet["n"])
 
 
 def _op(params):
@@ -547,33 +532,6 @@ def _rate(rec, rates):
         if found:
             return min(found)
     return finite_number((rec.get("metrics") or {}).get("expected_gbps"))
-
-
-def _hw_text(hw):
-    if "link_rate" in hw:
-        return "link rate %s x efficiency %s" % (fmt_value(hw["link_rate"]), hw["efficiency"])
-    if hw.get("efficiency") is None:
-        return hw.get("source") or "expectation"
-    return "%s, efficiency %s" % (hw.get("source") or "rails x rate x efficiency", hw["efficiency"])
-
-
-def _evidence(result, name):
-    parts = []
-    if "hardware" in result["tripped"]:
-        hw = result["hardware"]
-        parts.append("hardware: %s < %s (%s)" % (fmt_value(hw["value"]), fmt_value(hw["expected"]), _hw_text(hw)))
-    if "fleet" in result["tripped"]:
-        fl = result["fleet"]
-        parts.append("fleet: robust z %s against the median %s of %d" % (
-            fl["robust_z"], fmt_value(fl["median"]), fl["n"]))
-        if fl.get("best") is not None:
-            parts[-1] += ", %s x or more off its best quarter %s" % (fmt_value(fl["best_factor"]),
-                                                                     fmt_value(fl["best"]))
-    if "history" in result["tripped"]:
-        hi = result["history"]
-        parts.append("history: %+.0f%% against the %s baseline %s (%d runs)" % (
-            hi["change"] * 100, hi["scope"], fmt_value(hi["baseline"]), hi["runs"]))
-    return "thresholds tripped (%s) -- %s" % (", ".join(result["tripped"]), "; ".join(parts))
 
 
 def _hosts_below(records, host_base, rule):
