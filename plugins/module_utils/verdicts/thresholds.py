@@ -33,7 +33,9 @@
 gains ``thresholds`` (``tripped``: the names that tripped, and each check's numbers) and an evidence line; the
 cause of a bad record ends with ``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
 ``fail`` when the hardware threshold tripped or the record is a far fleet outlier, and ``warn`` when only the
-fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
+fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay. A latency pair whose
+median tripped nothing but whose p99 is a fleet outlier is a ``latency_tail`` finding (``latency_tail``): the
+result's ``findings``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -41,6 +43,7 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
     DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import latency_tail
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import best_quarter, median, spread as spread_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.threshold_text import (
@@ -226,12 +229,13 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         if result["tripped"]:
             tripped_records.append(rec)
             _record_trip(rec, result, name, value, set_verdicts)
+    tails = latency_tail.judge_tails(out, _group, outlier_z, outlier_min_rel)
     summary = {"records": sum(1 for r in out if "thresholds" in r), "tripped": counts,
                "tripped_records": len(tripped_records),
                "only_fleet_or_history": sum(1 for r in tripped_records
                                             if "hardware" not in r["thresholds"]["tripped"]),
-               "hosts_below_history": _hosts_below(out, host_base, rule)}
-    return {"records": out, "summary": summary}
+               "hosts_below_history": _hosts_below(out, host_base, rule), "latency_tails": len(tails)}
+    return {"records": out, "findings": tails, "summary": summary}
 
 
 def _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency):
