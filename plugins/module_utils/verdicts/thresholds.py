@@ -11,9 +11,9 @@
    x that efficiency. Collective runs are compared with the fleet only within the same library, mode, stage,
    operation, node and rank counts and sizes (per-node runs: node against node).
 2. ``fleet``: the record is a low outlier (``stats.fleet_outlier``) among comparable records of the same run
-   (same kind, op, metric, size, rail): robust z-score from the median and the MAD below ``-outlier_z`` and at
-   least ``outlier_min_rel`` below the median (latency: above); bandwidths by the fraction of each record's own expected rate when every record of
-   the group has one (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
+   (same kind, op, metric, size, memory (host or GPU), rail): robust z-score from the median and the MAD below
+   ``-outlier_z`` and at least ``outlier_min_rel`` below the median (latency: above); bandwidths by the fraction
+   of each record's own expected rate when every record of the group has one (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
    ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the median bandwidth, or above the median
    latency / ``fleet_min_fraction`` (the pass line the hardware check draws, with the fleet median standing in for
    what the links deliver), so one link at 40 % of its peers fails even on a first run with no history and no
@@ -64,7 +64,9 @@ BEST_FACTOR = 3.0
 # ... and for latency at least this many microseconds above them: on the fastest fabrics (about 1 us between two
 # ports of one leaf, 3 us across a three-tier fat tree) 3 x is within the topology, not a fault.
 BEST_MIN_LATENCY_GAP_US = 5.0
-_GROUP_PARAMS = ("op", "metric", "size", "rail")
+# memory: GPU-memory (GPUDirect, ``cuda``) and host-memory results of a link are not alike (gpudirect.py compares
+# them); rail last: other_rails_best drops it
+_GROUP_PARAMS = ("op", "metric", "size", "memory", "rail")
 _COLLECTIVE_GROUP_PARAMS = ("library", "mode", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
                   "retest_purpose", "retest_id", "subject", "partner", "origin", "origins", "suspects")
