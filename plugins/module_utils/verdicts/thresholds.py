@@ -10,18 +10,19 @@
    x an efficiency per collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`), else its nominal ``expected_busbw_gbs``
    x that efficiency. Collective runs are compared with the fleet only within the same library, mode, stage,
    operation, node and rank counts and sizes (per-node runs: node against node).
-2. ``fleet``: the record is a low outlier (``stats.fleet_outlier``) among comparable records of the same run
-   (same kind, op, metric, size, memory (host or GPU), rail): robust z-score from the median and the MAD below
+2. ``fleet``: the record is a low outlier (``stats.fleet_outlier``) among comparable records of the same run (same
+   kind, op, metric, size, memory (host or GPU), rail): robust z-score from the median and the MAD below
    ``-outlier_z`` and at least ``outlier_min_rel`` below the median (latency: above); bandwidths by the fraction
-   of each record's own expected rate when every record of the group has one (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
-   ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the median bandwidth, or above the median
-   latency / ``fleet_min_fraction`` (the pass line the hardware check draws, with the fleet median standing in for
-   what the links deliver), so one link at 40 % of its peers fails even on a first run with no history and no
-   known link rate. A value :data:`BEST_FACTOR` times worse than the best quarter of its group (a latency 3 x
-   above it, a bandwidth below a third of it) is a far outlier too, however many links share it: one host of a
-   4-host ring is in half of its rail's pairs, and such a share moves the median and the MAD themselves. Latency
-   has no hardware expectation, so this is what finds a late NIC there; a bandwidth usually has one. Both far
-   rules need ``fleet_min_fraction`` (without it a fleet outlier only warns).
+   of each record's own expected rate when every record of the group has one (:func:`rate_scales`: a fleet of
+   mixed NIC speeds). It is *far* when it is also beyond ``fleet_min_fraction`` of the median: below
+   ``fleet_min_fraction`` x the median bandwidth, or above the median latency / ``fleet_min_fraction`` (the pass
+   line the hardware check draws, with the fleet median standing in for what the links deliver), so one link at
+   40 % of its peers fails even on a first run with no history and no known link rate. A value :data:`BEST_FACTOR`
+   times worse than the best quarter of its group (a latency 3 x above it, a bandwidth below a third of it) is a
+   far outlier too, however many links share it: one host of a 4-host ring is in half of its rail's pairs, and
+   such a share moves the median and the MAD themselves. Latency has no hardware expectation, so this is what
+   finds a late NIC there; a bandwidth usually has one. Both far rules need ``fleet_min_fraction`` (without it a
+   fleet outlier only warns).
 3. ``history``: the value regresses against its own baseline: the median of the same pair's passing values over
    the last ``history_k`` runs, or, when the pair has no history, the median of the host's passing links of that
    kind (its own history baseline). What a regression is, is decided by ``baseline.RegressionRule`` (the report's
