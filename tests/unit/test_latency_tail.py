@@ -97,6 +97,17 @@ def test_a_record_without_a_p99_or_in_a_group_of_two_is_not_judged_for_its_tail(
     assert out["findings"] == []
 
 
+def test_a_retest_is_no_second_tail_finding_and_no_member_of_the_fleet():
+    # h3-h4 was retested (its first pass failed on its median); its retest passed with a long p99. The four
+    # retests of healthy pairs with p99s of 9 us would move the fleet's median p99 if they counted.
+    retest = dict(lat("h3", "h4", 2.05, 2.4, 25.0), params=dict(lat("h3", "h4", 0, 0, 0)["params"], retest=True))
+    others = [dict(lat("h%d" % i, "h9", 2.0, 2.1, 9.0), params=dict(lat("h1", "h9", 0, 0, 0)["params"], retest=True))
+              for i in range(1, 5)]
+    out = th.evaluate(fleet() + [retest] + others, set_verdicts=True, fleet_min_fraction=0.5)
+    assert out["findings"] == [] and "tail" not in out["records"][8]["thresholds"]
+    assert out["records"][0]["thresholds"]["tail"]["median"] == pytest.approx(3.225)
+
+
 def test_a_host_that_stalls_is_a_tail_warning_of_its_pairs_through_the_whole_chain():
     # h5's pairs: p99 30 us later and their average 12 us later, their median (t_typical) unchanged. The median
     # is what the fleet judges, so nothing fails and nothing is retested; judged on the average, both pairs would

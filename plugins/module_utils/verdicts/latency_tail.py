@@ -43,13 +43,19 @@ def p99_of(rec):
     return finite_number((rec.get("metrics") or {}).get("lat_p99_us"))
 
 
+def _first_pass(rec):
+    """Whether the record is of the first pass: a retest measures again a pair the median judged, or a partner
+    for one, and would count those pairs twice."""
+    return not (rec.get("params") or {}).get("retest")
+
+
 def tail_stats(records, group_of):
-    """group -> (count, median p99, floored MAD) of the records that have a p99 (not error or skipped);
-    ``group_of``: the record -> comparable group function of the fleet threshold."""
+    """group -> (count, median p99, floored MAD) of the first-pass records that have a p99 (not error or
+    skipped); ``group_of``: the record -> comparable group function of the fleet threshold."""
     groups = {}
     for rec in records:
         p99 = p99_of(rec)
-        if p99 is not None and rec.get("verdict") not in _SKIPPED_VERDICTS:
+        if p99 is not None and _first_pass(rec) and rec.get("verdict") not in _SKIPPED_VERDICTS:
             groups.setdefault(group_of(rec), []).append(p99)
     return dict((key, (len(values),) + robust.spread(values)) for key, values in groups.items())
 
@@ -68,15 +74,15 @@ def _median_is_normal(rec):
 
 
 def judge_tails(records, group_of, outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL):
-    """The :data:`CODE` findings of the judged latency records (those ``thresholds.evaluate`` gave
-    ``thresholds``); each judged record with a p99 in a group of three gains ``thresholds.tail`` and
+    """The :data:`CODE` findings of the judged first-pass latency records (those ``thresholds.evaluate`` gave
+    ``thresholds``); each with a p99 in a group of three gains ``thresholds.tail`` and
     ``metrics.fleet_median_p99_us``, a tail outlier an evidence line. Records are changed in place."""
     stats = tail_stats(records, group_of)
     findings = []
     for rec in records:
         p99 = p99_of(rec)
         count, med, spread = stats.get(group_of(rec), (0, None, None))
-        if p99 is None or count < 3 or "thresholds" not in rec:
+        if p99 is None or count < 3 or "thresholds" not in rec or not _first_pass(rec):
             continue
         tripped, z = tail_outlier(p99, med, spread, outlier_z, outlier_min_rel)
         tripped = tripped and _median_is_normal(rec)
