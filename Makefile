@@ -109,6 +109,7 @@ compat: venv link
 # there; a copy left by another checkout would be linted instead. --offline and a
 # private ANSIBLE_HOME leave only .build's link to this tree.
 lint: venv link
+	$(PY) tools/gen_docs.py --check
 	mkdir -p $(LINT_HOME)
 	ANSIBLE_HOME=$(LINT_HOME) $(VENV)/bin/ansible-lint --offline --profile production
 

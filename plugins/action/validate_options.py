@@ -189,7 +189,7 @@ class ActionModule(ControllerAction):
         for option, raw in own.items():
             if raw is _MISSING:
                 values.pop(option, None)
-                if "default" in spec[option]:
+                if role_options.has_plain_default(spec[option]):
                     values[option] = spec[option]["default"]
                 continue
             try:

@@ -123,10 +123,12 @@ def words(items):
 
 # ---------------------------------------------------------------- generic rules
 
-def by_spec(what="the choices of the argument spec"):
-    """Nothing beyond the type and choices of the argument spec (which ``check_values`` applies)."""
+def by_spec(what="the type and choices of the argument spec"):
+    """Nothing beyond the type and choices of the argument spec (which ``check_values`` applies): a rule never
+    restates them, and the generated docs show the spec's own (``by_spec`` marks it)."""
     def rule(label, value, ctx):
         return None
+    rule.by_spec = True
     return described(rule, what)
 
 

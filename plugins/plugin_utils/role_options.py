@@ -8,7 +8,10 @@ rule its value obeys beyond the type and choices the spec gives: ranges,
 names, paths, binaries, sizes, extra arguments, hosts, environment and MCA
 keys. Where a module-level check exists (perftest_cmd, iperf3_cmd, mpi_cmd,
 k8s_pods, k8s_jobs, kubexec, quarantine, transport, history, discovery.gid)
-the rule calls it; the rest are built from ``option_rules``.
+the rule calls it; the rest are built from ``option_rules``. A rule never
+restates the spec (type, choices, default): one that adds nothing is
+``kit.by_spec()``. What a rule ``describes`` is the Allowed column of the
+docs tools/gen_docs.py writes, so the docs say what the check enforces.
 
 ``check_values(spec, values, known_hosts)`` checks one host's values: first the
 type and choices of the spec (Ansible's own ``ArgumentSpecValidator``, so a
@@ -81,7 +84,7 @@ RULES = {
     "commcheck_ib_port": kit.integer(1, 255),
     "commcheck_collective_library": kit.by_spec(),
     "commcheck_gpus_per_node": kit.integer(1, 1024),
-    "commcheck_require_accelerators": kit.boolean(),
+    "commcheck_require_accelerators": kit.by_spec(),
     "commcheck_min_fraction": kit.fraction(),
     "commcheck_fleet_min_fraction": kit.fraction(),
     "commcheck_report_dir": kit.path(absolute=False),
@@ -90,11 +93,11 @@ RULES = {
     "commcheck_expected_rate_gbps": kit.number(0, checks.RATE_MAX_GBPS, above=True),
     "commcheck_subnet": checks.cidr(ipv4_only=True),
     "commcheck_ib_gid_index": kit.integer(perftest_cmd.GID_MIN, perftest_cmd.GID_MAX),
-    "commcheck_discover_tools": kit.boolean(),
+    "commcheck_discover_tools": kit.by_spec(),
     "commcheck_discover_address_source": kit.by_spec(),
     "commcheck_fail_on": kit.by_spec(),
     "commcheck_discover_min_severity": kit.by_spec(),
-    "commcheck_discover_publish": kit.boolean(),
+    "commcheck_discover_publish": kit.by_spec(),
     "commcheck_transport": kit.by_spec(),
     "commcheck_kubectl": kit.names_files(kit.described(
         checks.kubectl, "namespace, pod, container, context, kubeconfig, binary"), "kubectl and its kubeconfig"),
@@ -120,8 +123,8 @@ RULES = {
     "commcheck_rdma_size": kit.integer(perftest_cmd.SIZE_MIN, perftest_cmd.SIZE_MAX, zero="perftest's default"),
     "commcheck_rdma_all_sizes": kit.described(checks.rdma_all_sizes, "true only with duration 0 and no size"),
     "commcheck_rdma_qps": kit.integer(perftest_cmd.QPS_MIN, perftest_cmd.QPS_MAX, zero="perftest's default"),
-    "commcheck_rdma_bidirectional": kit.boolean(),
-    "commcheck_rdma_rdma_cm": kit.boolean(),
+    "commcheck_rdma_bidirectional": kit.by_spec(),
+    "commcheck_rdma_rdma_cm": kit.by_spec(),
     "commcheck_rdma_mtu": kit.described(checks.rdma_mtu, "0 or %s" % kit.words(perftest_cmd.MTUS)),
     "commcheck_rdma_use_cuda": kit.integer(-1, perftest_cmd.GPU_MAX),
     "commcheck_rdma_extra_args": checks.extra_args(perftest_cmd.check_extra_args),
@@ -133,28 +136,28 @@ RULES = {
     "commcheck_outlier_z": _OUTLIER_Z,
     "commcheck_outlier_min_rel": _OUTLIER_REL,
     "commcheck_cpu_governor": kit.described(checks.governor, "a cpufreq governor name, or ''"),
-    "commcheck_lock": kit.boolean(),
+    "commcheck_lock": kit.by_spec(),
     "commcheck_lock_dir": kit.path(),
     "commcheck_lock_lease": kit.integer(*run_lock.LEASE_RANGE),
     "commcheck_lock_leftovers_wait": kit.integer(*run_lock.LEFTOVERS_WAIT_RANGE),
     "commcheck_retest_repeats": kit.integer(0, 100),
-    "commcheck_retest_partners": kit.boolean(),
+    "commcheck_retest_partners": kit.by_spec(),
     "commcheck_retest_verdicts": kit.by_spec(),
     "commcheck_retest_max": kit.integer(0, 100000),
     "commcheck_retest_per_host": kit.integer(0, 10000),
-    "commcheck_roce_preflight": kit.boolean(),
+    "commcheck_roce_preflight": kit.by_spec(),
     "commcheck_rdma_subnet": checks.cidr(ipv4_only=False),
-    "commcheck_rdma_counters": kit.boolean(),
+    "commcheck_rdma_counters": kit.by_spec(),
     "commcheck_counter_trend_runs": kit.integer(0, 1000),
     "commcheck_numa_pin": kit.by_spec(),
     "commcheck_gpu_select": kit.by_spec(),
     "commcheck_rdma_gpudirect": kit.described(
         lambda label, value, ctx: kit.call_check(label, value, gpudirect.normalize_setting, value),
         "auto, true or false"),
-    "commcheck_rdma_gpudirect_dmabuf": kit.boolean(),
+    "commcheck_rdma_gpudirect_dmabuf": kit.by_spec(),
     "commcheck_rdma_gpudirect_min_ratio": kit.fraction(),
     "commcheck_efficiency": kit.described(checks.efficiency, "op: fraction above 0, at most 1"),
-    "commcheck_thresholds_history": kit.boolean(),
+    "commcheck_thresholds_history": kit.by_spec(),
     "commcheck_history_runs": kit.integer(1, 1000),
     "commcheck_history_threshold": kit.fraction(),
     "commcheck_address": kit.host(),
@@ -182,7 +185,7 @@ RULES = {
         checks.ssh_config, "an absolute path without spaces, or ''"), "a configuration file"),
     "commcheck_collective_launcher": kit.by_spec(),
     "commcheck_collective_mpirun": kit.binary(program="mpirun"),
-    "commcheck_collective_allow_run_as_root": kit.boolean(),
+    "commcheck_collective_allow_run_as_root": kit.by_spec(),
     "commcheck_collective_binary_dir": kit.names_files(kit.path(empty=True), "a directory of programs"),
     "commcheck_collective_json_output": kit.by_spec(),
     "commcheck_collective_timeout": kit.integer(1, 7 * 24 * 3600),
@@ -192,9 +195,9 @@ RULES = {
     "commcheck_collective_link_efficiency": kit.fraction(),
     "commcheck_collective_min_fraction": kit.fraction(),
     "commcheck_collective_busbw_metric": kit.by_spec(),
-    "commcheck_collective_ib_expected": kit.boolean(),
-    "commcheck_collective_transport_check": kit.boolean(),
-    "commcheck_collective_bisect": kit.boolean(),
+    "commcheck_collective_ib_expected": kit.by_spec(),
+    "commcheck_collective_transport_check": kit.by_spec(),
+    "commcheck_collective_bisect": kit.by_spec(),
     "commcheck_collective_bisect_max_runs": kit.integer(1, 1000, zero="2 x hosts + 3"),
     # tcp_perf
     "commcheck_tcp_hosts": kit.hosts(),
@@ -205,7 +208,7 @@ RULES = {
     "commcheck_tcp_center": kit.host(empty=True),
     "commcheck_tcp_duration": kit.integer(1, iperf3_cmd.DURATION_MAX),
     "commcheck_tcp_parallel": kit.integer(1, iperf3_cmd.PARALLEL_MAX),
-    "commcheck_tcp_reverse": kit.boolean(),
+    "commcheck_tcp_reverse": kit.by_spec(),
     "commcheck_tcp_bidirectional": kit.described(checks.tcp_bidirectional, "not with reverse"),
     "commcheck_tcp_omit": kit.integer(0, 600),
     "commcheck_tcp_extra_args": checks.extra_args(iperf3_cmd.check_extra_args),
@@ -221,7 +224,7 @@ RULES = {
     "commcheck_run_id": checks.run_id(),
     "commcheck_report_formats": kit.by_spec(),
     "commcheck_history_dir": kit.path(absolute=False, empty=True),
-    "commcheck_report_compare": kit.boolean(),
+    "commcheck_report_compare": kit.by_spec(),
     "commcheck_baseline_runs": kit.integer(1, 1000),
     "commcheck_baseline_run": checks.run_id(),
     "commcheck_baseline_max_age": kit.described(checks.age, "an age (90d, 12h) or a time, or ''"),
@@ -230,10 +233,10 @@ RULES = {
     "commcheck_regression_threshold": kit.number(0, 10),
     "commcheck_regression_thresholds": kit.described(checks.thresholds, "metric: 0 to 10"),
     "commcheck_report_from_history": checks.run_id(allow_last=True),
-    "commcheck_report_junit_regression_fails": kit.boolean(),
-    "commcheck_report_publish_regressions": kit.boolean(),
+    "commcheck_report_junit_regression_fails": kit.by_spec(),
+    "commcheck_report_publish_regressions": kit.by_spec(),
     "commcheck_report_fail_on": kit.by_spec(),
-    "commcheck_report_index": kit.boolean(),
+    "commcheck_report_index": kit.by_spec(),
     "commcheck_report_index_runs": kit.integer(1, 1000),
     "commcheck_report_index_points": kit.integer(2, 200),
     "commcheck_report_index_rows": kit.integer(1, 10000),
@@ -254,11 +257,11 @@ RULES = {
     "commcheck_k8s_gpu_resource": kit.described(
         lambda label, value, ctx: checks.k8s("resources")(label, {value: 1}, ctx), "an extended resource name"),
     "commcheck_k8s_networks": checks.k8s("networks"),
-    "commcheck_k8s_host_network": kit.boolean(),
+    "commcheck_k8s_host_network": kit.by_spec(),
     "commcheck_k8s_tolerations": kit.described(checks.tolerations, "Kubernetes tolerations"),
     "commcheck_k8s_shm_size": checks.k8s("shm_size"),
     "commcheck_k8s_capabilities": checks.k8s("capabilities"),
-    "commcheck_k8s_privileged": kit.boolean(),
+    "commcheck_k8s_privileged": kit.by_spec(),
     "commcheck_k8s_labels": checks.k8s("labels"),
     "commcheck_k8s_annotations": kit.described(checks.annotations, "qualified keys, one-line values"),
     "commcheck_k8s_service_account": kit.name("k8s_name", empty=True),
@@ -270,36 +273,36 @@ RULES = {
     "commcheck_k8s_name_prefix": checks.k8s("name_prefix"),
     "commcheck_k8s_wait_timeout": kit.integer(1, checks.TIMEOUT_MAX),
     "commcheck_k8s_active_deadline_seconds": kit.integer(1, 366 * 86400),
-    "commcheck_k8s_keep_pods": kit.boolean(),
+    "commcheck_k8s_keep_pods": kit.by_spec(),
     "commcheck_k8s_group": kit.described(checks.group, "an inventory group name"),
     "commcheck_k8s_host_name": kit.by_spec(),
     "commcheck_k8s_pod_vars": kit.names_files(kit.described(
         checks.host_variables, "variables, each obeying its own rule"), "variables (commcheck_kubectl...)"),
     "commcheck_k8s_node_vars": kit.names_files(kit.described(checks.node_variables, "node: variables"),
                                                "variables (commcheck_kubectl...)"),
-    "commcheck_k8s_mpi_agent": kit.boolean(),
+    "commcheck_k8s_mpi_agent": kit.by_spec(),
     "commcheck_k8s_mpi_agent_dir": kit.names_files(kit.described(checks.agent_dir, "an absolute directory"),
                                                    "the directory of the MPI agent"),
     "commcheck_k8s_mpi_kubectl": kit.names_files(kit.described(
         checks.agent_kubectl, "an absolute path or a command name of kubectl"), "a program"),
     "commcheck_k8s_mpi_mca": kit.described(checks.mca, "MCA parameter names, one-line values"),
     "commcheck_k8s_render_job": kit.by_spec(),
-    "commcheck_k8s_render_rbac": kit.boolean(),
-    "commcheck_k8s_render_only": kit.boolean(),
+    "commcheck_k8s_render_rbac": kit.by_spec(),
+    "commcheck_k8s_render_only": kit.by_spec(),
     "commcheck_k8s_manifest_dir": kit.path(absolute=False),
     "commcheck_k8s_job_collective": kit.names_files(kit.described(
         checks.job_collective, "the collective module's options"), "mpirun and the test binaries' directory"),
     # quarantine
-    "commcheck_quarantine": kit.boolean(),
+    "commcheck_quarantine": kit.by_spec(),
     "commcheck_quarantine_backend": kit.by_spec(),
-    "commcheck_quarantine_dry_run": kit.boolean(),
+    "commcheck_quarantine_dry_run": kit.by_spec(),
     "commcheck_quarantine_state": kit.by_spec(),
     "commcheck_quarantine_components": kit.by_spec(),
     "commcheck_quarantine_hosts": kit.described(checks.quarantine_hosts, "inventory hosts that are node names"),
     "commcheck_quarantine_reason": kit.text(quarantine.MAX_REASON, empty=False),
     "commcheck_quarantine_findings": kit.described(checks.records, "finding records"),
     "commcheck_quarantine_node_names": kit.described(checks.node_names, "host: node name"),
-    "commcheck_quarantine_taint": kit.boolean(),
+    "commcheck_quarantine_taint": kit.by_spec(),
     "commcheck_quarantine_taint_effect": kit.by_spec(),
     "commcheck_quarantine_kubeconfig": kit.names_files(kit.described(
         checks.kubeconfig, "an absolute path or ~/..., or ''"), "a kubeconfig"),
@@ -416,7 +419,10 @@ def check_type(option, spec, value, label=None):
 
 
 def _null_allowed(spec):
-    return spec.get("default") is None and not spec.get("required")
+    """Null is a value where the default is null or a template (the role reads null as 'none')."""
+    if spec.get("required"):
+        return False
+    return not has_plain_default(spec) or spec["default"] is None
 
 
 def _typed(option, spec, value, label=None, memo=None):
@@ -456,13 +462,23 @@ def check_option(option, spec, value, ctx, label=None):
     return problem or _rule_problem(option, converted, value, ctx, label)
 
 
+def is_computed(default):
+    """True for a default that is a template (the role computes it when it runs, so no check can see it)."""
+    return isinstance(default, str) and "{{" in default
+
+
+def has_plain_default(item):
+    """True when an option's spec gives a default a check can take as the value (not a template)."""
+    return "default" in item and not is_computed(item["default"])
+
+
 def effective_values(spec, values):
-    """The values a role sees: those given, else the spec's defaults."""
+    """The values a role sees: those given, else the spec's defaults (a template default is left to the role)."""
     out = {}
     for option, item in spec.items():
         if option in values:
             out[option] = values[option]
-        elif "default" in item:
+        elif has_plain_default(item):
             out[option] = item["default"]
     return out
 

@@ -157,7 +157,7 @@ def test_k8s_path_with_only_the_awx_kubernetes_credential(tmp_path, standin):
              "commcheck_k8s_image": "registry.example.com/commcheck-tools:lab", "commcheck_k8s_networks": ["roce"],
              "commcheck_k8s_run_id": "awx1", "commcheck_k8s_namespace": "commcheck",
              "commcheck_checks": ["discover", "tcp"], "commcheck_tcp_duration": 1,
-             "commcheck_report_dir": str(tmp_path / "reports")}
+             "commcheck_report_dir": str(tmp_path / "reports"), "commcheck_lock_dir": str(tmp_path / "lock")}
     extra_file = tmp_path / "extra.json"
     extra_file.write_text(json.dumps(extra))
     env = clean_env(standin, K8S_AUTH_HOST=SERVER, K8S_AUTH_API_KEY=TOKEN, K8S_AUTH_VERIFY_SSL="True",

@@ -129,6 +129,8 @@ def local_hosts(tmp_path_factory):
             cpus=list(oc.GOVERNORS), modules={"ib_core": {}, "mlx5_ib": {}}, net={"eth9%d" % num: {"operstate": "up"}})
         hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": oc.PYTHON,
                        "commcheck_sysfs_root": root,
+                       # both names are this machine: a lock of this module's own, not the machine's
+                       "commcheck_lock_dir": str(base / "lock"),
                        "commcheck_environment": {"PATH": "%s:/usr/bin:/bin" % tripwire}}
     inventory = base / "inventory.json"
     inventory.write_text(json.dumps({"all": {"hosts": hosts}}))

@@ -120,11 +120,12 @@ def test_one_link_far_below_its_peers_fails_on_a_first_run(lab, tmp_path):
 
 
 def test_client_whose_server_never_answers_is_bounded(lab, tmp_path):
-    """h1's peers are told to reach it at h4's address, where nothing listens on the test port."""
+    """h1's peers are told to reach it at h4's second rail address, where nothing listens on the test port (h4's
+    inventory address would be refused up front: two inventory names with one address)."""
     # the product's own deadline is what is under test: short, so that the test does not wait long for it
     deadline = 3
     server, client, elsewhere = lab.hosts[0], lab.hosts[1], lab.hosts[3]
-    overlay = {"all": {"hosts": {server: {"commcheck_tcp_address": lab.address(elsewhere)}}}}
+    overlay = {"all": {"hosts": {server: {"commcheck_tcp_address": lab.address(elsewhere, 1)}}}}
     proc, lines, elapsed = run_check(lab, tmp_path, {
         "commcheck_tcp_hosts": [server, client], "commcheck_tcp_pattern": "pairs",
         "commcheck_tcp_pairs": [[server, client]], "commcheck_tcp_duration": 2, "commcheck_tcp_timeout": deadline,

@@ -513,8 +513,8 @@ def test_the_role_defaults_pass(role):
 
 def test_the_oneclick_union_takes_the_oneclick_spec_first():
     union = ro.merge_specs(SPECS, ro.ONECLICK_ROLES)
-    assert "auto" in union["commcheck_collective_library"]["choices"]
-    assert union["commcheck_report_dir"]["type"] == "str"
+    assert union["commcheck_collective_library"]["default"] == "auto"
+    assert ro.merge_specs(SPECS, ["collective", "commcheck"])["commcheck_collective_library"]["default"] == "nccl"
     assert "commcheck_k8s_image" not in union
 
 
