@@ -109,9 +109,9 @@ RETURN = r'''
 _value:
   description:
     - C(records) (the pair records with their retests, classified, thresholds applied when asked, annotated
-      with the component they implicate), C(findings) (the components named), C(localized) (all that
-      C(clusterops.commcheck.commcheck_localize) returns), C(retests) (the retest summary of
-      C(clusterops.commcheck.commcheck_retest_classify)), C(summary_records) (the C(retest_summary) record when
+      with the component they implicate), C(findings) (the components named, and the thresholds'
+      C(latency_tail) warnings), C(localized) (all that C(clusterops.commcheck.commcheck_localize) returns),
+      C(retests) (the retest summary of C(clusterops.commcheck.commcheck_retest_classify)), C(summary_records) (the C(retest_summary) record when
       a pair failed, the C(localization) record when a link was bad or flaky) and C(other_findings) (see
       O(first_findings); empty without it).
   type: dict

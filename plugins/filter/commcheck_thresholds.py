@@ -22,6 +22,10 @@ description:
     the last O(history_k) runs), or the host's baseline when the pair has no history.
   - Adds C(thresholds) (C(tripped) and each check's numbers) and the metrics C(link_rate_gbps),
     C(hw_expected_gbps), C(fleet_median), C(robust_z), C(history_baseline) to each record.
+  - C(latency_tail); a latency pair whose median tripped nothing but whose 99th percentile (C(lat_p99_us)) is a
+    fleet outlier (robust z beyond O(outlier_z), at least O(outlier_min_rel) and 2 us above the comparable pairs'
+    median p99) is a C(latency_tail) finding (verdict warn); its record gains C(thresholds.tail) and the metric
+    C(fleet_median_p99_us).
 options:
   _input:
     description: Records of the run (pair records, collective records).
@@ -87,8 +91,9 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - C(records) (annotated copies) and C(summary) (C(records) judged, C(tripped) counts per check hardware /
-      fleet / history, C(tripped_records), C(only_fleet_or_history), C(hosts_below_history)).
+    - C(records) (annotated copies), C(findings) (the C(latency_tail) finding records) and C(summary)
+      (C(records) judged, C(tripped) counts per check hardware / fleet / history, C(tripped_records),
+      C(only_fleet_or_history), C(hosts_below_history), C(latency_tails)).
   type: dict
 '''
 

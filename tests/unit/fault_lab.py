@@ -31,6 +31,9 @@ from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_counter_d
 RATE = 100.0
 EFFICIENCY = 0.95     # what a healthy link delivers of its rate
 BASE_LAT_US = 2.0
+HEALTHY_P99_FACTOR = 1.4
+# the stalls that make a tail move the average too, by this share of what they add to the p99
+TAIL_SHARE_OF_AVG = 0.4
 # the rdma_perf role's defaults
 MIN_FRACTION = 0.9
 FLEET_MIN_FRACTION = 0.5
@@ -80,6 +83,7 @@ class Fabric(object):
         self.models = {}
         self.bw_faults = []
         self.lat_faults = []
+        self.tail_faults = []
         self.errors = []
         self.rates = {}
         self.missing = set()     # (host, rail) with no active port
@@ -148,6 +152,16 @@ class Fabric(object):
                 return extra_us if set((a, b)) == set((host, peer)) else 0.0
             return extra_us if host is None or host in (a, b) else 0.0
         self.lat_faults.append(fault)
+        return self
+
+    def tail(self, extra_us, host=None, rail=None, phase=None):
+        """``host`` stalls now and then: its pairs' 99th percentile is ``extra_us`` later and their average
+        :data:`TAIL_SHARE_OF_AVG` of that, their median (perftest's ``t_typical``) unchanged."""
+        def fault(a, b, k, when):
+            if (rail is not None and k != rail) or not in_phase(phase, when):
+                return 0.0
+            return extra_us if host is None or host in (a, b) else 0.0
+        self.tail_faults.append(fault)
         return self
 
     def noisy(self, low, high, rail=None, phase=None):
@@ -290,6 +304,14 @@ class Fabric(object):
             value += fault(server, client, rail, phase)
         return round(value, 2)
 
+    def latency_row(self, server, client, rail, phase):
+        """The latency metrics of a client side: median ``lat_us``, ``lat_avg_us`` and ``lat_p99_us``; a healthy
+        pair's average is a little above its median and its p99 :data:`HEALTHY_P99_FACTOR` x the median."""
+        median = self.latency(server, client, rail, phase)
+        stall = sum(fault(server, client, rail, phase) for fault in self.tail_faults)
+        return {"lat_us": median, "lat_avg_us": round(median * 1.05 + TAIL_SHARE_OF_AVG * stall, 2),
+                "lat_p99_us": round(median * HEALTHY_P99_FACTOR + stall, 2)}
+
     def sides(self, plans, phase):
         """The sides of every planned pair; a retest's phase is ``retest<attempt>``."""
         out = []
@@ -317,7 +339,7 @@ class Fabric(object):
                 return out
         if side["role"] == "client":
             if side.get("metric") == "lat":
-                out["metrics"] = {"lat_us": self.latency(server, client, side["rail"], phase)}
+                out["metrics"] = self.latency_row(server, client, side["rail"], phase)
             else:
                 out["metrics"] = {"bw_gbps": self.bandwidth(server, client, side["rail"], side.get("test"), phase),
                                   "bytes": 65536}

@@ -11,6 +11,7 @@ import pytest
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_gpudirect_verdicts import (
     commcheck_gpudirect_verdicts)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpudirect as gv
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
 
 
 def rec(server, client, rail, bw, memory=None, op="write", verdict="pass", gpu=None, peer_gpu=None):
@@ -87,3 +88,35 @@ def test_filter_refuses_a_bad_ratio():
     from ansible.errors import AnsibleFilterError
     with pytest.raises(AnsibleFilterError, match="min_ratio"):
         commcheck_gpudirect_verdicts([], min_ratio=1.5)
+
+
+def _bw(host, peer, value, memory=None, run=None):
+    params = {"op": "write", "metric": "bw", "rail": 0, "size": 65536}
+    if memory:
+        params.update(memory=memory, gpu=0, peer_gpu=0, gpudirect="peermem")
+    rec = {"kind": "rdma_bw", "host": host, "peer": peer, "params": params, "metrics": {"bw_gbps": value},
+           "verdict": "pass"}
+    if run:
+        rec.update(run_id=run, time="2026-01-0%sT00:00:00Z" % run[-1])
+    return rec
+
+
+def test_gpu_memory_results_are_a_fleet_of_their_own_in_the_thresholds():
+    # host memory about 95 Gb/s, GPU memory about 60 (gpudirect_slow's business, not the fleet's); one GPU-memory
+    # pair at 25 is an outlier among the GPU-memory ones
+    host = [_bw("h%d" % i, "h%d" % (i + 1), 95.0 + 0.1 * i) for i in range(1, 9)]
+    cuda = [_bw("h%d" % i, "h%d" % (i + 1), value, "cuda") for i, value in enumerate([60.0, 61.0, 59.5, 60.5, 25.0])]
+    out = th.evaluate(host + cuda, set_verdicts=True, fleet_min_fraction=0.5)["records"]
+    tripped = [(r["host"], r["params"].get("memory"), r["verdict"]) for r in out if r["thresholds"]["tripped"]]
+    assert tripped == [("h4", "cuda", "fail")]
+    assert out[-1]["metrics"]["fleet_median"] == 60.0
+
+
+def test_a_host_baseline_in_the_history_is_of_the_same_memory():
+    # h1's GPU-memory pair has no history of its own: its host baseline is h1's GPU-memory results (61), not its
+    # host-memory ones (95): 60 from GPU memory is no regression
+    past = [rec for run in ("r1", "r2", "r3") for rec in (
+        _bw("h1", "h2", 95.0, run=run), _bw("h1", "h3", 95.0, run=run), _bw("h1", "h4", 61.0, "cuda", run=run))]
+    judged = th.evaluate([_bw("h1", "h9", 60.0, "cuda")], history=past)["records"][0]["thresholds"]["history"]
+    assert judged["checked"] and judged["scope"] == "host" and judged["baseline"] == 61.0
+    assert judged["tripped"] is False

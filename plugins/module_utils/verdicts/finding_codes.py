@@ -47,6 +47,11 @@ CULPRIT_FINDINGS = {
     "gpudirect_unavailable": ("GPU-memory RDMA could not run on the host (no GPU visible to perftest, no CUDA "
                               "perftest, no peer-memory module)", "Use a CUDA build of perftest and load "
                               "nvidia_peermem, or leave GPUDirect out (commcheck_rdma_gpudirect=false)"),
+    "latency_tail": ("A latency pair's 99th percentile stands out of its fleet's while its median is normal: the "
+                     "pair stalls now and then (CPU frequency scaling or C-states, interrupts on a busy or far core, "
+                     "PFC pause storms, congestion)", "Set the performance CPU governor and limit C-states, pin the "
+                     "NIC's interrupts to its NUMA node's cores, read the pause / ECN counters on the path; a tail "
+                     "that follows one host through its pairs is that host"),
     "counter_trend": ("A port's error counters (link_downed, symbol errors) rose over the last runs: a flapping or "
                       "marginal link", "Check and replace the cable or transceiver; watch the switch port's counters"),
     "version_mismatch": ("The hosts run different versions of a test tool (perftest, iperf3, nccl-tests, NCCL, MPI)",

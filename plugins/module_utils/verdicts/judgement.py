@@ -61,12 +61,13 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     retest_records = _judged_retest_records(retest_sides, rounds, family, pair_options) if rounds else []
     classified = rt.classify(list(records), rt.tag_retest_records(retest_records, rounds), bad,
                              plan.get("skipped") or [], fleet_min_fraction=fleet_min_fraction)
-    judged = classified["records"] if thresholds is None else _with_thresholds(classified["records"], thresholds)
+    judged, tails = (classified["records"], []) if thresholds is None else \
+        _with_thresholds(classified["records"], thresholds)
     # a retest-worthy verdict (bad_verdicts may add warn) is not a broken link: localization names fail / error
     localized = loc.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2,
                                      (pair_options or {}).get("outlier_z", robust.OUTLIER_Z), topology)
     loc.attach_counter_evidence(localized, counter_deltas or [])
-    localized["findings"] = loc.finding_records(localized, check, kind)
+    localized["findings"] = loc.finding_records(localized, check, kind) + tails
     localized["summary_record"] = loc.summary_record(localized, check, kind, classified["summary"])
     localized["records"] = loc.annotate_records(judged, localized, kind)
     return {"records": localized["records"], "findings": localized["findings"], "localized": localized,
@@ -113,10 +114,12 @@ def _judged_retest_records(retest_sides, rounds, family, pair_options):
 
 
 def _with_thresholds(records, options):
+    """(records judged by the thresholds, their latency-tail findings)."""
     unknown = sorted(set(options) - set(THRESHOLD_OPTIONS))
     if unknown:
         raise JudgementError("unknown threshold options: %s" % ", ".join(unknown))
-    return th.evaluate(records, set_verdicts=True, **options)["records"]
+    evaluated = th.evaluate(records, set_verdicts=True, **options)
+    return evaluated["records"], evaluated["findings"]
 
 
 def noise_summary(record):

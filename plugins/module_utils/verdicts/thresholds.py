@@ -10,18 +10,19 @@
    x an efficiency per collective (:data:`DEFAULT_COLLECTIVE_EFFICIENCY`), else its nominal ``expected_busbw_gbs``
    x that efficiency. Collective runs are compared with the fleet only within the same library, mode, stage,
    operation, node and rank counts and sizes (per-node runs: node against node).
-2. ``fleet``: the record is a low outlier (``stats.fleet_outlier``) among comparable records of the same run
-   (same kind, op, metric, size, rail): robust z-score from the median and the MAD below ``-outlier_z`` and at
-   least ``outlier_min_rel`` below the median (latency: above); bandwidths by the fraction of each record's own expected rate when every record of
-   the group has one (:func:`rate_scales`: a fleet of mixed NIC speeds). It is *far* when it is also beyond
-   ``fleet_min_fraction`` of the median: below ``fleet_min_fraction`` x the median bandwidth, or above the median
-   latency / ``fleet_min_fraction`` (the pass line the hardware check draws, with the fleet median standing in for
-   what the links deliver), so one link at 40 % of its peers fails even on a first run with no history and no
-   known link rate. A value :data:`BEST_FACTOR` times worse than the best quarter of its group (a latency 3 x
-   above it, a bandwidth below a third of it) is a far outlier too, however many links share it: one host of a
-   4-host ring is in half of its rail's pairs, and such a share moves the median and the MAD themselves. Latency
-   has no hardware expectation, so this is what finds a late NIC there; a bandwidth usually has one. Both far
-   rules need ``fleet_min_fraction`` (without it a fleet outlier only warns).
+2. ``fleet``: the record is a low outlier (``stats.fleet_outlier``) among comparable records of the same run (same
+   kind, op, metric, size, memory (host or GPU), rail): robust z-score from the median and the MAD below
+   ``-outlier_z`` and at least ``outlier_min_rel`` below the median (latency: above); bandwidths by the fraction
+   of each record's own expected rate when every record of the group has one (:func:`rate_scales`: a fleet of
+   mixed NIC speeds). It is *far* when it is also beyond ``fleet_min_fraction`` of the median: below
+   ``fleet_min_fraction`` x the median bandwidth, or above the median latency / ``fleet_min_fraction`` (the pass
+   line the hardware check draws, with the fleet median standing in for what the links deliver), so one link at
+   40 % of its peers fails even on a first run with no history and no known link rate. A value :data:`BEST_FACTOR`
+   times worse than the best quarter of its group (a latency 3 x above it, a bandwidth below a third of it) is a
+   far outlier too, however many links share it: one host of a 4-host ring is in half of its rail's pairs, and
+   such a share moves the median and the MAD themselves. Latency has no hardware expectation, so this is what
+   finds a late NIC there; a bandwidth usually has one. Both far rules need ``fleet_min_fraction`` (without it a
+   fleet outlier only warns).
 3. ``history``: the value regresses against its own baseline: the median of the same pair's passing values over
    the last ``history_k`` runs, or, when the pair has no history, the median of the host's passing links of that
    kind (its own history baseline). What a regression is, is decided by ``baseline.RegressionRule`` (the report's
@@ -33,7 +34,9 @@
 gains ``thresholds`` (``tripped``: the names that tripped, and each check's numbers) and an evidence line; the
 cause of a bad record ends with ``[thresholds tripped: ...]``. With ``set_verdicts`` a passing record becomes
 ``fail`` when the hardware threshold tripped or the record is a far fleet outlier, and ``warn`` when only the
-fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay.
+fleet (not far) or history one did; ``error``, ``fail``, ``flaky`` and ``skipped`` stay. A latency pair whose
+median tripped nothing but whose p99 is a fleet outlier is a ``latency_tail`` finding (``latency_tail``): the
+result's ``findings``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -41,8 +44,11 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
     DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import latency_tail
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import best_quarter, median, spread as spread_of
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.threshold_text import (
+    far_outlier_text, hw_text, tripped_evidence)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number, fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -59,7 +65,9 @@ BEST_FACTOR = 3.0
 # ... and for latency at least this many microseconds above them: on the fastest fabrics (about 1 us between two
 # ports of one leaf, 3 us across a three-tier fat tree) 3 x is within the topology, not a fault.
 BEST_MIN_LATENCY_GAP_US = 5.0
-_GROUP_PARAMS = ("op", "metric", "size", "rail")
+# memory: GPU-memory (GPUDirect, ``cuda``) and host-memory results of a link are not alike (gpudirect.py compares
+# them); rail last: other_rails_best drops it
+_GROUP_PARAMS = ("op", "metric", "size", "memory", "rail")
 _COLLECTIVE_GROUP_PARAMS = ("library", "mode", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
                   "retest_purpose", "retest_id", "subject", "partner", "origin", "origins", "suspects")
@@ -224,12 +232,13 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         if result["tripped"]:
             tripped_records.append(rec)
             _record_trip(rec, result, name, value, set_verdicts)
+    tails = latency_tail.judge_tails(out, _group, outlier_z, outlier_min_rel)
     summary = {"records": sum(1 for r in out if "thresholds" in r), "tripped": counts,
                "tripped_records": len(tripped_records),
                "only_fleet_or_history": sum(1 for r in tripped_records
                                             if "hardware" not in r["thresholds"]["tripped"]),
-               "hosts_below_history": _hosts_below(out, host_base, rule)}
-    return {"records": out, "summary": summary}
+               "hosts_below_history": _hosts_below(out, host_base, rule), "latency_tails": len(tails)}
+    return {"records": out, "findings": tails, "summary": summary}
 
 
 def _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency):
@@ -471,39 +480,22 @@ def _history_check(rec, name, value, higher, pair_base, host_base, rule):
 
 def _record_trip(rec, result, name, value, set_verdicts):
     """Evidence, and with ``set_verdicts`` the verdict, of a record whose thresholds tripped; its cause says which."""
-    rec["evidence"] = list(rec.get("evidence") or []) + [_evidence(result, name)]
+    rec["evidence"] = list(rec.get("evidence") or []) + [tripped_evidence(result)]
     if set_verdicts and rec.get("verdict") in ("pass", "warn"):
         if "hardware" in result["tripped"]:
             hw = result["hardware"]
             rec["verdict"] = "fail"
             rec["cause"] = "%s is below the hardware expectation %s (%s)" % (
-                fmt_value(value), fmt_value(hw["expected"]), _hw_text(hw))
+                fmt_value(value), fmt_value(hw["expected"]), hw_text(hw))
         elif result["fleet"].get("far"):
             rec["verdict"] = "fail"
-            rec["cause"] = _far_outlier_text(result["fleet"], name, value)
+            rec["cause"] = far_outlier_text(result["fleet"], name, value)
         elif rec.get("verdict") == "pass":
             rec["verdict"] = "warn"
-            rec["cause"] = _evidence(result, name)
+            rec["cause"] = tripped_evidence(result)
     if rec.get("verdict") in ("fail", "warn", "flaky") and "thresholds tripped" not in (rec.get("cause") or ""):
         rec["cause"] = "%s [thresholds tripped: %s]" % (
             rec.get("cause") or rec["verdict"], ", ".join(result["tripped"]))
-
-
-def _far_outlier_text(fleet, name, value):
-    if fleet.get("other_rail"):
-        return "%s is %s x or more slower than the best quarter %s of another rail's comparable records (far " \
-            "fleet outlier: rails built alike answer alike)" % (
-                fmt_value(value), fmt_value(fleet["best_factor"]), fmt_value(fleet["best"]))
-    if fleet.get("best") is not None:
-        return "%s is %s x or more %s than the best quarter %s of %d comparable records (far fleet outlier, " \
-            "fleet median %s)" % (fmt_value(value), fmt_value(fleet["best_factor"]),
-                                  "slower" if name == "lat_us" else "lower", fmt_value(fleet["best"]), fleet["n"],
-                                  fmt_value(fleet["median"]))
-    if name == "lat_us":
-        return "%s is above the fleet median %s / %s (far fleet outlier, robust z %s, %d comparable records)" % (
-            fmt_value(value), fmt_value(fleet["median"]), fleet["min_fraction"], fleet["robust_z"], fleet["n"])
-    return "%s is below %s x the fleet median %s (far fleet outlier, robust z %s, %d comparable records)" % (
-        fmt_value(value), fleet["min_fraction"], fmt_value(fleet["median"]), fleet["robust_z"], fleet["n"])
 
 
 def _op(params):
@@ -547,33 +539,6 @@ def _rate(rec, rates):
         if found:
             return min(found)
     return finite_number((rec.get("metrics") or {}).get("expected_gbps"))
-
-
-def _hw_text(hw):
-    if "link_rate" in hw:
-        return "link rate %s x efficiency %s" % (fmt_value(hw["link_rate"]), hw["efficiency"])
-    if hw.get("efficiency") is None:
-        return hw.get("source") or "expectation"
-    return "%s, efficiency %s" % (hw.get("source") or "rails x rate x efficiency", hw["efficiency"])
-
-
-def _evidence(result, name):
-    parts = []
-    if "hardware" in result["tripped"]:
-        hw = result["hardware"]
-        parts.append("hardware: %s < %s (%s)" % (fmt_value(hw["value"]), fmt_value(hw["expected"]), _hw_text(hw)))
-    if "fleet" in result["tripped"]:
-        fl = result["fleet"]
-        parts.append("fleet: robust z %s against the median %s of %d" % (
-            fl["robust_z"], fmt_value(fl["median"]), fl["n"]))
-        if fl.get("best") is not None:
-            parts[-1] += ", %s x or more off its best quarter %s" % (fmt_value(fl["best_factor"]),
-                                                                     fmt_value(fl["best"]))
-    if "history" in result["tripped"]:
-        hi = result["history"]
-        parts.append("history: %+.0f%% against the %s baseline %s (%d runs)" % (
-            hi["change"] * 100, hi["scope"], fmt_value(hi["baseline"]), hi["runs"]))
-    return "thresholds tripped (%s) -- %s" % (", ".join(result["tripped"]), "; ".join(parts))
 
 
 def _hosts_below(records, host_base, rule):

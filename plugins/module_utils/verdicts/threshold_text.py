@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The words of a tripped threshold (pure): the cause of a far fleet outlier, where a hardware expectation came
+from, and the evidence line that gives each tripped check's numbers (``thresholds.evaluate``)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import fmt_value
+
+
+def far_outlier_text(fleet, name, value):
+    """The cause of a far fleet outlier: what it is far from (another rail's best, its best quarter, the median)."""
+    if fleet.get("other_rail"):
+        return "%s is %s x or more slower than the best quarter %s of another rail's comparable records (far " \
+            "fleet outlier: rails built alike answer alike)" % (
+                fmt_value(value), fmt_value(fleet["best_factor"]), fmt_value(fleet["best"]))
+    if fleet.get("best") is not None:
+        return "%s is %s x or more %s than the best quarter %s of %d comparable records (far fleet outlier, " \
+            "fleet median %s)" % (fmt_value(value), fmt_value(fleet["best_factor"]),
+                                  "slower" if name == "lat_us" else "lower", fmt_value(fleet["best"]), fleet["n"],
+                                  fmt_value(fleet["median"]))
+    if name == "lat_us":
+        return "%s is above the fleet median %s / %s (far fleet outlier, robust z %s, %d comparable records)" % (
+            fmt_value(value), fmt_value(fleet["median"]), fleet["min_fraction"], fleet["robust_z"], fleet["n"])
+    return "%s is below %s x the fleet median %s (far fleet outlier, robust z %s, %d comparable records)" % (
+        fmt_value(value), fleet["min_fraction"], fmt_value(fleet["median"]), fleet["robust_z"], fleet["n"])
+
+
+def hw_text(hw):
+    """Where a hardware expectation came from: link rate x efficiency, the run's own pass line, ..."""
+    if "link_rate" in hw:
+        return "link rate %s x efficiency %s" % (fmt_value(hw["link_rate"]), hw["efficiency"])
+    if hw.get("efficiency") is None:
+        return hw.get("source") or "expectation"
+    return "%s, efficiency %s" % (hw.get("source") or "rails x rate x efficiency", hw["efficiency"])
+
+
+def tripped_evidence(result):
+    """The evidence line of a record whose thresholds tripped: each tripped check's numbers."""
+    parts = []
+    if "hardware" in result["tripped"]:
+        hw = result["hardware"]
+        parts.append("hardware: %s < %s (%s)" % (fmt_value(hw["value"]), fmt_value(hw["expected"]), hw_text(hw)))
+    if "fleet" in result["tripped"]:
+        fl = result["fleet"]
+        parts.append("fleet: robust z %s against the median %s of %d" % (
+            fl["robust_z"], fmt_value(fl["median"]), fl["n"]))
+        if fl.get("best") is not None:
+            parts[-1] += ", %s x or more off its best quarter %s" % (fmt_value(fl["best_factor"]),
+                                                                     fmt_value(fl["best"]))
+    if "history" in result["tripped"]:
+        hi = result["history"]
+        parts.append("history: %+.0f%% against the %s baseline %s (%d runs)" % (
+            hi["change"] * 100, hi["scope"], fmt_value(hi["baseline"]), hi["runs"]))
+    return "thresholds tripped (%s) -- %s" % (", ".join(result["tripped"]), "; ".join(parts))
