@@ -129,8 +129,6 @@ def local_hosts(tmp_path_factory):
             cpus=list(oc.GOVERNORS), modules={"ib_core": {}, "mlx5_ib": {}}, net={"eth9%d" % num: {"operstate": "up"}})
         hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": oc.PYTHON,
                        "commcheck_sysfs_root": root,
-                       # both names are this machine: a lock of this module's own, not the machine's
-                       "commcheck_lock_dir": str(base / "lock"),
                        "commcheck_environment": {"PATH": "%s:/usr/bin:/bin" % tripwire}}
     inventory = base / "inventory.json"
     inventory.write_text(json.dumps({"all": {"hosts": hosts}}))
@@ -142,7 +140,8 @@ def _run_hostile(local, case_id, extra, playbook=oc.PLAYBOOK):
     work.mkdir()
     history = work / "history"
     report = work / "report"
-    variables = dict(oc.FAST, commcheck_report_dir=str(report))
+    # n1 and n2 are both this machine, and the cases run three at a time: each case a run lock of its own
+    variables = dict(oc.FAST, commcheck_report_dir=str(report), commcheck_lock_dir=str(work / "lock"))
     variables.update(extra)
     varfile = work / "vars.json"
     varfile.write_text(json.dumps(variables))
