@@ -13,7 +13,7 @@ TEST_STAGES := unit integration lint changelog-lint sanity build
 # `make test-full` runs these after the fast tier's: the tests marked `full` (slower
 # end-to-end runs, the largest verdict cases, the checks of the lab and its emulators), which
 # the fast tier leaves out, and ansible-test sanity on the folders only developers use.
-FULL_STAGES := unit-full integration-full sanity-tests
+FULL_STAGES := unit-full integration-full sanity-tests compat
 APT_PACKAGES := openssh-server openssh-client iperf3 openmpi-bin libopenmpi-dev perftest \
 	ibverbs-utils infiniband-diags iproute2 rsync numactl procps psmisc kmod python3-venv chromium git make prometheus
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
@@ -35,7 +35,7 @@ help:
 	@echo "              behaviour: healthy, several faults at once, Kubernetes, slices, ansible-runner, AWX launches,"
 	@echo "              reliability), ansible-lint, ansible-test sanity of what the collection ships, collection build"
 	@echo "make test-full - make test, then the full tier (CI runs this): the tests marked full (unit-full,"
-	@echo "              integration-full) and ansible-test sanity of tests/, benchmarks/, tools/, .ci/ (sanity-tests)"
+	@echo "              integration-full), ansible-test sanity of tests/, benchmarks/, tools/, .ci/ (sanity-tests), compat"
 	@echo "make compat - the other supported ansible-core versions ($(COMPAT_VERSIONS)): sanity subset, unit tests, one lab one-click each"
 	@echo "make setup  - only install system packages, the Python venv and ansible-test's sanity venvs"
 	@echo "Stages alone: make unit | unit-full | integration | integration-full | lint | changelog-lint | sanity |"
