@@ -916,8 +916,8 @@ def test_discovery_records_infiniband_leaves_beside_lldp_ones_and_lldp_wins_a_de
                {"name": "mlx5_1", "ports": [{"netdev": "ens842np0", "ipv4": "10.0.1.3"}]}]
     answer = {"is_switch": True, "node": {"guid": "0x1", "local_port": 9}, "description": "ib-leaf-9", "port": 1}
     neighbors = [{"interface": "ens842np0", "chassis": "LEAF04", "port_id": "Ethernet184", "port_id_type": "local"}]
-    facts = _facts(tmp_path, devices, tools={"lldpctl": neighbors, "smpquery": {"mlx5_0": [answer],
-                                                                                 "mlx5_1": [answer]}})
+    smpquery = {"mlx5_0": [answer], "mlx5_1": [answer]}
+    facts = _facts(tmp_path, devices, tools={"lldpctl": neighbors, "smpquery": smpquery})
     assert facts["topology"] == {"mlx5_0": {"leaf": "ib-leaf-9", "port": "9", "source": "smpquery"},
                                  "mlx5_1": {"leaf": "LEAF04", "port": "Ethernet184", "source": "lldp"}}
 
