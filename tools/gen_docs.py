@@ -61,6 +61,7 @@ PARSER_CATALOGS = [
     ("rdma link / rdma system", "parse_rdma_link", "RDMA_LINK_ERRORS"),
     ("show_gids / hiroce3 gids", "parse_show_gids", "SHOW_GIDS_ERRORS"),
     ("lldpctl (lldpd)", "parse_lldpctl", "LLDPCTL_ERRORS"),
+    ("smpquery (infiniband-diags)", "parse_smpquery", "SMPQUERY_ERRORS"),
 ]
 CATALOGS = STAGE_CATALOGS + [(title, "the `errors` of what the tool printed (its parser's)", "parsers." + module, attr)
                              for title, module, attr in PARSER_CATALOGS]

@@ -84,7 +84,7 @@ options:
     description:
       - "Which leaf switch each host's rail hangs off, where known, as C(host -> {rail or RDMA device: {leaf, port,
         source}}) (the C(commcheck_topology) inventory variable of each host over what discovery read; C(source)
-        C(inventory) or C(lldp), C(inventory) when left out). With it, localization names a C(leaf) switch whose
+        C(inventory), C(lldp) or C(smpquery), C(inventory) when left out). With it, localization names a C(leaf) switch whose
         hosts all fail, or the C(uplink) s of one whose hosts pass with each other and fail across; left out,
         nothing changes."
     type: dict

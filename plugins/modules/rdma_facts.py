@@ -59,7 +59,8 @@ options:
   tools:
     description:
       - Whether to run C(ibdev2netdev), C(ibstat), C(ibv_devinfo), C(rdma link) and C(show_gids) (those
-        installed) and cross-check them with sysfs.
+        installed) and cross-check them with sysfs, and C(lldpctl) and C(smpquery) for each port's leaf switch
+        (RV(ansible_facts.commcheck_rdma.topology)).
       - When not set, they run only if O(sysfs_root) is C(/sys) (with another root the tools would describe
         a different tree).
     type: bool
@@ -250,12 +251,16 @@ ansible_facts:
           sample: {"mlx5_0/1": 3, "mlx5_1/1": null}
         topology:
           description:
-            - The leaf switch each RDMA device's port is cabled to, where the tools run (see O(tools)) and lldpd
-              (C(lldpctl -f json)) sees a neighbour on its netdev, as device -> C(leaf) (the neighbour's system
-              name), C(port) (its port) and C(source) (C(lldp)); empty where lldpd is absent or sees nothing.
-              The C(commcheck_topology) inventory variable takes precedence over it.
+            - The leaf switch each RDMA device's port is cabled to, where the tools run (see O(tools)), as device ->
+              C(leaf), C(port) and C(source). RoCE ports, where lldpd (C(lldpctl -f json)) sees a neighbour on
+              their netdev, C(source) C(lldp), the neighbour's system name and port. InfiniBand ports with a link,
+              where C(smpquery) (infiniband-diags) is installed and the switch answers C(nodeinfo) / C(nodedesc)
+              over the directed route C(0,<port>) (all ports within 60 seconds), C(source) C(smpquery), the
+              switch's node description (its GUID where the description is no name) and the switch port the query
+              came in by. Empty where neither tool is there or answers. The C(commcheck_topology) inventory
+              variable takes precedence over it.
           type: dict
-          sample: {mlx5_0: {leaf: LEAF03, port: Ethernet184, source: lldp}}
+          sample: {mlx5_0: {leaf: LEAF03, port: Ethernet184, source: lldp}, mlx5_1: {leaf: "MF0;ib-leaf-03:MQM8700", port: "17", source: smpquery}}
         summary:
           description: Counts of devices, ports, active ports and findings by severity, and the worst severity.
           type: dict
@@ -302,7 +307,8 @@ ansible_facts:
           elements: dict
         sources:
           description: Where the data came from (C(sysfs) C(fs) or C(dump), C(addresses) C(ip) or C(gids)) and
-            which tools ran.
+            which tools ran (C(tools); C(tools.smpquery) counts the InfiniBand ports asked, the C(switches) that
+            answered, the C(failed) queries and the ports the 60 s deadline left C(unasked)).
           type: dict
 commcheck_rdma:
   description: What was found, the same as RV(ansible_facts.commcheck_rdma), when O(facts) is V(false).

@@ -46,6 +46,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_ibv_devices_full, parse_ibv_devinfo_full)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_lldpctl import parse_lldpctl
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_smpquery import parse_smpquery
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_rdma_link import (
@@ -62,7 +63,7 @@ _BY_FOLDER = {
     "nccl_tests": parse_nccl_tests, "hccl_test": parse_hccl_test, "hccl_tests": parse_hccl_test,
     "ibstat": parse_ibstat_full, "ibstatus": parse_ibstat_full, "ibv_devinfo": parse_ibv_devinfo_full,
     "ibdev2netdev": parse_ibdev2netdev_full, "rdma_link": parse_rdma_link_full, "show_gids": parse_show_gids_full,
-    "iperf3": parse_iperf3, "lldpctl": parse_lldpctl,
+    "iperf3": parse_iperf3, "lldpctl": parse_lldpctl, "smpquery": parse_smpquery,
 }
 _BY_PREFIX = (("ibv_devices", parse_ibv_devices_full), ("ibv_devinfo", parse_ibv_devinfo_full),
               ("ibdev2netdev", parse_ibdev2netdev_full), ("ibstat", parse_ibstat_full),
@@ -263,4 +264,4 @@ def test_the_fixture_list_holds_every_tool():
     assert len(FIXTURE_LIST) > 200
     assert parsers == {parse_perftest, parse_nccl_tests, parse_hccl_test, parse_ibstat_full, parse_ibv_devinfo_full,
                        parse_ibv_devices_full, parse_ibdev2netdev_full, parse_rdma_link_full, parse_rdma_system,
-                       parse_show_gids_full, parse_iperf3, parse_lldpctl}
+                       parse_show_gids_full, parse_iperf3, parse_lldpctl, parse_smpquery}

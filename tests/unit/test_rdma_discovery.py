@@ -812,3 +812,142 @@ def test_discovery_records_the_leaf_of_a_port_lldpd_sees_and_none_without_lldpd(
     assert _facts(tmp_path, devices, name="a", tools={"lldpctl": neighbors})["topology"] == {
         "mlx5_1": {"leaf": "LEAF04", "port": "Ethernet184", "source": "lldp"}}
     assert _facts(tmp_path, devices, name="b")["topology"] == {}
+
+
+# --- the switch behind each InfiniBand port (smpquery over the directed route 0,<port>) ----------------------
+
+def _smp_outputs():
+    from real_outputs import real
+    switch = real("smpquery", "smpquery_nodeinfo_switch_ibsim_book.txt")
+    return {
+        # the ibsim switch's NodeInfo as a directed route out of port 1 reaches it: it came in by its port 17
+        ("nodeinfo", "mlx5_0"): switch.replace("LocalPort:.......................0",
+                                               "LocalPort:.......................17"),
+        # the cheat sheet's line with a switch's name, padded to column 32 as smpquery pads it
+        ("nodedesc", "mlx5_0"): real("smpquery", "smpquery_nd_sm_host_cheatsheet.txt").replace(
+            "." * 17 + "b1nstcx02 HCA-1", "." * 10 + "MF0;ib-leaf-03:MQM8700"),
+        ("nodeinfo", "mlx5_1"): real("smpquery", "smpquery_nodeinfo_failed_ompi_users_18737.txt"),
+        ("nodedesc", "mlx5_1"): real("smpquery", "smpquery_nodeinfo_failed_ompi_users_18737.txt"),
+    }
+
+
+class _SmpScripted(_Scripted):
+    """_Scripted whose smpquery answers by (operation, device); each run costs ``cost`` on the shared clock."""
+
+    def __init__(self, outputs, cost=0.0, timed_out=()):
+        _Scripted.__init__(self, bins=("smpquery",))
+        self.outputs = outputs
+        self.now = 0.0
+        self.cost = cost
+        self.timed_out = timed_out
+        self.timeouts = []
+
+    def clock(self):
+        return self.now
+
+    def run(self, argv, timeout, capture=None):
+        self.calls.append(("run", tuple(argv)))
+        self.timeouts.append(timeout)
+        self.now += self.cost
+        key = (argv[6], argv[2])
+        return {"rc": 0, "stdout": self.outputs.get(key, ""), "stderr": "", "timed_out": key in self.timed_out}
+
+
+IB_UP = {"link_layer": "InfiniBand", "phys_state": "LinkUp"}
+SMP_DEVICES = [
+    {"name": "mlx5_0", "ports": [dict(IB_UP, port=1)]},
+    {"name": "mlx5_1", "ports": [dict(IB_UP, port=1)]},
+    {"name": "mlx5_2", "ports": [{"port": 1, "link_layer": "Ethernet", "phys_state": "LinkUp"}]},
+    {"name": "mlx5_3", "ports": [{"port": 1, "link_layer": "InfiniBand", "phys_state": "Polling"}]},
+    {"name": "-C", "ports": [dict(IB_UP, port=1)]},
+]
+
+
+def test_smpquery_asks_each_infiniband_port_with_a_link_and_discovery_names_its_switch():
+    transport = _SmpScripted(_smp_outputs())
+    summary, answers = gather.query_ib_neighbours(transport, SMP_DEVICES, clock=transport.clock)
+    runs = [call[1] for call in transport.calls if call[0] == "run"]
+    assert runs == [("/usr/bin/smpquery", "-C", device, "-P", "1", "-D", operation, "0,1")
+                    for device in ("mlx5_0", "mlx5_1") for operation in ("nodeinfo", "nodedesc")]
+    assert summary == {"ran": True, "ports": 2, "switches": 1, "failed": 1, "unasked": 0}
+    assert (answers["mlx5_0"][0]["node"]["guid"], answers["mlx5_1"][0]["errors"][0]["code"]) == (
+        "0x0000000000200001", "query_failed")
+    assert topology.from_smpquery(answers, SMP_DEVICES) == {
+        "mlx5_0": {"leaf": "MF0;ib-leaf-03:MQM8700", "port": "17", "source": "smpquery"}}
+
+
+def test_smpquery_absent_or_no_infiniband_link_asks_nothing():
+    assert gather.query_ib_neighbours(_Scripted(), SMP_DEVICES) == ({"ran": False, "reason": "not installed"}, {})
+    transport = _SmpScripted({})
+    assert gather.query_ib_neighbours(transport, SMP_DEVICES[2:4]) == (
+        {"ran": False, "reason": "no InfiniBand port with a link"}, {})
+    assert not [call for call in transport.calls if call[0] == "run"]
+
+
+def test_smpquery_ports_share_one_deadline_and_a_port_it_leaves_is_unasked():
+    devices = [{"name": "mlx5_%d" % k, "ports": [dict(IB_UP, port=1)]} for k in range(3)]
+    transport = _SmpScripted(_smp_outputs(), cost=25.0)
+    summary, answers = gather.query_ib_neighbours(transport, devices, budget=60, clock=transport.clock)
+    # 0 s and 25 s: mlx5_0 whole; 50 s: mlx5_1's nodeinfo gets the 10 s left; 75 s: past the deadline
+    assert transport.timeouts == [20, 20, 10]
+    assert summary == {"ran": True, "ports": 3, "switches": 1, "failed": 1, "unasked": 1}
+    assert answers["mlx5_1"][0]["timed_out"] and "mlx5_2" not in answers
+
+
+def test_a_timed_out_query_stops_that_port_and_is_recorded():
+    transport = _SmpScripted(_smp_outputs(), timed_out={("nodeinfo", "mlx5_0")})
+    summary, answers = gather.query_ib_neighbours(transport, SMP_DEVICES[:1], clock=transport.clock)
+    assert [call[1][6] for call in transport.calls if call[0] == "run"] == ["nodeinfo"]
+    assert answers["mlx5_0"][0]["timed_out"] is True and summary["ports"] == 1
+
+
+def test_smpquery_leaf_is_the_guid_without_a_usable_description_and_no_leaf_behind_an_adapter():
+    switch = {"is_switch": True, "node": {"guid": "0x0002c90200400a18", "local_port": 5}, "description": "-rf /"}
+    adapter = {"is_switch": False, "node": {"guid": "0x0002c90300336fe0", "local_port": 1}, "description": "h1 HCA-1"}
+    other = {"is_switch": True, "node": {"guid": "0x0002c90200400a19", "local_port": 5}, "description": "leaf-b"}
+    devices = [{"name": n, "ports": [{"port": 1}]} for n in ("a", "b", "c")]
+    assert topology.from_smpquery({"a": [dict(switch, port=1)], "b": [dict(adapter, port=1)],
+                                   "c": [dict(switch, port=1), dict(other, port=2)]}, devices) == {
+        "a": {"leaf": "0x0002c90200400a18", "port": "5", "source": "smpquery"}}
+
+
+def test_discovery_records_infiniband_leaves_beside_lldp_ones_and_lldp_wins_a_device_both_name(tmp_path):
+    devices = [{"name": "mlx5_0", "ports": [{"netdev": "ens841np0", "ipv4": "10.0.0.3"}]},
+               {"name": "mlx5_1", "ports": [{"netdev": "ens842np0", "ipv4": "10.0.1.3"}]}]
+    answer = {"is_switch": True, "node": {"guid": "0x1", "local_port": 9}, "description": "ib-leaf-9", "port": 1}
+    neighbors = [{"interface": "ens842np0", "chassis": "LEAF04", "port_id": "Ethernet184", "port_id_type": "local"}]
+    smpquery = {"mlx5_0": [answer], "mlx5_1": [answer]}
+    facts = _facts(tmp_path, devices, tools={"lldpctl": neighbors, "smpquery": smpquery})
+    assert facts["topology"] == {"mlx5_0": {"leaf": "ib-leaf-9", "port": "9", "source": "smpquery"},
+                                 "mlx5_1": {"leaf": "LEAF04", "port": "Ethernet184", "source": "lldp"}}
+
+
+class _SmpHost(_Recorder):
+    """The host transport with an smpquery that answers from real outputs (the host has none)."""
+
+    def __init__(self):
+        _Recorder.__init__(self)
+        self.outputs = _smp_outputs()
+
+    def which(self, name):
+        return "/opt/ib/smpquery" if name == "smpquery" else _Recorder.which(self, name)
+
+    def run(self, argv, timeout, env=None, cwd=None, capture=None):
+        if argv[0] != "/opt/ib/smpquery":
+            return _Recorder.run(self, argv, timeout, env=env, cwd=cwd, capture=capture)
+        self.argvs.append(list(argv))
+        return {"rc": 0, "stdout": self.outputs.get((argv[6], argv[2]), ""), "stderr": "", "timed_out": False}
+
+
+def test_collect_with_tools_records_the_switch_of_an_infiniband_port(tmp_path):
+    root = str(tmp_path / "sys")
+    sysfs_tree.build_sysfs(root, [{"name": "mlx5_0", "ports": [{"netdev": "ib0", "link_layer": "InfiniBand",
+                                                                "ipv4": "10.0.0.2"}]},
+                                  {"name": "mlx5_1", "ports": [{"netdev": "ib1", "link_layer": "InfiniBand",
+                                                                "state": "DOWN", "ipv4": "10.0.1.2"}]}])
+    transport = _SmpHost()
+    facts = rd.collect(transport, sysfs_root=root, tools=True, address_source="gids")
+    assert [argv[2] for argv in transport.argvs if argv[0] == "/opt/ib/smpquery"] == ["mlx5_0", "mlx5_0"]
+    assert facts["topology"] == {"mlx5_0": {"leaf": "MF0;ib-leaf-03:MQM8700", "port": "17", "source": "smpquery"}}
+    assert facts["sources"]["tools"]["smpquery"] == {"ran": True, "ports": 1, "switches": 1, "failed": 0,
+                                                     "unasked": 0}

@@ -12,7 +12,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import time
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import NAME_KINDS
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.host_facts import (
     machine_identity,
     parse_cap_eff,
@@ -28,6 +30,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
     parse_rdma_system,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_show_gids import parse_show_gids
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_smpquery import parse_smpquery
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import tool_versions
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import DOCUMENT
 
@@ -55,6 +58,11 @@ TOOL_SPECS = (
     # lldpd's neighbours: the leaf switch of each RoCE port (discovery's topology; no cross-check)
     ("lldpctl", ["lldpctl", "-f", "json"], lambda t: parse_lldpctl(t)["neighbors"]),
 )
+
+# smpquery over the directed route 0,<port>: what the switch behind each InfiniBand port says it is (NodeInfo for
+# its type, GUID and the port the query came in by; NodeDesc for its name). All ports share one deadline.
+SMPQUERY_OPS = ("nodeinfo", "nodedesc")
+SMPQUERY_BUDGET = 60
 
 VERSION_TIMEOUT = 10
 # (key in host.versions, program, argv after it, parser): each asked for its version once.
@@ -185,6 +193,61 @@ def _worth_comparing(name, value, rc):
         # "Failed to get IB devices list" / "No IB devices found"
         return []
     return value
+
+
+def ib_link_ports(devices):
+    """(device, port) of each InfiniBand port whose physical link is up (a directed route out of it reaches its
+    neighbour), of a device whose name is an RDMA device name (never a flag)."""
+    name_ok = NAME_KINDS["rdma_device"][0].match
+    return [(device["name"], port["port"]) for device in devices or []
+            if isinstance(device.get("name"), str) and not device["name"].startswith("-") and name_ok(device["name"])
+            for port in device.get("ports") or []
+            if port.get("link_layer") == "InfiniBand" and port.get("phys_state") == "LinkUp"
+            and isinstance(port.get("port"), int)]
+
+
+def query_ib_neighbours(transport, devices, budget=SMPQUERY_BUDGET, clock=time.monotonic):
+    """Ask the switch behind each InfiniBand port with a link who it is (``smpquery -D nodeinfo`` and ``nodedesc``
+    over ``0,<port>``), all within ``budget`` seconds: (run summary, ``{device: [{port, parse_smpquery's
+    result}]}``). Ports the deadline leaves unasked are counted in the summary, never half read."""
+    ports = ib_link_ports(devices)
+    if not ports:
+        return {"ran": False, "reason": "no InfiniBand port with a link"}, {}
+    path = transport.which("smpquery")
+    if not path:
+        return {"ran": False, "reason": "not installed"}, {}
+    deadline = clock() + budget
+    answers = {}
+    summary = {"ran": True, "ports": len(ports), "switches": 0, "failed": 0, "unasked": 0}
+    for device, port in ports:
+        asked = _smpquery_port(transport, path, device, port, deadline, clock)
+        if asked is None:
+            summary["unasked"] += 1
+            continue
+        answer = parse_smpquery("\n".join(asked[0]))
+        answer.update(port=port, timed_out=asked[1])
+        answers.setdefault(device, []).append(answer)
+        if answer["is_switch"]:
+            summary["switches"] += 1
+        elif asked[1] or not answer["ok"]:
+            summary["failed"] += 1
+    return summary, answers
+
+
+def _smpquery_port(transport, path, device, port, deadline, clock):
+    """(the outputs of SMPQUERY_OPS for one port, whether one timed out), or None when the deadline comes
+    before its first query."""
+    texts = []
+    for operation in SMPQUERY_OPS:
+        left = deadline - clock()
+        if left <= 0:
+            return (texts, True) if texts else None
+        res = _run_tool(transport, [path, "-C", device, "-P", str(port), "-D", operation, "0,%d" % port],
+                        min(TOOL_TIMEOUT, left))
+        texts.append((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
+        if res.get("timed_out"):
+            return texts, True
+    return texts, False
 
 
 def tool_version_probes(transport):

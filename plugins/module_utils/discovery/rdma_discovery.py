@@ -55,8 +55,8 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
     perftest, gpus: {present, evidence}, gpudirect_module, cpu_governors, tool_versions}``
     (missing keys are read from the snapshot where it has them);
     addresses: ``{netdev: ["a.b.c.d/len", ...]}`` from ``ip`` or None;
-    tools: parsed tool outputs for :func:`cross_check` or None (``lldpctl``'s neighbours give ``topology``, the
-    leaf switch of each port lldpd sees one behind: ``discovery.topology.from_lldp``).
+    tools: parsed tool outputs for :func:`cross_check` or None (``lldpctl``'s neighbours and ``smpquery``'s
+    answers give ``topology``, the leaf switch of each port: ``discovery.topology.discovered``).
     """
     devices = parse_devices(snap)
     modules = loaded_modules(snap)
@@ -79,7 +79,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
     findings = sort_findings(findings)
     return {
         "devices": devices,
-        "topology": topology.from_lldp((tools or {}).get("lldpctl"), devices),
+        "topology": topology.discovered(tools, devices),
         "findings": findings,
         "gid_index": gid_index,
         "summary": _summary(devices, findings),
@@ -178,6 +178,9 @@ def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, 
     tool_results, parsed = {}, {}
     if run_tools:
         tool_results, parsed = gather.run_tools(transport)
+        tool_results["smpquery"], neighbours = gather.query_ib_neighbours(transport, parse_devices(snap))
+        if neighbours:
+            parsed["smpquery"] = neighbours
         host["tool_versions"] = gather.tool_version_probes(transport)
         mode = gather.rdma_netns_mode(transport)
         if mode:

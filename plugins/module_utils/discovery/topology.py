@@ -6,8 +6,9 @@ and the one topology of a host that discovery records and localization reads.
 
 A host's topology is ``{rail or RDMA device: {leaf, port, source}}``: the key is a rail number (0, 1, ...) or the
 name of the RDMA device of that rail (``mlx5_3``); ``leaf`` names the switch the rail's port is cabled to,
-``port`` the switch's port (optional), ``source`` where it was read (``inventory``, or ``lldp``: lldpd's
-neighbour of the port's netdev). Names are labels, shown in reports and compared with each other: never a command line's
+``port`` the switch's port (optional), ``source`` where it was read (``inventory``; ``lldp``: lldpd's
+neighbour of a RoCE port's netdev; ``smpquery``: the switch an InfiniBand port's directed route ``0,<port>``
+reaches). Names are labels, shown in reports and compared with each other: never a command line's
 flag nor a path."""
 
 from __future__ import absolute_import, division, print_function
@@ -19,7 +20,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 
 VARIABLE = "commcheck_topology"
 ENTRY_KEYS = ("leaf", "port")
-SOURCES = ("inventory", "lldp")
+SOURCES = ("inventory", "lldp", "smpquery")
 RAIL_MAX = 1023
 LABEL_MAX = 128
 # a switch's or port's name as switches report it (sysName, ifName, node description): letters, digits and a
@@ -105,9 +106,52 @@ def from_lldp(neighbors, devices):
     for device in devices or []:
         found = [_lldp_entry(by_netdev.get(port.get("netdev"))) for port in device.get("ports") or []
                  if port.get("netdev") in by_netdev]
-        found = [entry for entry in found if entry]
-        if found and all(entry["leaf"] == found[0]["leaf"] for entry in found):
-            out[device["name"]] = found[0]
+        _keep_one_leaf(out, device["name"], found)
+    return out
+
+
+def _keep_one_leaf(out, device, found):
+    """out[device] = the entry of its ports, where those that have one all name the same leaf."""
+    found = [entry for entry in found if entry]
+    if found and all(entry["leaf"] == found[0]["leaf"] for entry in found):
+        out[device] = found[0]
+
+
+def from_smpquery(answers, devices):
+    """``{device: {leaf, port, source: smpquery}}`` of the RDMA devices whose InfiniBand port answered
+    ``smpquery nodeinfo`` / ``nodedesc`` over the directed route ``0,<port>`` with a switch (``answers``:
+    ``{device: [{port, parse_smpquery's result}]}``): the leaf is the switch's node description (its node GUID
+    where the description is no label), the port the switch's port the query came in by. A channel adapter cabled
+    back to back is no leaf; a device with ports on different switches is left out."""
+    out = {}
+    for device in devices or []:
+        answered = (answers or {}).get(device.get("name")) or []
+        _keep_one_leaf(out, device["name"], [_smpquery_entry(a) for a in answered if isinstance(a, dict)])
+    return out
+
+
+def _smpquery_entry(answer):
+    if not answer.get("is_switch"):
+        return None
+    node = answer.get("node") or {}
+    leaf = None
+    for name in (answer.get("description"), node.get("guid"), node.get("system_guid")):
+        try:
+            leaf = check_label("smpquery", name)
+            break
+        except TopologyError:
+            continue
+    port = node.get("local_port")
+    if leaf is None:
+        return None
+    return {"leaf": leaf, "port": str(port) if isinstance(port, int) and port > 0 else None, "source": "smpquery"}
+
+
+def discovered(tools, devices):
+    """A host's topology as its tools see it: lldpd's for RoCE ports, smpquery's for InfiniBand ones (a device
+    both name keeps lldpd's)."""
+    out = from_smpquery((tools or {}).get("smpquery"), devices)
+    out.update(from_lldp((tools or {}).get("lldpctl"), devices))
     return out
 
 

@@ -14,6 +14,9 @@ __metaclass__ = type
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_fleet
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.record_flow import flow_label
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
+    MATRIX_MAX_HOSTS,
+    leaf_cell_text,
+    leaf_hosts_text,
     params_text,
     sorted_records,
 )
@@ -89,6 +92,24 @@ def grid_section(view):
                                 for h, r, c in worst]))
         body.append("</details>")
     return body
+
+
+def leaves_section(view):
+    """Each host's leaf switch per rail, folded: host x rail up to MATRIX_MAX_HOSTS hosts, else each leaf with the
+    hosts behind it; nothing without a topology."""
+    leaves = view.leaves
+    if not leaves["cells"]:
+        return []
+    if len(leaves["hosts"]) <= MATRIX_MAX_HOSTS:
+        table = html_table(["host \\ rail"] + [str(r) for r in leaves["rails"]],
+                           [[esc(h)] + [esc(leaf_cell_text(leaves["cells"].get((h, r)))) for r in leaves["rails"]]
+                            for h in leaves["hosts"]])
+    else:
+        table = html_table(["leaf", "rails", "hosts"],
+                           [[esc(e["leaf"]), esc(", ".join(str(r) for r in e["rails"])),
+                             esc("%d: %s" % (len(e["hosts"]), leaf_hosts_text(e["hosts"])))] for e in leaves["by_leaf"]])
+    return fold("leaves", "Leaf switches (%d hosts, %d leaves)" % (len(leaves["hosts"]), len(leaves["by_leaf"])),
+                [table])
 
 
 # --------------------------------------------------------------------------

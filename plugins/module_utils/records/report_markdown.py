@@ -18,6 +18,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     ReportView,
     baseline_text,
     check_name,
+    leaf_cell_text,
+    leaf_hosts_text,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import (
     BAD,
@@ -183,6 +185,26 @@ def _grid(view):
     return lines + [""]
 
 
+def _leaves(view):
+    """Each host's leaf switch per rail (host x rail up to MATRIX_MAX_HOSTS hosts, else each leaf's hosts); only
+    when the topology is known."""
+    leaves = view.leaves
+    if not leaves["cells"]:
+        return []
+    lines = ["## Leaf switches (%d hosts, %d leaves)" % (len(leaves["hosts"]), len(leaves["by_leaf"])), ""]
+    rails = leaves["rails"]
+    if len(leaves["hosts"]) <= MATRIX_MAX_HOSTS:
+        lines += _table(["host \\ rail"] + [str(r) for r in rails],
+                        [[md_cell(h)] + [md_cell(leaf_cell_text(leaves["cells"].get((h, r)))) for r in rails]
+                         for h in leaves["hosts"]])
+    else:
+        lines += _table(["leaf", "rails", "hosts"],
+                        [[md_cell(e["leaf"]), ", ".join(str(r) for r in e["rails"]),
+                          md_cell("%d: %s" % (len(e["hosts"]), leaf_hosts_text(e["hosts"])))]
+                         for e in leaves["by_leaf"]])
+    return lines + [""]
+
+
 def _heatmaps(view):
     lines = []
     for hm in view.heatmaps:
@@ -233,7 +255,7 @@ def _by_kind(view):
     return ["## Checks by kind", ""] + _table(["kind"] + list(VERDICT_ORDER), rows) + [""]
 
 
-SECTIONS = (_head, _regressions, _grid, _findings, _versions, _heatmaps, _latency, _collectives, _retests, _by_kind)
+SECTIONS = (_head, _regressions, _grid, _leaves, _findings, _versions, _heatmaps, _latency, _collectives, _retests, _by_kind)
 
 
 def render(view):

@@ -42,6 +42,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as _baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as _culprits
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.culprit_leaves import leaves_of_records
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict as _run_verdict
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.version_mix import version_rows
 
@@ -422,6 +424,44 @@ class ReportView(object):
     @property
     def retests(self):
         return self.once("retests", lambda: sorted_records([r for r in self.records if is_retest(r)]))
+
+    @property
+    def leaves(self):
+        """Each host's leaf switch per rail, where the topology is known (see :func:`leaf_table`)."""
+        return self.once("leaves", lambda: leaf_table(self.records))
+
+
+LEAF_HOSTS_SHOWN = 8
+
+
+def leaf_table(records):
+    """{hosts, rails, cells: {(host, rail): {leaf, port, source}}, by_leaf: [{leaf, rails, hosts}]} of the leaf
+    switches the localization records' topology names (the inventory's ``commcheck_topology`` or discovery's); all
+    empty without one. ``by_leaf`` is the fleet-sized form: each leaf with the rails and hosts behind it."""
+    cells = leaves_of_records(records)
+    hosts = sorted(set(host for host, _rail in cells), key=natural_key)
+    rails = sorted(set(rail for _host, rail in cells))
+    behind = {}
+    for (host, rail), where in cells.items():
+        entry = behind.setdefault(where["leaf"], {"leaf": where["leaf"], "rails": set(), "hosts": set()})
+        entry["rails"].add(rail)
+        entry["hosts"].add(host)
+    by_leaf = [{"leaf": e["leaf"], "rails": sorted(e["rails"]), "hosts": sorted(e["hosts"], key=natural_key)}
+               for e in sorted(behind.values(), key=lambda e: natural_key(e["leaf"]))]
+    return {"hosts": hosts, "rails": rails, "cells": cells, "by_leaf": by_leaf}
+
+
+def leaf_cell_text(where):
+    """'LEAF03 port Ethernet184' / 'LEAF03' of a cell, '' of none."""
+    if not where:
+        return ""
+    return "%s port %s" % (where["leaf"], where["port"]) if where.get("port") else where["leaf"]
+
+
+def leaf_hosts_text(hosts, shown=LEAF_HOSTS_SHOWN):
+    """'h1, h2, h3' or 'h1, ..., h8 and 4 more'."""
+    text = ", ".join(hosts[:shown])
+    return text + (" and %d more" % (len(hosts) - shown) if len(hosts) > shown else "")
 
 
 def baseline_text(base):
