@@ -40,6 +40,8 @@ TARGETS = {
     "verdicts/thresholds.py": ["test_thresholds.py"],
     "verdicts/culprits.py": ["test_culprits.py"],
     "parsers/perftest_result.py": ["test_parse_perftest.py", "test_parse_unread_and_pasted.py"],
+    "verdicts/stats.py": ["test_stats.py"],
+    "planning/schedule.py": ["test_schedule.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
@@ -122,6 +124,10 @@ EQUIVALENT = (
      "is never read"),
     ("discovery/endpoint.py", "port_gid_index", r'^return select_gid\(gids, (None, |)netdev=netdev',
      "select_gid takes a missing link layer (None, or its default 'Ethernet') as RoCE: the same choice"),
+    ("verdicts/stats.py", "spread", r"max\(mad\(values, (None|)\), ",
+     "mad without a center takes the values' median, which med already is: the same MAD"),
+    ("verdicts/stats.py", "spread_bounds", r"^nearest = 0\.0 if med_low (< 0 <=|<= 0 <) med_high else",
+     "the two differ only when a bound is exactly 0, and then min(abs(med_low), abs(med_high)) is 0 too"),
 )
 
 
