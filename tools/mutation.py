@@ -41,7 +41,8 @@ TARGETS = {
     "verdicts/culprits.py": ["test_culprits.py"],
     "parsers/perftest_result.py": ["test_parse_perftest.py", "test_parse_unread_and_pasted.py"],
     "verdicts/stats.py": ["test_stats.py"],
-    "planning/schedule.py": ["test_schedule.py"],
+    "planning/schedule.py": ["test_schedule.py", "test_schedule_rails.py", "test_pair_analysis.py", "test_retest.py",
+                             "test_roce_consistency.py", "test_gpudirect_plan.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
@@ -128,6 +129,39 @@ EQUIVALENT = (
      "mad without a center takes the values' median, which med already is: the same MAD"),
     ("verdicts/stats.py", "spread_bounds", r"^nearest = 0\.0 if med_low (< 0 <=|<= 0 <) med_high else",
      "the two differ only when a bound is exactly 0, and then min(abs(med_low), abs(med_high)) is 0 too"),
+    ("planning/schedule.py", "pack_pairs", r"^if pairs is None and isinstance\(pairs, \(str, bytes\)\) or not isinstance",
+     "None, text and bytes are none of them a list or a tuple: the last test alone decides"),
+    ("planning/schedule.py", "_is_active", r'^text = str\(state or "XXXX"\)\.upper\(\)$',
+     "a port without a state reads as 'XXXX' instead of '': neither is ACTIVE"),
+    ("planning/schedule.py", "_by_number", r'^out\[int\(rail\.get\("rail", (None|)\)\) if rail\.get\("rail"\) is not None else',
+     "the default is read only when the rail has a number, so it is never used"),
+    ("planning/schedule.py", "_by_number", r'if \(rail\.get\("rail"\) is not None\) or True else num\]',
+     "a rail without a number reads as rail.get('rail', num): its place, as the else branch gives"),
+    ("planning/schedule.py", "_parse_device_spec", r"^def _parse_device_spec\(spec, default_port=2\):$",
+     "select_rails, the only caller, always passes default_port"),
+    ("planning/schedule.py", "_parse_device_spec", r'^out\.pop\((None|"XXib_portXX"|"IB_PORT"), None\)$',
+     "an ib_port left in a device's spec is read by nobody: _rail takes only gid_index, rate_gbps, address, netdev "
+     "and link_layer from it"),
+    ("planning/schedule.py", "_parse_device_spec", r'text\.(r?split\(":", ?(1|2|)\))',
+     "the branch is taken only for a text with exactly one ':', which every split of it cuts the same"),
+    ("planning/schedule.py", "_port_address", r'^return str\(value\)\.(split\("/", ?(2|)\)|rsplit\("/", 1\))\[0\]$',
+     "the text before the first '/' of an address or ADDRESS/PREFIX (at most one '/'); only a malformed text with "
+     "two would differ under rsplit"),
+    ("planning/schedule.py", "_port_address", r'str\(gid\.get\("type", "(XXv2XX|V2)"\)\)\.lower\(\)',
+     "a GID without a type reads as 'xxv2xx' or 'v2' once lower-cased: both hold 'v2', as the default does"),
+    ("planning/schedule.py", "like_port_rates", r"^out\[key\] = max\(out\.get\(key, 1\), rate\)$",
+     "a start of 1 instead of 0 differs only for a link below 1 Gb/s, and no RDMA link is (InfiniBand SDR 1x, the "
+     "slowest, is 2.5)"),
+    ("planning/schedule.py", "plan_rounds", r"^window = min\(int\(port_window or PORT_WINDOW\), slots, (\)|max\(total, 2\)\))$",
+     "steps run from 0 to total - 1: a window of at least total (or of 2 for one step) gives every step its own "
+     "number either way"),
+    ("planning/schedule.py", "round_plan", r'else \[\{"(XXrailXX|RAIL)": 0\}\]\)$',
+     "a host without rails gets one anonymous rail: without a 'rail' key it is numbered by its place, 0, the same"),
+    ("planning/schedule.py", "aligned_rails", r'^slot\[rail\["device"\]\] = slot\.get\(rail\["device"\], (1\) \+ 1|0\) \+ 2)$',
+     "every count shifted by one or doubled: the name most hosts have at a place is the same"),
+    ("planning/schedule.py", "pair_rate", r'if \(rail\.get\("model"\)\) or True else None$',
+     "like_port_rates, which makes the map pair_rate is given, keeps no port without a model: the look-up finds "
+     "nothing, as skipping it does"),
 )
 
 
