@@ -30,6 +30,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build", "mutation")
 COLLECTION = os.path.join("ansible_collections", "clusterops", "commcheck")
 CORE = "plugins/module_utils"
+# what a run reported, kept in WORK for the next --survivors or --report-only (mutmut's record of a --survivors run
+# has only the mutants it ran again)
+STATUSES = "statuses.json"
 
 # Each file of the core under mutation, with the unit tests that cover it. mutmut runs, for each
 # mutant, only those of these tests that call the mutated function (it records which do first).
@@ -129,6 +132,17 @@ EQUIVALENT = (
      "mad without a center takes the values' median, which med already is: the same MAD"),
     ("verdicts/stats.py", "spread_bounds", r"^nearest = 0\.0 if med_low (< 0 <=|<= 0 <) med_high else",
      "the two differ only when a bound is exactly 0, and then min(abs(med_low), abs(med_high)) is 0 too"),
+    ("verdicts/culprits.py", "_key", r'^return \("(XX(host|nic|link|fabric|config)XX|HOST|NIC|LINK|FABRIC|CONFIG)", ',
+     "the tag only keeps the components' keys apart, and their shapes already do (host and fabric: a name and a "
+     "rail number; nic and link: a host and a host pair; config: four parts): any spelling keeps them apart"),
+    ("verdicts/culprits.py", "measured_rails", r'str\(rec\.get\("kind"\) or "XXXX"\)\.endswith',
+     "a record without a kind reads as 'XXXX' instead of '': neither ends in _bw or _lat"),
+    ("verdicts/culprits.py", "_pair_kinds_to_localize", r'^kind = rec\.get\("kind"\) or "XXXX"$',
+     "a record without a kind reads as 'XXXX' instead of '': neither ends in _bw or _lat"),
+    ("verdicts/culprits.py", "sort_key", r"-2 if item\[\"rail\"\] is None else item\[\"rail\"\]\)$",
+     "any number below 0 puts a culprit without a rail before rail 0, the first"),
+    ("verdicts/culprits.py", "roce_config_culprits", r"key=lambda item: -2 if item\[0\] is None else item\[0\]\)",
+     "any number below 0 puts the settings without a rail before rail 0, the first"),
     ("planning/schedule.py", "pack_pairs", r"^if pairs is None and isinstance\(pairs, \(str, bytes\)\) or not isinstance",
      "None, text and bytes are none of them a list or a tuple: the last test alone decides"),
     ("planning/schedule.py", "_is_active", r'^text = str\(state or "XXXX"\)\.upper\(\)$',
@@ -252,6 +266,16 @@ def results():
     return dict((name, tuple(value)) for name, value in json.loads(out).items())
 
 
+def saved_results():
+    """The statuses the last run in WORK reported (STATUSES: a --survivors run's own and those the runs before it
+    killed), else mutmut's own record, which holds only what that run itself ran."""
+    path = os.path.join(WORK, STATUSES)
+    if not os.path.isfile(path):
+        return results()
+    with open(path) as handle:
+        return dict((name, tuple(value)) for name, value in json.load(handle).items())
+
+
 def file_of(name):
     """'discovery/gid.py' of a mutant name (module.function__mutmut_N)."""
     module = name.split("__mutmut_")[0].rsplit(".", 1)[0]
@@ -351,7 +375,7 @@ def main(argv=None):
         return 2
     earlier, again, changed = {}, [], set()
     if args.survivors:
-        earlier = results() if os.path.isdir(os.path.join(WORK, "mutants")) else {}
+        earlier = saved_results() if os.path.isdir(os.path.join(WORK, "mutants")) else {}
         changed = set(name for name in args.files if changed_since(name))
         again = rerun_patterns(earlier, args.files, changed)
         if not again:
@@ -363,11 +387,13 @@ def main(argv=None):
         if run.returncode != 0:
             print("mutmut run failed (exit %d); its files are in %s" % (run.returncode, WORK))
             return run.returncode
-    statuses = results()
+    statuses = saved_results() if args.report_only else results()
     # --survivors: the mutants killed last time stay killed (tests were added, none taken away), but in a file
     # that changed since, a name may be another mutant now: that file ran whole
     statuses.update((name, value) for name, value in earlier.items()
                     if value[0] == "killed" and name in statuses and file_of(name) not in changed)
+    with open(os.path.join(WORK, STATUSES), "w") as handle:
+        json.dump(statuses, handle)
     left = report(statuses, args.files, args.show)
     print("\n%d mutant(s) need a test or an entry in EQUIVALENT (tools/mutation.py)" % left if left else
           "\nevery mutant was killed or is equivalent")
