@@ -143,6 +143,12 @@ EQUIVALENT = (
      "any number below 0 puts a culprit without a rail before rail 0, the first"),
     ("verdicts/culprits.py", "roce_config_culprits", r"key=lambda item: -2 if item\[0\] is None else item\[0\]\)",
      "any number below 0 puts the settings without a rail before rail 0, the first"),
+    ("verdicts/culprits.py", "_explainer", r'^(if other is item and \(|if other is item or \(other\["verdict"\] != "fail" and '
+     r'item\["verdict"\] == "(XXfailXX|FAIL)"\):$|break$)',
+     "merge, the only caller, asks in _explaining_order, failing culprits first: when a failing one is asked about "
+     "every kept one fails too, and an item is never among the kept, so the skip is never taken"),
+    ("verdicts/culprits.py", "_explaining_order", r'"fabric": 7\}\[comp\]$',
+     "fabric was already the last rank (6): 7 keeps it last"),
     ("planning/schedule.py", "pack_pairs", r"^if pairs is None and isinstance\(pairs, \(str, bytes\)\) or not isinstance",
      "None, text and bytes are none of them a list or a tuple: the last test alone decides"),
     ("planning/schedule.py", "_is_active", r'^text = str\(state or "XXXX"\)\.upper\(\)$',

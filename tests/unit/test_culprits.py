@@ -6,6 +6,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import copy
 import itertools
 
 import pytest
@@ -532,6 +533,9 @@ def test_a_failing_host_gets_the_warnings_of_all_its_devices_in_device_order_and
     # each host's mlx5_1 warning is listed first and reads first alphabetically: only the device order may decide
     records = [discovery_finding(host, code, "warning", device=device)
                for host in ("h2", "h3") for device, code in (("mlx5_1", "pcie_low"), ("mlx5_0", "rate_low"))]
+    # a device warning of a measurement is no note of discovery or placement; what is not a record is passed over
+    records += [{"kind": "finding", "host": "h3", "peer": None, "verdict": "warn", "cause": "slow",
+                 "params": {"check": "rdma_perf", "device": "mlx5_1", "finding": "slow_side"}}, "not a record"]
     found = dict((cp.describe(c), c["evidence"]) for c in cp.culprits(records + [_failing("h2"), _failing("h3", "mlx5_1")]))
     assert found["host h2"][:2] == ["discovery: rate_low: rate_low on h2", "discovery: pcie_low: pcie_low on h2"]
     assert found["nic h3 mlx5_1"] == ["discovery: pcie_low: pcie_low on h3"]
@@ -556,3 +560,26 @@ def test_a_culprit_without_a_rail_comes_before_its_hosts_rails():
     merged = cp.merge([C("nic", "h1", None, rail, device, check="rdma_perf")
                        for rail, device in ((1, "mlx5_1"), (None, "mlx5_9"), (0, "mlx5_0"))])
     assert [c["device"] for c in merged] == ["mlx5_9", "mlx5_0", "mlx5_1"]
+
+
+def test_merging_leaves_the_culprits_it_was_given_alone():
+    items = [C("nic", "h1", None, 0, "mlx5_0", check="rdma_perf", evidence=["a"]),
+             C("nic", "h1", None, 0, "mlx5_0", check="counters", evidence=["b"])]
+    before = copy.deepcopy(items)
+    cp.merge(items)
+    assert items == before
+
+
+def test_a_host_wide_setting_explains_its_host_whichever_comes_first():
+    setting = C("config", "h5", None, None, check="discover", confidence="high", cause="memlock")
+    host = C("host", "h5", check="collective", cause="pool slow")
+    for items in ([setting, host], [host, setting]):
+        assert [(cp.describe(c), c["evidence"]) for c in cp.merge(copy.deepcopy(items))] == [
+            ("config h5", ["explains host h5"])]
+
+
+def test_a_localized_host_is_the_whole_host_and_a_rail_its_nic_there():
+    host = cp.from_component({"component": "host", "host": "h2", "rail": 1, "devices": ["mlx5_1"]}, "rdma_perf")
+    nic = cp.from_component({"component": "rail", "host": "h2", "rail": 1, "devices": ["mlx5_1"]}, "rdma_perf")
+    assert (cp.describe(host), host["rail"], host["device"]) == ("host h2", None, "mlx5_1")
+    assert (cp.describe(nic), nic["rail"]) == ("nic h2 mlx5_1 (rail 1)", 1)
