@@ -583,3 +583,25 @@ def test_a_localized_host_is_the_whole_host_and_a_rail_its_nic_there():
     nic = cp.from_component({"component": "rail", "host": "h2", "rail": 1, "devices": ["mlx5_1"]}, "rdma_perf")
     assert (cp.describe(host), host["rail"], host["device"]) == ("host h2", None, "mlx5_1")
     assert (cp.describe(nic), nic["rail"]) == ("nic h2 mlx5_1 (rail 1)", 1)
+
+
+def test_a_flaky_pair_no_localization_covered_is_localized_here_as_flaky():
+    records = pair_records(lambda h, p, r: False)
+    for rec in records:
+        if set((rec["host"], rec["peer"])) == set(("h1", "h3")) and rec["params"]["rail"] == 0:
+            rec["verdict"] = "flaky"
+    assert [(cp.describe(c), c["verdict"]) for c in cp.culprits(records)] == [("link h1 - h3 (rail 0) (flaky)", "flaky")]
+
+
+def test_a_finding_pair_analysis_named_is_left_to_the_localization():
+    # a failing bad_link finding without a check of its own: no culprit by itself, nor its host's
+    assert cp.culprits([{"kind": "finding", "host": "h1", "peer": "h2", "params": {"finding": "bad_link"},
+                         "verdict": "fail", "cause": "slow", "fix": None, "evidence": []}]) == []
+
+
+def test_mismatching_pairs_of_a_rail_come_in_host_order():
+    records = [{"kind": "finding", "host": host, "peer": peer, "verdict": "fail", "cause": "MTU differs", "fix": None,
+                "params": {"check": "roce_preflight", "rail": 0, "finding": "mtu_mismatch"}, "evidence": []}
+               for host, peer in (("h10", "h11"), ("h9", "h12"))]
+    assert [cp.describe(c) for c in cp.roce_config_culprits(records)] == ["config h9 - h12 (rail 0)",
+                                                                          "config h10 - h11 (rail 0)"]
