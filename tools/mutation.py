@@ -103,8 +103,6 @@ EQUIVALENT = (
      "only a malformed text with two '/' would differ"),
     ("discovery/endpoint.py", "gid_index_from_facts", r'or "XXXX"\)\.lower\(\) == "infiniband"',
      "a port without a link layer reads as 'xxxx' instead of '': neither is 'infiniband'"),
-    ("verdicts/thresholds.py", "far_outlier", r"/ abs\(med\) if med else 1\.0$",
-     "with a median of 0 nothing is beyond a fraction of it (_beyond_fraction needs med > 0): rel is never used"),
     ("commands/perftest_cmd.py", "side_verdict", r"if _UNRECOGNIZED_RE\.search\(ln\)\), \)$",
      "the branch runs only when the pattern matched the text, and it has no newline: some line matches, so next() "
      "never needs its default"),
@@ -149,6 +147,13 @@ EQUIVALENT = (
      "every kept one fails too, and an item is never among the kept, so the skip is never taken"),
     ("verdicts/culprits.py", "_explaining_order", r'"fabric": 7\}\[comp\]$',
      "fabric was already the last rank (6): 7 keeps it last"),
+    ("verdicts/culprits.py", "_rail", r'^return None if (\(value is None or value == ""\) and False|value is None and value == ""|'
+     r'value is None or value == "XXXX") else int\(value\)$',
+     "int('') and int(None) raise ValueError and TypeError, which the except answers with None, as the test does"),
+    ("verdicts/culprits.py", "with_discovery_notes", r"sorted\(notes\.items\(\), ?(key=None)?\)$",
+     "the notes' keys are (host, device) pairs of names: as tuples they sort as their text does"),
+    ("verdicts/culprits.py", "with_discovery_notes", r'if \(item\["device"\]\) or True else \[\]$',
+     "every note's key has a device (_note_label needs one): a culprit without one finds none either way"),
     ("planning/schedule.py", "pack_pairs", r"^if pairs is None and isinstance\(pairs, \(str, bytes\)\) or not isinstance",
      "None, text and bytes are none of them a list or a tuple: the last test alone decides"),
     ("planning/schedule.py", "_is_active", r'^text = str\(state or "XXXX"\)\.upper\(\)$',
