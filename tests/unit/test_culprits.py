@@ -605,3 +605,12 @@ def test_mismatching_pairs_of_a_rail_come_in_host_order():
                for host, peer in (("h10", "h11"), ("h9", "h12"))]
     assert [cp.describe(c) for c in cp.roce_config_culprits(records)] == ["config h9 - h12 (rail 0)",
                                                                           "config h10 - h11 (rail 0)"]
+
+
+@pytest.mark.parametrize("rails, explained", [((1,), True), ((0, 1), False)])
+def test_a_setting_of_one_rail_explains_a_failing_host_only_when_its_pairs_ran_on_that_rail_alone(rails, explained):
+    mismatches = [{"kind": "finding", "host": "h1", "peer": peer, "verdict": "fail", "cause": "ECN differs", "fix": None,
+                   "params": {"check": "roce_preflight", "rail": 1, "finding": "ecn_mismatch"}, "evidence": []}
+                  for peer in ("h2", "h3")]
+    records = pair_records(lambda h, p, r: False, rails=rails) + mismatches + [_failing("h1")]
+    assert ("host h1" not in named(records)) is explained and "config h1 (rail 1)" in named(records)
