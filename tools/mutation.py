@@ -30,6 +30,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build", "mutation")
 COLLECTION = os.path.join("ansible_collections", "clusterops", "commcheck")
 CORE = "plugins/module_utils"
+# what a run reported, kept in WORK for the next --survivors or --report-only (mutmut's record of a --survivors run
+# has only the mutants it ran again)
+STATUSES = "statuses.json"
 
 # Each file of the core under mutation, with the unit tests that cover it. mutmut runs, for each
 # mutant, only those of these tests that call the mutated function (it records which do first).
@@ -40,6 +43,9 @@ TARGETS = {
     "verdicts/thresholds.py": ["test_thresholds.py"],
     "verdicts/culprits.py": ["test_culprits.py"],
     "parsers/perftest_result.py": ["test_parse_perftest.py", "test_parse_unread_and_pasted.py"],
+    "verdicts/stats.py": ["test_stats.py"],
+    "planning/schedule.py": ["test_schedule.py", "test_schedule_rails.py", "test_pair_analysis.py", "test_retest.py",
+                             "test_roce_consistency.py", "test_gpudirect_plan.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
@@ -97,8 +103,6 @@ EQUIVALENT = (
      "only a malformed text with two '/' would differ"),
     ("discovery/endpoint.py", "gid_index_from_facts", r'or "XXXX"\)\.lower\(\) == "infiniband"',
      "a port without a link layer reads as 'xxxx' instead of '': neither is 'infiniband'"),
-    ("verdicts/thresholds.py", "far_outlier", r"/ abs\(med\) if med else 1\.0$",
-     "with a median of 0 nothing is beyond a fraction of it (_beyond_fraction needs med > 0): rel is never used"),
     ("commands/perftest_cmd.py", "side_verdict", r"if _UNRECOGNIZED_RE\.search\(ln\)\), \)$",
      "the branch runs only when the pattern matched the text, and it has no newline: some line matches, so next() "
      "never needs its default"),
@@ -122,6 +126,67 @@ EQUIVALENT = (
      "is never read"),
     ("discovery/endpoint.py", "port_gid_index", r'^return select_gid\(gids, (None, |)netdev=netdev',
      "select_gid takes a missing link layer (None, or its default 'Ethernet') as RoCE: the same choice"),
+    ("verdicts/stats.py", "spread", r"max\(mad\(values, (None|)\), ",
+     "mad without a center takes the values' median, which med already is: the same MAD"),
+    ("verdicts/stats.py", "spread_bounds", r"^nearest = 0\.0 if med_low (< 0 <=|<= 0 <) med_high else",
+     "the two differ only when a bound is exactly 0, and then min(abs(med_low), abs(med_high)) is 0 too"),
+    ("verdicts/culprits.py", "_key", r'^return \("(XX(host|nic|link|fabric|config)XX|HOST|NIC|LINK|FABRIC|CONFIG)", ',
+     "the tag only keeps the components' keys apart, and their shapes already do (host and fabric: a name and a "
+     "rail number; nic and link: a host and a host pair; config: four parts): any spelling keeps them apart"),
+    ("verdicts/culprits.py", "measured_rails", r'str\(rec\.get\("kind"\) or "XXXX"\)\.endswith',
+     "a record without a kind reads as 'XXXX' instead of '': neither ends in _bw or _lat"),
+    ("verdicts/culprits.py", "_pair_kinds_to_localize", r'^kind = rec\.get\("kind"\) or "XXXX"$',
+     "a record without a kind reads as 'XXXX' instead of '': neither ends in _bw or _lat"),
+    ("verdicts/culprits.py", "sort_key", r"-2 if item\[\"rail\"\] is None else item\[\"rail\"\]\)$",
+     "any number below 0 puts a culprit without a rail before rail 0, the first"),
+    ("verdicts/culprits.py", "roce_config_culprits", r"key=lambda item: -2 if item\[0\] is None else item\[0\]\)",
+     "any number below 0 puts the settings without a rail before rail 0, the first"),
+    ("verdicts/culprits.py", "_explainer", r'^(if other is item and \(|if other is item or \(other\["verdict"\] != "fail" and '
+     r'item\["verdict"\] == "(XXfailXX|FAIL)"\):$|break$)',
+     "merge, the only caller, asks in _explaining_order, failing culprits first: when a failing one is asked about "
+     "every kept one fails too, and an item is never among the kept, so the skip is never taken"),
+    ("verdicts/culprits.py", "_explaining_order", r'"fabric": 7\}\[comp\]$',
+     "fabric was already the last rank (6): 7 keeps it last"),
+    ("verdicts/culprits.py", "_rail", r'^return None if (\(value is None or value == ""\) and False|value is None and value == ""|'
+     r'value is None or value == "XXXX") else int\(value\)$',
+     "int('') and int(None) raise ValueError and TypeError, which the except answers with None, as the test does"),
+    ("verdicts/culprits.py", "with_discovery_notes", r"sorted\(notes\.items\(\), ?(key=None)?\)$",
+     "the notes' keys are (host, device) pairs of names: as tuples they sort as their text does"),
+    ("verdicts/culprits.py", "with_discovery_notes", r'if \(item\["device"\]\) or True else \[\]$',
+     "every note's key has a device (_note_label needs one): a culprit without one finds none either way"),
+    ("planning/schedule.py", "pack_pairs", r"^if pairs is None and isinstance\(pairs, \(str, bytes\)\) or not isinstance",
+     "None, text and bytes are none of them a list or a tuple: the last test alone decides"),
+    ("planning/schedule.py", "_is_active", r'^text = str\(state or "XXXX"\)\.upper\(\)$',
+     "a port without a state reads as 'XXXX' instead of '': neither is ACTIVE"),
+    ("planning/schedule.py", "_by_number", r'^out\[int\(rail\.get\("rail", (None|)\)\) if rail\.get\("rail"\) is not None else',
+     "the default is read only when the rail has a number, so it is never used"),
+    ("planning/schedule.py", "_by_number", r'if \(rail\.get\("rail"\) is not None\) or True else num\]',
+     "a rail without a number reads as rail.get('rail', num): its place, as the else branch gives"),
+    ("planning/schedule.py", "_parse_device_spec", r"^def _parse_device_spec\(spec, default_port=2\):$",
+     "select_rails, the only caller, always passes default_port"),
+    ("planning/schedule.py", "_parse_device_spec", r'^out\.pop\((None|"XXib_portXX"|"IB_PORT"), None\)$',
+     "an ib_port left in a device's spec is read by nobody: _rail takes only gid_index, rate_gbps, address, netdev "
+     "and link_layer from it"),
+    ("planning/schedule.py", "_parse_device_spec", r'text\.(r?split\(":", ?(1|2|)\))',
+     "the branch is taken only for a text with exactly one ':', which every split of it cuts the same"),
+    ("planning/schedule.py", "_port_address", r'^return str\(value\)\.(split\("/", ?(2|)\)|rsplit\("/", 1\))\[0\]$',
+     "the text before the first '/' of an address or ADDRESS/PREFIX (at most one '/'); only a malformed text with "
+     "two would differ under rsplit"),
+    ("planning/schedule.py", "_port_address", r'str\(gid\.get\("type", "(XXv2XX|V2)"\)\)\.lower\(\)',
+     "a GID without a type reads as 'xxv2xx' or 'v2' once lower-cased: both hold 'v2', as the default does"),
+    ("planning/schedule.py", "like_port_rates", r"^out\[key\] = max\(out\.get\(key, 1\), rate\)$",
+     "a start of 1 instead of 0 differs only for a link below 1 Gb/s, and no RDMA link is (InfiniBand SDR 1x, the "
+     "slowest, is 2.5)"),
+    ("planning/schedule.py", "plan_rounds", r"^window = min\(int\(port_window or PORT_WINDOW\), slots, (\)|max\(total, 2\)\))$",
+     "steps run from 0 to total - 1: a window of at least total (or of 2 for one step) gives every step its own "
+     "number either way"),
+    ("planning/schedule.py", "round_plan", r'else \[\{"(XXrailXX|RAIL)": 0\}\]\)$',
+     "a host without rails gets one anonymous rail: without a 'rail' key it is numbered by its place, 0, the same"),
+    ("planning/schedule.py", "aligned_rails", r'^slot\[rail\["device"\]\] = slot\.get\(rail\["device"\], (1\) \+ 1|0\) \+ 2)$',
+     "every count shifted by one or doubled: the name most hosts have at a place is the same"),
+    ("planning/schedule.py", "pair_rate", r'if \(rail\.get\("model"\)\) or True else None$',
+     "like_port_rates, which makes the map pair_rate is given, keeps no port without a model: the look-up finds "
+     "nothing, as skipping it does"),
 )
 
 
@@ -210,6 +275,16 @@ def results():
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--collect-results"], cwd=WORK, env=env,
                          check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout
     return dict((name, tuple(value)) for name, value in json.loads(out).items())
+
+
+def saved_results():
+    """The statuses the last run in WORK reported (STATUSES: a --survivors run's own and those the runs before it
+    killed), else mutmut's own record, which holds only what that run itself ran."""
+    path = os.path.join(WORK, STATUSES)
+    if not os.path.isfile(path):
+        return results()
+    with open(path) as handle:
+        return dict((name, tuple(value)) for name, value in json.load(handle).items())
 
 
 def file_of(name):
@@ -311,7 +386,7 @@ def main(argv=None):
         return 2
     earlier, again, changed = {}, [], set()
     if args.survivors:
-        earlier = results() if os.path.isdir(os.path.join(WORK, "mutants")) else {}
+        earlier = saved_results() if os.path.isdir(os.path.join(WORK, "mutants")) else {}
         changed = set(name for name in args.files if changed_since(name))
         again = rerun_patterns(earlier, args.files, changed)
         if not again:
@@ -323,11 +398,13 @@ def main(argv=None):
         if run.returncode != 0:
             print("mutmut run failed (exit %d); its files are in %s" % (run.returncode, WORK))
             return run.returncode
-    statuses = results()
+    statuses = saved_results() if args.report_only else results()
     # --survivors: the mutants killed last time stay killed (tests were added, none taken away), but in a file
     # that changed since, a name may be another mutant now: that file ran whole
     statuses.update((name, value) for name, value in earlier.items()
                     if value[0] == "killed" and name in statuses and file_of(name) not in changed)
+    with open(os.path.join(WORK, STATUSES), "w") as handle:
+        json.dump(statuses, handle)
     left = report(statuses, args.files, args.show)
     print("\n%d mutant(s) need a test or an entry in EQUIVALENT (tools/mutation.py)" % left if left else
           "\nevery mutant was killed or is equivalent")

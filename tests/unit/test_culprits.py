@@ -6,6 +6,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import copy
 import itertools
 
 import pytest
@@ -491,3 +492,125 @@ def test_the_views_of_every_component():
     assert cp.action_lines(both) == ["host h8 [rdma_perf, tcp_perf; medium confidence; 0 evidence]: drain"]
     assert [cp.sort_key(c)[:2] for c in (items[0], items[9])] == [(False, 0), (True, 0)]
     assert C("host", "h1", rail="x")["rail"] is None and C("nic", "h1", rail="")["rail"] is None
+
+
+def test_measured_rails_are_the_rails_each_end_of_a_pair_was_measured_on():
+    records = [
+        "not a record",
+        {"kind": "finding", "host": "h6", "peer": "h7", "params": {"rail": 2}},       # no measurement
+        {"kind": "rdma_bw", "host": "h1", "peer": "h2", "params": {"rail": 0}},
+        {"kind": "rdma_lat", "host": "h3", "peer": "h1", "params": {"rail": "1"}},     # as read back from text
+        {"kind": "tcp_bw", "host": "h4", "peer": "h5", "params": {}},                  # no rail
+        {"kind": "rdma_bw", "host": "h8", "peer": None, "params": {"rail": 3}},        # no peer
+        {"kind": "rdma_bw", "host": "h9", "peer": "h10", "params": {"rail": ""}},     # an empty rail is none
+    ]
+    assert cp.measured_rails(records) == {"h1": {0, 1}, "h2": {0}, "h3": {1}}
+
+
+@pytest.mark.parametrize("published", ["localization", "finding"])
+def test_a_kind_the_role_localized_is_not_localized_again(published):
+    pairs = pair_records(lambda h, p, r: set((h, p)) == set(("h1", "h3")) and r == 0)
+    records = pairs + [r for r in localized(pairs)[len(pairs):] if r["kind"] == published]
+    links = [c for c in cp.raw_culprits(records) if c["component"] == "link"]
+    # the role's findings name the link; its summary alone says there is nothing to add
+    assert len(links) == (1 if published == "finding" else 0)
+
+
+def test_pair_checks_without_a_check_or_localization_are_named_by_their_kind_on_their_rail():
+    records = [discovery_finding("h2", "ok", "info")] + pair_records(
+        lambda h, p, r: set((h, p)) == set(("h1", "h3")) and r == 1, check=None)
+    found = cp.culprits(records)
+    assert [cp.describe(c) for c in found] == ["link h1 - h3 (rail 1)"] and found[0]["checks"] == ["rdma_bw"]
+
+
+def _failing(host, device=None):
+    """A caller's own failing finding: its host's culprit, or its device's NIC's."""
+    return {"kind": "finding", "host": host, "peer": None, "params": {"device": device} if device else {},
+            "metrics": {}, "verdict": "fail", "cause": "%s failed" % host, "fix": None, "evidence": []}
+
+
+def test_a_failing_host_gets_the_warnings_of_all_its_devices_in_device_order_and_a_nic_those_of_its_own():
+    # each host's mlx5_1 warning is listed first and reads first alphabetically: only the device order may decide
+    records = [discovery_finding(host, code, "warning", device=device)
+               for host in ("h2", "h3") for device, code in (("mlx5_1", "pcie_low"), ("mlx5_0", "rate_low"))]
+    # a device warning of a measurement is no note of discovery or placement; what is not a record is passed over
+    records += [{"kind": "finding", "host": "h3", "peer": None, "verdict": "warn", "cause": "slow",
+                 "params": {"check": "rdma_perf", "device": "mlx5_1", "finding": "slow_side"}}, "not a record"]
+    found = dict((cp.describe(c), c["evidence"]) for c in cp.culprits(records + [_failing("h2"), _failing("h3", "mlx5_1")]))
+    assert found["host h2"][:2] == ["discovery: rate_low: rate_low on h2", "discovery: pcie_low: pcie_low on h2"]
+    assert found["nic h3 mlx5_1"] == ["discovery: pcie_low: pcie_low on h3"]
+
+
+def test_a_port_whose_counters_failed_is_its_nic_on_the_rail_its_pairs_measured_it_on():
+    def counters(host, device, verdict):
+        return {"kind": "port_counters", "host": host, "peer": None, "params": {"device": device},
+                "verdict": verdict, "cause": "link down", "fix": None, "evidence": []}
+    records = [
+        # no pair: its rail says nothing about the port's
+        {"kind": "finding", "host": "h10", "peer": None, "params": {"device": "mlx5_1", "rail": 5}, "verdict": "pass"},
+        {"kind": "rdma_bw", "host": "h10", "peer": "h9", "params": {"rail": 1, "device": "mlx5_1", "peer_device": "mlx5_1"},
+         "verdict": "pass"},
+        # the server's device unknown: the client's still has its rail
+        {"kind": "rdma_bw", "host": "h10", "peer": "h9", "params": {"rail": 0, "peer_device": "mlx5_0"}, "verdict": "pass"},
+        counters("h10", "mlx5_1", "fail"), counters("h9", "mlx5_0", "fail"), counters("h9", "mlx5_1", "pass")]
+    assert [cp.describe(c) for c in cp.counter_culprits(records)] == ["nic h9 mlx5_0 (rail 0)", "nic h10 mlx5_1 (rail 1)"]
+
+
+def test_a_culprit_without_a_rail_comes_before_its_hosts_rails():
+    merged = cp.merge([C("nic", "h1", None, rail, device, check="rdma_perf")
+                       for rail, device in ((1, "mlx5_1"), (None, "mlx5_9"), (0, "mlx5_0"))])
+    assert [c["device"] for c in merged] == ["mlx5_9", "mlx5_0", "mlx5_1"]
+
+
+def test_merging_leaves_the_culprits_it_was_given_alone():
+    items = [C("nic", "h1", None, 0, "mlx5_0", check="rdma_perf", evidence=["a"]),
+             C("nic", "h1", None, 0, "mlx5_0", check="counters", evidence=["b"])]
+    before = copy.deepcopy(items)
+    cp.merge(items)
+    assert items == before
+
+
+def test_a_host_wide_setting_explains_its_host_whichever_comes_first():
+    setting = C("config", "h5", None, None, check="discover", confidence="high", cause="memlock")
+    host = C("host", "h5", check="collective", cause="pool slow")
+    for items in ([setting, host], [host, setting]):
+        assert [(cp.describe(c), c["evidence"]) for c in cp.merge(copy.deepcopy(items))] == [
+            ("config h5", ["explains host h5"])]
+
+
+def test_a_localized_host_is_the_whole_host_and_a_rail_its_nic_there():
+    host = cp.from_component({"component": "host", "host": "h2", "rail": 1, "devices": ["mlx5_1"]}, "rdma_perf")
+    nic = cp.from_component({"component": "rail", "host": "h2", "rail": 1, "devices": ["mlx5_1"]}, "rdma_perf")
+    assert (cp.describe(host), host["rail"], host["device"]) == ("host h2", None, "mlx5_1")
+    assert (cp.describe(nic), nic["rail"]) == ("nic h2 mlx5_1 (rail 1)", 1)
+
+
+def test_a_flaky_pair_no_localization_covered_is_localized_here_as_flaky():
+    records = pair_records(lambda h, p, r: False)
+    for rec in records:
+        if set((rec["host"], rec["peer"])) == set(("h1", "h3")) and rec["params"]["rail"] == 0:
+            rec["verdict"] = "flaky"
+    assert [(cp.describe(c), c["verdict"]) for c in cp.culprits(records)] == [("link h1 - h3 (rail 0) (flaky)", "flaky")]
+
+
+def test_a_finding_pair_analysis_named_is_left_to_the_localization():
+    # a failing bad_link finding without a check of its own: no culprit by itself, nor its host's
+    assert cp.culprits([{"kind": "finding", "host": "h1", "peer": "h2", "params": {"finding": "bad_link"},
+                         "verdict": "fail", "cause": "slow", "fix": None, "evidence": []}]) == []
+
+
+def test_mismatching_pairs_of_a_rail_come_in_host_order():
+    records = [{"kind": "finding", "host": host, "peer": peer, "verdict": "fail", "cause": "MTU differs", "fix": None,
+                "params": {"check": "roce_preflight", "rail": 0, "finding": "mtu_mismatch"}, "evidence": []}
+               for host, peer in (("h10", "h11"), ("h9", "h12"))]
+    assert [cp.describe(c) for c in cp.roce_config_culprits(records)] == ["config h9 - h12 (rail 0)",
+                                                                          "config h10 - h11 (rail 0)"]
+
+
+@pytest.mark.parametrize("rails, explained", [((1,), True), ((0, 1), False)])
+def test_a_setting_of_one_rail_explains_a_failing_host_only_when_its_pairs_ran_on_that_rail_alone(rails, explained):
+    mismatches = [{"kind": "finding", "host": "h1", "peer": peer, "verdict": "fail", "cause": "ECN differs", "fix": None,
+                   "params": {"check": "roce_preflight", "rail": 1, "finding": "ecn_mismatch"}, "evidence": []}
+                  for peer in ("h2", "h3")]
+    records = pair_records(lambda h, p, r: False, rails=rails) + mismatches + [_failing("h1")]
+    assert ("host h1" not in named(records)) is explained and "config h1 (rail 1)" in named(records)

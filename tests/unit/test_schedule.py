@@ -62,6 +62,21 @@ def test_mesh_roles_balanced(n):
 
 
 @pytest.mark.parametrize("n", SIZES)
+def test_mesh_orientation_follows_the_circle(n):
+    # who serves whom is fixed by the host list (history compares a pair's records run to run): with m odd (N
+    # for odd N; N-1 and the last host fixed for even N), x serves y when (y - x) mod m is in 1..(m-1)/2, and
+    # the fixed host serves in even rounds
+    hosts = hosts_of(n)
+    m = n - 1 if n % 2 == 0 else n
+    for num, rnd in enumerate(sch.commcheck_schedule(hosts, "mesh")):
+        for server, client in rnd:
+            if n % 2 == 0 and hosts[-1] in (server, client):
+                assert (server == hosts[-1]) is (num % 2 == 0)
+            else:
+                assert 1 <= (hosts.index(client) - hosts.index(server)) % m <= (m - 1) // 2
+
+
+@pytest.mark.parametrize("n", SIZES)
 def test_ring_neighbours_in_at_most_three_rounds(n):
     hosts = hosts_of(n)
     rounds = sch.commcheck_schedule(hosts, "ring")
@@ -128,34 +143,41 @@ def test_small_and_degenerate_inputs():
         sch.commcheck_schedule(["a", "b"], "mesh") == [[["a", "b"]]]
     assert sch.commcheck_schedule(["a", "b"], "ring") == [[["a", "b"]]]
     assert sch.commcheck_schedule(["a", "b", "c"], "pairs", pairs=[]) == []
+    # mesh unless told otherwise; explicit pairs without a host list are taken as they are
+    assert sch.commcheck_schedule(hosts_of(5)) == sch.commcheck_schedule(hosts_of(5), "mesh") != \
+        sch.commcheck_schedule(hosts_of(5), "ring")
+    assert sch.commcheck_schedule([], "pairs", pairs=[["a", "b"], ["b", "c"]]) == [[["a", "b"]], [["b", "c"]]]
 
 
-@pytest.mark.parametrize("args,message", [
-    ((["a", "a"], "mesh"), "listed twice"),
-    ((["a", ""], "mesh"), "non-empty"),
-    (("abc", "mesh"), "list of host names"),
-    ((["a", "b"], "full"), "pattern must be one of"),
-    ((["a", "b"], "star"), None),
+@pytest.mark.parametrize("kwargs,message", [
+    ({"hosts": ["a", "a"]}, "host 'a' is listed twice"),
+    ({"hosts": ["a", ""]}, "host names must be non-empty strings, got ''"),
+    ({"hosts": "abc"}, "hosts must be a list of host names, got 'abc'"),
+    ({"hosts": {"a": 1}}, r"hosts must be a list of host names, got \{'a': 1\}"),
+    ({"pattern": "full"}, "pattern must be one of mesh, ring, pairs, star, got 'full'"),
+    ({"pattern": "star", "center": "q"}, "star center 'q' is not one of the hosts"),
+    ({"pattern": "pairs"}, r"pattern 'pairs' needs pairs: a list of \[server, client\], got None"),
+    ({"pattern": "pairs", "pairs": {"server": "a", "client": "b"}},
+     r"pattern 'pairs' needs pairs: a list of \[server, client\], got \{'server': 'a', 'client': 'b'\}"),
+    ({"pattern": "pairs", "pairs": [["a", "b", "c"]]},
+     r"each pair must be \[server, client\] host names, got \['a', 'b', 'c'\]"),
+    ({"pattern": "pairs", "pairs": [["", "b"]]}, r"each pair must be \[server, client\] host names, got \['', 'b'\]"),
+    ({"pattern": "pairs", "pairs": [["a", "a"]]}, r"pair \['a', 'a'\] tests a host against itself"),
+    ({"pattern": "pairs", "pairs": [["a", "z"]]}, r"pair \['a', 'z'\] names 'z', which is not one of the hosts"),
+    ({"rails": 0}, "rails must be at least 1, got 0"),
+    ({"rails": True}, "rails must be a count or a list of rail numbers, got True"),
+    ({"rails": "2"}, "rails must be a count or a list of rail numbers, got '2'"),
+    ({"rails": []}, r"rails must be a count or a list of rail numbers, got \[\]"),
+    ({"rails": [-1]}, "rail numbers must be integers >= 0, got -1"),
+    ({"rails": [True]}, "rail numbers must be integers >= 0, got True"),
 ])
-def test_bad_input_is_a_clear_error(args, message):
-    if message is None:
-        sch.commcheck_schedule(*args)
-        return
-    with pytest.raises(sch.ScheduleError, match=message):
-        sch.commcheck_schedule(*args)
+def test_bad_input_is_a_clear_error(kwargs, message):
+    args = dict({"hosts": ["a", "b"]}, **kwargs)
+    with pytest.raises(sch.ScheduleError, match="^%s$" % message):
+        sch.commcheck_schedule(**args)
 
 
-def test_pairs_errors():
-    with pytest.raises(sch.ScheduleError, match="against itself"):
-        sch.commcheck_schedule(["a", "b"], "pairs", pairs=[["a", "a"]])
-    with pytest.raises(sch.ScheduleError, match="not one of the hosts"):
-        sch.commcheck_schedule(["a", "b"], "pairs", pairs=[["a", "z"]])
-    with pytest.raises(sch.ScheduleError, match="needs pairs"):
-        sch.commcheck_schedule(["a", "b"], "pairs")
-    with pytest.raises(sch.ScheduleError, match=r"\[server, client\]"):
-        sch.commcheck_schedule(["a", "b"], "pairs", pairs=[["a", "b", "c"]])
-    with pytest.raises(sch.ScheduleError, match="star center"):
-        sch.commcheck_schedule(["a", "b"], "star", center="q")
+def test_explicit_pairs_from_dicts():
     assert sch.commcheck_schedule(["a", "b", "c"], "pairs", pairs=[{"server": "a", "client": "c"}]) == [[["a", "c"]]]
 
 
@@ -173,10 +195,9 @@ def test_rails_in_same_round(n):
     for rnd, base in zip(rounds, plain):
         assert sorted(rnd) == sorted([s, c, k] for s, c in base for k in (0, 1))
     assert sch.commcheck_schedule(["a", "b"], "mesh", rails=[3])[0][0][2] == 3
-    with pytest.raises(sch.ScheduleError):
-        sch.commcheck_schedule(["a", "b"], "mesh", rails=0)
-    with pytest.raises(sch.ScheduleError):
-        sch.commcheck_schedule(["a", "b"], "mesh", rails=[-1])
+    # one rail, counted or named: rail 0
+    assert sch.commcheck_schedule(["a", "b"], "mesh", rails=1) == sch.commcheck_schedule(["a", "b"], "mesh", rails=[0])
+    assert [pair[2] for rnd in sch.commcheck_schedule(["a", "b"], "mesh", rails=1) for pair in rnd] == [0]
 
 
 FACTS_TWO_RAILS = {

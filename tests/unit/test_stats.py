@@ -6,6 +6,8 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import itertools
+
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats
@@ -18,6 +20,12 @@ def test_median_of_odd_count_is_the_middle_value_as_a_float():
 
 def test_median_of_even_count_is_the_mean_of_the_two_middle_values():
     assert stats.median([4, 1, 2, 30]) == 3.0
+
+
+def test_a_group_of_zeros_still_has_a_spread_a_z_can_divide_by():
+    med, spread = stats.spread([0.0, 0.0, 0.0])
+    assert med == 0.0 and spread > 0.0
+    assert stats.z_score(1.0, med, spread) > stats.OUTLIER_Z
 
 
 def test_median_of_nothing_is_none():
@@ -71,6 +79,13 @@ def test_fleet_outlier_needs_both_z_and_relative_distance_on_the_bad_side(z, rel
     assert stats.fleet_outlier(z, rel, higher) is outlier
 
 
+def test_a_z_or_a_distance_exactly_at_its_limit():
+    # beyond the z limit means strictly beyond it; the relative distance only needs to reach its minimum
+    assert not stats.bad_side(-stats.OUTLIER_Z, stats.OUTLIER_Z, higher=True)
+    assert not stats.bad_side(stats.OUTLIER_Z, stats.OUTLIER_Z, higher=False)
+    assert stats.fleet_outlier(-4.0, stats.OUTLIER_MIN_REL, True)
+
+
 def test_fleet_outlier_takes_its_limits():
     assert not stats.fleet_outlier(-4.0, 0.3, True, outlier_z=5.0)
     assert stats.fleet_outlier(-4.0, 0.15, True, outlier_min_rel=0.1)
@@ -81,6 +96,12 @@ def test_best_quarter_counts_from_the_best_end():
     assert stats.best_quarter(values, higher=True) == 70.0    # 90, 80, [70], ...
     assert stats.best_quarter(values, higher=False) == 30.0   # 10, 20, [30], ...
     assert stats.best_quarter([], higher=True) is None
+
+
+def test_best_quarter_of_a_few_values_rounds_towards_the_best():
+    # a quarter of the way along 4 values is between the best and the second: the best
+    assert stats.best_quarter([40.0, 10.0, 30.0, 20.0], higher=True) == 40.0
+    assert stats.best_quarter([40.0, 10.0, 30.0, 20.0], higher=False) == 10.0
 
 
 def _bounds_of(values, removed):
@@ -122,3 +143,52 @@ def test_a_value_near_the_median_of_many_cannot_be_a_low_outlier_and_one_far_bel
 
 def test_spread_bounds_with_too_few_values_left_are_none():
     assert _bounds_of([1.0, 2.0], 2) is None
+
+
+def test_spread_bounds_with_one_value_left_span_both_values():
+    assert _bounds_of([1.0, 2.0], 1)[0] == (1.0, 2.0)
+
+
+@pytest.mark.parametrize("values", [
+    [1.0, 2.0, 3.0, 4.0, 100.0],    # the MAD decides the spread
+    [1.0] * 5,                       # the floor at a median of 1 (a ratio to the expected rate)
+    [-40.0] * 5,                     # the floor at a negative median (latency's levels)
+    [0.0] * 5,                       # neither: the smallest spread
+])
+def test_spread_bounds_with_nothing_removed_are_the_spread_itself(values):
+    med, spread = stats.spread(values)
+    assert _bounds_of(values, 0) == ((med, med), (spread, spread))
+
+
+def test_spread_bounds_hold_for_a_group_centred_on_zero():
+    # the median can cross zero when values go: no floor of a fraction of the median may be assumed then
+    values = [-1.0, -0.001, 0.0, 0.0, 0.0, 0.001, 1.0]
+    for removed in range(0, 4):
+        (med_low, med_high), (spread_low, spread_high) = _bounds_of(values, removed)
+        for gone in itertools.combinations(range(len(values)), removed):
+            med, spread = stats.spread([v for i, v in enumerate(values) if i not in gone])
+            assert med_low <= med <= med_high and spread_low <= spread <= spread_high
+
+
+def test_with_one_median_and_spread_a_low_outlier_is_one_whose_z_is_below_the_limit():
+    bounds = ((10.0, 10.0), (2.0, 2.0))
+    for step in range(-40, 41):
+        value = 10.0 + step * 0.5
+        z = stats.z_score(value, 10.0, 2.0)
+        if abs(z + stats.OUTLIER_Z) > 1e-6:
+            assert stats.may_be_low_outlier(value, bounds, stats.OUTLIER_Z) is (z < -stats.OUTLIER_Z)
+
+
+@pytest.mark.parametrize("med, spread_low, spread_high", [
+    (1.0e6, 1.0, 1.0),                          # the median is the largest magnitude
+    (3.5 * 10.0 / 0.6745, 10.0, 10.0),          # the reach: the value at the limit is 0
+    (0.0, 1.0e-3, 100.0),                       # the highest spread
+])
+def test_a_value_within_rounding_of_the_limit_may_be_a_low_outlier(med, spread_low, spread_high):
+    # rounding is relative to the largest number in play, whichever it is; a billionth of it is rounding
+    bounds = ((med, med), (spread_low, spread_high))
+    reach = stats.OUTLIER_Z * spread_low / 0.6745
+    largest = max(abs(med), reach, spread_high)
+    at_limit = med - reach
+    assert stats.may_be_low_outlier(at_limit + 0.5e-9 * largest, bounds, stats.OUTLIER_Z)
+    assert not stats.may_be_low_outlier(at_limit + 1e-6 * largest, bounds, stats.OUTLIER_Z)
