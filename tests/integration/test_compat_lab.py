@@ -101,8 +101,10 @@ def test_oneclick_gives_the_same_healthy_run_on_this_core(lab, tmp_path):
         kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
     findings = [r for r in history if r["kind"] == "finding"]
     assert dict((k, n) for k, n in kinds.items() if k != "finding") == KINDS, kinds
-    # the lab's hosts are alike: each has the same findings, the governor one among them (its sysfs)
-    codes = dict((host, sorted(r["params"]["code"] for r in findings if r["host"] == host)) for host in lab.hosts)
+    # the lab's hosts are alike: each has the same discovery findings (those with a code), the governor one
+    # among them (its sysfs); a pair's latency_tail warning on a busy machine is a pair's, not a host's
+    codes = dict((host, sorted(r["params"]["code"] for r in findings if r["host"] == host and "code" in r["params"]))
+                 for host in lab.hosts)
     assert len(set(map(tuple, codes.values()))) == 1 and "cpu_governor_not_performance" in codes[lab.hosts[0]], codes
 
     records = [r for r in history if r["kind"] != "summary"]

@@ -321,9 +321,8 @@ def test_playbook_tcp_in_local_pods_without_root(tmp_path, local_nodes):
              "commcheck_checks": ["discover", "tcp"], "commcheck_tcp_duration": 1,
              # iperf3 listens on this machine's own loopback addresses: a port of this test's own block
              "commcheck_tcp_base_port": own_ports("k8sloc"),
-             "commcheck_report_dir": str(tmp_path / "reports"),
-        # the kubectl stand-in runs every pod's commands on this machine: a lock of this test's own
-        "commcheck_lock_dir": str(tmp_path / "lock"), "commcheck_lock_dir": str(tmp_path / "lock")}
+             # the kubectl stand-in runs every pod's commands on this machine: a lock of this test's own
+             "commcheck_report_dir": str(tmp_path / "reports"), "commcheck_lock_dir": str(tmp_path / "lock")}
     extra_file = tmp_path / "extra.json"
     extra_file.write_text(json.dumps(extra))
     env = ansible_env(config, {"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
