@@ -34,16 +34,16 @@ options:
     type: dict
   restore_saved:
     description:
-      - Puts back the governors a test module saved in this directory (the run's lock directory,
-        C(commcheck_lock_dir)) before it switched them, and that it could not put back itself because it was
-        killed (signal 9, for example by the OOM killer). With nothing saved there it does nothing.
+      - Puts back the governors a test module or an O(save_to) hold saved in this directory (the run's lock
+        directory, C(commcheck_lock_dir)) before switching them, for example those a module killed by signal 9
+        (the OOM killer) could not put back itself. With nothing saved there it does nothing.
       - Mutually exclusive with O(governor) and O(governors); RV(restored_saved) says what was put back.
     type: path
     version_added: 1.1.0
   leftover:
     description:
       - With O(restore_saved), whether what is put back was left by a step that could not put it back itself
-        (a killed module, an interrupted run): then a warning names the CPUs. V(false) ends a hold that a task
+        (a killed module, an interrupted run), and a warning names the CPUs. V(false) ends a hold that a task
         of the same play began with O(save_to); it puts back all the same, without the warning.
     type: bool
     default: true
@@ -89,7 +89,7 @@ notes:
     switching it; the one-click playbook runs this module with O(restore_saved) in its C(always) section, so a
     module killed mid-test leaves no CPU at O(governor).
   - The collective role holds the governor on every host of its check with O(save_to) and O(restore_saved)
-    (C(commcheck_cpu_governor)): its ranks run on the hosts' CPUs, and C(mpirun) on one launcher host cannot
+    (C(commcheck_cpu_governor)), as its ranks run on the hosts' CPUs and C(mpirun) on one launcher host cannot
     switch the others.
   - Restoring is the play's job (an C(always) section, as in the examples). An C(always) section runs when a
     task of its block fails, but not when C(ansible-playbook) is interrupted (SIGINT) or killed (SIGKILL);
