@@ -34,10 +34,28 @@ options:
     type: dict
   restore_saved:
     description:
-      - Puts back the governors a test module saved in this directory (the run's lock directory,
-        C(commcheck_lock_dir)) before it switched them, and that it could not put back itself because it was
-        killed (signal 9, for example by the OOM killer). With nothing saved there it does nothing.
+      - Puts back the governors a test module or an O(save_to) hold saved in this directory (the run's lock
+        directory, C(commcheck_lock_dir)) before switching them, for example those a module killed by signal 9
+        (the OOM killer) could not put back itself. With nothing saved there it does nothing.
       - Mutually exclusive with O(governor) and O(governors); RV(restored_saved) says what was put back.
+    type: path
+    version_added: 1.1.0
+  leftover:
+    description:
+      - With O(restore_saved), whether what is put back was left by a step that could not put it back itself
+        (a killed module, an interrupted run), and a warning names the CPUs. V(false) ends a hold that a task
+        of the same play began with O(save_to); it puts back all the same, without the warning.
+    type: bool
+    default: true
+    version_added: 1.1.0
+  save_to:
+    description:
+      - With O(governor), keep each CPU's own governor in this directory (the run's lock directory,
+        C(commcheck_lock_dir); created with mode C(0700) when missing) before switching it, where
+        O(restore_saved) finds it. A later task puts the CPUs back with O(restore_saved), also after a failed
+        task; when the run was interrupted or killed between the two, the next run does (its last step, or
+        the next hold's end). A governor saved there before (by a step that was killed) is the one kept.
+      - Nothing is saved when nothing changes, and nothing in check mode.
     type: path
     version_added: 1.1.0
   cpus:
@@ -70,6 +88,9 @@ notes:
   - The test modules (C(perftest), C(iperf3)) save each CPU's governor in the run's lock directory before
     switching it; the one-click playbook runs this module with O(restore_saved) in its C(always) section, so a
     module killed mid-test leaves no CPU at O(governor).
+  - The collective role holds the governor on every host of its check with O(save_to) and O(restore_saved)
+    (C(commcheck_cpu_governor)), as its ranks run on the hosts' CPUs and C(mpirun) on one launcher host cannot
+    switch the others.
   - Restoring is the play's job (an C(always) section, as in the examples). An C(always) section runs when a
     task of its block fails, but not when C(ansible-playbook) is interrupted (SIGINT) or killed (SIGKILL);
     then the CPUs stay at O(governor) until something sets them back. The next run's discovery reports
@@ -95,6 +116,21 @@ EXAMPLES = r'''
       clusterops.commcheck.cpu_governor:
         governors: "{{ commcheck_governor.previous }}"
       when: commcheck_governor.previous | default({}) | length > 0
+
+- name: Hold the performance governor around a step, saved where a later run finds it if this one is killed
+  block:
+    - name: Switch, keeping each CPU's own governor in the lock directory
+      clusterops.commcheck.cpu_governor:
+        governor: performance
+        save_to: /run/lock/commcheck
+    - name: Run the collective test
+      ansible.builtin.include_role:
+        name: clusterops.commcheck.collective
+  always:
+    - name: Put back what the first task saved
+      clusterops.commcheck.cpu_governor:
+        restore_saved: /run/lock/commcheck
+        leftover: false
 
 - name: Put back what a killed test module left (always-step of a run)
   clusterops.commcheck.cpu_governor:
@@ -128,6 +164,12 @@ restored_saved:
   returned: with O(restore_saved)
   type: dict
   sample: {cpu0: powersave}
+saved_to:
+  description: The directory where the governors of RV(changed_cpus) were kept before switching (O(save_to)).
+  returned: when O(save_to) is given and CPUs were switched (not in check mode)
+  type: str
+  sample: /run/lock/commcheck
+  version_added: 1.1.0
 skipped_reason:
   description: Why nothing was done (no cpufreq on the host, or governor files it cannot write); absent otherwise.
   returned: when the host has no cpufreq, or the CPUs to change cannot be written
@@ -157,6 +199,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.cpu_
     plan_changes,
     read_cpus,
     restore_plan,
+    save_before_switching,
     unwritable_reason,
 )
 
@@ -198,7 +241,7 @@ def restore_saved(module, params):
         clear_state(directory)
     except (GovernorError, OSError) as exc:
         module.fail_json(msg="restore_saved: %s" % exc, **result)
-    if names:
+    if names and params["leftover"]:
         module.warn("a test module did not put back the CPU governor of %s (it was killed, e.g. signal 9 from the "
                     "OOM killer); restored from what it saved before switching" % ", ".join(names))
     module.exit_json(**result)
@@ -212,9 +255,12 @@ def main():
             cpus=dict(type="list", elements="str", default=[]),
             sysfs_root=dict(type="path", default="/sys"),
             restore_saved=dict(type="path"),
+            leftover=dict(type="bool", default=True),
+            save_to=dict(type="path"),
         ),
         mutually_exclusive=[("governor", "governors", "restore_saved")],
         required_one_of=[("governor", "governors", "restore_saved")],
+        required_by={"save_to": "governor"},
         supports_check_mode=True,
     )
     params = module.params
@@ -223,6 +269,8 @@ def main():
         module.fail_json(msg="governor %s is not a governor name" % show(governor))
     try:
         params["sysfs_root"] = check_path("sysfs_root", params["sysfs_root"])
+        if params["save_to"] is not None:
+            params["save_to"] = check_path("save_to", params["save_to"])
     except OptionError as exc:
         module.fail_json(msg=str(exc))
     try:
@@ -264,6 +312,10 @@ def main():
                           "before_header": "scaling_governor", "after_header": "scaling_governor"}
     if changes and not module.check_mode:
         try:
+            if params["save_to"]:
+                save_before_switching(params["save_to"], params["sysfs_root"],
+                                      dict((name, before) for name, (before, _after) in changes.items()))
+                result["saved_to"] = params["save_to"]
             apply_changes(cpus, changes)
         except GovernorError as exc:
             module.fail_json(msg=str(exc), previous=previous)

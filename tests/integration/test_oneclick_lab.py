@@ -203,7 +203,8 @@ def test_one_click_job_template_launch_with_survey_defaults_is_healthy(healthy, 
 def test_test_tools_hold_the_cpu_governor_in_their_own_module_runs_and_put_it_back(healthy, lab):
     """perftest and iperf3 hold commcheck_cpu_governor (default 'performance') while their tests run: every CPU
     of a testing host at 'performance', each put back after, and no module run of its own for the governor;
-    a host already at 'performance' stays there."""
+    the collective, whose ranks run on every host and mpirun on one, holds it with a module run before and one
+    after on each host (test_collective_governor_lab.py); a host already at 'performance' stays there."""
     for marker, seen in sorted(healthy.seen.items()):
         assert isinstance(seen, tuple), (marker, seen)
         host, governors = seen
@@ -213,12 +214,16 @@ def test_test_tools_hold_the_cpu_governor_in_their_own_module_runs_and_put_it_ba
         if other != healthy.tuned:
             assert healthy.after[other] == oc.GOVERNORS, other
     output = healthy.run.output
-    # no module run of its own switches the governor: the one governor task is the always-step that puts back
-    # what a killed test module left, and on a healthy run it finds nothing to put back
+    # no module run of their own switches the governor for perftest and iperf3: the governor tasks are the
+    # collective's hold (switched on every host but the tuned one, then put back) and the always-step that puts
+    # back what a killed test module left, which on a healthy run finds nothing to put back
     governor_tasks = [line.split("]")[0].split(" : ")[-1] for line in output.splitlines()
                       if line.startswith("TASK [") and "CPU governor" in line]
-    assert governor_tasks == ["Put back the CPU governors a killed test module left"], governor_tasks
-    assert task_results(output, governor_tasks[0]) <= {"ok", "skipping"}
+    assert governor_tasks == ["Switch the CPU governor of the hosts of the collective check",
+                              "Put back the CPU governors of the hosts of the collective check",
+                              "Put back the CPU governors a killed test module left"], governor_tasks
+    assert task_results(output, governor_tasks[0]) == task_results(output, governor_tasks[1]) == {"ok", "changed"}
+    assert task_results(output, governor_tasks[2]) <= {"ok", "skipping"}
     assert task_results(output, "Run every round of this host (TCP)") == {"ok"}
     assert task_results(output, "Run every round of this host") == {"ok"}
 

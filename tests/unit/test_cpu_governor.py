@@ -149,3 +149,22 @@ def test_governor_hold_leaves_alone_a_sysfs_it_cannot_write(tmp_path, monkeypatc
     assert hold.report == {"governor": "performance", "previous": {}, "restored": False, "skipped": reason}
     hold.release()
     assert [_gov(root, n) for n in range(2)] == ["powersave", "performance"]
+
+
+def test_governor_hold_leaves_the_note_an_earlier_killed_step_saved(tmp_path):
+    root = _tree(tmp_path, ["powersave", "ondemand"])
+    lock = str(tmp_path / "lock")
+    # a killed step switched cpu0 and saved its own governor; cpu1 is still at its own
+    cg.save_state(lock, root, {"cpu0": "powersave"})
+    cg.apply_changes(cg.read_cpus(root), {"cpu0": ("powersave", "performance")})
+    hold = cg.GovernorHold("performance", root, "host", state_dir=lock)
+    hold.take()
+    assert cg.load_state(lock)["previous"] == {"cpu0": "powersave", "cpu1": "ondemand"}
+    hold.release()
+    # the hold put back what it found; the note keeps cpu0's own governor for restore_saved
+    assert [_gov(root, n) for n in range(2)] == ["performance", "ondemand"]
+    assert cg.load_state(lock)["previous"] == {"cpu0": "powersave", "cpu1": "ondemand"}
+    own = cg.GovernorHold("performance", root, "host", state_dir=str(tmp_path / "own"))
+    own.take()
+    own.release()
+    assert cg.load_state(str(tmp_path / "own")) is None

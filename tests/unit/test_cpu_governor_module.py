@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from ansible.module_utils import basic
 from ansible_collections.clusterops.commcheck.plugins.modules import cpu_governor as module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -90,4 +91,64 @@ def test_writable_sysfs_with_nothing_to_change_is_not_skipped(monkeypatch, capsy
 def test_governor_a_cpu_lacks_fails_before_writing(monkeypatch, capsys, root):
     result = run(monkeypatch, capsys, {"governor": "turbo", "sysfs_root": root})
     assert result["failed"] is True and "does not offer the turbo governor" in result["msg"]
+    assert governors(root) == BEFORE
+
+
+@pytest.fixture
+def warned(monkeypatch):
+    """The warnings the module gave (module.warn), in order."""
+    seen = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, text: seen.append(text))
+    return seen
+
+
+def test_a_hold_saved_to_the_lock_dir_is_put_back_from_there(monkeypatch, capsys, root, tmp_path, warned):
+    lock = str(tmp_path / "lock" / "commcheck")
+    held = run(monkeypatch, capsys, {"governor": "performance", "sysfs_root": root, "save_to": lock})
+    assert held["changed"] is True and held["saved_to"] == lock and governors(root) == ["performance"] * 3
+    assert oct(os.stat(lock).st_mode & 0o777) == "0o700"
+    # the saved note holds only what was switched (cpu1 was at performance already)
+    assert module.load_state(lock)["previous"] == {"cpu0": "powersave", "cpu2": "ondemand"}
+    released = run(monkeypatch, capsys, {"restore_saved": lock, "leftover": False, "sysfs_root": root})
+    assert released["changed"] is True and released["restored_saved"] == {"cpu0": "powersave", "cpu2": "ondemand"}
+    assert warned == [] and governors(root) == BEFORE and module.load_state(lock) is None
+    again = run(monkeypatch, capsys, {"restore_saved": lock, "leftover": False, "sysfs_root": root})
+    assert again["changed"] is False and again["restored_saved"] == {}
+
+
+def test_what_a_killed_run_saved_is_put_back_with_a_warning(monkeypatch, capsys, root, tmp_path, warned):
+    lock = str(tmp_path / "lock")
+    run(monkeypatch, capsys, {"governor": "performance", "sysfs_root": root, "save_to": lock})
+    # the run is killed here; a second hold finds the CPUs switched and keeps the first note's governors
+    second = run(monkeypatch, capsys, {"governor": "performance", "sysfs_root": root, "save_to": lock})
+    assert second["changed"] is False and "saved_to" not in second
+    leftover = run(monkeypatch, capsys, {"restore_saved": lock, "sysfs_root": root})
+    assert leftover["changed"] is True and governors(root) == BEFORE
+    assert len(warned) == 1 and "did not put back the CPU governor of cpu0, cpu2" in warned[0]
+
+
+def test_a_hold_in_check_mode_saves_nothing(monkeypatch, capsys, root, tmp_path):
+    lock = str(tmp_path / "lock")
+    result = run(monkeypatch, capsys, {"governor": "performance", "sysfs_root": root, "save_to": lock},
+                 check_mode=True)
+    assert result["changed"] is True and "saved_to" not in result
+    assert not os.path.exists(lock) and governors(root) == BEFORE
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"governors": {"cpu0": "performance"}, "save_to": "/run/lock/commcheck"}, "save_to"),
+    ({"governor": "performance", "save_to": "/run/../tmp"}, "save_to"),
+])
+def test_save_to_is_checked_before_anything_is_written(monkeypatch, capsys, root, args, message):
+    result = run(monkeypatch, capsys, dict(args, sysfs_root=root))
+    assert result["failed"] is True and message in result["msg"]
+    assert governors(root) == BEFORE
+
+
+def test_a_lock_dir_that_cannot_be_used_switches_nothing(monkeypatch, capsys, root, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o777)
+    result = run(monkeypatch, capsys, {"governor": "performance", "sysfs_root": root, "save_to": str(shared)})
+    assert result["failed"] is True and "cannot save the governors" in result["msg"]
     assert governors(root) == BEFORE

@@ -218,11 +218,16 @@ def load_state(directory):
 
 def save_state(directory, sysfs_root, previous):
     """Keep each CPU's own governor on the host before switching, so that what a killed module left can be put
-    back (``restore_saved``). A governor already saved (a module killed before) is the one kept."""
-    saved = load_state(directory) or {}
-    if saved.get("sysfs_root") == sysfs_root:
+    back (``restore_saved``). A governor already saved (a module killed before) is the one kept.
+
+    Returns True when nothing was saved there before: the saver then owns the note and may clear it once it
+    put the CPUs back; an earlier note stays for ``restore_saved``, which puts back the CPUs' own governors.
+    The directory (the run's lock directory) is created 0700 when missing; raises OSError or LockError."""
+    saved = load_state(directory)
+    if saved and saved.get("sysfs_root") == sysfs_root:
         previous = dict(previous, **saved["previous"])
-    run_lock.LockDir(directory).write_note(STATE_NAME, {"sysfs_root": sysfs_root, "previous": previous})
+    run_lock.LockDir(directory).ensure().write_note(STATE_NAME, {"sysfs_root": sysfs_root, "previous": previous})
+    return saved is None
 
 
 def clear_state(directory):
@@ -231,6 +236,15 @@ def clear_state(directory):
     except OSError as exc:
         if exc.errno != errno.ENOENT:
             raise
+
+
+def save_before_switching(directory, sysfs_root, previous):
+    """:func:`save_state`, its failures as GovernorError (nothing is switched that could not be saved)."""
+    try:
+        return save_state(directory, sysfs_root, previous)
+    except (IOError, OSError, run_lock.LockError) as exc:
+        raise GovernorError("cannot save the governors before switching them in %s: %s" % (
+            directory, getattr(exc, "strerror", None) or exc))
 
 
 def restore_plan(saved, sysfs_root):
@@ -261,6 +275,7 @@ class GovernorHold(object):
         self.state_dir = state_dir if state_dir is not None else run_lock.run_dir_path()
         self.report = {}
         self._undo = None
+        self._owns_state = False
 
     def take(self):
         """Switch the CPUs; returns a warning or None. Raises GovernorError (a governor a CPU lacks, a failed write)."""
@@ -281,11 +296,7 @@ class GovernorHold(object):
             return "cpu_governor: %s; left alone" % refused
         previous = dict((name, before) for name, (before, _after) in changes.items())
         if changes and self.state_dir:
-            try:
-                save_state(self.state_dir, self.sysfs_root, previous)
-            except (IOError, OSError) as exc:
-                raise GovernorError("cannot save the governors before switching them in %s: %s" % (
-                    self.state_dir, exc.strerror or exc))
+            self._owns_state = save_before_switching(self.state_dir, self.sysfs_root, previous)
         apply_changes(cpus, changes)
         self.report["previous"] = previous
         self._undo = (cpus, changes)
@@ -299,7 +310,9 @@ class GovernorHold(object):
         try:
             apply_changes(cpus, dict((name, (after, before)) for name, (before, after) in changes.items()))
             self.report["restored"] = True
-            if self.state_dir:
+            # a note an earlier, killed step left stays: it holds the CPUs' own governors, not the ones
+            # this hold found
+            if self._owns_state:
                 clear_state(self.state_dir)
         except (GovernorError, OSError) as exc:
             self.report["restore_error"] = str(exc)

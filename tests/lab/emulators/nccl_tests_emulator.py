@@ -32,6 +32,7 @@ from __future__ import absolute_import, division, print_function
 import array
 import datetime
 import getopt
+import glob
 import json
 import os
 import socket
@@ -396,6 +397,24 @@ class JsonReport(object):
             json.dump(self.doc, handle)
 
 
+# Opt-in (a test makes this directory in a lab host's emulated sysfs): each rank on that host notes the CPU
+# governors it ran at, so a test sees what the ranks saw while the collective ran.
+GOVERNORS_SEEN = os.path.join("commcheck-lab", "governors_seen")
+
+
+def note_governors_seen(root, rank):
+    """Write <root>/commcheck-lab/governors_seen/<pid>.json: this rank and its host's governors, cpu0 first."""
+    if not root or not os.path.isdir(os.path.join(root, GOVERNORS_SEEN)):
+        return
+    paths = glob.glob(os.path.join(root, "devices", "system", "cpu", "cpu[0-9]*", "cpufreq", "scaling_governor"))
+    governors = []
+    for path in sorted(paths, key=lambda p: int(p.split(os.sep)[-3][3:])):
+        with open(path) as handle:
+            governors.append(handle.read().strip())
+    with open(os.path.join(root, GOVERNORS_SEEN, "%d.json" % os.getpid()), "w") as handle:
+        json.dump({"rank": rank, "host": socket.gethostname().split(".")[0], "governors": governors}, handle)
+
+
 def main(argv):
     prog = os.path.basename(argv[0])
     opts = parse_args(argv[1:])
@@ -426,6 +445,7 @@ def main(argv):
     rank, nranks = comm.Get_rank(), comm.Get_size()
     hostname = socket.gethostname().split(".")[0]
     main_proc = rank == 0
+    note_governors_seen(nccl_net_emulation.sysfs_root(os.environ), rank)
 
     def pr(text):
         if main_proc:
