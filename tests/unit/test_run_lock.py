@@ -7,6 +7,7 @@ run, the directory's safety, the module, and the governors a killed module saved
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
 import os
 import subprocess
 import sys
@@ -175,6 +176,43 @@ def test_leftovers_of_a_killed_run_are_waited_for_then_refused(tmp_path, monkeyp
     done = rl.acquire(lock_dir, "run-b", ME, 600, stale_runs=["run-a"], leftovers_wait_s=20, clock=clock,
                       sleep=clock.sleep)
     assert done["acquired"] and done["leftovers"] == [] and lock_dir.notes() == []
+
+
+def test_a_killed_runs_module_is_waited_for_between_its_rounds(tmp_path, monkeypatch):
+    """The module of a killed run (here: a child that noted its tool) starts its next round's tools after these
+    end: the wait goes on while it lives, up to the limit, and refuses naming it."""
+    lock_dir, clock = _dir(tmp_path), Clock()
+    monkeypatch.setenv(rl.ENV_LOCK_DIR, lock_dir.path)
+    lock_dir.write(_lock("run-a", controller=ME))
+    tool = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    module = subprocess.Popen(["sleep", "60"])
+    rl.note_group(tool.pid, 30, ["/usr/bin/ib_write_bw"])
+    path = os.path.join(lock_dir.path, rl.PROCS_DIR, "%d.json" % tool.pid)
+    with open(path) as handle:
+        note = json.load(handle)
+    note["module_pid"] = module.pid      # the note a module in another process wrote
+    with open(path, "w") as handle:
+        json.dump(note, handle)
+    try:
+        def sleep(seconds):
+            clock.sleep(seconds)
+            if tool.poll() is None:   # its round ends: the tool goes, its note with it
+                tool.kill()
+                tool.wait()
+                lock_dir.forget(tool.pid)
+
+        out = rl.acquire(lock_dir, "run-b", ME, 600, stale_runs=["run-a"], leftovers_wait_s=45, clock=clock,
+                         sleep=sleep)
+        assert not out["acquired"] and out["waited_s"] >= 45
+        assert "module (pid %d)" % module.pid in out["msg"] and "of run run-a" in out["msg"]
+    finally:
+        for proc in (tool, module):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    done = rl.acquire(lock_dir, "run-b", ME, 600, stale_runs=["run-a"], leftovers_wait_s=45, clock=clock,
+                      sleep=clock.sleep)
+    assert done["acquired"] and done["leftovers"] == []
 
 
 # -- the module ----------------------------------------------------------------------------------------------------

@@ -111,6 +111,21 @@ def live_leftovers(notes, run_id, alive):
                   key=lambda n: (n.get("deadline") or 0, n.get("pgid")))
 
 
+def leftover_modules(leftovers):
+    """{pid: run id} of the modules that started ``leftovers`` and still live (they may start more tools)."""
+    return dict((int(n["module_pid"]), n.get("run_id")) for n in leftovers
+                if isinstance(n.get("module_pid"), int) and n["module_pid"] > 1 and module_alive(n["module_pid"]))
+
+
+def module_alive(pid):
+    """True while process ``pid`` lives (not a zombie)."""
+    try:
+        os.kill(int(pid), 0)
+    except (OSError, ValueError, TypeError):
+        return False
+    return process_start(pid) is not None
+
+
 def leftover_wait(leftovers, now, wait_limit_s):
     """How long to wait for ``leftovers`` to end: until the last deadline, at most ``wait_limit_s``; 0 when
     there are none or waiting is off (then a run with leftovers refuses at once)."""
@@ -398,11 +413,20 @@ def _await_leftovers(lock_dir, out, run_id, wait_limit_s, clock, sleep, alive):
     started = clock()
     leftovers = live_leftovers(lock_dir.notes(), run_id, alive)
     out["leftovers_found"] = [dict(n) for n in leftovers]
+    modules = leftover_modules(leftovers)
     budget = leftover_wait(leftovers, started, wait_limit_s)
-    while leftovers and clock() - started < budget:
+    if modules and wait_limit_s > 0:
+        # a killed run's module goes on to its next round's tools when these end: wait for the module itself
+        budget = float(wait_limit_s)
+    while (leftovers or modules) and clock() - started < budget:
         sleep(min(1.0, max(0.05, budget - (clock() - started))))
         leftovers = live_leftovers(lock_dir.notes(), run_id, alive)
+        modules = dict((pid, run) for pid, run in modules.items() if module_alive(pid))
+        modules.update(leftover_modules(leftovers))
     out["waited_s"] = round(clock() - started, 1)
+    if modules and not leftovers:
+        leftovers = [{"pgid": "-", "program": "module (pid %d)" % pid, "run_id": run, "deadline": None}
+                     for pid, run in sorted(modules.items())]
     for note in lock_dir.notes():
         if note.get("run_id") != run_id and not alive(note["pgid"]):
             lock_dir.forget(note["pgid"])
