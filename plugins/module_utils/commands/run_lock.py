@@ -118,11 +118,7 @@ def leftover_modules(leftovers):
 
 
 def module_alive(pid):
-    """True while process ``pid`` lives (not a zombie)."""
-    try:
-        os.kill(int(pid), 0)
-    except (OSError, ValueError, TypeError):
-        return False
+    """True while process ``pid`` lives (a zombie does not: its /proc state is Z)."""
     return process_start(pid) is not None
 
 
