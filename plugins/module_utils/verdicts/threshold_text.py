@@ -44,14 +44,23 @@ def tripped_evidence(result):
         hw = result["hardware"]
         parts.append("hardware: %s < %s (%s)" % (fmt_value(hw["value"]), fmt_value(hw["expected"]), hw_text(hw)))
     if "fleet" in result["tripped"]:
-        fl = result["fleet"]
-        parts.append("fleet: robust z %s against the median %s of %d" % (
-            fl["robust_z"], fmt_value(fl["median"]), fl["n"]))
-        if fl.get("best") is not None:
-            parts[-1] += ", %s x or more off its best quarter %s" % (fmt_value(fl["best_factor"]),
-                                                                     fmt_value(fl["best"]))
+        parts.append(_fleet_evidence(result["fleet"]))
     if "history" in result["tripped"]:
         hi = result["history"]
         parts.append("history: %+.0f%% against the %s baseline %s (%d runs)" % (
             hi["change"] * 100, hi["scope"], fmt_value(hi["baseline"]), hi["runs"]))
     return "thresholds tripped (%s) -- %s" % (", ".join(result["tripped"]), "; ".join(parts))
+
+
+def _fleet_evidence(fleet):
+    """The fleet check's numbers: its robust z when its group had one (a rail of fewer than three records has none
+    and is judged only against another rail's best), and the best quarter it was far from, its own or another rail's."""
+    words = []
+    if fleet.get("robust_z") is not None:
+        words.append("robust z %s against the median %s of %d" % (fleet["robust_z"], fmt_value(fleet["median"]),
+                                                                  fleet["n"]))
+    if fleet.get("best") is not None:
+        words.append("%s x or more off %s best quarter %s" % (
+            fmt_value(fleet["best_factor"]), "another rail's" if fleet.get("other_rail") else "its",
+            fmt_value(fleet["best"])))
+    return "fleet: " + ", ".join(words)

@@ -167,7 +167,7 @@ def history_baselines(history_records, k=5, exclude_run=None):
     per_pair = {}
     per_host = {}
     for rec in history_records or []:
-        if not isinstance(rec, dict) or rec.get("verdict") != "pass" or rec.get("run_id") == exclude_run:
+        if not isinstance(rec, dict) or rec.get("verdict") != "pass" or _of_run(rec, exclude_run):
             continue
         if rec.get("kind") in ("summary", "finding", "regression"):
             continue
@@ -195,6 +195,12 @@ def history_baselines(history_records, k=5, exclude_run=None):
         return out
 
     return reduce(per_pair), reduce(per_host)
+
+
+def _of_run(rec, run_id):
+    """Whether the record is of the run left out of the history (none named: no record is, one without a run id
+    neither)."""
+    return run_id is not None and rec.get("run_id") == run_id
 
 
 def evaluate(records, history=None, efficiency=None, collective_efficiency=None, rates=None,
@@ -311,12 +317,12 @@ def _late_against_other_rails(rec, value, higher, fleet, rail_bests):
     if not bests or fleet.get("far"):
         return
     rail = str((rec.get("params") or {}).get("rail"))
-    others = [best for other, best in bests.items() if other != rail]
-    best = min(others) if others else None
-    if best is not None and _far_from_best(value, best, False):
+    # bests holds two rails at least, so one of them is another rail
+    best = min(best for other, best in bests.items() if other != rail)
+    if _far_from_best(value, best, False):
         rec["metrics"]["fleet_best"] = best
-        fleet.update(checked=True, tripped=True, far=True, best=best, best_factor=BEST_FACTOR,
-                     median=fleet.get("median", best), n=fleet.get("n", 0), other_rail=True)
+        # a rail of fewer than three records has no median nor robust z of its own: none is made up for it
+        fleet.update(checked=True, tripped=True, far=True, best=best, best_factor=BEST_FACTOR, other_rail=True)
 
 
 def rate_scales(records, higher):
@@ -328,7 +334,7 @@ def rate_scales(records, higher):
     if not higher:
         return []
     scales = [finite_number((rec.get("metrics") or {}).get("expected_gbps")) for rec in records]
-    return scales if scales and all(scale and scale > 0 for scale in scales) else []
+    return scales if scales and all(scale is not None and scale > 0 for scale in scales) else []
 
 
 def _own_scale(rec, rated):
@@ -369,7 +375,7 @@ def _fleet_check(rec, value, higher, stats, limits):
     shown are the fleet's at this record's rate.
     """
     outlier_z, outlier_min_rel, fraction = limits
-    count, med, spread, best, rated = stats.get(_group(rec), (0, None, None, None, False))
+    count, med, spread, best, rated = stats[_group(rec)]     # every judged record has a value: its group is there
     if count < 3:
         return {"checked": False}
     scale = _own_scale(rec, rated)
@@ -440,7 +446,7 @@ def _far_from_best(value, best, higher):
 
 def _beyond_fraction(value, med, higher, fraction):
     """Whether value is on the bad side of fraction x median (latency: median / fraction)."""
-    if not fraction or not med or med <= 0:
+    if not fraction or med is None or med <= 0:
         return False
     return value < fraction * med if higher else value > med / fraction
 
@@ -462,8 +468,7 @@ def _judge_history(rule, name, value, higher, base):
     """The regression rule's verdict on value against a history baseline entry (None: not judged)."""
     if not base:
         return None
-    values = base.get("values") or [base["baseline"]] * base["runs"]
-    return rule.judge(name, value, values, HIGHER if higher else LOWER)
+    return rule.judge(name, value, base["values"], HIGHER if higher else LOWER)
 
 
 def _history_check(rec, name, value, higher, pair_base, host_base, rule):
