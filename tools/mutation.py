@@ -40,7 +40,7 @@ TARGETS = {
     "commands/perftest_cmd.py": ["test_perftest_cmd.py"],
     "discovery/gid.py": ["test_gid.py", "test_rdma_discovery.py", "test_endpoint.py"],
     "discovery/endpoint.py": ["test_endpoint.py", "test_perftest_cmd.py"],
-    "verdicts/thresholds.py": ["test_thresholds.py"],
+    "verdicts/thresholds.py": ["test_thresholds.py", "test_thresholds_parts.py"],
     "verdicts/culprits.py": ["test_culprits.py"],
     "parsers/perftest_result.py": ["test_parse_perftest.py", "test_parse_unread_and_pasted.py"],
     "verdicts/stats.py": ["test_stats.py"],
@@ -187,6 +187,29 @@ EQUIVALENT = (
     ("planning/schedule.py", "pair_rate", r'if \(rail\.get\("model"\)\) or True else None$',
      "like_port_rates, which makes the map pair_rate is given, keeps no port without a model: the look-up finds "
      "nothing, as skipping it does"),
+    ("verdicts/thresholds.py", "evaluate", r"^result\[\"history\"\] = _history_check\(rec, None, ",
+     "the metric's name is read only to look up a threshold of its own, and evaluate's RegressionRule has none"),
+    ("verdicts/thresholds.py", "_history_check", r"^verdict = _judge_history\(rule, None, ",
+     "the metric's name is read only to look up a threshold of its own, and evaluate's RegressionRule has none"),
+    ("verdicts/thresholds.py", "_hosts_below", r'^verdict = _judge_history\(rule, (None|"XXbw_gbpsXX"|"BW_GBPS"), ',
+     "the metric's name is read only to look up a threshold of its own, and evaluate's RegressionRule has none"),
+    ("verdicts/thresholds.py", "_judge_history", r'^return rule\.judge\((None, value, base\["values"\], HIGHER|name, value, base\["values"\], ?(None|)\)$)',
+     "evaluate's RegressionRule has no threshold of a metric's own, so the name is read only for a direction when "
+     "none is given, and the names _metric gives say the one given (_gbps and _gbs higher, _us lower)"),
+    ("verdicts/thresholds.py", "evaluate", r"^_late_against_other_rails\(rec, value, None, ",
+     "a record's direction follows from its kind and metric, both in its group: no bandwidth record shares a group "
+     "(but its rail) with the latency records other_rails_best keeps, so its lookup finds nothing either way"),
+    ("verdicts/thresholds.py", "_late_against_other_rails", r"if \(not higher\) or True else None$",
+     "a record's direction follows from its kind and metric, both in its group: no bandwidth record shares a group "
+     "(but its rail) with the latency records other_rails_best keeps, so its lookup finds nothing either way"),
+    ("verdicts/thresholds.py", "_late_against_other_rails", r"^if _far_from_best\(value, best, None\):$",
+     "_far_from_best only asks 'if higher': None is False"),
+    ("verdicts/thresholds.py", "_metric", r'str\(rec\.get\("kind", ?(None|"XXXX"|)\)\)\.endswith\("_lat"\)',
+     "a record without a kind reads as 'None' or 'XXXX' instead of '': none of them ends in _lat"),
+    ("verdicts/thresholds.py", "_efficiency_table", r'^override\["DEFAULT"\] = number$',
+     "every key of the override is lower-cased into the table: DEFAULT is default"),
+    ("verdicts/thresholds.py", "_record_trip", r'not in \(rec\.get\("cause"\) or "XXXX"\):$',
+     "a record without a cause reads as 'XXXX' instead of '': neither says thresholds tripped"),
 )
 
 
