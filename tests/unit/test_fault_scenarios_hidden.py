@@ -119,6 +119,15 @@ def test_a_server_stopped_before_it_listens_is_its_host_and_its_partners_are_not
     assert names(found) == ["host %s" % host]
 
 
+@pytest.mark.parametrize("n,pattern", SIZES)
+def test_a_server_stopped_for_a_slow_host_is_named_beside_that_host(n, pattern):
+    # the slow client explains the pair's failure as a slow link, not a process its partner's host stopped
+    found = fabric(n, pattern)
+    client = stop_first_server(found, "h1", stuck=True)
+    found.slow(SLOW, client)
+    assert names(found) == sorted(["host h1", "host %s" % client])
+
+
 @pytest.mark.parametrize("n,pattern", [(4, "ring"), (8, "mesh")])
 def test_a_server_that_never_answered_once_is_its_host_flaky_not_a_flaky_link(n, pattern):
     # silent once (not found stopped), its retest passes: a moment of the host's process, not of the path

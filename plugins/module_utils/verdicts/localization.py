@@ -265,7 +265,8 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
                     blame.setdefault((rail, side), []).append(obs["cause"])
                     if failed[1] == "hung":
                         hung.add((rail, side))
-                        link["stuck"] = link.get("stuck") or failed[2] == STUCK
+                        if failed[2] == STUCK:
+                            link.setdefault("stuck", []).append(side)
                     elif failed[2] == "refused":
                         refused.add((rail, side))
     for link in links.values():
