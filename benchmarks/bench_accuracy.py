@@ -53,7 +53,11 @@ import lab as lablib  # noqa: E402  pylint: disable=wrong-import-position
 
 PLAYBOOK = os.path.join(REPO, "playbooks", "commcheck.yml")
 RAILS = 2
-NOT_INJECTABLE = {}
+NOT_INJECTABLE = {
+    "slow leaf uplink": "the lab's rails are one bridge each and its pair shaping holds one peer per host port: "
+                        "a spine with shapeable uplinks (issue 36, section 3's two-tier lab) is needed first; "
+                        "tests/unit/test_fault_scenarios_hidden.py covers it on synthetic records",
+}
 
 
 def base_vars(lab, checks, report_dir):
@@ -95,8 +99,14 @@ def run_oneclick(lab, variables, history_dir, log_path, fault):
     varfile = log_path + ".vars.json"
     with open(varfile, "w") as handle:
         json.dump(variables, handle)
-    argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", lab.inventory, "-e", "@" + varfile,
-            PLAYBOOK]
+    argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", lab.inventory]
+    if fault.inventory_overlay:
+        # the scenario's per-host variables (commcheck_topology), read after the lab's inventory
+        overlay = log_path + ".inventory.json"
+        with open(overlay, "w") as handle:
+            json.dump(fault.inventory_overlay, handle)
+        argv += ["-i", overlay]
+    argv += ["-e", "@" + varfile, PLAYBOOK]
     env = lab.ansible_env({"ANSIBLE_CALLBACKS_ENABLED": "clusterops.commcheck.commcheck_history",
                            "COMMCHECK_HISTORY_DIR": history_dir, "COMMCHECK_HISTORY_FSYNC": "false"})
     started = time.monotonic()
@@ -137,15 +147,15 @@ def newest_results(report_dir):
 
 # ---------------------------------------------------------------- what a run names
 
-def _named(component, host, peer=None, rail=None, source=""):
+def _named(component, host, peer=None, rail=None, source="", switch=None):
     return {"component": "nic" if component == "rail" else component, "host": host, "peer": peer,
-            "rail": rail, "source": source}
+            "rail": rail, "source": source, "switch": list((switch or {}).get("leaves") or []) or None}
 
 
 def named_from_culprits(summary):
     """The summary's culprits; a flaky one counts as component ``flaky`` (what FlakyLink injects)."""
     return [_named("flaky" if c.get("verdict") == "flaky" else c.get("component"), c.get("host"), c.get("peer"),
-                   c.get("rail"), "culprits")
+                   c.get("rail"), "culprits", c.get("switch"))
             for c in summary.get("culprits") or []]
 
 
@@ -182,6 +192,8 @@ def matches(named, expected):
     if named["component"] != expected["component"]:
         return False
     if expected["component"] == "fabric":      # a rail's switch plane: no host to name
+        if expected.get("switch") and named.get("switch") != expected["switch"]:
+            return False                        # a leaf switch: that leaf, not the rail's plane
         return expected.get("rail") is None or (named.get("rail") is not None
                                                 and int(named["rail"]) == int(expected["rail"]))
     if expected["component"] in ("link", "flaky") and expected.get("peer"):
@@ -215,6 +227,8 @@ def describe(items):
             text += "-" + str(item["peer"])
         if item.get("rail") is not None:
             text += " rail %s" % item["rail"]
+        if item.get("switch"):
+            text += " leaf " + ",".join(item["switch"])
         words.append(text)
     return "; ".join(sorted(set(words)))
 
@@ -225,6 +239,12 @@ def slow_rate(lab, factor=5):
     """A ``factor``-th of the lab's nominal rate (at least 50 Mbit/s): what a slowed host, NIC or link gets."""
     slow = lablib.parse_rate(lab.rate) // factor if lab.rate else 500 * 10 ** 6 // factor
     return "%dbit" % max(50 * 10 ** 6, slow)
+
+
+def titled(name, fault):
+    """``fault`` under the scenario name ``name`` (two scenarios of the same faults on other hosts)."""
+    fault.name = name
+    return fault
 
 
 def scenarios(lab):
@@ -259,7 +279,22 @@ def scenarios(lab):
         (faults.Both(lab, faults.SlowHost(lab, hosts[1], rate),
                      faults.SlowLink(lab, hosts[n - 2], hosts[n - 1], rate, rail=0)), 1),
         (faults.Both(lab, faults.SlowPlane(lab, rate, rail=1), faults.SlowHost(lab, hosts[1], rate)), 1),
+        # issue 36: several bad hosts at once, adjacent ones too (in the one-click mesh every pair is measured;
+        # h2 and h3 are also neighbours in a ring), a hung server whose partner is then late, a slow leaf
+        (titled("two slow hosts", faults.Both(lab, faults.SlowHost(lab, hosts[1], rate),
+                                              faults.SlowHost(lab, hosts[n // 2 + 1], rate))), 1),
+        (titled("two adjacent slow hosts", faults.Both(lab, faults.SlowHost(lab, hosts[1], rate),
+                                                       faults.SlowHost(lab, hosts[2], rate))), 1),
+        (faults.SlowLeaf(lab, rate, rail=1, per_leaf=max(2, n // 4)), 1),
+        (faults.Both(lab, faults.SlowRail(lab, hosts[1], rate, rail=0), faults.SlowPlane(lab, rate, rail=1)), 1),
     ] + ([
+        (titled("three adjacent slow hosts", faults.Both(
+            lab, faults.SlowHost(lab, hosts[1], rate), faults.SlowHost(lab, hosts[2], rate),
+            faults.SlowHost(lab, hosts[3], rate))), 1),
+        (titled("three slow hosts", faults.Both(
+            lab, faults.SlowHost(lab, hosts[1], rate), faults.SlowHost(lab, hosts[n // 2], rate),
+            faults.SlowHost(lab, hosts[n - 1], rate))), 1),
+    ] if n >= 8 else []) + ([
         # two bad NICs on one rail with one good host between them, which fails with both its partners: only
         # its retest with a good partner clears it (with four hosts in a ring no host has a good partner left)
         (faults.Both(lab, faults.SlowRail(lab, hosts[1], rate, rail=0),

@@ -32,6 +32,8 @@ class Fault(object):
     checks = ("discover", "rdma")
     # one-click options the scenario needs on top of the bench's (a latency fault needs the latency tests)
     extra_vars = {}
+    # per-host inventory variables the scenario adds (an inventory read after the lab's: ``commcheck_topology``)
+    inventory_overlay = None
 
     def __init__(self, lab):
         self.lab = lab
@@ -501,19 +503,60 @@ class SocketFallback(Fault):
         self.lab.heal()
 
 
-class Both(Fault):
-    """Two faults at once."""
+class SlowLeaf(Fault):
+    """A leaf switch of one rail slow: the lab shapes that rail's port of every host behind it (so their paths
+    with each other are slow too, as through the leaf) and the inventory says which leaf each host's rail hangs
+    off (``commcheck_topology``: ``per_leaf`` hosts per leaf, in order, on every rail). The lab's rails are one
+    bridge each, so this emulates the leaf at its hosts' ports; what the product reads is the same."""
 
-    def __init__(self, lab, first, second):
-        super(Both, self).__init__(lab)
-        self.faults = (first, second)
-        self.name = "%s + %s" % (first.name, second.name)
-        self.checks = tuple(sorted(set(first.checks) | set(second.checks)))
-        self.extra_vars = dict(first.extra_vars, **second.extra_vars)
+    name = "slow leaf switch"
+
+    def __init__(self, lab, rate, rail, per_leaf, leaf=2):
+        super(SlowLeaf, self).__init__(lab)
+        self.rate, self.rail, self.per_leaf, self.leaf = rate, rail, per_leaf, leaf
+        self.behind = lab.hosts[(leaf - 1) * per_leaf:leaf * per_leaf]
+
+    def leaf_name(self, rail, num):
+        return "lab-leaf%d-%d" % (rail, num)
 
     @property
     def expected(self):
-        return self.faults[0].expected + self.faults[1].expected
+        return [dict(culprit("fabric", None, rail=self.rail), switch=[self.leaf_name(self.rail, self.leaf)])]
+
+    @property
+    def inventory_overlay(self):
+        rails = range(len(self.lab.host(self.lab.hosts[0])["rails"]))
+        return {"all": {"hosts": dict(
+            (host, {"commcheck_topology": dict(
+                (rail, {"leaf": self.leaf_name(rail, num // self.per_leaf + 1),
+                        "port": "swp%d" % (num % self.per_leaf + 1)}) for rail in rails)})
+            for num, host in enumerate(self.lab.hosts))}}
+
+    def inject(self):
+        for host in self.behind:
+            self.lab.slow(host, self.rate, rail=self.rail)
+
+
+class Both(Fault):
+    """Two faults (or more) at once."""
+
+    def __init__(self, lab, first, second, *more):
+        super(Both, self).__init__(lab)
+        self.faults = (first, second) + more
+        self.name = " + ".join(fault.name for fault in self.faults)
+        self.checks = tuple(sorted(set(check for fault in self.faults for check in fault.checks)))
+        self.extra_vars = {}
+        for fault in self.faults:
+            self.extra_vars.update(fault.extra_vars)
+
+    @property
+    def expected(self):
+        return [item for fault in self.faults for item in fault.expected]
+
+    @property
+    def inventory_overlay(self):
+        overlays = [fault.inventory_overlay for fault in self.faults if fault.inventory_overlay]
+        return overlays[0] if overlays else None
 
     def inject(self):
         for fault in self.faults:

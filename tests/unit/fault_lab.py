@@ -206,13 +206,17 @@ class Fabric(object):
         self.errors.append(fault)
         return self
 
-    def stopped_server(self, host, peer, rail, phase=None):
+    def stopped_server(self, host, peer, rail, phase=None, stuck=False):
         """``host``'s server for ``peer`` on ``rail`` is stopped before it listens: silent at its deadline, its
-        client refused all along."""
+        client refused all along; ``stuck``: the runner found the process stopped at its deadline (a SIGSTOP, as
+        the lab's ``HungSide`` sends), which it reports."""
         def fault(server, client, k, when):
             if (server, client) != (host, peer) or k != rail or not in_phase(phase, when):
                 return None
-            return {"server": {"cause": "no output before its deadline", "timed_out": True, "spoke": False},
+            ended = {"cause": "no output before its deadline", "timed_out": True, "spoke": False}
+            if stuck:
+                ended["stuck"] = "T (stopped)"
+            return {"server": ended,
                     "client": {"cause": "connect_failed: Connection refused", "code": "connect_failed"}}
         self.errors.append(fault)
         return self
@@ -336,6 +340,8 @@ class Fabric(object):
                 out.update(verdict="error", cause=ended["cause"], fix="look at it", spoke=ended.get("spoke", True),
                            timed_out=ended.get("timed_out", False),
                            errors=[{"message": ended["cause"], "code": ended.get("code")}])
+                if ended.get("stuck"):
+                    out["stuck"] = ended["stuck"]
                 return out
         if side["role"] == "client":
             if side.get("metric") == "lat":

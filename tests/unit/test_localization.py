@@ -441,8 +441,14 @@ def test_fleet_components_need_every_host_of_the_rail_and_three_hosts():
     view = view_of(mesh_obs(hosts(4), 2, lambda x, y, r: r == 0))
     comps, rails = loc_fleet.fleet_components(view, loc_fleet.majority_host_rails(view, 0.5, 2))
     assert rails == set([0])
-    assert [(c["component"], c["host"], c["rail"], c["confidence"]) for c in comps] == [("fleet", "*", 0, "high")]
+    # every pair of four failing reads the same as three of the hosts bad at once: named, not certain
+    assert [(c["component"], c["host"], c["rail"], c["confidence"]) for c in comps] == [("fleet", "*", 0, "medium")]
     assert comps[0]["links"] == {"total": 6, "bad": 6} and comps[0]["devices"] == ["mlx5_0"]
+    assert "rail 0: not separable from 3 of its 4 hosts bad at once" in " ".join(comps[0]["evidence"])
+    five = view_of(mesh_obs(hosts(5), 2, lambda x, y, r: r == 0))
+    comps, rails = loc_fleet.fleet_components(five, loc_fleet.majority_host_rails(five, 0.5, 2))
+    assert [(c["rail"], c["confidence"]) for c in comps] == [(0, "high")]
+    assert not [line for line in comps[0]["evidence"] if "not separable" in line]
     two = view_of(mesh_obs(hosts(2), 1, lambda x, y, r: True))
     assert loc_fleet.fleet_components(two, loc_fleet.suspect_host_rails(two, 0.5, 1)) == ([], set())
 

@@ -78,6 +78,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_knock_on import late_partner_errors
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import PURPOSES, fails_most
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.side_outcome import STUCK
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 BAD_VERDICTS = ("fail", "error")
@@ -264,6 +265,8 @@ def link_table(observations, bad_verdicts=BAD_VERDICTS):
                     blame.setdefault((rail, side), []).append(obs["cause"])
                     if failed[1] == "hung":
                         hung.add((rail, side))
+                        if failed[2] == STUCK:
+                            link.setdefault("stuck", []).append(side)
                     elif failed[2] == "refused":
                         refused.add((rail, side))
     for link in links.values():
@@ -276,6 +279,10 @@ def _status(link, bad_verdicts):
     """(status, confirmed) of a link from each test's first-pass verdict and as-is retests: ``bad`` when a test of
     it failed in more of its measurements than it passed (``retest.fails_most``; not retested: failed once), else
     ``flaky`` when a test failed and passed again, else ``good`` (``unknown`` when nothing ran)."""
+    if link.get("stuck"):
+        # a side's process stopped or wedged in the kernel on its own host: a retest's fresh process passing
+        # does not make that a moment of the path
+        return "bad", False
     statuses = [_test_status(original, link["retests_of"].get(test, []), bad_verdicts)
                 for test, original in link["original_of"].items()]
     if "bad" in statuses:

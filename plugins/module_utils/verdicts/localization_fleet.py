@@ -156,15 +156,31 @@ def explained_by_some_hosts(view, rail, suspects, bad_pairs=None):
     return any(status == "good" and not pair & named for pair, status in links)
 
 
+# the fewest hosts of a rail whose every pair fails for the fabric to be more than the likelier reading: with
+# four, every host but one bad at once (three faults) fails every pair too, and the tests cannot tell them apart
+SEPARABLE_FLEET = 5
+OR_HOSTS = ", or %d of its %d hosts at once: not separable by these tests"
+
+
 def fleet_component(view, rail, nodes):
     rail_links = [l for (r, _p), l in view.links.items() if r == rail and l["status"] != "unknown"]
     bad = [l for l in rail_links if l["status"] == "bad"]
     return component(
         "fleet", "*", None, rail, [rail], view.rail_devices(nodes, rail),
-        "rail %s: every host has mostly bad links (%d of %d links bad)" % (rail, len(bad), len(rail_links)),
+        "rail %s: every host has mostly bad links (%d of %d links bad)%s" % (
+            rail, len(bad), len(rail_links), OR_HOSTS % (len(nodes) - 1, len(nodes)) if not_separable_lines(
+                rail, nodes, bad, rail_links) else ""),
         ["rail %s: %d of %d links bad, on all %d hosts" % (rail, len(bad), len(rail_links), len(nodes))]
-        + control_lines(rail, bad) + link_lines(bad, 6),
-        {"total": len(rail_links), "bad": len(bad)}, "high" if len(nodes) >= 4 else "medium")
+        + control_lines(rail, bad) + not_separable_lines(rail, nodes, bad, rail_links) + link_lines(bad, 6),
+        {"total": len(rail_links), "bad": len(bad)}, "high" if len(nodes) >= SEPARABLE_FLEET else "medium")
+
+
+def not_separable_lines(rail, nodes, bad, rail_links):
+    """Where every link of a small rail failed: the reading the tests cannot rule out, all hosts but one bad."""
+    if len(nodes) >= SEPARABLE_FLEET or len(bad) != len(rail_links):
+        return []
+    return ["rail %s: not separable from %d of its %d hosts bad at once, which would fail every pair too; a fifth "
+            "host, or a host known to be good, tells them apart" % (rail, len(nodes) - 1, len(nodes))]
 
 
 def control_lines(rail, bad):
@@ -186,9 +202,12 @@ def every_rail_component(view, fleets):
     nodes = set(n for r in rails for n in view.hosts_of_rail.get(r, ()))
     comp = component(
         "fleet", "*", None, None, rails, sorted(set(d for c in fleets for d in c["devices"])),
-        "every rail fails across its hosts (%d of %d links bad, %d hosts, %d rails): one cause they all share" % (
-            bad, total, len(nodes), len(rails)),
-        [line for c in fleets for line in c["evidence"][:2]], {"total": total, "bad": bad}, "high")
+        "every rail fails across its hosts (%d of %d links bad, %d hosts, %d rails): one cause they all share%s" % (
+            bad, total, len(nodes), len(rails), OR_HOSTS % (len(nodes) - 1, len(nodes)) if any(
+                "not separable" in line for c in fleets for line in c["evidence"]) else ""),
+        [line for c in fleets for line in c["evidence"][:2] + [
+            line for line in c["evidence"][2:] if "not separable" in line]],
+        {"total": total, "bad": bad}, "high" if all(c["confidence"] == "high" for c in fleets) else "medium")
     comp["fix"] = FIX["fleet"] + "; on every rail at once, the expectation and the test first"
     return comp
 

@@ -56,7 +56,8 @@ def blame_sides(view, implicated, fleet_rails, switched=()):
 
     ``implicated``: (host, rail) -> why (``majority``, ``partner``, ``error``, ``hung``). Every
     bad link no suspect explains is judged by :func:`blamed_sides` first; a side that hung is
-    implicated on every rail it has (its host, not its NIC, failed to answer). Only then are
+    implicated on every rail it has (its host, not its NIC, failed to answer), and a side found stopped or
+    stuck in the kernel (``link["stuck"]``) is, whatever suspect explains its link. Only then are
     the links left open whose hosts are both unimplicated on that rail, so a run never blames a
     host and calls one of its links bad while both hosts are good. ``switched``: the (host, rail)
     pairs behind a faulty switch (:func:`switch_components`), whose bad links that switch explains.
@@ -67,7 +68,12 @@ def blame_sides(view, implicated, fleet_rails, switched=()):
     bad = [(rail, pair, link) for (rail, pair), link in view.sorted_links()
            if link["status"] == "bad" and rail not in fleet_rails
            and not any((n, rail) in switched for n in pair)]
-    for rail, pair, _link in bad:
+    for rail, pair, link in bad:
+        # a process its own host stopped or wedged is that host's whatever else its peer has (a slow peer
+        # explains a slow link, not a stopped process)
+        for node in link.get("stuck") or ():
+            for each in sorted(view.rails_of.get(node, set([rail])) - fleet_rails):
+                implicated.setdefault((node, each), "hung")
         if any((n, rail) in suspects for n in pair):
             continue
         for node, why in blamed_sides(view, rail, pair):

@@ -129,13 +129,28 @@ def _rail_components(view, rail, leaves, failing, placed):
 
 
 def _cut_off(view, rail, leaves, leaf):
-    """Whether every host behind ``leaf`` (two or more) fails with most of the hosts behind the other leaves
-    while those pass with each other (most of their links among themselves good)."""
+    """Whether the hosts behind ``leaf`` (two or more) fail with most of the hosts behind the other leaves
+    while those pass with each other (most of their links among themselves good).
+
+    A host's tests across the leaf are its first-pass links and its partner retests with hosts behind the other
+    leaves. A host with neither is no evidence either way: a ring pairs the hosts in the middle of a leaf only
+    with their neighbours behind it, so with more than two hosts per leaf only the two at its ends cross it in
+    the first pass; every other host must fail across, and at least two must."""
     hosts = leaves[leaf]
     others = [h for other, members in leaves.items() if other != leaf for h in members]
     if len(hosts) < 2 or _most(_statuses(view, rail, others, others, inner=True)) != "good":
         return False
-    return all(_most(_statuses(view, rail, [host], others)) == "bad" for host in hosts)
+    across = [_statuses(view, rail, [host], others) + _partner_statuses(view, rail, host, others) for host in hosts]
+    measured = [statuses for statuses in across if statuses]
+    return len(measured) >= 2 and all(_most(statuses) == "bad" for statuses in measured)
+
+
+def _partner_statuses(view, rail, host, peers):
+    """The statuses (good or bad) of the partner retests of ``host`` on ``rail`` with one of ``peers``."""
+    results, bad, good = view.partner_view(host, rail)
+    peers = set(peers)
+    return ["bad" if res in bad else "good" for res in results
+            if res.get("partner") in peers and (res in bad or res in good)]
 
 
 def _statuses(view, rail, hosts, peers, inner=False):

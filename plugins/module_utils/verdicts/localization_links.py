@@ -193,13 +193,31 @@ def flaky_host_components(view, fraction, minimum, fleet_rails=()):
 
 
 def flaky_link_components(view, grouped, fleet_rails=()):
-    """One ``flaky`` component per flaky link not in ``grouped`` nor on ``fleet_rails``."""
+    """One ``flaky`` component per flaky link not in ``grouped`` nor on ``fleet_rails``; a link whose one side
+    never answered once (its process hung or never started, ``view.hung``) is that side's host, flaky."""
     out = []
+    hung_once = {}
     for (rail, pair), link in view.sorted_links():
         if link["status"] != "flaky" or (rail, pair) in grouped or rail in fleet_rails:
+            continue
+        hung = [host for host in pair if (rail, host) in view.hung]
+        if len(hung) == 1:
+            hung_once.setdefault(hung[0], []).append(link)
             continue
         out.append(component(
             "flaky", pair[0], pair[1], rail, [rail], view.rail_devices(pair, rail),
             "link %s - %s (rail %s) failed once and passed on retest (transient, not failed)" % (pair[0], pair[1], rail),
             link_lines([link], 1), {"total": 1, "bad": 0, "flaky": 1}, "medium"))
-    return out
+    return [hung_once_component(view, host, links) for host, links in sorted(
+        hung_once.items(), key=lambda item: natural_key(item[0]))] + out
+
+
+def hung_once_component(view, host, links):
+    """``host`` flaky: its side of ``links`` never answered once, and their retests passed. The host's process
+    hung, not the path: its peers only waited for it."""
+    rails = sorted(set(link["rail"] for link in links))
+    return component(
+        "flaky", host, None, None, rails, view.host_devices(host, rails),
+        "%s: its side of %d test(s) never answered once (the process hung or never started) and passed on retest "
+        "(transient, on the host, not its links)" % (host, len(links)), link_lines(links, 4),
+        {"total": len(links), "bad": 0, "flaky": len(links)}, "medium")
