@@ -24,6 +24,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes im
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import srun_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gid
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import transport
@@ -237,6 +238,20 @@ def collective_env(label, value, ctx):
 
 def mca(label, value, ctx):
     call_check(label, value, mpi_cmd.check_mca, value)
+
+
+def collective_launcher_program(label, value, ctx):
+    """mpirun's file name is a launcher's, srun's with launcher srun (only the form: the program runs on a host)."""
+    program = "srun" if ctx.get("commcheck_collective_launcher") == "srun" else "mpirun"
+    rules_check(label, rules.check_program, value, program, None, False)
+
+
+def slurm_job_id(label, value, ctx):
+    if value == "":
+        return
+    if ctx.get("commcheck_collective_launcher") != "srun":
+        fail(label, value, "is srun's allocation: it needs commcheck_collective_launcher=srun")
+    call_check(label, value, srun_cmd.check_job_id, value, label)
 
 
 def ssh_config(label, value, ctx):
