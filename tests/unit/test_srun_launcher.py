@@ -30,6 +30,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import collective_spec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import srun_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -220,3 +221,14 @@ def test_the_job_id_defaults_to_the_allocation_the_module_runs_in(monkeypatch, c
     monkeypatch.delenv("SLURM_JOB_ID")
     result = run_module(collective, monkeypatch, capsys, args, check_mode=True)
     assert result["failed"] and "inside an allocation" in result["msg"]
+
+
+@pytest.mark.parametrize("line,hint", [
+    ("srun: error: Unable to create step for job 4242: Requested node configuration is not available",
+     "allocation does not hold"),
+    ("srun: error: Unable to confirm allocation for job 999: Invalid job id specified", "allocation does not hold"),
+    ("srun: error: Task launch for StepId=4242.0 failed on node gpu-a02: Job credential expired", "slurmd runs"),
+])
+def test_srun_refusing_a_step_says_whether_the_allocation_or_a_node_is_at_fault(line, hint):
+    errors = parse_nccl_tests(line + "\n")["errors"]
+    assert [e["code"] for e in errors][:1] == ["mpi_launch_failed"] and hint in errors[0]["hint"], errors
