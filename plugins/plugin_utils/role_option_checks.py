@@ -241,9 +241,22 @@ def mca(label, value, ctx):
 
 
 def collective_launcher_program(label, value, ctx):
-    """mpirun's file name is a launcher's, srun's with launcher srun (only the form: the program runs on a host)."""
-    program = "srun" if ctx.get("commcheck_collective_launcher") == "srun" else "mpirun"
-    rules_check(label, rules.check_program, value, program, None, False)
+    """mpirun's file name is a launcher's (only the form: the program runs on a host); with launcher srun the
+    launcher's rule says whether it is srun's, naming the launcher that asks for it."""
+    if ctx.get("commcheck_collective_launcher") == "srun":
+        rules_check(label, rules.check_binary, value, None, False)
+    else:
+        rules_check(label, rules.check_program, value, "mpirun", None, False)
+
+
+def collective_launcher(label, value, ctx):
+    """srun is started as commcheck_collective_mpirun: that must name srun."""
+    program = ctx.get("commcheck_collective_mpirun", "mpirun")
+    if value == "srun" and isinstance(program, str):
+        try:
+            srun_cmd.check_srun(program, "commcheck_collective_mpirun")
+        except OptionError as exc:
+            fail(label, value, "starts its steps with commcheck_collective_mpirun, which must name srun: %s" % exc)
 
 
 def slurm_job_id(label, value, ctx):

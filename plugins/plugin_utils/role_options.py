@@ -187,7 +187,8 @@ RULES = {
     "commcheck_mpi_mca": kit.described(checks.mca, "MCA parameter names, one-line values"),
     "commcheck_mpi_ssh_config": kit.names_files(kit.described(
         checks.ssh_config, "an absolute path without spaces, or ''"), "a configuration file"),
-    "commcheck_collective_launcher": kit.by_spec(),
+    "commcheck_collective_launcher": kit.described(checks.collective_launcher, "srun needs "
+                                                   "commcheck_collective_mpirun to name srun"),
     "commcheck_collective_mpirun": kit.names_files(kit.described(
         checks.collective_launcher_program, "an absolute path or a command name of mpirun (srun with launcher "
                                             "srun)"), "a program"),

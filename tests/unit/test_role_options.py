@@ -732,7 +732,10 @@ def test_the_library_decides_which_collectives_and_datatypes_exist():
 def test_the_launcher_decides_which_program_and_allocation_it_takes():
     srun = {"commcheck_collective_launcher": "srun", "commcheck_collective_mpirun": "srun"}
     assert _check(srun) == []
-    assert "is not srun" in _check(dict(srun, commcheck_collective_mpirun="mpirun"))[0]
+    assert _check(dict(srun, commcheck_collective_mpirun="mpirun")) == [
+        "commcheck_collective_launcher: 'srun' starts its steps with commcheck_collective_mpirun, which must name "
+        "srun: commcheck_collective_mpirun 'mpirun' is not srun: the program's file name must be srun (or hold it "
+        "as a word, like srun-1.30)"]
     assert "is not mpirun" in _check({"commcheck_collective_mpirun": "srun"})[0]
     assert _check({"commcheck_collective_slurm_job_id": "4242"}) == [
         "commcheck_collective_slurm_job_id: '4242' is srun's allocation: it needs commcheck_collective_launcher=srun"]

@@ -163,6 +163,13 @@ def relay(proc, width, label):
         target.flush()
 
 
+def task_environment(options):
+    """What of the caller's environment the tasks get: all of it with --export=ALL (the default), none with NONE."""
+    if not options.get("export", "ALL").startswith("ALL"):
+        return {}
+    return dict((key, value) for key, value in os.environ.items() if FORWARDED.match(key))
+
+
 def run_step(cluster, cluster_file, options, program):
     job, held = allocation(cluster, options)
     if options.get("mpi", "pmix") not in MPI_TYPES:
@@ -176,12 +183,12 @@ def run_step(cluster, cluster_file, options, program):
     if not program:
         fail("srun: fatal: No command given to execute.")
     step = next_step(cluster_file, job, nodes, ntasks)
-    env = dict((k, v) for k, v in os.environ.items() if FORWARDED.match(k)) if options.get("export", "ALL") \
-        .startswith("ALL") else {}
+    env = task_environment(options)
     env.update(SLURM_JOB_ID=job, SLURM_STEP_ID=str(step), SLURM_NTASKS=str(ntasks), SLURM_NNODES=str(len(nodes)),
                SLURM_NTASKS_PER_NODE=str(per_node), SLURM_STEP_NODELIST=",".join(nodes))
     proc = subprocess.Popen(mpirun_argv(cluster, nodes, per_node, program, env), env=dict(os.environ, **env),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+
     def forward(signum, _frame):
         proc.send_signal(signum)
 
