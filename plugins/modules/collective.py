@@ -17,7 +17,9 @@ description:
     (O(launcher=openmpi)) gets C(mpirun [--allow-run-as-root] -np N -H h1:K,h2:K --map-by ppr:K:node
     -x NAME=value ... --mca key value ... BINARY ...); MPICH / Intel MPI (O(launcher=mpich)) gets
     C(mpirun -f HOSTFILE -n N -genv NAME value ... BINARY ...) with a hostfile of C(host:K) lines written to
-    O(workdir).
+    O(workdir). Slurm (O(launcher=srun)) gets one step of the allocation O(slurm_job_id) per run, C(env NAME=value ...
+    srun --jobid=JOB --mpi=pmix --nodes=N --ntasks=N*K --ntasks-per-node=K --nodelist=n1,n2 [--gpus-per-node=G]
+    --kill-on-bad-exit=1 --label --export=ALL --time=MINUTES BINARY ...), the hosts' addresses being Slurm node names.
   - nccl-tests gets C(<op>_perf -b MIN -e MAX -f FACTOR -g GPUS -n ITERS -w WARMUP -c CHECK -d TYPE [-o OP]
     [-r ROOT] [-J FILE.json]); hccl_test gets C(<op>_test -p NPUS -b MIN -e MAX -f FACTOR -n ITERS -w WARMUP
     -c CHECK -d TYPE [-o OP] [-r ROOT]).
@@ -31,7 +33,7 @@ description:
     file is read for full-precision numbers; otherwise its text output is parsed. Either way the output is
     parsed with C(clusterops.commcheck.parse_nccl_tests) / C(clusterops.commcheck.parse_hccl_test).
   - The whole C(mpirun) runs under O(timeout); on timeout its process group is killed, and Open MPI's daemons
-    on the other hosts end with it.
+    on the other hosts end with it (srun forwards the signal to its tasks; its C(--time) is O(timeout) too).
   - When nobody waits for the result any more (C(ansible-playbook) was interrupted, so the module's output pipe
     closed, or the module got SIGTERM, SIGHUP or SIGINT), C(mpirun) is stopped the same way within about a
     second, its daemons and ranks on every host with it, and no further run (bisection) starts.
@@ -88,9 +90,8 @@ options:
     type: int
     default: 1
   processes_per_node:
-    description:
-      - Processes started on each host. Default O(gpus_per_node) / O(gpus_per_process) for nccl-tests and
-        O(gpus_per_node) for hccl_test.
+    description: Processes started on each host. Default O(gpus_per_node) / O(gpus_per_process) for nccl-tests and
+      O(gpus_per_node) for hccl_test.
     type: int
   min_bytes:
     description: Smallest message size (C(-b)), in bytes or with a K, M or G suffix (powers of 1024).
@@ -168,16 +169,23 @@ options:
   launcher:
     description:
       - V(openmpi) for Open MPI's C(mpirun -H); V(mpich) for the MPICH / Intel MPI hydra style
-        C(mpirun -f hostfile -n N) that hccl_test's documentation uses.
+        C(mpirun -f hostfile -n N) that hccl_test's documentation uses; V(srun) for Slurm's C(srun --mpi=pmix)
+        inside the allocation O(slurm_job_id) (O(transport=host) only; no O(mca), O(ssh_config)).
     type: str
     default: openmpi
-    choices: [openmpi, mpich]
+    choices: [openmpi, mpich, srun]
   mpirun:
     description:
       - The launcher binary, a name looked up on E(PATH) of the launcher or an absolute path (no relative path, no
-        C(..)).
+        C(..)). With O(launcher=srun) its file name must be C(srun), and C(srun --version) must print Slurm's
+        version line before the first run.
     type: str
     default: mpirun
+  slurm_job_id:
+    description:
+      - With O(launcher=srun), the job id of the allocation the runs are steps of (C(--jobid)); default the
+        E(SLURM_JOB_ID) of the module's environment (inside C(salloc) or C(sbatch)). Without either the task fails.
+    type: str
   allow_run_as_root:
     description: Add C(--allow-run-as-root) (Open MPI refuses to run as root without it).
     type: bool
@@ -189,16 +197,14 @@ options:
         every host.
     type: path
   json_output:
-    description:
-      - Use nccl-tests' C(-J) JSON file. V(auto) uses it when the binary's C(--help) lists C(-J,--output_file);
-        V(always) fails when it does not; V(never) parses the text output only. Ignored for hccl_test.
+    description: Use nccl-tests' C(-J) JSON file. V(auto) uses it when the binary's C(--help) lists C(-J,--output_file);
+      V(always) fails when it does not; V(never) parses the text output only. Ignored for hccl_test.
     type: str
     default: auto
     choices: [auto, always, never]
   detect_transport:
-    description:
-      - For nccl-tests, add C(NCCL_DEBUG=INFO) and C(NCCL_DEBUG_SUBSYS=INIT,NET) (unless O(env) sets
-        C(NCCL_DEBUG)) so the output says which network NCCL used (C(Using network IB) / C(Socket)).
+    description: For nccl-tests, add C(NCCL_DEBUG=INFO) and C(NCCL_DEBUG_SUBSYS=INIT,NET) (unless O(env) sets
+      C(NCCL_DEBUG)) so the output says which network NCCL used (C(Using network IB) / C(Socket)).
     type: bool
     default: true
   timeout:
@@ -209,10 +215,8 @@ options:
     description: Expected bus bandwidth in GB/s; takes precedence over O(nic_rates_gbps).
     type: float
   nic_rates_gbps:
-    description:
-      - Link rates (Gb/s) of the NICs one node uses for the collective, for example
-        C([400, 400, 400, 400, 400, 400, 400, 400]); the expected bus bandwidth is their sum / 8 x
-        O(link_efficiency).
+    description: Link rates (Gb/s) of the NICs one node uses for the collective, for example
+      C([400, 400, 400, 400, 400, 400, 400, 400]); the expected bus bandwidth is their sum / 8 x O(link_efficiency).
     type: list
     elements: float
     default: []
@@ -254,9 +258,8 @@ options:
     type: bool
     default: false
   bisect_max_runs:
-    description:
-      - Most runs (not rounds), the pool run included, bisection may make; a round that would go past it is
-        not started. Default 2 x hosts + 3.
+    description: Most runs (not rounds), the pool run included, bisection may make; a round that would go past it is
+      not started. Default 2 x hosts + 3.
     type: int
   bisect_confirm:
     description:
@@ -483,6 +486,8 @@ bisect:
   type: dict
 '''
 
+import os
+
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
@@ -520,8 +525,9 @@ ARGUMENT_SPEC = dict(
     root=dict(type="int", default=0),
     env=dict(type="dict", default={}),
     mca=dict(type="dict", default={}),
-    launcher=dict(type="str", default="openmpi", choices=["openmpi", "mpich"]),
+    launcher=dict(type="str", default="openmpi", choices=["openmpi", "mpich", "srun"]),
     mpirun=dict(type="str", default="mpirun"),
+    slurm_job_id=dict(type="str"),
     allow_run_as_root=dict(type="bool", default=False),
     binary_dir=dict(type="path"),
     json_output=dict(type="str", default="auto", choices=["auto", "always", "never"]),
@@ -566,6 +572,8 @@ def run_checked(module, runner, result):
 def main():
     module = checked_module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     install_cleanup_handlers()
+    if module.params["launcher"] == "srun" and not module.params["slurm_job_id"]:
+        module.params["slurm_job_id"] = os.environ.get("SLURM_JOB_ID")
     try:
         spec = collective_spec.validate(module.params)
     except rules.OptionError as exc:

@@ -24,6 +24,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes im
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import srun_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gid
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import transport
@@ -237,6 +238,33 @@ def collective_env(label, value, ctx):
 
 def mca(label, value, ctx):
     call_check(label, value, mpi_cmd.check_mca, value)
+
+
+def collective_launcher_program(label, value, ctx):
+    """mpirun's file name is a launcher's (only the form: the program runs on a host); with launcher srun the
+    launcher's rule says whether it is srun's, naming the launcher that asks for it."""
+    if ctx.get("commcheck_collective_launcher") == "srun":
+        rules_check(label, rules.check_binary, value, None, False)
+    else:
+        rules_check(label, rules.check_program, value, "mpirun", None, False)
+
+
+def collective_launcher(label, value, ctx):
+    """srun is started as commcheck_collective_mpirun: that must name srun."""
+    program = ctx.get("commcheck_collective_mpirun", "mpirun")
+    if value == "srun" and isinstance(program, str):
+        try:
+            srun_cmd.check_srun(program, "commcheck_collective_mpirun")
+        except OptionError as exc:
+            fail(label, value, "starts its steps with commcheck_collective_mpirun, which must name srun: %s" % exc)
+
+
+def slurm_job_id(label, value, ctx):
+    if value == "":
+        return
+    if ctx.get("commcheck_collective_launcher") != "srun":
+        fail(label, value, "is srun's allocation: it needs commcheck_collective_launcher=srun")
+    call_check(label, value, srun_cmd.check_job_id, value, label)
 
 
 def ssh_config(label, value, ctx):

@@ -187,8 +187,12 @@ RULES = {
     "commcheck_mpi_mca": kit.described(checks.mca, "MCA parameter names, one-line values"),
     "commcheck_mpi_ssh_config": kit.names_files(kit.described(
         checks.ssh_config, "an absolute path without spaces, or ''"), "a configuration file"),
-    "commcheck_collective_launcher": kit.by_spec(),
-    "commcheck_collective_mpirun": kit.binary(program="mpirun"),
+    "commcheck_collective_launcher": kit.described(checks.collective_launcher, "srun needs "
+                                                   "commcheck_collective_mpirun to name srun"),
+    "commcheck_collective_mpirun": kit.names_files(kit.described(
+        checks.collective_launcher_program, "an absolute path or a command name of mpirun (srun with launcher "
+                                            "srun)"), "a program"),
+    "commcheck_collective_slurm_job_id": kit.described(checks.slurm_job_id, "a Slurm job id (digits), or ''"),
     "commcheck_collective_allow_run_as_root": kit.by_spec(),
     "commcheck_collective_binary_dir": kit.names_files(kit.path(empty=True), "a directory of programs"),
     "commcheck_collective_json_output": kit.by_spec(),

@@ -130,6 +130,8 @@ GOOD = {
     "commcheck_mpi_ssh_config": "/etc/commcheck/ssh_config",
     "commcheck_collective_launcher": "mpich",
     "commcheck_collective_mpirun": "/opt/openmpi/bin/mpirun",
+    "commcheck_collective_slurm_job_id": {"commcheck_collective_slurm_job_id": "4242",
+                                          "commcheck_collective_launcher": "srun", "commcheck_collective_mpirun": "srun"},
     "commcheck_collective_allow_run_as_root": True,
     "commcheck_collective_binary_dir": "/opt/nccl-tests/build",
     "commcheck_collective_json_output": "never",
@@ -335,7 +337,10 @@ HOSTILE = {
     "commcheck_collective_env": ({"LD_PRELOAD": "/tmp/x.so"}, "'LD_PRELOAD'"),
     "commcheck_mpi_mca": ({"plm_rsh_agent": "/tmp/evil"}, "'plm_rsh_agent'"),
     "commcheck_mpi_ssh_config": ("/etc/ssh config", "'/etc/ssh config'"),
-    "commcheck_collective_launcher": ("srun", "is not one of"),
+    "commcheck_collective_launcher": ("slurm", "is not one of"),
+    "commcheck_collective_slurm_job_id": ({"commcheck_collective_slurm_job_id": "12;id",
+                                           "commcheck_collective_launcher": "srun", "commcheck_collective_mpirun": "srun"},
+                                          "is not a Slurm job id"),
     "commcheck_collective_mpirun": ("bin/mpirun", "must be an absolute path or a command name"),
     "commcheck_collective_allow_run_as_root": ("root", "is not a boolean"),
     "commcheck_collective_binary_dir": ("build", "must be an absolute path"),
@@ -722,6 +727,18 @@ def test_the_library_decides_which_collectives_and_datatypes_exist():
     assert _check({"commcheck_collective_library": "auto", "commcheck_collective_ops": ["sendrecv"]}) == []
     assert _check({"commcheck_collective_library": "hccl", "commcheck_collective_datatype": "fp16"}) == []
     assert _check({"commcheck_collective_library": "nccl", "commcheck_collective_datatype": "fp16"})
+
+
+def test_the_launcher_decides_which_program_and_allocation_it_takes():
+    srun = {"commcheck_collective_launcher": "srun", "commcheck_collective_mpirun": "srun"}
+    assert _check(srun) == []
+    assert _check(dict(srun, commcheck_collective_mpirun="mpirun")) == [
+        "commcheck_collective_launcher: 'srun' starts its steps with commcheck_collective_mpirun, which must name "
+        "srun: commcheck_collective_mpirun 'mpirun' is not srun: the program's file name must be srun (or hold it "
+        "as a word, like srun-1.30)"]
+    assert "is not mpirun" in _check({"commcheck_collective_mpirun": "srun"})[0]
+    assert _check({"commcheck_collective_slurm_job_id": "4242"}) == [
+        "commcheck_collective_slurm_job_id: '4242' is srun's allocation: it needs commcheck_collective_launcher=srun"]
 
 
 def test_sizes_must_be_in_order():

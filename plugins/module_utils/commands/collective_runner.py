@@ -25,6 +25,7 @@ import threading
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as plan_utils
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import bisection
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import srun_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
@@ -36,17 +37,20 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.outpu
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
     OUTPUT_TOO_LARGE, too_large_entry)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import CommandError, ControllerGone
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import config_file_problem
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
+    config_file_problem, identity_error)
 
 # What the module itself finds before mpirun runs: code -> (likely cause, fix); the launcher's and the
 # tests' own errors are the parsers' (parse_nccl_tests, parse_hccl_test).
 COLLECTIVE_ERRORS = {
     "mpirun_not_found": ("The MPI launcher (mpirun) is not installed on the launcher host",
-                         "install Open MPI (or MPICH for launcher=mpich) on the launcher host, or set mpirun to its "
-                         "path"),
+                         "install Open MPI (MPICH for launcher=mpich, Slurm's client for launcher=srun) on the "
+                         "launcher host, or set mpirun to its path"),
     "binary_not_found": ("The test binary (nccl-tests' <op>_perf, hccl_test's <op>_test) is not in binary_dir (or on "
                          "PATH) on the launcher host",
                          "install the tests at the same path on every host and set binary_dir"),
+    "launcher_not_srun": ("The launcher program given for launcher=srun did not print Slurm's version line to "
+                          "srun --version", "set mpirun to Slurm's srun (a command name or its absolute path)"),
     "ssh_config_unusable": ("The ssh configuration for mpirun (ssh_config) is not a readable regular file in the "
                             "launcher pod", "give mpirun's ssh a configuration file that exists in the launcher pod"),
     "output_too_large": OUTPUT_TOO_LARGE,
@@ -122,6 +126,13 @@ class CollectiveRunner(object):
         if self.params["launcher"] == "mpich":
             hostfile = self.work_file("hostfile-%s" % tag)
         layout = dict(spec["layout"], np=spec["layout"]["processes_per_node"] * len(hosts))
+        if self.params["launcher"] == "srun":
+            # nccl-tests drives GPUs, which Slurm hands out; hccl_test's NPUs are no Slurm GPUs
+            gpus = self.params["gpus_per_node"] if spec["library"] == "nccl" else None
+            argv = srun_cmd.srun_argv(spec["slurm_job_id"], hosts, layout["processes_per_node"], program,
+                                      env=spec["env"], srun=self.params["mpirun"], gpus_per_node=gpus,
+                                      timeout=self.params["timeout"])
+            return argv, None, json_file, layout
         argv = mpi_cmd.launcher_argv(self.params["launcher"], hosts, layout, program, env=spec["env"],
                                      mca=spec["mca"], mpirun=self.params["mpirun"],
                                      allow_run_as_root=self.params["allow_run_as_root"], hostfile=hostfile,
@@ -144,6 +155,12 @@ class CollectiveRunner(object):
             return {"verdict": "error", "cause": "the launcher %s is not installed on the launcher host" % rules.show(mpirun),
                     "fix": COLLECTIVE_ERRORS["mpirun_not_found"][1],
                     "errors": [{"code": "mpirun_not_found", "message": mpirun}]}
+        if self.params["launcher"] == "srun":
+            # srun acts on the cluster: it says it is Slurm's before it starts a step
+            problem = identity_error(self.transport, self.transport.which(mpirun), "srun", "mpirun")
+            if problem:
+                return {"verdict": "error", "cause": problem, "fix": COLLECTIVE_ERRORS["launcher_not_srun"][1],
+                        "errors": [{"code": "launcher_not_srun", "message": problem}]}
         if self.params["ssh_config"] and self.transport.remote:
             problem = config_file_problem(self.transport, "ssh_config", self.params["ssh_config"], sensitive=False,
                                           text=None)

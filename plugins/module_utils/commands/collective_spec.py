@@ -16,6 +16,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_expectation
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import srun_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 
 MAX_TIMEOUT_S = 7 * 24 * 3600
@@ -92,10 +93,10 @@ def validate(params):
         env["NCCL_DEBUG"] = "INFO"
         env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET")
     mca = mpi_cmd.check_mca(params["mca"])
-    if params["launcher"] == "mpich" and mca:
-        raise mpi_cmd.MpiCmdError("mca options are Open MPI's; the mpich launcher does not take them")
+    if params["launcher"] != "openmpi" and mca:
+        raise mpi_cmd.MpiCmdError("mca options are Open MPI's; the %s launcher does not take them" % params["launcher"])
     launch = check_launch(params)
-    mpi_cmd.check_mpirun(params["mpirun"])
+    job_id = check_launcher(params, hosts)
     binary = mpi_cmd.binary_path(library, params["operation"], params["binary_dir"])
     for index, device in enumerate(params["ib_devices"]):
         rules.check_name("ib_devices[%d]" % index, device, "rdma_device")
@@ -106,7 +107,26 @@ def validate(params):
     expected, formula, expectation = expectation_of(params)
     return {"library": library, "test": test, "hosts": hosts, "layout": layout, "env": env, "mca": mca,
             "launch": launch, "binary": binary, "expected": expected, "formula": formula,
-            "expectation": expectation}
+            "expectation": expectation, "slurm_job_id": job_id}
+
+
+def check_launcher(params, hosts):
+    """The launcher program is the launcher's; srun's allocation (its job id) and node names. Returns the job id
+    (None for mpirun)."""
+    if params["launcher"] != "srun":
+        mpi_cmd.check_mpirun(params["mpirun"])
+        if params.get("slurm_job_id") not in (None, ""):
+            rules.fail("slurm_job_id", params["slurm_job_id"], "is srun's: it needs launcher=srun")
+        return None
+    srun_cmd.check_srun(params["mpirun"])
+    if params["transport"] != "host":
+        rules.fail("launcher", "srun", "runs on a Slurm node: it needs transport=host")
+    for index, host in enumerate(hosts):
+        srun_cmd.check_node(host["address"], "hosts[%d]" % index)
+    if params.get("slurm_job_id") in (None, ""):
+        raise mpi_cmd.MpiCmdError("launcher=srun runs the collective inside an allocation: set slurm_job_id, or run "
+                                  "the module where SLURM_JOB_ID is set (inside salloc or sbatch)")
+    return srun_cmd.check_job_id(params["slurm_job_id"])
 
 
 def expectation_of(params):

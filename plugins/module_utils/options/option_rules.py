@@ -307,6 +307,8 @@ PROGRAMS = {
                        r'^Client Version: (?:v\d+\.\d+|version\.Info\{.*GitVersion:"v\d+\.\d+)'),
     # scontrol --version: 'slurm 23.11.4' (Debian and Ubuntu build: 'slurm-wlm 21.08.5')
     "scontrol": Program("scontrol", ("scontrol",), ("--version",), r"^slurm(?:-wlm)? \d+\.\d+"),
+    # srun --version: the same line as scontrol's (Slurm's commands print one version line)
+    "srun": Program("srun", ("srun",), ("--version",), r"^slurm(?:-wlm)? \d+\.\d+"),
     # mpirun of Open MPI (orterun, prterun) or MPICH / Intel MPI (mpiexec, mpiexec.hydra), Debian's mpirun.openmpi
     "mpirun": Program("mpirun", ("mpirun", "mpiexec", "orterun", "prterun")),
 }

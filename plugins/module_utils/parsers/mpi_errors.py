@@ -133,6 +133,14 @@ _RULES = [
      re.compile(r"ssh: connect to host|Permission denied \(publickey|Host key verification failed"
                 r"|Connection closed by (?:remote host|[\d.]+ port)|ssh_exchange_identification|kex_exchange_identification"),
      "Set up passwordless ssh (key, known_hosts) from the launch node to every node on the port mpirun uses."),
+    # srun refuses a step the allocation cannot hold before any task starts: nodes outside it, unknown nodes, more
+    # GPUs than it has, or a job that is gone ("Unable to confirm allocation for job 7: Invalid job id specified")
+    ("mpi_launch_failed", ("Unable to create step for job", "Unable to confirm allocation for job"),
+     re.compile(r"Unable to create step for job \S+: (?:Requested node configuration is not available|Invalid node "
+                r"name specified|Invalid generic resource)|Unable to confirm allocation for job"),
+     "The step asked for what the allocation does not hold (nodes outside it or unknown, more GPUs than it has) or "
+     "the job has ended: test the allocation's own nodes (scontrol show job <id>: NodeList) with its job id, or "
+     "allocate the nodes to test (salloc -w)."),
     ("mpi_launch_failed", ("Task launch for", "Application launch failed", "Unable to create step for job"),
      re.compile(r"Task launch for \S+ failed on node|Application launch failed|Unable to create step for job"),
      "Slurm could not start the job step on a node: check that slurmd runs there (scontrol show node), that munge "
