@@ -23,10 +23,10 @@ description:
     identity. With the RDMA check, it fails, nothing having run, when a device asked for is not on its host,
     when two inventory names reach one machine or when rails of two hosts share an address.
   - O(step=decide) decides what each check runs on from each host's tool probe and discovery facts and its own
-    C(commcheck_collective_binary_dir), C(commcheck_collective_mpirun) and C(commcheck_require_accelerators):
-    the collective library, the hosts of each check and one C(skipped) record per check a host cannot run.
-  - O(step=runs) says whether the check O(check) runs: planned, and enough of the hosts the decision
-    (C(commcheck_oneclick_decision)) chose for it still in the play (two for a pair check; one, and a library,
+    C(commcheck_collective_binary_dir), C(commcheck_collective_mpirun) and C(commcheck_require_accelerators),
+    giving the collective library, the hosts of each check and one C(skipped) record per check a host cannot run.
+  - O(step=runs) says whether the check O(check) runs (planned, and enough of the hosts the decision
+    (C(commcheck_oneclick_decision)) chose for it still in the play - two for a pair check, one and a library
     for the collective).
   - O(step=lost) makes one finding record per host that left the run from O(probe).
   - This is an action plugin; it runs on the controller only and never connects to a host.

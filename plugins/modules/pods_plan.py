@@ -24,7 +24,7 @@ description:
     as RV(files); a C(commcheck_k8s_node_selector) is resolved by test_pods in check mode (nothing is created).
   - O(step=create) creates one test pod per node (test_pods C(state=present)); O(step=attach) reads the
     existing pods of C(commcheck_k8s_existing_pods) (existing_pods C(state=attached)).
-  - O(step=hosts) gives the C(ansible.builtin.add_host) entry of each pod of O(result) as RV(hosts): named after
+  - O(step=hosts) gives the C(ansible.builtin.add_host) entry of each pod of O(result) as RV(hosts), named after
     its node (C(commcheck_k8s_host_name=node)) unless that node carries several of the pods, in group
     C(commcheck_k8s_group), reached with C(kubectl exec), then C(commcheck_k8s_pod_vars) and the
     C(commcheck_k8s_node_vars) of its node on top.

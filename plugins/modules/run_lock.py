@@ -30,7 +30,7 @@ options:
     description:
       - V(present) takes the host for O(run_id), V(absent) gives it back if O(run_id) holds it.
       - V(held), run once after the hosts were taken (each host's result registered as C(commcheck_run_lock),
-        as the one-click role does), contacts no host: it fails naming the runs that hold hosts of the play
+        as the one-click role does), contacts no host and fails naming the runs that hold hosts of the play
         (the message of each host that could not be taken), and passes when none does.
     type: str
     choices: [present, absent, held]
