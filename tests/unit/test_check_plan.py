@@ -6,8 +6,6 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import pytest
-
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_probe_keys import commcheck_probe_keys
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import check_plan as cp
 

@@ -61,8 +61,8 @@ def plan_of(**run):
 def test_the_plan_takes_the_run_s_variables_and_says_what_the_probe_looks_for():
     plan = plan_of(commcheck_checks="tcp, nccl", commcheck_collective_ops="all_reduce,all_gather",
                    commcheck_collective_mpirun="", commcheck_collective_binary_dir="/opt/t/")
-    assert (plan["checks"], plan["library"], plan["collective_ops"]) == (["tcp", "nccl"], "nccl",
-                                                                          ["all_reduce", "all_gather"])
+    assert plan["checks"] == ["tcp", "nccl"] and plan["library"] == "nccl"
+    assert plan["collective_ops"] == ["all_reduce", "all_gather"]
     # an empty mpirun is mpirun; the binary directory's trailing slash goes
     assert plan["probe_keys"][:4] == ["cmd:iperf3", "cmd:mpirun", "cmd:/opt/t/all_reduce_perf",
                                       "cmd:/opt/t/all_gather_perf"]

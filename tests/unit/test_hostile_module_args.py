@@ -66,7 +66,8 @@ from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_prob
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
-    "check_outputs": check_outputs, "check_plan": check_plan, "pods_plan": pods_plan, "collective": collective, "cpu_governor": cpu_governor, "existing_pods": existing_pods,
+    "check_outputs": check_outputs, "check_plan": check_plan, "pods_plan": pods_plan, "collective": collective,
+    "cpu_governor": cpu_governor, "existing_pods": existing_pods,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
     "tool_probe": tool_probe, "validate_options": validate_options,

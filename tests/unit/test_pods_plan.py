@@ -131,8 +131,8 @@ def test_the_manifests_asked_for_are_rendered_over_the_nodes_the_selector_picks_
     assert "picked" in job["content"] and "asked" not in job["content"]
     assert [item["kind"] for item in yaml.safe_load(rbac["content"])["items"]] == [
         "ServiceAccount", "Role", "RoleBinding"]
-    bad, _calls = run_step("render", dict(values(render_job="slurm"), commcheck_k8s_pods_state={"run_id": "r1",
-                                                                                                  "nodes": ["a"]}))
+    state = {"run_id": "r1", "nodes": ["a"]}
+    bad, _calls = run_step("render", dict(values(render_job="slurm"), commcheck_k8s_pods_state=state))
     assert bad["failed"] and "kind must be one of mpijob, volcano" in bad["msg"]
 
 
@@ -140,8 +140,8 @@ def test_the_cleanup_reads_the_state_localhost_kept_and_empties_what_it_detached
     kept = {"run_id": "r1", "namespace": "training", "created": False, "keep": False, "attached": PODS,
             "mpi_agent_dir": "/tmp/a", "kubeconfig": "", "context": "", "kubectl_binary": "", "wait_timeout": 60}
     result, calls = run_step("cleanup", dict(values(), hostvars={"localhost": {"commcheck_k8s_pods_state": kept}}))
-    assert [(name, args["state"]) for name, args, _check in calls] == [("clusterops.commcheck.existing_pods",
-                                                                          "detached")]
+    assert [(name, args["state"]) for name, args, _check in calls] == [
+        ("clusterops.commcheck.existing_pods", "detached")]
     assert result["detached_pods"] and result["state"]["attached"] == [] and result["state"]["run_id"] == "r1"
     nothing, calls = run_step("cleanup", dict(values(), hostvars={"localhost": {}}))
     assert calls == [] and not nothing["detached_pods"] and nothing["msg"] == "nothing to clean"
