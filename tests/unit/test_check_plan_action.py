@@ -173,8 +173,10 @@ def test_each_host_that_left_the_run_gets_the_finding_its_ssh_port_tells():
                           "msg": "Timeout when waiting for 192.0.2.7:2222"},
                          {"commcheck_oneclick_lost": "failed", "elapsed": 0, "port": 22}]}
     out = run_step(hostvars, play_hosts=[], step="lost", probe=probe)
-    assert [(r["host"], r["params"]["code"]) for r in out["records"]] == [
-        ("lost", "host_lost"), ("down", "host_unreachable"), ("failed", "host_failed")]
+    assert [(r["host"], r["params"]) for r in out["records"]] == [
+        ("lost", {"check": "commcheck", "finding": "lost", "code": "host_lost"}),
+        ("down", {"check": "commcheck", "finding": "unreachable", "code": "host_unreachable"}),
+        ("failed", {"check": "commcheck", "finding": "failed", "code": "host_failed"})]
     down = out["records"][1]
     assert down["cause"].startswith("down is unreachable (ssh to 192.0.2.7:2222 does not answer)")
     assert down["evidence"] == ["Timeout when waiting for 192.0.2.7:2222"]
