@@ -45,6 +45,8 @@ STAGE_CATALOGS = [
      "verdicts.finding_codes", "ROCE_FINDINGS"),
     ("Collective findings", "`finding` records of the collective check (`params.code`)", "planning.plan_codes",
      "COLLECTIVE_FINDINGS"),
+    ("Hosts that left the run", "`finding` records of the one-click check (`params.code`; `params.finding` is the "
+     "code without `host_`)", "records.lost_hosts", "LOST_HOST_FINDINGS"),
     ("The collective module", "the collective module's `errors`", "commands.collective_runner", "COLLECTIVE_ERRORS"),
     ("The perftest module", "the perftest module's sides' `errors`", "commands.perftest_cmd", "CATALOG"),
     ("The iperf3 module", "the iperf3 module's sides' `errors`", "commands.iperf3_cmd", "CATALOG"),

@@ -9,6 +9,10 @@ writes the controller into the lock (host name, boot id, the pid of
 held by a run of this controller whose ``ansible-playbook`` is gone (killed
 with ``kill -9``), runs the module once more telling it that run is dead, so
 its lock is taken over at once instead of after its lease.
+
+``state: held`` runs on the controller only: run once after every host was
+taken, it fails naming the runs that hold hosts of the play (the message of
+each host's registered ``commcheck_run_lock`` that failed).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,8 +29,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.run_
     controller_alive,
     process_start,
 )
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import HostReader
 
 MODULE = "clusterops.commcheck.run_lock"
+TAKEN_VAR = "commcheck_run_lock"
 
 
 def _boot_id(path="/proc/sys/kernel/random/boot_id"):
@@ -48,6 +54,17 @@ def this_controller():
             "user": user}
 
 
+def held_messages(hostvars, hosts, taken=TAKEN_VAR):
+    """The message of each of ``hosts`` whose taking (its registered ``taken`` result) failed, in play order."""
+    reader = HostReader(hostvars, None)
+    out = []
+    for host in hosts:
+        result = reader.own(host, taken, None)
+        if isinstance(result, dict) and result.get("failed"):
+            out.append(result.get("msg"))
+    return out
+
+
 class ActionModule(ActionBase):
 
     _supports_check_mode = True
@@ -56,6 +73,14 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
+        if args.get("state") == "held":
+            task_vars = task_vars or {}
+            held = held_messages(task_vars.get("hostvars") or {}, task_vars.get("ansible_play_hosts") or [])
+            if held:
+                result.update(failed=True, msg="; ".join(str(msg) for msg in held))
+            else:
+                result.update(changed=False, msg="no host of the play is held by another run")
+            return result
         me = this_controller()
         args["controller"] = me
         result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))

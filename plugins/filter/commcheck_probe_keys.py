@@ -12,13 +12,14 @@ version_added: 1.0.0
 description:
   - The keys of the tool probe (C(clusterops.commcheck.tool_probe), or the
     O(clusterops.commcheck.rdma_facts#module:probe) option of discovery) for a plan of
-    C(clusterops.commcheck.commcheck_check_plan) - the perftest tools of the RDMA check, C(iperf3), the MPI
+    the one-click run (the plan of M(clusterops.commcheck.check_plan) O(clusterops.commcheck.check_plan#module:step=plan))
+    - the perftest tools of the RDMA check, C(iperf3), the MPI
     launcher, the test binaries of the candidate collective libraries and the evidence of an NVIDIA GPU or an
     Ascend NPU.
   - Each key once, in that order.
 options:
   _input:
-    description: The plan (C(clusterops.commcheck.commcheck_check_plan)).
+    description: The plan (M(clusterops.commcheck.check_plan) with O(clusterops.commcheck.check_plan#module:step=plan)).
     type: dict
     required: true
   mpirun:

@@ -78,7 +78,7 @@ attributes:
     description: Nothing about the pods changes.
 notes:
   - The pods need C(sh) and the test tools in the container; for the collective also C(kubectl) and a service account
-    allowed to C(get)/C(list) pods and C(create)/C(get) C(pods/exec) (C(clusterops.commcheck.commcheck_kubexec_rbac)).
+    allowed to C(get)/C(list) pods and C(create)/C(get) C(pods/exec) (the C(clusterops.commcheck.k8s_pods) role writes one with C(commcheck_k8s_render_rbac)).
   - The controller's kubectl needs C(get)/C(list) on pods and C(create)/C(get) on C(pods/exec) in O(namespace).
 seealso:
   - module: clusterops.commcheck.test_pods

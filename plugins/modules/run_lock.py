@@ -27,9 +27,13 @@ author:
   - commcheck developers (@clusterops)
 options:
   state:
-    description: V(present) takes the host for O(run_id), V(absent) gives it back if O(run_id) holds it.
+    description:
+      - V(present) takes the host for O(run_id), V(absent) gives it back if O(run_id) holds it.
+      - V(held), run once after the hosts were taken (each host's result registered as C(commcheck_run_lock),
+        as the one-click role does), contacts no host and fails naming the runs that hold hosts of the play
+        (the message of each host that could not be taken), and passes when none does.
     type: str
-    choices: [present, absent]
+    choices: [present, absent, held]
     default: present
   run_id:
     description: The run that takes or gives back the host.
@@ -166,7 +170,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.run_
 )
 
 ARGUMENT_SPEC = dict(
-    state=dict(type="str", choices=["present", "absent"], default="present"),
+    state=dict(type="str", choices=["present", "absent", "held"], default="present"),
     run_id=dict(type="str", required=True),
     dir=dict(type="path", default="/run/lock/commcheck"),
     lease=dict(type="int", default=3600),
@@ -213,6 +217,9 @@ def main():
     error = options_error(params)
     if error:
         module.fail_json(msg=error)
+    if params["state"] == "held":
+        module.fail_json(msg="state=held is decided on the controller by the run_lock action plugin, from the "
+                             "results of the hosts taken; it cannot run as a module on a host")
     if params["transport"] != "host":
         module.exit_json(changed=False, acquired=False, state="free", holder=None,
                          msg="a test pod is not locked (the %s transport)" % params["transport"])

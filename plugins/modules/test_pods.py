@@ -150,7 +150,7 @@ options:
         directory to M(clusterops.commcheck.collective) as its O(clusterops.commcheck.collective#module:mpi_agent_dir),
         which adds those options itself (they are never taken from its C(mca)).
       - The pods need C(kubectl) (O(mpi_agent_kubectl)) and a service account allowed to exec into pods;
-        C(clusterops.commcheck.commcheck_kubexec_rbac) renders one.
+        the C(clusterops.commcheck.k8s_pods) role writes one with C(commcheck_k8s_render_rbac).
     type: str
   mpi_agent_kubectl:
     description:

@@ -1,17 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the one-click check runs and where (module_utils/planning/check_plan.py and its three filters)."""
+"""What the one-click check runs and where (module_utils/planning/check_plan.py, and the probe keys filter)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import pytest
-
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_check_decision import commcheck_check_decision
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_check_plan import commcheck_check_plan
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_probe_keys import commcheck_probe_keys
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import check_plan as cp
 
@@ -32,8 +26,8 @@ EVERYTHING = probe("cmd:ib_write_bw", "cmd:ib_write_lat", "cmd:iperf3", "cmd:mpi
 
 
 def test_the_plan_of_a_survey_string_and_of_a_library_named_as_a_check():
-    plan = commcheck_check_plan("discover, tcp,nccl", library="auto", collective_ops="all_reduce,all_gather",
-                                rdma_ops=[], rdma_metrics="bw")
+    plan = cp.plan_checks("discover, tcp,nccl", library="auto", collective_ops="all_reduce,all_gather",
+                          rdma_ops=[], rdma_metrics="bw")
     assert plan == {"checks": ["discover", "tcp", "nccl"], "discover": True, "rdma": False, "tcp": True,
                     "collective": True, "library": "nccl", "collective_ops": ["all_reduce", "all_gather"],
                     "rdma_ops": [], "rdma_metrics": ["bw"], "need_facts": True}
@@ -107,13 +101,19 @@ def test_the_reasons_of_the_collective_in_order():
 
 
 def _hosts(*items):
-    return [{"host": host, "probe": found, "facts": facts} for host, found, facts in items]
+    return [(host, found, facts) for host, found, facts in items]
+
+
+def decision_of(hosts, plan, binary_dir=""):
+    """check_plan.decide over hosts given as (host, probe, facts), each with the run's tools."""
+    return cp.decide(plan, [(host, cp.host_status(plan, found, facts, binary_dir)) for host, found, facts in hosts],
+                     binary_dir)
 
 
 def test_auto_takes_the_library_of_the_first_host_that_has_one_and_skips_the_others_with_the_reason():
     hccl_only = probe("cmd:ib_write_bw", "cmd:ib_write_lat", "cmd:iperf3", "cmd:mpirun", "cmd:all_reduce_test",
                       "cmd:npu-smi")
-    decision = commcheck_check_decision(
+    decision = decision_of(
         _hosts(("n1", probe("cmd:iperf3"), {}), ("n2", EVERYTHING, GPU_PCI), ("n3", hccl_only, RDMA_FACTS)), ALL)
     assert decision["library"] == "nccl" and decision["library_chosen_by"] == "n2"
     assert decision["collective_hosts"] == ["n2"]
@@ -141,8 +141,7 @@ def test_a_pair_check_one_host_can_run_is_skipped_there_too():
 
 def test_no_library_anywhere_skips_the_collective_on_every_host():
     plan = cp.plan_checks(["collective"], collective_ops=["all_reduce", "hypercube"])
-    decision = commcheck_check_decision(_hosts(("n1", probe("cmd:mpirun"), {}), ("n2", probe(), {})), plan,
-                                        binary_dir="/opt/none")
+    decision = decision_of(_hosts(("n1", probe("cmd:mpirun"), {}), ("n2", probe(), {})), plan, binary_dir="/opt/none")
     assert decision["library"] is None and decision["collective_hosts"] == []
     assert [r["host"] for r in decision["records"]] == ["n1", "n2"]
     assert decision["records"][0]["cause"] == ("neither nccl-tests (all_reduce_perf, hypercube_perf) nor hccl_test "
@@ -157,21 +156,14 @@ def test_a_library_asked_for_is_taken_as_is():
     assert decision["records"][0]["cause"] == "hccl_test binary all_reduce_test not found on PATH"
 
 
-@pytest.mark.parametrize("hosts", [{"n1": {}}, [{"probe": {}}], "n1", [["n1", {}, {}]]])
-def test_the_decision_filter_refuses_what_is_not_a_list_of_hosts(hosts):
-    with pytest.raises(AnsibleFilterError, match="a list of dicts with host, probe and facts"):
-        commcheck_check_decision(hosts, ALL)
-
-
 def test_each_host_may_have_its_own_binary_directory_launcher_and_accelerator_rule():
     plan = cp.plan_checks(["nccl"], collective_ops=["all_reduce"])
     has = probe("cmd:/opt/t/all_reduce_perf", "cmd:/opt/mpi/mpirun")
-    decision = commcheck_check_decision(
-        [{"host": "n1", "probe": has, "facts": {}, "require_accelerators": False},
-         {"host": "n2", "probe": has, "facts": {}, "binary_dir": "/elsewhere", "require_accelerators": False},
-         {"host": "n3", "probe": has, "facts": {}, "mpirun": "mpiexec", "require_accelerators": False},
-         {"host": "n4", "probe": has, "facts": {}}],
-        plan, binary_dir="/opt/t", mpirun="/opt/mpi/mpirun")
+    statuses = [("n1", cp.host_status(plan, has, {}, "/opt/t", "/opt/mpi/mpirun", False)),
+                ("n2", cp.host_status(plan, has, {}, "/elsewhere", "/opt/mpi/mpirun", False)),
+                ("n3", cp.host_status(plan, has, {}, "/opt/t", "mpiexec", False)),
+                ("n4", cp.host_status(plan, has, {}, "/opt/t", "/opt/mpi/mpirun"))]
+    decision = cp.decide(plan, statuses, "/opt/t")
     assert decision["collective_hosts"] == ["n1"]
     causes = dict((r["host"], r["cause"]) for r in decision["records"])
     assert causes == {"n2": "nccl-tests binary all_reduce_perf not found in /elsewhere",

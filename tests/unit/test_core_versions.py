@@ -191,17 +191,6 @@ def test_the_discovery_table_reads_the_json_of_every_host():
     assert template("{{ _discovered | from_json }}", variables, task) == {"a": facts}
 
 
-def test_the_pod_parameters_keep_their_types():
-    task = task_named("k8s_pods", "main.yml", "Write the MPIJob or Volcano Job")
-    variables = {"commcheck_k8s_pods_state": {"run_id": "r1"}, "commcheck_k8s_namespace": "ns",
-                 "commcheck_k8s_name_prefix": "cc", "commcheck_k8s_image": "img:1", "commcheck_k8s_image_pull_policy": "",
-                 "commcheck_k8s_resources": {}, "commcheck_k8s_gpus": 0, "commcheck_k8s_gpu_resource": "nvidia.com/gpu",
-                 "commcheck_k8s_capabilities": ["IPC_LOCK"], "commcheck_k8s_networks": [],
-                 "commcheck_k8s_host_network": False, "commcheck_k8s_tolerations": [], "commcheck_k8s_shm_size": ""}
-    params = template("{{ _pod_params }}", variables, task)
-    assert (params["gpus"], params["host_network"], params["shm_size"]) == (0, False, None)
-
-
 @pytest.mark.parametrize("job, expected", [({}, None), ({"port_counters": {"mlx5_0": {"1": {}}}}, {"mlx5_0": {"1": {}}})])
 def test_the_latest_port_counters_stay_unset_until_a_test_reads_them(job, expected):
     # a "" instead of null would hide the first pass's counters from the verdicts (roles/rdma_perf/tasks/verdicts.yml)

@@ -38,15 +38,16 @@ import os
 from unittest import mock
 
 import pytest
-from ansible.errors import AnsibleFilterError
 from ansible.module_utils.testing import patch_module_args
 from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.clusterops.commcheck.plugins.action import record as record_action
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_command import commcheck_job_command
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_manifest import commcheck_job_manifest
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_kubexec_rbac import commcheck_kubexec_rbac
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.pods_plan import (
+    checked_job_manifest,
+    job_command,
+    rbac_items,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import mpi_cmd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_render import REPORT_ARGUMENT_SPEC
@@ -599,12 +600,12 @@ def test_record_message_quotes_a_huge_bad_value_short():
 
 # ---------------------------------------------------------------- filters
 
-def filter_problem(call, option, value, match=None):
-    """What keeps ``call()`` from raising AnsibleFilterError that names ``option`` (or says ``match``) and quotes
+def raised_problem(call, option, value, match=None):
+    """What keeps ``call()`` from raising ValueError that names ``option`` (or says ``match``) and quotes
     at most about 200 characters of ``value`` (None: it does)."""
     try:
         call()
-    except AnsibleFilterError as err:
+    except ValueError as err:
         if (match or option) not in str(err):
             return "the error does not say %s: %s" % (match or option, str(err)[:500])
         if isinstance(value, str) and len(value) > 1000 and QUOTED_TOO_MUCH in str(err):
@@ -615,7 +616,7 @@ def filter_problem(call, option, value, match=None):
 
 @pytest.mark.parametrize("option,values", by_option(("nodes[1]", value) for value in HOSTILE["name"]))
 def test_job_command_refuses_hostile_nodes(option, values):
-    assert_each(lambda value: filter_problem(lambda: commcheck_job_command(["gpu-1", value]), option, value), values)
+    assert_each(lambda value: raised_problem(lambda: job_command(["gpu-1", value]), option, value), values)
 
 
 JOB_OPTIONS = {"collective.mpirun": lambda value: {"mpirun": value}, "binary_dir": lambda value: {"binary_dir": value},
@@ -630,7 +631,7 @@ JOB_CASES = ([("collective.mpirun", value) for value in HOSTILE["binary"]]
 @pytest.mark.parametrize("option,values", by_option(JOB_CASES))
 def test_job_command_refuses_hostile_collective_options(option, values):
     def problem(value):
-        return filter_problem(lambda: commcheck_job_command(["gpu-1", "gpu-2"], collective=JOB_OPTIONS[option](value)),
+        return raised_problem(lambda: job_command(["gpu-1", "gpu-2"], collective=JOB_OPTIONS[option](value)),
                               option, value)
     assert_each(problem, values)
 
@@ -640,16 +641,16 @@ CMD = ["mpirun", "-np", "16", "all_reduce_perf", "-b", "8"]
 
 
 MANIFEST_CALLS = {
-    "namespace": lambda v: commcheck_job_manifest(dict(PARAMS, namespace=v), ["gpu-1"], CMD),
-    "run_id": lambda v: commcheck_job_manifest(dict(PARAMS, run_id=v), ["gpu-1"], CMD),
-    "image": lambda v: commcheck_job_manifest(dict(PARAMS, image=v), ["gpu-1"], CMD),
-    "nodes[1]": lambda v: commcheck_job_manifest(PARAMS, ["gpu-1", v], CMD),
-    "command[0]": lambda v: commcheck_job_manifest(PARAMS, ["gpu-1"], [v] + CMD[1:]),
+    "namespace": lambda v: checked_job_manifest(dict(PARAMS, namespace=v), ["gpu-1"], CMD),
+    "run_id": lambda v: checked_job_manifest(dict(PARAMS, run_id=v), ["gpu-1"], CMD),
+    "image": lambda v: checked_job_manifest(dict(PARAMS, image=v), ["gpu-1"], CMD),
+    "nodes[1]": lambda v: checked_job_manifest(PARAMS, ["gpu-1", v], CMD),
+    "command[0]": lambda v: checked_job_manifest(PARAMS, ["gpu-1"], [v] + CMD[1:]),
 }
 RBAC_CALLS = {
-    "namespace": commcheck_kubexec_rbac,
-    "service_account": lambda v: commcheck_kubexec_rbac("ns", service_account=v),
-    "name": lambda v: commcheck_kubexec_rbac("ns", name=v),
+    "namespace": rbac_items,
+    "service_account": lambda v: rbac_items("ns", service_account=v),
+    "name": lambda v: rbac_items("ns", name=v),
 }
 FILTER_VALUES = FLAGS + ["a;reboot", "$(id)", "a\nb", "a\x00b", "../../x", HUGE]
 
@@ -657,7 +658,7 @@ FILTER_VALUES = FLAGS + ["a;reboot", "$(id)", "a\nb", "a\x00b", "../../x", HUGE]
 @pytest.mark.parametrize("option,values", by_option(
     (option, value) for option in sorted(MANIFEST_CALLS) for value in FILTER_VALUES))
 def test_job_manifest_refuses_hostile_values(option, values):
-    assert_each(lambda value: filter_problem(lambda: MANIFEST_CALLS[option](value), option, value), values)
+    assert_each(lambda value: raised_problem(lambda: MANIFEST_CALLS[option](value), option, value), values)
 
 
 @pytest.mark.parametrize("option,values", by_option(
@@ -666,7 +667,7 @@ def test_kubexec_rbac_refuses_hostile_values(option, values):
     def problem(value):
         # not flags: kubexec.rbac_manifests holds them to DNS-1123 labels, its own message names the field
         match = "DNS-1123" if value in ("a;reboot", "$(id)", "../../x") else None
-        return filter_problem(lambda: RBAC_CALLS[option](value), option, value, match)
+        return raised_problem(lambda: RBAC_CALLS[option](value), option, value, match)
     assert_each(problem, values)
 
 
@@ -687,6 +688,6 @@ def test_the_base_arguments_of_each_table_are_accepted(capsys, reports):
     result = run_action(report_action.ActionModule, {"report_dir": str(reports),
                                                      "records": [{"kind": "tcp_bw", "host": "a", "verdict": "pass"}]})
     assert not result.get("failed"), result
-    assert commcheck_job_command(["gpu-1", "gpu-2"])[0] == "mpirun"
-    assert commcheck_job_manifest(PARAMS, ["gpu-1"], CMD)["kind"] == "MPIJob"
-    assert len(commcheck_kubexec_rbac("ns")) == 3
+    assert job_command(["gpu-1", "gpu-2"])[0] == "mpirun"
+    assert checked_job_manifest(PARAMS, ["gpu-1"], CMD)["kind"] == "MPIJob"
+    assert len(rbac_items("ns")) == 3

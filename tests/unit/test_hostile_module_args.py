@@ -50,7 +50,9 @@ from ansible.module_utils.testing import patch_module_args
 from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.clusterops.commcheck.plugins.action import check_outputs as check_outputs_action
+from ansible_collections.clusterops.commcheck.plugins.action import check_plan as check_plan_action
 from ansible_collections.clusterops.commcheck.plugins.action import fleet_facts as fleet_facts_action
+from ansible_collections.clusterops.commcheck.plugins.action import pods_plan as pods_plan_action
 from ansible_collections.clusterops.commcheck.plugins.action import record as record_action
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
 from ansible_collections.clusterops.commcheck.plugins.action import validate_options as validate_options_action
@@ -58,23 +60,25 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import module_args
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
-    check_outputs, collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, quarantine, rdma_facts, record,
-    report, run_lock, test_pods, tool_probe, validate_options)
+    check_outputs, check_plan, collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, pods_plan, quarantine,
+    rdma_facts, record, report, run_lock, test_pods, tool_probe, validate_options)
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
-    "check_outputs": check_outputs, "collective": collective, "cpu_governor": cpu_governor, "existing_pods": existing_pods,
+    "check_outputs": check_outputs, "check_plan": check_plan, "pods_plan": pods_plan, "collective": collective,
+    "cpu_governor": cpu_governor, "existing_pods": existing_pods,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
     "tool_probe": tool_probe, "validate_options": validate_options,
 }
 ACTIONS = {
-    "check_outputs": check_outputs_action, "fleet_facts": fleet_facts_action, "record": record_action, "report": report_action,
+    "check_outputs": check_outputs_action, "check_plan": check_plan_action, "pods_plan": pods_plan_action,
+    "fleet_facts": fleet_facts_action, "record": record_action, "report": report_action,
     "validate_options": validate_options_action,
 }
 # Modules whose action plugin runs instead of them: the module only says so, and the action judges the values.
-ACTION_ONLY = set(["check_outputs", "fleet_facts", "report", "validate_options"])
+ACTION_ONLY = set(["check_outputs", "check_plan", "fleet_facts", "pods_plan", "report", "validate_options"])
 # Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
 # the host: the module's values are walked above, as MODULES.
 MODULE_WRAPPERS = set(["run_lock"])
@@ -220,6 +224,8 @@ def base_args(name, tmp):
     record_list = [{"kind": "tcp_bw", "host": "a", "verdict": "pass"}]
     return {
         "check_outputs": {"step": "start", "report_dir": os.path.join(tmp, "reports")},
+        "check_plan": {"step": "plan"},
+        "pods_plan": {"step": "state"},
         "collective": {"library": "nccl", "hosts": ["n1", "n2"], "binary_dir": "/opt/nccl-tests/build",
                        "min_bytes": "8", "max_bytes": "8M", "fail_on_error": False},
         "cpu_governor": {"governor": "performance", "sysfs_root": sysfs},

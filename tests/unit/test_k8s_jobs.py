@@ -3,7 +3,7 @@ import kubernetes_validate
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_jobs
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_manifest import commcheck_job_manifest
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.pods_plan import checked_job_manifest
 
 PARAMS = {"image": "nvcr.io/nvidia/pytorch:24.05-py3", "gpus": 8, "run_id": "r1", "namespace": "ml",
           "resources": {"rdma/rdma_shared_device_a": 1}, "networks": ["roce-net"], "shm_size": "8Gi",
@@ -13,7 +13,7 @@ CMD = ["mpirun", "-np", "16", "--map-by", "ppr:8:node", "all_reduce_perf", "-b",
 
 @pytest.mark.parametrize("kind", ["mpijob", "volcano"])
 def test_templates_are_valid_pods(kind):
-    manifest = commcheck_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD, kind=kind)
+    manifest = checked_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD, kind=kind)
     templates = k8s_jobs.pod_templates(manifest)
     assert len(templates) == 2
     for template in templates:
@@ -30,25 +30,24 @@ def test_templates_are_valid_pods(kind):
 
 
 def test_mpijob_shape():
-    manifest = commcheck_job_manifest(PARAMS, ["gpu1", "gpu2", "gpu3"], CMD)
+    manifest = checked_job_manifest(PARAMS, ["gpu1", "gpu2", "gpu3"], CMD)
     assert manifest["apiVersion"] == "kubeflow.org/v2beta1"
     assert manifest["spec"]["slotsPerWorker"] == 8
     assert manifest["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 3
 
 
 def test_volcano_shape():
-    manifest = commcheck_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD, kind="volcano")
+    manifest = checked_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD, kind="volcano")
     assert manifest["apiVersion"] == "batch.volcano.sh/v1alpha1"
     assert manifest["spec"]["minAvailable"] == 3
     assert manifest["spec"]["plugins"] == {"ssh": [], "svc": []}
 
 
 def test_bad_input_is_refused():
-    from ansible.errors import AnsibleFilterError
-    with pytest.raises(AnsibleFilterError):
-        commcheck_job_manifest(dict(PARAMS, image="x $(id)"), ["gpu1"], CMD)
-    with pytest.raises(AnsibleFilterError):
-        commcheck_job_manifest(PARAMS, ["gpu1"], [])
+    with pytest.raises(ValueError):
+        checked_job_manifest(dict(PARAMS, image="x $(id)"), ["gpu1"], CMD)
+    with pytest.raises(ValueError):
+        checked_job_manifest(PARAMS, ["gpu1"], [])
 
 
 # The fields of MPIJobSpec and RunPolicy in kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1/types.go
@@ -61,7 +60,7 @@ REPLICA_SPEC_FIELDS = {"replicas", "template", "restartPolicy"}
 
 
 def test_mpijob_workers_run_sshd_in_the_foreground_and_the_launcher_runs_the_command():
-    manifest = commcheck_job_manifest(dict(PARAMS, command=["sleep", "infinity"]), ["gpu1", "gpu2"], CMD)
+    manifest = checked_job_manifest(dict(PARAMS, command=["sleep", "infinity"]), ["gpu1", "gpu2"], CMD)
     replicas = manifest["spec"]["mpiReplicaSpecs"]
     worker = replicas["Worker"]["template"]["spec"]["containers"][0]
     launcher = replicas["Launcher"]["template"]["spec"]["containers"][0]
@@ -71,7 +70,7 @@ def test_mpijob_workers_run_sshd_in_the_foreground_and_the_launcher_runs_the_com
 
 
 def test_mpijob_spec_uses_only_v2beta1_fields_with_allowed_values():
-    spec = commcheck_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD)["spec"]
+    spec = checked_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD)["spec"]
     assert set(spec) <= MPIJOB_SPEC_FIELDS
     assert set(spec["runPolicy"]) <= RUN_POLICY_FIELDS
     assert spec["runPolicy"]["cleanPodPolicy"] in ("All", "Running", "None")
@@ -82,11 +81,11 @@ def test_mpijob_spec_uses_only_v2beta1_fields_with_allowed_values():
     for replica in spec["mpiReplicaSpecs"].values():
         assert set(replica) <= REPLICA_SPEC_FIELDS
     assert spec["slotsPerWorker"] == 8
-    assert commcheck_job_manifest(dict(PARAMS, gpus=0), ["gpu1"], CMD)["spec"]["slotsPerWorker"] == 1
+    assert checked_job_manifest(dict(PARAMS, gpus=0), ["gpu1"], CMD)["spec"]["slotsPerWorker"] == 1
 
 
 def test_volcano_workers_run_sshd_in_the_foreground():
-    manifest = commcheck_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD, kind="volcano")
+    manifest = checked_job_manifest(PARAMS, ["gpu1", "gpu2"], CMD, kind="volcano")
     tasks = {t["name"]: t for t in manifest["spec"]["tasks"]}
     worker = tasks["mpiworker"]["template"]["spec"]["containers"][0]["command"]
     assert worker[:2] == ["/bin/sh", "-c"] and worker[2].endswith("exec /usr/sbin/sshd -De")

@@ -14,9 +14,11 @@ import subprocess
 import kubernetes_validate
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_command import commcheck_job_command
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_job_manifest import commcheck_job_manifest
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_kubexec_rbac import commcheck_kubexec_rbac
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.pods_plan import (
+    checked_job_manifest,
+    job_command,
+    rbac_items,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_jobs
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kubexec
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
@@ -132,7 +134,7 @@ def test_install_failure_is_an_error(tmp_path):
 
 
 def test_rbac_objects_are_valid_and_allow_exec():
-    items = commcheck_kubexec_rbac("commcheck", service_account="mpi")
+    items = rbac_items("commcheck", service_account="mpi")
     for item in items:
         kubernetes_validate.validate(json.loads(json.dumps(item)), "1.30.0", strict=True)
     assert [i["kind"] for i in items] == ["ServiceAccount", "Role", "RoleBinding"]
@@ -141,7 +143,7 @@ def test_rbac_objects_are_valid_and_allow_exec():
     assert items[2]["subjects"] == [{"kind": "ServiceAccount", "name": "mpi", "namespace": "commcheck"}]
     assert items[2]["roleRef"]["name"] == items[1]["metadata"]["name"] == "mpi-kubexec"
     with pytest.raises(Exception, match="DNS-1123"):
-        commcheck_kubexec_rbac("Bad NS")
+        rbac_items("Bad NS")
 
 
 POD_PARAMS = {"image": "nvcr.io/nvidia/pytorch:24.05-py3", "gpus": 8, "run_id": "r1", "namespace": "commcheck",
@@ -151,7 +153,7 @@ POD_PARAMS = {"image": "nvcr.io/nvidia/pytorch:24.05-py3", "gpus": 8, "run_id": 
 @pytest.mark.parametrize("kind", ["mpijob", "volcano"])
 def test_job_launcher_command_and_manifest(kind):
     nodes = ["gpu-01", "gpu-02"]
-    command = commcheck_job_command(nodes, kind=kind, collective={
+    command = job_command(nodes, kind=kind, collective={
         "gpus_per_node": 8, "min_bytes": "8", "max_bytes": "8G", "allow_run_as_root": True,
         "env": {"NCCL_IB_HCA": "mlx5_0"}, "mca": {"btl_tcp_if_include": "eth0"}})
     expected = ["mpirun", "--allow-run-as-root", "-np", "16", "--map-by", "ppr:8:node"]
@@ -161,12 +163,12 @@ def test_job_launcher_command_and_manifest(kind):
                  "all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "1", "-n", "20", "-w", "5", "-c", "1",
                  "-d", "float", "-o", "sum"]
     assert command == expected
-    manifest = commcheck_job_manifest(POD_PARAMS, nodes, command, kind=kind)
+    manifest = checked_job_manifest(POD_PARAMS, nodes, command, kind=kind)
     for template in k8s_jobs.pod_templates(manifest):
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": dict(template["metadata"], name="x"),
                "spec": template["spec"]}
         kubernetes_validate.validate(json.loads(json.dumps(pod)), "1.30.0", strict=True)
-    hccl = commcheck_job_command(nodes, kind=kind, collective={"library": "hccl", "gpus_per_node": 8})
+    hccl = job_command(nodes, kind=kind, collective={"library": "hccl", "gpus_per_node": 8})
     assert "all_reduce_test" in hccl and "-p" in hccl and "NCCL_DEBUG=INFO" not in " ".join(hccl)
 
 
@@ -181,4 +183,4 @@ def test_job_launcher_command_and_manifest(kind):
 ])
 def test_job_command_refuses_bad_input(nodes, kind, collective, message):
     with pytest.raises(Exception, match=message):
-        commcheck_job_command(nodes, kind=kind, collective=collective)
+        job_command(nodes, kind=kind, collective=collective)
