@@ -167,6 +167,9 @@ def test_a_killed_module_is_named_and_its_governors_put_back(lab, tmp_path, wait
     assert [f["host"] for f in killed] == [victim], run.tail()
     assert all("PCIe" not in (r.get("fix") or "") for r in run.records() if r.get("host") == victim
                and r["verdict"] in ("fail", "error")), run.tail()
-    assert "bad_node" not in [(r.get("params") or {}).get("finding") for r in run.records("finding")]
+    # the victim is named by its killed module, never as a bad node (a healthy host slowed by a machine shared with
+    # other tests is another matter: it is not what this test shows)
+    blamed = [r.get("host") for r in run.records("finding") if (r.get("params") or {}).get("finding") == "bad_node"]
+    assert victim not in blamed, run.tail()
     assert "a test module did not put back the CPU governor" in run.output
     settle(lab)
