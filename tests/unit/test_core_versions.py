@@ -183,14 +183,6 @@ def test_discovery_gets_the_expected_rate_only_when_one_is_set(variables, expect
         assert float(given["expected_rate_gbps"]) == expected  # the module's float conversion
 
 
-def test_the_discovery_table_reads_the_json_of_every_host():
-    task = task_named("discover", "main.yml", "Show the RDMA devices")
-    facts = {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "rate_gbps": 400}]}], "summary": {"ports": 1}}
-    hostvars = {"a": {"commcheck_discover_run": {"ansible_facts": {"commcheck_rdma": facts}}}, "b": {}}
-    variables = {"hostvars": hostvars, "ansible_play_hosts_all": ["a", "b"]}
-    assert template("{{ _discovered | from_json }}", variables, task) == {"a": facts}
-
-
 def test_the_pod_parameters_keep_their_types():
     task = task_named("k8s_pods", "main.yml", "Write the MPIJob or Volcano Job")
     variables = {"commcheck_k8s_pods_state": {"run_id": "r1"}, "commcheck_k8s_namespace": "ns",
