@@ -74,7 +74,12 @@ class ActionModule(ControllerAction):
         def entry_of(host):
             if entries is not None:
                 return entries[host]
-            return steps.entry(host, plain(host_value(hostvars, host, ["commcheck_address", "ansible_host"], None)))
+            # the role's main.yml notes each host's entry (a per-host template of the play gives its address)
+            found = host_value(hostvars, host, ["commcheck_collective_entry"], None)
+            if not found:
+                raise ValueError("host %s has no commcheck_collective_entry (the collective role's main.yml notes it "
+                                 "before run.yml, or commcheck_collective_entry_by_host gives every host's)" % host)
+            return plain(found)
 
         mode = variables["commcheck_collective_mode"]
         groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])

@@ -182,12 +182,6 @@ def node_runs(variables_of, library, hosts, entry_of):
     return out
 
 
-def entry(host, address):
-    """How mpirun reaches a host: its name and the address (``commcheck_address``, else ``ansible_host``, else
-    the name)."""
-    return {"name": host, "address": address if address is not None else host}
-
-
 def failures(group_results):
     """The message of the pool or pair runs that failed (a killed module, its task's timeout); None when none."""
     results = (group_results or {}).get("results") or []

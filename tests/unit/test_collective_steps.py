@@ -71,11 +71,6 @@ def test_pool_mode_runs_the_chosen_hosts_as_one_group_pairs_mode_every_pair_and_
     assert steps.run_groups(["a", "b"], "per_node", "ring") == []
 
 
-def test_the_entry_is_the_address_else_the_host_name():
-    assert steps.entry("n1", "10.0.0.1") == {"name": "n1", "address": "10.0.0.1"}
-    assert steps.entry("n1", None) == {"name": "n1", "address": "n1"}
-
-
 # ---------------------------------------------------------------- the module arguments
 
 def test_the_active_devices_of_the_run_hosts_only():
@@ -240,8 +235,9 @@ def run_step(step, task_vars):
 
 
 def play_vars(**changes):
-    hostvars = {"a": {"ansible_host": "10.0.0.1", "ansible_facts": {"commcheck_rdma": FACTS["a"]}},
-                "b": {"commcheck_address": "10.1.0.2", "commcheck_transport": "kubectl",
+    hostvars = {"a": {"commcheck_collective_entry": {"name": "a", "address": "10.0.0.1"},
+                      "ansible_facts": {"commcheck_rdma": FACTS["a"]}},
+                "b": {"commcheck_collective_entry": {"name": "b", "address": "10.1.0.2"}, "commcheck_transport": "kubectl",
                       "commcheck_kubectl": {"pod": "p-b"}, "commcheck_collective_binary_dir": "/b/bin",
                       "ansible_facts": {"commcheck_rdma": FACTS["b"]}},
                 "c": {}}
@@ -269,6 +265,13 @@ def test_the_one_click_entries_win_and_per_node_runs_take_the_hosts_own_values()
     assert result["node_runs"]["b"][0]["args"]["binary_dir"] == "/b/bin"
     assert "binary_dir" not in result["node_runs"]["a"][0]["args"]
     assert result["node_runs"]["a"][0]["args"]["hosts"] == [entries["a"]]
+
+
+def test_a_host_without_its_entry_is_named():
+    task_vars = play_vars()
+    del task_vars["hostvars"]["a"]["commcheck_collective_entry"]
+    result = run_step("runs", task_vars)
+    assert result["failed"] and "host a has no commcheck_collective_entry" in result["msg"]
 
 
 def test_a_step_outside_the_role_names_the_missing_variable():
