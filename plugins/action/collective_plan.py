@@ -90,9 +90,9 @@ class ActionModule(ControllerAction):
                                 lambda host: self._launcher_vars(hostvars, host))
         per_node = steps.node_runs(lambda host: self._host_vars(task_vars, hostvars, host, variables), library,
                                    chosen if mode == "per_node" else [], entry_of)
+        count = len(runs) + sum(len(host_runs) for host_runs in per_node.values())
         return {"library": library, "chosen": chosen, "unreachable": unreachable, "runs": runs, "node_runs": per_node,
-                "msg": "%s %s: %d run(s) on %d host(s)" % (library, mode, len(runs) + sum(map(len, per_node.values())),
-                                                          len(chosen))}
+                "msg": "%s %s: %d run(s) on %d host(s)" % (library, mode, count, len(chosen))}
 
     @staticmethod
     def _launcher_vars(hostvars, host):

@@ -280,8 +280,8 @@ def test_a_step_outside_the_role_names_the_missing_variable():
 
 
 def test_the_results_step_fails_with_the_failed_runs_message():
-    hostvars = {"b": {"commcheck_collective_group_results": {"failed": True, "results": [{"failed": True,
-                                                                                           "msg": "timed out"}]}}}
+    failed = {"failed": True, "results": [{"failed": True, "msg": "timed out"}]}
+    hostvars = {"b": {"commcheck_collective_group_results": failed}}
     result = run_step("results", play_vars(hostvars=hostvars))
     assert result["failed"] and result["msg"] == "timed out"
 
