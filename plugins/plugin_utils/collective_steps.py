@@ -212,8 +212,7 @@ def bad_nodes(results):
 def _flat(items):
     for item in items:
         if isinstance(item, (list, tuple)):
-            for inner in _flat(item):
-                yield inner
+            yield from _flat(item)
         else:
             yield item
 
