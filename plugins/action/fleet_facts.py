@@ -15,17 +15,14 @@ meet and waits for the other slices' (``module_utils.records.slice_meeting``).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
-    ControllerAction,
-    has_template,
-)
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value, plain
 
 ARGUMENT_SPEC = slice_meeting.FLEET_FACTS_SPEC
 # An option not given takes the role variable of the same meaning, so every
@@ -35,45 +32,6 @@ FROM_VARS = {"slices": ("commcheck_slices", 1), "directory": ("commcheck_slice_d
 # the ranges of the numbers, whether given or taken from their variables
 COUNTS = {"slices": (1, slice_meeting.SLICES_MAX), "wait": (1, slice_meeting.WAIT_MAX)}
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
-_MISSING = object()
-
-
-def read_var(host_vars, path, missing=None):
-    """The value of ``path`` (``name`` or ``name.key.key``) in one host's variables; ``missing`` when it has none."""
-    value = host_vars
-    for part in path.split("."):
-        if isinstance(value, Mapping) or hasattr(value, "__getitem__"):
-            try:
-                value = value[part]
-                continue
-            except (KeyError, TypeError, IndexError):
-                pass
-        return missing
-    return missing if value is None else value
-
-
-def host_value(hostvars, host, paths, missing):
-    """The value of the first of ``paths`` that ``host`` has; read from its untemplated variables when none of
-    the variables named holds a template, else templated in the host's own context. ``missing`` when it has none."""
-    raw_get = getattr(hostvars, "raw_get", None)
-    raw = raw_get(host) if raw_get is not None else None
-    if isinstance(raw, Mapping) and not any(has_template(raw.get(path.split(".")[0])) for path in paths):
-        return read_first(raw, paths, missing)
-    return read_first(hostvars[host], paths, missing)
-
-
-def plain(value):
-    """Templated values as JSON types (what a post to another controller can carry)."""
-    return json.loads(json.dumps(value, default=str))
-
-
-def read_first(host_vars, paths, missing=None):
-    """The value of the first of ``paths`` that the host has (not None); ``missing`` when it has none."""
-    for path in paths:
-        value = read_var(host_vars, path, _MISSING)
-        if value is not _MISSING:
-            return value
-    return missing
 
 
 def _paths(name, path):

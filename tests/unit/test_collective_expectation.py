@@ -13,12 +13,6 @@ import sys
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_collective_expectation import (
-    commcheck_collective_expectation)
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_collective_records import (
-    commcheck_collective_records)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.collective_spec import expectation_of
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_expectation as ce
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as cp
@@ -92,13 +86,9 @@ def test_configured_rates_win_over_discovery():
     assert ce.nic_rates_choice([], {}, ["h1"]) == {"rates": [], "host": None, "source": None, "note": None}
 
 
-def test_filter_checks_its_input_and_chooses():
-    assert commcheck_collective_expectation(["h1"], facts={"h1": FOUR_RAILS})["rates"] == [100.0] * 4
-    assert commcheck_collective_expectation(["h1"], facts={"h1": FOUR_RAILS}, configured=[25])["rates"] == [25.0]
-    with pytest.raises(AnsibleFilterError, match="list of host names"):
-        commcheck_collective_expectation("h1")
-    with pytest.raises(AnsibleFilterError, match="facts must be a dict"):
-        commcheck_collective_expectation(["h1"], facts=["h1"])
+def test_the_choice_takes_discovery_unless_rates_are_configured():
+    assert ce.nic_rates_choice([], {"h1": FOUR_RAILS}, ["h1"])["rates"] == [100.0] * 4
+    assert ce.nic_rates_choice([25], {"h1": FOUR_RAILS}, ["h1"])["rates"] == [25.0]
 
 
 def test_formula_text_is_the_one_formula_spelled_out():
@@ -146,10 +136,10 @@ def test_records_carry_the_expectation_after_the_command():
            "expectation": "expected 45.0 GB/s = 4 x 100 Gb/s / 8 x 0.9 efficiency (rates configured)",
            "params": {"library": "nccl", "operation": "all_reduce"},
            "runs": [{"hosts": ["h1", "h2"], "cmd": ["mpirun", "-np", "2"], "verdict": "pass", "busbw_gbs": 40.0}]}
-    [record] = commcheck_collective_records([res])
+    [record] = cp.collective_records([res])
     assert record["evidence"] == ["mpirun -np 2", res["expectation"]]
     assert record["metrics"]["expected_busbw_gbs"] == 45.0
-    [bare] = commcheck_collective_records([dict(res, expectation=None)])
+    [bare] = cp.collective_records([dict(res, expectation=None)])
     assert bare["evidence"] == ["mpirun -np 2"]
 
 

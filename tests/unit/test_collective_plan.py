@@ -10,9 +10,6 @@ import os
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_collective_records import (
-    commcheck_collective_records,
-)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as cp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import (
@@ -216,11 +213,10 @@ def test_records_one_per_run_plus_findings():
 def test_records_of_a_result_that_never_ran():
     res = {"params": {"library": "hccl", "operation": "all_reduce", "hosts": ["a", "b"]}, "runs": [],
            "verdict": "error", "cause": "binary missing", "fix": "install", "cmd": ["mpirun", "x"]}
-    records = commcheck_collective_records([res], mode="pairs")
+    records = cp.collective_records([res], mode="pairs")
     assert len(records) == 1
     assert records[0]["verdict"] == "error" and records[0]["peer"] == "b"
     assert records[0]["params"]["mode"] == "pairs"
-    assert commcheck_collective_records({"results": [res]}) == commcheck_collective_records([res])
 
 
 def test_the_pool_record_carries_bus_bandwidth_per_size_for_the_chart():

@@ -11,14 +11,11 @@ import sys
 
 import pytest
 import yaml
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import collective_plan as cp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_transport import TransportSeen
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import (
     report_html, report_markdown, report_model)
-from core_compat import trust_as_template
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -159,41 +156,7 @@ def test_a_series_without_transport_shows_none():
 
 # ---------------------------------------------------------------- the collective role
 
-def role_arg(name, variables):
-    with open(os.path.join(REPO, "roles", "collective", "tasks", "run.yml")) as handle:
-        tasks = yaml.safe_load(handle)
-    # the runs are in the block that holds the CPU governor around them
-    [task] = [t for block in tasks for t in block.get("block", [block])
-              if t["name"].startswith("Run the collectives of the pool")]
-    text = task["clusterops.commcheck.collective"][name]
-    return Templar(loader=DataLoader(), variables=variables).template(trust_as_template(text))
-
-
-def role_vars(check=True, library="nccl", ib_expected=False):
-    def dev(name, state):
-        return {"name": name, "ports": [{"port": 1, "state": state}]}
-    hostvars = {"a": {"ansible_facts": {"commcheck_rdma": {"devices": [dev("mlx5_1", "ACTIVE"),
-                                                                       dev("mlx5_0", "ACTIVE")]}}},
-                "b": {"ansible_facts": {"commcheck_rdma": {"devices": [dev("mlx5_0", "ACTIVE"),
-                                                                       dev("mlx5_2", "DOWN")]}}},
-                "c": {}, "d": {"ansible_facts": {"commcheck_rdma": {"devices": [dev("mlx5_9", "ACTIVE")]}}}}
-    return {"hostvars": hostvars, "commcheck_collective_run": [["a", "b", "c"], "all_reduce"],
-            "commcheck_collective_transport_check": check, "commcheck_collective_run_library": library,
-            "commcheck_collective_ib_expected": ib_expected}
-
-
-def test_the_role_passes_the_active_devices_of_the_run_hosts():
-    assert role_arg("ib_devices", role_vars()) == ["mlx5_0", "mlx5_1"]
-    assert role_arg("ib_expected", role_vars(ib_expected=True)) is True
-
-
-@pytest.mark.parametrize("variables", [role_vars(check=False), role_vars(library="hccl")])
-def test_the_role_opt_out_and_hccl_pass_no_devices(variables):
-    assert role_arg("ib_devices", variables) == []
-
-
-def test_the_opt_out_also_turns_ib_expected_off():
-    assert role_arg("ib_expected", role_vars(check=False, ib_expected=True)) is False
+# which devices and whether IB is expected: tests/unit/test_collective_steps.py (the role's plan step)
 
 
 def test_the_role_documents_and_defaults_the_opt_out():

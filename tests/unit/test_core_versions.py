@@ -183,12 +183,6 @@ def test_discovery_gets_the_expected_rate_only_when_one_is_set(variables, expect
         assert float(given["expected_rate_gbps"]) == expected  # the module's float conversion
 
 
-def test_the_discovery_table_reads_the_json_of_every_host():
-    task = task_named("discover", "main.yml", "Show the RDMA devices")
-    facts = {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "rate_gbps": 400}]}], "summary": {"ports": 1}}
-    hostvars = {"a": {"commcheck_discover_run": {"ansible_facts": {"commcheck_rdma": facts}}}, "b": {}}
-    variables = {"hostvars": hostvars, "ansible_play_hosts_all": ["a", "b"]}
-    assert template("{{ _discovered | from_json }}", variables, task) == {"a": facts}
 
 
 @pytest.mark.parametrize("job, expected", [({}, None), ({"port_counters": {"mlx5_0": {"1": {}}}}, {"mlx5_0": {"1": {}}})])

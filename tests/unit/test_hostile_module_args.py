@@ -44,6 +44,7 @@ import subprocess
 from unittest import mock
 
 import pytest
+import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
@@ -51,6 +52,8 @@ from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.clusterops.commcheck.plugins.action import check_outputs as check_outputs_action
 from ansible_collections.clusterops.commcheck.plugins.action import check_plan as check_plan_action
+from ansible_collections.clusterops.commcheck.plugins.action import collective_plan as collective_plan_action
+from ansible_collections.clusterops.commcheck.plugins.action import discovery_results as discovery_results_action
 from ansible_collections.clusterops.commcheck.plugins.action import fleet_facts as fleet_facts_action
 from ansible_collections.clusterops.commcheck.plugins.action import pods_plan as pods_plan_action
 from ansible_collections.clusterops.commcheck.plugins.action import record as record_action
@@ -60,29 +63,42 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import module_args
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
-    check_outputs, check_plan, collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, pods_plan, quarantine,
-    rdma_facts, record, report, run_lock, test_pods, tool_probe, validate_options)
+    check_outputs, check_plan, collective, collective_plan, cpu_governor, discovery_results, existing_pods,
+    fleet_facts, iperf3, perftest, pods_plan, quarantine, rdma_facts, record, report, run_lock, test_pods, tool_probe,
+    validate_options)
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
     "check_outputs": check_outputs, "check_plan": check_plan, "pods_plan": pods_plan, "collective": collective,
-    "cpu_governor": cpu_governor, "existing_pods": existing_pods,
+    "collective_plan": collective_plan, "cpu_governor": cpu_governor, "discovery_results": discovery_results,
+    "existing_pods": existing_pods,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
     "tool_probe": tool_probe, "validate_options": validate_options,
 }
 ACTIONS = {
     "check_outputs": check_outputs_action, "check_plan": check_plan_action, "pods_plan": pods_plan_action,
+    "collective_plan": collective_plan_action, "discovery_results": discovery_results_action,
     "fleet_facts": fleet_facts_action, "record": record_action, "report": report_action,
     "validate_options": validate_options_action,
 }
 # Modules whose action plugin runs instead of them: the module only says so, and the action judges the values.
-ACTION_ONLY = set(["check_outputs", "check_plan", "fleet_facts", "pods_plan", "report", "validate_options"])
+ACTION_ONLY = set(["check_outputs", "check_plan", "collective_plan", "discovery_results", "fleet_facts", "pods_plan",
+                   "report", "validate_options"])
 # Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
 # the host: the module's values are walked above, as MODULES.
 MODULE_WRAPPERS = set(["run_lock"])
 TIME_LIMIT_S = 20
+
+
+def _role_defaults(role):
+    with open(os.path.join(REPO, "roles", role, "defaults", "main.yml")) as handle:
+        return yaml.safe_load(handle)
+
+
+# The role variables a role's controller step reads (the role's defaults), where the step runs inside the role.
+ACTION_VARS = {"collective_plan": _role_defaults("collective")}
 MESSAGE_LIMIT = 3 * option_rules.QUOTE_LIMIT + 400
 
 # ---------------------------------------------------------------- the values
@@ -226,6 +242,8 @@ def base_args(name, tmp):
         "check_outputs": {"step": "start", "report_dir": os.path.join(tmp, "reports")},
         "check_plan": {"step": "plan"},
         "pods_plan": {"step": "state"},
+        "collective_plan": {"step": "runs"},
+        "discovery_results": {},
         "collective": {"library": "nccl", "hosts": ["n1", "n2"], "binary_dir": "/opt/nccl-tests/build",
                        "min_bytes": "8", "max_bytes": "8M", "fail_on_error": False},
         "cpu_governor": {"governor": "performance", "sysfs_root": sysfs},
@@ -376,7 +394,7 @@ def _call(plugin, args, capsys, tmp):
     os.chdir(tmp)
     try:
         if kind == "action":
-            return run_action(ACTIONS[name].ActionModule, args)
+            return run_action(ACTIONS[name].ActionModule, args, ACTION_VARS.get(name))
         capsys.readouterr()
         with patch_module_args(dict(args, _ansible_check_mode=True)):
             with pytest.raises(SystemExit):
@@ -387,8 +405,9 @@ def _call(plugin, args, capsys, tmp):
         os.chdir(cwd)
 
 
-def run_action(cls, args):
-    """An action plugin's result for a task with ``args`` on the controller, in check mode."""
+def run_action(cls, args, task_vars=None):
+    """An action plugin's result for a task with ``args`` on the controller, in check mode; ``task_vars`` beside
+    the empty play's (the role variables a role's step reads)."""
     task = mock.MagicMock()
     task.args = dict(args)
     task.check_mode = True
@@ -399,7 +418,7 @@ def run_action(cls, args):
     action = cls(task, mock.MagicMock(), PlayContext(), loader=mock.MagicMock(), templar=templar,
                  shared_loader_obj=mock.MagicMock())
     try:
-        return action.run(task_vars={"hostvars": {}, "ansible_play_hosts_all": [], "groups": {"all": []}})
+        return action.run(task_vars=dict(task_vars or {}, hostvars={}, ansible_play_hosts_all=[], groups={"all": []}))
     except AnsibleActionFail as exc:
         # how Ansible's own argument spec check fails a task (the task executor reads its result)
         return dict(exc.result, failed=True, msg=exc.message)

@@ -26,9 +26,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import HostTransport
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import snapshot_from_fs
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_select_gid import commcheck_select_gid
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_discovery_table import (
-    commcheck_discovery_table,
-)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
@@ -545,7 +542,7 @@ def test_table_and_records(tmp_path):
                                       "netdev": "ib0", "rate_gbps": 40}]}],
         net={"ens1f0np0": {"mtu": 9000}})
     empty = rd.discover({}, dict(HEALTHY_HOST))
-    lines = commcheck_discovery_table({"node2": facts, "node10": empty, "node1": facts})
+    lines = report.discovery_table({"node2": facts, "node10": empty, "node1": facts})
     assert lines[0].split() == ["HOST", "DEVICE", "PORT", "STATE", "PHYS", "RATE", "LINK", "NETDEV", "GID"]
     assert lines[1].split() == ["node1", "mlx5_0", "1", "ACTIVE", "LinkUp", "400G", "Ethernet", "ens1f0np0", "3"]
     assert lines[2].split() == ["node1", "mlx5_1", "1", "DOWN", "Polling", "40G", "InfiniBand", "ib0", "-"]
@@ -553,13 +550,12 @@ def test_table_and_records(tmp_path):
     assert "Findings: 5 error(s), 0 warning(s), 0 info" in lines
     assert lines[-1].startswith("ERROR   node10 no_rdma_devices: ")
     assert any(line.startswith("ERROR   node1 mlx5_1/1 port_down: mlx5_1 port 1 is DOWN") for line in lines)
-    assert len(commcheck_discovery_table(facts, findings=False)) == 3
-    assert len(commcheck_discovery_table({"n": facts}, min_severity="error")) == 3 + 2 + 2
-    from ansible.errors import AnsibleFilterError
-    with pytest.raises(AnsibleFilterError):
-        commcheck_discovery_table({"n": facts}, min_severity="loud")
-    with pytest.raises(AnsibleFilterError):
-        commcheck_discovery_table(["n"])
+    assert len(report.discovery_table(facts, findings=False)) == 3
+    assert len(report.discovery_table({"n": facts}, min_severity="error")) == 3 + 2 + 2
+    with pytest.raises(ValueError, match="min_severity must be one of"):
+        report.discovery_table({"n": facts}, min_severity="loud")
+    with pytest.raises(ValueError, match="expected a dict"):
+        report.discovery_table(["n"])
 
     records = report.discovery_records("node1", facts)
     assert records[0]["kind"] == "discover" and records[0]["verdict"] == "fail"

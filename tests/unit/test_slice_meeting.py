@@ -165,7 +165,7 @@ def test_the_share_filter_keeps_everything_in_a_run_of_one_slice():
 
 
 def test_fleet_facts_reads_a_variable_or_a_key_inside_one_and_takes_the_missing_value():
-    from ansible_collections.clusterops.commcheck.plugins.action.fleet_facts import plain, read_var
+    from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import plain, read_var
     host_vars = {"rails": [{"rail": 0}], "ansible_facts": {"commcheck_rdma": {"devices": ["mlx5_0"]}}, "none": None}
     assert read_var(host_vars, "rails") == [{"rail": 0}]
     assert read_var(host_vars, "ansible_facts.commcheck_rdma") == {"devices": ["mlx5_0"]}

@@ -1,0 +1,147 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action clusterops.commcheck.collective_plan: the collective role's controller steps, in Python.
+
+Runs on the controller only, once for all hosts. Reads the role's variables
+and every host's (its entry, discovery facts, launcher settings, registered
+results) once, and decides with ``plugin_utils.collective_steps``:
+
+- ``probe``: the plan and keys of the tool probe of the role run alone with library ``auto``;
+- ``runs``: the library, the hosts that run and those lost, and every run with its module arguments;
+- ``results``: the runs' results gathered, turned into records and judged against the fleet and the history.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.errors import AnsibleError
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import has_own, host_value, plain
+
+ARGUMENT_SPEC = dict(
+    step=dict(type="str", required=True, choices=["probe", "runs", "results"]),
+)
+HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
+_MISSING = object()
+
+
+class ActionModule(ControllerAction):
+
+    NAME = "clusterops.commcheck.collective_plan"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    FAILURES = (ValueError, TypeError, KeyError, ScheduleError, th.ThresholdError, AnsibleError)
+
+    def decide(self, args, result, task_vars):
+        step = {"probe": self._probe, "runs": self._runs, "results": self._results}[args["step"]]
+        result.update(changed=False)
+        result.update(step(task_vars))
+        return result
+
+    # ------------------------------------------------------------ variables
+
+    def _var(self, task_vars, name, default=_MISSING):
+        """A role or play variable of this task, templated; a missing one without a default fails the step."""
+        if name not in task_vars:
+            if default is _MISSING:
+                raise ValueError("%s is not set: this step runs inside the collective role" % name)
+            return default
+        return plain(self._templar.template(task_vars[name]))
+
+    def _vars(self, task_vars, names):
+        return dict((name, self._var(task_vars, name)) for name in names)
+
+    # ------------------------------------------------------------ steps
+
+    def _probe(self, task_vars):
+        return steps.probe_step(self._var(task_vars, "commcheck_collective_ops"),
+                                self._var(task_vars, "commcheck_collective_mpirun", None),
+                                self._var(task_vars, "commcheck_collective_binary_dir", None))
+
+    def _runs(self, task_vars):
+        variables = self._vars(task_vars, steps.RUN_VARIABLES)
+        hostvars = task_vars.get("hostvars") or {}
+        library, chosen, unreachable = steps.choose_hosts(
+            variables["commcheck_collective_library"], self._var(task_vars, "commcheck_oneclick_decision", None),
+            variables["commcheck_collective_hosts"], list(task_vars.get("ansible_play_hosts") or []),
+            list(task_vars.get("ansible_play_hosts_all") or []))
+        entries = self._var(task_vars, "commcheck_collective_entry_by_host", None)
+
+        def entry_of(host):
+            if entries is not None:
+                return entries[host]
+            # the role's main.yml notes each host's entry (a per-host template of the play gives its address)
+            found = host_value(hostvars, host, ["commcheck_collective_entry"], None)
+            if not found:
+                raise ValueError("host %s has no commcheck_collective_entry (the collective role's main.yml notes it "
+                                 "before run.yml, or commcheck_collective_entry_by_host gives every host's)" % host)
+            return plain(found)
+
+        mode = variables["commcheck_collective_mode"]
+        groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])
+        in_groups = sorted(set(host for group in groups for host in group))
+        facts = dict((host, plain(host_value(hostvars, host, ["ansible_facts.commcheck_rdma"], {})))
+                     for host in in_groups)
+        runs = steps.group_runs(variables, library, groups, entry_of, facts,
+                                lambda host: self._launcher_vars(hostvars, host))
+        per_node = steps.node_runs(lambda host: self._host_vars(task_vars, hostvars, host, variables), library,
+                                   chosen if mode == "per_node" else [], entry_of)
+        count = len(runs) + sum(len(host_runs) for host_runs in per_node.values())
+        return {"library": library, "chosen": chosen, "unreachable": unreachable, "runs": runs, "node_runs": per_node,
+                "msg": "%s %s: %d run(s) on %d host(s)" % (library, mode, count, len(chosen))}
+
+    @staticmethod
+    def _launcher_vars(hostvars, host):
+        """What the launcher host's own variables say of where mpirun runs (its pod, with the kubectl transport)."""
+        names = {"transport": "commcheck_transport", "kubectl": "commcheck_kubectl",
+                 "mpi_agent_dir": "commcheck_mpi_agent_dir", "environment": "commcheck_environment"}
+        return dict((key, plain(host_value(hostvars, host, [name], None))) for key, name in names.items())
+
+    def _host_vars(self, task_vars, hostvars, host, variables):
+        """The run's variables with those ``host`` sets itself (its inventory, facts, extra variables)."""
+        own = dict(variables, commcheck_environment=self._var(task_vars, "commcheck_environment", {}))
+        for name in own:
+            if has_own(hostvars, host, name):
+                own[name] = plain(host_value(hostvars, host, [name], None))
+        return own
+
+    def _results(self, task_vars):
+        hostvars = task_vars.get("hostvars") or {}
+        current = task_vars.get("inventory_hostname")
+        group_results = host_value(hostvars, current, ["commcheck_collective_group_results"], {})
+        failed = steps.failures(group_results)
+        if failed is not None:
+            # the runs failed as a task (after the CPU governors were put back): this step fails with their message
+            return {"failed": True, "msg": failed}
+        plan = host_value(hostvars, current, ["commcheck_collective_plan"], {}) or {}
+        mode = self._var(task_vars, "commcheck_collective_mode")
+        node_hosts = [host for host in task_vars.get("ansible_play_hosts") or [] if host in (plan.get("chosen") or [])]
+        node_results = [host_value(hostvars, host, ["commcheck_collective_node_results"], {})
+                        for host in (node_hosts if mode == "per_node" else [])]
+        unreachable = plan.get("unreachable") or []
+        collective = steps.gathered(plain(steps.run_results(group_results, node_results)), mode, unreachable)
+        judged = self._judged(task_vars, collective["records"])
+        collective.update(records=judged["records"], thresholds=judged["summary"])
+        collective["outcome"] = steps.outcome(plan.get("library"), mode, collective, unreachable)
+        collective["msg"] = collective["outcome"]
+        return collective
+
+    def _judged(self, task_vars, records):
+        """The records judged against the fleet and their own history (each run's hardware line is its own)."""
+        variables = self._vars(task_vars, steps.JUDGE_VARIABLES)
+        history = []
+        if variables["commcheck_thresholds_history"]:
+            history = self._history(task_vars, int(variables["commcheck_history_runs"]))
+        return th.evaluate(records, history, None, None, None, float(variables["commcheck_outlier_z"]),
+                           float(variables["commcheck_outlier_min_rel"]),
+                           float(variables["commcheck_history_threshold"]), int(variables["commcheck_history_runs"]),
+                           3, True, None)
+
+    def _history(self, task_vars, last_runs):
+        lookup = self._shared_loader_obj.lookup_loader.get(HISTORY_LOOKUP, loader=self._loader, templar=self._templar)
+        return list(lookup.run([], variables=task_vars, kind=["collective"], last_runs=last_runs, on_bad_line="ignore",
+                               exclude_run_id=self._var(task_vars, "commcheck_run_id", "") or ""))

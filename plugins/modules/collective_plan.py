@@ -1,0 +1,158 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: collective_plan
+short_description: Plan and gather the collective check of every host, once, on the controller
+version_added: 1.1.0
+description:
+  - The controller steps of the C(clusterops.commcheck.collective) role. Each reads the role's variables
+    (C(commcheck_collective_*)) and every host's variables once, and returns what the role's next tasks take.
+  - With O(step=probe), the plan and the probe keys of the tool probe the role runs alone with
+    C(commcheck_collective_library=auto).
+  - With O(step=runs), the library, the hosts that run (those asked, else every host of the play, that are still in
+    the play and, with library C(auto), have the library), those asked that left the play, and every run with the
+    arguments of its C(clusterops.commcheck.collective) module call. A pool run and each pair run start mpirun from
+    their first host, with its transport, C(kubectl) and MPI agent directory; they are judged by the configured NIC
+    rates, else by the active ports of the slowest host (NCCL only). In V(per_node) mode each host runs its own
+    operations, with the options its own variables set.
+  - With O(step=results), the results of the runs (C(commcheck_collective_group_results) and every per-node host's
+    C(commcheck_collective_node_results)) as records, judged against the fleet and the history of earlier runs
+    (C(commcheck_thresholds_history)). When a run failed as a task, the step fails with the runs' messages.
+  - This is an action plugin; it runs on the controller only and never connects to a host.
+author:
+  - commcheck developers (@clusterops)
+options:
+  step:
+    description:
+      - Which step of the collective role to take.
+    type: str
+    required: true
+    choices: [probe, runs, results]
+attributes:
+  check_mode:
+    support: full
+    description: It only reads variables and the history.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  platform:
+    support: full
+    platforms: all
+    description: Runs on the controller.
+notes:
+  - Run it with C(run_once=true), inside the collective role (it reads the role's variables).
+seealso:
+  - module: clusterops.commcheck.collective
+  - module: clusterops.commcheck.record
+'''
+
+EXAMPLES = r'''
+- name: Choose the library, the hosts and the runs of the collective check
+  clusterops.commcheck.collective_plan:
+    step: runs
+  run_once: true
+  register: commcheck_collective_plan
+
+- name: Gather the results, build the records and judge them
+  clusterops.commcheck.collective_plan:
+    step: results
+  run_once: true
+  register: commcheck_collective
+'''
+
+RETURN = r'''
+plan:
+  description: The plan of the tool probe (the one-click check's plan with the collective check alone).
+  returned: O(step=probe)
+  type: dict
+probe_keys:
+  description: What the tool probe looks for on every host.
+  returned: O(step=probe)
+  type: list
+  elements: str
+  sample: ["cmd:mpirun", "cmd:all_reduce_perf"]
+timeout:
+  description: The whole-task bound of the probe, in seconds.
+  returned: O(step=probe)
+  type: int
+library:
+  description: The library that runs (null with library C(auto) when no host has one).
+  returned: O(step=runs)
+  type: str
+  sample: nccl
+chosen:
+  description: The hosts that run the check, in play order.
+  returned: O(step=runs)
+  type: list
+  elements: str
+unreachable:
+  description: The hosts asked that left the play.
+  returned: O(step=runs)
+  type: list
+  elements: str
+runs:
+  description:
+    - The pool or pair runs, one per host group and operation, each with C(hosts), C(operation), C(launcher) (the
+      host mpirun starts from), C(label), C(args) (the module's arguments), C(environment) and C(timeout) (the
+      task's bound, in seconds).
+  returned: O(step=runs)
+  type: list
+  elements: dict
+node_runs:
+  description: Per host, its per-node runs (the same keys as RV(runs)); empty unless the mode is V(per_node).
+  returned: O(step=runs)
+  type: dict
+results:
+  description: The module results of the runs.
+  returned: O(step=results)
+  type: list
+  elements: dict
+records:
+  description: The records to publish, judged (one C(collective) record per run, one C(finding) per bad node and per
+    host lost).
+  returned: O(step=results)
+  type: list
+  elements: dict
+bad_nodes:
+  description: Every node a run named bad.
+  returned: O(step=results)
+  type: list
+  elements: str
+verdicts:
+  description: The verdict of each result.
+  returned: O(step=results)
+  type: list
+  elements: str
+thresholds:
+  description: The summary of the judgement (which thresholds tripped).
+  returned: O(step=results)
+  type: dict
+outcome:
+  description: One line that says what ran and what it found.
+  returned: O(step=results)
+  type: str
+  sample: "NCCL pool: 1 test(s), verdicts ['pass']; bad nodes []; unreachable []"
+'''
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+
+
+def main():
+    # The action plugin of the same name runs instead of this module; it reads the variables of every host,
+    # which only the controller has.
+    module = checked_module(
+        argument_spec=dict(step=dict(type="str", required=True, choices=["probe", "runs", "results"])),
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="clusterops.commcheck.collective_plan runs as an action plugin on the controller; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()
