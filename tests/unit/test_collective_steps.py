@@ -138,6 +138,19 @@ def test_mca_options_go_to_open_mpi_only():
     assert group(commcheck_mpi_mca=mca, commcheck_collective_launcher="mpich")["mca"] == {}
 
 
+@pytest.mark.parametrize("launcher", ["mpich", "srun"])
+def test_ssh_config_goes_to_open_mpi_only(launcher):
+    assert group(commcheck_mpi_ssh_config="/etc/ssh/cc.conf")["ssh_config"] == "/etc/ssh/cc.conf"
+    assert "ssh_config" not in group(commcheck_mpi_ssh_config="/etc/ssh/cc.conf", commcheck_collective_launcher=launcher)
+
+
+def test_the_slurm_job_id_reaches_the_module_when_set():
+    assert "slurm_job_id" not in group(commcheck_collective_launcher="srun")
+    args = group(commcheck_collective_launcher="srun", commcheck_collective_mpirun="srun",
+                 commcheck_collective_slurm_job_id="4711")
+    assert (args["launcher"], args["mpirun"], args["slurm_job_id"]) == ("srun", "srun", "4711")
+
+
 def test_bisection_runs_in_pool_mode_only():
     assert group()["bisect"] is True
     assert group(commcheck_collective_mode="pairs")["bisect"] is False
