@@ -78,6 +78,7 @@ class ActionModule(ControllerAction):
     NAME = "clusterops.commcheck.report"
     ARGUMENT_SPEC = ARGUMENT_SPEC
     FAILURES = (history.RecordError, ValueError, OSError)
+    BULK_RECORDS = True
 
     def decide(self, args, result, task_vars):
         report_dir = parent_dir = check_options(args)
