@@ -94,7 +94,7 @@ def test_the_report_action_summarizes_with_the_collector_off(collector_on):
     del collector_on
     seen = []
 
-    def summarize(*args, **kwargs):
+    def summarize(*_args, **_kwargs):
         seen.append(gc.isenabled())
         raise ValueError("stop here")
 
