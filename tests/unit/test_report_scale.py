@@ -374,8 +374,11 @@ def test_every_host_row_of_a_large_grid_is_a_link_target_that_names_its_host(rin
 
 def test_row_ids_stay_unique_and_whole_for_names_with_odd_characters():
     from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_svg
-    names = ["a b", "a%20b", "x/y", 'q"<&>', "node.example.com"]
+    names = ["a b", "a%20b", "x/y", 'q"<&>', "node.example.com", "h\ud800"]
     anchors = [report_svg.host_anchor(n) for n in names]
-    assert anchors == ["host-a%20b", "host-a%2520b", "host-x%2Fy", "host-q%22%3C%26%3E", "host-node.example.com"]
-    recs = [_pair(host, names[(i + 1) % len(names)], 0, 95.0) for i, host in enumerate(names)]
-    assert sorted(_grid_rows(report_fleet.host_rail_grid(recs))) == sorted(anchors)
+    assert anchors == ["host-a%20b", "host-a%2520b", "host-x%2Fy", "host-q%22%3C%26%3E", "host-node.example.com",
+                       "host-h%ED%A0%80"]
+    # the page's text passes visible() (hidden characters shown); the raw picture is parsed here, without the surrogate
+    named = names[:-1]
+    recs = [_pair(host, named[(i + 1) % len(named)], 0, 95.0) for i, host in enumerate(named)]
+    assert sorted(_grid_rows(report_fleet.host_rail_grid(recs))) == sorted(anchors[:-1])

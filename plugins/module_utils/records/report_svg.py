@@ -50,8 +50,9 @@ HOST_ANCHOR_PREFIX = "host-"
 
 def host_anchor(host):
     """The id of a host's row in the grid: ``host-`` and the name, any character but letters, digits and ``-._~``
-    percent-encoded (a unique id without spaces; report.html#host-NAME is the same text in a link)."""
-    return HOST_ANCHOR_PREFIX + quote(str(host), safe="")
+    percent-encoded (a unique id without spaces; report.html#host-NAME is the same text in a link). A name that
+    is no valid text (a lone surrogate) keeps its code points' bytes, so it stays apart from every other."""
+    return HOST_ANCHOR_PREFIX + quote(str(host), safe="", errors="surrogatepass")
 
 
 def _axis_labels(hosts, labels, label_w, top, cell):
