@@ -78,6 +78,7 @@ class ActionModule(ControllerAction):
     NAME = "clusterops.commcheck.report"
     ARGUMENT_SPEC = ARGUMENT_SPEC
     FAILURES = (history.RecordError, ValueError, OSError)
+    BULK_RECORDS = True
 
     def decide(self, args, result, task_vars):
         report_dir = parent_dir = check_options(args)
@@ -98,10 +99,13 @@ class ActionModule(ControllerAction):
         meta = {"baseline": baseline_meta(args) if compared else None}
         files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
         summary["files"] = files
-        texts = rr.render_formats(args["formats"], records, summary, meta, now=now,
-                                  regression_fails=args["regression_fails"])
+        texts = rr.each_format(args["formats"], records, summary, meta, now=now,
+                               regression_fails=args["regression_fails"])
         index = index_problem = None
-        if not self._task.check_mode:
+        if self._task.check_mode:
+            for _fmt, _text in texts:  # rendered as a run would, written nowhere
+                pass
+        else:
             write_files(report_dir, files, texts)
             if args["index"] and args["run_subdir"]:
                 index, index_problem = write_index(parent_dir, report_dir, summary, records, args,
@@ -177,9 +181,10 @@ def baseline_meta(args):
 
 
 def write_files(report_dir, files, texts):
+    """Write each (format, text) of ``texts`` as it comes, so that one text at a time is held."""
     if not os.path.isdir(report_dir):
         os.makedirs(report_dir, 0o755)
-    for fmt, text in texts.items():
+    for fmt, text in texts:
         write_atomic(files[fmt], text)
 
 

@@ -302,3 +302,31 @@ def test_a_culprit_host_is_shown_with_its_leaf_where_the_localization_knew_it():
     assert "host node-c behind leaf leaf-r0-03 [" in text
     assert "node-d behind" not in text
     assert "host node-c behind leaf leaf-r0-03" in report_html.render_html(records, summary, {})
+
+
+def test_each_format_makes_each_text_when_the_one_before_is_taken_from_one_view(monkeypatch):
+    records = _run(slow="node-c")
+    summary = report_model.summarize(records, run_id="r")
+    views, rendered = [], []
+    real_view = rr.ReportView
+
+    def view(*args, **kwargs):
+        views.append(real_view(*args, **kwargs))
+        return views[-1]
+
+    def noting(fmt, render):
+        def wrapped(v, **kwargs):
+            assert v is views[0]
+            rendered.append(fmt)
+            return render(v, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(rr, "ReportView", view)
+    for fmt, module in (("md", report_markdown), ("json", report_json), ("prom", report_prometheus)):
+        monkeypatch.setattr(module, "render", noting(fmt, module.render))
+    texts = rr.each_format(["json", "md", "prom"], records, summary)
+    assert next(texts)[0] == "json" and rendered == ["json"]
+    assert next(texts)[0] == "md" and rendered == ["json", "md"]
+    assert [fmt for fmt, _text in texts] == ["prom"] and rendered == ["json", "md", "prom"] and len(views) == 1
+    monkeypatch.undo()
+    assert dict(rr.each_format(["json", "md"], records, summary)) == rr.render_formats(["json", "md"], records, summary)

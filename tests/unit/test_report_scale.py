@@ -340,3 +340,45 @@ def test_a_grid_past_its_tooltip_budget_tips_only_failing_unmeasured_and_culprit
     assert rows["h0002"] == [True, True] and rows["h0003"] == [True, True]      # failing, unmeasured
     assert rows["h0006"] == [True, True] and rows["h0008"] == [True, False]     # marked; measured, passing
     assert rows["h0000"] == [False, True] and rows["h0009"] == [True, False]    # passing, unmeasured; unmeasured, passing
+
+
+def _grid_rows(grid, marks=None):
+    """{row id: (cell count, label texts shown always, label texts shown only on the row's link)} of the grid."""
+    import xml.etree.ElementTree as ET
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_svg
+    svg = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(report_svg.svg_host_rail_grid(grid, marks))
+    rows = {}
+    for group in root.iter(svg + "g"):
+        if group.get("class") != "h":
+            continue
+        assert group.get("id") not in rows
+        texts = list(group.iter(svg + "text"))
+        rows[group.get("id")] = (sum(1 for r in group.iter(svg + "rect") if r.get("class") == "g"),
+                                 [t.text for t in texts if t.get("class") == "host"],
+                                 [t.text for t in texts if t.get("class") == "t"])
+    return rows
+
+
+def test_every_host_row_of_a_large_grid_is_a_link_target_that_names_its_host(ring_report):
+    view, page, _md = ring_report
+    grid = report_fleet.grid(view)
+    rows = _grid_rows(grid)
+    assert sorted(rows) == sorted("host-%s" % h for h in grid["hosts"]) and len(rows) == 1024
+    assert set(cells for cells, _shown, _hidden in rows.values()) == {RAILS}
+    # a label every 16th row; the others carry theirs hidden, shown when a link opens the page on the row
+    assert rows["host-h0001"] == (RAILS, ["h0001"], []) and rows["host-h0017"] == (RAILS, ["h0017"], [])
+    assert rows["host-h0002"] == (RAILS, [], ["h0002"]) and rows["host-h0100"] == (RAILS, [], ["h0100"])
+    assert ".t{display:none}g.h:target .t{display:inline" in page and "report.html#host-h0001" in page
+
+
+def test_row_ids_stay_unique_and_whole_for_names_with_odd_characters():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_svg
+    names = ["a b", "a%20b", "x/y", 'q"<&>', "node.example.com", "h\ud800"]
+    anchors = [report_svg.host_anchor(n) for n in names]
+    assert anchors == ["host-a%20b", "host-a%2520b", "host-x%2Fy", "host-q%22%3C%26%3E", "host-node.example.com",
+                       "host-h%ED%A0%80"]
+    # the page's text passes visible() (hidden characters shown); the raw picture is parsed here, without the surrogate
+    named = names[:-1]
+    recs = [_pair(host, named[(i + 1) % len(named)], 0, 95.0) for i, host in enumerate(named)]
+    assert sorted(_grid_rows(report_fleet.host_rail_grid(recs))) == sorted(anchors[:-1])

@@ -18,11 +18,12 @@ def compare_with_history(records, directory, k=bl.DEFAULT_K, threshold=bl.DEFAUL
     """Like ``baseline.compare``, streaming the baseline records from the history directory."""
     records = list(records or [])
     ignore_params = frozenset(ignore_params or ())
+    record_keys = [bl.record_key(r, ignore_params) for r in records]
     # only checks with something to compare need a baseline
-    measured = [r for r in records if bl.comparable_metrics(r.get("metrics")) and r.get("kind") != "regression"
-                and not bl.is_retest(r)]
-    kinds = sorted(set(r.get("kind") for r in measured if r.get("kind")))
-    keys = set(bl.record_key(r, ignore_params) for r in measured)
+    measured = [(r, key) for r, key in zip(records, record_keys)
+                if bl.comparable_metrics(r.get("metrics")) and r.get("kind") != "regression" and not bl.is_retest(r)]
+    kinds = sorted(set(r.get("kind") for r, _key in measured if r.get("kind")))
+    keys = set(key for _r, key in measured)
     builder = bl.BaselineBuilder(k=k, keys=keys, exclude_runs=exclude_runs, baseline_run=baseline_run,
                                  ignore_params=ignore_params)
     if kinds:
@@ -31,4 +32,4 @@ def compare_with_history(records, directory, k=bl.DEFAULT_K, threshold=bl.DEFAUL
         for record in history.select(directory, selection, report, newest_first=True, stop=builder.satisfied):
             builder.add(record)
     return bl.compare_all(records, builder.baselines(), ignore_params, baseline_run,
-                          bl.rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k))
+                          bl.rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k), keys=record_keys)

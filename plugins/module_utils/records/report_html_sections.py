@@ -22,7 +22,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import esc, fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_svg import (
+    HOST_ANCHOR_PREFIX,
     grid_tips_every_cell,
+    host_anchor,
     svg_heatmap,
     svg_host_rail_grid,
 )
@@ -79,8 +81,11 @@ def grid_section(view):
     marks = report_fleet.marked_hosts(view.summary)
     body.append('<p class="muted">%d hosts (name order) x %d rails: each host NIC\'s worst fraction of the expected '
                 'bandwidth over its pair records; a black bar marks a host a culprit names; hover a cell%s for the '
-                'value and the worst partner.</p>' % (len(grid["hosts"]), len(grid["rails"]), "" if grid_tips_every_cell(
-                    grid) else " with a failing record or of a host a culprit names (the worst NICs are listed below)"))
+                'value and the worst partner. To find a host, open this page with <code>#%sNAME</code> after its '
+                'address (for example <code>report.html#%s</code>): it opens on that host\'s row, named and '
+                'outlined.</p>' % (len(grid["hosts"]), len(grid["rails"]), "" if grid_tips_every_cell(
+                    grid) else " with a failing record or of a host a culprit names (the worst NICs are listed below)",
+                                   HOST_ANCHOR_PREFIX, esc(host_anchor(grid["hosts"][0]))))
     body.append('<figure class="grid-figure">%s</figure>' % svg_host_rail_grid(grid, marks))
     worst = [item for item in report_fleet.worst_nics(grid, WORST_NIC_ROWS) if item[2]["fraction"] < 0.9]
     if worst:

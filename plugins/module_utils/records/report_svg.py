@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import math
+from urllib.parse import quote
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_identity import short_names
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import BAD, esc, fmt_value
@@ -41,6 +42,17 @@ def host_label(host, label, attrs):
     """A host's name on an axis: its short label (report_identity.short_names), the full name as its tooltip."""
     text = "<text %s>%s</text>" % (attrs, esc(label))
     return text if label == host else "<g><title>%s</title>%s</g>" % (esc(host), text)
+
+
+# the prefix of a host's row in the grid: report.html#host-NAME opens the page on that row
+HOST_ANCHOR_PREFIX = "host-"
+
+
+def host_anchor(host):
+    """The id of a host's row in the grid: ``host-`` and the name, any character but letters, digits and ``-._~``
+    percent-encoded (a unique id without spaces; report.html#host-NAME is the same text in a link). A name that
+    is no valid text (a lone surrogate) keeps its code points' bytes, so it stays apart from every other."""
+    return HOST_ANCHOR_PREFIX + quote(str(host), safe="", errors="surrogatepass")
 
 
 def _axis_labels(hosts, labels, label_w, top, cell):
@@ -157,9 +169,13 @@ def _grid_block(grid, hosts, x0, y0, lay, marks, labels):
                      % (cells_x + j * lay["col"] + lay["col"] / 2.0, y0 - 4, esc(rail)))
     for i, host in enumerate(hosts):
         y = y0 + i * lay["row"]
+        parts.append('<g class="h" id="%s">' % esc(host_anchor(host)))
+        label_at = 'x="%d" y="%d" text-anchor="end"' % (cells_x - 6, y + (12 if lay["row"] >= 12 else 7))
         if i % lay["every"] == 0:
-            parts.append(host_label(host, labels[host], 'class="host" x="%d" y="%d" text-anchor="end"'
-                                    % (cells_x - 6, y + (12 if lay["row"] >= 12 else 7))))
+            parts.append(host_label(host, labels[host], 'class="host" ' + label_at))
+        else:
+            # drawn only when the page is opened on this row (report.html#host-NAME, CSS :target)
+            parts.append('<text class="t" %s>%s</text>' % (label_at, esc(labels[host])))
         if host in marks:
             parts.append('<rect class="mark" x="%d" y="%d" width="4" height="%d" fill="#000000"><title>%s: %s'
                          '</title></rect>' % (cells_x - 5, y, lay["row"], esc(host), esc(marks[host])))
@@ -174,7 +190,13 @@ def _grid_block(grid, hosts, x0, y0, lay, marks, labels):
                 parts.append('%s><title>%s</title></rect>' % (rect, esc(_grid_tip(host, rail, data, relative))))
             else:
                 parts.append('%s/>' % rect)
+        parts.append("</g>")
     return parts
+
+
+# the row a link opens the page on (report.html#host-NAME): its name shown, its cells outlined
+_TARGET_CSS = (".t{display:none}g.h:target .t{display:inline;font-weight:bold}"
+               "g.h:target rect.g{stroke:#000000;stroke-width:1.5}")
 
 
 def svg_host_rail_grid(grid, marks=None):
@@ -182,6 +204,8 @@ def svg_host_rail_grid(grid, marks=None):
 
     ``marks``: {host: reason} of hosts a culprit names; their rows get a
     black bar left of the cells. Many hosts wrap into blocks side by side.
+    Each host's row is a group with the id :func:`host_anchor`, so a link
+    ending in ``#host-NAME`` opens the page on it, named and outlined.
     """
     marks = marks or {}
     hosts, rails = grid["hosts"], grid["rails"]
@@ -196,7 +220,7 @@ def svg_host_rail_grid(grid, marks=None):
     label = "host by rail grid: %d hosts, %d rails" % (len(hosts), len(rails))
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="railgrid" width="%d" height="%d" viewBox="0 0 %d %d" '
              'role="img" aria-label="%s">' % (width, height, width, height, esc(label)),
-             '<style>text{font:%dpx sans-serif}.r{fill:#555555}</style>' % (11 if lay["row"] >= 12 else 9)]
+             '<style>text{font:%dpx sans-serif}.r{fill:#555555}%s</style>' % (11 if lay["row"] >= 12 else 9, _TARGET_CSS)]
     for index, block in enumerate(blocks):
         parts += _grid_block(grid, block, (index % per_line) * block_w, (index // per_line) * block_h + 20, lay, marks,
                              labels)

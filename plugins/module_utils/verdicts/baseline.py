@@ -94,15 +94,27 @@ def _thawed(value):
     return value[1]
 
 
+# the tag _frozen gives a scalar of each exact type, looked up instead of tested
+_SCALAR_TAGS = {int: "int", float: "float", bool: "bool", type(None): "NoneType"}
+
+
+def _param_value(value):
+    """_frozen(value), with the plain text and the number of most params taken without its tests."""
+    if isinstance(value, str):
+        return value
+    tag = _SCALAR_TAGS.get(type(value))
+    return (tag, value) if tag else _frozen(value)
+
+
 def record_key(record, ignore_params=()):
     """The identity of a check: kind, host, peer and params (minus ignore_params) as one hashable tuple.
 
-    Built for every record of every baseline run (hundreds of thousands at fleet scale), so without JSON.
+    Built for every record of every baseline run (hundreds of thousands at fleet scale), so without JSON, and
+    the params in name order (names are unique: sorting the names sorts the pairs).
     """
     params = record.get("params") or {}
     return (record.get("kind"), record.get("host"), record.get("peer"),
-            tuple(sorted((k, v if isinstance(v, str) else _frozen(v))
-                         for k, v in params.items() if k not in ignore_params)))
+            tuple([(k, _param_value(params[k])) for k in sorted(params) if k not in ignore_params]))
 
 
 def describe_key(key):
@@ -306,10 +318,15 @@ def compare(records, history_records, k=DEFAULT_K, threshold=DEFAULT_THRESHOLD, 
                        rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k))
 
 
-def compare_all(records, bases, ignore_params, baseline_run, rule):
-    """Each record compared with its baseline in ``bases`` (by :func:`record_key`) under ``rule``."""
+def compare_all(records, bases, ignore_params, baseline_run, rule, keys=None):
+    """Each record compared with its baseline in ``bases`` (by :func:`record_key`) under ``rule``.
+
+    ``keys``: the records' keys in their order, when the caller built them already.
+    """
     named = baseline_run is not None
-    return [compare_record(r, bases.get(record_key(r, ignore_params)), rule, named) for r in records]
+    if keys is None:
+        keys = [record_key(r, ignore_params) for r in records]
+    return [compare_record(r, bases.get(key), rule, named) for r, key in zip(records, keys)]
 
 
 def _regressed_checks(records):

@@ -56,10 +56,16 @@ def suspect_host_rails(view, fraction, minimum):
     """
     neighbours = _rail_neighbours(view)
     order = sorted((key for key in neighbours if not view.cleared(*key)), key=lambda key: (key[1], natural_key(key[0])))
+    # A key counts a bad link, or all of them as an outlier; naming suspects only takes links away: a key with
+    # neither never becomes a majority, and each round need not look at it (a 4,096-host ring: 32,768 keys, a few
+    # candidates, one round per suspect).
+    outliers = view.outliers()
+    candidates = [key for key in order
+                  if key in outliers or any(status == "bad" for _other, status in neighbours[key])]
     suspects = set()
     while True:
         best, best_rank = None, None
-        for key in order:
+        for key in candidates:
             if key in suspects:
                 continue
             left = [(other, status) for other, status in neighbours[key] if (other, key[1]) not in suspects]
