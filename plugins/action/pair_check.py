@@ -28,11 +28,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thre
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import pair_engine as engine
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction, has_template
 
-STEPS = ("hosts", "plan", "first", "retests", "counters", "gpu_states", "gpu_plan", "gpu_judge", "judge")
-ARGUMENT_SPEC = {
-    "family": {"type": "str", "required": True, "choices": sorted(families.FAMILIES)},
-    "step": {"type": "str", "required": True, "choices": list(STEPS)},
-}
+ARGUMENT_SPEC = families.PAIR_CHECK_SPEC
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
 _MISSING = object()
 

@@ -129,3 +129,18 @@ verdict:
   returned: step judge
   type: str
 '''
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import PAIR_CHECK_SPEC
+
+
+def main():
+    # The action plugin of the same name runs instead of this module; it needs
+    # the variables of every host, which only the controller has.
+    module = checked_module(argument_spec=PAIR_CHECK_SPEC, supports_check_mode=True)
+    module.fail_json(msg="clusterops.commcheck.pair_check runs as an action plugin on the controller; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()

@@ -51,6 +51,7 @@ from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.clusterops.commcheck.plugins.action import check_outputs as check_outputs_action
 from ansible_collections.clusterops.commcheck.plugins.action import fleet_facts as fleet_facts_action
+from ansible_collections.clusterops.commcheck.plugins.action import pair_check as pair_check_action
 from ansible_collections.clusterops.commcheck.plugins.action import record as record_action
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
 from ansible_collections.clusterops.commcheck.plugins.action import validate_options as validate_options_action
@@ -58,23 +59,23 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import module_args
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
-    check_outputs, collective, cpu_governor, existing_pods, fleet_facts, iperf3, perftest, quarantine, rdma_facts, record,
-    report, run_lock, test_pods, tool_probe, validate_options)
+    check_outputs, collective, cpu_governor, existing_pods, fleet_facts, iperf3, pair_check, perftest, quarantine,
+    rdma_facts, record, report, run_lock, test_pods, tool_probe, validate_options)
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
     "check_outputs": check_outputs, "collective": collective, "cpu_governor": cpu_governor, "existing_pods": existing_pods,
-    "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
+    "fleet_facts": fleet_facts, "iperf3": iperf3, "pair_check": pair_check, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
     "tool_probe": tool_probe, "validate_options": validate_options,
 }
 ACTIONS = {
-    "check_outputs": check_outputs_action, "fleet_facts": fleet_facts_action, "record": record_action, "report": report_action,
-    "validate_options": validate_options_action,
+    "check_outputs": check_outputs_action, "fleet_facts": fleet_facts_action, "pair_check": pair_check_action,
+    "record": record_action, "report": report_action, "validate_options": validate_options_action,
 }
 # Modules whose action plugin runs instead of them: the module only says so, and the action judges the values.
-ACTION_ONLY = set(["check_outputs", "fleet_facts", "report", "validate_options"])
+ACTION_ONLY = set(["check_outputs", "fleet_facts", "pair_check", "report", "validate_options"])
 # Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
 # the host: the module's values are walked above, as MODULES.
 MODULE_WRAPPERS = set(["run_lock"])
@@ -227,6 +228,7 @@ def base_args(name, tmp):
         "fleet_facts": {"step": "s", "hosts": ["a"], "slices": 1, "wait": 900, "run_id": "r1",
                         "directory": os.path.join(tmp, "slices")},
         "iperf3": {"role": "client", "server": "10.0.0.2"},
+        "pair_check": {"family": "tcp", "step": "hosts"},
         "perftest": {"role": "client", "server": "10.0.0.2", "device": "mlx5_0"},
         "quarantine": {"backend": "kubernetes", "hosts": ["node-3"]},
         "rdma_facts": {"sysfs_root": sysfs, "tools": False},

@@ -153,3 +153,11 @@ def family(name, table=None):
 def option(row, suffix):
     """The name of a family's own role variable: ``option(rdma, "hosts")`` is ``commcheck_rdma_hosts``."""
     return "%s_%s" % (row["options"], suffix)
+
+
+# the controller steps of a pair check (the pair_check action) and its arguments
+STEPS = ("hosts", "plan", "first", "retests", "counters", "gpu_states", "gpu_plan", "gpu_judge", "judge")
+PAIR_CHECK_SPEC = {
+    "family": {"type": "str", "required": True, "choices": sorted(FAMILIES)},
+    "step": {"type": "str", "required": True, "choices": list(STEPS)},
+}
