@@ -37,6 +37,7 @@ class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.pair_check"
     ARGUMENT_SPEC = ARGUMENT_SPEC
+    _vars, _read, _row = None, None, None
     FAILURES = (families.FamilyError, ScheduleError, RetestError, ThresholdError, PreflightError, CounterError,
                 GpuDirectError, TopologyError, AnsibleError, ValueError, TypeError)
 
@@ -63,7 +64,7 @@ class ActionModule(ControllerAction):
     def registered(self, suffix, default=None):
         """What the role registered as ``<facts>_<suffix>`` (``<facts>`` itself for an empty suffix)."""
         value = self.opts("%s_%s" % (self._row["facts"], suffix) if suffix else self._row["facts"])
-        return value if isinstance(value, Mapping) and not value.get("skipped") is True else default
+        return value if isinstance(value, Mapping) and value.get("skipped") is not True else default
 
     def host_var(self, host, paths, missing=None):
         hostvars = self._vars.get("hostvars") or {}
