@@ -11,7 +11,7 @@ module: pair_check
 short_description: A controller step of a pair check (RDMA or TCP) - hosts, plan, retests, judgement
 version_added: 1.1.0
 description:
-  - The controller side of the pair checks C(clusterops.commcheck.rdma_perf) and C(clusterops.commcheck.tcp_perf):
+  - The controller side of the pair checks C(clusterops.commcheck.rdma_perf) and C(clusterops.commcheck.tcp_perf),
     one engine for every check family (RDMA from host memory, RDMA from GPU memory, TCP), each a row of one table
     (C(plugins/module_utils/planning/families.py)).
   - Reads the family's role variables once (C(commcheck_rdma_*) or C(commcheck_tcp_*) and the shared ones such as

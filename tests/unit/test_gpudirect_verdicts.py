@@ -84,7 +84,6 @@ def test_the_gpu_records_are_marked_and_judged_next_to_host_memory():
     assert [f["params"]["gpu"] for f in out["findings"]] == [4, 5]
 
 
-
 def _bw(host, peer, value, memory=None, run=None):
     params = {"op": "write", "metric": "bw", "rail": 0, "size": 65536}
     if memory:
