@@ -126,8 +126,8 @@ def run_shape(row, opts, plans, timeout, forks, now=None):
     first = plans[0] if plans else {"sides": {}, "steps": 0}
     setting = opts(option(row, "background"))
     steps = int(first.get("steps") or 0)
-    for plan in plans:
-        plan["bounds"] = dict((host, task_timeout(sides, timeout)) for host, sides in plan["sides"].items())
+    for each in plans:
+        each["bounds"] = dict((host, task_timeout(sides, timeout)) for host, sides in each["sides"].items())
     return {"rounds": plans, "timeout": int(timeout), "bound": task_timeout(steps, timeout),
             "background": setting == "always" or (setting == "auto" and len(first["sides"]) > int(forks)),
             "wait_s": int(steps * measured_s(row, opts)), "started": time.time() if now is None else now,
@@ -140,13 +140,13 @@ def measured_s(row, opts):
     timed = [number(opts(name)) for name in rule["timed"]]
     if timed[0] <= 0:
         return 0
-    share = 1.0
+    fraction = 1.0
     if rule.get("timed_share"):
         by_count, metric = rule["timed_share"]
         if number(opts(by_count)) > 0:
             metrics = list(opts(option(row, "metrics")) or [])
-            share = float(metrics.count(metric)) / max(len(metrics), 1)
-    return sum(timed) * share
+            fraction = float(metrics.count(metric)) / max(len(metrics), 1)
+    return sum(timed) * fraction
 
 
 def plan(row, opts, fleet, timeout, forks, rdma_facts=None, now=None):
@@ -317,10 +317,10 @@ def judge(row, opts, first, retest_plan, retest_sides, counters, history, trend_
     counters = [c for c in counters if isinstance(c, dict)]
     deltas = sum((c.get("deltas") or [] for c in counters), [])
     counter_records = sum((c.get("records") or [] for c in counters), [])
-    plan = dict(retest_plan or {})
-    if "skipped_retests" in plan:
-        plan["skipped"] = plan.pop("skipped_retests")
-    judged = jd.judge_retests(first["records"], row["pair_family"], retest_sides, plan, retest_expectation(row, opts, first),
+    retested = dict(retest_plan or {})
+    if "skipped_retests" in retested:
+        retested["skipped"] = retested.pop("skipped_retests")
+    judged = jd.judge_retests(first["records"], row["pair_family"], retest_sides, retested, retest_expectation(row, opts, first),
                               opts("commcheck_retest_verdicts"), threshold_options(opts, history) if after else None,
                               deltas, number(opts("commcheck_fleet_min_fraction")) if after else None,
                               first["findings"] if after else None, topo.check_hosts(topology) if after else None)

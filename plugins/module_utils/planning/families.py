@@ -144,9 +144,9 @@ def family(name, table=None):
     for key, choices in CHOICES.items():
         if row[key] not in choices:
             raise FamilyError("family %s: %s must be one of %r, got %r" % (name, key, choices, row[key]))
-    for option, _source, rule in row["module_args"]:
+    for arg_name, _source, rule in row["module_args"]:
         if rule not in ARG_RULES:
-            raise FamilyError("family %s: module option %s has no rule %r" % (name, option, rule))
+            raise FamilyError("family %s: module option %s has no rule %r" % (name, arg_name, rule))
     return dict(row, name=name)
 
 
