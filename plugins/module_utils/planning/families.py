@@ -13,7 +13,7 @@ Planning, rounds, retests, judgement, localization and records are the same code
 - ``pair_family``: the family ``verdicts.pair_analysis`` judges its sides as (record kinds follow from it);
 - ``kinds``: its pair record kinds (the check's verdict is the worst of these and its findings);
 - ``module``: the tool module that runs its sides; ``module_args``: that module's options, each from a
-  variable by a rule (:data:`ARG_RULES`), the step timeout under ``timeout``;
+  variable by a rule (:data:`ARG_RULE_NAMES`), the step timeout under ``timeout``;
 - ``tests``: how a step's tests are listed (``ops_x_metrics``: every op with every metric; None: the tool's
   one test, no test keys in the sides);
 - ``timeout``: the default step timeout: the variables ``timed`` (seconds a step measures) plus ``margin_s``,
@@ -33,7 +33,7 @@ __metaclass__ = type
 # how a module option takes its variable's value: "value" as it is, "positive" only above 0, "not_negative"
 # only at 0 or above, "above_one" only above 1, "text" only when not empty, "bool" as a boolean; "fixed" is the
 # given value itself (no variable)
-ARG_RULES = ("value", "positive", "not_negative", "above_one", "text", "bool", "fixed")
+ARG_RULE_NAMES = ("value", "positive", "not_negative", "above_one", "text", "bool", "fixed")
 
 _RDMA_ARGS = (
     ("duration", "commcheck_rdma_duration", "positive"),
@@ -145,7 +145,7 @@ def family(name, table=None):
         if row[key] not in choices:
             raise FamilyError("family %s: %s must be one of %r, got %r" % (name, key, choices, row[key]))
     for arg_name, _source, rule in row["module_args"]:
-        if rule not in ARG_RULES:
+        if rule not in ARG_RULE_NAMES:
             raise FamilyError("family %s: module option %s has no rule %r" % (name, arg_name, rule))
     return dict(row, name=name)
 
