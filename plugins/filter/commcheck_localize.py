@@ -74,8 +74,8 @@ options:
     type: dict
   counter_deltas:
     description:
-      - Port counter deltas of the run (the C(deltas) of C(clusterops.commcheck.commcheck_counter_deltas) of every
-        host); those of a component's host and device are added to its evidence.
+      - Port counter deltas of the run (the C(deltas) of the C(counters) step of C(clusterops.commcheck.pair_check),
+        every host's); those of a component's host and device are added to its evidence.
     type: list
     elements: dict
 '''

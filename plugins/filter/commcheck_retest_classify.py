@@ -10,7 +10,7 @@ name: commcheck_retest_classify
 short_description: Put original pair records and their retests together, confirmed or flaky
 version_added: 1.0.0
 description:
-  - Tags the records measured in the retest rounds (C(clusterops.commcheck.commcheck_retest_plan)) with
+  - Tags the records measured in the retest rounds (the C(retests) step of C(clusterops.commcheck.pair_check)) with
     C(params.retest), C(retest_purpose), C(attempt), C(origin), C(subject), C(partner).
   - A failing pair whose as-is retest passes is B(flaky), its record's verdict becomes C(flaky), not C(fail);
     one that fails on every retest, or in more of its measurements than it passed (a port that fails again

@@ -338,8 +338,8 @@ port_counters:
   description:
     - With O(port_counters), the counters read when the tests ended, shaped like the C(commcheck_rdma) fact of
       M(clusterops.commcheck.rdma_facts) (C(devices), each with C(name) and C(ports); each port with C(port),
-      C(netdev), C(rate_gbps), C(counters), C(hw_counters)), for the C(clusterops.commcheck.commcheck_counter_deltas)
-      filter.
+      C(netdev), C(rate_gbps), C(counters), C(hw_counters)), for the port counter deltas of the C(counters) step of
+      C(clusterops.commcheck.pair_check).
   returned: when O(port_counters) is true and the tests ran (not in check mode)
   type: dict
   sample: {devices: [{name: mlx5_0, ports: [{port: 1, netdev: eth2, rate_gbps: 400, counters: {symbol_error: 0},

@@ -2,11 +2,12 @@
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A synthetic fabric for the verdict chain: what the perftest module would return for each side of each planned
-pair and retest, with faults injected, run through the filters in the order the rdma_perf role calls them.
+pair and retest, with faults injected, run through the functions in the order the pair-check engine
+(``plugin_utils/pair_engine.py``) calls them.
 
-pair verdicts -> retest plan -> retest sides -> commcheck_judge_retests (retest verdicts, classify, thresholds,
-localize: the one chain both roles call), then
-the published records (as ``roles/rdma_perf/tasks/verdicts.yml`` gathers them, plus what the caller adds:
+pair verdicts -> retest plan -> retest sides -> ``judgement.judge_retests`` (retest verdicts, classify, thresholds,
+localize: the one chain both pair checks call), then
+the published records (as the engine's ``judge`` gathers them, plus what the caller adds:
 discovery, RoCE preflight, collective findings) -> culprits. No lab, no Ansible run: pure functions only.
 
 Data flows from the client to the server in ``write`` / ``send`` tests and from the server to the client in
@@ -21,12 +22,14 @@ import zlib
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import (
     commcheck_schedule, plan_rounds)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as cp
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_plan import commcheck_retest_plan
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_thresholds import commcheck_thresholds
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_judge_retests import commcheck_judge_retests
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_roce_preflight import commcheck_roce_preflight
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_counter_deltas import commcheck_counter_deltas
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology as topo
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import family
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_plan as rp
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import roce_consistency as rc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import analyze_pairs
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.pair_engine import counter_deltas as engine_counter_deltas
 
 RATE = 100.0
 EFFICIENCY = 0.95     # what a healthy link delivers of its rate
@@ -38,6 +41,8 @@ TAIL_SHARE_OF_AVG = 0.4
 MIN_FRACTION = 0.9
 FLEET_MIN_FRACTION = 0.5
 RETEST_PER_HOST = 3
+# what judges a retest side (judgement.judge_retests' pair_options): the defaults of the roles
+PAIR_OPTIONS = {"min_fraction": MIN_FRACTION, "outlier_z": 3.5, "outlier_min_rel": 0.2, "expected_gbps": None}
 
 
 def in_phase(phase, when):
@@ -360,21 +365,22 @@ class Fabric(object):
         plans = plan_rounds(commcheck_schedule(self.hosts, self.pattern), host_rails, tests)
         jobs = [dict(job, round=num) for num, plan in enumerate(plans) for job in plan["jobs"]]
         skipped = [s for plan in plans for s in plan["skipped"]]
-        preflight = commcheck_roce_preflight(jobs, facts=self.rdma_facts(), host_rails=host_rails)
+        preflight = rc.preflight(jobs, self.rdma_facts(), host_rails)
+        preflight["records"] = rc.finding_records(preflight["findings"])
         before, after = self.rdma_facts(), self.rdma_facts(after=True)
-        counters = [commcheck_counter_deltas(before[h], after=after[h], host=h) for h in self.hosts]
+        counters = [engine_counter_deltas(family("rdma"), h, before[h], after[h]) for h in self.hosts]
         counter_deltas = list(counter_deltas) + [d for c in counters for d in c["deltas"]]
-        first = commcheck_pair_verdicts(self.sides(plans, "first"), jobs=jobs, family="rdma",
-                                        min_fraction=MIN_FRACTION, skipped=skipped,
-                                        fleet_min_fraction=FLEET_MIN_FRACTION)
-        plan = commcheck_retest_plan(first["records"], host_rails=host_rails, repeats=self.repeats if retests else 0,
-                                     round_offset=1000, per_host=RETEST_PER_HOST)
-        judged = commcheck_judge_retests(
-            first["records"], family="rdma", retest_sides=self.sides(plan["rounds"], "retest"), plan=plan,
-            min_fraction=MIN_FRACTION, bad_verdicts=["fail"], fleet_min_fraction=FLEET_MIN_FRACTION,
+        first = analyze_pairs(self.sides(plans, "first"), jobs=jobs, family="rdma", min_fraction=MIN_FRACTION,
+                              skipped=skipped, fleet_min_fraction=FLEET_MIN_FRACTION)
+        plan = rp.plan_retests(first["records"], host_rails=host_rails, repeats=self.repeats if retests else 0,
+                               round_offset=1000, per_host=RETEST_PER_HOST)
+        judged = judgement.judge_retests(
+            first["records"], "rdma", retest_sides=self.sides(plan["rounds"], "retest"), plan=plan,
+            pair_options=PAIR_OPTIONS, bad_verdicts=["fail"], fleet_min_fraction=FLEET_MIN_FRACTION,
             thresholds={"history": self.history(), "efficiency": MIN_FRACTION,
                         "fleet_min_fraction": FLEET_MIN_FRACTION},
-            counter_deltas=list(counter_deltas), first_findings=first["findings"], topology=self.topology or None)
+            counter_deltas=list(counter_deltas), first_findings=first["findings"],
+            topology=topo.check_hosts(self.topology or None))
         published = judged["records"] + judged["findings"] + judged["other_findings"] + preflight["records"] + \
             [r for c in counters for r in c["records"]] + list(extra_records) + judged["summary_records"]
         self.first, self.plan, self.judged = first, plan, judged
@@ -394,8 +400,7 @@ class Fabric(object):
             tests = [{"test": op, "metric": metric} for op in self.ops for metric in self.metrics]
             plans = plan_rounds(commcheck_schedule(self.hosts, self.pattern), host_rails, tests)
             jobs = [dict(job, round=k) for k, plan in enumerate(plans) for job in plan["jobs"]]
-            first = commcheck_pair_verdicts(past.sides(plans, "first"), jobs=jobs, family="rdma",
-                                            min_fraction=MIN_FRACTION)
+            first = analyze_pairs(past.sides(plans, "first"), jobs=jobs, family="rdma", min_fraction=MIN_FRACTION)
             out += [dict(rec, run_id="run-%d" % num, time="2026-11-%02dT00:00:00Z" % num)
                     for rec in first["records"] if rec["verdict"] == "pass"]
         return out
@@ -407,17 +412,17 @@ class Fabric(object):
                          for i, h in enumerate(self.hosts))
         plans = plan_rounds(commcheck_schedule(self.hosts, "mesh"), tcp_rails, None, base_port=5201)
         jobs = [dict(job, round=num) for num, plan in enumerate(plans) for job in plan["jobs"]]
-        first = commcheck_pair_verdicts(self.tcp_sides(plans, "first", rail), jobs=jobs, family="tcp",
-                                        min_fraction=MIN_FRACTION)
-        records = commcheck_thresholds(first["records"], efficiency=MIN_FRACTION,
-                                       fleet_min_fraction=FLEET_MIN_FRACTION, set_verdicts=True)["records"]
-        plan = commcheck_retest_plan(records, host_rails=tcp_rails, repeats=1, round_offset=1000,
-                                     per_host=RETEST_PER_HOST, side_tests=False, base_port=5301)
+        first = analyze_pairs(self.tcp_sides(plans, "first", rail), jobs=jobs, family="tcp", min_fraction=MIN_FRACTION)
+        records = th.evaluate(first["records"], history=[], efficiency=MIN_FRACTION,
+                              fleet_min_fraction=FLEET_MIN_FRACTION, set_verdicts=True)["records"]
+        plan = rp.plan_retests(records, host_rails=tcp_rails, repeats=1, round_offset=1000,
+                               per_host=RETEST_PER_HOST, side_tests=False, base_port=5301)
         fleet = next((r["metrics"]["fleet_median"] for r in first["records"] if "fleet_median" in r["metrics"]),
                      None)
-        judged = commcheck_judge_retests(records, family="tcp",
-                                         retest_sides=self.tcp_sides(plan["rounds"], "retest", rail), plan=plan,
-                                         min_fraction=FLEET_MIN_FRACTION, expected_gbps=fleet, bad_verdicts=["fail"])
+        judged = judgement.judge_retests(records, "tcp", retest_sides=self.tcp_sides(plan["rounds"], "retest", rail),
+                                         plan=plan, pair_options=dict(PAIR_OPTIONS, min_fraction=FLEET_MIN_FRACTION,
+                                                                      expected_gbps=fleet),
+                                         bad_verdicts=["fail"])
         published = judged["records"] + judged["findings"]
         if not judged["localized"]["components"]:
             published += first["findings"]

@@ -11,13 +11,12 @@ import sys
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import counters as ct
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import discover
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import snapshot_from_fs
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_counter_deltas import commcheck_counter_deltas
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_counter_trend import commcheck_counter_trend
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import family
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.pair_engine import counter_deltas
 
 LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab")
 sys.path.insert(0, LAB)
@@ -104,14 +103,14 @@ def test_filter_with_discovery_of_an_emulated_sysfs(tmp_path):
     with open(os.path.join(base, "hw_counters", "np_cnp_sent"), "w") as handle:
         handle.write("42\n")
     after = discover(snapshot_from_fs(root))
-    out = commcheck_counter_deltas(before, after=after, host="h1")
+    out = counter_deltas(family("rdma"), "h1", before, after)
     assert [(d["counter"], d["delta"], d["severity"]) for d in out["deltas"]] == [
         ("symbol_error", 17, "warning"), ("np_cnp_sent", 42, "info")]
     assert out["records"][0]["verdict"] == "warn"
     assert out["evidence"] == ["h1 mlx5_0/1: symbol_error +17 during the run (symbol (bit) errors on the wire: "
                                "a marginal cable, transceiver or port)"]
-    with pytest.raises(AnsibleFilterError):
-        commcheck_counter_deltas("nope", after=after, host="h1")
+    # a reading that is no facts (a skipped task's result) gives no deltas
+    assert counter_deltas(family("rdma"), "h1", "nope", after) is None
 
 
 def history(values, counter="symbol_error", host="h1", start=0):
@@ -162,17 +161,16 @@ def test_trend_with_this_runs_records_last():
     assert ct.trend(history([60, 70]) + [now], min_runs=3) == []
 
 
-def test_trend_filter_and_records():
-    out = commcheck_counter_trend(history([0, 2, 4]), min_runs=3)
-    (rec,) = out["records"]
+def test_trend_and_its_records():
+    (rec,) = ct.trend_records(ct.trend(history([0, 2, 4]), 3))
     assert rec["kind"] == "finding" and rec["verdict"] == "warn" and rec["params"]["finding"] == "counter_trend"
     assert rec["cause"] == ("rising bit error rate on h1 mlx5_0/1: symbol_error rose in 2 of the last 2 intervals "
                             "between runs (0 -> 2 -> 4)")
-    assert commcheck_counter_trend(history([0, 2, 4]), counters=["port_xmit_discards"])["trends"] == []
-    with pytest.raises(AnsibleFilterError, match="min_runs"):
-        commcheck_counter_trend([], min_runs=1)
-    with pytest.raises(AnsibleFilterError, match="min_rises"):
-        commcheck_counter_trend([], min_runs=3, min_rises=3)
+    assert ct.trend(history([0, 2, 4]), 3, names=["port_xmit_discards"]) == []
+    with pytest.raises(ct.CounterError, match="min_runs"):
+        ct.trend([], 1)
+    with pytest.raises(ct.CounterError, match="min_rises"):
+        ct.trend([], 3, 3)
 
 
 def test_only_the_values_after_the_last_reset_count():

@@ -8,8 +8,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_gpudirect_verdicts import (
-    commcheck_gpudirect_verdicts)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect as gp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpudirect as gv
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
 
@@ -71,23 +70,18 @@ def test_unavailable_finding_per_host_that_wanted_it():
     assert "nvidia_peermem" in finding["cause"] and finding["fix"] == "modprobe nvidia_peermem"
 
 
-def test_filter_marks_the_gpu_records_and_judges_them():
+def test_the_gpu_records_are_marked_and_judged_next_to_host_memory():
     host = [rec("a", "b", 0, 100.0)]
     gpu = [{"kind": "rdma_bw", "host": "a", "peer": "b", "verdict": "pass", "metrics": {"bw_gbps": 30.0},
             "params": {"op": "write", "metric": "bw", "rail": 0, "round": 0, "step": 0, "server": "a", "client": "b",
                        "device": "mlx5_0", "peer_device": "mlx5_0"}}]
     jobs = [{"round": 0, "step": 0, "rail": 0, "server": "a", "client": "b", "server_gpu": 4, "client_gpu": 5,
              "gpudirect": "peermem"}]
-    out = commcheck_gpudirect_verdicts(host, gpu_records=gpu, jobs=jobs)
-    assert out["records"][0]["params"]["memory"] == "cuda" and out["records"][0]["params"]["gpu"] == 4
+    marked = gp.mark_gpu_records(gpu, jobs)
+    out = gv.gpudirect_verdicts(host + marked, {}, 0.7)
+    assert marked[0]["params"]["memory"] == "cuda" and marked[0]["params"]["gpu"] == 4
     assert out["summary"]["slow"] == 2 and "memory" not in host[0]["params"]
     assert [f["params"]["gpu"] for f in out["findings"]] == [4, 5]
-
-
-def test_filter_refuses_a_bad_ratio():
-    from ansible.errors import AnsibleFilterError
-    with pytest.raises(AnsibleFilterError, match="min_ratio"):
-        commcheck_gpudirect_verdicts([], min_ratio=1.5)
 
 
 def _bw(host, peer, value, memory=None, run=None):

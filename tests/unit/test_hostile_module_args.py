@@ -56,6 +56,7 @@ from ansible_collections.clusterops.commcheck.plugins.action import collective_p
 from ansible_collections.clusterops.commcheck.plugins.action import discovery_results as discovery_results_action
 from ansible_collections.clusterops.commcheck.plugins.action import fleet_facts as fleet_facts_action
 from ansible_collections.clusterops.commcheck.plugins.action import pods_plan as pods_plan_action
+from ansible_collections.clusterops.commcheck.plugins.action import pair_check as pair_check_action
 from ansible_collections.clusterops.commcheck.plugins.action import record as record_action
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
 from ansible_collections.clusterops.commcheck.plugins.action import validate_options as validate_options_action
@@ -64,15 +65,15 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
     check_outputs, check_plan, collective, collective_plan, cpu_governor, discovery_results, existing_pods,
-    fleet_facts, iperf3, perftest, pods_plan, quarantine, rdma_facts, record, report, run_lock, test_pods, tool_probe,
-    validate_options)
+    fleet_facts, iperf3, pair_check, perftest, pods_plan, quarantine, rdma_facts, record, report, run_lock, test_pods,
+    tool_probe, validate_options)
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
     "check_outputs": check_outputs, "check_plan": check_plan, "pods_plan": pods_plan, "collective": collective,
     "collective_plan": collective_plan, "cpu_governor": cpu_governor, "discovery_results": discovery_results,
-    "existing_pods": existing_pods,
+    "existing_pods": existing_pods, "pair_check": pair_check,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
     "tool_probe": tool_probe, "validate_options": validate_options,
@@ -80,11 +81,11 @@ MODULES = {
 ACTIONS = {
     "check_outputs": check_outputs_action, "check_plan": check_plan_action, "pods_plan": pods_plan_action,
     "collective_plan": collective_plan_action, "discovery_results": discovery_results_action,
-    "fleet_facts": fleet_facts_action, "record": record_action, "report": report_action,
+    "fleet_facts": fleet_facts_action, "pair_check": pair_check_action, "record": record_action, "report": report_action,
     "validate_options": validate_options_action,
 }
 # Modules whose action plugin runs instead of them: the module only says so, and the action judges the values.
-ACTION_ONLY = set(["check_outputs", "check_plan", "collective_plan", "discovery_results", "fleet_facts", "pods_plan",
+ACTION_ONLY = set(["check_outputs", "check_plan", "collective_plan", "discovery_results", "fleet_facts", "pair_check", "pods_plan",
                    "report", "validate_options"])
 # Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
 # the host: the module's values are walked above, as MODULES.
@@ -251,6 +252,7 @@ def base_args(name, tmp):
         "fleet_facts": {"step": "s", "hosts": ["a"], "slices": 1, "wait": 900, "run_id": "r1",
                         "directory": os.path.join(tmp, "slices")},
         "iperf3": {"role": "client", "server": "10.0.0.2"},
+        "pair_check": {"family": "tcp", "step": "hosts"},
         "perftest": {"role": "client", "server": "10.0.0.2", "device": "mlx5_0"},
         "quarantine": {"backend": "kubernetes", "hosts": ["node-3"]},
         "rdma_facts": {"sysfs_root": sysfs, "tools": False},

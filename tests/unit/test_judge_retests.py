@@ -1,24 +1,19 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""commcheck_judge_retests (verdicts/judgement.py): the one chain after a pair check's first pass, and
-commcheck_check_verdict."""
+"""verdicts/judgement.py: judge_retests, the one chain after a pair check's first pass, and check_verdict."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_check_verdict import commcheck_check_verdict
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_judge_retests import commcheck_judge_retests
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_localize import commcheck_localize
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_classify import \
     commcheck_retest_classify
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_thresholds import commcheck_thresholds
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import analyze_pairs
 
 from fault_lab import FLEET_MIN_FRACTION, MIN_FRACTION, Fabric
 
@@ -47,6 +42,11 @@ def flaky_link(n=4):
     return fabric
 
 
+def pair_options(min_fraction=MIN_FRACTION, outlier_z=3.5):
+    """What judges a retest side (judgement.judge_retests' pair_options)."""
+    return {"min_fraction": min_fraction, "outlier_z": outlier_z, "outlier_min_rel": 0.2, "expected_gbps": None}
+
+
 def rdma_thresholds():
     return {"history": [], "efficiency": MIN_FRACTION, "fleet_min_fraction": FLEET_MIN_FRACTION}
 
@@ -54,8 +54,7 @@ def rdma_thresholds():
 def step_by_step(first, sides, plan):
     """classify -> thresholds -> localize called one by one, as roles/rdma_perf chained them before."""
     jobs = [job for rnd in plan["rounds"] for job in rnd["jobs"]]
-    retest_records = commcheck_pair_verdicts(sides, jobs=jobs, family="rdma",
-                                             min_fraction=MIN_FRACTION)["records"] if jobs else []
+    retest_records = analyze_pairs(sides, jobs=jobs, family="rdma", min_fraction=MIN_FRACTION)["records"] if jobs else []
     classified = commcheck_retest_classify(first, retest_records, plan["rounds"], bad_verdicts=["fail"],
                                            skipped=plan["skipped"], fleet_min_fraction=FLEET_MIN_FRACTION)
     judged = commcheck_thresholds(classified["records"], history=[], efficiency=MIN_FRACTION,
@@ -73,8 +72,8 @@ def test_the_rdma_chain_is_the_one_the_filters_made_step_by_step(build):
     fabric = build()
     fabric.run()
     sides = fabric.sides(fabric.plan["rounds"], "retest")
-    judged = commcheck_judge_retests(fabric.first["records"], family="rdma", retest_sides=sides, plan=fabric.plan,
-                                     min_fraction=MIN_FRACTION, bad_verdicts=["fail"], thresholds=rdma_thresholds(),
+    judged = judgement.judge_retests(fabric.first["records"], "rdma", retest_sides=sides, plan=fabric.plan,
+                                     pair_options=pair_options(), bad_verdicts=["fail"], thresholds=rdma_thresholds(),
                                      fleet_min_fraction=FLEET_MIN_FRACTION)
     classified, localized, summaries = step_by_step(fabric.first["records"], sides, fabric.plan)
     assert judged["records"] == localized["records"]
@@ -101,7 +100,7 @@ def test_a_latency_culprit_of_the_first_pass_is_named_again_after_the_retests():
     assert [f for f in _latency_culprits(other) if f[-1] == "fail"] == []
     lat = [r for r in fabric.judged["records"] if r["kind"] == "rdma_lat"]
     assert "flaky" in set(r["verdict"] for r in lat) and "fail" not in set(r["verdict"] for r in lat)
-    assert commcheck_check_verdict(fabric.published, kinds=["rdma_bw", "rdma_lat", "finding"]) == "flaky"
+    assert judgement.check_verdict(fabric.published, ["rdma_bw", "rdma_lat", "finding"]) == "flaky"
 
 
 def test_a_latency_culprit_confirmed_by_its_retests_stays_and_the_rest_is_kept():
@@ -109,7 +108,7 @@ def test_a_latency_culprit_confirmed_by_its_retests_stays_and_the_rest_is_kept()
     fabric.late(200.0, host="h3")
     fabric.run()
     assert [f[:2] for f in _latency_culprits(fabric.judged["other_findings"])] == [("bad_node", "h3")]
-    assert commcheck_check_verdict(fabric.published, kinds=["rdma_bw", "rdma_lat", "finding"]) == "fail"
+    assert judgement.check_verdict(fabric.published, ["rdma_bw", "rdma_lat", "finding"]) == "fail"
     # findings that are no culprits of a pair kind (unreachable hosts, missing rails) come back as they were
     unreachable = {"kind": "finding", "host": "h9", "peer": None, "verdict": "fail",
                    "params": {"check": "rdma_perf", "finding": "unreachable", "family": "rdma", "rail": None}}
@@ -122,8 +121,7 @@ def test_a_latency_culprit_confirmed_by_its_retests_stays_and_the_rest_is_kept()
 def test_without_retests_the_first_pass_is_localized_as_it_is():
     fabric = slowed_host()
     fabric.run(retests=False)
-    judged = commcheck_judge_retests(fabric.first["records"], family="rdma", plan=fabric.plan,
-                                     thresholds=rdma_thresholds())
+    judged = judgement.judge_retests(fabric.first["records"], "rdma", plan=fabric.plan, thresholds=rdma_thresholds())
     assert judged["retests"]["retests"] == 0 and judged["retests"]["failing_pairs"] > 0
     assert [f["params"]["finding"] for f in judged["findings"]] == ["bad_node"]
     assert [r["kind"] for r in judged["summary_records"]] == ["retest_summary", "localization"]
@@ -140,8 +138,8 @@ def test_the_outlier_z_of_the_chain_reaches_localization(monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(judgement.loc, "localize_records", spy)
-    commcheck_judge_retests(fabric.first["records"], family="rdma", plan=fabric.plan, outlier_z="5.5")
-    commcheck_judge_retests(fabric.first["records"], family="rdma", plan=fabric.plan)
+    judgement.judge_retests(fabric.first["records"], "rdma", plan=fabric.plan, pair_options=pair_options(outlier_z=5.5))
+    judgement.judge_retests(fabric.first["records"], "rdma", plan=fabric.plan)
     assert seen == [5.5, 3.5]
 
 
@@ -150,8 +148,8 @@ def test_thresholds_left_out_leave_the_classified_verdicts():
     fabric = flaky_link()
     fabric.run()
     sides = fabric.sides(fabric.plan["rounds"], "retest")
-    judged = commcheck_judge_retests(fabric.first["records"], family="rdma", retest_sides=sides, plan=fabric.plan,
-                                     min_fraction=MIN_FRACTION, bad_verdicts=["fail"])
+    judged = judgement.judge_retests(fabric.first["records"], "rdma", retest_sides=sides, plan=fabric.plan,
+                                     pair_options=pair_options(), bad_verdicts=["fail"])
     assert all("thresholds" not in r for r in judged["records"])
     assert [r["verdict"] for r in judged["records"] if r["kind"] == "rdma_bw" and r["verdict"] != "pass"] == \
         ["flaky"]
@@ -165,7 +163,7 @@ def test_a_warn_that_was_retested_is_not_localized_as_broken():
     fabric.run()
     records = [dict(r, verdict="warn") if {r["host"], r["peer"]} == {"h1", "h2"} else r
                for r in fabric.first["records"]]
-    judged = commcheck_judge_retests(records, family="rdma", bad_verdicts=["fail", "warn"])
+    judged = judgement.judge_retests(records, "rdma", bad_verdicts=["fail", "warn"])
     assert judged["findings"] == []
     assert commcheck_localize(records)["findings"] == judged["findings"]
 
@@ -175,7 +173,7 @@ def test_tcp_names_its_records_after_its_check():
     fabric.slow(0.2, host="h3")
     fabric.run(retests=False)
     records = [dict(r, kind="tcp_bw", params=dict(r["params"], op="tcp")) for r in fabric.first["records"]]
-    judged = commcheck_judge_retests(records, family="tcp")
+    judged = judgement.judge_retests(records, "tcp")
     assert [(r["kind"], r["params"]["check"]) for r in judged["summary_records"]] == [
         ("retest_summary", "tcp_perf"), ("localization", "tcp_perf")]
     assert [(f["params"]["check"], f["params"]["finding"], f["host"]) for f in judged["findings"]] == [
@@ -193,32 +191,16 @@ def test_tcp_names_its_records_after_its_check():
 ])
 def test_a_checks_verdict_is_its_worst(verdicts, expected):
     records = [{"kind": "rdma_bw", "verdict": v} for v in verdicts]
-    assert commcheck_check_verdict(records, kinds=["rdma_bw", "finding"]) == expected
+    assert judgement.check_verdict(records, ["rdma_bw", "finding"]) == expected
 
 
 def test_a_checks_verdict_reads_only_its_kinds():
     records = [{"kind": "port_counters", "verdict": "fail"}, {"kind": "tcp_bw", "verdict": "pass"}]
-    assert commcheck_check_verdict(records, kinds=["tcp_bw", "finding"]) == "pass"
+    assert judgement.check_verdict(records, ["tcp_bw", "finding"]) == "pass"
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"family": "ib"}, "family must be one of rdma, tcp"),
-    ({"thresholds": {"efficency": 0.9}}, "unknown threshold options: efficency"),
-    ({"thresholds": [0.9]}, "thresholds must be a dict"),
-    ({"plan": "rounds"}, "plan must be a dict"),
-    ({"topology": ["leaf-1"]}, "topology must be a dict"),
-    ({"retest_sides": "h1"}, "retest_sides must be a list"),
-    ({"min_fraction": "most"}, "could not convert"),
-])
-def test_bad_options_are_clear_errors(kwargs, message):
-    with pytest.raises(AnsibleFilterError, match=message):
-        commcheck_judge_retests([], **kwargs)
-
-
-def test_bad_input_is_a_clear_error():
-    with pytest.raises(AnsibleFilterError, match="the input must be a list"):
-        commcheck_judge_retests({"records": []})
-    with pytest.raises(AnsibleFilterError, match="kinds must be a non-empty list"):
-        commcheck_check_verdict([], kinds=[])
-    with pytest.raises(judgement.JudgementError):
-        judgement.judge_retests([], "infiniband")
+def test_bad_options_are_clear_errors():
+    with pytest.raises(judgement.JudgementError, match="family must be one of rdma, tcp"):
+        judgement.judge_retests([], "ib")
+    with pytest.raises(Exception, match="unknown threshold options: efficency"):
+        judgement.judge_retests([], "rdma", thresholds={"efficency": 0.9})

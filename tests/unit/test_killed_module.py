@@ -6,8 +6,8 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import killed_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_analysis import analyze_pairs
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization import (
     observations_from_records,
 )
@@ -28,10 +28,10 @@ def test_killed_rcs_only():
 
 def test_a_killed_module_is_named_as_killed_not_as_a_bad_node():
     _hosts, sides, jobs = simulate(4, drop=("h2",), side_error=_connect_failed)
-    blamed = commcheck_pair_verdicts(sides, jobs=jobs, module_rcs={"h2": 1})
+    blamed = analyze_pairs(sides, jobs=jobs, killed=killed_module.killed_hosts({"h2": 1}))
     # the same pairs without the rc: h2 is a bad node with the host fix (what the issue saw)
     assert blamed["summary"]["bad_nodes"] == ["h2"]
-    result = commcheck_pair_verdicts(sides, jobs=jobs, module_rcs={"h0": None, "h2": 137})
+    result = analyze_pairs(sides, jobs=jobs, killed=killed_module.killed_hosts({"h0": None, "h2": 137}))
     assert result["summary"]["bad_nodes"] == [] and result["summary"]["bad_nics"] == []
     killed = [f for f in result["findings"] if f["params"]["finding"] == "module_killed"]
     assert [(f["host"], f["verdict"]) for f in killed] == [("h2", "error")]

@@ -272,17 +272,13 @@ def test_a_pinned_side_really_runs_on_the_nodes_cpus(tmp_path):
     assert res["sides"][0]["exec_cmd"][-len(res["sides"][0]["cmd"]):] == res["sides"][0]["cmd"]
 
 
-def test_placement_findings_filter():
-    from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_placement_findings import \
-        commcheck_placement_findings
+def test_placement_finding_records_of_the_sides():
     mismatch = numa.placement_findings("mlx5_0", 0, GPUS[2], host="h1")
     sides = [{"host": "h1", "findings": mismatch}, {"host": "h1", "findings": mismatch},
              {"host": "h2", "findings": numa.placement_findings("mlx5_0", None, None, pinned=False, reason="x")},
              "junk"]
-    recs = commcheck_placement_findings(sides)
+    recs = numa.finding_records([side for side in sides if isinstance(side, dict)])
     assert [(r["host"], r["params"]["finding"], r["verdict"]) for r in recs] == [("h1", "numa_mismatch", "warn")]
-    with pytest.raises(AnsibleFilterError):
-        commcheck_placement_findings({"a": 1})
 
 
 def test_pair_records_show_the_pinning():

@@ -13,8 +13,6 @@ import pytest
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_analysis as pa
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_findings as pf
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_pair_verdicts import commcheck_pair_verdicts
-from ansible.errors import AnsibleFilterError
 
 
 def simulate(n, rails=1, rate=100.0, bw=None, tests=None, drop=(), side_error=None, seed=1):
@@ -209,14 +207,10 @@ def test_robust_outliers_edge_cases():
     assert list(flagged) == [4]
 
 
-def test_filter_validates():
-    with pytest.raises(AnsibleFilterError, match="min_fraction"):
-        commcheck_pair_verdicts([], min_fraction=1.5)
-    with pytest.raises(AnsibleFilterError, match="family"):
-        commcheck_pair_verdicts([], family="ib")
-    with pytest.raises(AnsibleFilterError, match="list of side results"):
-        commcheck_pair_verdicts("x")
-    assert commcheck_pair_verdicts([])["summary"]["verdict"] == "skipped"
+def test_analysis_refuses_a_fraction_outside_0_1_and_skips_nothing_measured():
+    with pytest.raises(ValueError, match="min_fraction"):
+        pa.analyze_pairs([], min_fraction=1.5)
+    assert pa.analyze_pairs([])["summary"]["verdict"] == "skipped"
 
 
 def test_verdict_steps_name_the_root_cause_in_order():

@@ -8,14 +8,12 @@ __metaclass__ = type
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_plan as rp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import pair_analysis as pa
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_plan import commcheck_retest_plan
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_retest_classify import \
     commcheck_retest_classify
 
@@ -185,10 +183,8 @@ def test_max_jobs_and_bad_input():
         rp.plan_retests(records, repeats=True)
     with pytest.raises(rt.RetestError):
         rp.plan_retests("h1-h2")
-    with pytest.raises(AnsibleFilterError, match="repeats must be"):
-        commcheck_retest_plan(records, repeats=99)
-    with pytest.raises(AnsibleFilterError, match="must be a list"):
-        commcheck_retest_plan({"a": 1})
+    with pytest.raises(rt.RetestError, match="repeats must be"):
+        rp.plan_retests(records, repeats=99)
 
 
 def test_classify_flaky_confirmed_not_retested():
@@ -260,7 +256,7 @@ def run_check(n, rails, first_bw, retest_bw, repeats=1):
     plans = plan_rounds(commcheck_schedule(hosts, "mesh"), rails_by_host, [{"test": "write", "metric": "bw"}])
     jobs = [dict(job, round=num) for num, plan in enumerate(plans) for job in plan["jobs"]]
     analysis = pa.analyze_pairs(simulate_sides(plans, first_bw), jobs, min_fraction=0.9)
-    retest_plan = commcheck_retest_plan(analysis["records"], host_rails=rails_by_host, repeats=repeats)
+    retest_plan = rp.plan_retests(analysis["records"], host_rails=rails_by_host, repeats=repeats)
     rjobs = [dict(job, round=num) for num, rnd in enumerate(retest_plan["rounds"]) for job in rnd["jobs"]]
     retest_records = pa.pair_records(simulate_sides(retest_plan["rounds"], retest_bw), rjobs, min_fraction=0.9)
     classified = commcheck_retest_classify(analysis["records"], retest_records, retest_plan["rounds"])
@@ -374,8 +370,8 @@ def run_tcp_check(n, first_bw, retest_bw, merge=False):
     analysis = pa.analyze_pairs(iperf3_sides(plans, first_bw), jobs, family="tcp", min_fraction=0.9,
                                 expected_gbps=RATE)
     first_ports = set(j["tcp_port"] for j in jobs)
-    retest_plan = commcheck_retest_plan(analysis["records"], host_rails=rails, base_port=max(first_ports) + 1,
-                                        round_offset=1000, merge=merge, side_tests=False)
+    retest_plan = rp.plan_retests(analysis["records"], host_rails=rails, base_port=max(first_ports) + 1,
+                                  round_offset=1000, merge=merge, side_tests=False)
     rjobs = [j for rnd in retest_plan["rounds"] for j in rnd["jobs"]]
     retest_records = pa.pair_records(iperf3_sides(retest_plan["rounds"], retest_bw), rjobs, family="tcp",
                                      min_fraction=0.9, expected_gbps=RATE)

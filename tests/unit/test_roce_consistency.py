@@ -12,13 +12,13 @@ import sys
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import roce_consistency as rc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import discover
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.sysfs_snapshot import snapshot_from_fs
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_roce_preflight import commcheck_roce_preflight
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import family
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.pair_engine import preflight
 
 LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab")
 sys.path.insert(0, LAB)
@@ -150,8 +150,8 @@ def test_preflight_over_planned_jobs_with_discovered_facts(tmp_path):
                "h3": lab_facts(tmp_path, "h3", "10.0.0.13", 1500)}
     rails = dict((h, [{"rail": 0, "device": "mlx5_0", "port": 1, "gid_index": 3}]) for h in hosts)
     plans = plan_rounds(commcheck_schedule(hosts, "mesh"), rails, [["write", "bw"], ["read", "bw"]])
-    jobs = [j for p in plans for j in p["jobs"]]
-    out = commcheck_roce_preflight(jobs, facts=by_host, host_rails=rails)
+    asked = {"commcheck_roce_preflight": True}.get
+    out = preflight(family("rdma"), asked, plans, by_host, rails)
     assert out["checked"] == 3
     assert sorted(k for k, v in out["pairs"].items() if v) == sorted(
         k for k in out["pairs"] if "h3" in k)
@@ -162,10 +162,10 @@ def test_preflight_over_planned_jobs_with_discovered_facts(tmp_path):
     assert recs[0]["params"]["check"] == "roce_preflight" and recs[0]["evidence"]
     # a host whose facts are missing
     del by_host["h2"]
-    out = commcheck_roce_preflight(jobs, facts=by_host, host_rails=rails)
+    out = preflight(family("rdma"), asked, plans, by_host, rails)
     assert sum(1 for r in out["records"] if r["params"]["finding"] == "port_unknown") == 2
-    with pytest.raises(AnsibleFilterError):
-        commcheck_roce_preflight("jobs", facts={})
+    # commcheck_roce_preflight off: nothing is checked
+    assert preflight(family("rdma"), {"commcheck_roce_preflight": False}.get, plans, by_host, rails)["records"] == []
 
 
 def test_discovery_reads_traffic_class_and_tos(tmp_path):

@@ -16,7 +16,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning impo
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_schedule import (
     commcheck_schedule as schedule_filter,
 )
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_round_plan import commcheck_round_plan
 from ansible.errors import AnsibleFilterError
 
 SIZES = list(range(2, 34))
@@ -266,15 +265,15 @@ def test_round_plan_ports_addresses_and_steps():
     assert len(plan["jobs"]) == 4
 
 
-def test_round_plan_filter_numbers_rounds_and_limits_ports():
+def test_round_plans_number_rounds_and_limit_ports():
     rounds = sch.commcheck_schedule(hosts_of(4), "mesh")
-    plans = commcheck_round_plan(rounds, {}, [{}], base_port=5201)
+    plans = sch.plan_rounds(rounds, {}, [{}], base_port=5201)
     assert [sorted(set(j["round"] for j in p["jobs"])) for p in plans] == [[0], [1], [2]]
     # hosts without rails get one anonymous rail and their name as address
     side = [s for s in plans[0]["sides"].values() for s in s if s["role"] == "client"][0]
     assert side["server"] in hosts_of(4) and "device" not in side and side["round"] == 0
-    with pytest.raises(AnsibleFilterError, match="leaves no room for 3 test step"):
-        commcheck_round_plan(rounds, {}, [{}] * 3, base_port=65535)
+    with pytest.raises(sch.ScheduleError, match="leaves no room for 3 test step"):
+        sch.plan_rounds(rounds, {}, [{}] * 3, base_port=65535)
 
 
 @pytest.mark.parametrize("n,rails,n_tests", [(4, 2, 2), (9, 1, 1), (16, 2, 3)])
@@ -284,10 +283,10 @@ def test_merged_plan_is_the_whole_schedule_in_step_order(n, rails, n_tests):
                       for i, h in enumerate(hosts))
     rounds = sch.commcheck_schedule(hosts, "mesh")
     tests = [["write", "bw"], ["read", "bw"], ["send", "lat"]][:n_tests]
-    (plan,) = commcheck_round_plan(rounds, host_rails, tests, base_port=30000, merge=True)
+    (plan,) = sch.plan_rounds(rounds, host_rails, tests, base_port=30000, merge=True)
     assert plan["steps"] == len(rounds) * n_tests
     assert len(plan["jobs"]) == n * (n - 1) // 2 * rails * n_tests
-    per_round = commcheck_round_plan(rounds, host_rails, tests, base_port=30000)
+    per_round = sch.plan_rounds(rounds, host_rails, tests, base_port=30000)
     assert sum(len(p["jobs"]) for p in per_round) == len(plan["jobs"])
     for host, sides in plan["sides"].items():
         steps = [s["step"] for s in sides]

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_slice_share import commcheck_slice_share
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.pair_engine import share
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting as sm
 
 RAILS_A = {"rails": {"h1": [{"rail": 0}], "h2": [{"rail": 0}]}}
@@ -154,14 +154,12 @@ def test_each_slice_publishes_its_hosts_records_and_the_leader_the_rest():
     assert sorted(r["host"] for r in mine + theirs) == sorted(r["host"] for r in records)
 
 
-def test_the_share_filter_keeps_everything_in_a_run_of_one_slice():
+def test_the_share_keeps_everything_in_a_run_of_one_slice():
     records = [{"host": "h1"}, {"host": "h3"}, "not a record"]
-    assert commcheck_slice_share(records, {"slices": 1, "own": ["h1"], "hosts": ["h1", "h3"], "leader": True}) == \
+    assert share(records, {"slices": 1, "own": ["h1"], "hosts": ["h1", "h3"], "leader": True}) == \
         [{"host": "h1"}, {"host": "h3"}]
-    assert commcheck_slice_share(records, {"slices": 2, "own": ["h3"], "hosts": ["h1", "h3"], "leader": False}) == \
+    assert share(records, {"slices": 2, "own": ["h3"], "hosts": ["h1", "h3"], "leader": False}) == \
         [{"host": "h3"}]
-    with pytest.raises(Exception, match="must be a list of records"):
-        commcheck_slice_share("x", {})
 
 
 def test_fleet_facts_reads_a_variable_or_a_key_inside_one_and_takes_the_missing_value():

@@ -208,7 +208,7 @@ def test_host_baseline_is_the_kinder_one_of_the_two_hosts():
 
 
 def _tcp(values, verdict="pass"):
-    """TCP pair records as commcheck_pair_verdicts leaves them when no link rate is known."""
+    """TCP pair records as pair_analysis.analyze_pairs leaves them when no link rate is known."""
     return [rec("t%d" % i, "t%d" % (i + 1), v, op="tcp", rate=None, verdict=verdict, kind="tcp_bw", size=None)
             for i, v in enumerate(values)]
 
@@ -229,7 +229,7 @@ def test_far_tcp_fleet_outlier_fails_on_a_first_run():
     assert slow["cause"].startswith("3.8 is below 0.9 x the fleet median 9.4 (far fleet outlier")
     assert slow["cause"].endswith("[thresholds tripped: fleet]")
     assert [r["verdict"] for r in out["records"][:-1]] == ["pass"] * 6
-    # the fleet warning commcheck_pair_verdicts already gave becomes a fail too
+    # the fleet warning analyze_pairs already gave becomes a fail too
     out = th.evaluate(_tcp(values[:-1]) + _tcp([3.8], verdict="warn"), set_verdicts=True, fleet_min_fraction=0.7)
     assert out["records"][-1]["verdict"] == "fail"
     # without fleet_min_fraction a fleet outlier only warns (the collective role, direct callers)

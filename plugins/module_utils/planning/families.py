@@ -1,0 +1,163 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pair-check families: one row each, everything that differs between them (pure data).
+
+A pair check measures pairs of hosts with a pair tool module (``perftest``, ``iperf3``) and judges them.
+Planning, rounds, retests, judgement, localization and records are the same code for every family
+(``plugin_utils/pair_engine.py``); a family only names, in its row of :data:`FAMILIES`:
+
+- ``check``: the role and the records' ``params.check``; ``label``: the name its outcome line starts with;
+  ``facts``: the prefix of the facts its role keeps;
+- ``options``: the prefix of its role variables (``<options>_hosts``, ``_pattern``, ``_strategy``, ...);
+- ``pair_family``: the family ``verdicts.pair_analysis`` judges its sides as (record kinds follow from it);
+- ``kinds``: its pair record kinds (the check's verdict is the worst of these and its findings);
+- ``module``: the tool module that runs its sides; ``module_args``: that module's options, each from a
+  variable by a rule (:data:`ARG_RULE_NAMES`), the step timeout under ``timeout``;
+- ``tests``: how a step's tests are listed (``ops_x_metrics``: every op with every metric; None: the tool's
+  one test, no test keys in the sides);
+- ``timeout``: the default step timeout: the variables ``timed`` (seconds a step measures) plus ``margin_s``,
+  or ``fallback_s`` when the first of them is 0 (a run by count); ``timed_share``: with the variable named
+  above 0, only the steps of that metric are timed (the others run by count);
+- ``expected``: the variable of the expected rate; ``thresholds``: ``after_retests`` (hardware, fleet and
+  history thresholds once the retests are judged) or ``first_pass`` (the fleet threshold on the first pass;
+  retests judged against the given rate, else the first pass's fleet median);
+- ``retest_port``: ``base`` (the retests reuse the first pass's ports) or ``past_first_pass``;
+- ``counters``, ``preflight``, ``gpudirect``, ``placement``: the RDMA extras (port counter deltas and trend, the
+  RoCE check of both ends, the pass from GPU memory, the NUMA placement findings), each off unless named.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+# how a module option takes its variable's value: "value" as it is, "positive" only above 0, "not_negative"
+# only at 0 or above, "above_one" only above 1, "text" only when not empty, "bool" as a boolean; "fixed" is the
+# given value itself (no variable)
+ARG_RULE_NAMES = ("value", "positive", "not_negative", "above_one", "text", "bool", "fixed")
+
+_RDMA_ARGS = (
+    ("duration", "commcheck_rdma_duration", "positive"),
+    ("iterations", "commcheck_rdma_iterations", "positive"),
+    ("lat_iterations", "commcheck_rdma_lat_iterations", "positive"),
+    ("size", "commcheck_rdma_size", "positive"),
+    ("all_sizes", "commcheck_rdma_all_sizes", "value"),
+    ("qps", "commcheck_rdma_qps", "positive"),
+    ("bidirectional", "commcheck_rdma_bidirectional", "value"),
+    ("rdma_cm", "commcheck_rdma_rdma_cm", "value"),
+    ("mtu", "commcheck_rdma_mtu", "positive"),
+    ("use_cuda", "commcheck_rdma_use_cuda", "not_negative"),
+    ("gpu_select", "commcheck_gpu_select", "value"),
+    ("numa_pin", "commcheck_numa_pin", "value"),
+    ("extra_args", "commcheck_rdma_extra_args", "value"),
+    ("connect_retries", "commcheck_rdma_connect_retries", "value"),
+    ("min_fraction", "commcheck_min_fraction", "value"),
+    ("cpu_governor", "commcheck_cpu_governor", "text"),
+    # the counters after a host's tests, read by the module when they end
+    ("port_counters", "commcheck_rdma_counters", "bool"),
+    ("fail_on_error", False, "fixed"),
+)
+
+_RDMA = {
+    "check": "rdma_perf",
+    "label": "RDMA",
+    "facts": "commcheck_rdma_perf",
+    "options": "commcheck_rdma",
+    "pair_family": "rdma",
+    "kinds": ("rdma_bw", "rdma_lat"),
+    "module": "clusterops.commcheck.perftest",
+    "module_args": _RDMA_ARGS,
+    "tests": "ops_x_metrics",
+    "timeout": {"timed": ("commcheck_rdma_duration",), "margin_s": 30, "fallback_s": 300,
+                "timed_share": ("commcheck_rdma_lat_iterations", "bw")},
+    "expected": "commcheck_expected_gbps",
+    "thresholds": "after_retests",
+    "retest_port": "base",
+    "counters": True,
+    "preflight": True,
+    "gpudirect": "rdma_gpu",
+    "placement": True,
+}
+
+FAMILIES = {
+    # RDMA from host memory: perftest on every rail, every op and metric
+    "rdma": _RDMA,
+    # RDMA from GPU memory (GPUDirect): the same tests, each side's buffer in the GPU nearest its NIC; planned
+    # per round from each host's GPU state, judged against host memory (gpudirect_verdicts)
+    "rdma_gpu": dict(_RDMA, module_args=tuple(
+        arg for arg in _RDMA_ARGS if arg[0] not in ("use_cuda", "gpu_select")) + (("gpu_select", "given", "fixed"),),
+        gpudirect=None, counters=False, preflight=False, placement=False, memory="gpu"),
+    # TCP: iperf3 between the hosts' addresses, one test per pair
+    "tcp": {
+        "check": "tcp_perf",
+        "label": "TCP",
+        "facts": "commcheck_tcp_perf",
+        "options": "commcheck_tcp",
+        "pair_family": "tcp",
+        "kinds": ("tcp_bw",),
+        "module": "clusterops.commcheck.iperf3",
+        "module_args": (
+            ("duration", "commcheck_tcp_duration", "value"),
+            ("parallel", "commcheck_tcp_parallel", "above_one"),
+            ("reverse", "commcheck_tcp_reverse", "value"),
+            ("bidirectional", "commcheck_tcp_bidirectional", "value"),
+            ("omit", "commcheck_tcp_omit", "positive"),
+            ("extra_args", "commcheck_tcp_extra_args", "value"),
+            ("connect_retries", "commcheck_tcp_connect_retries", "value"),
+            ("min_fraction", "commcheck_min_fraction", "value"),
+            ("expected_gbps", "commcheck_tcp_expected_gbps", "positive"),
+            ("cpu_governor", "commcheck_cpu_governor", "text"),
+            ("fail_on_error", False, "fixed"),
+        ),
+        "tests": None,
+        "timeout": {"timed": ("commcheck_tcp_duration", "commcheck_tcp_omit"), "margin_s": 30, "fallback_s": 300,
+                    "timed_share": None},
+        "expected": "commcheck_tcp_expected_gbps",
+        "thresholds": "first_pass",
+        "retest_port": "past_first_pass",
+        "counters": False,
+        "preflight": False,
+        "gpudirect": None,
+        "placement": False,
+    },
+}
+
+# what every row must hold (a new family is refused naming what it lacks)
+REQUIRED = ("check", "label", "facts", "options", "pair_family", "kinds", "module", "module_args", "tests", "timeout",
+            "expected", "thresholds", "retest_port")
+CHOICES = {"tests": (None, "ops_x_metrics"), "thresholds": ("after_retests", "first_pass"),
+           "retest_port": ("base", "past_first_pass")}
+
+
+class FamilyError(ValueError):
+    pass
+
+
+def family(name, table=None):
+    """The row of ``name`` in ``table`` (default :data:`FAMILIES`), checked; FamilyError names what is wrong."""
+    table = FAMILIES if table is None else table
+    if name not in table:
+        raise FamilyError("family must be one of %s, got %r" % (", ".join(sorted(table)), name))
+    row = table[name]
+    missing = [key for key in REQUIRED if key not in row]
+    if missing:
+        raise FamilyError("family %s lacks %s" % (name, ", ".join(missing)))
+    for key, choices in CHOICES.items():
+        if row[key] not in choices:
+            raise FamilyError("family %s: %s must be one of %r, got %r" % (name, key, choices, row[key]))
+    for arg_name, _source, rule in row["module_args"]:
+        if rule not in ARG_RULE_NAMES:
+            raise FamilyError("family %s: module option %s has no rule %r" % (name, arg_name, rule))
+    return dict(row, name=name)
+
+
+def option(row, suffix):
+    """The name of a family's own role variable: ``option(rdma, "hosts")`` is ``commcheck_rdma_hosts``."""
+    return "%s_%s" % (row["options"], suffix)
+
+
+# the controller steps of a pair check (the pair_check action) and its arguments
+STEPS = ("hosts", "plan", "first", "retests", "counters", "gpu_states", "gpu_plan", "gpu_judge", "judge")
+PAIR_CHECK_SPEC = {
+    "family": {"type": "str", "required": True, "choices": sorted(FAMILIES)},
+    "step": {"type": "str", "required": True, "choices": list(STEPS)},
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: pair_check
+short_description: A controller step of a pair check (RDMA or TCP) - hosts, plan, retests, judgement
+version_added: 1.1.0
+description:
+  - The controller side of the pair checks C(clusterops.commcheck.rdma_perf) and C(clusterops.commcheck.tcp_perf),
+    one engine for every check family (RDMA from host memory, RDMA from GPU memory, TCP), each a row of one table
+    (C(plugins/module_utils/planning/families.py)).
+  - Reads the family's role variables once (C(commcheck_rdma_*) or C(commcheck_tcp_*) and the shared ones such as
+    C(commcheck_min_fraction), C(commcheck_outlier_z), C(commcheck_retest_*)) and the results the role registered
+    under the family's fact prefix (C(commcheck_rdma_perf_fleet), C(commcheck_rdma_perf_run), ...).
+  - This is an action plugin; it runs on the controller only and never connects to a host. Run it with
+    C(run_once=true).
+author:
+  - commcheck developers (@clusterops)
+options:
+  family:
+    description: The check family.
+    type: str
+    required: true
+    choices: [rdma, rdma_gpu, tcp]
+  step:
+    description:
+      - V(hosts) the check's hosts, the hosts the play lost, the step timeout.
+      - V(plan) the rounds of pairs (one merged plan when pipelined), the task bound, whether the tests run in
+        the background, how long the controller waits for them, the module's options, the RoCE preflight.
+      - V(first) the first pass judged (records, findings, matrices, summary).
+      - V(retests) the retest plan of the failing pairs, shaped like V(plan).
+      - V(counters) the port counter changes of this controller's hosts.
+      - V(gpu_states), V(gpu_plan), V(gpu_judge) the pass from GPU memory (GPUDirect RDMA).
+      - V(judge) retests judged, thresholds, localization, counters' trend; the records to publish, this
+        controller's share of them, the check's verdict and its outcome line.
+    type: str
+    required: true
+    choices: [hosts, plan, first, retests, counters, gpu_states, gpu_plan, gpu_judge, judge]
+attributes:
+  check_mode:
+    support: full
+    description: Computes only; the same in check mode.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  platform:
+    support: full
+    platforms: all
+    description: Runs on the controller.
+seealso:
+  - module: clusterops.commcheck.fleet_facts
+  - module: clusterops.commcheck.perftest
+  - module: clusterops.commcheck.iperf3
+'''
+
+EXAMPLES = r'''
+- name: Plan the rounds of the RDMA check
+  clusterops.commcheck.pair_check:
+    family: rdma
+    step: plan
+  run_once: true
+  register: commcheck_rdma_perf_run
+
+- name: Judge the TCP check
+  clusterops.commcheck.pair_check:
+    family: tcp
+    step: judge
+  run_once: true
+  register: commcheck_tcp_perf_verdicts
+'''
+
+RETURN = r'''
+hosts:
+  description: Step V(hosts), V(plan), V(retests) - the hosts of the check (of the retests).
+  returned: steps hosts, plan, retests
+  type: list
+  elements: str
+unreachable:
+  description: The hosts of the check the play lost.
+  returned: steps hosts, plan
+  type: list
+  elements: str
+timeout:
+  description: Seconds one test step may take.
+  returned: steps hosts, plan, retests, gpu_plan
+  type: int
+rounds:
+  description: The plans to run, each with C(sides) per host, C(jobs), C(steps) and C(bounds) (each host's task bound).
+  returned: steps plan, retests, gpu_plan
+  type: list
+  elements: dict
+bound:
+  description: Seconds the pipelined task of the first plan may take as a whole.
+  returned: steps plan, retests, gpu_plan
+  type: int
+background:
+  description: Whether the pipelined tests run in the background (async) for want of forks.
+  returned: steps plan, retests, gpu_plan
+  type: bool
+wait_s:
+  description: Seconds of measurement the controller waits for before it collects background tests.
+  returned: steps plan, retests, gpu_plan
+  type: int
+module_args:
+  description: The options of the family's module, the same for every host.
+  returned: steps plan, retests, gpu_plan
+  type: dict
+message:
+  description: The line that says how many retests run (V(retests)), or how the check went (V(judge)).
+  returned: steps retests, judge
+  type: str
+publish:
+  description: Every record of the check.
+  returned: step judge
+  type: list
+  elements: dict
+share:
+  description: The records this controller publishes (all of them, or its slice's share of a split run).
+  returned: step judge
+  type: list
+  elements: dict
+verdict:
+  description: The worst verdict of the check's pair records and findings.
+  returned: step judge
+  type: str
+'''
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import PAIR_CHECK_SPEC
+
+
+def main():
+    # The action plugin of the same name runs instead of this module; it needs
+    # the variables of every host, which only the controller has.
+    module = checked_module(argument_spec=PAIR_CHECK_SPEC, supports_check_mode=True)
+    module.fail_json(msg="clusterops.commcheck.pair_check runs as an action plugin on the controller; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pair_check action: what it reads of each host (port counters before and after, topology) and of what the
+role registered, in place of the Jinja loops over hostvars the rdma_perf role had."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from unittest import mock
+
+from ansible.playbook.play_context import PlayContext
+
+from ansible_collections.clusterops.commcheck.plugins.action import pair_check
+
+from fault_lab import Fabric
+
+
+def run_step(family, step, task_vars):
+    task = mock.MagicMock()
+    task.args = {"family": family, "step": step}
+    task.check_mode = False
+    task.async_val = 0
+    templar = mock.MagicMock()
+    templar.template.side_effect = lambda item, **kwargs: item
+    action = pair_check.ActionModule(task, mock.MagicMock(), PlayContext(), loader=mock.MagicMock(), templar=templar,
+                                     shared_loader_obj=mock.MagicMock())
+    return action.run(task_vars=task_vars)
+
+
+def counter_vars(from_discovery):
+    fabric = Fabric(n=3, rails=1)
+    fabric.counters[("h2", 0)] = {"symbol_error": 40}
+    before, after = fabric.rdma_facts(), fabric.rdma_facts(after=True)
+    hostvars = {
+        # the role's own reading before the tests (a registered rdma_facts result), the latest after them
+        "h1": {"commcheck_rdma_perf_counters_before": {"ansible_facts": {"commcheck_rdma": before["h1"]}},
+               "commcheck_rdma_perf_counters_latest": after["h1"]},
+        # discovery's facts before, the pipelined run's own reading after
+        "h2": {"ansible_facts": {"commcheck_rdma": before["h2"]},
+               "commcheck_rdma_perf_counters_before": {"commcheck_rdma": before["h2"]},
+               "commcheck_rdma_perf_counters_latest": None, "commcheck_rdma_perf_job": {"port_counters": after["h2"]}},
+        # no reading after its tests: no deltas
+        "h3": {"commcheck_rdma_perf_counters_before": {"commcheck_rdma": before["h3"]}},
+    }
+    return {"hostvars": hostvars, "ansible_play_hosts": ["h1", "h2", "h3"], "commcheck_rdma_counters": True,
+            "commcheck_rdma_perf_counters_from_discovery": from_discovery,
+            "commcheck_rdma_perf_fleet": {"own": ["h1", "h2", "h3", "gone"], "hosts": ["h1", "h2", "h3"]}}
+
+
+def test_the_counters_step_takes_before_and_after_from_where_each_host_has_them():
+    result = run_step("rdma", "counters", counter_vars(False))
+    assert not result.get("failed"), result
+    assert sorted(result["counters"]) == ["h1", "h2"]
+    rose = [d for d in result["counters"]["h2"]["deltas"] if d.get("delta")]
+    assert [(d["host"], d["counter"], d["delta"]) for d in rose] == [("h2", "symbol_error", 40)]
+    assert not [d for d in result["counters"]["h1"]["deltas"] if d.get("delta")]
+
+
+def test_with_discovery_s_reading_a_host_without_facts_has_no_counter_deltas():
+    result = run_step("rdma", "counters", counter_vars(True))
+    assert sorted(result["counters"]) == ["h2"]
+
+
+def test_the_counters_step_reads_nothing_when_the_check_counts_nothing():
+    task_vars = dict(counter_vars(False), commcheck_rdma_counters=False)
+    assert run_step("rdma", "counters", task_vars)["counters"] == {}
+
+
+def test_a_host_s_topology_is_what_discovery_read_under_what_its_inventory_says():
+    task_vars = {"hostvars": {
+        "h1": {"ansible_facts": {"commcheck_rdma": {"topology": {"0": {"leaf": "lldp-leaf"}, "1": {"leaf": "b"}}}},
+               "commcheck_topology": {"0": {"leaf": "inventory-leaf"}}},
+        "h2": {}}}
+    action = pair_check.ActionModule(mock.MagicMock(), mock.MagicMock(), PlayContext(), loader=mock.MagicMock(),
+                                     templar=mock.MagicMock(), shared_loader_obj=mock.MagicMock())
+    action._vars = task_vars  # pylint: disable=protected-access
+    assert action.topology(["h1", "h2"]) == {"h1": {"0": {"leaf": "inventory-leaf"}, "1": {"leaf": "b"}}, "h2": {}}
+
+
+def test_an_unknown_family_or_step_fails_the_task_naming_it():
+    result = run_step("infiniband", "plan", {})
+    assert result["failed"] and "family" in result["msg"] and "infiniband" in result["msg"]
