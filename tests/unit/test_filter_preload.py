@@ -23,7 +23,7 @@ def test_every_filter_file_of_the_collection_is_imported():
     loaded, failed = filter_preload.preload_filters()
     assert failed == {}
     assert sorted(name.rsplit(".", 1)[1] for name in loaded) == _filter_files()
-    assert len(loaded) > 30
+    assert any(name.endswith(".parse_perftest") for name in loaded)  # the parsers are among them
     for name in loaded:
         assert name in sys.modules
 
