@@ -118,7 +118,7 @@ EQUIVALENT = (
     ("parsers/perftest_result.py", "finish_row", r"^break$",
      "parse_row fills the columns in order: the keys a row lacks are the last ones, so stopping at the first "
      "missing one skips the same keys as skipping each"),
-    ("parsers/perftest_result.py", "_fill_from_command", r'(command|state\.program) or "XXXX"',
+    ("parsers/perftest_result.py", "_fill_from_command", r'(\["command"\]|state\.program) or "XXXX"',
      "no command (or program) read as 'XXXX' instead of '': neither matches an ib_* name or the -b flag"),
     ("parsers/perftest_result.py", "_column_spec", r'"(XXtpsXX|TPS)": \("tps", "float"\)',
      "a column named tps that the table misses is keyed by its name, snake_case('tps'): 'tps', a float, the same"),

@@ -343,7 +343,7 @@ def _link_type(link):
     if not isinstance(link, str):
         return None
     low = link.lower()
-    if low.startswith("eth") or low == "etherent":
+    if low.startswith("eth"):     # 'etherent' too
         return "Ethernet"
     return "IB" if low in ("ib", "infiniband") else link
 
@@ -360,7 +360,7 @@ def _settings(raw):
     """The header fields, with the contract keys typed (a value of the wrong type is null)."""
     settings = dict(raw)
     settings["device"] = _str_or_none(raw.get("device"))
-    settings["qps"] = to_int(raw.get("number_of_qps")) if not isinstance(raw.get("number_of_qps"), bool) else None
+    settings["qps"] = to_int(raw.get("number_of_qps"))     # None for ON / OFF: to_int takes no bool
     for key in ("transport_type", "connection_type"):
         settings[key] = _str_or_none(raw.get(key))
     settings["mtu"] = _int_or_none(raw.get("mtu"))
