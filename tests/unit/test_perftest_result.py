@@ -227,6 +227,7 @@ def test_rows_after_a_new_table_header_are_read_with_its_columns():
     (" #bytes #iterations t_avg[usec] tps", ["#bytes", "#iterations", "t_avg[usec]", "tps"]),
     (" #bytes #iterations t_avg[usec] tps average", ["#bytes", "#iterations", "t_avg[usec]", "tps average"]),
     (" #bytes #iterations t avg tps average", ["#bytes", "#iterations", "t avg", "tps average"]),
+    (" #bytes #iterations t avg tps average Msg Rate", ["#bytes", "#iterations", "t avg", "tps average", "Msg Rate"]),
     (" #bytes #iterations t_avg[usec] tps average Msg Rate", ["#bytes", "#iterations", "t_avg[usec]", "tps average", "Msg Rate"]),
 ])
 def test_the_header_is_split_into_names_at_units_and_at_tps_average(header, columns):
