@@ -111,10 +111,7 @@ def _empty_result():
         "atomic_type": None,
         "banner": None,
         "command": None,
-        "settings": {
-            "device": None, "qps": None, "transport_type": None, "connection_type": None, "mtu": None,
-            "link_type": None, "gid_index": None, "rdma_cm": None,
-        },
+        "settings": {},     # finish() fills it: the header fields, typed (_settings)
         "local_addresses": [],
         "remote_addresses": [],
         "columns": [],
@@ -140,7 +137,6 @@ class State(object):
         self.in_header = False
         self.in_usage = False
         self.columns = None        # list of (key, kind, unit) for the current table
-        self.column_names = None
         self.last_address = None
         self.error_index = {}      # code -> entry
         self.warnings = []
@@ -262,7 +258,7 @@ def finish_row(state, values):
     for key in (LAT_ROW_KEYS if metric == "lat" else BW_ROW_KEYS):
         if key not in row:
             row[key] = None
-    if metric != "lat" and row.get("bw_peak_gbps") == 0.0:
+    if row.get("bw_peak_gbps") == 0.0:
         # perftest prints 0.00 when it does not measure the peak (-N, -D): a
         # measured peak is never below the average.
         if not result["peak_measured"] or (row.get("bw_avg_gbps") or 0.0) > 0.0:
@@ -277,10 +273,8 @@ def start_table(state, line):
     if not names or names[0].lower() != "#bytes":
         return
     state.seen_row_header = True
+    # perftest sometimes prints the header twice: the second one sets the same columns again
     specs = [_column_spec(name) for name in names]
-    if state.column_names == names:
-        return   # perftest sometimes prints the header twice
-    state.column_names = names
     state.columns = specs
     result = state.result
     result["columns"] = names
@@ -349,7 +343,7 @@ def _link_type(link):
     if not isinstance(link, str):
         return None
     low = link.lower()
-    if low.startswith("eth") or low == "etherent":
+    if low.startswith("eth"):     # 'etherent' too
         return "Ethernet"
     return "IB" if low in ("ib", "infiniband") else link
 
@@ -366,7 +360,7 @@ def _settings(raw):
     """The header fields, with the contract keys typed (a value of the wrong type is null)."""
     settings = dict(raw)
     settings["device"] = _str_or_none(raw.get("device"))
-    settings["qps"] = to_int(raw.get("number_of_qps")) if not isinstance(raw.get("number_of_qps"), bool) else None
+    settings["qps"] = to_int(raw.get("number_of_qps"))     # None for ON / OFF: to_int takes no bool
     for key in ("transport_type", "connection_type"):
         settings[key] = _str_or_none(raw.get(key))
     settings["mtu"] = _int_or_none(raw.get("mtu"))
@@ -392,10 +386,10 @@ def _fill_from_command(state):
 def _guess_side(state):
     """The waiting banner marked the server already; results or client-only errors mark the client."""
     result = state.result
-    messages = " ".join(line for entry in result["errors"] for line in [entry["message"]] + entry["evidence"])
-    if result["rows"] or (messages and _CLIENT_HINT.search(messages)):
+    messages = [line for entry in result["errors"] for line in [entry["message"]] + entry["evidence"]]
+    if result["rows"] or _any_line(_CLIENT_HINT, messages):
         return "client"
-    if messages and _SERVER_HINT.search(messages):
+    if _any_line(_SERVER_HINT, messages):
         return "server"
     if result["banner"] and result["remote_addresses"] and not messages and not state.seen_row_header:
         # Connected (peer addresses printed) but no result table: a client
@@ -403,6 +397,14 @@ def _guess_side(state):
         # a latency test never does.
         return "server"
     return None
+
+
+def _any_line(pattern, lines):
+    return any(pattern.search(line) for line in lines)
+
+
+def _first_match(pattern, lines):
+    return next((match for match in (pattern.search(line) for line in lines) if match), None)
 
 
 def _explain_gpu_registration(result):
@@ -437,15 +439,14 @@ def _explain_completion_status(result):
         if entry["code"] != "completion_error":
             continue
         lines = [entry["message"]] + entry["evidence"]
-        text = "\n".join(lines)
         status = next((s for s in (completion_status(line) for line in lines) if s is not None), None)
-        syndrome = _SYNDROME.search(text)
-        side = _COMPLETION_SIDE.search(text)
+        syndrome = _first_match(_SYNDROME, lines)
+        side = _first_match(_COMPLETION_SIDE, lines)
         entry["wc_status"] = status
         entry["vendor_err"] = syndrome.group(1).lower() if syndrome else None
         entry["side"] = side.group(1) if side else None
-        if not entry.get("detail"):
-            entry["detail"] = _wc.explain(status, where=entry["side"] or "local side")
+        # add_error leaves the detail empty, and only completion errors are explained here
+        entry["detail"] = _wc.explain(status, where=entry["side"] or "local side")
 
 
 def _is_zero_gid(address):
@@ -463,7 +464,7 @@ def _explain_zero_gid(result):
         return
     index = result["settings"].get("gid_index")
     for entry in result["errors"]:
-        if entry["code"] == "qp_connect_failed" and not entry.get("detail"):
+        if entry["code"] == "qp_connect_failed":
             entry["detail"] = ZERO_GID_DETAIL.format(sides=" and ".join(sides),
                                                      index=index if index is not None else "in use")
 
