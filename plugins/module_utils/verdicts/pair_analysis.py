@@ -36,6 +36,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import good_pairs
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import killed_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import side_outcome as so
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair_findings import (
@@ -44,6 +45,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import (
     far_outlier, far_text, rate_scales)
 
+# the metric a far outlier's cause gives the figure it was far from in
+FAR_METRICS = {"best": "fleet_best", "good": "fleet_good_level", "median": "fleet_median"}
 KIND_BY_METRIC = {("rdma", "bw"): "rdma_bw", ("rdma", "lat"): "rdma_lat", ("tcp", "bw"): "tcp_bw"}
 
 
@@ -347,16 +350,18 @@ def fail_far_outliers(recs, values, low, metric, limits=(robust.OUTLIER_Z, robus
     The thresholds fail them too, but after the retests are planned: failing here gets them retested, so a
     moment of lateness is ``flaky``, not a late host."""
     outlier_z, min_rel, fraction = limits
+    split = good_pairs.host_explained([(rec["host"], rec["peer"]) for rec in recs], values, low, fraction)
     for rec, value in zip(recs, values):
         if rec["verdict"] not in ("pass", "warn") or rec["metrics"].get("expected_gbps") is not None:
             continue
-        far, why = far_outlier(value, values, low, fraction, outlier_z, min_rel)
+        far, why = far_outlier(value, values, low, fraction, outlier_z, min_rel, split)
         if far:
             rec["verdict"] = "fail"
             unit = " us" if metric == "lat" else " Gb/s"
             rec["cause"] = "far fleet outlier: %s" % far_text(value, why, low, len(values), fraction, unit)
             rec["fix"] = FIX["far_outlier"]
-            rec["metrics"]["fleet_best" if "best" in why else "fleet_median"] = why.get("best", why.get("median"))
+            key = next(key for key in ("best", "good", "median") if key in why)
+            rec["metrics"][FAR_METRICS[key]] = why[key]
 
 
 def _unit(metric):

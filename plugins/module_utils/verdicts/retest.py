@@ -27,6 +27,7 @@ records (:func:`judged_by_first_pass`), not among the retests.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import good_pairs
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import far_outlier, far_text
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
@@ -113,7 +114,7 @@ def classify(records, retest_records=None, bad_verdicts=BAD_VERDICTS, skipped=No
     "summary": {...}}``.
     """
     originals = [r for r in records or [] if not is_retest(r)]
-    reference = _first_pass_values(originals)
+    reference = first_pass_reference(originals, fleet_min_fraction)
     retest_records = [judged_by_first_pass(r, reference, fleet_min_fraction) for r in retest_records or []]
     retests = [r for r in records or [] if is_retest(r)] + [r for r in retest_records if is_retest(r)]
     as_is, partner = _index_retests(retests)
@@ -147,14 +148,17 @@ def _comparable(rec):
     return (kind, params.get("op"), params.get("metric") or "bw", params.get("size"), rail_number(params.get("rail")))
 
 
-def _first_pass_values(originals):
-    """comparable -> the values of the first pass's records that ran."""
-    out = {}
+def first_pass_reference(originals, fleet_min_fraction=None):
+    """comparable -> (the values of the first pass's records that ran, their split: the good pairs' level when a
+    few hosts explain the far ones, ``good_pairs.host_explained``, else None)."""
+    pairs = {}
     for rec in originals:
         value = _value(rec)
         if rec.get("peer") and value is not None and rec.get("verdict") not in ("error", "skipped"):
-            out.setdefault(_comparable(rec), []).append(value)
-    return out
+            pairs.setdefault(_comparable(rec), []).append(((rec.get("host"), rec.get("peer")), value))
+    return dict((key, ([value for _pair, value in items], good_pairs.host_explained(
+        [pair for pair, _value in items], [value for _pair, value in items], key[2] != "lat", fleet_min_fraction)))
+        for key, items in pairs.items())
 
 
 def judged_by_first_pass(rec, reference, fleet_min_fraction=None):
@@ -167,10 +171,10 @@ def judged_by_first_pass(rec, reference, fleet_min_fraction=None):
     if value is None or rec.get("verdict") in ("error", "skipped") or \
             (rec.get("metrics") or {}).get("expected_gbps") is not None:
         return rec
-    values = reference.get(_comparable(rec)) or []
+    values, split = reference.get(_comparable(rec)) or ([], None)
     if len(values) < 3:
         return rec
-    far, why = far_outlier(value, values, metric != "lat", fleet_min_fraction)
+    far, why = far_outlier(value, values, metric != "lat", fleet_min_fraction, split=split)
     if far == (rec.get("verdict") == "fail"):
         return rec
     if not far:

@@ -16,6 +16,12 @@ def far_outlier_text(fleet, name, value):
         return "%s is %s x or more slower than the best quarter %s of another rail's comparable records (far " \
             "fleet outlier: rails built alike answer alike)" % (
                 fmt_value(value), fmt_value(fleet["best_factor"]), fmt_value(fleet["best"]))
+    if fleet.get("good") is not None:
+        return "%s is %s the good pairs' level %s %s %s: the pairs without %s (far fleet outlier, fleet median " \
+            "%s, %d comparable records)" % (
+                fmt_value(value), "above" if name == "lat_us" else "below", fmt_value(fleet["good"]),
+                "/" if name == "lat_us" else "x", fleet["min_fraction"], ", ".join(fleet["suspects"]),
+                fmt_value(fleet["median"]), fleet["n"])
     if fleet.get("best") is not None:
         return "%s is %s x or more %s than the best quarter %s of %d comparable records (far fleet outlier, " \
             "fleet median %s)" % (fmt_value(value), fmt_value(fleet["best_factor"]),
@@ -63,4 +69,7 @@ def _fleet_evidence(fleet):
         words.append("%s x or more off %s best quarter %s" % (
             fmt_value(fleet["best_factor"]), "another rail's" if fleet.get("other_rail") else "its",
             fmt_value(fleet["best"])))
+    if fleet.get("good") is not None:
+        words.append("far off the good pairs' level %s (the pairs without %s)" % (
+            fmt_value(fleet["good"]), ", ".join(fleet["suspects"])))
     return "fleet: " + ", ".join(words)

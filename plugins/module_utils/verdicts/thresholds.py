@@ -44,6 +44,7 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
     DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import good_pairs
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import latency_tail
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import best_quarter, median, spread as spread_of
@@ -218,7 +219,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     pair_base, host_base = history_baselines(history, history_k, run_id)
     rule = RegressionRule(threshold=history_threshold, min_runs=min_runs)
     out = [dict(rec, metrics=dict(rec.get("metrics") or {})) for rec in records or []]
-    stats = _fleet_stats(out)
+    stats = _fleet_stats(out, fleet_min_fraction)
     rail_bests = other_rails_best(out)
     counts = dict((c, 0) for c in CHECKS)
     tripped_records = []
@@ -269,10 +270,11 @@ def _judged(rec, value):
         rec.get("verdict") not in ("error", "skipped")
 
 
-def _fleet_stats(records):
-    """group -> (count, median, spread, best quarter, rated) of the comparable records that have a value (findings
-    included); best quarter: the value a quarter of the way up from the best (for latency: from the lowest);
-    rated: the values are fractions of each record's own expected rate (:func:`rate_scales`)."""
+def _fleet_stats(records, fleet_min_fraction=None):
+    """group -> (count, median, spread, best quarter, rated, split) of the comparable records that have a value
+    (findings included); best quarter: the value a quarter of the way up from the best (for latency: from the
+    lowest); rated: the values are fractions of each record's own expected rate (:func:`rate_scales`); split: the
+    good pairs' level when a few hosts explain the far pairs (``good_pairs.host_explained``), else None."""
     groups = {}
     higher_of = {}
     for rec in records:
@@ -284,7 +286,9 @@ def _fleet_stats(records):
     for key, items in groups.items():
         scales = rate_scales([rec for rec, _v in items], higher_of[key])
         values = [value / scale for (_rec, value), scale in zip(items, scales or [1.0] * len(items))]
-        out[key] = (len(values),) + spread_of(values) + (best_quarter(values, higher_of[key]), bool(scales))
+        split = good_pairs.host_explained([(rec.get("host"), rec.get("peer")) for rec, _v in items], values,
+                                          higher_of[key], fleet_min_fraction)
+        out[key] = (len(values),) + spread_of(values) + (best_quarter(values, higher_of[key]), bool(scales), split)
     return out
 
 
@@ -375,7 +379,7 @@ def _fleet_check(rec, value, higher, stats, limits):
     shown are the fleet's at this record's rate.
     """
     outlier_z, outlier_min_rel, fraction = limits
-    count, med, spread, best, rated = stats[_group(rec)]     # every judged record has a value: its group is there
+    count, med, spread, best, rated, split = stats[_group(rec)]     # every judged record has a value: its group is
     if count < 3:
         return {"checked": False}
     scale = _own_scale(rec, rated)
@@ -389,14 +393,20 @@ def _fleet_check(rec, value, higher, stats, limits):
     if fraction and not result["far"] and _far_from_best(value, best, higher):
         rec["metrics"]["fleet_best"] = best * scale
         result.update(tripped=True, far=True, best=best * scale, best_factor=BEST_FACTOR)
+    elif not result["far"] and good_pairs.explained_far(value, split, higher, fraction):
+        rec["metrics"]["fleet_good_level"] = split["level"] * scale
+        result.update(tripped=True, far=True, good=split["level"] * scale, suspects=split["suspects"])
     return result
 
 
-def far_outlier(value, values, higher, fraction=None, outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL):
+def far_outlier(value, values, higher, fraction=None, outlier_z=robust.OUTLIER_Z, outlier_min_rel=robust.OUTLIER_MIN_REL,
+                split=None):
     """(far, why) of a value among its comparable ``values`` (three at least) by the fleet check's far rules:
     a robust outlier beyond ``fraction`` of their median, or :data:`BEST_FACTOR` times worse than their best
-    quarter (:func:`far_from_best`, the one rule without a fraction). ``why``: ``{"median": ...}`` or
-    ``{"best": ...}``, the figure it was far from; None when not far.
+    quarter (:func:`far_from_best`, the one rule without a fraction), or beyond ``fraction`` of the good pairs'
+    level when a few hosts explain the group's far pairs (``split``: ``good_pairs.host_explained`` of the group).
+    ``why``: ``{"median": ...}``, ``{"best": ...}`` or ``{"good": ..., "suspects": ...}``, the figure it was far
+    from; None when not far.
 
     What judges a value that no expectation judges before the thresholds do (the first pass, so that it is
     retested; a retest, against the first pass) must be the rule the thresholds apply afterwards: else a value
@@ -409,13 +419,21 @@ def far_outlier(value, values, higher, fraction=None, outlier_z=robust.OUTLIER_Z
             _beyond_fraction(value, med, higher, fraction):
         return True, {"median": med}
     far, best = far_from_best(value, values, higher)
-    return (True, {"best": best}) if far else (False, None)
+    if far:
+        return True, {"best": best}
+    if good_pairs.explained_far(value, split, higher, fraction):
+        return True, {"good": split["level"], "suspects": split["suspects"]}
+    return False, None
 
 
 def far_text(value, why, higher, count, fraction, unit="", of="%d comparable records"):
     """'<value> is 3 x or more lower than the best quarter <best> of <count> comparable records' or
     '<value> is below the fleet median <median> x <fraction> of ...' (latency: slower; above median / fraction)."""
     whose = of % count
+    if "good" in why:
+        return "%s%s is %s the good pairs' level %s%s %s %s (the pairs without %s) of %s" % (
+            fmt_value(value), unit, "below" if higher else "above", fmt_value(why["good"]), unit,
+            "x" if higher else "/", fraction, ", ".join(why["suspects"]), whose)
     if "best" in why:
         return "%s%s is %s x or more %s than the best quarter %s%s of %s" % (
             fmt_value(value), unit, fmt_value(BEST_FACTOR), "lower" if higher else "slower",
