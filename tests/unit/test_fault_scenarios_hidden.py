@@ -80,6 +80,42 @@ def test_three_bad_hosts_of_four_are_not_separable_from_the_fabric_and_say_so(pa
     assert found[0]["cause"].endswith("or 3 of its 4 hosts at once: not separable by these tests")
 
 
+# --- most pairs of a rail bad: a few hosts in most of them, judged against the pairs without them -------------
+
+def late_or_slow(n, pattern, metric, bad):
+    """``bad`` hosts 20 us late (latency) or at :data:`SLOW` of their bandwidth, on every rail, with no link
+    rate known: no expectation judges them, only their rail's other pairs do."""
+    found = Fabric(n, 2, pattern=pattern, metrics=(metric,), known_rate=False)
+    for num in bad:
+        if metric == "lat":
+            found.late(20.0, "h%d" % num)
+        else:
+            found.slow(SLOW, "h%d" % num)
+    return found
+
+
+# (n, pattern, bad hosts): in a 4-host mesh two bad hosts are in five of each rail's six pairs, so the median and
+# the best quarter are bad too; in a 4-host ring two hosts apart are in every pair (no good pair to judge by)
+MAJORITY = [(4, "mesh", (2, 4)), (4, "mesh", (2, 3)), (4, "ring", (2, 3)),
+            (8, "mesh", (2, 5)), (8, "ring", (2, 5)), (8, "mesh", (2, 3, 4)), (8, "ring", (2, 5, 8)),
+            pytest.param(16, "mesh", (2, 9, 16), marks=pytest.mark.full),
+            pytest.param(16, "ring", (2, 3, 4), marks=pytest.mark.full)]
+
+
+@pytest.mark.parametrize("metric", ["lat", "bw"])
+@pytest.mark.parametrize("n,pattern,bad", MAJORITY)
+def test_hosts_in_most_pairs_of_a_rail_are_each_named(n, pattern, bad, metric):
+    assert names(late_or_slow(n, pattern, metric, bad)) == hosts(*bad)
+
+
+@pytest.mark.parametrize("n,pattern", [(4, "mesh"), (4, "ring"), (8, "mesh")])
+def test_a_healthy_noisy_fabric_without_link_rates_names_nothing(n, pattern):
+    found = Fabric(n, 2, pattern=pattern, ops=("write", "read"), metrics=("bw", "lat"), noise=0.05,
+                   known_rate=False)
+    assert names(found) == []
+    assert names(Fabric(n, 2, pattern=pattern, known_rate=False).noisy(0.5, 1.0)) == []
+
+
 # --- two faults of different kinds --------------------------------------------------------------------
 
 @pytest.mark.parametrize("n,pattern", SIZES)
