@@ -78,6 +78,26 @@ def test_a_latency_within_the_topologys_few_microseconds_is_not_far():
     assert not gp.far_from_level(6.0, 2.0, False, 0.2)      # above 2 / 0.5, not above 2 / 0.2
 
 
+def test_suspects_come_in_natural_order_and_three_pairs_are_enough():
+    pairs = [("h1", "h2"), ("h1", "h3"), ("h1", "h10"), ("h2", "h3"), ("h2", "h10"), ("h3", "h10")]
+    assert gp.host_explained(pairs, latencies(["h10", "h2"], pairs=pairs), False, FRACTION)["suspects"] == ["h2", "h10"]
+    triangle = [("h1", "h2"), ("h1", "h3"), ("h2", "h3")]
+    assert gp.host_explained(triangle, [22.0, 22.0, 2.0], False, FRACTION) == {"level": 2.0, "suspects": ["h1"], "good": 1}
+
+
+@pytest.mark.parametrize("value,level,higher,fraction,far", [
+    (47.4, 95.0, True, FRACTION, True), (47.5, 95.0, True, FRACTION, False),      # bandwidth: below level x fraction
+    (10.1, 5.0, False, FRACTION, True), (10.0, 5.0, False, FRACTION, False),      # latency: above level / fraction
+    (16.0, 10.0, False, FRACTION, False),                                         # 6 us above, but not 2 x
+    (10.0, 1.0, False, FRACTION, True),
+    (10.0, 0.0, False, FRACTION, False), (1.0, None, True, FRACTION, False),      # no level to be far from
+    (1.0, 2.0, True, None, False), (30.0, 2.0, False, None, False),               # no fraction: no far rule
+])
+def test_far_from_level(value, level, higher, fraction, far):
+    assert gp.far_from_level(value, level, higher, fraction) is far
+    assert gp.explained_far(value, {"level": level} if level is not None else None, higher, fraction) is far
+
+
 def test_without_a_fraction_or_with_a_pair_missing_its_peer_there_is_no_split():
     values = latencies(["h2", "h4"])
     assert gp.host_explained(PAIRS, values, False, None) is None
