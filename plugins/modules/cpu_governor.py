@@ -16,8 +16,9 @@ description:
     each CPU in RV(previous) so a play can restore them in an C(always) block with O(governors).
   - Writes only CPUs whose governor differs; C(changed) is true only when something was written.
   - When the host has no cpufreq (many VMs, containers without it), or its governor files cannot be written
-    (not root, a read-only C(/sys) as in most containers), nothing is done and RV(skipped_reason) says why;
-    that is not a failure (the tests then run at the governor the host has).
+    (not privileged, a read-only C(/sys) as in most containers), nothing is done and RV(skipped_reason) says why,
+    with the C(governor_unmanaged) finding in RV(unmanaged); that is not a failure (the tests then run at the
+    governor the host has).
   - A governor a CPU does not list in C(scaling_available_governors) is refused before anything is written;
     a write that fails restores the CPUs already written.
 author:
