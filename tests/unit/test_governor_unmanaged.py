@@ -77,7 +77,7 @@ class LocalPod(object):
 
 
 @pytest.mark.parametrize("number, why", [(errno.EROFS, "read-only /sys"), (errno.EACCES, "not privileged"),
-                                         (errno.EPERM, "not privileged")])
+                                         (errno.EPERM, "not privileged"), (errno.EISDIR, None)])
 def test_write_refusal_names_why_the_file_takes_no_write(root, number, why):
     path = os.path.join(root, "devices/system/cpu/cpu0/cpufreq/scaling_governor")
     assert cg.write_refusal(path, opener=refusing_opener(number)) == why

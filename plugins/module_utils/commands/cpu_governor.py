@@ -173,12 +173,13 @@ UNMANAGED_FIX = ("run the test pod privileged (securityContext.privileged: true 
 
 
 def why_of_errno(number):
-    """The finding's ``why`` for a failed open of a governor file."""
+    """The finding's ``why`` for a failed open of a governor file; None for an error that is no refusal to write
+    (a file that is not what sysfs has there: the write itself then says what it is)."""
     if number == errno.EROFS:
         return WHY_READ_ONLY
     if number in (errno.EACCES, errno.EPERM):
         return WHY_NOT_PRIVILEGED
-    return os.strerror(number)
+    return None
 
 
 def why_of_message(text):
