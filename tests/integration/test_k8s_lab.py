@@ -583,7 +583,7 @@ def test_full_check_in_pods(pods_run):
         ("commcheck/commcheck-e2e1-%s" % n, dev) for n in nodes for dev in ("mlx5_0", "mlx5_1"))
     # the CPU governor held in each pod through kubectl exec (the stand-in's pods may write their node's emulated
     # sysfs, as privileged pods): every CPU switched to performance for the tests, each node's own governors after
-    writes = [e for e in execs if e["argv"][:3] == ["sh", "-c", cpu_governor._POD_WRITE_SH]]
+    writes = [e for e in execs if e["argv"][:3] == ["sh", "-c", cpu_governor.POD_WRITE_SH]]
     switched = {e["pod"] for e in writes if set(e["argv"][5::2]) == {"performance"}}
     assert switched == {"commcheck/commcheck-e2e1-%s" % n for n in nodes}, writes
     assert [lab_governors(lab.lab.sysfs_root(h)) for h in lab.hosts] == [LAB_GOVERNORS] * len(lab.hosts)

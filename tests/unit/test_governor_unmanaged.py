@@ -134,7 +134,7 @@ def test_privileged_pod_switches_the_governor_and_puts_it_back(root):
     def path(cpu):
         return os.path.join(root, "devices/system/cpu/cpu%d/cpufreq/scaling_governor" % cpu)
     # one exec switches every CPU, one puts them back
-    assert [call[4:] for call in transport.calls if call[2] == cg._POD_WRITE_SH] == [
+    assert [call[4:] for call in transport.calls if call[2] == cg.POD_WRITE_SH] == [
         [path(0), "performance", path(2), "performance"], [path(0), "powersave", path(2), "ondemand"]]
 
 
@@ -146,7 +146,7 @@ def test_unprivileged_pod_reports_governor_unmanaged_and_writes_nothing(root):
     assert "governor_unmanaged" in warning
     assert hold.report["unmanaged"]["why"] == ["not privileged"]
     assert hold.report["unmanaged"]["governors"] == {"powersave": 1, "performance": 1, "ondemand": 1}
-    assert not [call for call in transport.calls if call[2] == cg._POD_WRITE_SH]
+    assert not [call for call in transport.calls if call[2] == cg.POD_WRITE_SH]
     hold.release()
     assert governors(root) == BEFORE
 
@@ -156,7 +156,7 @@ def test_pod_write_that_does_not_stick_is_put_back_and_fails(root):
         """A pod whose governor files read their old value after a write (a driver that refuses silently)."""
 
         def run_plain(self, argv, timeout):
-            if argv[2] == cg._POD_WRITE_SH:
+            if argv[2] == cg.POD_WRITE_SH:
                 self.calls.append(list(argv))
                 return {"rc": 0, "stdout": "", "stderr": ""}
             return LocalPod.run_plain(self, argv, timeout)

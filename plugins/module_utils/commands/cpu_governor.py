@@ -321,7 +321,7 @@ def restore_plan(saved, sysfs_root):
 
 # One exec in the pod reads each CPU's governor, what it offers, and whether its file takes a write (an open for
 # appending writes nothing); the sysfs root is its argument.
-_POD_READ_SH = r"""for g in "$1"/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do
+POD_READ_SH = r"""for g in "$1"/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do
 [ -e "$g" ] || continue
 d=${g%/scaling_governor}
 e=$( (: >> "$g") 2>&1 ) || e="refused: $e"
@@ -329,7 +329,7 @@ printf '%s\t%s\t%s\t%s\n' "$g" "$(cat "$g" 2>/dev/null)" "$(cat "$d/scaling_avai
   "$(printf %s "$e" | tr '\t\n' '  ')"
 done"""
 # path value pairs as arguments; stops at the first write refused
-_POD_WRITE_SH = 'while [ $# -gt 1 ]; do printf "%s\\n" "$2" > "$1" || exit 1; shift 2; done'
+POD_WRITE_SH = 'while [ $# -gt 1 ]; do printf "%s\\n" "$2" > "$1" || exit 1; shift 2; done'
 POD_TIMEOUT_S = 60
 
 
@@ -342,7 +342,7 @@ class PodSysfs(object):
 
     def read_cpus(self, sysfs_root):
         """:func:`read_cpus` in the pod, each CPU with its ``refusal`` (None when its file takes a write)."""
-        res = self.transport.run_plain(["sh", "-c", _POD_READ_SH, "sh", sysfs_root], self.timeout)
+        res = self.transport.run_plain(["sh", "-c", POD_READ_SH, "sh", sysfs_root], self.timeout)
         if res["rc"] != 0:
             raise GovernorError("cannot read the governors in the pod: %s" % (res.get("stderr") or "").strip())
         cpus = {}
@@ -358,7 +358,7 @@ class PodSysfs(object):
         return cpus
 
     def _write(self, cpus, values):
-        argv = ["sh", "-c", _POD_WRITE_SH, "sh"]
+        argv = ["sh", "-c", POD_WRITE_SH, "sh"]
         for name in sorted(values, key=lambda k: int(k[3:])):
             argv += [cpus[name]["path"], values[name]]
         return self.transport.run_plain(argv, self.timeout)
