@@ -131,6 +131,7 @@ def test_privileged_pod_switches_the_governor_and_puts_it_back(root):
     assert governors(root) == BEFORE and hold.report["restored"] is True
     # argv lists, the sysfs root and the values as arguments of constant scripts
     assert all(call[:2] == ["sh", "-c"] and call[3] == "sh" for call in transport.calls)
+
     def path(cpu):
         return os.path.join(root, "devices/system/cpu/cpu%d/cpufreq/scaling_governor" % cpu)
     # one exec switches every CPU, one puts them back
