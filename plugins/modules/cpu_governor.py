@@ -16,8 +16,9 @@ description:
     each CPU in RV(previous) so a play can restore them in an C(always) block with O(governors).
   - Writes only CPUs whose governor differs; C(changed) is true only when something was written.
   - When the host has no cpufreq (many VMs, containers without it), or its governor files cannot be written
-    (not root, a read-only C(/sys) as in most containers), nothing is done and RV(skipped_reason) says why;
-    that is not a failure (the tests then run at the governor the host has).
+    (not privileged, a read-only C(/sys) as in most containers), nothing is done and RV(skipped_reason) says why,
+    with the C(governor_unmanaged) finding in RV(unmanaged); that is not a failure (the tests then run at the
+    governor the host has).
   - A governor a CPU does not list in C(scaling_available_governors) is refused before anything is written;
     a write that fails restores the CPUs already written.
 author:
@@ -175,9 +176,19 @@ skipped_reason:
   returned: when the host has no cpufreq, or the CPUs to change cannot be written
   type: str
   sample: no cpufreq scaling_governor under /sys/devices/system/cpu (VM or cpufreq driver not loaded)
+unmanaged:
+  description:
+    - With RV(skipped_reason), the C(governor_unmanaged) finding; C(host), C(governors) (how many CPUs run each),
+      C(why) (C(read-only /sys), C(not privileged) or C(no cpufreq)), C(message) and C(fix).
+  returned: when RV(skipped_reason) is
+  type: dict
+  sample: {code: governor_unmanaged, severity: warning, host: node1, governors: {powersave: 8},
+           why: [read-only /sys], message: "the CPU governor stays unmanaged: ...", fix: "run the test pod privileged ..."}
+  version_added: 1.1.0
 '''
 
 import os
+import platform
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 
@@ -190,6 +201,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.cpu_governor import (
     GOVERNOR_NAME,
     GovernorError,
+    WHY_NO_CPUFREQ,
     apply_changes,
     clear_state,
     cpu_key,
@@ -198,8 +210,10 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.cpu_
     parse_cpu_list,
     plan_changes,
     read_cpus,
+    refusals,
     restore_plan,
     save_before_switching,
+    unmanaged_finding,
     unwritable_reason,
 )
 
@@ -292,9 +306,11 @@ def main():
         restore_saved(module, params)
     cpus = read_cpus(params["sysfs_root"])
     if not cpus:
-        module.exit_json(changed=False, previous={}, current={}, changed_cpus=[],
-                         skipped_reason="no cpufreq scaling_governor under %s/devices/system/cpu "
-                                        "(VM or cpufreq driver not loaded)" % params["sysfs_root"].rstrip("/"))
+        reason = ("no cpufreq scaling_governor under %s/devices/system/cpu (VM or cpufreq driver not loaded)"
+                  % params["sysfs_root"].rstrip("/"))
+        module.exit_json(changed=False, previous={}, current={}, changed_cpus=[], skipped_reason=reason,
+                         unmanaged=unmanaged_finding(platform.node(), cpus, [WHY_NO_CPUFREQ], governor or "performance",
+                                                     reason))
     try:
         targets, changes = plan_changes(cpus, governor=governor, governors=governors, selected=selected)
     except GovernorError as exc:
@@ -302,7 +318,10 @@ def main():
     previous = dict((name, cpus[name]["governor"]) for name in targets)
     refused = unwritable_reason(cpus, changes)
     if refused:
-        module.exit_json(changed=False, previous=previous, current=previous, changed_cpus=[], skipped_reason=refused)
+        why = set(refusals(cpus, changes).values())
+        module.exit_json(changed=False, previous=previous, current=previous, changed_cpus=[], skipped_reason=refused,
+                         unmanaged=unmanaged_finding(platform.node(), cpus, why, governor or "the governor asked for",
+                                                     refused))
     current = dict(previous)
     current.update(dict((name, change[1]) for name, change in changes.items()))
     result = dict(changed=bool(changes), previous=previous, current=current,

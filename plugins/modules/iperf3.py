@@ -64,8 +64,9 @@ options:
         they end, on every path of this module (results, errors, timeouts, SIGTERM, SIGHUP, SIGINT) - also when
         the controller was interrupted, since the module then still runs to the deadlines of its sides.
       - A governor a CPU does not offer fails the task before any side runs. Hosts without cpufreq, or whose
-        governor files cannot be written (not root, a read-only C(/sys)), are left alone (RV(cpu_governor.skipped)
-        says why); so is the host with the kubectl transport (pods cannot set it).
+        governor files cannot be written (an unprivileged pod's read-only C(/sys), no right to write), are left alone
+        with the C(governor_unmanaged) finding (RV(cpu_governor.unmanaged)). With the kubectl transport the pod's own
+        files are switched and put back through C(kubectl exec) where the pod may write them (a privileged pod).
     type: str
   sysfs_root:
     description: Root of the sysfs tree where O(cpu_governor) finds the CPUs' cpufreq; absolute, without C(..).
@@ -276,6 +277,13 @@ cpu_governor:
       description: Why nothing was changed (no cpufreq, files it cannot write, or a transport that cannot change it).
       type: str
       returned: when nothing was changed for a reason
+    unmanaged:
+      description:
+        - With RV(cpu_governor.skipped) for governor files that take no write or no cpufreq, the C(governor_unmanaged)
+          finding - C(host) (the host, or C(namespace/pod)), C(governors) (how many CPUs run each), C(why)
+          (C(read-only /sys), C(not privileged), C(no cpufreq)), C(message), C(fix).
+      type: dict
+      returned: when the governor could not be managed
     restore_error:
       description: Why setting a CPU back failed.
       type: str

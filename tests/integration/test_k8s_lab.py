@@ -56,6 +56,8 @@ import time
 
 import pytest
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor
+
 import lab as lablib
 import oneclick_helpers as oc
 from lab_checks import HEALTHY_VERDICTS, MEASURED_VERDICTS, assert_nothing_left, history_env, own_ports, read_history, \
@@ -436,6 +438,14 @@ def _after(argv, program, flag):
     return None
 
 
+# each lab node's own CPU governors (tests/lab/lab.py)
+LAB_GOVERNORS = ["ondemand", "ondemand", "powersave", "performance"]
+
+
+def lab_governors(sysfs_root):
+    return [cpu["governor"] for _name, cpu in sorted(cpu_governor.read_cpus(sysfs_root).items())]
+
+
 def run_k8s_playbook(lab, tmp_path, extra_vars, config):
     env = history_env(tmp_path / "history", {"COMMCHECK_KUBECTL_STANDIN": config})
     started = time.monotonic()
@@ -571,6 +581,12 @@ def test_full_check_in_pods(pods_run):
     perftest = [(e["pod"], _after(e["argv"], "ib_write_bw", "-d")) for e in execs]
     assert sorted(set(p for p in perftest if p[1])) == sorted(
         ("commcheck/commcheck-e2e1-%s" % n, dev) for n in nodes for dev in ("mlx5_0", "mlx5_1"))
+    # the CPU governor held in each pod through kubectl exec (the stand-in's pods may write their node's emulated
+    # sysfs, as privileged pods): every CPU switched to performance for the tests, each node's own governors after
+    writes = [e for e in execs if e["argv"][:3] == ["sh", "-c", cpu_governor.POD_WRITE_SH]]
+    switched = {e["pod"] for e in writes if set(e["argv"][5::2]) == {"performance"}}
+    assert switched == {"commcheck/commcheck-e2e1-%s" % n for n in nodes}, writes
+    assert [lab_governors(lab.lab.sysfs_root(h)) for h in lab.hosts] == [LAB_GOVERNORS] * len(lab.hosts)
     servers_asked = [_after(e["argv"], "iperf3", "-c") for e in execs]
     servers_asked = [a for a in servers_asked if a]
     assert len(servers_asked) >= 4 and all(a.startswith(subnet1) for a in servers_asked), servers_asked

@@ -132,21 +132,24 @@ def test_governor_hold_leaves_alone_what_it_cannot_set(tmp_path):
 def test_unwritable_reason_names_the_cpus_to_change_that_cannot_be_written(tmp_path):
     cpus = cg.read_cpus(_tree(tmp_path, ["powersave"] * 7))
     changes = cg.plan_changes(cpus, governor="performance")[1]
-    assert cg.unwritable_reason(cpus, changes, access=lambda path, mode: True) is None
-    assert cg.unwritable_reason(cpus, {}, access=lambda path, mode: False) is None
-    assert cg.unwritable_reason(cpus, changes, access=lambda path, mode: "cpu3" not in path) == (
-        "cannot write the scaling_governor of cpu3 (not root, or a read-only /sys)")
-    assert cg.unwritable_reason(cpus, changes, access=lambda path, mode: False) == (
-        "cannot write the scaling_governor of cpu0, cpu1, cpu2, cpu3 and 3 more CPU(s) (not root, or a read-only /sys)")
+    assert cg.unwritable_reason(cpus, changes, probe=lambda path: None) is None
+    assert cg.unwritable_reason(cpus, {}, probe=lambda path: cg.WHY_READ_ONLY) is None
+    assert cg.unwritable_reason(cpus, changes, probe=lambda path: cg.WHY_NOT_PRIVILEGED if "cpu3" in path else None) == (
+        "cannot write the scaling_governor of cpu3 (not privileged)")
+    assert cg.unwritable_reason(cpus, changes, probe=lambda path: cg.WHY_READ_ONLY) == (
+        "cannot write the scaling_governor of cpu0, cpu1, cpu2, cpu3 and 3 more CPU(s) (read-only /sys)")
 
 
 def test_governor_hold_leaves_alone_a_sysfs_it_cannot_write(tmp_path, monkeypatch):
     root = _tree(tmp_path, ["powersave", "performance"])
-    monkeypatch.setattr(os, "access", lambda path, mode: not (mode & os.W_OK))
+    # the tests run as root, who may write any file mode: refuse as an unprivileged process is refused
+    monkeypatch.setattr(cg, "write_refusal", lambda path: cg.WHY_NOT_PRIVILEGED)
     hold = cg.GovernorHold("performance", root, "host")
-    reason = "cannot write the scaling_governor of cpu0 (not root, or a read-only /sys)"
-    assert hold.take() == "cpu_governor: %s; left alone" % reason
+    reason = "cannot write the scaling_governor of cpu0 (not privileged)"
+    assert hold.take() == "cpu_governor: %s; left alone (governor_unmanaged)" % reason
+    unmanaged = hold.report.pop("unmanaged")
     assert hold.report == {"governor": "performance", "previous": {}, "restored": False, "skipped": reason}
+    assert unmanaged["why"] == ["not privileged"] and unmanaged["governors"] == {"powersave": 1, "performance": 1}
     hold.release()
     assert [_gov(root, n) for n in range(2)] == ["powersave", "performance"]
 

@@ -6,6 +6,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import errno
 import os
 import sys
 
@@ -65,26 +66,36 @@ def test_check_mode_tells_and_writes_nothing(monkeypatch, capsys, root):
     assert governors(root) == BEFORE
 
 
+def refuse_writes(monkeypatch, refused, number=errno.EROFS):
+    """Opening a governor file for writing fails as a read-only /sys (EROFS) or an unprivileged process (EACCES)
+    makes it fail where ``refused(path)``: the tests run as root, who may write any file mode."""
+    real_open = os.open
+
+    def fake_open(path, flags, *args):
+        if flags & (os.O_WRONLY | os.O_RDWR) and refused(str(path)):
+            raise OSError(number, os.strerror(number), path)
+        return real_open(path, flags, *args)
+    monkeypatch.setattr(os, "open", fake_open)
+
+
 @pytest.mark.parametrize("check_mode", [False, True])
 def test_unwritable_sysfs_is_reported_not_failed(monkeypatch, capsys, root, check_mode):
-    # the tests run as root, who may write any file mode: refuse like a read-only /sys does
-    real_access = os.access
-    monkeypatch.setattr(os, "access", lambda path, mode: (
-        False if path.startswith(root) and mode & os.W_OK else real_access(path, mode)))
+    refuse_writes(monkeypatch, lambda path: path.startswith(root))
     result = run(monkeypatch, capsys, {"governor": "performance", "sysfs_root": root}, check_mode=check_mode)
     assert result.get("failed") is not True
     assert result["changed"] is False and result["changed_cpus"] == []
-    assert result["skipped_reason"] == ("cannot write the scaling_governor of cpu0, cpu2 "
-                                        "(not root, or a read-only /sys)")
+    assert result["skipped_reason"] == "cannot write the scaling_governor of cpu0, cpu2 (read-only /sys)"
+    assert result["unmanaged"]["code"] == "governor_unmanaged" and result["unmanaged"]["why"] == ["read-only /sys"]
+    assert result["unmanaged"]["governors"] == {"powersave": 1, "performance": 1, "ondemand": 1}
     assert result["current"] == result["previous"]
     assert governors(root) == BEFORE
 
 
 def test_writable_sysfs_with_nothing_to_change_is_not_skipped(monkeypatch, capsys, root):
     # the CPUs already at the governor need no write, so an unwritable file there is no reason to skip
-    monkeypatch.setattr(os, "access", lambda path, mode: "cpu1" not in path)
+    refuse_writes(monkeypatch, lambda path: "cpu1" in path, errno.EACCES)
     result = run(monkeypatch, capsys, {"governor": "performance", "sysfs_root": root, "cpus": ["0", "2"]})
-    assert "skipped_reason" not in result and result["changed_cpus"] == ["cpu0", "cpu2"]
+    assert "skipped_reason" not in result and "unmanaged" not in result and result["changed_cpus"] == ["cpu0", "cpu2"]
     assert governors(root) == ["performance"] * 3
 
 

@@ -161,20 +161,81 @@ def diff_text(cpus, changes, after=False):
     return "".join(lines)
 
 
-def unwritable_reason(cpus, changes, access=None):
-    """Why the governor files of ``changes`` cannot be written here (not root, a read-only /sys), or None.
+# Why a governor file takes no write: the finding's ``why`` (EROFS: a read-only /sys, as in an unprivileged pod;
+# EACCES / EPERM: no right to write it; no cpufreq at all: nothing to switch).
+WHY_READ_ONLY = "read-only /sys"
+WHY_NOT_PRIVILEGED = "not privileged"
+WHY_NO_CPUFREQ = "no cpufreq"
+UNMANAGED = "governor_unmanaged"
+UNMANAGED_FIX = ("run the test pod privileged (securityContext.privileged: true gives it a writable /sys), or set "
+                 "the node's governor to %s with the node's own tuning (a DaemonSet running cpupower "
+                 "frequency-set, or a tuned profile)")
 
-    A host that cannot change its governor is measured as it is: callers
-    report this reason instead of failing. ``access`` is :func:`os.access`
-    unless given; it also sees a read-only file system as root does.
+
+def why_of_errno(number):
+    """The finding's ``why`` for a failed open of a governor file; None for an error that is no refusal to write
+    (a file that is not what sysfs has there: the write itself then says what it is)."""
+    if number == errno.EROFS:
+        return WHY_READ_ONLY
+    if number in (errno.EACCES, errno.EPERM):
+        return WHY_NOT_PRIVILEGED
+    return None
+
+
+def why_of_message(text):
+    """The finding's ``why`` for a shell's message about a governor file (a write refused in a pod)."""
+    if "Read-only file system" in text:
+        return WHY_READ_ONLY
+    if "Permission denied" in text or "Operation not permitted" in text:
+        return WHY_NOT_PRIVILEGED
+    return text.strip() or "refused"
+
+
+def write_refusal(path, opener=None):
+    """Why ``path`` cannot be opened for writing, or None. The open writes nothing (sysfs stores on write only);
+    ``opener`` is :func:`os.open` unless given."""
+    try:
+        os.close((opener or os.open)(path, os.O_WRONLY))
+    except (IOError, OSError) as exc:
+        return why_of_errno(exc.errno)
+    return None
+
+
+def refusals(cpus, changes, probe=None):
+    """{cpu: why} of the CPUs in ``changes`` whose governor file takes no write: the ``refusal`` a reader saw
+    (a pod's), else what ``probe`` (:func:`write_refusal`) finds."""
+    probe = probe or write_refusal
+    out = {}
+    for name in sorted(changes, key=lambda k: int(k[3:])):
+        why = cpus[name]["refusal"] if "refusal" in cpus[name] else probe(cpus[name]["path"])
+        if why:
+            out[name] = why
+    return out
+
+
+def unwritable_reason(cpus, changes, probe=None):
+    """Why the governor files of ``changes`` cannot be written here (not privileged, a read-only /sys), or None.
+
+    A host that cannot change its governor is measured as it is: callers report this reason instead of failing.
     """
-    access = access or os.access
-    refused = [name for name in sorted(changes, key=lambda k: int(k[3:]))
-               if not access(cpus[name]["path"], os.W_OK)]
+    refused = refusals(cpus, changes, probe)
     if not refused:
         return None
-    return "cannot write the scaling_governor of %s%s (not root, or a read-only /sys)" % (
-        ", ".join(refused[:4]), " and %d more CPU(s)" % (len(refused) - 4) if len(refused) > 4 else "")
+    names = sorted(refused, key=lambda k: int(k[3:]))
+    return "cannot write the scaling_governor of %s%s (%s)" % (
+        ", ".join(names[:4]), " and %d more CPU(s)" % (len(names) - 4) if len(names) > 4 else "",
+        ", ".join(sorted(set(refused.values()))))
+
+
+def unmanaged_finding(host, cpus, why, wanted, detail):
+    """The ``governor_unmanaged`` finding: the governor could not be set on ``host``, which is measured at the
+    governors it has (``governors``: how many CPUs run each)."""
+    counts = {}
+    for cpu in cpus.values():
+        counts[cpu.get("governor") or "unknown"] = counts.get(cpu.get("governor") or "unknown", 0) + 1
+    return {"code": UNMANAGED, "severity": "warning", "host": host, "governors": counts, "why": sorted(why),
+            "message": "the CPU governor stays unmanaged: %s; the tests run at the governors the node has" % detail,
+            "fix": UNMANAGED_FIX % wanted}
 
 
 def _write(path, value):
@@ -258,46 +319,124 @@ def restore_plan(saved, sysfs_root):
     return cpus, plan_changes(cpus, governors=known)[1] if known else {}
 
 
+# One exec in the pod reads each CPU's governor, what it offers, and whether its file takes a write (an open for
+# appending writes nothing); the sysfs root is its argument.
+POD_READ_SH = r"""for g in "$1"/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do
+[ -e "$g" ] || continue
+d=${g%/scaling_governor}
+e=$( (: >> "$g") 2>&1 ) || e="refused: $e"
+printf '%s\t%s\t%s\t%s\n' "$g" "$(cat "$g" 2>/dev/null)" "$(cat "$d/scaling_available_governors" 2>/dev/null)" \
+  "$(printf %s "$e" | tr '\t\n' '  ')"
+done"""
+# path value pairs as arguments; stops at the first write refused
+POD_WRITE_SH = 'while [ $# -gt 1 ]; do printf "%s\\n" "$2" > "$1" || exit 1; shift 2; done'
+POD_TIMEOUT_S = 60
+
+
+class PodSysfs(object):
+    """The governor files of a pod's sysfs, read and written through the kubectl transport (``run_plain``)."""
+
+    def __init__(self, transport, timeout=POD_TIMEOUT_S):
+        self.transport = transport
+        self.timeout = timeout
+
+    def read_cpus(self, sysfs_root):
+        """:func:`read_cpus` in the pod, each CPU with its ``refusal`` (None when its file takes a write)."""
+        res = self.transport.run_plain(["sh", "-c", POD_READ_SH, "sh", sysfs_root], self.timeout)
+        if res["rc"] != 0:
+            raise GovernorError("cannot read the governors in the pod: %s" % (res.get("stderr") or "").strip())
+        cpus = {}
+        for line in (res.get("stdout") or "").splitlines():
+            fields = line.split("\t")
+            if len(fields) != 4:
+                continue
+            path, governor, available, refused = fields
+            name = os.path.basename(os.path.dirname(os.path.dirname(path)))
+            if _CPU_DIR.match(name):
+                cpus[name] = {"governor": governor or None, "available": available.split() or None, "path": path,
+                              "refusal": why_of_message(refused[len("refused: "):]) if refused else None}
+        return cpus
+
+    def _write(self, cpus, values):
+        argv = ["sh", "-c", POD_WRITE_SH, "sh"]
+        for name in sorted(values, key=lambda k: int(k[3:])):
+            argv += [cpus[name]["path"], values[name]]
+        return self.transport.run_plain(argv, self.timeout)
+
+    def apply_changes(self, cpus, changes, sysfs_root):
+        """Write the changes in one exec and read them back; on a failure put back every CPU's value before and
+        raise GovernorError."""
+        res = self._write(cpus, dict((name, after) for name, (_before, after) in changes.items()))
+        now = self.read_cpus(sysfs_root) if res["rc"] == 0 else {}
+        wrong = sorted(name for name, (_before, after) in changes.items() if now.get(name, {}).get("governor") != after)
+        if wrong:
+            back = self._write(cpus, dict((name, before) for name, (before, _after) in changes.items() if before))
+            raise GovernorError("setting the governor in the pod failed for %s: %s (%s)" % (
+                ", ".join(wrong), (res.get("stderr") or "").strip() or "it reads another value",
+                "put back" if back["rc"] == 0 else "not put back"))
+        return sorted(changes)
+
+
+class HostSysfs(object):
+    """The governor files of the host the module runs on."""
+
+    @staticmethod
+    def read_cpus(sysfs_root):
+        return read_cpus(sysfs_root)
+
+    @staticmethod
+    def apply_changes(cpus, changes, sysfs_root):
+        return apply_changes(cpus, changes)
+
+
 class GovernorHold(object):
     """Every CPU at one governor while tests run; each CPU's own governor put back after.
 
     ``report`` is what a module returns as ``cpu_governor`` (empty when no
     governor was asked for): ``governor``, ``previous``, ``restored`` and,
-    when it applies, ``skipped`` or ``restore_error``.
+    when it applies, ``skipped`` with the ``unmanaged`` finding, or ``restore_error``.
+    ``files`` reaches the governor files (:class:`HostSysfs`, or :class:`PodSysfs` for a pod); ``host`` names
+    where they are in the finding.
     """
 
-    def __init__(self, wanted, sysfs_root, transport_name, state_dir=None):
+    def __init__(self, wanted, sysfs_root, transport_name, state_dir=None, files=None, host=None):
         self.wanted = wanted
         self.sysfs_root = sysfs_root
         self.transport_name = transport_name
         # the run's lock directory: the governors are saved there before switching (a killed module's are
         # put back from it); no saving without one
         self.state_dir = state_dir if state_dir is not None else run_lock.run_dir_path()
+        self.files = files if files is not None else (HostSysfs() if transport_name == "host" else None)
+        self.host = host
         self.report = {}
         self._undo = None
         self._owns_state = False
+
+    def _unmanaged(self, cpus, why, detail):
+        self.report["skipped"] = detail
+        self.report["unmanaged"] = unmanaged_finding(self.host, cpus, why, self.wanted, detail)
+        return "cpu_governor: %s; left alone (%s)" % (detail, UNMANAGED)
 
     def take(self):
         """Switch the CPUs; returns a warning or None. Raises GovernorError (a governor a CPU lacks, a failed write)."""
         if not self.wanted:
             return None
         self.report.update(governor=self.wanted, previous={}, restored=False)
-        if self.transport_name != "host":
+        if self.files is None:
             self.report["skipped"] = "the %s transport cannot set the CPU governor" % self.transport_name
             return "cpu_governor: %s; left alone" % self.report["skipped"]
-        cpus = read_cpus(self.sysfs_root)
+        cpus = self.files.read_cpus(self.sysfs_root)
         if not cpus:
-            self.report["skipped"] = "no cpufreq under %s" % self.sysfs_root
-            return None
+            warning = self._unmanaged(cpus, [WHY_NO_CPUFREQ], "no cpufreq under %s" % self.sysfs_root)
+            return warning if self.transport_name != "host" else None
         changes = plan_changes(cpus, governor=self.wanted)[1]
-        refused = unwritable_reason(cpus, changes)
+        refused = refusals(cpus, changes)
         if refused:
-            self.report["skipped"] = refused
-            return "cpu_governor: %s; left alone" % refused
+            return self._unmanaged(cpus, set(refused.values()), unwritable_reason(cpus, changes))
         previous = dict((name, before) for name, (before, _after) in changes.items())
         if changes and self.state_dir:
             self._owns_state = save_before_switching(self.state_dir, self.sysfs_root, previous)
-        apply_changes(cpus, changes)
+        self.files.apply_changes(cpus, changes, self.sysfs_root)
         self.report["previous"] = previous
         self._undo = (cpus, changes)
         return None
@@ -308,7 +447,8 @@ class GovernorHold(object):
             return
         cpus, changes = self._undo
         try:
-            apply_changes(cpus, dict((name, (after, before)) for name, (before, after) in changes.items()))
+            self.files.apply_changes(cpus, dict((name, (after, before)) for name, (before, after) in changes.items()),
+                                     self.sysfs_root)
             self.report["restored"] = True
             # a note an earlier, killed step left stays: it holds the CPUs' own governors, not the ones
             # this hold found

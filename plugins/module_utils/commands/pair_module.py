@@ -18,6 +18,8 @@ failed (``msg``, ``rc``, ``stdout``, ``stderr``, ``cmd``).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import platform
+
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import cpu_governor as gov
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
@@ -180,13 +182,24 @@ def check_governor_options(params):
         raise OptionError("cpu_governor %s is not a governor name" % option_rules.show(params["cpu_governor"]))
 
 
+def governor_files(transport):
+    """Where the hold reads and writes the governor files: the host's own, or the pod's through kubectl exec. A
+    pod's governors are not saved in the lock directory: every pod of the controller shares it."""
+    if transport.name == "kubectl":
+        return {"files": gov.PodSysfs(transport), "state_dir": "",
+                "host": "%s/%s" % (transport.namespace, transport.pod)}
+    return {"host": platform.node()}
+
+
 def governor_hold(module, transport, warnings):
     """``run_all``'s ``hold`` and ``release`` for the ``cpu_governor`` option, and the report of what they did.
 
     The CPUs are switched right before the sides start and put back after every process stopped, on every
-    path; a governor that cannot be set fails the task before any side runs.
+    path; a governor a CPU does not offer fails the task before any side runs. Governor files that take no write
+    (an unprivileged pod's read-only /sys, no cpufreq) are left alone with the ``governor_unmanaged`` finding.
     """
-    hold = gov.GovernorHold(module.params.get("cpu_governor"), module.params["sysfs_root"], transport.name)
+    hold = gov.GovernorHold(module.params.get("cpu_governor"), module.params["sysfs_root"], transport.name,
+                            **governor_files(transport))
 
     def take():
         try:

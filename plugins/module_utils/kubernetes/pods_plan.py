@@ -174,8 +174,7 @@ def pod_hosts(values, pods, namespace, agent, python):
                 "commcheck_k8s_node": pod["node"], "commcheck_k8s_pod": pod["name"],
                 "commcheck_k8s_pod_ip": pod.get("pod_ip"), "commcheck_k8s_network_ips": pod.get("network_ips"),
                 "commcheck_mpi_mca": var(values, "mpi_mca"),
-                "commcheck_mpi_agent_dir": var(values, "mpi_agent_dir") if agent else None,
-                "commcheck_cpu_governor": ""}
+                "commcheck_mpi_agent_dir": var(values, "mpi_agent_dir") if agent else None}
         host.update(var(values, "pod_vars") or {})
         host.update((var(values, "node_vars") or {}).get(pod["node"]) or {})
         out.append(host)

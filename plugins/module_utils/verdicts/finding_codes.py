@@ -36,6 +36,12 @@ CULPRIT_FINDINGS = {
                       "pairs have no result, which says nothing about its NICs or links",
                       "Read the host's kernel log for the OOM killer (dmesg, journalctl -k: 'Out of memory: Killed "
                       "process') and what else used its memory, then rerun; the run put back the CPU governors the module had switched"),
+    "governor_unmanaged": ("The CPU governor could not be switched for the tests on the host or pod: its sysfs is "
+                           "read-only (a pod that is not privileged), it may not write the governor files, or it has "
+                           "no cpufreq; the tests ran at the governors it has (named in the finding)",
+                           "Run the test pods privileged (a writable /sys), or set the nodes' governor with their "
+                           "own tuning (a DaemonSet running cpupower frequency-set -g performance, or a tuned "
+                           "profile)"),
     "rail_missing": ("A host lacks a rail (an RDMA device or port) that its peers have; it is a discovery finding "
                      "with code rdma_rail_missing", "Check that the NIC is there and up (ibv_devinfo, lspci, dmesg), "
                      "its driver and cable; in Kubernetes that the pod gets that device"),
