@@ -42,15 +42,15 @@ def role_findings(role_value, published_records):
 
 
 def role_args(args, role_value, published_records):
-    """``args`` (what the task gives wins) completed from the role's variables; ``role_value(name)`` is a
-    variable's templated value or None, ``published_records()`` localhost's ``commcheck_run_records`` or None."""
+    """``args`` with each argument the role's variables set replaced by their value, as the task's own arguments
+    replaced the play's module_defaults; ``role_value(name)`` is a variable's templated value or None,
+    ``published_records()`` localhost's ``commcheck_run_records`` or None."""
     full = dict((name, value) for name, value in args.items() if name != "role_options")
     for argument, variable in ROLE_VARIABLES.items():
-        value = None if argument in full else role_value(variable)
+        value = role_value(variable)
         if value is not None and not (argument in EMPTY_IS_UNSET and value == ""):
             full[argument] = value
-    if "findings" not in full:
-        full["findings"] = role_findings(role_value, published_records)
+    full["findings"] = role_findings(role_value, published_records)
     return full
 
 
@@ -71,6 +71,8 @@ class ActionModule(ActionBase):
                 result.update(failed=True, msg="%s: the culprits of the run's records: %s" % (MODULE, exc))
                 return result
         result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))
+        # as the normal action does: the module's temporary directory goes with its run
+        self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
 
     def _role_value(self, task_vars, name):

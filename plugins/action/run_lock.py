@@ -77,11 +77,12 @@ ROLE_VARIABLES = {
 
 
 def role_args(args, role_value):
-    """``args`` (what the task gives wins) completed from the role's variables; ``role_value(name)`` is the host's
-    templated value of a variable or None (then the module's default)."""
+    """``args`` with each argument the role's variables set replaced by their value, as the task's own arguments
+    replaced the play's module_defaults; ``role_value(name)`` is the host's templated value of a variable or None
+    (then the task's value or the module's default)."""
     full = dict((name, value) for name, value in args.items() if name != "role_options")
     for argument, variable in ROLE_VARIABLES.items():
-        value = role_value(variable) if argument not in full else None
+        value = role_value(variable)
         if value is not None:
             full[argument] = value
     return full

@@ -116,9 +116,9 @@ options:
     type: str
   role_options:
     description:
-      - Take every option this task does not give from the quarantine role's variables, as the quarantine role
+      - Take the options from the quarantine role's variables, as the quarantine role
         does (O(backend) from C(commcheck_quarantine_backend), O(kube_context) from C(commcheck_quarantine_context)
-        and so on, see docs/variables.md); an empty O(kubeconfig) or O(kube_context) leaves it unset.
+        and so on, see docs/variables.md); an empty O(kubeconfig) or O(kube_context) leaves it unset. A variable that is set replaces the task's own value.
       - O(findings) is then C(commcheck_quarantine_findings) when it holds any, else the culprits
         (C(clusterops.commcheck.commcheck_culprits)) of the records the run published (C(commcheck_run_records)
         of C(localhost)). The action plugin reads them on the controller.

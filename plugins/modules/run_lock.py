@@ -71,10 +71,10 @@ options:
     default: host
   role_options:
     description:
-      - Take every option this task does not give from the one-click role's variables, each host's own value
+      - Take the options from the one-click role's variables, each host's own value
         (O(run_id) from C(commcheck_run_id), O(dir) from C(commcheck_lock_dir), O(lease) from
         C(commcheck_lock_lease), O(leftovers_wait) from C(commcheck_lock_leftovers_wait), O(transport) from
-        C(commcheck_transport)); a variable that is not set leaves the option at its default. The action plugin
+        C(commcheck_transport)); a variable that is not set leaves the task's value or the default; one that is set replaces it. The action plugin
         reads them.
     type: bool
     default: false

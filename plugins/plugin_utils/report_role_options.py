@@ -52,15 +52,13 @@ def run_records(role_value, published_records):
 
 
 def role_args(args, role_value, published_records):
-    """``args`` (what the task gives wins) completed from the role's variables; ``role_value(name)`` is a
-    variable's templated value or None, ``published_records()`` localhost's ``commcheck_run_records`` or None."""
+    """``args`` with each argument the role's variables set replaced by their value, as the task's own arguments
+    replaced the play's module_defaults; ``role_value(name)`` is a variable's templated value or None,
+    ``published_records()`` localhost's ``commcheck_run_records`` or None."""
     full = dict((name, value) for name, value in args.items() if name != "role_options")
     for argument, variable in ROLE_VARIABLES.items():
-        if argument in full:
-            continue
         value = role_value(variable)
         if not is_unset(argument, value):
             full[argument] = value
-    if "records" not in full:
-        full["records"] = run_records(role_value, published_records)
+    full["records"] = run_records(role_value, published_records)
     return full

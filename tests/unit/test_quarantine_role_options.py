@@ -43,13 +43,14 @@ def test_every_argument_comes_from_its_own_role_variable():
     }
 
 
-def test_empty_kubeconfig_and_context_are_unset_and_the_task_wins():
+def test_empty_kubeconfig_and_context_are_unset_and_a_set_variable_replaces_the_tasks_value():
     values = dict(ROLE_VALUES, commcheck_quarantine_kubeconfig="", commcheck_quarantine_context="",
                   commcheck_quarantine_reason="")
-    full = _args({"backend": "kubernetes"}, values)
-    assert "kubeconfig" not in full and "kube_context" not in full
+    full = _args({"backend": "kubernetes", "kube_context": "given"}, values)
+    assert "kubeconfig" not in full
+    assert full["kube_context"] == "given"
     assert full["reason"] == ""
-    assert full["backend"] == "kubernetes"
+    assert full["backend"] == "slurm"
 
 
 def test_without_findings_the_culprits_of_the_published_records():
@@ -91,5 +92,5 @@ def test_the_module_gets_the_arguments_without_role_options(role_options):
         action.run(task_vars=task_vars)
     sent = execute.call_args.kwargs["module_args"]
     assert "role_options" not in sent
-    assert sent["backend"] == "kubernetes"
+    assert sent["backend"] == ("slurm" if role_options else "kubernetes")
     assert ("reason" in sent) is role_options

@@ -47,10 +47,12 @@ def test_every_argument_comes_from_its_own_role_variable():
     }
 
 
-def test_what_the_task_gives_wins_over_the_role_variable():
-    full = _args({"role_options": True, "report_dir": "/elsewhere", "records": []}, ROLE_VALUES, PUBLISHED)
-    assert full["report_dir"] == "/elsewhere"
-    assert full["records"] == []
+def test_a_role_variable_replaces_the_tasks_value_an_unset_one_keeps_it():
+    values = dict(ROLE_VALUES, commcheck_history_dir="")
+    full = _args({"report_dir": "/elsewhere", "history_dir": "/given", "records": []}, values, PUBLISHED)
+    assert full["report_dir"] == "/reports"
+    assert full["history_dir"] == "/given"
+    assert full["records"] == PUBLISHED
 
 
 def test_an_empty_text_leaves_only_the_optional_names_unset():

@@ -45,9 +45,11 @@ def test_each_host_takes_its_own_values():
     }
 
 
-def test_what_the_task_gives_wins_and_without_role_options_nothing_is_read():
-    values = HOST_VARS["node-b"]
-    assert _module_args({"role_options": True, "state": "absent", "dir": "/given"}, values)["dir"] == "/given"
+def test_a_set_variable_replaces_the_tasks_value_and_without_role_options_nothing_is_read():
+    values = HOST_VARS["node-a"]
+    given = _module_args({"role_options": True, "state": "absent", "dir": "/given", "transport": "kubectl"}, values)
+    assert given["dir"] == "/run/lock/a"
+    assert given["transport"] == "kubectl"
     assert _module_args({"state": "absent", "run_id": "r"}, values) == {"state": "absent", "run_id": "r"}
 
 
