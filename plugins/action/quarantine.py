@@ -20,10 +20,9 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars imp
 
 MODULE = "clusterops.commcheck.quarantine"
 # argument: the role variable it is read from
-ROLE_VARIABLES = dict((name, "commcheck_quarantine_" + name) for name in (
+ROLE_VARIABLES = dict([(name, "commcheck_quarantine_" + name) for name in (
     "backend", "hosts", "reason", "components", "node_names", "state", "dry_run", "taint", "taint_effect",
-    "kubeconfig"))
-ROLE_VARIABLES["kube_context"] = "commcheck_quarantine_context"
+    "kubeconfig")] + [("kube_context", "commcheck_quarantine_context")])
 # set, but empty: the argument is not given
 EMPTY_IS_UNSET = ("kubeconfig", "kube_context")
 
