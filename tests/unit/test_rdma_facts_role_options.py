@@ -2,6 +2,7 @@
 
 from unittest import mock
 
+import pytest
 from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.clusterops.commcheck.plugins.action import rdma_facts as facts_action
@@ -57,3 +58,15 @@ def test_a_set_variable_replaces_the_play_default_an_unset_one_keeps_it():
 
 def test_without_role_options_nothing_is_read():
     assert _module_args({"sysfs_root": "/given"}, HOST_VARS["node-a"]) == {"sysfs_root": "/given"}
+
+
+@pytest.mark.parametrize("variables, expected", [
+    ({}, None),
+    ({"expected_rate_gbps": None}, None),
+    ({"expected_rate_gbps": 100}, 100),
+    ({"expected_rate_gbps": 100, "commcheck_expected_rate_gbps": 25.5}, 25.5),
+])
+def test_discovery_gets_the_expected_rate_only_when_one_is_set(variables, expected):
+    args = facts_action.role_args({}, dict(ROLE_DEFAULTS, **variables).get)
+    assert args.get("expected_rate_gbps") == expected
+    assert ("expected_rate_gbps" in args) is (expected is not None)
