@@ -24,6 +24,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render as rr
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.report_role_options import role_args
+from ansible.module_utils.parsing.convert_bool import boolean
 
 FORMATS = rr.FORMATS
 FILE_NAMES = rr.FILE_NAMES
@@ -79,6 +82,22 @@ class ActionModule(ControllerAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
     FAILURES = (history.RecordError, ValueError, OSError)
     BULK_RECORDS = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        if boolean(self._task.args.get("role_options", False), strict=False):
+            self._task.args = role_args(self._task.args, lambda name: self._role_value(task_vars, name),
+                                        lambda: self._published_records(task_vars))
+        return super(ActionModule, self).run(tmp, task_vars)
+
+    def _role_value(self, task_vars, name):
+        """A role variable's value, templated; None when it is not set."""
+        return self._templar.template(task_vars[name]) if name in task_vars else None
+
+    @staticmethod
+    def _published_records(task_vars):
+        hostvars = task_vars.get("hostvars") or {}
+        return host_value(hostvars, "localhost", ["commcheck_run_records"], None)
 
     def decide(self, args, result, task_vars):
         report_dir = parent_dir = check_options(args)

@@ -22,6 +22,7 @@ import getpass
 import os
 import socket
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.run_lock import (
@@ -65,6 +66,28 @@ def held_messages(hostvars, hosts, taken=TAKEN_VAR):
     return out
 
 
+# argument: the one-click role's variable it is read from with role_options (each host's own value)
+ROLE_VARIABLES = {
+    "run_id": "commcheck_run_id",
+    "dir": "commcheck_lock_dir",
+    "lease": "commcheck_lock_lease",
+    "leftovers_wait": "commcheck_lock_leftovers_wait",
+    "transport": "commcheck_transport",
+}
+
+
+def role_args(args, role_value):
+    """``args`` with each argument the role's variables set replaced by their value, as the task's own arguments
+    replaced the play's module_defaults; ``role_value(name)`` is the host's templated value of a variable or None
+    (then the task's value or the module's default)."""
+    full = dict((name, value) for name, value in args.items() if name != "role_options")
+    for argument, variable in ROLE_VARIABLES.items():
+        value = role_value(variable)
+        if value is not None:
+            full[argument] = value
+    return full
+
+
 class ActionModule(ActionBase):
 
     _supports_check_mode = True
@@ -73,6 +96,9 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
+        if boolean(args.get("role_options", False), strict=False):
+            variables = task_vars or {}
+            args = role_args(args, lambda name: self._templar.template(variables[name]) if name in variables else None)
         if args.get("state") == "held":
             task_vars = task_vars or {}
             held = held_messages(task_vars.get("hostvars") or {}, task_vars.get("ansible_play_hosts") or [])

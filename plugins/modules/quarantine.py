@@ -114,6 +114,16 @@ options:
   kube_context:
     description: kubeconfig context for the node commands.
     type: str
+  role_options:
+    description:
+      - Take the options from the quarantine role's variables, as the quarantine role
+        does (O(backend) from C(commcheck_quarantine_backend), O(kube_context) from C(commcheck_quarantine_context)
+        and so on, see docs/variables.md); an empty O(kubeconfig) or O(kube_context) leaves it unset. A variable that is set replaces the task's own value.
+      - O(findings) is then C(commcheck_quarantine_findings) when it holds any, else the culprits
+        (C(clusterops.commcheck.commcheck_culprits)) of the records the run published (C(commcheck_run_records)
+        of C(localhost)). The action plugin reads them on the controller.
+    type: bool
+    default: false
   scontrol_binary:
     description:
       - Absolute path of scontrol, or a command name (found on E(PATH) when omitted). Its file name must be
@@ -249,6 +259,7 @@ def argument_spec():
         kube_context=dict(type="str"),
         scontrol_binary=dict(type="path"),
         timeout=dict(type="int", default=60),
+        role_options=dict(type="bool", default=False),
     )
     spec.update(TRANSPORT_ARGSPEC)
     return spec

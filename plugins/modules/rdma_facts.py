@@ -110,6 +110,17 @@ options:
     type: str
     choices: [error, warning, never]
     default: never
+  role_options:
+    description:
+      - Take the options from this host's variables, as the discover role does
+        (O(sysfs_root) from C(commcheck_sysfs_root), O(expected_rate_gbps) from C(commcheck_expected_rate_gbps)
+        else the inventory's C(expected_rate_gbps), O(subnet), O(ib_gid_index), O(tools), O(address_source),
+        O(transport), O(kubectl), O(fail_on) from their C(commcheck_) variables, see docs/variables.md). A variable
+        that is null, or an empty O(subnet) or O(kubectl), leaves the option unset; one that is set replaces the task's own value.
+      - O(probe) and O(devices) then come from the one-click role's C(commcheck_oneclick_probe_keys) and
+        C(commcheck_oneclick_discover_devices) when it sets them. The action plugin reads them on the controller.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -391,6 +402,7 @@ def main():
         probe=dict(type="list", elements="str", default=[]),
         devices=dict(type="bool", default=True),
         fail_on=dict(type="str", default="never", choices=["error", "warning", "never"]),
+        role_options=dict(type="bool", default=False),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
     module = checked_module(argument_spec=argument_spec, supports_check_mode=True)

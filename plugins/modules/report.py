@@ -121,6 +121,15 @@ options:
         100,000 records costs the controller as much time as writing the report.
     type: bool
     default: true
+  role_options:
+    description:
+      - Take the options from the report role's variables, as the report role does
+        (O(report_dir) from C(commcheck_report_dir), O(history_dir) from C(commcheck_history_dir), O(compare) from
+        C(commcheck_report_compare) and so on, see docs/variables.md); an empty text leaves the option unset. A variable that is set replaces the task's own value.
+      - O(records) is then C(commcheck_report_records) unless that is null, else the records the run published
+        (C(commcheck_run_records) of C(localhost)).
+    type: bool
+    default: false
   index:
     description:
       - Write the run's C(index-entry.json) and rewrite the results page across runs, C(index.html) in

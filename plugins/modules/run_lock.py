@@ -69,6 +69,15 @@ options:
     type: str
     choices: [host, kubectl]
     default: host
+  role_options:
+    description:
+      - Take the options from the one-click role's variables, each host's own value
+        (O(run_id) from C(commcheck_run_id), O(dir) from C(commcheck_lock_dir), O(lease) from
+        C(commcheck_lock_lease), O(leftovers_wait) from C(commcheck_lock_leftovers_wait), O(transport) from
+        C(commcheck_transport)); a variable that is not set leaves the task's value or the default; one that is set replaces it. The action plugin
+        reads them.
+    type: bool
+    default: false
   stale_runs:
     description:
       - Run ids whose controller process the controller found gone; their locks are taken over. The action
@@ -178,6 +187,7 @@ ARGUMENT_SPEC = dict(
     controller=dict(type="dict", default={}),
     stale_runs=dict(type="list", elements="str", default=[]),
     transport=dict(type="str", choices=["host", "kubectl"], default="host"),
+    role_options=dict(type="bool", default=False),
 )
 RANGES = {"lease": LEASE_RANGE, "leftovers_wait": LEFTOVERS_WAIT_RANGE}
 

@@ -167,24 +167,6 @@ def template(value, variables, task=None):
     return Templar(loader=DataLoader(), variables=variables).template(trust_as_template(value))
 
 
-@pytest.mark.parametrize("variables, expected", [
-    ({}, None),
-    ({"expected_rate_gbps": None}, None),
-    ({"expected_rate_gbps": 100}, 100.0),
-    ({"expected_rate_gbps": 100, "commcheck_expected_rate_gbps": 25.5}, 25.5),
-])
-def test_discovery_gets_the_expected_rate_only_when_one_is_set(variables, expected):
-    task = task_named("discover", "main.yml", "Discover RDMA devices")
-    variables = dict({"commcheck_expected_rate_gbps": None}, **variables)
-    given = template({"expected_rate_gbps": task["clusterops.commcheck.rdma_facts"]["expected_rate_gbps"]}, variables,
-                     task)
-    assert given == ({} if expected is None else {"expected_rate_gbps": given["expected_rate_gbps"]})
-    if expected is not None:
-        assert float(given["expected_rate_gbps"]) == expected  # the module's float conversion
-
-
-
-
 @pytest.mark.parametrize("job, expected", [({}, None), ({"port_counters": {"mlx5_0": {"1": {}}}}, {"mlx5_0": {"1": {}}})])
 def test_the_latest_port_counters_stay_unset_until_a_test_reads_them(job, expected):
     # a "" instead of null would hide the first pass's counters from the verdicts (pair_check step counters)

@@ -242,7 +242,7 @@ QUARANTINE_KINDS = {
     "reason": "text", "components": "choice", "node_names": "node_names", "state": "choice", "dry_run": "bool",
     "taint": "bool", "taint_effect": "choice", "label_key": "name", "annotation_key": "name",
     "kubectl_binary": "binary", "kubeconfig": "path", "kube_context": "context", "scontrol_binary": "binary",
-    "timeout": "int", "transport": "choice", "kubectl": "transport",
+    "timeout": "int", "transport": "choice", "kubectl": "transport", "role_options": "bool",
 }
 TEST_PODS_KINDS = {
     "state": "choice", "nodes": "name_list", "node_selector": "selector", "run_id": "name", "namespace": "name",
@@ -258,7 +258,7 @@ REPORT_KINDS = {
     "records": "records", "report_dir": "path", "run_subdir": "bool", "run_id": "run_id", "history_dir": "path",
     "history_run": "text", "compare": "bool", "baseline_runs": "int", "baseline_run": "text",
     "baseline_max_age": "text", "min_runs": "int", "threshold": "number", "thresholds": "number_dict",
-    "ignore_params": "text_list", "formats": "choice", "regression_fails": "bool", "return_records": "bool",
+    "ignore_params": "text_list", "formats": "choice", "regression_fails": "bool", "return_records": "bool", "role_options": "bool",
 }
 RECORD_KINDS = {"records": "records"}
 

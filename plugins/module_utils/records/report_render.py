@@ -47,6 +47,7 @@ REPORT_ARGUMENT_SPEC = dict(
     formats=dict(type="list", elements="str", choices=list(FORMATS), default=list(FORMATS)),
     regression_fails=dict(type="bool", default=True),
     return_records=dict(type="bool", default=True),
+    role_options=dict(type="bool", default=False),
 )
 
 

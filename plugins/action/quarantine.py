@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action clusterops.commcheck.quarantine: the module, with ``role_options`` read on the controller.
+
+With ``role_options: true`` every option the task does not give comes from the
+quarantine role's variables (the rule for each is ``role_args``); the
+findings, when ``commcheck_quarantine_findings`` is empty, are the culprits of
+the records the run published. The module then runs as it would without it.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value
+
+MODULE = "clusterops.commcheck.quarantine"
+# argument: the role variable it is read from
+ROLE_VARIABLES = dict([(name, "commcheck_quarantine_" + name) for name in (
+    "backend", "hosts", "reason", "components", "node_names", "state", "dry_run", "taint", "taint_effect",
+    "kubeconfig")] + [("kube_context", "commcheck_quarantine_context")])
+# set, but empty: the argument is not given
+EMPTY_IS_UNSET = ("kubeconfig", "kube_context")
+
+
+def role_findings(role_value, published_records):
+    """``commcheck_quarantine_findings`` when it holds any, else the culprits of the run's published records."""
+    findings = role_value("commcheck_quarantine_findings")
+    if findings:
+        return findings
+    records = published_records()
+    if records is None:
+        return culprits.culprits([])
+    if not isinstance(records, (list, tuple)):
+        raise TypeError("the input must be a list of records, got %s" % type(records).__name__)
+    return culprits.culprits(list(records))
+
+
+def role_args(args, role_value, published_records):
+    """``args`` with each argument the role's variables set replaced by their value, as the task's own arguments
+    replaced the play's module_defaults; ``role_value(name)`` is a variable's templated value or None,
+    ``published_records()`` localhost's ``commcheck_run_records`` or None."""
+    full = dict((name, value) for name, value in args.items() if name != "role_options")
+    for argument, variable in ROLE_VARIABLES.items():
+        value = role_value(variable)
+        if value is not None and not (argument in EMPTY_IS_UNSET and value == ""):
+            full[argument] = value
+    full["findings"] = role_findings(role_value, published_records)
+    return full
+
+
+class ActionModule(ActionBase):
+
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        args = dict(self._task.args)
+        if boolean(args.pop("role_options", False), strict=False):
+            try:
+                args = role_args(args, lambda name: self._role_value(task_vars, name),
+                                 lambda: self._published_records(task_vars))
+            except (TypeError, ValueError, KeyError) as exc:
+                result.update(failed=True, msg="%s: the culprits of the run's records: %s" % (MODULE, exc))
+                return result
+        result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))
+        # as the normal action does: the module's temporary directory goes with its run
+        self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
+
+    def _role_value(self, task_vars, name):
+        return self._templar.template(task_vars[name]) if name in task_vars else None
+
+    @staticmethod
+    def _published_records(task_vars):
+        return host_value(task_vars.get("hostvars") or {}, "localhost", ["commcheck_run_records"], None)

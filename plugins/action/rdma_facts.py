@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action clusterops.commcheck.rdma_facts: the module, with ``role_options`` read on the controller.
+
+With ``role_options: true`` every option the task does not give comes from
+the discover role's variables of this host (the rule for each is
+``role_args``). The module then runs on the host as it would without it.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.action import ActionBase
+
+MODULE = "clusterops.commcheck.rdma_facts"
+# argument: the variables it is read from, the first one set (not None) wins
+ROLE_VARIABLES = {
+    "sysfs_root": ("commcheck_sysfs_root",),
+    # the role's variable, else the inventory's
+    "expected_rate_gbps": ("commcheck_expected_rate_gbps", "expected_rate_gbps"),
+    "subnet": ("commcheck_subnet",),
+    "ib_gid_index": ("commcheck_ib_gid_index",),
+    "tools": ("commcheck_discover_tools",),
+    "address_source": ("commcheck_discover_address_source",),
+    "transport": ("commcheck_transport",),
+    "kubectl": ("commcheck_kubectl",),
+    # the one-click check's tool probe, in the same module run; no devices when it runs no RDMA check
+    "probe": ("commcheck_oneclick_probe_keys",),
+    "devices": ("commcheck_oneclick_discover_devices",),
+    "fail_on": ("commcheck_fail_on",),
+}
+# set, but empty (an empty text, an empty mapping): the argument is not given
+EMPTY_IS_UNSET = ("subnet", "kubectl")
+
+
+def role_args(args, role_value):
+    """``args`` with each argument the host's variables set replaced by their value, as the task's own arguments
+    replaced the play's module_defaults; ``role_value(name)`` is the host's templated value of a variable or None."""
+    full = dict((name, value) for name, value in args.items() if name != "role_options")
+    for argument, variables in ROLE_VARIABLES.items():
+        value = next((found for found in (role_value(name) for name in variables) if found is not None), None)
+        if value is not None and not (argument in EMPTY_IS_UNSET and not value):
+            full[argument] = value
+    return full
+
+
+class ActionModule(ActionBase):
+
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        args = dict(self._task.args)
+        if boolean(args.pop("role_options", False), strict=False):
+            args = role_args(args, lambda name: self._templar.template(task_vars[name]) if name in task_vars else None)
+        result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))
+        # as the normal action does: the module's temporary directory goes with its run
+        self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
