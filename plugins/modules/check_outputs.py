@@ -26,6 +26,8 @@ description:
   - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 options:
   step:
     description:
@@ -42,13 +44,6 @@ attributes:
   check_mode:
     support: full
     description: In check mode O(step=start) writes nothing and asks access(2) only.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - O(step=end) reads the callback's state as ansible-playbook's main process had it when the task started (its
     workers are forked from it); it sees every line of the tasks that finished before it.
@@ -131,21 +126,14 @@ history:
            error: "No space left on device", spill: /tmp/commcheck-history-20260301T020000Z-8c1d2e-k2j1.jsonl}
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it reads the controller's directories
-    # and the history callback's state, which only the controller has.
-    module = checked_module(
-        argument_spec=dict(
-            step=dict(type="str", required=True, choices=["start", "end"]),
-            report_dir=dict(type="path"),
-        ),
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="clusterops.commcheck.check_outputs runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("check_outputs", dict(
+        step=dict(type="str", required=True, choices=["start", "end"]),
+        report_dir=dict(type="path"),
+    ))
 
 
 if __name__ == "__main__":

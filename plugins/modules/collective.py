@@ -55,6 +55,7 @@ description:
 author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
+  - clusterops.commcheck.attributes
   - clusterops.commcheck.transport
 options:
   library:
@@ -303,9 +304,6 @@ attributes:
   check_mode:
     support: full
     description: In check mode nothing runs; the module validates its input and returns the command it would run.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
   platform:
     support: full
     platforms: posix

@@ -27,6 +27,8 @@ description:
   - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 options:
   step:
     description:
@@ -38,13 +40,6 @@ attributes:
   check_mode:
     support: full
     description: It only reads variables and the history.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - Run it with C(run_once=true), inside the collective role (it reads the role's variables).
 seealso:
@@ -140,18 +135,11 @@ outcome:
   sample: "NCCL pool: 1 test(s), verdicts ['pass']; bad nodes []; unreachable []"
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it reads the variables of every host,
-    # which only the controller has.
-    module = checked_module(
-        argument_spec=dict(step=dict(type="str", required=True, choices=["probe", "runs", "results"])),
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="clusterops.commcheck.collective_plan runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("collective_plan", dict(step=dict(type="str", required=True, choices=["probe", "runs", "results"])))
 
 
 if __name__ == "__main__":

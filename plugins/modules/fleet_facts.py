@@ -22,6 +22,8 @@ description:
   - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 options:
   step:
     description:
@@ -98,13 +100,6 @@ attributes:
     support: partial
     details: A run split into slices fails in check mode (the other slices would wait for posts it does not make).
     description: With one slice it gathers in check mode too; a split run cannot run in check mode.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - A run id used twice fails at the first meeting (the slice's file is already there); slices that do not
     all arrive within O(wait) fail with how many did.
@@ -175,19 +170,12 @@ slices:
   sample: 2
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.slice_meeting import FLEET_FACTS_SPEC
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it needs
-    # the variables of every host, which only the controller has.
-    module = checked_module(
-        argument_spec=FLEET_FACTS_SPEC,
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="clusterops.commcheck.fleet_facts runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("fleet_facts", FLEET_FACTS_SPEC)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ description:
 author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
+  - clusterops.commcheck.attributes
   - clusterops.commcheck.transport
 options:
   role:
@@ -152,9 +153,6 @@ attributes:
   check_mode:
     support: full
     description: Builds and validates every command line and returns it; runs nothing (verdict V(skipped)).
-  diff_mode:
-    support: none
-    description: Nothing to diff.
   platform:
     support: full
     platforms: posix

@@ -21,6 +21,8 @@ description:
     C(run_once=true).
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 options:
   family:
     description: The check family.
@@ -45,13 +47,6 @@ attributes:
   check_mode:
     support: full
     description: Computes only; the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 seealso:
   - module: clusterops.commcheck.fleet_facts
   - module: clusterops.commcheck.perftest
@@ -130,16 +125,12 @@ verdict:
   type: str
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import PAIR_CHECK_SPEC
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it needs
-    # the variables of every host, which only the controller has.
-    module = checked_module(argument_spec=PAIR_CHECK_SPEC, supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.pair_check runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("pair_check", PAIR_CHECK_SPEC)
 
 
 if __name__ == "__main__":

@@ -104,15 +104,11 @@ pods:
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.pods_plan import PODS_PLAN_SPEC
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 
 def main():
-    # The action plugin of the same name runs instead of this module: it reads the role's variables, which only
-    # the controller has.
-    module = checked_module(argument_spec=PODS_PLAN_SPEC, supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.pods_plan runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("pods_plan", PODS_PLAN_SPEC)
 
 
 if __name__ == "__main__":

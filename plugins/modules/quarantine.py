@@ -30,6 +30,7 @@ description:
 author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
+  - clusterops.commcheck.attributes
   - clusterops.commcheck.transport
 options:
   backend:
@@ -128,9 +129,6 @@ attributes:
   check_mode:
     support: full
     description: Plans the commands; runs nothing and writes no script.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
   platform:
     support: full
     platforms: posix

@@ -26,6 +26,8 @@ description:
   - This is an action plugin; it runs on the controller only and never connects to the target.
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 options:
   records:
     description:
@@ -38,13 +40,6 @@ attributes:
   check_mode:
     support: full
     description: Nothing changes in either mode; records are returned in check mode too.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - Run it once (C(run_once=true)) with every record of a check, or per host; the callback writes
     one history line per record in either case.

@@ -260,16 +260,14 @@ history_problems:
   elements: dict
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_index import INDEX_ARGUMENT_SPEC
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_render import REPORT_ARGUMENT_SPEC
 
 
 def main():
-    module = checked_module(argument_spec=dict(REPORT_ARGUMENT_SPEC, **INDEX_ARGUMENT_SPEC), supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.report runs as an action plugin on the controller; "
-                         "it cannot run as a module on a managed host")
+    controller_only("report", dict(REPORT_ARGUMENT_SPEC, **INDEX_ARGUMENT_SPEC))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # The attributes the collection's modules share; each module still documents its own check_mode.
+    # No module of the collection edits a file it could show a diff of.
+    DOCUMENTATION = r'''
+attributes:
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+'''
+
+    # The modules whose action plugin of the same name does the work on the controller.
+    CONTROLLER = r'''
+attributes:
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  platform:
+    support: full
+    platforms: all
+    description: Runs on the controller.
+'''
