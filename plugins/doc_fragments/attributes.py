@@ -26,4 +26,6 @@ attributes:
     support: full
     platforms: all
     description: Runs on the controller.
+notes:
+  - This is an action plugin; it runs on the controller only and never connects to a host.
 '''

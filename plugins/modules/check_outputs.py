@@ -23,11 +23,8 @@ description:
     after the last task; when only it is lost, the error at the end of the run says so.
   - The one-click role C(clusterops.commcheck.commcheck) runs C(step=start) after its option check and
     C(step=end) as its last task; the report role, run on its own, runs C(step=end) as its last task.
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
 options:
   step:
     description:
@@ -40,6 +37,8 @@ options:
       - The report directory to check at O(step=start) (the roles pass C(commcheck_report_dir)); a relative path
         is relative to the directory ansible-playbook runs in. Not checked when not given.
     type: path
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 attributes:
   check_mode:
     support: full

@@ -29,7 +29,6 @@ description:
     (C(commcheck_oneclick_decision)) chose for it still in the play - two for a pair check, one and a library
     for the collective).
   - O(step=lost) makes one finding record per host that left the run from O(probe).
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -51,6 +50,8 @@ options:
     type: dict
 seealso:
   - module: clusterops.commcheck.fleet_facts
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 '''
 
 EXAMPLES = r'''

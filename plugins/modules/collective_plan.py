@@ -24,11 +24,8 @@ description:
   - With O(step=results), the results of the runs (C(commcheck_collective_group_results) and every per-node host's
     C(commcheck_collective_node_results)) as records, judged against the fleet and the history of earlier runs
     (C(commcheck_thresholds_history)). When a run failed as a task, the step fails with the runs' messages.
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
 options:
   step:
     description:
@@ -36,6 +33,8 @@ options:
     type: str
     required: true
     choices: [probe, runs, results]
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 attributes:
   check_mode:
     support: full

@@ -17,12 +17,11 @@ description:
     its host.
   - The C(clusterops.commcheck.discover) role shows the table and publishes the records with
     C(clusterops.commcheck.record).
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
+options: {}
 extends_documentation_fragment:
   - clusterops.commcheck.attributes.controller
-options: {}
 attributes:
   check_mode:
     support: full

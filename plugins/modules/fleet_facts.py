@@ -19,11 +19,8 @@ description:
     O(directory)C(/<run_id>/<step>/), waits until all O(slices) slices have written theirs, and returns the
     facts of every host of every slice. Every slice then plans and judges the whole fleet alike, runs only
     its own hosts and publishes only its share of the records.
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
 options:
   step:
     description:
@@ -95,6 +92,8 @@ options:
         (a week).
       - Default the C(commcheck_slice_wait) variable, else C(900).
     type: int
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 attributes:
   check_mode:
     support: partial

@@ -17,12 +17,9 @@ description:
   - Reads the family's role variables once (C(commcheck_rdma_*) or C(commcheck_tcp_*) and the shared ones such as
     C(commcheck_min_fraction), C(commcheck_outlier_z), C(commcheck_retest_*)) and the results the role registered
     under the family's fact prefix (C(commcheck_rdma_perf_fleet), C(commcheck_rdma_perf_run), ...).
-  - This is an action plugin; it runs on the controller only and never connects to a host. Run it with
-    C(run_once=true).
+  - Run it with C(run_once=true).
 author:
   - commcheck developers (@clusterops)
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
 options:
   family:
     description: The check family.
@@ -43,6 +40,8 @@ options:
     type: str
     required: true
     choices: [hosts, plan, first, retests, counters, gpu_states, gpu_plan, gpu_judge, judge]
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 attributes:
   check_mode:
     support: full

@@ -26,9 +26,6 @@ description:
   - No test process outlives the module; an interrupted run (SIGTERM, SIGHUP, SIGINT) stops its children.
 author:
   - commcheck developers (@clusterops)
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes
-  - clusterops.commcheck.transport
 options:
   role:
     description:
@@ -266,6 +263,9 @@ options:
       use_cuda_dmabuf:
         description: With O(sides[].use_cuda), register that GPU's memory through DMA-BUF (C(--use_cuda_dmabuf)).
         type: bool
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes
+  - clusterops.commcheck.transport
 attributes:
   check_mode:
     support: full

@@ -31,7 +31,6 @@ description:
   - O(step=cleanup) deletes the test pods of the run localhost keeps in C(commcheck_k8s_pods_state) (else of the
     role variables), unless none were created, they are kept (C(commcheck_k8s_keep_pods)) or there is no run id;
     in existing pods it stops what the collection started and removes the MPI agent's files.
-  - This is an action plugin; it runs on the controller only.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -48,6 +47,8 @@ options:
 seealso:
   - module: clusterops.commcheck.test_pods
   - module: clusterops.commcheck.existing_pods
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 '''
 
 EXAMPLES = r'''

@@ -23,11 +23,8 @@ description:
     Anything that looks secret is removed before the record leaves the task; keys such as C(password),
     C(token), C(secret), C(kubeconfig), C(api_key) or C(key) at any depth are dropped, and values such as
     C(password=...), C(--token ...) or C(Authorization: Bearer ...) in strings are masked.
-  - This is an action plugin; it runs on the controller only and never connects to the target.
 author:
   - commcheck developers (@clusterops)
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
 options:
   records:
     description:
@@ -36,6 +33,8 @@ options:
     type: list
     elements: dict
     required: true
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 attributes:
   check_mode:
     support: full

@@ -26,7 +26,7 @@ description:
     asset). A run directory that was deleted drops out of the page; one without C(index-entry.json) is read from its
     C(results.json) (up to 16 MiB) or its summary line in O(history_dir)."
   - Files are written atomically (temporary file, then rename).
-  - This is an action plugin; it runs on the controller and reads and writes the controller's files only.
+  - It reads and writes the controller's files only.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -141,17 +141,12 @@ options:
         (newest run against the median of the runs before it) and then the lowest fraction of expected first.
     type: int
     default: 100
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 attributes:
   check_mode:
     support: full
     description: In check mode everything is computed and returned, and no file is written.
-  diff_mode:
-    support: none
-    description: No diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 seealso:
   - module: clusterops.commcheck.record
   - plugin: clusterops.commcheck.commcheck_history

@@ -39,11 +39,8 @@ description:
     (the same boot id and network namespace) or whose rails share an address.
   - Every role of the collection calls it as its first task (C(run_once), C(any_errors_fatal)); the one-click role
     C(clusterops.commcheck.commcheck) checks all the roles it runs at once and its roles do not check again.
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
 options:
   roles:
     description:
@@ -57,6 +54,8 @@ options:
     description: The entry point of the roles' argument specs.
     type: str
     default: main
+extends_documentation_fragment:
+  - clusterops.commcheck.attributes.controller
 attributes:
   check_mode:
     support: full
