@@ -38,7 +38,7 @@ options:
         is relative to the directory ansible-playbook runs in. Not checked when not given.
     type: path
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full

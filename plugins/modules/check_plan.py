@@ -51,7 +51,7 @@ options:
 seealso:
   - module: clusterops.commcheck.fleet_facts
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 '''
 
 EXAMPLES = r'''

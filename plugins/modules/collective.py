@@ -54,6 +54,8 @@ description:
     C(inconsistent).
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
 options:
   library:
     description: The communication library whose test runs.
@@ -297,9 +299,6 @@ options:
         but too slow or wrong) never fails the task; its cause and fix are in the result.
     type: bool
     default: true
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes
-  - clusterops.commcheck.transport
 attributes:
   check_mode:
     support: full

@@ -34,7 +34,7 @@ options:
     required: true
     choices: [probe, runs, results]
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full

@@ -21,7 +21,7 @@ author:
   - commcheck developers (@clusterops)
 options: {}
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full

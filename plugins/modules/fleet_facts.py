@@ -93,7 +93,7 @@ options:
       - Default the C(commcheck_slice_wait) variable, else C(900).
     type: int
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: partial

@@ -22,6 +22,8 @@ description:
   - Every option is validated before anything runs (addresses, ports, shell metacharacters in O(extra_args)).
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
 options:
   role:
     description: Which side of a single test to run. Mutually exclusive with O(sides); one of the two is required.
@@ -146,9 +148,6 @@ options:
       expected_gbps:
         description: Expected bandwidth in Gb/s.
         type: float
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes
-  - clusterops.commcheck.transport
 attributes:
   check_mode:
     support: full

@@ -41,7 +41,7 @@ options:
     required: true
     choices: [hosts, plan, first, retests, counters, gpu_states, gpu_plan, gpu_judge, judge]
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full

@@ -26,6 +26,8 @@ description:
   - No test process outlives the module; an interrupted run (SIGTERM, SIGHUP, SIGINT) stops its children.
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
 options:
   role:
     description:
@@ -263,9 +265,6 @@ options:
       use_cuda_dmabuf:
         description: With O(sides[].use_cuda), register that GPU's memory through DMA-BUF (C(--use_cuda_dmabuf)).
         type: bool
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes
-  - clusterops.commcheck.transport
 attributes:
   check_mode:
     support: full

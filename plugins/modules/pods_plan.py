@@ -48,7 +48,7 @@ seealso:
   - module: clusterops.commcheck.test_pods
   - module: clusterops.commcheck.existing_pods
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 '''
 
 EXAMPLES = r'''

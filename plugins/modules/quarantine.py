@@ -29,6 +29,8 @@ description:
     C(scontrol) (its file name, then its version output), and the kubeconfig must be a readable kubeconfig file.
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
 options:
   backend:
     description: Where to quarantine.
@@ -122,9 +124,6 @@ options:
     description: Seconds each command may take, 1 to 3600.
     type: int
     default: 60
-extends_documentation_fragment:
-  - clusterops.commcheck.attributes
-  - clusterops.commcheck.transport
 attributes:
   check_mode:
     support: full

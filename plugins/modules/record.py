@@ -34,7 +34,7 @@ options:
     elements: dict
     required: true
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full

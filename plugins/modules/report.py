@@ -142,7 +142,7 @@ options:
     type: int
     default: 100
 extends_documentation_fragment:
-  - clusterops.commcheck.attributes.controller
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full

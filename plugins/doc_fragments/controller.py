@@ -7,17 +7,9 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The attributes the collection's modules share; each module still documents its own check_mode.
-    # No module of the collection edits a file it could show a diff of.
+    # The modules whose action plugin of the same name does the work on the controller; each module still
+    # documents its own check_mode.
     DOCUMENTATION = r'''
-attributes:
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-'''
-
-    # The modules whose action plugin of the same name does the work on the controller.
-    CONTROLLER = r'''
 attributes:
   diff_mode:
     support: none
