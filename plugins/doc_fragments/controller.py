@@ -10,14 +10,14 @@ class ModuleDocFragment(object):
     # The modules whose action plugin of the same name does the work on the controller; each module still
     # documents its own check_mode.
     DOCUMENTATION = r'''
+notes:
+  - This is an action plugin; it runs on the controller only and never connects to a host.
 attributes:
-  diff_mode:
-    support: none
-    description: Nothing to diff.
   platform:
     support: full
     platforms: all
     description: Runs on the controller.
-notes:
-  - This is an action plugin; it runs on the controller only and never connects to a host.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
 '''
