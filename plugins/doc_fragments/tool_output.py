@@ -5,8 +5,11 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-# Ansible imports a fragment and reads its attributes, so the variants below are put together from these parts.
-_INPUT_OPTION = r'''
+
+class ModuleDocFragment(object):
+    # The input of the parse_* filters that read a tool's text through plugin_utils.filter_input.
+    DOCUMENTATION = r'''
+options:
   _input:
     description:
       - The text the tool printed (C(stdout), possibly merged with C(stderr)); bytes, a list of lines and
@@ -17,35 +20,26 @@ _INPUT_OPTION = r'''
     required: true
 '''
 
-_PASTED_NOTE = r'''
+    # The parse_* filters that read pasted text (module_utils/parsers/pasted.py).
+    PASTED_TEXT = r'''
+options: {}
+notes:
   - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
     quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
     note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
 '''
 
-_FULL_OPTION = r'''
+    # The parse_* filters made by plugin_utils.filter_input.tool_text_filter with a list form and a full form (items=).
+    FULL = r'''
+options:
   full:
     description:
       - Return a dictionary with the list, the C(errors) the tool printed and the C(warnings) instead of the list
         alone; the return value names the dictionary's keys and the errors.
     type: bool
     default: false
-'''
-
-_UNREAD_NOTES = r'''
+notes:
   - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
     warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
   - The parser never fails on odd text.
 '''
-
-
-class ModuleDocFragment(object):
-    # The input of the parse_* filters that read a tool's text through plugin_utils.filter_input.
-    DOCUMENTATION = "options:" + _INPUT_OPTION
-
-    # The parse_* filters that read pasted text (module_utils/parsers/pasted.py) and document their own input.
-    PASTED_TEXT = "options: {}\nnotes:" + _PASTED_NOTE
-
-    # The parse_* filters made by plugin_utils.filter_input.tool_text_filter with a list form and a full form
-    # (items=): their input, pasted text, O(full) and a text from which nothing was read.
-    FULL = "options:" + _INPUT_OPTION + _FULL_OPTION + "notes:" + _PASTED_NOTE + _UNREAD_NOTES

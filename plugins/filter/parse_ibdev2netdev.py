@@ -14,6 +14,8 @@ description:
     -v) (which adds the PCI address, device id, VPD product name, firmware and IB port state).
   - Prompts, command echoes and C(mpirun)/C(srun) line prefixes are ignored.
 extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
+  - clusterops.commcheck.tool_output.pasted_text
   - clusterops.commcheck.tool_output.full
 '''
 

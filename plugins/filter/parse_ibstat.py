@@ -17,6 +17,8 @@ description:
   - Text with no C(ibstat) CA block but C(ibstatus) port blocks is read as C(ibstatus), with the same port keys
     (C(state) and C(phys_state) spelled as C(ibstat) spells them).
 extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
+  - clusterops.commcheck.tool_output.pasted_text
   - clusterops.commcheck.tool_output.full
 '''
 

@@ -19,6 +19,8 @@ description:
   - C(No IB devices found) and libibverbs warnings give an empty list; with O(full=true) they are returned as
     C(errors) with a likely cause and fix.
 extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
+  - clusterops.commcheck.tool_output.pasted_text
   - clusterops.commcheck.tool_output.full
 '''
 

@@ -15,6 +15,8 @@ description:
     C(rdma -j link) JSON.
   - Extra fields (C(subnet_prefix), C(lid), C(sm_lid), C(lmc), C(netdev_index), C(caps)) are kept.
 extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
+  - clusterops.commcheck.tool_output.pasted_text
   - clusterops.commcheck.tool_output.full
 '''
 

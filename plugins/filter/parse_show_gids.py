@@ -15,6 +15,8 @@ description:
     idx gid type ip link) columns, C(RoCE v2) types).
   - Columns are mapped from the header; without one the C(show_gids) order is assumed.
 extends_documentation_fragment:
+  - clusterops.commcheck.tool_output
+  - clusterops.commcheck.tool_output.pasted_text
   - clusterops.commcheck.tool_output.full
 '''
 
