@@ -37,6 +37,8 @@ author:
   - commcheck developers (@clusterops)
 requirements:
   - enable in ansible.cfg or with ANSIBLE_CALLBACKS_ENABLED
+extends_documentation_fragment:
+  - clusterops.commcheck.history
 options:
   history_dir:
     description:
@@ -45,13 +47,6 @@ options:
         A relative path, a C(..) component, a NUL byte or a line break are refused, and so is an empty value
         (an empty C(COMMCHECK_HISTORY_DIR)); the callback then writes nothing, never into the current
         directory, and says so in a warning; the play goes on.
-    type: str
-    default: ~/.ansible/commcheck/history
-    env:
-      - name: COMMCHECK_HISTORY_DIR
-    ini:
-      - section: commcheck_history
-        key: history_dir
   run_id:
     description:
       - Run id for every line of this run, for example a service's job id.

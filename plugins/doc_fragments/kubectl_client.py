@@ -32,3 +32,14 @@ options:
         cluster; else the task fails naming this option.
     type: path
 '''
+
+    # The MPI agent in the pods of test_pods and existing_pods (each module documents its own mpi_agent_dir).
+    MPI_AGENT = r'''
+options:
+  mpi_agent_kubectl:
+    description:
+      - The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or an absolute
+        path); its file name must be kubectl's (V(kubectl), V(kubectl-1.30)).
+    type: str
+    default: kubectl
+'''

@@ -19,3 +19,27 @@ options:
     type: raw
     required: true
 '''
+
+    # The parse_* filters that read pasted text (module_utils/parsers/pasted.py).
+    PASTED_TEXT = r'''
+options: {}
+notes:
+  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
+    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
+    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
+'''
+
+    # The parse_* filters made by plugin_utils.filter_input.tool_text_filter with a list form and a full form (items=).
+    FULL = r'''
+options:
+  full:
+    description:
+      - Return a dictionary with the list, the C(errors) the tool printed and the C(warnings) instead of the list
+        alone; the return value names the dictionary's keys and the errors.
+    type: bool
+    default: false
+notes:
+  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
+    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
+  - The parser never fails on odd text.
+'''

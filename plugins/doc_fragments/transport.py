@@ -7,7 +7,12 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
+    # The modules that run commands on a host or in a pod; none of them edits a file it could show a diff of.
     DOCUMENTATION = r'''
+attributes:
+  diff_mode:
+    support: none
+    description: Nothing to diff.
 options:
   transport:
     description:

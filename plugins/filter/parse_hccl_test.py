@@ -17,10 +17,9 @@ description:
     pipe-separated table, mapped by its header (the binary spells the time column C(aveg_time), the documentation C(avg_time)).
   - HCCL return codes (C(retcode) values and C(HCCL_E_*) names), ACL errors, CANN error codes, failed result checks and
     MPI/ssh launcher errors get a stable code, the original message, a cause and a fix.
-  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
-    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
-    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
   - Never fails on odd input.
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output.pasted_text
 options:
   _input:
     description: The raw output of the run (stdout, possibly merged with stderr).

@@ -12,21 +12,11 @@ version_added: 1.0.0
 description:
   - Reads the output of MLNX_OFED/DOCA C(ibdev2netdev) (C(mlx5_0 port 1 ==> ens1f0 (Up))) and of C(ibdev2netdev
     -v) (which adds the PCI address, device id, VPD product name, firmware and IB port state).
-  - Prompts, command echoes and C(mpirun)/C(srun) line prefixes are ignored; the parser never fails on odd text.
-  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
-    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
-    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
-  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
-    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
+  - Prompts, command echoes and C(mpirun)/C(srun) line prefixes are ignored.
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
-options:
-  full:
-    description:
-      - Return a dictionary with the list under C(devices), the C(errors) the tool printed
-        (for example C(not_installed), C(no_device)) and the C(warnings) instead of the list alone.
-    type: bool
-    default: false
+  - clusterops.commcheck.tool_output.pasted_text
+  - clusterops.commcheck.tool_output.full
 '''
 
 EXAMPLES = r'''
@@ -43,7 +33,8 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - One item per line read, in output order; with O(full=true) a dictionary C({devices, errors, warnings}).
+    - One item per line read, in output order; with O(full=true) a dictionary C({devices, errors, warnings}), C(errors) the ones the tool printed
+      (for example C(not_installed), C(no_device)).
     - Items without C(-v) have C(pci), C(hca_type), C(part_id), C(product), C(description), C(fw) and C(port_state) null.
   type: list
   elements: dict

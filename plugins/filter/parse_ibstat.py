@@ -16,21 +16,10 @@ description:
     C(device)).
   - Text with no C(ibstat) CA block but C(ibstatus) port blocks is read as C(ibstatus), with the same port keys
     (C(state) and C(phys_state) spelled as C(ibstat) spells them).
-  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
-    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
-    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
-  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
-    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
-  - The parser never fails on odd text.
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
-options:
-  full:
-    description:
-      - Return a dictionary with the list under C(cas) and the C(errors) the tool printed
-        (for example C(stat_failed), C(umad_init_failed), C(no_device)) instead of the list alone.
-    type: bool
-    default: false
+  - clusterops.commcheck.tool_output.pasted_text
+  - clusterops.commcheck.tool_output.full
 '''
 
 EXAMPLES = r'''
@@ -56,7 +45,8 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - One item per CA, in output order; with O(full=true) a dictionary C({cas, errors, warnings, source}).
+    - One item per CA, in output order; with O(full=true) a dictionary C({cas, errors, warnings, source}), C(errors) the ones the tool
+      printed (for example C(stat_failed), C(umad_init_failed), C(no_device)).
   type: list
   elements: dict
   contains:

@@ -18,22 +18,10 @@ description:
     become bytes.
   - C(No IB devices found) and libibverbs warnings give an empty list; with O(full=true) they are returned as
     C(errors) with a likely cause and fix.
-  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
-    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
-    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
-  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
-    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
-  - The parser never fails on odd text.
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
-options:
-  full:
-    description:
-      - Return a dictionary with the list under C(devices), the C(errors) the tool printed
-        (for example C(no_device), C(provider_missing), C(no_rdma_support)) and the C(warnings) (entries like
-        the errors; C(not_recognised) when nothing was read) instead of the list alone.
-    type: bool
-    default: false
+  - clusterops.commcheck.tool_output.pasted_text
+  - clusterops.commcheck.tool_output.full
 '''
 
 EXAMPLES = r'''
@@ -57,7 +45,9 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - One item per device, in output order; with O(full=true) a dictionary C({devices, errors, warnings}).
+    - One item per device, in output order; with O(full=true) a dictionary C({devices, errors, warnings}), C(errors) the ones the tool printed
+      (for example C(no_device), C(provider_missing), C(no_rdma_support)), C(warnings) entries like the errors
+      (C(not_recognised) when nothing was read).
   type: list
   elements: dict
   contains:

@@ -19,10 +19,9 @@ description:
   - Also accepts the JSON file nccl-tests writes with C(-J/--output_file <name>.json) (text or already decoded) and the
     rccl-tests JSON list.
   - Errors of NCCL, CUDA, RDMA, MPI/ssh launchers and signals get a stable code, the original message, a cause and a fix.
-  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
-    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
-    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
   - Never fails on odd input; what could not be read is reported in RV(_value.errors) and RV(_value.warnings).
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output.pasted_text
 options:
   _input:
     description: The raw output (stdout, possibly merged with stderr), or the nccl-tests JSON document.

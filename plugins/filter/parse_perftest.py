@@ -19,10 +19,9 @@ description:
   - Tolerates shell prompts and wrapped command lines, launcher prefixes (C(mpirun --tag-output),
     C(srun --label)), indentation, tabs, CPU-frequency warnings inside the table, the server's waiting
     banner, C(Connected:) / C(Completed:) / C(Total run time) trailers and truncated output.
-  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
-    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
-    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
   - Never fails on odd input; what cannot be read is reported in C(errors) and C(warnings).
+extends_documentation_fragment:
+  - clusterops.commcheck.tool_output.pasted_text
 options:
   _input:
     description: perftest output (stdout, or stdout and stderr merged), as a string or a list of lines.

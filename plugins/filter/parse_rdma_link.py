@@ -14,21 +14,10 @@ description:
     LINK_UP netdev ens6f0np0)), the older form that starts with the device index (C(0/1:) before C(mlx5_0/1:)) and
     C(rdma -j link) JSON.
   - Extra fields (C(subnet_prefix), C(lid), C(sm_lid), C(lmc), C(netdev_index), C(caps)) are kept.
-  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
-    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
-    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
-  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
-    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
-  - The parser never fails on odd text.
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
-options:
-  full:
-    description:
-      - Return a dictionary with the list under C(links), the C(errors) the tool printed
-        (for example C(no_device), C(unsupported), C(not_installed)) and the C(warnings) instead of the list alone.
-    type: bool
-    default: false
+  - clusterops.commcheck.tool_output.pasted_text
+  - clusterops.commcheck.tool_output.full
 '''
 
 EXAMPLES = r'''
@@ -45,7 +34,8 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - One item per port line, in output order; with O(full=true) a dictionary C({links, errors, warnings}).
+    - One item per port line, in output order; with O(full=true) a dictionary C({links, errors, warnings}), C(errors) the ones the tool printed
+      (for example C(no_device), C(unsupported), C(not_installed)).
   type: list
   elements: dict
   contains:

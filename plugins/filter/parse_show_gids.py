@@ -14,21 +14,10 @@ description:
     or spaces, empty cells allowed, C(n_gids_found=N) footer) and by Huawei C(hiroce3 gids) (C(ib_dev net_dev port
     idx gid type ip link) columns, C(RoCE v2) types).
   - Columns are mapped from the header; without one the C(show_gids) order is assumed.
-  - "Pasted text is read as the tool's own: CRLF line ends, terminal colours, launcher prefixes, Markdown code fences,
-    quote markers and list bullets, C(cat -n) numbers, C(ts)/C(journalctl)/C(kubectl logs --timestamps) stamps, and a
-    note after a line (C(# slow one), C(<-- this)) or a terminal's right prompt are taken off first."
-  - A text from which nothing was read (another command's output, a paste that lost the tool's lines) gives an Ansible
-    warning that quotes its first line, and the empty list; with O(full=true) the same message is in C(warnings).
-  - The parser never fails on odd text.
 extends_documentation_fragment:
   - clusterops.commcheck.tool_output
-options:
-  full:
-    description:
-      - Return a dictionary with the list under C(gids) and the C(errors) the tool printed
-        (for example C(no_device), C(not_installed); the dictionary also has C(n_gids_found) and C(warnings)) instead of the list alone.
-    type: bool
-    default: false
+  - clusterops.commcheck.tool_output.pasted_text
+  - clusterops.commcheck.tool_output.full
 '''
 
 EXAMPLES = r'''
@@ -48,7 +37,8 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - One item per GID row, in output order; with O(full=true) a dictionary C({gids, n_gids_found, errors, warnings}).
+    - One item per GID row, in output order; with O(full=true) a dictionary C({gids, n_gids_found, errors, warnings}), C(errors) the ones
+      the tool printed (for example C(no_device), C(not_installed)).
   type: list
   elements: dict
   contains:

@@ -20,6 +20,8 @@ description:
   - With O(setting), returns one setting of this run instead of records (see there).
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.history
 options:
   _terms:
     description: Kinds of records to return (for example C(rdma_bw), C(tcp_bw)); the same as O(kind).
@@ -29,13 +31,6 @@ options:
       - Directory of the history files, an absolute path, or one that starts with C(~/).
       - An empty value (an empty C(COMMCHECK_HISTORY_DIR)), a relative path, a C(..) component, a NUL byte
         or a line break is an error.
-    type: str
-    default: ~/.ansible/commcheck/history
-    env:
-      - name: COMMCHECK_HISTORY_DIR
-    ini:
-      - section: commcheck_history
-        key: history_dir
   kind:
     description: Only records of this kind (or of any kind in the list).
     type: list

@@ -23,7 +23,6 @@ description:
     after the last task; when only it is lost, the error at the end of the run says so.
   - The one-click role C(clusterops.commcheck.commcheck) runs C(step=start) after its option check and
     C(step=end) as its last task; the report role, run on its own, runs C(step=end) as its last task.
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -38,17 +37,12 @@ options:
       - The report directory to check at O(step=start) (the roles pass C(commcheck_report_dir)); a relative path
         is relative to the directory ansible-playbook runs in. Not checked when not given.
     type: path
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full
     description: In check mode O(step=start) writes nothing and asks access(2) only.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - O(step=end) reads the callback's state as ansible-playbook's main process had it when the task started (its
     workers are forked from it); it sees every line of the tasks that finished before it.
@@ -131,21 +125,14 @@ history:
            error: "No space left on device", spill: /tmp/commcheck-history-20260301T020000Z-8c1d2e-k2j1.jsonl}
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it reads the controller's directories
-    # and the history callback's state, which only the controller has.
-    module = checked_module(
-        argument_spec=dict(
-            step=dict(type="str", required=True, choices=["start", "end"]),
-            report_dir=dict(type="path"),
-        ),
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="clusterops.commcheck.check_outputs runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("check_outputs", dict(
+        step=dict(type="str", required=True, choices=["start", "end"]),
+        report_dir=dict(type="path"),
+    ))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ description:
     (C(commcheck_oneclick_decision)) chose for it still in the play - two for a pair check, one and a library
     for the collective).
   - O(step=lost) makes one finding record per host that left the run from O(probe).
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -51,6 +50,8 @@ options:
     type: dict
 seealso:
   - module: clusterops.commcheck.fleet_facts
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 '''
 
 EXAMPLES = r'''
@@ -135,16 +136,12 @@ runs:
   sample: true
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.oneclick_hosts import CHECK_PLAN_SPEC
 
 
 def main():
-    # The action plugin of the same name runs instead of this module: it reads every host's variables, which
-    # only the controller has.
-    module = checked_module(argument_spec=CHECK_PLAN_SPEC, supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.check_plan runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("check_plan", CHECK_PLAN_SPEC)
 
 
 if __name__ == "__main__":

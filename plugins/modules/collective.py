@@ -303,9 +303,6 @@ attributes:
   check_mode:
     support: full
     description: In check mode nothing runs; the module validates its input and returns the command it would run.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
   platform:
     support: full
     platforms: posix

@@ -24,7 +24,6 @@ description:
   - With O(step=results), the results of the runs (C(commcheck_collective_group_results) and every per-node host's
     C(commcheck_collective_node_results)) as records, judged against the fleet and the history of earlier runs
     (C(commcheck_thresholds_history)). When a run failed as a task, the step fails with the runs' messages.
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -34,17 +33,12 @@ options:
     type: str
     required: true
     choices: [probe, runs, results]
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full
     description: It only reads variables and the history.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - Run it with C(run_once=true), inside the collective role (it reads the role's variables).
 seealso:
@@ -140,18 +134,11 @@ outcome:
   sample: "NCCL pool: 1 test(s), verdicts ['pass']; bad nodes []; unreachable []"
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it reads the variables of every host,
-    # which only the controller has.
-    module = checked_module(
-        argument_spec=dict(step=dict(type="str", required=True, choices=["probe", "runs", "results"])),
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="clusterops.commcheck.collective_plan runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("collective_plan", dict(step=dict(type="str", required=True, choices=["probe", "runs", "results"])))
 
 
 if __name__ == "__main__":

@@ -17,21 +17,15 @@ description:
     its host.
   - The C(clusterops.commcheck.discover) role shows the table and publishes the records with
     C(clusterops.commcheck.record).
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
 options: {}
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full
     description: It only reads variables.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - Run it with C(run_once=true) after C(clusterops.commcheck.rdma_facts) registered C(commcheck_discover_run).
 seealso:
@@ -64,15 +58,11 @@ records:
   elements: dict
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it reads the variables of every host,
-    # which only the controller has.
-    module = checked_module(argument_spec={}, supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.discovery_results runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("discovery_results", {})
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
   - clusterops.commcheck.kubectl_client
+  - clusterops.commcheck.kubectl_client.mpi_agent
 options:
   state:
     description: C(attached) reads the pods and installs the agent; C(detached) stops the collection's processes.
@@ -63,12 +64,6 @@ options:
   mpi_agent_dir:
     description: Directory of the MPI agent in the pods (absolute, no spaces); unset installs no agent.
     type: str
-  mpi_agent_kubectl:
-    description:
-      - The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or an absolute
-        path); its file name must be kubectl's (V(kubectl), V(kubectl-1.30)).
-    type: str
-    default: kubectl
 attributes:
   check_mode:
     support: full

@@ -19,7 +19,6 @@ description:
     O(directory)C(/<run_id>/<step>/), waits until all O(slices) slices have written theirs, and returns the
     facts of every host of every slice. Every slice then plans and judges the whole fleet alike, runs only
     its own hosts and publishes only its share of the records.
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -93,18 +92,13 @@ options:
         (a week).
       - Default the C(commcheck_slice_wait) variable, else C(900).
     type: int
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: partial
     details: A run split into slices fails in check mode (the other slices would wait for posts it does not make).
     description: With one slice it gathers in check mode too; a split run cannot run in check mode.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - A run id used twice fails at the first meeting (the slice's file is already there); slices that do not
     all arrive within O(wait) fail with how many did.
@@ -175,19 +169,12 @@ slices:
   sample: 2
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.slice_meeting import FLEET_FACTS_SPEC
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it needs
-    # the variables of every host, which only the controller has.
-    module = checked_module(
-        argument_spec=FLEET_FACTS_SPEC,
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="clusterops.commcheck.fleet_facts runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("fleet_facts", FLEET_FACTS_SPEC)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,7 @@ description:
   - Reads the family's role variables once (C(commcheck_rdma_*) or C(commcheck_tcp_*) and the shared ones such as
     C(commcheck_min_fraction), C(commcheck_outlier_z), C(commcheck_retest_*)) and the results the role registered
     under the family's fact prefix (C(commcheck_rdma_perf_fleet), C(commcheck_rdma_perf_run), ...).
-  - This is an action plugin; it runs on the controller only and never connects to a host. Run it with
-    C(run_once=true).
+  - Run it with C(run_once=true).
 author:
   - commcheck developers (@clusterops)
 options:
@@ -41,17 +40,12 @@ options:
     type: str
     required: true
     choices: [hosts, plan, first, retests, counters, gpu_states, gpu_plan, gpu_judge, judge]
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full
     description: Computes only; the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 seealso:
   - module: clusterops.commcheck.fleet_facts
   - module: clusterops.commcheck.perftest
@@ -130,16 +124,12 @@ verdict:
   type: str
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import PAIR_CHECK_SPEC
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it needs
-    # the variables of every host, which only the controller has.
-    module = checked_module(argument_spec=PAIR_CHECK_SPEC, supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.pair_check runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("pair_check", PAIR_CHECK_SPEC)
 
 
 if __name__ == "__main__":

@@ -270,9 +270,6 @@ attributes:
   check_mode:
     support: full
     description: Builds and validates every command line and returns it; runs nothing (verdict V(skipped)).
-  diff_mode:
-    support: none
-    description: Nothing to diff.
   platform:
     support: full
     platforms: posix

@@ -31,7 +31,6 @@ description:
   - O(step=cleanup) deletes the test pods of the run localhost keeps in C(commcheck_k8s_pods_state) (else of the
     role variables), unless none were created, they are kept (C(commcheck_k8s_keep_pods)) or there is no run id;
     in existing pods it stops what the collection started and removes the MPI agent's files.
-  - This is an action plugin; it runs on the controller only.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -48,6 +47,8 @@ options:
 seealso:
   - module: clusterops.commcheck.test_pods
   - module: clusterops.commcheck.existing_pods
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 '''
 
 EXAMPLES = r'''
@@ -104,15 +105,11 @@ pods:
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.pods_plan import PODS_PLAN_SPEC
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 
 def main():
-    # The action plugin of the same name runs instead of this module: it reads the role's variables, which only
-    # the controller has.
-    module = checked_module(argument_spec=PODS_PLAN_SPEC, supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.pods_plan runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("pods_plan", PODS_PLAN_SPEC)
 
 
 if __name__ == "__main__":

@@ -138,9 +138,6 @@ attributes:
   check_mode:
     support: full
     description: Plans the commands; runs nothing and writes no script.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
   platform:
     support: full
     platforms: posix

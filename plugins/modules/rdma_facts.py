@@ -125,9 +125,6 @@ attributes:
   check_mode:
     support: full
     description: It only reads; check mode runs the same reads.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
   facts:
     support: full
     description: Sets C(ansible_facts.commcheck_rdma) (unless O(facts=false) or O(devices=false)).

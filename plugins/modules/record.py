@@ -23,7 +23,6 @@ description:
     Anything that looks secret is removed before the record leaves the task; keys such as C(password),
     C(token), C(secret), C(kubeconfig), C(api_key) or C(key) at any depth are dropped, and values such as
     C(password=...), C(--token ...) or C(Authorization: Bearer ...) in strings are masked.
-  - This is an action plugin; it runs on the controller only and never connects to the target.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -34,17 +33,12 @@ options:
     type: list
     elements: dict
     required: true
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full
     description: Nothing changes in either mode; records are returned in check mode too.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - Run it once (C(run_once=true)) with every record of a check, or per host; the callback writes
     one history line per record in either case.

@@ -26,7 +26,7 @@ description:
     asset). A run directory that was deleted drops out of the page; one without C(index-entry.json) is read from its
     C(results.json) (up to 16 MiB) or its summary line in O(history_dir)."
   - Files are written atomically (temporary file, then rename).
-  - This is an action plugin; it runs on the controller and reads and writes the controller's files only.
+  - It reads and writes the controller's files only.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -150,17 +150,12 @@ options:
         (newest run against the median of the runs before it) and then the lowest fraction of expected first.
     type: int
     default: 100
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full
     description: In check mode everything is computed and returned, and no file is written.
-  diff_mode:
-    support: none
-    description: No diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 seealso:
   - module: clusterops.commcheck.record
   - plugin: clusterops.commcheck.commcheck_history
@@ -269,16 +264,14 @@ history_problems:
   elements: dict
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_index import INDEX_ARGUMENT_SPEC
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_render import REPORT_ARGUMENT_SPEC
 
 
 def main():
-    module = checked_module(argument_spec=dict(REPORT_ARGUMENT_SPEC, **INDEX_ARGUMENT_SPEC), supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.report runs as an action plugin on the controller; "
-                         "it cannot run as a module on a managed host")
+    controller_only("report", dict(REPORT_ARGUMENT_SPEC, **INDEX_ARGUMENT_SPEC))
 
 
 if __name__ == "__main__":

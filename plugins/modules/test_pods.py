@@ -23,6 +23,7 @@ author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
   - clusterops.commcheck.kubectl_client
+  - clusterops.commcheck.kubectl_client.mpi_agent
 options:
   state:
     description: Whether the run's test pods should exist.
@@ -152,12 +153,6 @@ options:
       - The pods need C(kubectl) (O(mpi_agent_kubectl)) and a service account allowed to exec into pods;
         the C(clusterops.commcheck.k8s_pods) role writes one with C(commcheck_k8s_render_rbac).
     type: str
-  mpi_agent_kubectl:
-    description:
-      - The kubectl command inside the pods that the MPI agent runs (a name on the pods' E(PATH) or an absolute
-        path); its file name must be kubectl's (V(kubectl), V(kubectl-1.30)).
-    type: str
-    default: kubectl
 attributes:
   check_mode:
     support: full

@@ -43,9 +43,6 @@ attributes:
   check_mode:
     support: full
     description: It only looks; check mode runs the same probe.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
   platform:
     support: full
     platforms: posix

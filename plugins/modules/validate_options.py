@@ -39,7 +39,6 @@ description:
     (the same boot id and network namespace) or whose rails share an address.
   - Every role of the collection calls it as its first task (C(run_once), C(any_errors_fatal)); the one-click role
     C(clusterops.commcheck.commcheck) checks all the roles it runs at once and its roles do not check again.
-  - This is an action plugin; it runs on the controller only and never connects to a host.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -55,17 +54,12 @@ options:
     description: The entry point of the roles' argument specs.
     type: str
     default: main
+extends_documentation_fragment:
+  - clusterops.commcheck.controller
 attributes:
   check_mode:
     support: full
     description: Nothing changes in either mode; the check runs in check mode too.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller.
 notes:
   - Run it with C(run_once=true) and C(any_errors_fatal=true) so that one bad value on any host stops the play
     before anything runs.
@@ -115,21 +109,14 @@ problems:
   sample: ["commcheck_collective_hosts: '--help' must not start with '-' (it would be read as an option)"]
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only
 
 
 def main():
-    # The action plugin of the same name runs instead of this module; it needs
-    # the variables and the roles of the play, which only the controller has.
-    module = checked_module(
-        argument_spec=dict(
-            roles=dict(type="list", elements="str", required=True),
-            entry_point=dict(type="str", default="main"),
-        ),
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="clusterops.commcheck.validate_options runs as an action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    controller_only("validate_options", dict(
+        roles=dict(type="list", elements="str", required=True),
+        entry_point=dict(type="str", default="main"),
+    ))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,17 @@ def checked_module(argument_spec, **kwargs):
     return AnsibleModule(argument_spec=argument_spec, **kwargs)
 
 
+def controller_only(name, argument_spec):
+    """Fail the task run on a host: the action plugin ``name`` runs instead of the module of that name.
+
+    Its arguments are checked first, so a bad one is named as the action would name it.
+    """
+    # The action reads what only the controller has: every host's variables, its directories, the callback's state.
+    module = checked_module(argument_spec=argument_spec, supports_check_mode=True)
+    module.fail_json(msg="clusterops.commcheck.%s runs as an action plugin on the controller; "
+                         "it cannot run as a module on a host" % name)
+
+
 def refuse(argument_spec, params, problem):
     """Fail the task with ``problem``, hiding what the spec's no_log options hide.
 
