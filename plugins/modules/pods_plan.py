@@ -18,7 +18,7 @@ description:
     C(commcheck_k8s_kubectl_binary) is left out) and return their results.
   - O(step=state) fixes this run's pod settings (C(commcheck_k8s_run_id), else a new id
     C(cc-<UTC time>-<number>); the namespace, the kubectl settings, the nodes of C(commcheck_k8s_nodes) as a
-    list, what the cleanup must do) and says in RV(msg) how to delete the pods of an interrupted run; register
+    list, what the cleanup must do) and says in C(msg) how to delete the pods of an interrupted run; register
     it as C(commcheck_k8s_pods_state).
   - O(step=render) renders the manifests asked for (C(commcheck_k8s_render_job), C(commcheck_k8s_render_rbac))
     as RV(files); a C(commcheck_k8s_node_selector) is resolved by test_pods in check mode (nothing is created).

@@ -79,12 +79,13 @@ def grid_section(view):
     if not grid["cells"]:
         return body + [none_text("No bandwidth results in this run.")]
     marks = report_fleet.marked_hosts(view.summary)
+    tips_where = "" if grid_tips_every_cell(grid) else (
+        " with a failing record or of a host a culprit names (the worst NICs are listed below)")
     body.append('<p class="muted">%d hosts (name order) x %d rails: each host NIC\'s worst fraction of the expected '
                 'bandwidth over its pair records; a black bar marks a host a culprit names; hover a cell%s for the '
                 'value and the worst partner. To find a host, open this page with <code>#%sNAME</code> after its '
                 'address (for example <code>report.html#%s</code>): it opens on that host\'s row, named and '
-                'outlined.</p>' % (len(grid["hosts"]), len(grid["rails"]), "" if grid_tips_every_cell(
-                    grid) else " with a failing record or of a host a culprit names (the worst NICs are listed below)",
+                'outlined.</p>' % (len(grid["hosts"]), len(grid["rails"]), tips_where,
                                    HOST_ANCHOR_PREFIX, esc(host_anchor(grid["hosts"][0]))))
     body.append('<figure class="grid-figure">%s</figure>' % svg_host_rail_grid(grid, marks))
     worst = [item for item in report_fleet.worst_nics(grid, WORST_NIC_ROWS) if item[2]["fraction"] < 0.9]
