@@ -125,7 +125,8 @@ options:
     description:
       - Take the options from the report role's variables, as the report role does
         (O(report_dir) from C(commcheck_report_dir), O(history_dir) from C(commcheck_history_dir), O(compare) from
-        C(commcheck_report_compare) and so on, see docs/variables.md); an empty text leaves the option unset. A variable that is set replaces the task's own value.
+        C(commcheck_report_compare) and so on, see docs/variables.md); an empty text leaves the option unset. A
+        variable that is set replaces the task's own value.
       - O(records) is then C(commcheck_report_records) unless that is null, else the records the run published
         (C(commcheck_run_records) of C(localhost)).
     type: bool
