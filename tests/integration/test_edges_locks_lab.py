@@ -127,7 +127,10 @@ def test_kill9_mid_rdma_then_a_run_at_once(lab, tmp_path, wait_until):
         assert refused.records("rdma_bw") == []
         waited = oc.oneclick(lab, tmp_path, EXTRA, name="waited")
         assert waited.rc == 0, waited.tail()
-        assert blamed_hosts(waited) == [] and waited.summary()["verdict"] == "pass"
+        # it waited for the killed run's tools and blames no host for them; a latency that reads high on a machine
+        # shared with other tests may warn, which is not what this test is about
+        assert blamed_hosts(waited) == [], waited.tail()
+        assert waited.summary()["verdict"] in ("pass", "warn"), waited.tail()
     finally:
         kill_workers_of(killed)
     settle(lab)
