@@ -87,7 +87,7 @@ unit-full: venv link
 # halve the stage; a third made a loaded two-core machine noisy enough to turn
 # healthy emulated links flaky.
 integration: venv link
-	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20 -m "not full" tests/integration
+	$(PY) -m pytest -q -n 3 --dist loadfile --durations=20 -m "not full" tests/integration
 
 integration-full: venv link
 	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20 -m full tests/integration
