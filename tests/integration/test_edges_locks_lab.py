@@ -140,10 +140,15 @@ def _module_python(pid):
     """The module process (python, not an emulator) above process ``pid``."""
     cur = pid
     for _level in range(8):
-        with open("/proc/%d/status" % cur) as handle:
-            ppid = int(handle.read().split("PPid:")[1].split()[0])
-        with open("/proc/%d/cmdline" % ppid) as handle:
-            cmd = handle.read().replace("\0", " ")
+        # a tool that ends between the listing and this read (a round's last test) is no module: the next poll looks
+        # again
+        try:
+            with open("/proc/%d/status" % cur) as handle:
+                ppid = int(handle.read().split("PPid:")[1].split()[0])
+            with open("/proc/%d/cmdline" % ppid) as handle:
+                cmd = handle.read().replace("\0", " ")
+        except (IOError, OSError):
+            return None
         if "python" in cmd and "emulator" not in cmd:
             return ppid
         cur = ppid
