@@ -16,7 +16,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value, overlay_role_values
 
 MODULE = "clusterops.commcheck.quarantine"
 # argument: the role variable it is read from
@@ -44,11 +44,7 @@ def role_args(args, role_value, published_records):
     """``args`` with each argument the role's variables set replaced by their value, as the task's own arguments
     replaced the play's module_defaults; ``role_value(name)`` is a variable's templated value or None,
     ``published_records()`` localhost's ``commcheck_run_records`` or None."""
-    full = dict((name, value) for name, value in args.items() if name != "role_options")
-    for argument, variable in ROLE_VARIABLES.items():
-        value = role_value(variable)
-        if value is not None and not (argument in EMPTY_IS_UNSET and value == ""):
-            full[argument] = value
+    full = overlay_role_values(args, ROLE_VARIABLES, role_value, EMPTY_IS_UNSET)
     full["findings"] = role_findings(role_value, published_records)
     return full
 

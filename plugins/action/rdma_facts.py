@@ -14,6 +14,8 @@ __metaclass__ = type
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import overlay_role_values
+
 MODULE = "clusterops.commcheck.rdma_facts"
 # argument: the variables it is read from, the first one set (not None) wins
 ROLE_VARIABLES = {
@@ -38,12 +40,7 @@ EMPTY_IS_UNSET = ("subnet", "kubectl")
 def role_args(args, role_value):
     """``args`` with each argument the host's variables set replaced by their value, as the task's own arguments
     replaced the play's module_defaults; ``role_value(name)`` is the host's templated value of a variable or None."""
-    full = dict((name, value) for name, value in args.items() if name != "role_options")
-    for argument, variables in ROLE_VARIABLES.items():
-        value = next((found for found in (role_value(name) for name in variables) if found is not None), None)
-        if value is not None and not (argument in EMPTY_IS_UNSET and not value):
-            full[argument] = value
-    return full
+    return overlay_role_values(args, ROLE_VARIABLES, role_value, EMPTY_IS_UNSET)
 
 
 class ActionModule(ActionBase):

@@ -30,7 +30,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.run_
     controller_alive,
     process_start,
 )
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import HostReader
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import HostReader, overlay_role_values
 
 MODULE = "clusterops.commcheck.run_lock"
 TAKEN_VAR = "commcheck_run_lock"
@@ -80,12 +80,7 @@ def role_args(args, role_value):
     """``args`` with each argument the role's variables set replaced by their value, as the task's own arguments
     replaced the play's module_defaults; ``role_value(name)`` is the host's templated value of a variable or None
     (then the task's value or the module's default)."""
-    full = dict((name, value) for name, value in args.items() if name != "role_options")
-    for argument, variable in ROLE_VARIABLES.items():
-        value = role_value(variable)
-        if value is not None:
-            full[argument] = value
-    return full
+    return overlay_role_values(args, ROLE_VARIABLES, role_value)
 
 
 class ActionModule(ActionBase):

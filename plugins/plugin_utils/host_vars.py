@@ -119,3 +119,17 @@ class HostReader(object):
             if value is not MISSING and (value or not truthy):
                 return value
         return default
+
+
+def overlay_role_values(args, table, role_value, empty_is_unset=()):
+    """``args`` (without ``role_options``) with each argument of ``table`` (argument -> variable name, or a tuple of
+    names, the first set one wins) replaced by the role's value where that is set, as a task's own arguments replace
+    the play's module_defaults; ``role_value(name)`` is a variable's templated value or None. An argument of
+    ``empty_is_unset`` whose value is empty keeps the task's value (or the module's default)."""
+    full = dict((name, value) for name, value in args.items() if name != "role_options")
+    for argument, names in table.items():
+        names = (names,) if isinstance(names, str) else names
+        value = next((found for found in (role_value(name) for name in names) if found is not None), None)
+        if value is not None and not (argument in empty_is_unset and not value):
+            full[argument] = value
+    return full
