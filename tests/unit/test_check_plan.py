@@ -101,7 +101,7 @@ def test_the_reasons_of_the_collective_in_order():
 
 
 def _hosts(*items):
-    return [(host, found, facts) for host, found, facts in items]
+    return list(items)
 
 
 def decision_of(hosts, plan, binary_dir=""):

@@ -77,7 +77,8 @@ def test_the_active_devices_of_the_run_hosts_only():
     assert steps.active_devices(FACTS, ["a", "b", "c"]) == ["mlx5_0", "mlx5_1"]
 
 
-def group(library="nccl", facts=FACTS, launcher=None, hosts=("a", "b", "c"), **changes):
+def group(library="nccl", facts=None, launcher=None, hosts=("a", "b", "c"), **changes):
+    facts = FACTS if facts is None else facts
     entries = [{"name": host, "address": host} for host in hosts]
     return steps.group_args(variables(**changes), library, list(hosts), "all_reduce", entries, facts, launcher or {})
 

@@ -94,7 +94,7 @@ def test_history_baselines_keep_the_newest_k_runs_by_time_oldest_first_one_media
                past(bw("h1", "h2", 50.0), "n", day(5)), past(bw("h1", "h2", 60.0), "m", day(5)),
                past(bw("h1", "h2", 20.0), "b", day(3))]
     pairs, hosts = th.history_baselines(history, k=3)
-    (entry,) = pairs.values()
+    (entry,) = list(pairs.values())
     assert entry == {"baseline": 50.0, "runs": 3, "values": [60.0, 50.0, 40.5]}
     assert hosts[("h2", th._group(history[0]))] == entry
     assert th.history_baselines(history, k=1)[0][th._identity(history[0])]["values"] == [40.5]
@@ -104,20 +104,20 @@ def test_history_baselines_keep_the_newest_k_runs_by_time_oldest_first_one_media
 def test_history_baselines_default_to_the_last_five_runs():
     history = [past(bw("h1", "h2", value), "r%d" % num, day(num)) for num, value in enumerate([1.0, 9.0, 8.0, 7.0,
                                                                                               6.0, 5.0], 1)]
-    (entry,) = th.history_baselines(history)[0].values()
+    (entry,) = list(th.history_baselines(history)[0].values())
     assert entry["values"] == [9.0, 8.0, 7.0, 6.0, 5.0] and entry["baseline"] == 7.0
 
 
 def test_history_baselines_median_of_a_runs_values_not_their_average():
     history = [past(bw("h1", "h2", value, round=num), "r1", day(num)) for num, value in enumerate([1.0, 2.0, 9.0])]
-    (entry,) = th.history_baselines(history)[0].values()
+    (entry,) = list(th.history_baselines(history)[0].values())
     assert entry == {"baseline": 2.0, "runs": 1, "values": [2.0]}
 
 
 def test_history_baselines_without_a_run_id_a_record_is_a_run_of_its_time_and_without_a_time_the_oldest():
     history = [bw("h1", "h2", 10.0), dict(bw("h1", "h2", 30.0), time=day(4)), dict(bw("h1", "h2", 20.0), time=day(2)),
                dict(bw("h1", "h2", 40.0), time=day(2))]
-    (entry,) = th.history_baselines(history)[0].values()
+    (entry,) = list(th.history_baselines(history)[0].values())
     assert entry["values"] == [10.0, 30.0, 30.0]
 
 
@@ -149,7 +149,7 @@ def test_history_baselines_leave_out_failed_findings_summaries_regressions_no_va
     if isinstance(left_out, dict):
         left_out = dict({"run_id": "r0", "time": day(9)}, **left_out)
     history = [left_out, past(bw("h1", "h2", 50.0), "r1", day(1))]
-    (entry,) = th.history_baselines(history, exclude_run="now")[0].values()
+    (entry,) = list(th.history_baselines(history, exclude_run="now")[0].values())
     assert entry == {"baseline": 50.0, "runs": 1, "values": [50.0]}
 
 
