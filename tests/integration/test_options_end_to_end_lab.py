@@ -20,7 +20,7 @@ import pytest
 import oneclick_helpers as oc
 
 OPS = ["read", "write", "send", "atomic"]
-# a latency outlier on a busy CI machine is retested; passing the retest makes it flaky, not failed
+# a latency outlier on a busy CI machine warns, or is retested and passes (flaky); it fails only when far
 HEALTHY = ("pass", "warn", "flaky")
 
 
@@ -28,7 +28,9 @@ HEALTHY = ("pass", "warn", "flaky")
 def mixed(lab4, tmp_path_factory):
     extra = {"commcheck_checks": ["discover", "rdma"], "commcheck_rdma_bidirectional": True,
              "commcheck_rdma_qps": 4, "commcheck_rdma_ops": list(OPS), "commcheck_rdma_duration": 1,
-             "commcheck_rdma_lat_iterations": 200, "commcheck_rdma_gpudirect": False}
+             "commcheck_rdma_lat_iterations": 200, "commcheck_rdma_gpudirect": False,
+             # the emulator's latency is the machine's scheduling: a far outlier only at 20 times the median
+             "commcheck_fleet_min_fraction": 0.05}
     return oc.oneclick(lab4, tmp_path_factory.mktemp("options-end-to-end"), extra)
 
 

@@ -189,3 +189,11 @@ def test_test_steps_as_pairs_and_bad_steps():
         with pytest.raises(sch.ScheduleError, match="^%s$" % re.escape(
                 "a test step is a dict or an [op, metric] pair, got %r" % (bad,))):
             sch.round_plan([["a", "b"]], {}, tests=[bad])
+
+
+def test_the_port_stride_is_the_largest_rail_count_even_where_two_rails_share_a_number():
+    # two rails given one number: one of them is planned, and the stride stays the host's rail count (2), as
+    # round_plan's docstring says, so a plan's ports do not depend on how the caller numbered the rails
+    host_rails = {"a": [{"rail": 0}, {"rail": 0}], "b": [{"rail": 0}, {"rail": 0}]}
+    plan = sch.round_plan([["a", "b"]], host_rails, tests=[{}, {}], base_port=20000)
+    assert sorted(j["tcp_port"] for j in plan["jobs"]) == [20000, 20002]

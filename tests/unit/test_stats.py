@@ -192,3 +192,9 @@ def test_a_value_within_rounding_of_the_limit_may_be_a_low_outlier(med, spread_l
     at_limit = med - reach
     assert stats.may_be_low_outlier(at_limit + 0.5e-9 * largest, bounds, stats.OUTLIER_Z)
     assert not stats.may_be_low_outlier(at_limit + 1e-6 * largest, bounds, stats.OUTLIER_Z)
+
+
+def test_a_value_at_the_median_of_a_group_without_spread_is_no_low_outlier():
+    # nothing below the median and no spread: the distance (0) is not below the reach (0), however strict the margin
+    assert stats.may_be_low_outlier(0.0, ((0.0, 0.0), (0.0, 0.0)), stats.OUTLIER_Z) is False
+    assert stats.may_be_low_outlier(-1.0, ((0.0, 0.0), (0.0, 0.0)), stats.OUTLIER_Z) is True

@@ -34,6 +34,7 @@ job, step, nodes, tasks), what slurmctld's accounting would show (sacct).
 from __future__ import absolute_import, division, print_function
 
 import datetime
+import fcntl
 import getopt
 import json
 import os
@@ -118,9 +119,11 @@ def step_nodes(cluster, job, held, options):
 
 
 def next_step(cluster_file, job, nodes, ntasks):
-    """The step id (steps of the job so far), appended to the steps log in one write."""
+    """The step id (steps of the job so far), appended to the steps log in one write; bisection starts steps of
+    one job at once, and slurmctld gives each its own id: the count and the append are one locked step."""
     log = cluster_file + ".steps"
     with open(log, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)
         step = sum(1 for line in handle if json.loads(line)["job"] == job)
         handle.write(json.dumps({"job": job, "step": step, "nodes": nodes, "ntasks": ntasks}) + "\n")
