@@ -448,7 +448,10 @@ sides:
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import shell_meta_error
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.perftest_options import (
+    argument_spec,
+    checked_call,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import is_connect_failure
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
@@ -456,55 +459,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery imp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint, resolve_gid_index
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import port_counters
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.per_test_options import side_options
 
 try:
     from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
 except ImportError:  # pragma: no cover - the parser ships with the collection
     parse_perftest = None
-
-SIDE_KEYS = ("role", "peer", "server", "device", "ib_port", "gid_index", "tcp_port", "rail", "step", "round",
-             "test", "metric", "expected_gbps", "use_cuda", "use_cuda_dmabuf")
-COMMON_KEYS = ("test", "metric", "device", "ib_port", "gid_index", "server", "tcp_port", "size", "all_sizes",
-               "iterations", "duration", "lat_iterations", "qps", "bidirectional", "rdma_cm", "mtu", "use_cuda", "extra_args",
-               "timeout", "connect_retries", "expected_gbps")
-
-
-def argument_spec():
-    return pm.pair_argument_spec(
-        dict(
-            test=dict(type="str", choices=list(pc.TESTS), default="write"),
-            metric=dict(type="str", choices=list(pc.METRICS), default="bw"),
-            device=dict(type="str"),
-            ib_port=dict(type="int", default=1),
-            gid_index=dict(type="str"),
-            rdma_facts=dict(type="dict"),
-            sysfs_root=dict(type="path", default="/sys"),
-            cpu_governor=dict(type="str"),
-            port_counters=dict(type="bool", default=False),
-            size=dict(type="int"),
-            all_sizes=dict(type="bool", default=False),
-            iterations=dict(type="int"),
-            duration=dict(type="int"),
-            lat_iterations=dict(type="int"),
-            qps=dict(type="int"),
-            bidirectional=dict(type="bool", default=False),
-            rdma_cm=dict(type="bool", default=False),
-            mtu=dict(type="int", choices=list(pc.MTUS)),
-            use_cuda=dict(type="int"),
-            gpu_select=dict(type="str", choices=["given", "closest"], default="given"),
-            numa_pin=dict(type="str", choices=["auto", "numactl", "taskset", "none"], default="auto"),
-        ),
-        dict(
-            device=dict(type="str"),
-            ib_port=dict(type="int"),
-            gid_index=dict(type="str"),
-            test=dict(type="str", choices=list(pc.TESTS)),
-            metric=dict(type="str", choices=list(pc.METRICS)),
-            use_cuda=dict(type="int"),
-            use_cuda_dmabuf=dict(type="bool"),
-        ),
-        tcp_port=18515, timeout=120)
 
 
 def main():
@@ -567,20 +526,6 @@ def build_argvs(module, transport, sides):
         except option_rules.OptionError as exc:
             module.fail_json(msg="%s side on %s: %s" % (side["role"], side.get("device") or "the default device", exc))
         side["tool_missing"] = binaries[tool] is None
-
-
-def side_test_options(options, side):
-    """The top-level options the side's test takes (planning/per_test_options.py decides)."""
-    test = {"test": side.get("test") or options.get("test"), "metric": side.get("metric") or options.get("metric")}
-    return side_options("rdma", options, test)
-
-
-def checked_call(params):
-    """``pair_module.checked_call`` with perftest's keys, side check and per-test options (``extra_args`` first)."""
-    err = shell_meta_error("extra_args", params.get("extra_args"))
-    if err:
-        raise option_rules.OptionError(err)
-    return pm.checked_call(params, COMMON_KEYS, SIDE_KEYS, pc.normalize, per_test=side_test_options)
 
 
 def _retryable(result):
