@@ -26,6 +26,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.gid_text import mapped_ipv4
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     bounded_lines,
     error_catalog,
@@ -139,19 +140,6 @@ def _gid_version(gid_type):
         return "v2"
     if re.search(r"v1\b", text):
         return "v1"
-    return None
-
-
-def _mapped_ipv4(gid):
-    """IPv4 address of an IPv4-mapped GID ('0000:...:ffff:0a6c:a424' or '::ffff:10.108.164.36'), else None."""
-    text = (gid or "").lower()
-    dotted = re.match(r"^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$", text)
-    if dotted:
-        return dotted.group(1)
-    full = re.match(r"^(?:0000:){5}ffff:([0-9a-f]{4}):([0-9a-f]{4})$", text)
-    if full:
-        high, low = int(full.group(1), 16), int(full.group(2), 16)
-        return "%d.%d.%d.%d" % (high >> 8, high & 0xFF, low >> 8, low & 0xFF)
     return None
 
 
@@ -270,7 +258,7 @@ def _gid_entry(match):
         "gid": match.group("gid"),
         "type": gid_type,
         "version": _gid_version(gid_type),
-        "ipv4": _mapped_ipv4(match.group("gid")),
+        "ipv4": mapped_ipv4(match.group("gid")),
     }
 
 

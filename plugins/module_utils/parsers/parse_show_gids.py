@@ -23,6 +23,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.gid_text import mapped_ipv4
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     error_catalog,
     error_entry,
@@ -97,18 +98,6 @@ def _is_gid(token):
         return False
     groups = token.split(":")
     return len(groups) == 8 or "" in groups or "." in token
-
-
-def _mapped_ipv4(gid):
-    text = gid.lower()
-    dotted = re.match(r"^(?:0{1,4}:){0,5}:?ffff:(\d{1,3}(?:\.\d{1,3}){3})$", text)
-    if dotted and _IPV4.match(dotted.group(1)):
-        return dotted.group(1)
-    full = re.match(r"^(?:0{4}:){5}ffff:([0-9a-f]{4}):([0-9a-f]{4})$", text)
-    if full:
-        high, low = int(full.group(1), 16), int(full.group(2), 16)
-        return "%d.%d.%d.%d" % (high >> 8, high & 0xFF, low >> 8, low & 0xFF)
-    return None
 
 
 def _norm_version(text):
@@ -262,7 +251,7 @@ def _parse(text):
             "port": row.get("port"),
             "gid_index": row.get("gid_index"),
             "gid": row.get("gid"),
-            "ipv4": row.get("ipv4") or _mapped_ipv4(row.get("gid") or ""),
+            "ipv4": row.get("ipv4") or mapped_ipv4(row.get("gid")),
             "version": row.get("version"),
             "netdev": row.get("netdev"),
         }
