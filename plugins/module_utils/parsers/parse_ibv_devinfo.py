@@ -250,6 +250,14 @@ def _error_for(line):
     return None, False
 
 
+def _noted(line, errors, warnings):
+    """Whether the line is an error or a warning (``_error_for``), then added to the list it belongs to."""
+    error, is_warning = _error_for(line)
+    if error is not None:
+        (warnings if is_warning else errors).append(error)
+    return error is not None
+
+
 def _gid_entry(match):
     """A 'GID[  3]:  ::ffff:10.0.0.1, RoCE v2' line."""
     gid_type = (match.group("type") or "").strip() or None
@@ -300,9 +308,7 @@ def _parse_devinfo(text):
             flag_key = None
             section = None
             continue
-        error, is_warning = _error_for(line)
-        if error is not None:
-            (warnings if is_warning else errors).append(error)
+        if _noted(line, errors, warnings):
             continue
         hca = _HCA_ID.match(line)
         if hca or is_prompt_line(line):
@@ -405,9 +411,7 @@ def _parse_devices(text):
         if not line.strip():
             in_list = False
             continue
-        error, is_warning = _error_for(line)
-        if error is not None:
-            (warnings if is_warning else errors).append(error)
+        if _noted(line, errors, warnings):
             continue
         row = _DEVICES_ROW.match(line) or _DEVICES_ROW_COLON.match(line)
         if row and row.group("device").lower() != "device":
