@@ -27,16 +27,14 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.gid_text import mapped_ipv4
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_result import tool_result
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     bounded_lines,
     error_catalog,
     error_entry,
     found_after,
-    holds_any,
     is_prompt_line,
     is_tagged_warning,
-    note_if_unread,
-    parse_or_report,
     snake_case,
     split_key_value,
     to_float,
@@ -375,10 +373,13 @@ def parse_ibv_devinfo_full(text):
 def _devices_result(parse, text, tool):
     """parse(text), never raising; when no device was read, the warnings that explain why lead the errors, and
     when nothing was read, a warning says so."""
-    result = parse_or_report(parse, text, {"devices": [], "errors": [], "warnings": []}, IBV_DEVINFO_ERRORS)
+    return tool_result(parse, text, tool, {"devices": [], "errors": [], "warnings": []}, IBV_DEVINFO_ERRORS,
+                       settle=_warnings_lead, warning_entries=True)
+
+
+def _warnings_lead(result):
     if not result["devices"] and result["errors"] and result["warnings"]:
         result["errors"] = result["warnings"] + result["errors"]
-    return note_if_unread(result, text, tool, holds_any(result, "devices", "errors", "warnings"), IBV_DEVINFO_ERRORS)
 
 
 def parse_ibv_devinfo_errors(text):

@@ -24,15 +24,13 @@ __metaclass__ = type
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.gid_text import mapped_ipv4
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_result import tool_result
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     error_catalog,
     error_entry,
     found_after,
-    holds_any,
     is_tagged_warning,
     nonblank_lines,
-    note_if_unread,
-    parse_or_report,
     to_int,
 )
 
@@ -268,10 +266,8 @@ def _parse(text):
 
 def parse_show_gids_full(text):
     """Return {gids, n_gids_found, errors, warnings} for show_gids / hiroce3 gids output; never raises."""
-    result = parse_or_report(_parse, text, {"gids": [], "n_gids_found": None, "errors": [], "warnings": []},
-                             SHOW_GIDS_ERRORS)
-    return note_if_unread(result, text, "show_gids (or hiroce3 gids)",
-                          holds_any(result, "gids", "n_gids_found", "errors", "warnings"))
+    return tool_result(_parse, text, "show_gids (or hiroce3 gids)",
+                       {"gids": [], "n_gids_found": None, "errors": [], "warnings": []}, SHOW_GIDS_ERRORS)
 
 
 def parse_show_gids(text):
