@@ -28,12 +28,8 @@ author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
   - clusterops.commcheck.transport
+  - clusterops.commcheck.pair_module
 options:
-  role:
-    description:
-      - Which side of a single test to run. Mutually exclusive with O(sides); one of the two is required.
-    type: str
-    choices: [server, client]
   test:
     description: The RDMA operation tested.
     type: str
@@ -70,17 +66,6 @@ options:
         O(cpu_governor) finds the CPUs' cpufreq. An absolute path without C(..) components.
     type: path
     default: /sys
-  cpu_governor:
-    description:
-      - CPU frequency governor (for example V(performance)) every CPU of the host runs at while the tests of this
-        task run. The module sets it before the first test starts and restores each CPU's previous governor when
-        the tests end, on every path of this module (results, errors, timeouts, SIGTERM, SIGHUP, SIGINT) - also
-        when the controller was interrupted, since the module then still runs to the deadlines of its tests.
-      - A governor a CPU does not offer fails the task before any test runs. Hosts without cpufreq, or whose
-        governor files cannot be written (an unprivileged pod's read-only C(/sys), no right to write), are left alone
-        with the C(governor_unmanaged) finding (RV(cpu_governor.unmanaged)). With the kubectl transport the pod's own
-        files are switched and put back through C(kubectl exec) where the pod may write them (a privileged pod).
-    type: str
   port_counters:
     description:
       - Read the port counters of every RDMA device under O(sysfs_root) when the tests of this task have ended
@@ -88,10 +73,6 @@ options:
         with a reading from before the tests without a module run of its own.
     type: bool
     default: false
-  server:
-    description:
-      - Address (IP or host name, never one that starts with C(-)) of the server side. Required with O(role=client).
-    type: str
   tcp_port:
     description: TCP port of perftest's out-of-band connection (C(-p)), 1 to 65535.
     type: int
@@ -184,28 +165,11 @@ options:
         stopped at this deadline. 1 to 86400; must be longer than O(duration).
     type: int
     default: 120
-  connect_retries:
-    description:
-      - How many more times a client tries again while the server is not listening yet (always within
-        O(timeout)); 0 to 100000.
-    type: int
-    default: 100
   expected_gbps:
     description:
       - Expected bandwidth in Gb/s (usually the port's link rate), 0 to 100000 (0 - no expectation). A client
         whose bandwidth is below O(min_fraction) of it gets the verdict V(fail).
     type: float
-  min_fraction:
-    description: Share of O(expected_gbps) a bandwidth must reach to pass; above 0, at most 1.
-    type: float
-    default: 0.9
-  fail_on_error:
-    description:
-      - Fail the task when a side's verdict is V(error) (the tool could not run or did not finish).
-        A V(fail) verdict (it ran, and was slow) never fails the task. The roles set this to false and
-        analyse every result.
-    type: bool
-    default: true
   sides:
     description:
       - Several sides run at the same time in one call. Each item overrides the top-level options of the
@@ -267,9 +231,6 @@ options:
         description: With O(sides[].use_cuda), register that GPU's memory through DMA-BUF (C(--use_cuda_dmabuf)).
         type: bool
 attributes:
-  check_mode:
-    support: full
-    description: Builds and validates every command line and returns it; runs nothing (verdict V(skipped)).
   platform:
     support: full
     platforms: posix
