@@ -268,12 +268,8 @@ sides:
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
-    config_file_problem,
-    get_transport,
-)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import config_file_problem
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import secret_paths
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 
 try:
     from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
@@ -303,21 +299,12 @@ def argument_spec():
 
 
 def main():
-    module = pm.pair_module(argument_spec())
-    # a program that cannot start outside the sides (the kubectl of the transport, looking the tool up) fails
-    # the task; a tool that cannot start is its side's verdict
-    with commands_fail_task(module, "iperf3"):
-        run(module)
+    pm.main(argument_spec(), "iperf3", run)
 
 
 def run(module):
     params = module.params
-    single = pm.raw_sides(module)[0]
-    try:
-        sides = checked_call(params)
-    except OptionError as exc:
-        module.fail_json(msg=str(exc))
-    transport = get_transport(module)
+    single, sides, transport = pm.start(module, checked_call)
 
     binary = "iperf3" if module.check_mode else transport.which("iperf3")
     try:

@@ -414,8 +414,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.perf
     checked_call,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import is_connect_failure
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint, resolve_gid_index
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import port_counters
@@ -428,21 +426,12 @@ except ImportError:  # pragma: no cover - the parser ships with the collection
 
 
 def main():
-    module = pm.pair_module(argument_spec())
-    # a program that cannot start outside the sides (the kubectl of the transport, looking the tool up) fails
-    # the task; a tool that cannot start is its side's verdict
-    with commands_fail_task(module, "perftest"):
-        run(module)
+    pm.main(argument_spec(), "perftest", run)
 
 
 def run(module):
     params = module.params
-    single = pm.raw_sides(module)[0]
-    try:
-        sides = checked_call(params)
-    except option_rules.OptionError as exc:
-        module.fail_json(msg=str(exc))
-    transport = get_transport(module)
+    single, sides, transport = pm.start(module, checked_call)
 
     warnings = []
     for side in sides:
