@@ -33,7 +33,7 @@ def test_an_option_error_comes_out_as_the_given_type_with_its_message():
         rules.check_int("ib_port", "300", 1, 255)
     with pytest.raises(OwnError) as own:
         raised_as(OwnError, rules.check_int, "ib_port", "300", 1, 255)
-    assert type(own.value) is OwnError
+    assert own.type is OwnError
     assert str(own.value) == str(plain.value) and "ib_port" in str(own.value)
 
 
@@ -61,5 +61,5 @@ def test_other_exceptions_are_not_touched():
 def test_each_helper_raises_its_own_type(wrap, error):
     with pytest.raises(error) as err:
         wrap(rules.check_int, "size", "-1", 1, 10)
-    assert type(err.value) is error and "size" in str(err.value)
+    assert err.type is error and "size" in str(err.value)
     assert wrap(rules.check_int, "size", "4", 1, 10) == 4
