@@ -12,11 +12,12 @@ the records the run published. The module then runs as it would without it.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value, overlay_role_values
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.role_options_action import (
+    RoleArgsError,
+    RoleOptionsAction,
+)
 
 MODULE = "clusterops.commcheck.quarantine"
 # argument: the role variable it is read from
@@ -49,29 +50,16 @@ def role_args(args, role_value, published_records):
     return full
 
 
-class ActionModule(ActionBase):
+class ActionModule(RoleOptionsAction):
 
-    _supports_check_mode = True
+    MODULE = MODULE
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        args = dict(self._task.args)
-        if boolean(args.pop("role_options", False), strict=False):
-            try:
-                args = role_args(args, lambda name: self._role_value(task_vars, name),
-                                 lambda: self._published_records(task_vars))
-            except (TypeError, ValueError, KeyError) as exc:
-                result.update(failed=True, msg="%s: the culprits of the run's records: %s" % (MODULE, exc))
-                return result
-        result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))
-        # as the normal action does: the module's temporary directory goes with its run
-        self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
-
-    def _role_value(self, task_vars, name):
-        return self._templar.template(task_vars[name]) if name in task_vars else None
+    def role_args(self, args, task_vars):
+        try:
+            return role_args(args, lambda name: self.role_value(task_vars, name),
+                             lambda: self._published_records(task_vars))
+        except (TypeError, ValueError, KeyError) as exc:
+            raise RoleArgsError("the culprits of the run's records: %s" % exc)
 
     @staticmethod
     def _published_records(task_vars):

@@ -11,10 +11,8 @@ the discover role's variables of this host (the rule for each is
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import overlay_role_values
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.role_options_action import RoleOptionsAction
 
 MODULE = "clusterops.commcheck.rdma_facts"
 # argument: the variables it is read from, the first one set (not None) wins
@@ -43,18 +41,9 @@ def role_args(args, role_value):
     return overlay_role_values(args, ROLE_VARIABLES, role_value, EMPTY_IS_UNSET)
 
 
-class ActionModule(ActionBase):
+class ActionModule(RoleOptionsAction):
 
-    _supports_check_mode = True
+    MODULE = MODULE
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        args = dict(self._task.args)
-        if boolean(args.pop("role_options", False), strict=False):
-            args = role_args(args, lambda name: self._templar.template(task_vars[name]) if name in task_vars else None)
-        result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))
-        # as the normal action does: the module's temporary directory goes with its run
-        self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
+    def role_args(self, args, task_vars):
+        return role_args(args, lambda name: self.role_value(task_vars, name))

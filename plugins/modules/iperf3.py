@@ -24,14 +24,8 @@ author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
   - clusterops.commcheck.transport
+  - clusterops.commcheck.pair_module
 options:
-  role:
-    description: Which side of a single test to run. Mutually exclusive with O(sides); one of the two is required.
-    type: str
-    choices: [server, client]
-  server:
-    description: Address (IP or host name, never one that starts with C(-)) of the server. Required with O(role=client).
-    type: str
   bind:
     description: Local address to bind to (C(-B)); for a server, the address it listens on.
     type: str
@@ -57,17 +51,6 @@ options:
   omit:
     description: Seconds at the start left out of the result (C(-O)), to skip TCP slow start; 0 to 600.
     type: int
-  cpu_governor:
-    description:
-      - CPU frequency governor (for example V(performance)) every CPU of the host runs at while the sides of
-        this task run. The module sets it right before they start and restores each CPU's previous governor when
-        they end, on every path of this module (results, errors, timeouts, SIGTERM, SIGHUP, SIGINT) - also when
-        the controller was interrupted, since the module then still runs to the deadlines of its sides.
-      - A governor a CPU does not offer fails the task before any side runs. Hosts without cpufreq, or whose
-        governor files cannot be written (an unprivileged pod's read-only C(/sys), no right to write), are left alone
-        with the C(governor_unmanaged) finding (RV(cpu_governor.unmanaged)). With the kubectl transport the pod's own
-        files are switched and put back through C(kubectl exec) where the pod may write them (a privileged pod).
-    type: str
   sysfs_root:
     description: Root of the sysfs tree where O(cpu_governor) finds the CPUs' cpufreq; absolute, without C(..).
     type: path
@@ -96,24 +79,11 @@ options:
         must be longer than O(duration) + O(omit). 1 to 86400.
     type: int
     default: 60
-  connect_retries:
-    description: How many more times a client tries again while the server is not listening yet (0 to 100000).
-    type: int
-    default: 100
   expected_gbps:
     description:
       - Expected TCP bandwidth in Gb/s, 0 to 100000 (0 - no expectation); a client below O(min_fraction) of it
         gets V(fail).
     type: float
-  min_fraction:
-    description: Share of O(expected_gbps) a bandwidth must reach to pass; above 0, at most 1.
-    type: float
-    default: 0.9
-  fail_on_error:
-    description:
-      - Fail the task when a side's verdict is V(error). A V(fail) verdict never fails the task.
-    type: bool
-    default: true
   sides:
     description: Several sides at once; each item overrides the top-level options of the same name.
     type: list
@@ -150,9 +120,6 @@ options:
         description: Expected bandwidth in Gb/s.
         type: float
 attributes:
-  check_mode:
-    support: full
-    description: Builds and validates every command line and returns it; runs nothing (verdict V(skipped)).
   platform:
     support: full
     platforms: posix
@@ -301,12 +268,8 @@ sides:
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import iperf3_cmd as ic
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
-    config_file_problem,
-    get_transport,
-)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import config_file_problem
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import secret_paths
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 
 try:
     from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
@@ -336,21 +299,12 @@ def argument_spec():
 
 
 def main():
-    module = pm.pair_module(argument_spec())
-    # a program that cannot start outside the sides (the kubectl of the transport, looking the tool up) fails
-    # the task; a tool that cannot start is its side's verdict
-    with commands_fail_task(module, "iperf3"):
-        run(module)
+    pm.main(argument_spec(), "iperf3", run)
 
 
 def run(module):
     params = module.params
-    single = pm.raw_sides(module)[0]
-    try:
-        sides = checked_call(params)
-    except OptionError as exc:
-        module.fail_json(msg=str(exc))
-    transport = get_transport(module)
+    single, sides, transport = pm.start(module, checked_call)
 
     binary = "iperf3" if module.check_mode else transport.which("iperf3")
     try:

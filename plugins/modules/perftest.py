@@ -28,12 +28,8 @@ author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
   - clusterops.commcheck.transport
+  - clusterops.commcheck.pair_module
 options:
-  role:
-    description:
-      - Which side of a single test to run. Mutually exclusive with O(sides); one of the two is required.
-    type: str
-    choices: [server, client]
   test:
     description: The RDMA operation tested.
     type: str
@@ -70,17 +66,6 @@ options:
         O(cpu_governor) finds the CPUs' cpufreq. An absolute path without C(..) components.
     type: path
     default: /sys
-  cpu_governor:
-    description:
-      - CPU frequency governor (for example V(performance)) every CPU of the host runs at while the tests of this
-        task run. The module sets it before the first test starts and restores each CPU's previous governor when
-        the tests end, on every path of this module (results, errors, timeouts, SIGTERM, SIGHUP, SIGINT) - also
-        when the controller was interrupted, since the module then still runs to the deadlines of its tests.
-      - A governor a CPU does not offer fails the task before any test runs. Hosts without cpufreq, or whose
-        governor files cannot be written (an unprivileged pod's read-only C(/sys), no right to write), are left alone
-        with the C(governor_unmanaged) finding (RV(cpu_governor.unmanaged)). With the kubectl transport the pod's own
-        files are switched and put back through C(kubectl exec) where the pod may write them (a privileged pod).
-    type: str
   port_counters:
     description:
       - Read the port counters of every RDMA device under O(sysfs_root) when the tests of this task have ended
@@ -88,10 +73,6 @@ options:
         with a reading from before the tests without a module run of its own.
     type: bool
     default: false
-  server:
-    description:
-      - Address (IP or host name, never one that starts with C(-)) of the server side. Required with O(role=client).
-    type: str
   tcp_port:
     description: TCP port of perftest's out-of-band connection (C(-p)), 1 to 65535.
     type: int
@@ -184,28 +165,11 @@ options:
         stopped at this deadline. 1 to 86400; must be longer than O(duration).
     type: int
     default: 120
-  connect_retries:
-    description:
-      - How many more times a client tries again while the server is not listening yet (always within
-        O(timeout)); 0 to 100000.
-    type: int
-    default: 100
   expected_gbps:
     description:
       - Expected bandwidth in Gb/s (usually the port's link rate), 0 to 100000 (0 - no expectation). A client
         whose bandwidth is below O(min_fraction) of it gets the verdict V(fail).
     type: float
-  min_fraction:
-    description: Share of O(expected_gbps) a bandwidth must reach to pass; above 0, at most 1.
-    type: float
-    default: 0.9
-  fail_on_error:
-    description:
-      - Fail the task when a side's verdict is V(error) (the tool could not run or did not finish).
-        A V(fail) verdict (it ran, and was slow) never fails the task. The roles set this to false and
-        analyse every result.
-    type: bool
-    default: true
   sides:
     description:
       - Several sides run at the same time in one call. Each item overrides the top-level options of the
@@ -267,9 +231,6 @@ options:
         description: With O(sides[].use_cuda), register that GPU's memory through DMA-BUF (C(--use_cuda_dmabuf)).
         type: bool
 attributes:
-  check_mode:
-    support: full
-    description: Builds and validates every command line and returns it; runs nothing (verdict V(skipped)).
   platform:
     support: full
     platforms: posix
@@ -448,81 +409,29 @@ sides:
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import pair_module as pm
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import perftest_cmd as pc
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import shell_meta_error
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.perftest_options import (
+    argument_spec,
+    checked_call,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import is_connect_failure
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import get_transport
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import commands_fail_task
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import Endpoint, resolve_gid_index
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.rdma_discovery import port_counters
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.per_test_options import side_options
 
 try:
     from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
 except ImportError:  # pragma: no cover - the parser ships with the collection
     parse_perftest = None
 
-SIDE_KEYS = ("role", "peer", "server", "device", "ib_port", "gid_index", "tcp_port", "rail", "step", "round",
-             "test", "metric", "expected_gbps", "use_cuda", "use_cuda_dmabuf")
-COMMON_KEYS = ("test", "metric", "device", "ib_port", "gid_index", "server", "tcp_port", "size", "all_sizes",
-               "iterations", "duration", "lat_iterations", "qps", "bidirectional", "rdma_cm", "mtu", "use_cuda", "extra_args",
-               "timeout", "connect_retries", "expected_gbps")
-
-
-def argument_spec():
-    return pm.pair_argument_spec(
-        dict(
-            test=dict(type="str", choices=list(pc.TESTS), default="write"),
-            metric=dict(type="str", choices=list(pc.METRICS), default="bw"),
-            device=dict(type="str"),
-            ib_port=dict(type="int", default=1),
-            gid_index=dict(type="str"),
-            rdma_facts=dict(type="dict"),
-            sysfs_root=dict(type="path", default="/sys"),
-            cpu_governor=dict(type="str"),
-            port_counters=dict(type="bool", default=False),
-            size=dict(type="int"),
-            all_sizes=dict(type="bool", default=False),
-            iterations=dict(type="int"),
-            duration=dict(type="int"),
-            lat_iterations=dict(type="int"),
-            qps=dict(type="int"),
-            bidirectional=dict(type="bool", default=False),
-            rdma_cm=dict(type="bool", default=False),
-            mtu=dict(type="int", choices=list(pc.MTUS)),
-            use_cuda=dict(type="int"),
-            gpu_select=dict(type="str", choices=["given", "closest"], default="given"),
-            numa_pin=dict(type="str", choices=["auto", "numactl", "taskset", "none"], default="auto"),
-        ),
-        dict(
-            device=dict(type="str"),
-            ib_port=dict(type="int"),
-            gid_index=dict(type="str"),
-            test=dict(type="str", choices=list(pc.TESTS)),
-            metric=dict(type="str", choices=list(pc.METRICS)),
-            use_cuda=dict(type="int"),
-            use_cuda_dmabuf=dict(type="bool"),
-        ),
-        tcp_port=18515, timeout=120)
-
 
 def main():
-    module = pm.pair_module(argument_spec())
-    # a program that cannot start outside the sides (the kubectl of the transport, looking the tool up) fails
-    # the task; a tool that cannot start is its side's verdict
-    with commands_fail_task(module, "perftest"):
-        run(module)
+    pm.main(argument_spec(), "perftest", run)
 
 
 def run(module):
     params = module.params
-    single = pm.raw_sides(module)[0]
-    try:
-        sides = checked_call(params)
-    except option_rules.OptionError as exc:
-        module.fail_json(msg=str(exc))
-    transport = get_transport(module)
+    single, sides, transport = pm.start(module, checked_call)
 
     warnings = []
     for side in sides:
@@ -567,20 +476,6 @@ def build_argvs(module, transport, sides):
         except option_rules.OptionError as exc:
             module.fail_json(msg="%s side on %s: %s" % (side["role"], side.get("device") or "the default device", exc))
         side["tool_missing"] = binaries[tool] is None
-
-
-def side_test_options(options, side):
-    """The top-level options the side's test takes (planning/per_test_options.py decides)."""
-    test = {"test": side.get("test") or options.get("test"), "metric": side.get("metric") or options.get("metric")}
-    return side_options("rdma", options, test)
-
-
-def checked_call(params):
-    """``pair_module.checked_call`` with perftest's keys, side check and per-test options (``extra_args`` first)."""
-    err = shell_meta_error("extra_args", params.get("extra_args"))
-    if err:
-        raise option_rules.OptionError(err)
-    return pm.checked_call(params, COMMON_KEYS, SIDE_KEYS, pc.normalize, per_test=side_test_options)
 
 
 def _retryable(result):

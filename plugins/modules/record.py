@@ -82,15 +82,11 @@ commcheck_records:
   type: list
   elements: dict
   sample:
-    - kind: tcp_bw
-      host: node-a
-      peer: node-b
-      params: {op: tcp, streams: 4}
-      metrics: {bw_gbps: 23.1, expected_gbps: 25.0}
-      verdict: pass
-      cause:
-      fix:
-      evidence: ["iperf3 -c 10.0.0.2 -P 4 -J"]
+    - {kind: rdma_bw, host: node-a, peer: node-c, verdict: fail, rail: 1,
+       params: {op: write, device: mlx5_1, peer_device: mlx5_1},
+       metrics: {bw_gbps: 182.4, expected_gbps: 400.0},
+       cause: write bandwidth below 90% of the expected, fix: check the link of mlx5_1 on both hosts,
+       evidence: []}
 redacted:
   description: Paths of the keys removed or values masked because they looked secret.
   returned: success

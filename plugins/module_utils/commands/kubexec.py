@@ -28,6 +28,7 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.rule_errors import raised_as
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import check_dns_label
 
 SCRIPT_NAME = "kubexec.sh"
@@ -108,12 +109,7 @@ class KubexecError(option_rules.OptionError):
 
 def _checked(check, *args):
     """An option_rules check whose OptionError comes out as KubexecError."""
-    try:
-        return check(*args)
-    except KubexecError:
-        raise
-    except option_rules.OptionError as exc:
-        raise KubexecError(str(exc))
+    return raised_as(KubexecError, check, *args)
 
 
 def _check_label(option, value):

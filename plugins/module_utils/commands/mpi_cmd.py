@@ -34,6 +34,7 @@ import posixpath
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.rule_errors import raised_as
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_binaries import (
     BINARIES, HCCL_BINARIES, NCCL_BINARIES)
 
@@ -123,12 +124,7 @@ UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 
 def rule(check, *args, **kwargs):
     """Run an option_rules check; its OptionError becomes an MpiCmdError (same message)."""
-    try:
-        return check(*args, **kwargs)
-    except MpiCmdError:
-        raise
-    except rules.OptionError as exc:
-        raise MpiCmdError(str(exc))
+    return raised_as(MpiCmdError, check, *args, **kwargs)
 
 
 def parse_size(value, name="size"):

@@ -27,11 +27,15 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
     OptionError,
     withhold_secret_paths,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import install_cleanup_handlers, stop_all
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
+    commands_fail_task,
+    install_cleanup_handlers,
+    stop_all,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import check_min_fraction
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_runner import (
     run_sides, side_result, sides_outcome)
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import TRANSPORT_ARGSPEC, get_transport
 
 ROLE_CHOICES = ["server", "client"]
 # What a side carries only to be reported back, whatever the tool.
@@ -73,6 +77,26 @@ def pair_module(argument_spec):
     """The AnsibleModule of a pair tool (arguments checked first): check mode, ``role`` or ``sides`` (not both)."""
     return checked_module(argument_spec=argument_spec, supports_check_mode=True,
                           mutually_exclusive=[("role", "sides")], required_one_of=[("role", "sides")])
+
+
+def main(argument_spec, tool, run):
+    """A pair module's run: its AnsibleModule, then ``run(module)``."""
+    module = pair_module(argument_spec)
+    # a program that cannot start outside the sides (the kubectl of the transport, looking the tool up) fails
+    # the task; a tool that cannot start is its side's verdict
+    with commands_fail_task(module, tool):
+        run(module)
+
+
+def start(module, checked_call):
+    """(single, sides, transport) of a pair module's call: whether ``role`` asked for one side, the sides
+    ``checked_call`` makes of the arguments (the task fails on a bad one) and the transport they run through."""
+    single = raw_sides(module)[0]
+    try:
+        sides = checked_call(module.params)
+    except OptionError as exc:
+        module.fail_json(msg=str(exc))
+    return single, sides, get_transport(module)
 
 
 def raw_sides(module):

@@ -16,6 +16,7 @@ import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.rule_errors import raised_as
 
 
 # cause / fix of a side whose command could not start, the same for every pair tool
@@ -69,12 +70,7 @@ class ArgumentError(option_rules.OptionError):
 
 def checked(check, *args):
     """Run an ``option_rules`` check; its OptionError comes out as ArgumentError (one type for callers)."""
-    try:
-        return check(*args)
-    except ArgumentError:
-        raise
-    except option_rules.OptionError as exc:
-        raise ArgumentError(str(exc))
+    return raised_as(ArgumentError, check, *args)
 
 
 def shell_meta_error(name, value):

@@ -14,6 +14,8 @@ __metaclass__ = type
 import ipaddress
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.gid_text import mapped_ipv4
+
 ROCE_V2 = "RoCE v2"
 ROCE_V1 = "IB/RoCE v1"
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
@@ -40,10 +42,7 @@ def normalize_gid(text):
 
 def gid_ipv4(gid):
     """The IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d), else None."""
-    gid = normalize_gid(gid)
-    if not gid or not gid.startswith("0000:0000:0000:0000:0000:ffff:"):
-        return None
-    return str(ipaddress.IPv6Address(u"%s" % gid).ipv4_mapped)
+    return mapped_ipv4(gid)
 
 
 def normalize_gid_type(text):

@@ -22,15 +22,13 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_result import tool_result
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     error_catalog,
     error_entry,
     found_after,
-    holds_any,
     is_tagged_warning,
     nonblank_lines,
-    note_if_unread,
-    parse_or_report,
     to_int,
 )
 
@@ -244,8 +242,7 @@ def _parse(text):
 
 def parse_ibdev2netdev_full(text):
     """Return {devices, errors, warnings} for ibdev2netdev output; never raises."""
-    result = parse_or_report(_parse, text, {"devices": [], "errors": [], "warnings": []}, IBDEV2NETDEV_ERRORS)
-    return note_if_unread(result, text, "ibdev2netdev", holds_any(result, "devices", "errors", "warnings"))
+    return tool_result(_parse, text, "ibdev2netdev", {"devices": [], "errors": [], "warnings": []}, IBDEV2NETDEV_ERRORS)
 
 
 def parse_ibdev2netdev(text):

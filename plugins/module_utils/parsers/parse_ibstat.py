@@ -30,6 +30,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_result import tool_result
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     error_catalog,
     error_entry,
@@ -358,8 +359,7 @@ def _safe(function, text):
 
 def parse_ibstatus_full(text):
     """Return {cas, errors, warnings} for ibstatus output; never raises."""
-    result = _safe(_parse_ibstatus, text)
-    return note_if_unread(result, text, "ibstatus", holds_any(result, "cas", "errors", "warnings"))
+    return tool_result(_parse_ibstatus, text, "ibstatus", {"cas": [], "errors": [], "warnings": []}, IBSTAT_ERRORS)
 
 
 def parse_ibstatus(text):

@@ -26,16 +26,15 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.gid_text import mapped_ipv4
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_result import tool_result
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     bounded_lines,
     error_catalog,
     error_entry,
     found_after,
-    holds_any,
     is_prompt_line,
     is_tagged_warning,
-    note_if_unread,
-    parse_or_report,
     snake_case,
     split_key_value,
     to_float,
@@ -139,19 +138,6 @@ def _gid_version(gid_type):
         return "v2"
     if re.search(r"v1\b", text):
         return "v1"
-    return None
-
-
-def _mapped_ipv4(gid):
-    """IPv4 address of an IPv4-mapped GID ('0000:...:ffff:0a6c:a424' or '::ffff:10.108.164.36'), else None."""
-    text = (gid or "").lower()
-    dotted = re.match(r"^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$", text)
-    if dotted:
-        return dotted.group(1)
-    full = re.match(r"^(?:0000:){5}ffff:([0-9a-f]{4}):([0-9a-f]{4})$", text)
-    if full:
-        high, low = int(full.group(1), 16), int(full.group(2), 16)
-        return "%d.%d.%d.%d" % (high >> 8, high & 0xFF, low >> 8, low & 0xFF)
     return None
 
 
@@ -262,6 +248,14 @@ def _error_for(line):
     return None, False
 
 
+def _noted(line, errors, warnings):
+    """Whether the line is an error or a warning (``_error_for``), then added to the list it belongs to."""
+    error, is_warning = _error_for(line)
+    if error is not None:
+        (warnings if is_warning else errors).append(error)
+    return error is not None
+
+
 def _gid_entry(match):
     """A 'GID[  3]:  ::ffff:10.0.0.1, RoCE v2' line."""
     gid_type = (match.group("type") or "").strip() or None
@@ -270,7 +264,7 @@ def _gid_entry(match):
         "gid": match.group("gid"),
         "type": gid_type,
         "version": _gid_version(gid_type),
-        "ipv4": _mapped_ipv4(match.group("gid")),
+        "ipv4": mapped_ipv4(match.group("gid")),
     }
 
 
@@ -312,9 +306,7 @@ def _parse_devinfo(text):
             flag_key = None
             section = None
             continue
-        error, is_warning = _error_for(line)
-        if error is not None:
-            (warnings if is_warning else errors).append(error)
+        if _noted(line, errors, warnings):
             continue
         hca = _HCA_ID.match(line)
         if hca or is_prompt_line(line):
@@ -381,10 +373,13 @@ def parse_ibv_devinfo_full(text):
 def _devices_result(parse, text, tool):
     """parse(text), never raising; when no device was read, the warnings that explain why lead the errors, and
     when nothing was read, a warning says so."""
-    result = parse_or_report(parse, text, {"devices": [], "errors": [], "warnings": []}, IBV_DEVINFO_ERRORS)
+    return tool_result(parse, text, tool, {"devices": [], "errors": [], "warnings": []}, IBV_DEVINFO_ERRORS,
+                       settle=_warnings_lead, warning_entries=True)
+
+
+def _warnings_lead(result):
     if not result["devices"] and result["errors"] and result["warnings"]:
         result["errors"] = result["warnings"] + result["errors"]
-    return note_if_unread(result, text, tool, holds_any(result, "devices", "errors", "warnings"), IBV_DEVINFO_ERRORS)
 
 
 def parse_ibv_devinfo_errors(text):
@@ -417,9 +412,7 @@ def _parse_devices(text):
         if not line.strip():
             in_list = False
             continue
-        error, is_warning = _error_for(line)
-        if error is not None:
-            (warnings if is_warning else errors).append(error)
+        if _noted(line, errors, warnings):
             continue
         row = _DEVICES_ROW.match(line) or _DEVICES_ROW_COLON.match(line)
         if row and row.group("device").lower() != "device":

@@ -24,13 +24,13 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_result import tool_result
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     bounded_lines,
     decode_json_at,
     error_catalog,
     error_entry,
     found_after,
-    holds_any,
     is_tagged_warning,
     nonblank_lines,
     note_if_unread,
@@ -235,8 +235,7 @@ def _parse_link(text):
 
 def parse_rdma_link_full(text):
     """Return {links, errors, warnings} for ``rdma link`` output; never raises."""
-    result = parse_or_report(_parse_link, text, {"links": [], "errors": [], "warnings": []}, RDMA_LINK_ERRORS)
-    return note_if_unread(result, text, "rdma link", holds_any(result, "links", "errors", "warnings"))
+    return tool_result(_parse_link, text, "rdma link", {"links": [], "errors": [], "warnings": []}, RDMA_LINK_ERRORS)
 
 
 def parse_rdma_link(text):

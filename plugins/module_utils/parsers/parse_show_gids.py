@@ -23,15 +23,14 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.gid_text import mapped_ipv4
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_result import tool_result
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     error_catalog,
     error_entry,
     found_after,
-    holds_any,
     is_tagged_warning,
     nonblank_lines,
-    note_if_unread,
-    parse_or_report,
     to_int,
 )
 
@@ -97,18 +96,6 @@ def _is_gid(token):
         return False
     groups = token.split(":")
     return len(groups) == 8 or "" in groups or "." in token
-
-
-def _mapped_ipv4(gid):
-    text = gid.lower()
-    dotted = re.match(r"^(?:0{1,4}:){0,5}:?ffff:(\d{1,3}(?:\.\d{1,3}){3})$", text)
-    if dotted and _IPV4.match(dotted.group(1)):
-        return dotted.group(1)
-    full = re.match(r"^(?:0{4}:){5}ffff:([0-9a-f]{4}):([0-9a-f]{4})$", text)
-    if full:
-        high, low = int(full.group(1), 16), int(full.group(2), 16)
-        return "%d.%d.%d.%d" % (high >> 8, high & 0xFF, low >> 8, low & 0xFF)
-    return None
 
 
 def _norm_version(text):
@@ -262,7 +249,7 @@ def _parse(text):
             "port": row.get("port"),
             "gid_index": row.get("gid_index"),
             "gid": row.get("gid"),
-            "ipv4": row.get("ipv4") or _mapped_ipv4(row.get("gid") or ""),
+            "ipv4": row.get("ipv4") or mapped_ipv4(row.get("gid")),
             "version": row.get("version"),
             "netdev": row.get("netdev"),
         }
@@ -279,10 +266,8 @@ def _parse(text):
 
 def parse_show_gids_full(text):
     """Return {gids, n_gids_found, errors, warnings} for show_gids / hiroce3 gids output; never raises."""
-    result = parse_or_report(_parse, text, {"gids": [], "n_gids_found": None, "errors": [], "warnings": []},
-                             SHOW_GIDS_ERRORS)
-    return note_if_unread(result, text, "show_gids (or hiroce3 gids)",
-                          holds_any(result, "gids", "n_gids_found", "errors", "warnings"))
+    return tool_result(_parse, text, "show_gids (or hiroce3 gids)",
+                       {"gids": [], "n_gids_found": None, "errors": [], "warnings": []}, SHOW_GIDS_ERRORS)
 
 
 def parse_show_gids(text):

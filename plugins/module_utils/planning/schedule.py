@@ -27,8 +27,9 @@ the same round. ``round_plan`` expands a round into the sides each host runs
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import ipaddress
 import re
+
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.gid_text import mapped_ipv4
 
 PATTERNS = ("mesh", "ring", "pairs", "star")
 
@@ -214,12 +215,7 @@ def _gid_ipv4(gid):
         if gid.get("ipv4"):
             return gid["ipv4"]
         gid = gid.get("gid")
-    try:
-        addr = ipaddress.IPv6Address(str(gid).strip())
-    except ValueError:
-        return None
-    mapped = addr.ipv4_mapped
-    return str(mapped) if mapped else None
+    return mapped_ipv4(gid)
 
 
 def _port_address(port):

@@ -359,6 +359,11 @@ def findings(records):
 # the view model
 # --------------------------------------------------------------------------
 
+def _kept_table(name, table, doc=None):
+    """A ReportView property: ``table`` of the view's records, computed the first time it is read and kept."""
+    return property(lambda view: view.once(name, lambda: table(view.records)), doc=doc)
+
+
 class ReportView(object):
     """The records, summary and settings of one report, and the tables every format draws from.
 
@@ -391,9 +396,7 @@ class ReportView(object):
         return self.once("checks", lambda: [r for r in self.records
                                             if r.get("kind") not in ("regression", "summary")])
 
-    @property
-    def regressions(self):
-        return self.once("regressions", lambda: _baseline.regressions(self.records))
+    regressions = _kept_table("regressions", _baseline.regressions)
 
     @property
     def findings(self):
@@ -403,23 +406,13 @@ class ReportView(object):
     def heatmaps(self):
         return self.once("heatmaps", lambda: heatmaps(self.records, self.bandwidth_groups))
 
-    @property
-    def bandwidth_groups(self):
-        """(kind, op) -> [(record, metric, value)] of the pair records with a bandwidth (retests left out)."""
-        return self.once("bandwidth_groups", lambda: bandwidth_groups(self.records))
-
-    @property
-    def latency(self):
-        return self.once("latency", lambda: latency_rows(self.records))
-
-    @property
-    def series(self):
-        return self.once("series", lambda: collective_series(self.records))
-
-    @property
-    def versions(self):
-        """Rows {tool, version, hosts, count, mixed} of the tool, library and firmware versions of the hosts."""
-        return self.once("versions", lambda: version_rows(self.records))
+    bandwidth_groups = _kept_table("bandwidth_groups", bandwidth_groups,
+                                   "(kind, op) -> [(record, metric, value)] of the pair records with a bandwidth "
+                                   "(retests left out).")
+    latency = _kept_table("latency", latency_rows)
+    series = _kept_table("series", collective_series)
+    versions = _kept_table("versions", version_rows, "Rows {tool, version, hosts, count, mixed} of the tool, library "
+                                                     "and firmware versions of the hosts.")
 
     @property
     def retests(self):

@@ -28,6 +28,7 @@ import json
 import re
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.rule_errors import raised_as
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 LABEL_KEY = "commcheck.clusterops.io/result"
@@ -55,12 +56,7 @@ class QuarantineError(rules.OptionError):
 
 def rule(check, *args, **kwargs):
     """Run an option_rules check; its OptionError becomes a QuarantineError (same message)."""
-    try:
-        return check(*args, **kwargs)
-    except QuarantineError:
-        raise
-    except rules.OptionError as exc:
-        raise QuarantineError(str(exc))
+    return raised_as(QuarantineError, check, *args, **kwargs)
 
 
 def check_key(key, what="label_key"):
