@@ -13,7 +13,9 @@ tasks take (register it):
   fails, naming them, when a device asked for is not on its host or two hosts would test one machine;
 - ``decide``: what each check runs on and the "skipped" records of the rest (``check_plan.decide``), from
   each host's tool probe and discovery facts;
-- ``runs``: whether check O(check) runs over the hosts still in the play;
+- ``runs``: whether check O(check) runs over the hosts still in the play and, when it does, the variables of
+  its role that the one-click check decides (``planning/oneclick_role_vars.py``: hosts, pattern, operations,
+  every host's rails or mpirun entry), which the role's controller steps take in its place;
 - ``lost``: one finding per host that left the run (``records/lost_hosts.py``), from O(probe).
 """
 
@@ -25,6 +27,7 @@ import functools
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import check_plan, oneclick_hosts
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.oneclick_role_vars import role_vars
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.lost_hosts import lost_record
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import MISSING, HostReader
@@ -32,6 +35,7 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars imp
 ARGUMENT_SPEC = oneclick_hosts.CHECK_PLAN_SPEC
 PLAN_VAR = "commcheck_oneclick_plan"
 DECISION_VAR = "commcheck_oneclick_decision"
+HOSTS_VAR = "commcheck_oneclick_hosts"
 
 
 def plan_of(value):
@@ -146,7 +150,11 @@ class ActionModule(ControllerAction):
         decision = reader.run_value(DECISION_VAR) or {}
         runs = oneclick_hosts.check_runs(plan, decision, args["check"], play_hosts)
         hosts = oneclick_hosts.check_hosts(decision, args["check"], play_hosts)
-        return {"runs": runs, "hosts": hosts,
+        values = {}
+        if runs:
+            values = role_vars(args["check"], plan, decision, reader.run_value(HOSTS_VAR) or {},
+                               reader.run_value("commcheck_pattern"), play_hosts)
+        return {"runs": runs, "hosts": hosts, "role_vars": values,
                 "msg": "the %s check %s" % (args["check"], "runs on %s" % ", ".join(hosts) if runs else "does not run")}
 
     def _run_value(self, task_vars, name, default=None):

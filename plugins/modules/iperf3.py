@@ -24,6 +24,7 @@ author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
   - clusterops.commcheck.transport
+  - clusterops.commcheck.planned_run
 options:
   role:
     description: Which side of a single test to run. Mutually exclusive with O(sides); one of the two is required.

@@ -28,6 +28,7 @@ author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
   - clusterops.commcheck.transport
+  - clusterops.commcheck.planned_run
 options:
   role:
     description:
