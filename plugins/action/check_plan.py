@@ -16,13 +16,16 @@ tasks take (register it):
 - ``runs``: whether check O(check) runs over the hosts still in the play and, when it does, the variables of
   its role that the one-click check decides (``planning/oneclick_role_vars.py``: hosts, pattern, operations,
   every host's rails or mpirun entry), which the role's controller steps take in its place;
-- ``lost``: one finding per host that left the run (``records/lost_hosts.py``), from O(probe).
+- ``lost``: one finding per host that left the run (``records/lost_hosts.py``), from whether its ssh port still
+  answers (asked from the controller, or O(probe): the results of a port wait per host).
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import functools
+import socket
+import time
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
@@ -102,6 +105,41 @@ def lost_records(reader, probe):
     return records
 
 
+# the connections whose hosts are asked on their ssh port (not local ones, not pods reached with kubectl)
+SSH_CONNECTIONS = ("ssh", "smart", "paramiko")
+CONNECT_TIMEOUT_S = 3
+WAIT_S = 5
+
+
+def ssh_port_answer(address, port, wait_s=WAIT_S, connect_timeout_s=CONNECT_TIMEOUT_S):
+    """'' when ``address``:``port`` takes a connection within ``wait_s`` seconds (tried again until then, each
+    try at most ``connect_timeout_s``), else the message of a port wait that timed out."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            with socket.create_connection((address, port), timeout=max(0.1, min(connect_timeout_s, left))):
+                return ""
+        except (OSError, ValueError):
+            if time.monotonic() + 0.5 >= deadline:
+                return "Timeout when waiting for %s:%s" % (address, port)
+            time.sleep(0.5)
+
+
+def probe_lost(reader, hosts, answer=None):
+    """Whether each host that left the run still answers on its ssh port, shaped as a loop's results (one item per
+    host, ``skipped`` for a host reached without ssh, the answer's message when it did not answer)."""
+    answer = answer or ssh_port_answer
+    results = []
+    for host in hosts:
+        if reader.own(host, "ansible_connection", "ssh") not in SSH_CONNECTIONS:
+            results.append({"commcheck_oneclick_lost": host, "skipped": True})
+            continue
+        message = answer(str(reader.own(host, "ansible_host", host)), int(reader.own(host, "ansible_port", 22)))
+        results.append({"commcheck_oneclick_lost": host, "failed": bool(message), "msg": message})
+    return {"results": results}
+
+
 class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.check_plan"
@@ -138,7 +176,11 @@ class ActionModule(ControllerAction):
         elif step == "runs":
             result.update(self._runs(args, reader, play_hosts))
         else:
-            records = lost_records(reader, args["probe"])
+            probe = args["probe"]
+            if probe is None:
+                in_play = set(play_hosts)
+                probe = probe_lost(reader, [h for h in task_vars.get("ansible_play_hosts_all") or [] if h not in in_play])
+            records = lost_records(reader, probe)
             result.update(records=records, msg="%d host(s) left the run" % len(records))
         return result
 

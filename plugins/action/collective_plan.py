@@ -84,7 +84,8 @@ class ActionModule(ControllerAction):
             if not found:
                 raise ValueError("host %s has no commcheck_collective_entry (the collective role's main.yml notes it "
                                  "before run.yml, or commcheck_collective_entry_by_host gives every host's)" % host)
-            return plain(found)
+            # named after the host unless the entry names it
+            return dict({"name": host}, **plain(found))
 
         mode = variables["commcheck_collective_mode"]
         groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import socket
 from unittest import mock
 
 import pytest
@@ -158,13 +159,15 @@ def test_the_collective_plan_names_the_hosts_that_hold_the_governor():
     hostvars = {"a": {"commcheck_collective_entry": {"name": "a", "address": "10.0.0.1"}},
                 "b": {"commcheck_collective_entry": {"name": "b", "address": "10.0.0.2"}, "commcheck_transport": "kubectl"},
                 "c": {"commcheck_collective_entry": {"name": "c", "address": "10.0.0.3"}, "commcheck_cpu_governor": ""},
-                "d": {"commcheck_collective_entry": {"name": "d", "address": "10.0.0.4"}}}
+                # the role notes the address only: the entry is named after its host
+                "d": {"commcheck_collective_entry": {"address": "10.0.0.4"}}}
     task_vars = dict(defaults, hostvars=hostvars, ansible_play_hosts=["a", "b", "c", "d"],
                      ansible_play_hosts_all=["a", "b", "c", "d"], inventory_hostname="a",
                      commcheck_collective_library="nccl", commcheck_cpu_governor="performance")
     result = make(collective_plan, {"step": "runs"}).run(task_vars=task_vars)
     assert not result.get("failed"), result
     assert result["chosen"] == ["a", "b", "c", "d"] and result["governor_hosts"] == ["a", "d"]
+    assert result["runs"][0]["args"]["hosts"][3] == {"name": "d", "address": "10.0.0.4"}
     off = make(collective_plan, {"step": "runs"}).run(task_vars=dict(task_vars, commcheck_cpu_governor=""))
     assert off["governor_hosts"] == []
 
@@ -235,3 +238,35 @@ def test_collective_plan_takes_the_one_click_decision_inside_the_one_click_role_
     assert action._var(task_vars, "commcheck_collective_ops") == ["all_gather"]  # pylint: disable=protected-access
     inside = dict(task_vars, ansible_parent_role_names=ONECLICK)
     assert action._var(inside, "commcheck_collective_ops") == ["all_reduce"]  # pylint: disable=protected-access
+
+
+# ---------------------------------------------------------------- hosts that left the run: their ssh port
+
+def test_a_listening_port_answers_and_a_closed_one_times_out():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        assert check_plan.ssh_port_answer("127.0.0.1", port, wait_s=2, connect_timeout_s=1) == ""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    assert check_plan.ssh_port_answer("127.0.0.1", port, wait_s=0.2, connect_timeout_s=0.1) == (
+        "Timeout when waiting for 127.0.0.1:%d" % port)
+
+
+def test_the_lost_step_asks_the_ssh_port_of_each_host_that_left_but_not_of_hosts_without_ssh():
+    hostvars = {"up": {}, "pod": {"ansible_connection": "kubectl"}, "down": {"ansible_host": "192.0.2.7",
+                                                                           "ansible_port": "2222"}}
+    asked = []
+
+    def answer(address, port):
+        asked.append((address, port))
+        return "Timeout when waiting for %s:%s" % (address, port) if address == "192.0.2.7" else ""
+    task_vars = {"hostvars": hostvars, "ansible_play_hosts": ["up"], "ansible_play_hosts_all": ["down", "up", "pod"]}
+    with mock.patch.object(check_plan, "ssh_port_answer", side_effect=answer):
+        out = make(check_plan, {"step": "lost"}).run(task_vars=dict(task_vars, ansible_play_hosts=[]))
+    assert asked == [("192.0.2.7", 2222), ("up", 22)]
+    assert [(r["host"], r["params"]["code"]) for r in out["records"]] == [
+        ("down", "host_unreachable"), ("up", "host_failed"), ("pod", "host_lost")]
+    assert out["records"][0]["evidence"] == ["Timeout when waiting for 192.0.2.7:2222"]
