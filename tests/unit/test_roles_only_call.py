@@ -270,3 +270,19 @@ def test_the_lost_step_asks_the_ssh_port_of_each_host_that_left_but_not_of_hosts
     assert [(r["host"], r["params"]["code"]) for r in out["records"]] == [
         ("down", "host_unreachable"), ("up", "host_failed"), ("pod", "host_lost")]
     assert out["records"][0]["evidence"] == ["Timeout when waiting for 192.0.2.7:2222"]
+
+
+# ---------------------------------------------------------------- k8s manifests written by the render step
+
+def test_the_render_step_writes_each_manifest_once_and_nothing_in_check_mode(tmp_path):
+    from ansible_collections.clusterops.commcheck.plugins.action import pods_plan
+    job, rbac = str(tmp_path / "made" / "r1-mpijob.yml"), str(tmp_path / "made" / "ns-kubexec-rbac.yml")
+    files = [{"dest": job, "content": "kind: MPIJob\n"}, {"dest": rbac, "content": "kind: Role\n"}]
+    assert pods_plan.write_manifests(files, check_mode=True) == [job, rbac]
+    assert not (tmp_path / "made").exists()
+    assert pods_plan.write_manifests(files, check_mode=False) == [job, rbac]
+    assert (tmp_path / "made" / "r1-mpijob.yml").read_text() == "kind: MPIJob\n"
+    assert oct((tmp_path / "made" / "r1-mpijob.yml").stat().st_mode & 0o777) == "0o644"
+    files[1]["content"] = "kind: ClusterRole\n"
+    assert pods_plan.write_manifests(files, check_mode=False) == [rbac]
+    assert (tmp_path / "made" / "ns-kubexec-rbac.yml").read_text() == "kind: ClusterRole\n"
