@@ -28,7 +28,7 @@ description:
   - O(step=runs) says whether the check O(check) runs (planned, and enough of the hosts the decision
     (C(commcheck_oneclick_decision)) chose for it still in the play - two for a pair check, one and a library
     for the collective) and, when it runs, the variables of its role the one-click check decides (RV(role_vars)).
-  - O(step=lost) makes one finding record per host that left the run, from whether its ssh port still answers: asked
+  - O(step=lost) makes one finding record per host that left the run, from whether its ssh port still answers, asked
     from the controller (a connection to its C(ansible_host) and C(ansible_port), tried for 5 seconds; hosts whose
     C(ansible_connection) is not ssh are not asked), or read from O(probe) when given.
 author:
@@ -139,7 +139,7 @@ runs:
   sample: true
 role_vars:
   description:
-    - The variables of the check's role that the one-click check decides (O(step=runs), when the check runs): its
+    - The variables of the check's role that the one-click check decides (O(step=runs), when the check runs) - its
       hosts still in the play, pattern, operations, metrics and every host's rails (RDMA, TCP) or mpirun entry
       (collective). The controller steps of that role (M(clusterops.commcheck.pair_check),
       M(clusterops.commcheck.collective_plan)) take them in place of the role's own variables when they run inside

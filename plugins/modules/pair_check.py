@@ -31,7 +31,7 @@ options:
       - V(hosts) the check's hosts, the hosts the play lost, the step timeout.
       - V(plan) the rounds of pairs (one merged plan when pipelined), the task bound, whether the tests run in
         the background, how long the controller waits for them, the module's options, the RoCE preflight.
-      - V(wait) sleeps on the controller while a plan runs in the background: its expected test time, less
+      - V(wait) sleeps on the controller while a plan runs in the background, its expected test time, less
         what starting the jobs already took (at least one second).
       - V(first) the first pass judged (records, findings, matrices, summary).
       - V(retests) the retest plan of the failing pairs, shaped like V(plan).
