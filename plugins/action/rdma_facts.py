@@ -5,7 +5,9 @@
 
 With ``role_options: true`` every option the task does not give comes from
 the discover role's variables of this host (the rule for each is
-``role_args``). The module then runs on the host as it would without it.
+``role_args``); with ``keep_facts: true`` a host that has its discovery's
+facts already only reads again (``kept_facts_args``). The module then runs on
+the host as it would without them.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -43,6 +45,12 @@ def role_args(args, role_value):
     return overlay_role_values(args, ROLE_VARIABLES, role_value, EMPTY_IS_UNSET)
 
 
+def kept_facts_args(args, discovered):
+    """``args`` for a host that keeps its discovery's facts (``discovered``): a later reading, neither setting the
+    facts nor running the tools; unchanged for a host not discovered yet."""
+    return dict(args, facts=False, tools=False) if discovered else dict(args)
+
+
 class ActionModule(ActionBase):
 
     _supports_check_mode = True
@@ -54,6 +62,8 @@ class ActionModule(ActionBase):
         args = dict(self._task.args)
         if boolean(args.pop("role_options", False), strict=False):
             args = role_args(args, lambda name: self._templar.template(task_vars[name]) if name in task_vars else None)
+        if boolean(args.pop("keep_facts", False), strict=False):
+            args = kept_facts_args(args, (task_vars.get("ansible_facts") or {}).get("commcheck_rdma") is not None)
         result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))
         # as the normal action does: the module's temporary directory goes with its run
         self._remove_tmp_path(self._connection._shell.tmpdir)

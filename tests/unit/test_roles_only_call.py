@@ -183,8 +183,8 @@ def test_the_wait_is_the_test_time_left_at_least_one_second(run, now, expected):
 
 def test_the_wait_step_sleeps_what_is_left_of_the_registered_plan():
     action = make(pair_check, {"family": "tcp", "step": "wait"})
-    with mock.patch.object(pair_check.time, "sleep") as sleep, mock.patch.object(pair_engine.time, "time",
-                                                                                  return_value=1000.0):
+    clock = mock.patch.object(pair_engine.time, "time", return_value=1000.0)
+    with mock.patch.object(pair_check.time, "sleep") as sleep, clock:
         result = action.run(task_vars={"commcheck_tcp_perf_run": {"wait_s": 12, "started": 995.0}})
     assert result["waited_s"] == 7 and sleep.call_args.args == (7,)
 
@@ -210,8 +210,8 @@ def test_the_role_variables_of_each_check_keep_the_hosts_still_in_the_play():
 
 
 def test_the_runs_step_returns_the_role_variables_only_when_the_check_runs():
-    task_vars = {"hostvars": {}, "ansible_play_hosts": ["a", "b"], "commcheck_oneclick_plan": dict(PLAN, rdma=True,
-                                                                                                     tcp=False),
+    task_vars = {"hostvars": {}, "ansible_play_hosts": ["a", "b"],
+                 "commcheck_oneclick_plan": dict(PLAN, rdma=True, tcp=False),
                  "commcheck_oneclick_decision": DECISION, "commcheck_oneclick_hosts": FLEET, "commcheck_pattern": "all"}
     runs = make(check_plan, {"step": "runs", "check": "rdma"}).run(task_vars=task_vars)
     assert runs["runs"] and runs["role_vars"]["commcheck_rdma_pattern"] == "all"
@@ -222,8 +222,8 @@ def test_pair_check_takes_the_one_click_decision_inside_the_one_click_role_only(
     own = {"commcheck_tcp_hosts": ["c"], "commcheck_tcp_pattern": "ring", "commcheck_tcp_timeout": 0,
            "commcheck_tcp_duration": 5, "commcheck_tcp_strategy": "pipelined",
            "ansible_play_hosts": ["a", "b", "c"], "ansible_play_hosts_all": ["a", "b", "c"],
-           "commcheck_oneclick_runs_tcp": {"runs": True, "role_vars": orv.role_vars("tcp", PLAN, DECISION, FLEET, "all",
-                                                                                     ["a", "b", "c"])}}
+           "commcheck_oneclick_runs_tcp": {
+               "runs": True, "role_vars": orv.role_vars("tcp", PLAN, DECISION, FLEET, "all", ["a", "b", "c"])}}
     alone = make(pair_check, {"family": "tcp", "step": "hosts"}).run(task_vars=own)
     inside = make(pair_check, {"family": "tcp", "step": "hosts"}).run(
         task_vars=dict(own, ansible_parent_role_names=ONECLICK))
@@ -256,8 +256,8 @@ def test_a_listening_port_answers_and_a_closed_one_times_out():
 
 
 def test_the_lost_step_asks_the_ssh_port_of_each_host_that_left_but_not_of_hosts_without_ssh():
-    hostvars = {"up": {}, "pod": {"ansible_connection": "kubectl"}, "down": {"ansible_host": "192.0.2.7",
-                                                                           "ansible_port": "2222"}}
+    hostvars = {"up": {}, "pod": {"ansible_connection": "kubectl"},
+                "down": {"ansible_host": "192.0.2.7", "ansible_port": "2222"}}
     asked = []
 
     def answer(address, port):
@@ -286,3 +286,14 @@ def test_the_render_step_writes_each_manifest_once_and_nothing_in_check_mode(tmp
     files[1]["content"] = "kind: ClusterRole\n"
     assert pods_plan.write_manifests(files, check_mode=False) == [rbac]
     assert (tmp_path / "made" / "ns-kubexec-rbac.yml").read_text() == "kind: ClusterRole\n"
+
+
+# ---------------------------------------------------------------- rdma_facts: a later reading keeps the facts
+
+def test_a_host_discovered_before_only_reads_again_and_a_new_one_discovers():
+    from ansible_collections.clusterops.commcheck.plugins.action import rdma_facts as facts_action
+    given = {"keep_facts": True, "sysfs_root": "/lab/sys"}
+    assert executed(facts_action, given, {"ansible_facts": {"commcheck_rdma": {"devices": []}}})[1] == {
+        "sysfs_root": "/lab/sys", "facts": False, "tools": False}
+    assert executed(facts_action, given, {"ansible_facts": {}})[1] == {"sysfs_root": "/lab/sys"}
+    assert executed(facts_action, {"keep_facts": False}, {"ansible_facts": {"commcheck_rdma": {}}})[1] == {}
