@@ -123,8 +123,8 @@ options:
     default: false
   keep_facts:
     description:
-      - Whether a host that already has the facts of a discovery (C(ansible_facts.commcheck_rdma)) keeps them:
-        there the run is a later reading (O(facts=false), O(tools=false): the port counters before a test, as the
+      - Whether a host that already has the facts of a discovery (C(ansible_facts.commcheck_rdma)) keeps them;
+        there the run is a later reading (O(facts=false), O(tools=false), the port counters before a test, as the
         rdma_perf role reads them); elsewhere it discovers as without it. The action plugin decides on the
         controller.
     type: bool
