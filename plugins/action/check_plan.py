@@ -13,18 +13,24 @@ tasks take (register it):
   fails, naming them, when a device asked for is not on its host or two hosts would test one machine;
 - ``decide``: what each check runs on and the "skipped" records of the rest (``check_plan.decide``), from
   each host's tool probe and discovery facts;
-- ``runs``: whether check O(check) runs over the hosts still in the play;
-- ``lost``: one finding per host that left the run (``records/lost_hosts.py``), from O(probe).
+- ``runs``: whether check O(check) runs over the hosts still in the play and, when it does, the variables of
+  its role that the one-click check decides (``planning/oneclick_role_vars.py``: hosts, pattern, operations,
+  every host's rails or mpirun entry), which the role's controller steps take in its place;
+- ``lost``: one finding per host that left the run (``records/lost_hosts.py``), from whether its ssh port still
+  answers (asked from the controller, or O(probe): the results of a port wait per host).
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import functools
+import socket
+import time
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import check_plan, oneclick_hosts
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.oneclick_role_vars import role_vars
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.lost_hosts import lost_record
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import MISSING, HostReader
@@ -32,6 +38,7 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars imp
 ARGUMENT_SPEC = oneclick_hosts.CHECK_PLAN_SPEC
 PLAN_VAR = "commcheck_oneclick_plan"
 DECISION_VAR = "commcheck_oneclick_decision"
+HOSTS_VAR = "commcheck_oneclick_hosts"
 
 
 def plan_of(value):
@@ -98,6 +105,41 @@ def lost_records(reader, probe):
     return records
 
 
+# the connections whose hosts are asked on their ssh port (not local ones, not pods reached with kubectl)
+SSH_CONNECTIONS = ("ssh", "smart", "paramiko")
+CONNECT_TIMEOUT_S = 3
+WAIT_S = 5
+
+
+def ssh_port_answer(address, port, wait_s=WAIT_S, connect_timeout_s=CONNECT_TIMEOUT_S):
+    """'' when ``address``:``port`` takes a connection within ``wait_s`` seconds (tried again until then, each
+    try at most ``connect_timeout_s``), else the message of a port wait that timed out."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            with socket.create_connection((address, port), timeout=max(0.1, min(connect_timeout_s, left))):
+                return ""
+        except (OSError, ValueError):
+            if time.monotonic() + 0.5 >= deadline:
+                return "Timeout when waiting for %s:%s" % (address, port)
+            time.sleep(0.5)
+
+
+def probe_lost(reader, hosts, answer=None):
+    """Whether each host that left the run still answers on its ssh port, shaped as a loop's results (one item per
+    host, ``skipped`` for a host reached without ssh, the answer's message when it did not answer)."""
+    answer = answer or ssh_port_answer
+    results = []
+    for host in hosts:
+        if reader.own(host, "ansible_connection", "ssh") not in SSH_CONNECTIONS:
+            results.append({"commcheck_oneclick_lost": host, "skipped": True})
+            continue
+        message = answer(str(reader.own(host, "ansible_host", host)), int(reader.own(host, "ansible_port", 22)))
+        results.append({"commcheck_oneclick_lost": host, "failed": bool(message), "msg": message})
+    return {"results": results}
+
+
 class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.check_plan"
@@ -134,7 +176,11 @@ class ActionModule(ControllerAction):
         elif step == "runs":
             result.update(self._runs(args, reader, play_hosts))
         else:
-            records = lost_records(reader, args["probe"])
+            probe = args["probe"]
+            if probe is None:
+                in_play = set(play_hosts)
+                probe = probe_lost(reader, [h for h in task_vars.get("ansible_play_hosts_all") or [] if h not in in_play])
+            records = lost_records(reader, probe)
             result.update(records=records, msg="%d host(s) left the run" % len(records))
         return result
 
@@ -146,7 +192,11 @@ class ActionModule(ControllerAction):
         decision = reader.run_value(DECISION_VAR) or {}
         runs = oneclick_hosts.check_runs(plan, decision, args["check"], play_hosts)
         hosts = oneclick_hosts.check_hosts(decision, args["check"], play_hosts)
-        return {"runs": runs, "hosts": hosts,
+        values = {}
+        if runs:
+            values = role_vars(args["check"], plan, decision, reader.run_value(HOSTS_VAR) or {},
+                               reader.run_value("commcheck_pattern"), play_hosts)
+        return {"runs": runs, "hosts": hosts, "role_vars": values,
                 "msg": "the %s check %s" % (args["check"], "runs on %s" % ", ".join(hosts) if runs else "does not run")}
 
     def _run_value(self, task_vars, name, default=None):

@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleError
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.oneclick_role_vars import decided
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
@@ -45,7 +46,11 @@ class ActionModule(ControllerAction):
     # ------------------------------------------------------------ variables
 
     def _var(self, task_vars, name, default=_MISSING):
-        """A role or play variable of this task, templated; a missing one without a default fails the step."""
+        """A role or play variable of this task, templated; a missing one without a default fails the step.
+        Inside the one-click role, what it decided for the collective check stands for the role's own."""
+        own = decided(task_vars, "collective", self._templar.template)
+        if name in own:
+            return plain(own[name])
         if name not in task_vars:
             if default is _MISSING:
                 raise ValueError("%s is not set: this step runs inside the collective role" % name)
@@ -79,7 +84,8 @@ class ActionModule(ControllerAction):
             if not found:
                 raise ValueError("host %s has no commcheck_collective_entry (the collective role's main.yml notes it "
                                  "before run.yml, or commcheck_collective_entry_by_host gives every host's)" % host)
-            return plain(found)
+            # named after the host unless the entry names it
+            return dict({"name": host}, **plain(found))
 
         mode = variables["commcheck_collective_mode"]
         groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])
@@ -92,7 +98,20 @@ class ActionModule(ControllerAction):
                                    chosen if mode == "per_node" else [], entry_of)
         count = len(runs) + sum(len(host_runs) for host_runs in per_node.values())
         return {"library": library, "chosen": chosen, "unreachable": unreachable, "runs": runs, "node_runs": per_node,
+                "governor_hosts": self._governor_hosts(task_vars, hostvars, chosen),
                 "msg": "%s %s: %d run(s) on %d host(s)" % (library, mode, count, len(chosen))}
+
+    def _governor_hosts(self, task_vars, hostvars, chosen):
+        """The hosts of the check that hold commcheck_cpu_governor around the runs: one is set (the host's own
+        value, else the run's) and the host is reached as a host (pods get none: the module would act on the
+        controller there)."""
+        run = {"commcheck_cpu_governor": self._var(task_vars, "commcheck_cpu_governor", ""),
+               "commcheck_transport": self._var(task_vars, "commcheck_transport", "host")}
+
+        def value(host, name):
+            return plain(host_value(hostvars, host, [name], None)) if has_own(hostvars, host, name) else run[name]
+        return [host for host in chosen
+                if value(host, "commcheck_cpu_governor") and value(host, "commcheck_transport") == "host"]
 
     @staticmethod
     def _launcher_vars(hostvars, host):

@@ -11,6 +11,7 @@ templated, the others taken as they are) and the results the role registered und
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import time
 from collections.abc import Mapping
 
 from ansible import constants as C
@@ -20,6 +21,7 @@ from ansible_collections.clusterops.commcheck.plugins.action.fleet_facts import 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.topology import TopologyError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import families
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.gpudirect import GpuDirectError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.oneclick_role_vars import decided
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.counters import CounterError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import RetestError
@@ -37,13 +39,15 @@ class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.pair_check"
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    _vars, _read, _row = None, None, None
+    _vars, _read, _row, _decided = None, None, None, None
     FAILURES = (families.FamilyError, ScheduleError, RetestError, ThresholdError, PreflightError, CounterError,
                 GpuDirectError, TopologyError, AnsibleError, ValueError, TypeError)
 
     def decide(self, args, result, task_vars):
         self._vars, self._read = task_vars, {}
         self._row = families.family(args["family"])
+        # inside the one-click role, what it decided for this check stands for the role's own variables
+        self._decided = decided(task_vars, self._row["pair_family"], self._templar.template)
         out = getattr(self, "_" + args["step"])()
         result.update(out, changed=False)
         return result
@@ -52,6 +56,8 @@ class ActionModule(ControllerAction):
 
     def opts(self, name):
         """A variable's value (templated when it holds a template), read once per task; None when not set."""
+        if name in self._decided:
+            return self._decided[name]
         if name not in self._read:
             value = self._vars.get(name, _MISSING)
             if value is _MISSING:
@@ -85,12 +91,19 @@ class ActionModule(ControllerAction):
     # -------------------------------------------------------------- the steps
 
     def _hosts(self):
-        return self.chosen()
+        # every host's rails as the one-click check noted them in one task, else none (each host's own fact)
+        return dict(self.chosen(), rails_by_host=self.opts(self._row["facts"] + "_rails_by_host") or {})
 
     def _plan(self):
         fleet = self.registered("fleet", {})
         return engine.plan(self._row, self.opts, fleet, self.chosen()["timeout"], self.forks(),
                            rdma_facts=(fleet.get("facts") or {}).get("rdma"))
+
+    def _wait(self):
+        """Sleeps the expected test time of the plan, less what starting its jobs already took (at least 1 s)."""
+        seconds = engine.wait_left(self.registered("run", {}))
+        time.sleep(seconds)
+        return {"waited_s": seconds}
 
     def _first(self):
         sides = self.registered("fleet_sides", {}).get("facts") or {}

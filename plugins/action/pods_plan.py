@@ -11,7 +11,8 @@ with the arguments built from them (an empty kubeconfig, context or kubectl path
 - ``state``: this run's pod settings (run id, namespace, kubectl settings, the nodes as a list); register it
   as ``commcheck_k8s_pods_state``, which the cleanup reads on localhost;
 - ``render``: the job and RBAC manifests asked for (``files``: dest and content), the node selector resolved
-  by test_pods in check mode;
+  by test_pods in check mode, written under ``commcheck_k8s_manifest_dir`` (``written``: those that changed;
+  nothing is written in check mode);
 - ``create`` / ``attach``: test_pods state=present / existing_pods state=attached, their result as is;
 - ``hosts``: the add_host entry of each pod of O(result);
 - ``cleanup``: deletes the test pods of the run kept on localhost (else the role variables'), or stops the
@@ -21,6 +22,7 @@ with the arguments built from them (an empty kubeconfig, context or kubectl path
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import os
 import random
 import time
 from collections.abc import Mapping
@@ -32,6 +34,7 @@ from ansible.plugins.filter.core import to_nice_yaml
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.kubexec import KubexecError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import pods_plan as plan
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import OptionError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.atomic_file import write_atomic
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = plan.PODS_PLAN_SPEC
@@ -77,6 +80,24 @@ def manifest_files(values, run_id, nodes):
     return files
 
 
+def write_manifests(files, check_mode):
+    """Writes each manifest whose file does not hold its content yet (mode 0644, atomically; its directory made
+    with mode 0755 when missing), none in check mode; returns the paths written (or that would be)."""
+    written = []
+    for item in files:
+        try:
+            with open(item["dest"], encoding="utf-8") as handle:
+                if handle.read() == item["content"]:
+                    continue
+        except OSError:
+            pass
+        written.append(item["dest"])
+        if not check_mode:
+            os.makedirs(os.path.dirname(item["dest"]) or ".", mode=0o755, exist_ok=True)
+            write_atomic(item["dest"], item["content"])
+    return written
+
+
 def localhost_value(task_vars, name):
     """localhost's variable ``name`` (where the k8s_pods role keeps its state), or None."""
     try:
@@ -113,7 +134,8 @@ class ActionModule(ControllerAction):
                     return resolved
                 nodes = [manifest["spec"]["nodeName"] for manifest in resolved.get("manifests") or []]
             result.update(files=manifest_files(values, state["run_id"], nodes))
-            result["msg"] = "%d manifest(s)" % len(result["files"])
+            result["written"] = write_manifests(result["files"], self._task.check_mode)
+            result.update(changed=bool(result["written"]), msg="%d manifest(s)" % len(result["files"]))
             return result
         if step == "create":
             return self._module(TEST_PODS, plan.create_args(values, state, state["nodes"]), task_vars)

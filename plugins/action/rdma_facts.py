@@ -5,11 +5,15 @@
 
 With ``role_options: true`` every option the task does not give comes from
 the discover role's variables of this host (the rule for each is
-``role_args``). The module then runs on the host as it would without it.
+``role_args``); with ``keep_facts: true`` a host that has its discovery's
+facts already only reads again (``kept_facts_args``). The module then runs on
+the host as it would without them.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
+
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import overlay_role_values
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.role_options_action import RoleOptionsAction
@@ -41,9 +45,20 @@ def role_args(args, role_value):
     return overlay_role_values(args, ROLE_VARIABLES, role_value, EMPTY_IS_UNSET)
 
 
+def kept_facts_args(args, discovered):
+    """``args`` for a host that keeps its discovery's facts (``discovered``): a later reading, neither setting the
+    facts nor running the tools; unchanged for a host not discovered yet."""
+    return dict(args, facts=False, tools=False) if discovered else dict(args)
+
+
 class ActionModule(RoleOptionsAction):
 
     MODULE = MODULE
 
     def role_args(self, args, task_vars):
         return role_args(args, lambda name: self.role_value(task_vars, name))
+
+    def own_args(self, args, task_vars):
+        if boolean(args.pop("keep_facts", False), strict=False):
+            return kept_facts_args(args, (task_vars.get("ansible_facts") or {}).get("commcheck_rdma") is not None)
+        return args

@@ -27,8 +27,10 @@ description:
     giving the collective library, the hosts of each check and one C(skipped) record per check a host cannot run.
   - O(step=runs) says whether the check O(check) runs (planned, and enough of the hosts the decision
     (C(commcheck_oneclick_decision)) chose for it still in the play - two for a pair check, one and a library
-    for the collective).
-  - O(step=lost) makes one finding record per host that left the run from O(probe).
+    for the collective) and, when it runs, the variables of its role the one-click check decides (RV(role_vars)).
+  - O(step=lost) makes one finding record per host that left the run, from whether its ssh port still answers, asked
+    from the controller (a connection to its C(ansible_host) and C(ansible_port), tried for 5 seconds; hosts whose
+    C(ansible_connection) is not ssh are not asked), or read from O(probe) when given.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -45,8 +47,9 @@ options:
     choices: [rdma, tcp, collective]
   probe:
     description:
-      - For O(step=lost), the registered result of the loop of C(ansible.builtin.wait_for) over the hosts that left
-        the run (loop variable C(commcheck_oneclick_lost)); an item skipped is a host not reached over ssh.
+      - For O(step=lost), the registered result of a loop of C(ansible.builtin.wait_for) over the hosts that left
+        the run (loop variable C(commcheck_oneclick_lost)); an item skipped is a host not reached over ssh. Not
+        given, the step asks each host's ssh port itself.
     type: dict
 seealso:
   - module: clusterops.commcheck.fleet_facts
@@ -134,6 +137,16 @@ runs:
   returned: O(step=runs)
   type: bool
   sample: true
+role_vars:
+  description:
+    - The variables of the check's role that the one-click check decides (O(step=runs), when the check runs) - its
+      hosts still in the play, pattern, operations, metrics and every host's rails (RDMA, TCP) or mpirun entry
+      (collective). The controller steps of that role (M(clusterops.commcheck.pair_check),
+      M(clusterops.commcheck.collective_plan)) take them in place of the role's own variables when they run inside
+      the one-click role.
+  returned: O(step=runs)
+  type: dict
+  sample: {"commcheck_tcp_hosts": ["node1", "node2"], "commcheck_tcp_pattern": "ring", "commcheck_tcp_perf_rails_by_host": {}}
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only

@@ -56,6 +56,7 @@ author:
   - commcheck developers (@clusterops)
 extends_documentation_fragment:
   - clusterops.commcheck.transport
+  - clusterops.commcheck.planned_run.collective
 options:
   library:
     description: The communication library whose test runs.
@@ -546,6 +547,7 @@ ARGUMENT_SPEC = dict(
     mpi_agent_dir=dict(type="str"),
     ssh_config=dict(type="path"),
     fail_on_error=dict(type="bool", default=True),
+    run=dict(type="dict"),
 )
 ARGUMENT_SPEC.update(TRANSPORT_ARGSPEC)
 

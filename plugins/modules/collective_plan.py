@@ -98,6 +98,13 @@ runs:
   returned: O(step=runs)
   type: list
   elements: dict
+governor_hosts:
+  description:
+    - The hosts of RV(chosen) that hold C(commcheck_cpu_governor) around the runs - it is set (the host's own
+      value, else the run's) and C(commcheck_transport) is V(host) (pods get no governor).
+  returned: O(step=runs)
+  type: list
+  elements: str
 node_runs:
   description: Per host, its per-node runs (the same keys as RV(runs)); empty unless the mode is V(per_node).
   returned: O(step=runs)

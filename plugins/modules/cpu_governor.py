@@ -71,6 +71,17 @@ options:
     description: The directory that stands for C(/sys); an absolute path without C(..) components.
     type: path
     default: /sys
+  role_options:
+    description:
+      - Take options from the run's variables on the controller (the module's action plugin), as the collective
+        role and the one-click role's release do. A variable that is set replaces the task's own value; one that
+        is undefined or null leaves it (or the module's default).
+      - V(hold) takes O(governor) from C(commcheck_cpu_governor) and O(save_to) from C(commcheck_lock_dir);
+        V(restore) takes O(restore_saved) from C(commcheck_lock_dir). Both take O(sysfs_root) from
+        C(commcheck_sysfs_root).
+    type: str
+    choices: [hold, restore]
+    version_added: 1.1.0
 attributes:
   check_mode:
     support: full
@@ -271,6 +282,8 @@ def main():
             restore_saved=dict(type="path"),
             leftover=dict(type="bool", default=True),
             save_to=dict(type="path"),
+            # read on the controller by the module's action plugin, which takes it out
+            role_options=dict(type="str", choices=["hold", "restore"]),
         ),
         mutually_exclusive=[("governor", "governors", "restore_saved")],
         required_one_of=[("governor", "governors", "restore_saved")],

@@ -25,6 +25,7 @@ author:
 extends_documentation_fragment:
   - clusterops.commcheck.transport
   - clusterops.commcheck.pair_module
+  - clusterops.commcheck.planned_run
 options:
   bind:
     description: Local address to bind to (C(-B)); for a server, the address it listens on.

@@ -31,6 +31,8 @@ options:
       - V(hosts) the check's hosts, the hosts the play lost, the step timeout.
       - V(plan) the rounds of pairs (one merged plan when pipelined), the task bound, whether the tests run in
         the background, how long the controller waits for them, the module's options, the RoCE preflight.
+      - V(wait) sleeps on the controller while a plan runs in the background, its expected test time, less
+        what starting the jobs already took (at least one second).
       - V(first) the first pass judged (records, findings, matrices, summary).
       - V(retests) the retest plan of the failing pairs, shaped like V(plan).
       - V(counters) the port counter changes of this controller's hosts.
@@ -39,7 +41,7 @@ options:
         controller's share of them, the check's verdict and its outcome line.
     type: str
     required: true
-    choices: [hosts, plan, first, retests, counters, gpu_states, gpu_plan, gpu_judge, judge]
+    choices: [hosts, plan, wait, first, retests, counters, gpu_states, gpu_plan, gpu_judge, judge]
 extends_documentation_fragment:
   - clusterops.commcheck.controller
 attributes:
@@ -79,6 +81,12 @@ unreachable:
   returned: steps hosts, plan
   type: list
   elements: str
+rails_by_host:
+  description:
+    - Every host's rails as the one-click check noted them in one task (C(commcheck_rdma_perf_rails_by_host),
+      C(commcheck_tcp_perf_rails_by_host)); empty when the role runs on its own (each host's own fact then).
+  returned: step hosts
+  type: dict
 timeout:
   description: Seconds one test step may take.
   returned: steps hosts, plan, retests, gpu_plan
@@ -104,6 +112,10 @@ module_args:
   description: The options of the family's module, the same for every host.
   returned: steps plan, retests, gpu_plan
   type: dict
+waited_s:
+  description: The seconds the controller waited.
+  returned: step wait
+  type: int
 message:
   description: The line that says how many retests run (V(retests)), or how the check went (V(judge)).
   returned: steps retests, judge

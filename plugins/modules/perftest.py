@@ -29,6 +29,7 @@ author:
 extends_documentation_fragment:
   - clusterops.commcheck.transport
   - clusterops.commcheck.pair_module
+  - clusterops.commcheck.planned_run
 options:
   test:
     description: The RDMA operation tested.

@@ -21,7 +21,10 @@ description:
     list, what the cleanup must do) and says in C(msg) how to delete the pods of an interrupted run; register
     it as C(commcheck_k8s_pods_state).
   - O(step=render) renders the manifests asked for (C(commcheck_k8s_render_job), C(commcheck_k8s_render_rbac))
-    as RV(files); a C(commcheck_k8s_node_selector) is resolved by test_pods in check mode (nothing is created).
+    as RV(files) and writes them under C(commcheck_k8s_manifest_dir) (each file atomically, mode C(0644); the
+    directory made with mode C(0755) when missing; a file that already holds its content is left, none is
+    written in check mode); a C(commcheck_k8s_node_selector) is resolved by test_pods in check mode (nothing is
+    created).
   - O(step=create) creates one test pod per node (test_pods C(state=present)); O(step=attach) reads the
     existing pods of C(commcheck_k8s_existing_pods) (existing_pods C(state=attached)).
   - O(step=hosts) gives the C(ansible.builtin.add_host) entry of each pod of O(result) as RV(hosts), named after
@@ -86,6 +89,11 @@ files:
   returned: O(step=render)
   type: list
   elements: dict
+written:
+  description: The manifests of RV(files) written (or, in check mode, that would be), O(step=render).
+  returned: O(step=render)
+  type: list
+  elements: str
 hosts:
   description: The add_host entry of each pod (O(step=hosts)).
   returned: O(step=hosts)

@@ -121,6 +121,15 @@ options:
         C(commcheck_oneclick_discover_devices) when it sets them. The action plugin reads them on the controller.
     type: bool
     default: false
+  keep_facts:
+    description:
+      - Whether a host that already has the facts of a discovery (C(ansible_facts.commcheck_rdma)) keeps them;
+        there the run is a later reading (O(facts=false), O(tools=false), the port counters before a test, as the
+        rdma_perf role reads them); elsewhere it discovers as without it. The action plugin decides on the
+        controller.
+    type: bool
+    default: false
+    version_added: 1.1.0
 attributes:
   check_mode:
     support: full
@@ -400,6 +409,8 @@ def main():
         devices=dict(type="bool", default=True),
         fail_on=dict(type="str", default="never", choices=["error", "warning", "never"]),
         role_options=dict(type="bool", default=False),
+        # read on the controller by the action plugin, which takes it out
+        keep_facts=dict(type="bool", default=False),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
     module = checked_module(argument_spec=argument_spec, supports_check_mode=True)

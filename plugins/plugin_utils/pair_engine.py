@@ -134,6 +134,13 @@ def run_shape(row, opts, plans, timeout, forks, now=None):
             "module_args": module_args(row, opts, timeout)}
 
 
+def wait_left(run, now=None):
+    """Whole seconds the controller still waits for a plan run in the background: its expected test time less
+    what starting the jobs already took, at least 1."""
+    now = time.time() if now is None else now
+    return int(max(1, number(run.get("wait_s")) - (now - number(run.get("started")))))
+
+
 def measured_s(row, opts):
     """Seconds of measurement per step (a step run by count, like latency by iterations, measures none)."""
     rule = row["timeout"]

@@ -37,6 +37,7 @@ class RoleOptionsAction(ActionBase):
             except RoleArgsError as exc:
                 result.update(failed=True, msg="%s: %s" % (self.MODULE, exc))
                 return result
+        args = self.own_args(args, task_vars)
         result.update(self._execute_module(module_name=self.MODULE, module_args=args, task_vars=task_vars))
         # as the normal action does: the module's temporary directory goes with its run
         self._remove_tmp_path(self._connection._shell.tmpdir)
@@ -45,6 +46,11 @@ class RoleOptionsAction(ActionBase):
     def role_value(self, task_vars, name):
         """The host's templated value of the variable ``name``, None when it has none."""
         return self._templar.template(task_vars[name]) if name in task_vars else None
+
+    def own_args(self, args, task_vars):
+        """``args`` once the action's own options (none here) are taken out and applied."""
+        del task_vars
+        return args
 
     def role_args(self, args, task_vars):
         """``args`` with the role's variables of this host set over them; raises RoleArgsError."""

@@ -89,7 +89,7 @@ ACTION_ONLY = set(["check_outputs", "check_plan", "collective_plan", "discovery_
                    "report", "validate_options"])
 # Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
 # the host: the module's values are walked above, as MODULES.
-MODULE_WRAPPERS = set(["run_lock", "quarantine", "rdma_facts"])
+MODULE_WRAPPERS = set(["run_lock", "quarantine", "rdma_facts", "perftest", "iperf3", "collective", "cpu_governor"])
 TIME_LIMIT_S = 20
 
 

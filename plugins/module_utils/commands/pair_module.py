@@ -56,6 +56,8 @@ def pair_argument_spec(tool_options, tool_side_options, tcp_port, timeout):
         expected_gbps=dict(type="float"),
         min_fraction=dict(type="float", default=0.9),
         fail_on_error=dict(type="bool", default=True),
+        # filled in by the module's action plugin (plugin_utils/planned_tests.py), which takes it out
+        planned=dict(type="str", choices=["run", "round"]),
     )
     side = dict(
         role=dict(type="str", choices=ROLE_CHOICES, required=True),
