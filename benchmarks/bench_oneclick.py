@@ -39,6 +39,7 @@ Usage::
 
     sudo .venv/bin/python benchmarks/bench_oneclick.py [--hosts 8 16 32] [--pattern ring|mesh]
         [--rdma-duration 5] [--tcp-duration 5] [--rate 500mbit] [--json out.json] [--logs DIR]
+        [--lab-prefix bo]
 
 The labs are taken down afterwards, also on Ctrl-C. docs/benchmarks.md has
 the numbers measured on the 2-core build machine.
@@ -270,8 +271,9 @@ def rounds_of(records):
     return len(set(r["params"].get("round") for r in records if r.get("verdict") != "skipped"))
 
 
-def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE, profile=None, workers=False):
-    name = "bo%d" % hosts
+def bench(hosts, pattern, t_rdma, t_tcp, logs, rails=1, rate=lablib.DEFAULT_RATE, profile=None, workers=False,
+          lab_prefix="bo"):
+    name = lablib.check_name("%s%d" % (lab_prefix, hosts))
     lablib.down(name)
     t0 = time.monotonic()
     lab = lablib.up(name, hosts, rails, rate=rate, owner_pid=os.getpid())
@@ -405,17 +407,24 @@ def main(argv=None):
     parser.add_argument("--logs", help="directory to keep the ansible-playbook logs in")
     parser.add_argument("--profile", help="directory for py-spy samples of the main ansible-playbook process "
                         "(collapsed stacks; needs py-spy in .venv)")
+    parser.add_argument("--lab-prefix", default="bo",
+                        help="the labs are named PREFIX<hosts> (default %(default)s): a prefix of its own lets "
+                        "benchmarks run beside other labs on the machine, and two trees side by side")
     parser.add_argument("--profile-workers", action="store_true",
                         help="with --profile: sample the worker processes Ansible forks too (slows the run; "
                         "its CPU figures then include py-spy's)")
     args = parser.parse_args(argv)
     if not lablib.is_root():
         parser.error("the lab needs root")
+    for hosts in args.hosts:
+        try:
+            lablib.check_name("%s%d" % (args.lab_prefix, hosts))
+        except lablib.LabError as err:
+            parser.error("--lab-prefix: %s" % err)
     results = []
     for hosts in args.hosts:
         res = bench(hosts, args.pattern, args.rdma_duration, args.tcp_duration, args.logs, rate=args.rate,
-                    profile=args.profile,
-                    workers=args.profile_workers)
+                    profile=args.profile, workers=args.profile_workers, lab_prefix=args.lab_prefix)
         results.append(res)
         sys.stdout.write("N=%(hosts)d %(pattern)s: rc=%(rc)d wall %(wall_s).1fs ideal %(ideal_s).1fs "
                          "ratio %(ratio)s; controller CPU %(controller_cpu_s).1fs (%(controller_cpu_per_host_s).2fs "
