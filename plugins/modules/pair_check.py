@@ -34,9 +34,9 @@ options:
       - V(first) the first pass judged (records, findings, matrices, summary).
       - V(retests) the retest plan of the failing pairs, shaped like V(plan) (retest pass 1).
       - V(retest_again) the next retest pass, from the pass before (C(<facts>_retest_plan)) and the retest sides
-        this controller's hosts measured so far: the pairs not measured yet that separate the hypotheses still
-        open (a host not yet tested with a known-good one; hosts or the fabric); none when nothing is ambiguous
-        or C(commcheck_retest_rounds) passes after the first have run.
+        this controller's hosts measured so far, with the pairs not measured yet that separate the hypotheses
+        still open (a host not yet tested with a known-good one, hosts or the fabric); none when nothing is
+        ambiguous or C(commcheck_retest_rounds) passes after the first have run.
       - V(counters) the port counter changes of this controller's hosts.
       - V(gpu_states), V(gpu_plan), V(gpu_judge) the pass from GPU memory (GPUDirect RDMA).
       - V(judge) retests judged, thresholds, localization, counters' trend; the records to publish, this

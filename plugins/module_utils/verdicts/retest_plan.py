@@ -341,7 +341,6 @@ def retest_item(purpose, attempt, server, client, rail, op, metric, origin, subj
     return item
 
 
-
 def _pack(items):
     """Greedy first fit: a host at most once per rail per round."""
     rounds = []
