@@ -22,7 +22,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.rete
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import pair_engine as engine
 
 from fault_lab import Fabric
-from test_pair_engine import RDMA, SHARED, by_host, fleet_of, reader
+from test_pair_check_action import run_step
+from test_pair_engine import RDMA, SHARED, TCP, by_host, fleet_of, reader
 
 
 def named(fabric):
@@ -214,3 +215,54 @@ def test_the_engine_plans_no_designed_pass_with_rounds_0():
     again = engine.retest_again(row, opts, first, fleet, run, last, fabric.sides(last["rounds"], "retest"), 50)
     assert (again["rounds"], again["hosts"], again["message"]) == ([], [], None)
     assert again["all_retests"] == last["all_retests"] and again["passes"] == last["passes"]
+
+
+def test_the_tcp_check_takes_the_same_designed_pass_on_ports_past_its_first_pass():
+    fabric = Fabric(n=6, rails=1).slow(0.3, host="h2").slow(0.3, host="h4").slow(0.3, host="h6")
+    row = families.family("tcp")
+    opts = reader(SHARED, TCP, commcheck_tcp_pattern="ring", commcheck_tcp_expected_gbps=95,
+                  commcheck_retest_rounds=2)
+    rails = dict((h, [{"rail": 0, "address": "10.0.0.%d" % (i + 10)}]) for i, h in enumerate(fabric.hosts))
+    fleet = {"hosts": list(fabric.hosts), "unreachable": [], "own": list(fabric.hosts), "slices": 1,
+             "facts": {"rails": rails}}
+    run = engine.plan(row, opts, fleet, 45, forks=50)
+    first = engine.first_pass(row, opts, run, by_host(fabric.tcp_sides(run["rounds"], "first", 0)), {})
+    plans = [engine.retests(row, opts, first, fleet, run, forks=50)]
+    sides = fabric.tcp_sides(plans[0]["rounds"], "retest", 0)
+    for _loop in range(2):
+        plans.append(engine.retest_again(row, opts, first, fleet, run, plans[-1], sides, 50))
+        sides += fabric.tcp_sides(plans[-1]["rounds"], "retest", 0)
+    jobs = [(j["server"], j["client"], j["retest"]["retest_purpose"]) for r in plans[1]["rounds"] for j in r["jobs"]]
+    assert jobs == [("h5", "h1", "partner")] and plans[2]["rounds"] == []
+    first_ports = set(job["tcp_port"] for job in run["jobs"])
+    assert min(j["tcp_port"] for r in plans[1]["rounds"] for j in r["jobs"]) > max(first_ports)
+    assert all("test" not in side for r in plans[1]["rounds"] for host_sides in r["sides"].values()
+               for side in host_sides)
+    verdicts = engine.judge(row, opts, first, plans[-1], sides, [], [], [], {}, {})
+    assert "bad nodes ['h2', 'h4', 'h6']" in verdicts["message"]
+
+
+def test_the_action_plans_pass_2_from_the_retest_sides_each_host_of_this_controller_kept():
+    fabric = Fabric(6, 2, pattern="ring").slow(0.3, "h2").slow(0.3, "h4").slow(0.3, "h6")
+    row = families.family("rdma")
+    values = dict(SHARED, **RDMA)
+    values.update(commcheck_rdma_pattern="ring", commcheck_retest_rounds=2)
+    opts = reader(values)
+    fleet = fleet_of(fabric)
+    run = engine.plan(row, opts, fleet, 30, forks=50)
+    first = engine.first_pass(row, opts, run, by_host(fabric.sides(run["rounds"], "first")), {})
+    last = engine.retests(row, opts, first, fleet, run, forks=50)
+    kept = by_host(fabric.sides(last["rounds"], "retest"))
+    # each host keeps its own sides (retest_run.yml); a host of the fleet the play lost has none
+    hostvars = dict((h, {"commcheck_rdma_perf_retest_sides": kept.get(h, [])}) for h in fabric.hosts)
+    hostvars["h6"] = {}
+    task_vars = dict(values, hostvars=hostvars, ansible_play_hosts=fabric.hosts, commcheck_rdma_perf=first,
+                     commcheck_rdma_perf_fleet=dict(fleet, own=fabric.hosts + ["gone"]),
+                     commcheck_rdma_perf_run=run, commcheck_rdma_perf_retest_plan=last)
+    result = run_step("rdma", "retest_again", task_vars)
+    assert not result.get("failed"), result
+    assert (result["retest_pass"], result["hosts"]) == (2, ["h1", "h5"])
+    assert result["message"].startswith("retest pass 2: 2 pair(s)")
+    # with h6's sides lost, h5 - h6 and h6 - h1 have their first pass only: still the same pairs to measure
+    task_vars["commcheck_retest_rounds"] = 0
+    assert run_step("rdma", "retest_again", task_vars)["hosts"] == []
