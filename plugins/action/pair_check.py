@@ -103,10 +103,9 @@ class ActionModule(ControllerAction):
 
     def _retest_again(self):
         """The next retest pass, from the pass before (registered as ``<facts>_retest_plan``) and the retest sides
-        this controller's hosts measured so far."""
+        every host of the check measured so far (gathered as ``<facts>_fleet_retested``, from every slice)."""
         sides = []
-        for host in self.registered("fleet", {}).get("own") or []:
-            measured = self.host_var(host, [self._row["facts"] + "_retest_sides"], [])
+        for measured in ((self.registered("fleet_retested", {}).get("facts") or {}).get("retest_sides") or {}).values():
             sides += [side for side in measured if isinstance(side, Mapping)] if isinstance(measured, list) else []
         return engine.retest_again(self._row, self.opts, self.registered("", {}), self.registered("fleet", {}),
                                    self.registered("run", {}), self.registered("retest_plan", {}), sides, self.forks())

@@ -242,7 +242,7 @@ def test_the_tcp_check_takes_the_same_designed_pass_on_ports_past_its_first_pass
     assert "bad nodes ['h2', 'h4', 'h6']" in verdicts["message"]
 
 
-def test_the_action_plans_pass_2_from_the_retest_sides_each_host_of_this_controller_kept():
+def test_the_action_plans_pass_2_from_the_retest_sides_gathered_from_every_host():
     fabric = Fabric(6, 2, pattern="ring").slow(0.3, "h2").slow(0.3, "h4").slow(0.3, "h6")
     row = families.family("rdma")
     values = dict(SHARED, **RDMA)
@@ -253,16 +253,14 @@ def test_the_action_plans_pass_2_from_the_retest_sides_each_host_of_this_control
     first = engine.first_pass(row, opts, run, by_host(fabric.sides(run["rounds"], "first")), {})
     last = engine.retests(row, opts, first, fleet, run, forks=50)
     kept = by_host(fabric.sides(last["rounds"], "retest"))
-    # each host keeps its own sides (retest_run.yml); a host of the fleet the play lost has none
-    hostvars = dict((h, {"commcheck_rdma_perf_retest_sides": kept.get(h, [])}) for h in fabric.hosts)
-    hostvars["h6"] = {}
-    task_vars = dict(values, hostvars=hostvars, ansible_play_hosts=fabric.hosts, commcheck_rdma_perf=first,
-                     commcheck_rdma_perf_fleet=dict(fleet, own=fabric.hosts + ["gone"]),
-                     commcheck_rdma_perf_run=run, commcheck_rdma_perf_retest_plan=last)
+    # what fleet_facts gathered (retest_again.yml): each host's kept sides; a host with none has an empty list
+    gathered = {"facts": {"retest_sides": dict((h, kept.get(h, [])) for h in fabric.hosts)}}
+    task_vars = dict(values, ansible_play_hosts=fabric.hosts, commcheck_rdma_perf=first,
+                     commcheck_rdma_perf_fleet=fleet, commcheck_rdma_perf_run=run,
+                     commcheck_rdma_perf_retest_plan=last, commcheck_rdma_perf_fleet_retested=gathered)
     result = run_step("rdma", "retest_again", task_vars)
     assert not result.get("failed"), result
     assert (result["retest_pass"], result["hosts"]) == (2, ["h1", "h5"])
     assert result["message"].startswith("retest pass 2: 2 pair(s)")
-    # with h6's sides lost, h5 - h6 and h6 - h1 have their first pass only: still the same pairs to measure
     task_vars["commcheck_retest_rounds"] = 0
     assert run_step("rdma", "retest_again", task_vars)["hosts"] == []
