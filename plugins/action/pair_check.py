@@ -114,6 +114,15 @@ class ActionModule(ControllerAction):
         return engine.retests(self._row, self.opts, self.registered("", {}), self.registered("fleet", {}),
                               self.registered("run", {}), self.forks())
 
+    def _retest_again(self):
+        """The next retest pass, from the pass before (registered as ``<facts>_retest_plan``) and the retest sides
+        every host of the check measured so far (gathered as ``<facts>_fleet_retested``, from every slice)."""
+        sides = []
+        for measured in ((self.registered("fleet_retested", {}).get("facts") or {}).get("retest_sides") or {}).values():
+            sides += [side for side in measured if isinstance(side, Mapping)] if isinstance(measured, list) else []
+        return engine.retest_again(self._row, self.opts, self.registered("", {}), self.registered("fleet", {}),
+                                   self.registered("run", {}), self.registered("retest_plan", {}), sides, self.forks())
+
     def _counters(self):
         """The port counter changes of this controller's hosts still in the play: before the tests (this run's
         discovery, or the role's own reading), after them (what the host's last test task read)."""

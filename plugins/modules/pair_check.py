@@ -34,14 +34,18 @@ options:
       - V(wait) sleeps on the controller while a plan runs in the background, its expected test time, less
         what starting the jobs already took (at least one second).
       - V(first) the first pass judged (records, findings, matrices, summary).
-      - V(retests) the retest plan of the failing pairs, shaped like V(plan).
+      - V(retests) the retest plan of the failing pairs, shaped like V(plan) (retest pass 1).
+      - V(retest_again) the next retest pass, from the pass before (C(<facts>_retest_plan)) and the retest sides
+        this controller's hosts measured so far, with the pairs not measured yet that separate the hypotheses
+        still open (a host not yet tested with a known-good one, hosts or the fabric); none when nothing is
+        ambiguous or C(commcheck_retest_rounds) passes after the first have run.
       - V(counters) the port counter changes of this controller's hosts.
       - V(gpu_states), V(gpu_plan), V(gpu_judge) the pass from GPU memory (GPUDirect RDMA).
       - V(judge) retests judged, thresholds, localization, counters' trend; the records to publish, this
         controller's share of them, the check's verdict and its outcome line.
     type: str
     required: true
-    choices: [hosts, plan, wait, first, retests, counters, gpu_states, gpu_plan, gpu_judge, judge]
+    choices: [hosts, plan, wait, first, retests, retest_again, counters, gpu_states, gpu_plan, gpu_judge, judge]
 extends_documentation_fragment:
   - clusterops.commcheck.controller
 attributes:
@@ -72,8 +76,8 @@ EXAMPLES = r'''
 
 RETURN = r'''
 hosts:
-  description: Step V(hosts), V(plan), V(retests) - the hosts of the check (of the retests).
-  returned: steps hosts, plan, retests
+  description: Step V(hosts), V(plan), V(retests), V(retest_again) - the hosts of the check (of the retests).
+  returned: steps hosts, plan, retests, retest_again
   type: list
   elements: str
 unreachable:
@@ -89,37 +93,62 @@ rails_by_host:
   type: dict
 timeout:
   description: Seconds one test step may take.
-  returned: steps hosts, plan, retests, gpu_plan
+  returned: steps hosts, plan, retests, retest_again, gpu_plan
   type: int
 rounds:
   description: The plans to run, each with C(sides) per host, C(jobs), C(steps) and C(bounds) (each host's task bound).
-  returned: steps plan, retests, gpu_plan
+  returned: steps plan, retests, retest_again, gpu_plan
   type: list
   elements: dict
 bound:
   description: Seconds the pipelined task of the first plan may take as a whole.
-  returned: steps plan, retests, gpu_plan
+  returned: steps plan, retests, retest_again, gpu_plan
   type: int
 background:
   description: Whether the pipelined tests run in the background (async) for want of forks.
-  returned: steps plan, retests, gpu_plan
+  returned: steps plan, retests, retest_again, gpu_plan
   type: bool
 wait_s:
   description: Seconds of measurement the controller waits for before it collects background tests.
-  returned: steps plan, retests, gpu_plan
+  returned: steps plan, retests, retest_again, gpu_plan
   type: int
 module_args:
   description: The options of the family's module, the same for every host.
-  returned: steps plan, retests, gpu_plan
+  returned: steps plan, retests, retest_again, gpu_plan
   type: dict
 waited_s:
   description: The seconds the controller waited.
   returned: step wait
   type: int
 message:
-  description: The line that says how many retests run (V(retests)), or how the check went (V(judge)).
-  returned: steps retests, judge
+  description: The line that says how many retests run (V(retests), V(retest_again)), or how the check went
+    (V(judge)).
+  returned: steps retests, retest_again, judge
   type: str
+retest_pass:
+  description: The number of the retest pass (1 for V(retests)).
+  returned: steps retests, retest_again
+  type: int
+all_rounds:
+  description: The jobs (C(jobs)) of every retest pass so far, this one's included, for V(judge).
+  returned: steps retests, retest_again
+  type: list
+  elements: dict
+all_retests:
+  description: The retest items of every retest pass so far, each with its C(purpose) and C(pass).
+  returned: steps retests, retest_again
+  type: list
+  elements: dict
+all_skipped:
+  description: The retests of every pass so far that were left out, with the reason.
+  returned: steps retests, retest_again
+  type: list
+  elements: dict
+passes:
+  description: The summary of each retest pass that planned something (C(partner), C(control), C(cross), ...).
+  returned: steps retests, retest_again
+  type: list
+  elements: dict
 publish:
   description: Every record of the check.
   returned: step judge

@@ -27,6 +27,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpudirect as gpu_verdicts
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement as jd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_design as rd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_plan as rp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import roce_consistency as rc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
@@ -222,29 +223,75 @@ def expected(row, opts):
 def retests(row, opts, first, fleet, run, forks, now=None):
     """The retest plan of the failing pairs (as is, with known-good partners, control and cross pairs), shaped
     to run like the first pass, and the line that says how many run."""
-    base_port = int(number(opts(option(row, "base_port"))))
-    if row["retest_port"] == "past_first_pass":
-        # a late side of the first pass never meets a retest
-        base_port = max([int(number(job.get("tcp_port"))) for job in run["jobs"]] + [base_port - 1]) + 1
     planned = rp.plan_retests(first["records"], (fleet.get("facts") or {}).get("rails") or {},
                               int(number(opts("commcheck_retest_repeats"))), truthy(opts("commcheck_retest_partners")),
-                              base_port, bad_verdicts(opts), run["unreachable"], int(number(opts("commcheck_retest_max"))),
+                              retest_base_port(row, opts, run), bad_verdicts(opts), run["unreachable"],
+                              int(number(opts("commcheck_retest_max"))),
                               RETEST_ROUND_OFFSET, opts(option(row, "strategy")) == "pipelined",
                               int(number(opts("commcheck_retest_per_host"))) or None, row["tests"] is not None)
+    return _retest_pass(row, opts, run, forks, planned, 1, {}, now)
+
+
+def retest_again(row, opts, first, fleet, run, last, retest_sides, forks, now=None):
+    """The next retest pass (``last``: the pass before, as :func:`retests` or this returned it; ``retest_sides``:
+    the sides every pass so far measured): the pairs not measured yet that separate the hypotheses the evidence
+    still leaves open (``retest_design.next_pass``); none once nothing is ambiguous, the pass before planned
+    nothing, or ``commcheck_retest_rounds`` passes after the first have run. Every result carries all the passes'
+    jobs, retests and skips so far (``all_rounds``, ``all_retests``, ``all_skipped``) for ``judge``."""
+    count = int(number(last.get("retest_pass"))) + 1
+    left = int(number(opts("commcheck_retest_max"))) - len(last.get("all_retests") or [])
+    nothing = {"retests": [], "rounds": [], "skipped": [], "hosts": [], "summary": {}}
+    if count < 2 or not last.get("rounds") or count > 1 + int(number(opts("commcheck_retest_rounds"))) or left <= 0:
+        return _retest_pass(row, opts, run, forks, nothing, max(count - 1, 1), last, now, done=True)
+    records = first["records"]
+    after = row["thresholds"] == "after_retests"
+    evidence = list(records) + jd.judged_retests(
+        records, row["pair_family"], retest_sides, last.get("all_rounds") or [], retest_expectation(row, opts, first),
+        number(opts("commcheck_fleet_min_fraction")) if after else None)
+    planned = rd.next_pass(evidence, count, (fleet.get("facts") or {}).get("rails") or {},
+                           max(1, int(number(opts("commcheck_retest_repeats")))), retest_base_port(row, opts, run),
+                           bad_verdicts(opts), run["unreachable"], left, RETEST_ROUND_OFFSET * count,
+                           opts(option(row, "strategy")) == "pipelined", row["tests"] is not None)
+    if not planned["rounds"]:
+        return _retest_pass(row, opts, run, forks, nothing, count - 1, last, now, done=True)
+    return _retest_pass(row, opts, run, forks, planned, count, last, now)
+
+
+def _retest_pass(row, opts, run, forks, planned, count, last, now, done=False):
+    """A retest pass shaped to run like the first pass, with every pass's jobs, retests and skips so far."""
     out = run_shape(row, opts, planned["rounds"], run["timeout"], forks, now)
     summary = planned["summary"]
+    jobs_only = [{"jobs": rnd["jobs"]} for rnd in planned["rounds"]]
     out.update(hosts=planned["hosts"], summary=summary, retests=planned["retests"],
-               skipped_retests=planned["skipped"], message=retest_message(summary))
+               skipped_retests=planned["skipped"], retest_pass=count,
+               message=None if done else retest_message(summary, count),
+               all_rounds=list(last.get("all_rounds") or []) + jobs_only,
+               all_retests=list(last.get("all_retests") or []) + planned["retests"],
+               all_skipped=list(last.get("all_skipped") or []) + planned["skipped"],
+               passes=list(last.get("passes") or []) + ([] if done else [summary]))
     return out
+
+
+def retest_base_port(row, opts, run):
+    """The first port of the retests: the family's base port, or (``past_first_pass``) the one after the first
+    pass's last, so a late side of the first pass never meets a retest."""
+    base_port = int(number(opts(option(row, "base_port"))))
+    if row["retest_port"] == "past_first_pass":
+        base_port = max([int(number(job.get("tcp_port"))) for job in run["jobs"]] + [base_port - 1]) + 1
+    return base_port
 
 
 def bad_verdicts(opts):
     return tuple(opts("commcheck_retest_verdicts") or ()) or rt.BAD_VERDICTS
 
 
-def retest_message(summary):
-    if not summary.get("failing_pairs"):
+def retest_message(summary, count=1):
+    if not summary.get("failing_pairs") or (count > 1 and not summary.get("planned")):
         return None
+    if count > 1:
+        return ("retest pass %d: %s pair(s) not measured yet that separate what is still ambiguous (%s with "
+                "known-good partners, %s control or cross)" % (count, summary["planned"], summary["partner"],
+                                                               summary["control"] + summary["cross"]))
     return ("%s retest(s) of %s failing pair(s) (%s as is, %s with known-good partners, %s control or cross)"
             % (summary["planned"], summary["failing_pairs"], summary["as_is"], summary["partner"],
                summary["control"] + summary["cross"]))
@@ -327,6 +374,9 @@ def judge(row, opts, first, retest_plan, retest_sides, counters, history, trend_
     retested = dict(retest_plan or {})
     if "skipped_retests" in retested:
         retested["skipped"] = retested.pop("skipped_retests")
+    if "all_rounds" in retested:
+        # every retest pass's jobs (the last pass's plan alone holds only its own)
+        retested.update(rounds=retested["all_rounds"], skipped=retested.get("all_skipped") or [])
     judged = jd.judge_retests(first["records"], row["pair_family"], retest_sides, retested, retest_expectation(row, opts, first),
                               opts("commcheck_retest_verdicts"), threshold_options(opts, history) if after else None,
                               deltas, number(opts("commcheck_fleet_min_fraction")) if after else None,

@@ -45,6 +45,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes im
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_design
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_checks as checks
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit
 
@@ -146,6 +147,7 @@ RULES = {
     "commcheck_retest_verdicts": kit.by_spec(),
     "commcheck_retest_max": kit.integer(0, 100000),
     "commcheck_retest_per_host": kit.integer(0, 10000),
+    "commcheck_retest_rounds": kit.integer(0, retest_design.MAX_ROUNDS),
     "commcheck_roce_preflight": kit.by_spec(),
     "commcheck_rdma_subnet": checks.cidr(ipv4_only=False),
     "commcheck_rdma_counters": kit.by_spec(),

@@ -25,6 +25,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology as topo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import family
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_design as rd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_plan as rp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import roce_consistency as rc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
@@ -69,11 +70,12 @@ class Fabric(object):
     ``phase``: ``first``, or ``retest<attempt>`` for the retests (a fault's ``phase`` ``retest``: all of them).
 
     ``known_rate``: discovery reads each port's link rate (False: no expectation, the fleet alone judges);
-    ``repeats``: as-is retests of each failing pair; ``history``: earlier healthy runs in the history.
+    ``repeats``: as-is retests of each failing pair; ``history``: earlier healthy runs in the history;
+    ``retest_rounds``: designed retest passes after the first one at most (the roles' ``commcheck_retest_rounds``).
     """
 
     def __init__(self, n=4, rails=2, pattern="mesh", ops=("write",), metrics=("bw",), rate=RATE, noise=0.01,
-                 known_rate=True, repeats=1, history=0):
+                 known_rate=True, repeats=1, history=0, retest_rounds=2):
         self.hosts = ["h%d" % (i + 1) for i in range(n)]
         self.rails = rails
         self.pattern = pattern
@@ -83,6 +85,7 @@ class Fabric(object):
         self.noise = noise
         self.known_rate = known_rate
         self.repeats = repeats
+        self.retest_rounds = retest_rounds
         self.history_runs = history
         self.run_index = 0
         self.models = {}
@@ -374,8 +377,9 @@ class Fabric(object):
                               skipped=skipped, fleet_min_fraction=FLEET_MIN_FRACTION)
         plan = rp.plan_retests(first["records"], host_rails=host_rails, repeats=self.repeats if retests else 0,
                                round_offset=1000, per_host=RETEST_PER_HOST)
+        plan, retest_sides = self.designed_passes(first["records"], plan, host_rails)
         judged = judgement.judge_retests(
-            first["records"], "rdma", retest_sides=self.sides(plan["rounds"], "retest"), plan=plan,
+            first["records"], "rdma", retest_sides=retest_sides, plan=plan,
             pair_options=PAIR_OPTIONS, bad_verdicts=["fail"], fleet_min_fraction=FLEET_MIN_FRACTION,
             thresholds={"history": self.history(), "efficiency": MIN_FRACTION,
                         "fleet_min_fraction": FLEET_MIN_FRACTION},
@@ -387,6 +391,24 @@ class Fabric(object):
         self.published = published
         self.culprits = cp.culprits(published)
         return self.culprits
+
+    def designed_passes(self, records, plan, host_rails):
+        """(the plan of every retest pass, their sides): after the first retest pass, up to ``retest_rounds``
+        designed passes (``retest_design.next_pass``) while the evidence so far leaves hosts unresolved, as the
+        roles' retest loop runs them."""
+        sides = self.sides(plan["rounds"], "retest")
+        plan = dict(plan, passes=[plan["summary"]])
+        for number in range(2, 2 + (self.retest_rounds if plan["rounds"] else 0)):
+            evidence = list(records) + judgement.judged_retests(records, "rdma", sides, plan["rounds"], PAIR_OPTIONS,
+                                                                FLEET_MIN_FRACTION)
+            more = rd.next_pass(evidence, number, host_rails, repeats=max(1, self.repeats), bad_verdicts=("fail",),
+                                round_offset=1000 * number)
+            if not more["rounds"]:
+                break
+            sides += self.sides(more["rounds"], "retest")
+            plan = dict(plan, rounds=plan["rounds"] + more["rounds"], retests=plan["retests"] + more["retests"],
+                        skipped=plan["skipped"] + more["skipped"], passes=plan["passes"] + [more["summary"]])
+        return plan, sides
 
     def history(self):
         """The pair records of ``history_runs`` earlier runs of this fabric without its faults, as the history

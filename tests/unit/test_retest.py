@@ -82,7 +82,7 @@ def test_plan_as_is_and_partners_keep_roles_and_rails():
     jobs = [j for rnd in plan["rounds"] for j in rnd["jobs"]]
     assert all(j["tcp_port"] == 18515 + 1 and j["rail"] == 1 for j in jobs)
     assert jobs[0]["retest"] == {"retest": True, "retest_purpose": "as_is", "attempt": 1, "origin": "h1-h2",
-                                 "retest_id": "r1"}
+                                 "retest_id": "r1", "retest_pass": 1}
     assert jobs[1]["retest"]["subject"] == "h1" and jobs[1]["retest"]["partner"] == "h3"
     # sides are what the perftest module takes: rail 1's device, the server's rail-1 address
     first = plan["rounds"][0]["sides"]

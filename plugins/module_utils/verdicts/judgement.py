@@ -113,6 +113,18 @@ def _judged_retest_records(retest_sides, rounds, family, pair_options):
     return analyze_pairs(list(retest_sides or []), jobs=jobs, family=family, **(pair_options or {}))["records"]
 
 
+def judged_retests(records, family, retest_sides, rounds, pair_options=None, fleet_min_fraction=None):
+    """The retest records of ``rounds`` (every retest pass's so far) judged as :func:`judge_retests` judges them,
+    tagged with their retest parameters: what the next designed retest pass is planned from
+    (``retest_design.next_pass``)."""
+    _family(family)
+    if not rounds:
+        return []
+    tagged = rt.tag_retest_records(_judged_retest_records(retest_sides, rounds, family, pair_options), rounds)
+    reference = rt.first_pass_reference([r for r in records or [] if not rt.is_retest(r)], fleet_min_fraction)
+    return [rt.judged_by_first_pass(r, reference, fleet_min_fraction) for r in tagged if rt.is_retest(r)]
+
+
 def _with_thresholds(records, options):
     """(records judged by the thresholds, their latency-tail findings)."""
     unknown = sorted(set(options) - set(THRESHOLD_OPTIONS))

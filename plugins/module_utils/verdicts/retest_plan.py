@@ -88,14 +88,14 @@ def separating_pairs(records, rail, bad_verdicts=BAD_VERDICTS, exclude_hosts=())
     is the control is then a naming choice, the localization reads the outcomes."""
     stats = dict((h, st) for h, st in _link_stats(records, rail, bad_verdicts).items() if h not in exclude_hosts)
     measured = set(frozenset((h, p)) for h, st in stats.items() for p in st["peers"])
-    suspects = _cover(dict((h, set(st["bad_peers"]) - set(exclude_hosts)) for h, st in stats.items()))
+    suspects = cover(dict((h, set(st["bad_peers"]) - set(exclude_hosts)) for h, st in stats.items()))
     others = sorted((h for h in stats if h not in suspects), key=natural_key)
-    return [("control", a, b) for a, b in _matching(others, measured)] + \
-        [("cross", a, b) for a, b in _matching(sorted(suspects, key=natural_key), measured)], sorted(
+    return [("control", a, b) for a, b in matching(others, measured)] + \
+        [("cross", a, b) for a, b in matching(sorted(suspects, key=natural_key), measured)], sorted(
             suspects, key=natural_key)
 
 
-def _cover(bad_peers):
+def cover(bad_peers):
     """The fewest hosts (greedy: most bad links left first, then by name) in every bad link of ``bad_peers``."""
     left = set(frozenset((h, p)) for h, peers in bad_peers.items() for p in peers)
     cover = set()
@@ -106,7 +106,7 @@ def _cover(bad_peers):
     return cover
 
 
-def _matching(hosts, measured):
+def matching(hosts, measured):
     """Pairs of ``hosts`` (in order) not in ``measured``, no host twice."""
     used = set()
     out = []
@@ -183,14 +183,7 @@ def plan_retests(records, host_rails=None, repeats=1, partners=True, base_port=1
     items = items[:max_jobs]
     for num, item in enumerate(items):
         item["id"] = "r%d" % (num + 1)
-    if isinstance(round_offset, bool) or not isinstance(round_offset, int) or round_offset < 0:
-        raise RetestError("round_offset must be an integer >= 0, got %r" % (round_offset,))
-    batches = _pack(items)
-    if merge:
-        rounds = _merged_rounds(batches, items, host_rails, base_port, round_offset, side_tests)
-    else:
-        rounds = [_round(batch, host_rails, base_port, round_offset + num, side_tests=side_tests)
-                  for num, batch in enumerate(batches)]
+    rounds = pack_rounds(items, host_rails, base_port, round_offset, merge, side_tests)
     summary = {"failing_pairs": len(failing), "planned": len(items),
                "sampled": sum(1 for s in skipped if s.get("sampled_host")),
                "as_is": sum(1 for i in items if i["purpose"] == "as_is"),
@@ -252,7 +245,7 @@ class _Planner(object):
             key = ("as_is", server, client, rail, op, metric, attempt)
             if key not in self._seen:
                 self._seen.add(key)
-                self.items.append(_item("as_is", attempt, server, client, rail, op, metric, origin))
+                self.items.append(retest_item("as_is", attempt, server, client, rail, op, metric, origin))
 
     def _good(self, rail):
         if rail not in self._good_by_rail:
@@ -292,7 +285,7 @@ class _Planner(object):
             self._groups[group] = []
             for attempt in range(1, self.repeats + 1):
                 pair = (subject, partner) if role == "server" else (partner, subject)
-                item = _item("partner", attempt, pair[0], pair[1], rail, op, metric, origin, subject, partner)
+                item = retest_item("partner", attempt, pair[0], pair[1], rail, op, metric, origin, subject, partner)
                 self._groups[group].append(item)
                 self.items.append(item)
 
@@ -305,9 +298,22 @@ class _Planner(object):
         pairs, suspects = separating_pairs(self.records, rail, self.bad_verdicts, self.exclude)
         for purpose, server, client in pairs:
             for attempt in range(1, self.repeats + 1):
-                item = _item(purpose, attempt, server, client, rail, op, metric, {"server": server, "client": client})
+                item = retest_item(purpose, attempt, server, client, rail, op, metric, {"server": server, "client": client})
                 item["suspects"] = suspects
                 self.items.append(item)
+
+
+def pack_rounds(items, host_rails, base_port, round_offset=0, merge=False, side_tests=True):
+    """Retest items (each with its ``id``) packed into rounds (a host at most once per rail per round), each in
+    the shape of ``schedule.round_plan``; ``merge``: one plan holding every round as a step (see
+    :func:`plan_retests`)."""
+    if isinstance(round_offset, bool) or not isinstance(round_offset, int) or round_offset < 0:
+        raise RetestError("round_offset must be an integer >= 0, got %r" % (round_offset,))
+    batches = _pack(items)
+    if merge:
+        return _merged_rounds(batches, items, host_rails, base_port, round_offset, side_tests)
+    return [_round(batch, host_rails, base_port, round_offset + num, side_tests=side_tests)
+            for num, batch in enumerate(batches)]
 
 
 def _merged_rounds(batches, items, host_rails, base_port, round_offset, side_tests=True):
@@ -327,10 +333,11 @@ def _merged_rounds(batches, items, host_rails, base_port, round_offset, side_tes
     return [merged]
 
 
-def _item(purpose, attempt, server, client, rail, op, metric, origin, subject=None, partner=None):
+def retest_item(purpose, attempt, server, client, rail, op, metric, origin, subject=None, partner=None, number=1):
+    """A retest job before it is packed; ``number``: the retest pass it belongs to (1: the first)."""
     item = {"id": None, "purpose": purpose, "attempt": attempt, "server": server, "client": client, "rail": rail,
             "test": op, "metric": metric, "origin": dict(origin), "origins": [dict(origin)], "subject": subject,
-            "partner": partner}
+            "partner": partner, "pass": number}
     return item
 
 
@@ -396,7 +403,8 @@ def _side(side, rail, step, base_port, side_tests):
 
 def _retest_params(item):
     params = {"retest": True, "retest_purpose": item["purpose"], "attempt": item["attempt"],
-              "origin": "%s-%s" % (item["origin"]["server"], item["origin"]["client"]), "retest_id": item["id"]}
+              "origin": "%s-%s" % (item["origin"]["server"], item["origin"]["client"]), "retest_id": item["id"],
+              "retest_pass": item.get("pass", 1)}
     if item["purpose"] == "partner":
         params["subject"] = item["subject"]
         params["partner"] = item["partner"]

@@ -71,7 +71,7 @@ BEST_MIN_LATENCY_GAP_US = 5.0
 _GROUP_PARAMS = ("op", "metric", "size", "memory", "rail")
 _COLLECTIVE_GROUP_PARAMS = ("library", "mode", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
-                  "retest_purpose", "retest_id", "subject", "partner", "origin", "origins", "suspects")
+                  "retest_purpose", "retest_id", "retest_pass", "subject", "partner", "origin", "origins", "suspects")
 
 
 class ThresholdError(ValueError):
