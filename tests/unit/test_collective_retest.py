@@ -7,13 +7,22 @@ in every mode (per_node, pairs, pool without bisection), and what their retests 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import pytest
+import os
 
+import pytest
+import yaml
+
+from unittest import mock
+
+from ansible.playbook.play_context import PlayContext
+
+from ansible_collections.clusterops.commcheck.plugins.action import collective_plan as action
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_plan import collective_records
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import collective_retest as cr
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import RetestError
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 THRESHOLD = 10.0
 
 
@@ -288,3 +297,81 @@ def test_an_as_is_retest_repeats_its_planned_run_and_a_partner_retest_gets_a_pai
     assert [r["retest"]["retest_purpose"] for r in runs] == ["as_is", "partner", "partner"]
     with pytest.raises(ValueError, match="no planned run of all_reduce on a,b"):
         steps.retest_runs([], {}, plan["retests"][:1], pair_runs)
+
+
+# ---------------------------------------------------------------- the action's steps
+
+def run_step(step, task_vars):
+    task = mock.MagicMock()
+    task.args = {"step": step}
+    task.check_mode = False
+    task.async_val = 0
+    templar = mock.MagicMock()
+    templar.template.side_effect = lambda value, **kwargs: value
+    plugin = action.ActionModule(task, mock.MagicMock(), PlayContext(), loader=mock.MagicMock(), templar=templar,
+                                 shared_loader_obj=mock.MagicMock())
+    return plugin.run(task_vars=task_vars)
+
+
+def role_defaults():
+    with open(os.path.join(REPO, "roles", "collective", "defaults", "main.yml")) as handle:
+        return yaml.safe_load(handle)
+
+
+def pairs_play(hostvars, **changes):
+    entries = dict((host, {"name": host, "address": "10.0.0.%d" % (n + 1)}) for n, host in enumerate("abcd"))
+    task_vars = dict(role_defaults(), commcheck_collective_mode="pairs", commcheck_thresholds_history=False,
+                     commcheck_collective_entry_by_host=entries, hostvars=hostvars,
+                     ansible_play_hosts=list("abcd"), ansible_play_hosts_all=list("abcd"), inventory_hostname="a",
+                     commcheck_collective_library="nccl")
+    task_vars.update(changes)
+    return task_vars
+
+
+def test_the_retests_step_plans_the_runs_of_a_failing_pair_from_the_first_pass():
+    plan = run_step("runs", pairs_play({}))
+    assert not plan.get("failed"), plan.get("msg")
+    assert [run["hosts"] for run in plan["runs"]] == RING
+    first = {"results": pair_results({("a", "b")})}
+    hostvars = {"a": {"commcheck_collective_plan": plan, "commcheck_collective_group_results": first}}
+    retests = run_step("retests", pairs_play(hostvars))
+    assert not retests.get("failed"), retests.get("msg")
+    assert [(r["hosts"], r["retest"]["retest_purpose"]) for r in retests["runs"]] == [
+        (["a", "b"], "as_is"), (["a", "c"], "partner"), (["d", "b"], "partner")]
+    # an as-is retest is the planned run again; a partner retest a pair run made as the planner makes them
+    assert retests["runs"][0]["args"] == plan["runs"][0]["args"]
+    partner = retests["runs"][2]
+    assert partner["launcher"] == "d" and [h["name"] for h in partner["args"]["hosts"]] == ["d", "b"]
+    assert partner["args"]["operation"] == "all_reduce" and partner["args"]["bisect"] is False
+    assert retests["msg"] == "3 retest(s) of 1 failing run(s)"
+    off = run_step("retests", pairs_play(hostvars, commcheck_retest_repeats=0))
+    assert off["runs"] == [] and off["msg"] == "0 retest(s) of 1 failing run(s)"
+
+
+def test_the_retests_step_plans_nothing_when_the_runs_failed_as_a_task():
+    failed = {"failed": True, "results": [{"failed": True, "msg": "timed out"}]}
+    hostvars = {"a": {"commcheck_collective_plan": {"library": "nccl"}, "commcheck_collective_group_results": failed}}
+    assert run_step("retests", pairs_play(hostvars))["runs"] == []
+
+
+def test_the_results_step_classifies_the_first_pass_with_its_retests():
+    plan = run_step("runs", pairs_play({}))
+    first = {"results": pair_results({("a", "b")})}
+    hostvars = {"a": {"commcheck_collective_plan": plan, "commcheck_collective_group_results": first}}
+    retests = run_step("retests", pairs_play(hostvars))
+    again = {"results": [result(run["hosts"], "fail" if run["hosts"] == ["a", "b"] else "pass",
+                                3.0 if run["hosts"] == ["a", "b"] else 20.0) for run in retests["runs"]]}
+    hostvars["a"].update(commcheck_collective_retests=retests, commcheck_collective_retest_results=again)
+    out = run_step("results", pairs_play(hostvars))
+    assert not out.get("failed"), out.get("msg")
+    kinds = [(r["kind"], r["verdict"], bool(r["params"].get("retest"))) for r in out["records"]]
+    assert kinds == [("collective", "fail", False)] + [("collective", "pass", False)] * 3 + [
+        ("collective", "fail", True), ("collective", "pass", True), ("collective", "pass", True),
+        ("finding", "fail", False), ("retest_summary", "fail", False)]
+    assert out["records"][7]["params"]["code"] == "collective_link_failed_retest"
+    assert out["outcome"].endswith("; retests 3: 1 confirmed, 0 flaky")
+    # a retest run that failed as a task fails the step, as a first run does
+    hostvars["a"]["commcheck_collective_retest_results"] = {"failed": True, "results": [{"failed": True,
+                                                                                        "msg": "killed"}]}
+    failed = run_step("results", pairs_play(hostvars))
+    assert failed["failed"] and failed["msg"] == "killed"
