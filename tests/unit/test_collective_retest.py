@@ -18,6 +18,11 @@ from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.clusterops.commcheck.plugins.action import collective_plan as action
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_plan import collective_records
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import (
+    report_html,
+    report_markdown,
+    report_model,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import collective_retest as cr
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import RetestError
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
@@ -36,7 +41,7 @@ def result(hosts, verdict="pass", busbw=20.0, op="all_reduce", codes=(), bisect=
             "verdict": verdict, "cause": cause, "fix": None if verdict == "pass" else "look",
             "errors": [{"code": code} for code in codes], "threshold_busbw_gbs": threshold,
             "expected_busbw_gbs": threshold / 0.8 if threshold else None, "runs": runs, "bisect": bisect,
-            "bad_nodes": list(bad_nodes)}
+            "bad_nodes": list(bad_nodes), "result": {"rows": [{"bytes": 1 << 20, "busbw_gbs": busbw}] if ran else []}}
 
 
 def records_of(results, mode):
@@ -375,3 +380,25 @@ def test_the_results_step_classifies_the_first_pass_with_its_retests():
                                                                                         "msg": "killed"}]}
     failed = run_step("results", pairs_play(hostvars))
     assert failed["failed"] and failed["msg"] == "killed"
+
+
+# ---------------------------------------------------------------- the report
+
+def test_the_report_tells_a_flaky_collective_from_a_failed_one_and_lists_the_retests():
+    flaky = classify_per_node({(("n3",), 1): ("pass", 19.0)})["records"]
+    failed = [dict(r, host=r["host"].replace("n", "m"), params=dict(r["params"], hosts=[
+        h.replace("n", "m") for h in r["params"]["hosts"]])) for r in classify_per_node(
+        {(("n3",), 1): ("fail", 2.0)})["records"] if r["kind"] == "collective"]
+    records = flaky + failed
+    series = dict((s["name"], s["verdict"]) for s in report_model.collective_series(records))
+    # one line per node (the retest is not a point of it), the verdict its first run's after the retests
+    assert series == {"nccl all_reduce n1": "pass", "nccl all_reduce n2": "pass", "nccl all_reduce n3": "flaky",
+                      "nccl all_reduce n4": "pass", "nccl all_reduce m1": "pass", "nccl all_reduce m2": "pass",
+                      "nccl all_reduce m3": "fail", "nccl all_reduce m4": "pass"}
+    summary = report_model.summarize(records)
+    markdown = report_markdown.render_markdown(records, summary)
+    assert "| series | verdict |\n|---|---|\n| nccl all_reduce m3 | fail |\n| nccl all_reduce n3 | flaky |" in markdown
+    assert "## Retests" in markdown and "flaky: fail on n3, then passed on retest 1 of 1" in markdown
+    page = report_html.render_html(records, summary)
+    assert '<td>nccl all_reduce n3</td><td>-</td><td><span class="flaky">flaky</span></td>' in page
+    assert '<td>nccl all_reduce m3</td><td>-</td><td><span class="fail">fail</span></td>' in page
