@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import sys
 
 import pytest
 import yaml
@@ -28,6 +29,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.rete
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAB = os.path.join(REPO, "tests", "lab")
+for _path in (LAB, os.path.join(LAB, "emulators")):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+import faults  # noqa: E402  pylint: disable=wrong-import-position
+import nccl_net_emulation as emu  # noqa: E402  pylint: disable=wrong-import-position
+
 THRESHOLD = 10.0
 
 
@@ -402,3 +411,37 @@ def test_the_report_tells_a_flaky_collective_from_a_failed_one_and_lists_the_ret
     page = report_html.render_html(records, summary)
     assert '<td>nccl all_reduce n3</td><td>-</td><td><span class="flaky">flaky</span></td>' in page
     assert '<td>nccl all_reduce m3</td><td>-</td><td><span class="fail">fail</span></td>' in page
+
+
+# ---------------------------------------------------------------- the lab's fault (EMULATOR)
+
+class FakeLab(object):
+    def __init__(self, root):
+        self.root = root
+        self.healed = 0
+
+    def sysfs_root(self, host):
+        return os.path.join(self.root, host)
+
+    def heal(self):
+        self.healed += 1
+
+
+def test_the_emulators_slow_node_fault_holds_and_its_once_only_fault_is_met_by_one_run(tmp_path):
+    lab = FakeLab(str(tmp_path))
+    for path in ("h1", "h2", "h3"):
+        os.makedirs(os.path.join(str(tmp_path), path))
+    steady = faults.SlowCollectiveRuns(lab, "h1", 300)
+    once = faults.SlowCollectiveRuns(lab, "h2", 50, once=True)
+    steady.inject()
+    once.inject()
+    assert [emu.local_slow_factor(lab.sysfs_root("h1")) for _n in range(2)] == [300.0, 300.0]
+    assert not once.claimed()
+    assert [emu.local_slow_factor(lab.sysfs_root("h2")) for _n in range(2)] == [50.0, 1.0]
+    assert once.claimed() and emu.local_slow_factor(lab.sysfs_root("h3")) == 1.0
+    assert emu.local_slow_factor(None) == 1.0
+    steady.heal()
+    once.heal()
+    assert os.listdir(os.path.join(str(tmp_path), "h1", "commcheck-lab")) == []
+    assert os.listdir(os.path.join(str(tmp_path), "h2", "commcheck-lab")) == [] and lab.healed == 2
+    assert emu.local_slow_factor(lab.sysfs_root("h1")) == 1.0
