@@ -22,15 +22,15 @@ description:
     rates, else by the active ports of the slowest host (NCCL only). In V(per_node) mode each host runs its own
     operations, with the options its own variables set.
   - With O(step=retests), the runs that repeat the first pass's failing runs before anything is blamed
-    (C(commcheck_retest_repeats), C(commcheck_retest_verdicts); none when a run failed as a task). V(per_node): a
-    failing node's run again, C(commcheck_retest_repeats) times; V(pairs): a failing pair as is, and each side with
-    a known-good partner (a host whose pairs passed; C(commcheck_retest_partners)); V(pool) without bisection: the
-    pool once as it was. A launch refusal no run avoids, a run whose launcher's errors named its bad host and a
+    (C(commcheck_retest_repeats), C(commcheck_retest_verdicts); none when a run failed as a task). In V(per_node)
+    mode a failing node's run again, C(commcheck_retest_repeats) times; in V(pairs) mode a failing pair as is, and
+    each side with a known-good partner (a host whose pairs passed; C(commcheck_retest_partners)); a V(pool)
+    without bisection once as it was. A launch refusal no run avoids, a run whose launcher's errors named its bad host and a
     bisected pool are not retested.
   - With O(step=results), the results of the runs (C(commcheck_collective_group_results) and every per-node host's
     C(commcheck_collective_node_results)) as records, judged against the fleet and the history of earlier runs
     (C(commcheck_thresholds_history)), then the retests' (C(commcheck_collective_retest_results), records with
-    C(params.retest)): a failing run that passes on a retest as is becomes V(flaky); one that fails again stays
+    C(params.retest)); a failing run that passes on a retest as is becomes V(flaky), one that fails again stays
     V(fail), and a node whose own run (V(per_node)) or whose pairs with known-good partners (V(pairs)) fail again
     is named by a C(finding). When a run failed as a task, the step fails with the runs' messages.
 author:

@@ -243,7 +243,7 @@ def _flat(items):
 def retest_records(runs, results, mode):
     """The records of the retest runs (``runs``, in the order they ran; ``results``: their registered loop), each
     tagged with its retest params; a skipped retest gives none."""
-    items = [item for item in (results or {}).get("results") or []]
+    items = list((results or {}).get("results") or [])
     records = []
     for run, res in zip(runs or [], items):
         if "skipped" in res and not res.get("runs"):
