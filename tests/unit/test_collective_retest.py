@@ -25,6 +25,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records impor
     report_model,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import collective_retest as cr
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import RetestError
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
 
@@ -230,6 +231,8 @@ def test_the_node_whose_pairs_fail_with_good_partners_is_named():
         (("b", "c"), 1): ("fail", 2.9), (("b", "a"), 1): ("pass", 19.0)})
     findings = [(r["host"], r["params"]["code"]) for r in checked["records"] if r["kind"] == "finding"]
     assert findings == [("c", "collective_node_failed_retest")] and checked["bad_nodes"] == ["c"]
+    assert [(c["component"], c["host"]) for c in culprits.culprits(checked["records"]) if c["verdict"] == "fail"] == [
+        ("host", "c")]
     pair = [r for r in checked["records"] if r["kind"] == "collective" and r["host"] == "c" and r["peer"] == "d"][0]
     assert pair["verdict"] == "fail" and "also fails with a known-good partner: c" in pair["evidence"]
 
@@ -240,6 +243,9 @@ def test_a_pair_whose_sides_pass_with_good_partners_is_the_link():
     [finding] = [r for r in checked["records"] if r["kind"] == "finding"]
     assert (finding["host"], finding["peer"], finding["params"]["code"]) == ("a", "b", "collective_link_failed_retest")
     assert checked["bad_nodes"] == []
+    # the run's culprit list names the link, not its first host
+    assert [(c["component"], c["host"], c["peer"]) for c in culprits.culprits(checked["records"])] == [
+        ("link", "a", "b")]
 
 
 def test_a_pair_that_passes_as_is_is_flaky():

@@ -272,8 +272,10 @@ def _node_finding(node, outcome):
 def _link_finding(outcome):
     first, second = outcome["hosts"]
     return {"kind": "finding", "host": first, "peer": second,
+            # a link, not its first host: the culprit list reads the component
             "params": {"check": "collective", "mode": "pairs", "operation": outcome["operation"],
-                       "code": "collective_link_failed_retest", "hosts": [first, second]},
+                       "code": "collective_link_failed_retest", "hosts": [first, second], "component": "link",
+                       "confidence": "medium"},
             "metrics": {}, "verdict": "fail",
             "cause": "the %s pair %s-%s failed again on retest while both hosts pass with known-good partners: "
                      "the path between them is at fault" % (outcome["operation"], first, second),
