@@ -9,7 +9,10 @@ results) once, and decides with ``plugin_utils.collective_steps``:
 
 - ``probe``: the plan and keys of the tool probe of the role run alone with library ``auto``;
 - ``runs``: the library, the hosts that run and those lost, and every run with its module arguments;
-- ``results``: the runs' results gathered, turned into records and judged against the fleet and the history.
+- ``retests``: the first pass's failing runs to run again before anything is blamed
+  (``verdicts.collective_retest``): as is, and a failing pair's sides with known-good partners;
+- ``results``: the runs' and retests' results gathered, turned into records, judged against the fleet and the
+  history, and classified by the retests (flaky or confirmed).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,14 +21,17 @@ __metaclass__ = type
 from ansible.errors import AnsibleError
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.oneclick_role_vars import decided
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_plan import collective_records
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import collective_retest
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import RetestError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import has_own, host_value, plain
 
 ARGUMENT_SPEC = dict(
-    step=dict(type="str", required=True, choices=["probe", "runs", "results"]),
+    step=dict(type="str", required=True, choices=["probe", "runs", "retests", "results"]),
 )
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
 _MISSING = object()
@@ -35,10 +41,11 @@ class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.collective_plan"
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    FAILURES = (ValueError, TypeError, KeyError, ScheduleError, th.ThresholdError, AnsibleError)
+    FAILURES = (ValueError, TypeError, KeyError, ScheduleError, th.ThresholdError, RetestError, AnsibleError)
 
     def decide(self, args, result, task_vars):
-        step = {"probe": self._probe, "runs": self._runs, "results": self._results}[args["step"]]
+        step = {"probe": self._probe, "runs": self._runs, "retests": self._retests,
+                "results": self._results}[args["step"]]
         result.update(changed=False)
         result.update(step(task_vars))
         return result
@@ -68,6 +75,20 @@ class ActionModule(ControllerAction):
                                 self._var(task_vars, "commcheck_collective_binary_dir", None))
 
     def _runs(self, task_vars):
+        variables, library, chosen, unreachable, entry_of = self._context(task_vars)
+        hostvars = task_vars.get("hostvars") or {}
+        mode = variables["commcheck_collective_mode"]
+        groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])
+        runs = self._group_runs(hostvars, variables, library, groups, entry_of)
+        per_node = steps.node_runs(lambda host: self._host_vars(task_vars, hostvars, host, variables), library,
+                                   chosen if mode == "per_node" else [], entry_of)
+        count = len(runs) + sum(len(host_runs) for host_runs in per_node.values())
+        return {"library": library, "chosen": chosen, "unreachable": unreachable, "runs": runs, "node_runs": per_node,
+                "governor_hosts": self._governor_hosts(task_vars, hostvars, chosen),
+                "msg": "%s %s: %d run(s) on %d host(s)" % (library, mode, count, len(chosen))}
+
+    def _context(self, task_vars):
+        """(variables, library, chosen, unreachable, entry_of): what every run of the check is made from."""
         variables = self._vars(task_vars, steps.RUN_VARIABLES)
         hostvars = task_vars.get("hostvars") or {}
         library, chosen, unreachable = steps.choose_hosts(
@@ -87,19 +108,53 @@ class ActionModule(ControllerAction):
             # named after the host unless the entry names it
             return dict({"name": host}, **plain(found))
 
-        mode = variables["commcheck_collective_mode"]
-        groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])
+        return variables, library, chosen, unreachable, entry_of
+
+    def _group_runs(self, hostvars, variables, library, groups, entry_of):
         in_groups = sorted(set(host for group in groups for host in group))
         facts = dict((host, plain(host_value(hostvars, host, ["ansible_facts.commcheck_rdma"], {})))
                      for host in in_groups)
-        runs = steps.group_runs(variables, library, groups, entry_of, facts,
+        return steps.group_runs(variables, library, groups, entry_of, facts,
                                 lambda host: self._launcher_vars(hostvars, host))
-        per_node = steps.node_runs(lambda host: self._host_vars(task_vars, hostvars, host, variables), library,
-                                   chosen if mode == "per_node" else [], entry_of)
-        count = len(runs) + sum(len(host_runs) for host_runs in per_node.values())
-        return {"library": library, "chosen": chosen, "unreachable": unreachable, "runs": runs, "node_runs": per_node,
-                "governor_hosts": self._governor_hosts(task_vars, hostvars, chosen),
-                "msg": "%s %s: %d run(s) on %d host(s)" % (library, mode, count, len(chosen))}
+
+    def _first_pass(self, task_vars):
+        """(mode, plan, group results, node results, message of a failed run task or None)."""
+        hostvars = task_vars.get("hostvars") or {}
+        current = task_vars.get("inventory_hostname")
+        group_results = host_value(hostvars, current, ["commcheck_collective_group_results"], {})
+        plan = host_value(hostvars, current, ["commcheck_collective_plan"], {}) or {}
+        mode = self._var(task_vars, "commcheck_collective_mode")
+        node_hosts = [host for host in task_vars.get("ansible_play_hosts") or [] if host in (plan.get("chosen") or [])]
+        node_results = [host_value(hostvars, host, ["commcheck_collective_node_results"], {})
+                        for host in (node_hosts if mode == "per_node" else [])]
+        return mode, plan, group_results, node_results, steps.failures(group_results)
+
+    def _retests(self, task_vars):
+        mode, plan, group_results, node_results, failed = self._first_pass(task_vars)
+        if failed is not None or not plan.get("library"):
+            # the results step fails with the runs' message (after the CPU governors are back)
+            return {"runs": [], "retests": [], "msg": "no retests: the runs failed as a task"}
+        options = self._vars(task_vars, steps.RETEST_VARIABLES)
+        results = plain(steps.run_results(group_results, node_results))
+        records = self._judged(task_vars, collective_records(results, mode=mode))["records"]
+        planned = collective_retest.plan(records, results, mode, int(options["commcheck_retest_repeats"]),
+                                         bool(options["commcheck_retest_partners"]),
+                                         list(options["commcheck_retest_verdicts"]))
+        hostvars = task_vars.get("hostvars") or {}
+        context = []
+
+        def pair_runs(hosts, operation):
+            if not context:
+                context.append(self._context(task_vars))
+            variables, library, _chosen, _unreachable, entry_of = context[0]
+            made = self._group_runs(hostvars, dict(variables, commcheck_collective_ops=[operation]), library,
+                                    [list(hosts)], entry_of)
+            return made[0]
+
+        runs = steps.retest_runs(plan.get("runs"), plan.get("node_runs"), planned["retests"], pair_runs)
+        return {"runs": runs, "retests": planned["retests"], "skipped": planned["skipped"],
+                "summary": planned["summary"],
+                "msg": "%d retest(s) of %d failing run(s)" % (len(runs), planned["summary"]["failing_runs"])}
 
     def _governor_hosts(self, task_vars, hostvars, chosen):
         """The hosts of the check that hold commcheck_cpu_governor around the runs: one is set (the host's own
@@ -131,20 +186,21 @@ class ActionModule(ControllerAction):
     def _results(self, task_vars):
         hostvars = task_vars.get("hostvars") or {}
         current = task_vars.get("inventory_hostname")
-        group_results = host_value(hostvars, current, ["commcheck_collective_group_results"], {})
-        failed = steps.failures(group_results)
+        mode, plan, group_results, node_results, failed = self._first_pass(task_vars)
+        retest_results = host_value(hostvars, current, ["commcheck_collective_retest_results"], {})
+        if failed is None:
+            failed = steps.failures(retest_results)
         if failed is not None:
             # the runs failed as a task (after the CPU governors were put back): this step fails with their message
             return {"failed": True, "msg": failed}
-        plan = host_value(hostvars, current, ["commcheck_collective_plan"], {}) or {}
-        mode = self._var(task_vars, "commcheck_collective_mode")
-        node_hosts = [host for host in task_vars.get("ansible_play_hosts") or [] if host in (plan.get("chosen") or [])]
-        node_results = [host_value(hostvars, host, ["commcheck_collective_node_results"], {})
-                        for host in (node_hosts if mode == "per_node" else [])]
         unreachable = plan.get("unreachable") or []
         collective = steps.gathered(plain(steps.run_results(group_results, node_results)), mode, unreachable)
         judged = self._judged(task_vars, collective["records"])
-        collective.update(records=judged["records"], thresholds=judged["summary"])
+        retest_plan = host_value(hostvars, current, ["commcheck_collective_retests"], {}) or {}
+        retests = steps.retest_records(plain(retest_plan.get("runs") or []), plain(retest_results), mode)
+        collective = steps.with_retests(collective, judged["records"], retests, mode,
+                                        list(self._var(task_vars, "commcheck_retest_verdicts")))
+        collective["thresholds"] = judged["summary"]
         collective["outcome"] = steps.outcome(plan.get("library"), mode, collective, unreachable)
         collective["msg"] = collective["outcome"]
         return collective

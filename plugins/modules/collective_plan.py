@@ -21,9 +21,18 @@ description:
     their first host, with its transport, C(kubectl) and MPI agent directory; they are judged by the configured NIC
     rates, else by the active ports of the slowest host (NCCL only). In V(per_node) mode each host runs its own
     operations, with the options its own variables set.
+  - With O(step=retests), the runs that repeat the first pass's failing runs before anything is blamed
+    (C(commcheck_retest_repeats), C(commcheck_retest_verdicts); none when a run failed as a task). In V(per_node)
+    mode a failing node's run again, C(commcheck_retest_repeats) times; in V(pairs) mode a failing pair as is, and
+    each side with a known-good partner (a host whose pairs passed; C(commcheck_retest_partners)); a V(pool)
+    without bisection once as it was. A launch refusal no run avoids, a run whose launcher's errors named its bad host and a
+    bisected pool are not retested.
   - With O(step=results), the results of the runs (C(commcheck_collective_group_results) and every per-node host's
     C(commcheck_collective_node_results)) as records, judged against the fleet and the history of earlier runs
-    (C(commcheck_thresholds_history)). When a run failed as a task, the step fails with the runs' messages.
+    (C(commcheck_thresholds_history)), then the retests' (C(commcheck_collective_retest_results), records with
+    C(params.retest)); a failing run that passes on a retest as is becomes V(flaky), one that fails again stays
+    V(fail), and a node whose own run (V(per_node)) or whose pairs with known-good partners (V(pairs)) fail again
+    is named by a C(finding). When a run failed as a task, the step fails with the runs' messages.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -32,7 +41,7 @@ options:
       - Which step of the collective role to take.
     type: str
     required: true
-    choices: [probe, runs, results]
+    choices: [probe, runs, retests, results]
 extends_documentation_fragment:
   - clusterops.commcheck.controller
 attributes:
@@ -52,6 +61,12 @@ EXAMPLES = r'''
     step: runs
   run_once: true
   register: commcheck_collective_plan
+
+- name: Plan the retests of the failing collective runs
+  clusterops.commcheck.collective_plan:
+    step: retests
+  run_once: true
+  register: commcheck_collective_retests
 
 - name: Gather the results, build the records and judge them
   clusterops.commcheck.collective_plan:
@@ -95,7 +110,10 @@ runs:
     - The pool or pair runs, one per host group and operation, each with C(hosts), C(operation), C(launcher) (the
       host mpirun starts from), C(label), C(args) (the module's arguments), C(environment) and C(timeout) (the
       task's bound, in seconds).
-  returned: O(step=runs)
+    - With O(step=retests), the retest runs, the same keys and C(retest), the params their records carry
+      (C(retest), C(retest_purpose), C(attempt), C(origin), C(retest_id); a partner retest's C(subject),
+      C(partner), C(origins)).
+  returned: O(step=runs) or O(step=retests)
   type: list
   elements: dict
 governor_hosts:
@@ -105,6 +123,22 @@ governor_hosts:
   returned: O(step=runs)
   type: list
   elements: str
+retests:
+  description: The planned retests (C(id), C(purpose) as_is or partner, C(attempt), C(hosts), C(operation),
+    C(origin), C(subject), C(partner), C(params)).
+  returned: O(step=retests)
+  type: list
+  elements: dict
+skipped:
+  description: Retests left out, each with its C(reason).
+  returned: O(step=retests)
+  type: list
+  elements: dict
+summary:
+  description: How many runs failed and how many retests were planned (C(failing_runs), C(planned), C(as_is),
+    C(partner), C(skipped)).
+  returned: O(step=retests)
+  type: dict
 node_runs:
   description: Per host, its per-node runs (the same keys as RV(runs)); empty unless the mode is V(per_node).
   returned: O(step=runs)
@@ -116,7 +150,8 @@ results:
   elements: dict
 records:
   description: The records to publish, judged (one C(collective) record per run, one C(finding) per bad node and per
-    host lost).
+    host lost), then the retests' (one C(collective) record per retest run, C(params.retest) true), the
+    C(finding) of each node or link the retests confirmed and a C(retest_summary) record.
   returned: O(step=results)
   type: list
   elements: dict
@@ -134,6 +169,11 @@ thresholds:
   description: The summary of the judgement (which thresholds tripped).
   returned: O(step=results)
   type: dict
+retest_counts:
+  description: The retest summary record's metrics (C(retests), C(confirmed_pairs), C(flaky_pairs), ...); null
+    when nothing was retested.
+  returned: O(step=results)
+  type: dict
 outcome:
   description: One line that says what ran and what it found.
   returned: O(step=results)
@@ -145,7 +185,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.modul
 
 
 def main():
-    controller_only("collective_plan", dict(step=dict(type="str", required=True, choices=["probe", "runs", "results"])))
+    controller_only("collective_plan", dict(step=dict(type="str", required=True, choices=["probe", "runs", "retests", "results"])))
 
 
 if __name__ == "__main__":

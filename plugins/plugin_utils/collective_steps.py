@@ -18,6 +18,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.coll
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.collective_plan import collective_records
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.task_bound import task_timeout
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import collective_retest
 
 # each mpirun ends by its own deadline; the task bound adds this for the set-up commands around it
 RUN_MARGIN_S = 180
@@ -46,6 +47,7 @@ RUN_VARIABLES = sorted(set(SAME_OPTIONS.values()) | set(UNLESS_EMPTY.values()) |
     "commcheck_collective_transport_check", "commcheck_collective_bisect", "commcheck_collective_bisect_max_runs",
     "commcheck_collective_library", "commcheck_collective_hosts", "commcheck_collective_mode",
     "commcheck_collective_pair_pattern", "commcheck_collective_ops"]))
+RETEST_VARIABLES = ["commcheck_retest_repeats", "commcheck_retest_partners", "commcheck_retest_verdicts"]
 JUDGE_VARIABLES = ["commcheck_thresholds_history", "commcheck_history_runs", "commcheck_outlier_z",
                    "commcheck_outlier_min_rel", "commcheck_history_threshold"]
 
@@ -186,6 +188,23 @@ def node_runs(variables_of, library, hosts, entry_of):
     return out
 
 
+def retest_runs(runs, node_runs, items, pair_runs):
+    """The runs of the retests (``collective_retest.plan``'s items), each shaped like the run it repeats: an as-is
+    retest is that run again (a per-node run from its own host), a partner retest a pair run made by
+    ``pair_runs(hosts, operation)``; each with ``retest`` (its records' params) and a label saying what it is."""
+    planned = dict((collective_retest.run_key(run["hosts"], run["operation"]), run)
+                   for run in list(runs or []) + [run for host_runs in (node_runs or {}).values() for run in host_runs])
+    out = []
+    for item in items:
+        key = collective_retest.run_key(item["hosts"], item["operation"])
+        run = planned.get(key) if item["purpose"] == "as_is" else pair_runs(item["hosts"], item["operation"])
+        if run is None:
+            raise ValueError("no planned run of %s on %s to retest" % (item["operation"], ",".join(item["hosts"])))
+        out.append(dict(run, retest=item["params"], label="retest %s %d of %s" % (
+            item["purpose"].replace("_", " "), item["attempt"], run["label"])))
+    return out
+
+
 def failures(group_results):
     """The message of the pool or pair runs that failed (a killed module, its task's timeout); None when none."""
     results = (group_results or {}).get("results") or []
@@ -221,6 +240,36 @@ def _flat(items):
             yield item
 
 
+def retest_records(runs, results, mode):
+    """The records of the retest runs (``runs``, in the order they ran; ``results``: their registered loop), each
+    tagged with its retest params; a skipped retest gives none."""
+    items = list((results or {}).get("results") or [])
+    records = []
+    for run, res in zip(runs or [], items):
+        if "skipped" in res and not res.get("runs"):
+            continue
+        records.extend(collective_retest.tag(
+            [rec for rec in collective_records([res], mode=mode) if rec.get("kind") == "collective"][:1],
+            run["retest"]))
+    return records
+
+
+def with_retests(collective, records, retests, mode, verdicts):
+    """``collective`` (:func:`gathered`, its ``records`` judged) with the retests' outcome: the records
+    classified (``collective_retest.classify``), the findings of the confirmed failures and the retest summary
+    record after the retests; ``verdicts`` and ``bad_nodes`` of the outcome line as the retests leave them."""
+    if not retests:
+        return dict(collective, records=records, retest_counts=None)
+    checked = collective_retest.classify(records, retests, mode, verdicts)
+    found = collective_retest.findings(checked["outcomes"])
+    summary = collective_retest.summary_record(checked["classified"])
+    nodes = list(collective["bad_nodes"])
+    nodes.extend(rec["host"] for rec in found if rec["peer"] is None and rec["host"] not in nodes)
+    return dict(collective, records=checked["records"] + found + [summary], bad_nodes=nodes,
+                verdicts=[rec.get("verdict") for rec in collective_retest.first_pass(checked["records"])],
+                retest_counts=summary["metrics"])
+
+
 def gathered(results, mode, unreachable):
     """{results, records, bad_nodes, verdicts}: the records of every run (unjudged) and what the outcome says."""
     return {"results": results, "records": collective_records(results, mode=mode, unreachable=list(unreachable)),
@@ -229,6 +278,9 @@ def gathered(results, mode, unreachable):
 
 def outcome(library, mode, collective, unreachable):
     """The one line the role shows at the end."""
-    return "%s %s: %d test(s), verdicts %s; bad nodes %s; unreachable %s" % (
+    retests = collective.get("retest_counts")
+    said = "; retests %d: %d confirmed, %d flaky" % (
+        retests["retests"], retests["confirmed_pairs"], retests["flaky_pairs"]) if retests else ""
+    return "%s %s: %d test(s), verdicts %s; bad nodes %s; unreachable %s%s" % (
         (library or "no library").upper(), mode, len(collective["results"]), collective["verdicts"],
-        collective["bad_nodes"], list(unreachable))
+        collective["bad_nodes"], list(unreachable), said)

@@ -470,6 +470,49 @@ class SlowCollectiveNode(SlowHost):
     checks = ("discover", "collective")
 
 
+class SlowCollectiveRuns(Fault):
+    """The collective runs with a rank on one host take ``factor`` times as long (a slow GPU, a throttled node);
+    with ``once``, only the first run that meets it (a moment of slowness: its retest passes).
+
+    The lab's nccl-tests emulator reads the factor from a file in the host's emulated sysfs root
+    (``SLOW_FILE`` / ``SLOW_ONCE_FILE`` of tests/lab/emulators/nccl_net_emulation.py) and claims a once-only
+    fault by renaming its file away; unlike shaping the host's rails, it also slows a node's runs inside itself
+    (``per_node``)."""
+
+    name = "slow collective node"
+    checks = ("discover", "collective")
+    SLOW_FILE = os.path.join("commcheck-lab", "nccl_slow_factor")
+    SLOW_ONCE_FILE = os.path.join("commcheck-lab", "nccl_slow_once_factor")
+
+    def __init__(self, lab, host, factor=1000, once=False):
+        super(SlowCollectiveRuns, self).__init__(lab)
+        self.host, self.factor, self.once = host, factor, once
+
+    @property
+    def expected(self):
+        return [] if self.once else [culprit("host", self.host)]
+
+    def _path(self):
+        return os.path.join(self.lab.sysfs_root(self.host), self.SLOW_ONCE_FILE if self.once else self.SLOW_FILE)
+
+    def inject(self):
+        os.makedirs(os.path.dirname(self._path()), exist_ok=True)
+        with open(self._path(), "w") as handle:
+            handle.write("%s\n" % self.factor)
+
+    def claimed(self):
+        """Whether a run met the once-only fault (its file was renamed away)."""
+        return self.once and not os.path.exists(self._path())
+
+    def heal(self):
+        folder = os.path.dirname(self._path())
+        name = os.path.basename(self._path())
+        for entry in os.listdir(folder) if os.path.isdir(folder) else []:
+            if entry == name or entry.startswith(name + ".used-"):
+                os.remove(os.path.join(folder, entry))
+        self.lab.heal()
+
+
 class SocketFallback(Fault):
     """NCCL on one host falls back from NET/IB to NET/Socket (no net plugin, NCCL_IB_HCA naming no device...).
 

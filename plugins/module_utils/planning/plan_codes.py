@@ -38,4 +38,11 @@ COLLECTIVE_FINDINGS = {
                                           "agent) and check why its rank died"),
     "collective_host_unreachable": ("The host was unreachable for Ansible and was left out of the collective runs",
                                     "Bring the host back (ssh, power, network) and run the check again"),
+    "collective_node_failed_retest": ("The node's own run (per_node) failed again on retest, or its pairs fail "
+                                      "with known-good partners too (pairs)",
+                                      "Check the node's GPUs, NICs and links (its RDMA and discovery results)"),
+    "collective_link_failed_retest": ("The pair failed again on retest while both hosts pass with known-good "
+                                      "partners: the path between them",
+                                      "Check the links and switch ports between the two hosts (their RDMA pair "
+                                      "results)"),
 }

@@ -16,10 +16,16 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     split_by_variant,
     with_variant,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import BAD, num
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import BAD, VERDICT_ORDER, num
 
 # The bus-bandwidth chart draws this many lines at most (per-node runs give one per node): the lowest ones.
 CHART_LINES = 16
+# A series' verdict: the worst of its runs' among these (a run that passed on retest is flaky, not failed).
+SHOWN = tuple(verdict for verdict in VERDICT_ORDER if verdict in BAD + ("flaky",))
+
+
+def _is_retest_run(record):
+    return bool((record.get("params") or {}).get("retest") or record.get("retest"))
 
 
 def size_of(record):
@@ -105,7 +111,8 @@ def collective_series(records):
     transports = {}
     named = {}
     for record in records or []:
-        if is_collective(record):
+        # a retest is no point of the first pass's line: the retests' section shows it, its run's verdict says it
+        if is_collective(record) and not _is_retest_run(record):
             named.setdefault(_series_name(record), []).append(record)
     lines = split_by_variant(named, record_of=_with_node_set, skip=_SERIES_NAMED)
     for (base, variant), members in sorted(lines.items()):
@@ -133,8 +140,9 @@ def _add_to_series(series, transports, name, record):
     entry = series.setdefault(name, {"name": name, "points": [], "verdict": "pass"})
     if metrics.get("transport"):
         transports.setdefault(name, set()).add(str(metrics["transport"]))
-    if record.get("verdict") in BAD:
-        entry["verdict"] = record.get("verdict")
+    verdict = record.get("verdict")
+    if verdict in SHOWN and (entry["verdict"] not in SHOWN or SHOWN.index(verdict) < SHOWN.index(entry["verdict"])):
+        entry["verdict"] = verdict
     entry["points"].extend(_row_points(metrics.get("rows") or metrics.get("series")))
     size, value = size_of(record), num(metrics.get("busbw_gbs"))
     if size and value is not None:

@@ -235,8 +235,12 @@ def _collectives(view):
     note = [] if len(shown) == len(view.series) else [
         "The %d of %d series with the lowest bus bandwidth (all in results.json)." % (len(shown), len(view.series)),
         ""]
+    # which series failed, and which failed and then passed on retest (flaky)
+    verdicts = [[md_cell(entry["name"]), md_cell(entry["verdict"])] for entry in shown
+                if entry.get("verdict") not in (None, "pass")]
     return (["## Collectives: bus bandwidth (GB/s) by message size", ""] + note
-            + _table(["series", "transport", "size (bytes)", "busbw"], rows) + [""])
+            + _table(["series", "transport", "size (bytes)", "busbw"], rows) + [""]
+            + (_table(["series", "verdict"], verdicts) + [""] if verdicts else []))
 
 
 def _retests(view):

@@ -30,6 +30,10 @@ import struct
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB_BASE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), ".build", "lab")
 FALLBACK_FILE = os.path.join("commcheck-lab", "nccl_socket_fallback")
+# a slow node (faults.SlowCollectiveRuns): every run with a rank there takes this many times as long; the "once"
+# file slows the first run that claims it only (a moment of slowness, which a retest does not see again)
+SLOW_FILE = os.path.join("commcheck-lab", "nccl_slow_factor")
+SLOW_ONCE_FILE = os.path.join("commcheck-lab", "nccl_slow_once_factor")
 SIOCGIFADDR = 0x8915
 
 
@@ -65,6 +69,34 @@ def _lab_sysfs_by_netns(lab_base=LAB_BASE):
 def sysfs_root(env):
     """This lab host's emulated sysfs root; None outside the lab (the emulator never reads the real /sys)."""
     return _lab_sysfs_by_netns() or env.get("COMMCHECK_LAB_SYSFS") or None
+
+
+def _factor(text):
+    try:
+        return max(1.0, float(text))
+    except ValueError:
+        return 1.0
+
+
+def local_slow_factor(root):
+    """This host's slow factor: its persistent fault's, else its once-only fault's, claimed by renaming the file
+    away (atomic: of the ranks of every run, exactly one gets it)."""
+    if root is None:
+        return 1.0
+    factor = _factor(_read(os.path.join(root, SLOW_FILE)) or "1")
+    once = os.path.join(root, SLOW_ONCE_FILE)
+    claimed = "%s.used-%d" % (once, os.getpid())
+    try:
+        os.rename(once, claimed)
+    except OSError:
+        return factor
+    return max(factor, _factor(_read(claimed) or "1"))
+
+
+def slow_factor(comm, mpi, env):
+    """The factor every rank's measured times are multiplied by: the largest of the hosts of this run (one slow
+    rank slows a collective for all)."""
+    return comm.allreduce(local_slow_factor(sysfs_root(env)), op=mpi.MAX)
 
 
 def active_ports(root):

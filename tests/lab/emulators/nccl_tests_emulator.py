@@ -523,6 +523,7 @@ def main(argv):
         report.doc["results"] = []
 
     coll = Collective(MPI, comm, op, typename, redop, max(root, 0))
+    slow = nccl_net_emulation.slow_factor(comm, MPI, os.environ)
     word = coll.word
     opname = redop if op in REDUCING else "none"
 
@@ -550,7 +551,7 @@ def main(argv):
                 for dummy in range(opts["iters"] * opts["agg_iters"]):
                     coll.run(in_place)
                 delta = (time.perf_counter() - started) / max(1, opts["iters"] * opts["agg_iters"])
-                delta = _average(comm, MPI, delta, opts["average"])
+                delta = _average(comm, MPI, delta, opts["average"]) * slow
                 algbw = nbytes / 1.0e9 / delta if delta > 0 else 0.0
                 busbw = algbw * bus_factor(op, nranks)
                 wrong = 0
