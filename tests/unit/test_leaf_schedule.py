@@ -203,3 +203,23 @@ def test_the_engine_plans_leaf_ring_from_the_inventory_topology_and_refuses_host
     fleet["facts"]["rdma"]["h5"]["topology"] = {"mlx5_0": {"leaf": "leaf0-2", "source": "lldp"},
                                                 "mlx5_1": {"leaf": "leaf1-2", "source": "lldp"}}
     assert engine.plan(row, opts, fleet, 40, forks=50)["jobs"] == run["jobs"]
+
+
+@pytest.mark.parametrize("phase, verdict, culprit", [
+    ("first", "flaky", "flaky link h1 - h4 (rail 0)"),
+    (None, "fail", "uplinks between leaf switches leaf0-1 and leaf0-2 (rail 0)")])
+def test_a_spine_pair_slow_only_under_load_is_flaky_and_one_slow_alone_too_is_the_uplinks(phase, verdict, culprit):
+    """The retest runs a failing spine pair alone, against the full rate."""
+    fabric = Fabric(n=6, rails=2).racked(3)
+    for rail in range(2):
+        fabric.slow_between(0.5, fabric.hosts[:3], fabric.hosts[3:], rail, phase=phase)
+    row = families.family("rdma")
+    opts = reader(SHARED, RDMA, commcheck_rdma_pattern="spine", commcheck_rdma_oversubscription=1)
+    fleet = fleet_with_topology(fabric)
+    run = engine.plan(row, opts, fleet, 40, forks=50)
+    first = engine.first_pass(row, opts, run, by_host(fabric.sides(run["rounds"], "first")), {})
+    retests = engine.retests(row, opts, first, fleet, run, forks=50)
+    judged = engine.judge(row, opts, first, retests, fabric.sides(retests["rounds"], "retest"), [], [], [],
+                          fabric.topology, {})
+    assert judged["verdict"] == verdict
+    assert judged["localized"]["summary"]["most_likely"] == culprit
