@@ -115,12 +115,15 @@ def test_host_leaves_resolve_device_names_and_keep_only_the_tested_rails():
 def test_hosts_are_grouped_by_their_leaves_on_every_rail_and_those_without_are_named():
     leaves = {"a": {0: "x", 1: "y"}, "b": {0: "x", 1: "y"}, "c": {0: "x", 1: "z"}, "d": {0: "x", 1: None},
               "e": {}}
-    groups, missing = ls.leaf_groups(["a", "b", "c", "d", "e"], leaves)
-    assert groups == [["a", "b"], ["c"]]
-    assert ls.missing_text(missing) == "d (rail 1), e (no rail)"
-    with pytest.raises(ScheduleError, match=r"pattern leaf_ring needs .* none known for d \(rail 1\), e \(no rail\): "
+    leaves["f"] = {0: None, 1: None}
+    groups, missing = ls.leaf_groups(["a", "b", "c", "d", "e", "f"], leaves)
+    # e tests no rail (no active port): a group of its own, its pairs skipped as in every pattern
+    assert groups == [["a", "b"], ["c"], ["e"]]
+    assert ls.missing_text(missing) == "d (rail 1), f (rail 0, 1)"
+    with pytest.raises(ScheduleError, match=r"pattern leaf_ring needs .* none known for d \(rail 1\), f \(rail 0, 1\): "
                                             r"give each host's leaf"):
-        ls.schedule(["a", "b", "c", "d", "e"], "leaf_ring", leaves=leaves)
+        ls.schedule(["a", "b", "c", "d", "e", "f"], "leaf_ring", leaves=leaves)
+    assert ls.schedule(["a", "b", "c", "e"], "spine", leaves=leaves) == [[["a", "c"], ["e", "b"]]]
     # the other patterns are schedule.py's, without leaves
     assert ls.schedule(["a", "b"], "mesh") == [[["b", "a"]]]
     with pytest.raises(ScheduleError, match="pattern must be one of"):
@@ -223,3 +226,15 @@ def test_a_spine_pair_slow_only_under_load_is_flaky_and_one_slow_alone_too_is_th
                           fabric.topology, {})
     assert judged["verdict"] == verdict
     assert judged["localized"]["summary"]["most_likely"] == culprit
+
+
+def test_a_host_without_an_active_port_does_not_stop_leaf_ring_its_pairs_are_skipped_naming_why():
+    fabric = Fabric(n=6, rails=2).racked(3)
+    fabric.missing.update([("h6", 0), ("h6", 1)])
+    row = families.family("rdma")
+    run = engine.plan(row, reader(SHARED, RDMA, commcheck_rdma_pattern="leaf_ring"), fleet_with_topology(fabric), 40,
+                      forks=50)
+    skipped = run["skipped_pairs"]
+    assert skipped and all("h6" in (s["server"], s["client"]) and "no active RDMA port on h6" in s["reason"]
+                           for s in skipped)
+    assert not any("h6" in (job["server"], job["client"]) for job in run["jobs"])

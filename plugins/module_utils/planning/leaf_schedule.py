@@ -62,12 +62,14 @@ def host_leaves(topology, host_rails, rail_numbers=None):
 
 def leaf_groups(hosts, leaves):
     """``(groups, missing)``: the hosts grouped by their leaves on every rail (groups in the order of their first
-    host, hosts in the given order) and the hosts without a leaf on a rail they test (with those rails)."""
+    host, hosts in the given order) and the hosts without a leaf on a rail they test (with those rails). A host
+    with no rail to test (no active port) is a group of its own: its pairs are planned, and skipped naming why,
+    as in every pattern."""
     groups, index, missing = [], {}, []
     for host in hosts:
         rails = (leaves or {}).get(host) or {}
         lacking = sorted(rail for rail, leaf in rails.items() if not leaf)
-        if lacking or not rails:
+        if lacking:
             missing.append({"host": host, "rails": lacking})
             continue
         signature = tuple(sorted(rails.items()))
@@ -79,9 +81,8 @@ def leaf_groups(hosts, leaves):
 
 
 def missing_text(missing):
-    """'h1 (rail 1), h2 (no rail)' for :func:`leaf_groups`' missing hosts."""
-    return ", ".join("%s (%s)" % (m["host"], "rail %s" % ", ".join(str(r) for r in m["rails"]) if m["rails"]
-                                  else "no rail") for m in missing)
+    """'h1 (rail 1), h2 (rail 0, 1)' for :func:`leaf_groups`' missing hosts."""
+    return ", ".join("%s (rail %s)" % (m["host"], ", ".join(str(r) for r in m["rails"])) for m in missing)
 
 
 def _check_groups(groups):
