@@ -158,7 +158,8 @@ class ActionModule(ControllerAction):
         run, fleet = self.registered("run", {}), self.registered("fleet", {})
         states = (self.registered("fleet_gpu", {}).get("facts") or {}).get("states") or {}
         return engine.gpu_rounds(self._gpu_row(), self.opts, run.get("hosts") or [],
-                                 (fleet.get("facts") or {}).get("rails") or {}, states, run["timeout"], self.forks())
+                                 (fleet.get("facts") or {}).get("rails") or {}, states, run["timeout"], self.forks(),
+                                 topology=engine.fleet_topology(fleet))
 
     def _gpu_judge(self):
         sides = (self.registered("fleet_gpu_sides", {}).get("facts") or {}).get("sides") or {}

@@ -19,8 +19,9 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import numa
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology as topo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect as gpu_plan
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import leaf_schedule
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import option
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import commcheck_schedule, plan_rounds
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import plan_rounds
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.task_bound import task_timeout
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import counters as ct
@@ -159,18 +160,55 @@ def measured_s(row, opts):
 
 def plan(row, opts, fleet, timeout, forks, rdma_facts=None, now=None):
     """The first pass: the fleet's hosts scheduled into rounds of pairs (one merged plan when pipelined), how it
-    runs, and (for a family that asks for it) the RoCE check of both ends of every planned pair."""
+    runs, and (for a family that asks for it) the RoCE check of both ends of every planned pair. A topology pattern
+    (``leaf_ring``, ``spine``) marks each job with its two leaves; ``spine`` expects a cross-leaf job's rate over the
+    oversubscription (``planning/leaf_schedule.py``)."""
     rails = (fleet.get("facts") or {}).get("rails") or {}
-    rounds = commcheck_schedule(list(fleet["hosts"]), pattern=opts(option(row, "pattern")), pairs=opts(option(row, "pairs")),
-                                center=given(opts(option(row, "center"))))
+    pattern = opts(option(row, "pattern"))
+    rounds, leaves = schedule(row, opts, fleet["hosts"], rails, fleet_topology(fleet))
     plans = plan_rounds(rounds, rails, tests_of(row, opts), int(number(opts(option(row, "base_port")))), None,
                         given(opts(option(row, "rail_numbers"))), merge=opts(option(row, "strategy")) == "pipelined")
+    over = oversubscription(row, opts) if pattern == "spine" else None
+    if leaves is not None:
+        leaf_schedule.mark_leaves(plans, leaves, over, expected(row, opts))
     out = run_shape(row, opts, plans, timeout, forks, now)
     out.update(hosts=list(fleet["hosts"]), unreachable=list(fleet.get("unreachable") or []),
                jobs=flat(plans, "jobs"), skipped_pairs=flat(plans, "skipped"),
                gpudirect=bool(row.get("gpudirect")) and gpudirect_asked(row, opts),
-               preflight=preflight(row, opts, out["rounds"], rdma_facts, rails))
+               preflight=preflight(row, opts, out["rounds"], rdma_facts, rails), pattern=pattern)
+    if over is not None:
+        out["oversubscription"] = over
     return out
+
+
+def schedule(row, opts, hosts, rails, topology):
+    """``(rounds, leaves)``: the family's pattern over ``hosts``; ``leaves`` (``{host: {rail: leaf}}``) for a topology
+    pattern, else None."""
+    pattern = opts(option(row, "pattern"))
+    leaves = None
+    if pattern in leaf_schedule.TOPOLOGY_PATTERNS:
+        leaves = leaf_schedule.host_leaves(topology, rails, given(opts(option(row, "rail_numbers"))))
+    rounds = leaf_schedule.schedule(list(hosts), pattern=pattern, pairs=opts(option(row, "pairs")),
+                                    center=given(opts(option(row, "center"))), leaves=leaves)
+    return rounds, leaves
+
+
+def fleet_topology(fleet):
+    """host -> {rail or device: {leaf, port, source}} of the fleet's hosts: what discovery read (``facts.rdma``),
+    under the inventory's ``commcheck_topology`` (``facts.topology``)."""
+    facts = fleet.get("facts") or {}
+    out = {}
+    for host in fleet.get("hosts") or []:
+        discovered = ((facts.get("rdma") or {}).get(host) or {}).get("topology")
+        out[host] = topo.check_topology(discovered, "topology of %s" % host, sourced=True)
+        out[host].update(topo.check_topology((facts.get("topology") or {}).get(host)))
+    return out
+
+
+def oversubscription(row, opts):
+    """The oversubscription the user states for the fabric (1: none; not set: 1)."""
+    value = number(opts(option(row, "oversubscription")))
+    return value if value >= 1 else 1.0
 
 
 def gpudirect_asked(row, opts):
@@ -197,7 +235,8 @@ def first_pass(row, opts, run, sides_by_host, module_rcs):
     after = row["thresholds"] == "after_retests"
     first = analyze_pairs(sum(sides_by_host.values(), []), jobs=run["jobs"], family=row["pair_family"],
                           min_fraction=number(opts("commcheck_min_fraction")),
-                          expected_gbps=expected(row, opts), outlier_z=number(opts("commcheck_outlier_z")),
+                          # a spine plan's jobs hold their own expectation (the given rate over the oversubscription)
+                          expected_gbps=None if run.get("pattern") == "spine" else expected(row, opts), outlier_z=number(opts("commcheck_outlier_z")),
                           outlier_min_rel=number(opts("commcheck_outlier_min_rel")), unreachable=run["unreachable"],
                           skipped=run["skipped_pairs"],
                           fleet_min_fraction=number(opts("commcheck_fleet_min_fraction")) if after else None,
@@ -332,10 +371,10 @@ def gpu_states(row, opts, hosts, rails_by_host, facts_by_host, kernels):
                 for host in hosts)
 
 
-def gpu_rounds(row, opts, hosts, rails, states, timeout, forks, now=None):
-    """The rounds from GPU memory (the bandwidth steps, pairs whose both ends have GPUDirect)."""
-    rounds = commcheck_schedule(list(hosts), pattern=opts(option(row, "pattern")), pairs=opts(option(row, "pairs")),
-                                center=given(opts(option(row, "center"))))
+def gpu_rounds(row, opts, hosts, rails, states, timeout, forks, now=None, topology=None):
+    """The rounds from GPU memory (the bandwidth steps, pairs whose both ends have GPUDirect), in the first pass's
+    pattern (``topology``: :func:`fleet_topology`, for a topology pattern)."""
+    rounds = schedule(row, opts, hosts, rails, topology)[0]
     plans = gpu_plan.gpu_round_plans(rounds, rails, states, tests_of(row, opts),
                                      int(number(opts(option(row, "base_port")))), given(opts(option(row, "rail_numbers"))))
     out = run_shape(row, opts, plans, timeout, forks, now)

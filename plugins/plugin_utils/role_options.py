@@ -43,6 +43,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.commands impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes import k8s_existing
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import leaf_schedule
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_design
@@ -108,6 +109,7 @@ RULES = {
     # rdma_perf
     "commcheck_rdma_hosts": kit.hosts(),
     "commcheck_rdma_pattern": kit.by_spec(),
+    "commcheck_rdma_oversubscription": kit.number(1, leaf_schedule.OVERSUBSCRIPTION_MAX),
     "commcheck_rdma_strategy": kit.by_spec(),
     "commcheck_rdma_background": kit.by_spec(),
     "commcheck_rdma_pairs": kit.pairs(),

@@ -237,6 +237,10 @@ def _record(key, job, server_side, client_side, family, min_fraction, expected_o
                                    min_fraction)
     if verdict == "error":
         params.update(so.outcome_params(((server, server_side), (client, client_side))))
+    # a topology pattern's job: the leaves of its two ends, and the oversubscription a spine pair is judged by
+    for name in ("leaves", "oversubscription"):
+        if (job or {}).get(name) is not None:
+            params[name] = job[name]
     downgraded = (job or {}).get("downgraded_ports") or []
     if downgraded:
         params["downgraded_ports"] = downgraded
