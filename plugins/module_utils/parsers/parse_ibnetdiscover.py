@@ -176,8 +176,7 @@ class _Reader(object):
         result["cas"] = list(self.cas.values())
         if result["format"] == "ports":
             result["switches"] = switches_of(result["links"], [u["end"] for u in result["unlinked"]])
-        result["warnings"] = self.notes.items + ([] if not self.notes.dropped else [
-            "%d more unknown lines" % self.notes.dropped])
+        result["warnings"] = self.notes.as_list()
         result["ok"] = bool(result["switches"] or result["cas"] or result["links"] or result["unlinked"])
         return note_if_unread(result, text, "ibnetdiscover", result["ok"] or result["errors"])
 
