@@ -49,7 +49,7 @@ _value:
       description:
         - Each port line, C(node) (C(type) C(CA) or C(Switch) where the output says it, C(guid) a switch's or a
           C(-l) line's node GUID, C(port_guid) a CA line's GUID, C(lid), C(description)), C(port), C(width) (C(4X)),
-          C(speed_gbps) (a lane's, as printed: C(53.125) on 4X HDR), C(state), C(phys_state), C(peer) (C(type),
+          C(speed_gbps) (a lane's, as printed, C(53.125) on 4X HDR), C(state), C(phys_state), C(peer) (C(type),
           C(guid), C(port_guid), C(lid), C(port), C(description); null for a port with no peer) and C(remark)
           (iblinkinfo's C(Could be ...) note).
       type: list

@@ -70,7 +70,8 @@ def test_ibnetdiscover_names_the_switch_by_node_or_port_guid_and_strips_the_blan
     assert ib_topology.ibnetdiscover_leaf(parse_ibnetdiscover(QDR), 1, {"0x0002c90300293e1f"}) == {
         "leaf": "Infiniscale-IV Mellanox Technologies", "port": "1", "source": "ibnetdiscover"}
     assert ib_topology.ibnetdiscover_leaf(parse_ibnetdiscover(QDR), 1, {"0x0002c90300293e1e"})["port"] == "1"
-    assert ib_topology.ibnetdiscover_leaf(parse_ibnetdiscover(PORTS_HDR), 1, {"0xb83fd20300da1138"}) == {"leaf": "5FB0405-leaf-IB01", "port": "79", "source": "ibnetdiscover"}
+    assert ib_topology.ibnetdiscover_leaf(parse_ibnetdiscover(PORTS_HDR), 1, {"0xb83fd20300da1138"}) == {
+        "leaf": "5FB0405-leaf-IB01", "port": "79", "source": "ibnetdiscover"}
     assert ib_topology.ibnetdiscover_leaf(parse_ibnetdiscover(QDR), 1, {"0x0000000000000001"}) is None
 
 
@@ -120,7 +121,7 @@ class _Fabric(object):
     def which(self, name):
         return "/usr/sbin/" + name if name in self.tools else None
 
-    def run(self, argv, timeout, env=None, cwd=None, capture=None):
+    def run(self, argv, *_args, **_kwargs):
         self.argvs.append(list(argv))
         self.now += self.cost
         tool = argv[0].rsplit("/", 1)[-1]
@@ -209,4 +210,3 @@ def test_collect_records_the_iblinkinfo_leaf_of_the_port_whose_guid_the_scan_sho
     assert facts["sources"]["tools"]["iblinkinfo"] == {"ran": True, "ports": 2, "placed": 1, "unplaced": 1,
                                                        "unasked": 0, "scans": 2}
     assert facts["sources"]["tools"]["ibnetdiscover"] == {"ran": False, "reason": "not installed"}
-

@@ -108,8 +108,8 @@ def test_every_prefix_of_a_real_output_parses_without_raising():
 
 def test_a_huge_switch_reads_every_port():
     # hand-made: 20 000 port lines of one switch
-    lines = ["Switch: 0x0c42a103008982a4 big:"] + ['%12d %4d[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>  %6d    1'
-                                                 '[  ] "h%d HCA-1" ( )' % (3, i, 100 + i, i) for i in range(1, 20001)]
+    row = '%12d %4d[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>  %6d    1[  ] "h%d HCA-1" ( )'
+    lines = ["Switch: 0x0c42a103008982a4 big:"] + [row % (3, i, 100 + i, i) for i in range(1, 20001)]
     result = parse_iblinkinfo("\n".join(lines))
     assert len(result["ports"]) == 20000 and len(result["links"]) == 20000
 

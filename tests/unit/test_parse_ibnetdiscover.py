@@ -53,8 +53,8 @@ def test_qdr_topology_file_reads_the_switch_its_five_hosts_and_each_link_once_fr
 def test_edr_cut_tab_separated_reads_leaf_and_spine_uplinks_and_a_degraded_4x_ddr_link():
     result = parse_ibnetdiscover(EDR)
     assert (result["ok"], result["errors"], result["warnings"]) == (True, [], [])
-    assert [(s["guid"], s["lid"]) for s in result["switches"]] == [("0xec0d9a0300ec8240", 48),
-                                                                    ("0xec0d9a0300ec8200", 25)]
+    assert [(s["guid"], s["lid"]) for s in result["switches"]] == [
+        ("0xec0d9a0300ec8240", 48), ("0xec0d9a0300ec8200", 25)]
     # 36 ports of leaf 48, 24 of spine 25 less the 6 between them, and gpu019 behind leaf 23 (its own block)
     assert len(result["links"]) == 55
     near, far, link = _link(result, 25, 11)
@@ -69,7 +69,7 @@ def test_ibsim_output_keeps_the_ibwarn_line_as_a_warning_and_reads_switch_to_swi
     result = parse_ibnetdiscover(SIM)
     assert result["warnings"] == ['ibwarn: [6931] sim_connect: attached as client 1 at node "Switch1"']
     assert [s["description"] for s in result["switches"]] == ["Switch2", "Switch1"]
-    near, far, link = _link(result, 3, 4)
+    near, far, _ = _link(result, 3, 4)
     assert (near["type"], far["type"], far["description"], far["port"]) == ("Switch", "Switch", "Switch1", 4)
     assert _link(result, 4, 2)[1] == {"type": "Switch", "guid": "0x0000000000200000", "port_guid": None, "lid": 1,
                                       "port": 2, "description": "Switch1"}
@@ -92,11 +92,11 @@ def test_ports_report_reads_ca_and_switch_links_once_and_ports_without_a_peer():
     near, far, link = _link(result, 133, 1)
     assert near == {"type": "CA", "guid": None, "port_guid": "0x7cfe9003003b4b96", "lid": 133, "port": 1,
                     "description": "o0002 HCA-1"}
-    assert (far["description"], far["port"], far["guid"], link["speed"]) == ("ib-i1l1s01", 11, "0x7cfe9003009ce5b0",
-                                                                              "EDR")
+    assert (far["description"], far["port"], far["guid"], link["speed"]) == (
+        "ib-i1l1s01", 11, "0x7cfe9003009ce5b0", "EDR")
     assert _link(result, 1719, 1)[1]["description"] == "ib-i1l2s01"
-    assert [(u["end"]["lid"], u["end"]["port"], u["speed"]) for u in result["unlinked"]] == [(2052, 37, None),
-                                                                                           (1781, 80, "SDR")]
+    assert [(u["end"]["lid"], u["end"]["port"], u["speed"]) for u in result["unlinked"]] == [
+        (2052, 37, None), (1781, 80, "SDR")]
     assert {s["description"] for s in result["switches"]} == {"ib-i1l1s01", "ib-i1l2s01", "ib-i4l1s01", "ib-i7l2s01"}
 
 

@@ -57,8 +57,9 @@ def scan_fabric(transport, devices, placed=(), ibstat=None, budget=SCAN_BUDGET, 
         for device, port in ports:
             record = by_name[device]
             guids = ib_topology.port_guids(record, _port_of(record, port), ibstat)
-            answer = _seen(tool, done, port, guids) or _scan(transport, [path] + argv_of(device, port), parser,
-                                                            deadline, clock)
+            answer = _seen(tool, done, port, guids)
+            if answer is None:
+                answer = _scan(transport, [path] + argv_of(device, port), parser, deadline, clock)
             if answer is None:
                 summary["unasked"] += 1
                 left.append((device, port))
