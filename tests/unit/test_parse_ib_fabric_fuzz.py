@@ -47,8 +47,8 @@ def damaged(draw):
             lines.insert(at, line)
         elif action == "change" and line:
             where = draw(st.integers(0, len(line) - 1))
-            lines[at] = line[:where] + draw(st.sampled_from(['"', "[", "]", "(", ")", "#", "'", "x", " ", "\t", "\x00",
-                                                               "9", "=", "-"])) + line[where + 1:]
+            char = draw(st.sampled_from(['"', "[", "]", "(", ")", "#", "'", "x", " ", "\t", "\x00", "9", "=", "-"]))
+            lines[at] = line[:where] + char + line[where + 1:]
         elif action == "cut":
             lines[at] = line[:draw(st.integers(0, len(line)))]
         if not lines:

@@ -5,7 +5,9 @@
 ``ibnetdiscover`` for those still unplaced, all within one deadline (``ib_topology`` reads what they print).
 
 - ``iblinkinfo -C <device> -P <port> -D 0``: a partial scan from the local node (directed route ``0``), which
-  iblinkinfo takes one hop out: the adapter's ports and their neighbours, a few queries whatever the fabric's size.
+  iblinkinfo takes one hop out and prints that node alone: the adapter's ports and their neighbours, a few queries
+  whatever the fabric's size (where the partial scan fails iblinkinfo falls back to a full one: the deadline bounds
+  it).
 - ``ibnetdiscover -p -C <device> -P <port>``: the whole fabric (every node: seconds to minutes on a large one), as
   its one-line-per-port report; one scan serves every local port it shows (a port already seen in a scan is not
   scanned again), so a host whose rails share a fabric scans it once.
