@@ -15,7 +15,7 @@ description:
     state, physical state and the node and port at its other end), each link once, and the switches.
   - A peer's type (C(CA), C(Switch)) is known where its LID is a node's of the output; a C(-S) / C(-D) partial scan
     prints one node, and its peers' types stay null.
-  - Discovery runs C(iblinkinfo -C <device> -P <port> -D 0) (the local node and its neighbours only) on an
+  - Discovery runs C(iblinkinfo -C <device> -P <port> -D 0 -l) (the local node and its neighbours only) on an
     InfiniBand port whose leaf switch C(smpquery) did not name, and records the node the port is cabled to (the
     C(topology) of the host's RDMA facts).
   - An C(iberror:) / C(ibpanic:) line gives a C(scan_failed) error, C(ibwarn:) lines and lines it does not know are

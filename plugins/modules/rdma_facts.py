@@ -267,9 +267,10 @@ ansible_facts:
               over the directed route C(0,<port>) (all ports within 60 seconds), C(source) C(smpquery), the
               switch's node description (its GUID where the description is no name) and the switch port the query
               came in by. InfiniBand ports smpquery did not place, C(source) C(iblinkinfo) (C(iblinkinfo -C <device>
-              -P <port> -D 0): the node at the other end of the port's cable), then C(source) C(ibnetdiscover)
-              (C(ibnetdiscover -p -C <device> -P <port>): the switch its link reaches), the port found by its port or
-              node GUID; both within one 60 s deadline. Empty where no tool is there or answers. The
+              -P <port> -D 0 -l), the node at the other end of the port's cable), then C(source) C(ibnetdiscover)
+              (C(ibnetdiscover -p -C <device> -P <port>), the switch its link reaches), the port found by its port or
+              node GUID, the switch's GUID standing for a factory description (C(Quantum Mellanox Technologies));
+              both within one 60 s deadline. Empty where no tool is there or answers. The
               C(commcheck_topology) inventory variable takes precedence over it.
           type: dict
           sample: {mlx5_0: {leaf: LEAF03, port: Ethernet184, source: lldp}, mlx5_1: {leaf: "MF0;ib-leaf-03:MQM8700", port: "17", source: smpquery}}

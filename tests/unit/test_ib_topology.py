@@ -56,9 +56,10 @@ def test_port_guids_are_the_gid0_interface_id_the_node_guid_and_ibstat_port_guid
 
 
 def test_iblinkinfo_names_the_switch_and_port_a_host_port_is_cabled_to():
+    # the Quantum switch keeps its factory name, which every Quantum shares: its GUID (from its own lines) is the leaf
     guids = ib_topology.port_guids(CU02, CU02["ports"][0])
     assert ib_topology.iblinkinfo_leaf(parse_iblinkinfo(HDR), 1, guids) == {
-        "leaf": "Quantum Mellanox Technologies", "port": "39", "source": "iblinkinfo"}
+        "leaf": "0x0c42a103008982a4", "port": "39", "source": "iblinkinfo"}
     # another port number of the same adapter is not that line
     assert ib_topology.iblinkinfo_leaf(parse_iblinkinfo(HDR), 2, guids) is None
     # n01 in a grepped output: its ibstat port GUID 0xec0d9a03003d677a (the note's ibstat)
@@ -67,8 +68,9 @@ def test_iblinkinfo_names_the_switch_and_port_a_host_port_is_cabled_to():
 
 
 def test_ibnetdiscover_names_the_switch_by_node_or_port_guid_and_strips_the_blanks_of_its_name():
+    # Infiniscale-IV's factory name gives way to the switch's GUID; a named switch keeps its name
     assert ib_topology.ibnetdiscover_leaf(parse_ibnetdiscover(QDR), 1, {"0x0002c90300293e1f"}) == {
-        "leaf": "Infiniscale-IV Mellanox Technologies", "port": "1", "source": "ibnetdiscover"}
+        "leaf": "0x0002c9020046c588", "port": "1", "source": "ibnetdiscover"}
     assert ib_topology.ibnetdiscover_leaf(parse_ibnetdiscover(QDR), 1, {"0x0002c90300293e1e"})["port"] == "1"
     assert ib_topology.ibnetdiscover_leaf(parse_ibnetdiscover(PORTS_HDR), 1, {"0xb83fd20300da1138"}) == {
         "leaf": "5FB0405-leaf-IB01", "port": "79", "source": "ibnetdiscover"}
@@ -84,6 +86,17 @@ def test_a_port_cabled_to_another_adapter_has_no_leaf_hand_made():
                                                    "peer": peer}]}, 1, {"0x1"}) is None
 
 
+def test_a_named_switch_keeps_its_name_and_a_factory_name_without_a_guid_is_kept_hand_made():
+    # hand-made -l line (iblinkinfo.8's --line form): the peer's GUID is printed, its name is an operator's
+    line = ('0xf452140300f55051 "              ib-test-7 mlx4_0"     37    1[  ] ==( 4X       14.0625 Gbps Active/'
+            '  LinkUp)==>  0xf45214030067c630      5   16[  ] "MF0;switch-e1be74:SX6036/U1" ( )')
+    assert ib_topology.iblinkinfo_leaf(parse_iblinkinfo(line), 1, {"0xf452140300f55051"}) == {
+        "leaf": "MF0;switch-e1be74:SX6036/U1", "port": "16", "source": "iblinkinfo"}
+    unnamed = line.replace("0xf45214030067c630 ", "").replace("MF0;switch-e1be74:SX6036/U1", "SwitchX -  Mellanox Technologies")
+    assert ib_topology.iblinkinfo_leaf(parse_iblinkinfo(unnamed), 1, {"0xf452140300f55051"})["leaf"] == (
+        "SwitchX -  Mellanox Technologies")
+
+
 def test_a_switch_name_that_is_no_label_gives_its_guid():
     # hand-made: the ibsim switch renamed to a flag
     text = SIM.replace('"Switch1"', '"-rf /"')
@@ -97,8 +110,8 @@ def test_precedence_smpquery_over_iblinkinfo_over_ibnetdiscover():
              "ibnetdiscover": {"mlx4_0": [dict(parse_ibnetdiscover(QDR), port=1)],
                                "mlx5_0": [dict(parse_ibnetdiscover(QDR), port=1)]}}
     assert ib_topology.discovered(scans, devices) == {
-        "mlx5_0": {"leaf": "Quantum Mellanox Technologies", "port": "39", "source": "iblinkinfo"},
-        "mlx4_0": {"leaf": "Infiniscale-IV Mellanox Technologies", "port": "1", "source": "ibnetdiscover"}}
+        "mlx5_0": {"leaf": "0x0c42a103008982a4", "port": "39", "source": "iblinkinfo"},
+        "mlx4_0": {"leaf": "0x0002c9020046c588", "port": "1", "source": "ibnetdiscover"}}
     answer = {"is_switch": True, "node": {"guid": "0x1", "local_port": 9}, "description": "ib-leaf-9", "port": 1}
     both = dict(scans, smpquery={"mlx4_0": [answer]})
     assert ib_topology.discovered(both, devices)["mlx4_0"] == {"leaf": "ib-leaf-9", "port": "9", "source": "smpquery"}
@@ -136,15 +149,15 @@ def test_scans_ask_only_the_ports_smpquery_did_not_place_and_ibnetdiscover_only_
     summaries, answers = ib_fabric_scan.scan_fabric(transport, [CU02, other, placed_already], {"mlx5_2": {}},
                                                     clock=transport.clock)
     assert transport.argvs == [
-        ["/usr/sbin/iblinkinfo", "-C", "mlx5_0", "-P", "1", "-D", "0"],
-        ["/usr/sbin/iblinkinfo", "-C", "mlx5_1", "-P", "1", "-D", "0"],
+        ["/usr/sbin/iblinkinfo", "-C", "mlx5_0", "-P", "1", "-D", "0", "-l"],
+        ["/usr/sbin/iblinkinfo", "-C", "mlx5_1", "-P", "1", "-D", "0", "-l"],
         ["/usr/sbin/ibnetdiscover", "-p", "-C", "mlx5_1", "-P", "1"]]
     assert summaries == {
         "iblinkinfo": {"ran": True, "ports": 2, "placed": 1, "unplaced": 1, "unasked": 0, "scans": 2},
         "ibnetdiscover": {"ran": True, "ports": 1, "placed": 1, "unplaced": 0, "unasked": 0, "scans": 1}}
     assert ib_topology.discovered(answers, [CU02, other, placed_already]) == {
-        "mlx5_0": {"leaf": "Quantum Mellanox Technologies", "port": "39", "source": "iblinkinfo"},
-        "mlx5_1": {"leaf": "Infiniscale-IV Mellanox Technologies", "port": "1", "source": "ibnetdiscover"}}
+        "mlx5_0": {"leaf": "0x0c42a103008982a4", "port": "39", "source": "iblinkinfo"},
+        "mlx5_1": {"leaf": "0x0002c9020046c588", "port": "1", "source": "ibnetdiscover"}}
 
 
 def test_one_fabric_scan_serves_every_local_port_it_shows():
@@ -155,7 +168,7 @@ def test_one_fabric_scan_serves_every_local_port_it_shows():
     assert len(transport.argvs) == 1 and summaries["ibnetdiscover"]["scans"] == 1
     assert summaries["iblinkinfo"] == {"ran": False, "reason": "not installed"}
     assert ib_topology.discovered(answers, hosts)["mlx4_1"] == {
-        "leaf": "Infiniscale-IV Mellanox Technologies", "port": "14", "source": "ibnetdiscover"}
+        "leaf": "0x0002c9020046c588", "port": "14", "source": "ibnetdiscover"}
 
 
 def test_the_deadline_leaves_ports_unasked_and_absent_tools_are_no_error():
@@ -205,7 +218,7 @@ def test_collect_records_the_iblinkinfo_leaf_of_the_port_whose_guid_the_scan_sho
     transport = _IbHost()
     facts = rd.collect(transport, sysfs_root=root, tools=True, address_source="gids")
     assert [argv[2] for argv in transport.argvs] == ["mlx5_0", "mlx5_1"]
-    assert facts["topology"] == {"mlx5_0": {"leaf": "Quantum Mellanox Technologies", "port": "39",
+    assert facts["topology"] == {"mlx5_0": {"leaf": "0x0c42a103008982a4", "port": "39",
                                             "source": "iblinkinfo"}}
     assert facts["sources"]["tools"]["iblinkinfo"] == {"ran": True, "ports": 2, "placed": 1, "unplaced": 1,
                                                        "unasked": 0, "scans": 2}

@@ -4,10 +4,10 @@
 """The fabric scans discovery runs for the InfiniBand ports smpquery did not place (impure): ``iblinkinfo``, then
 ``ibnetdiscover`` for those still unplaced, all within one deadline (``ib_topology`` reads what they print).
 
-- ``iblinkinfo -C <device> -P <port> -D 0``: a partial scan from the local node (directed route ``0``), which
+- ``iblinkinfo -C <device> -P <port> -D 0 -l``: a partial scan from the local node (directed route ``0``), which
   iblinkinfo takes one hop out and prints that node alone: the adapter's ports and their neighbours, a few queries
   whatever the fabric's size (where the partial scan fails iblinkinfo falls back to a full one: the deadline bounds
-  it).
+  it); ``-l`` prints the peer's GUID on the port's line (the leaf of a switch nobody named).
 - ``ibnetdiscover -p -C <device> -P <port>``: the whole fabric (every node: seconds to minutes on a large one), as
   its one-line-per-port report; one scan serves every local port it shows (a port already seen in a scan is not
   scanned again), so a host whose rails share a fabric scans it once.
@@ -32,7 +32,7 @@ SCAN_BUDGET = 60
 SCAN_TIMEOUT = 30
 # (tool, argv after the program for a device and port, parser), cheapest first
 SCANS = (
-    ("iblinkinfo", lambda device, port: ["-C", device, "-P", str(port), "-D", "0"], parse_iblinkinfo),
+    ("iblinkinfo", lambda device, port: ["-C", device, "-P", str(port), "-D", "0", "-l"], parse_iblinkinfo),
     ("ibnetdiscover", lambda device, port: ["-p", "-C", device, "-P", str(port)], parse_ibnetdiscover),
 )
 

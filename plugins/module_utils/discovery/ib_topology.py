@@ -6,7 +6,9 @@ by their parsers, and the host's own GUIDs.
 
 A scan names ports by GUID: a local port is found in it by its port GUID (the interface id of its GID 0 in sysfs,
 or ibstat's ``Port GUID``) or its adapter's node GUID, with its port number. The node at the other end of its cable
-is its leaf: ``leaf`` its node description (its GUID where the description is no label), ``port`` the switch's port.
+is its leaf: ``leaf`` its node description, ``port`` the switch's port. A switch nobody named keeps its factory
+description (``Quantum Mellanox Technologies``), which every switch of that model shares: two such leaves would read
+as one, so the switch's GUID is its leaf where the scan shows it (and where the description is no label).
 
 Where the scans stand among the sources (see ``topology``): inventory > lldp > smpquery > iblinkinfo >
 ibnetdiscover. smpquery asks the one node behind the port (two small queries); ``iblinkinfo -D 0`` scans the local
@@ -19,10 +21,14 @@ another host's adapter would show that adapter), ``ibnetdiscover`` does.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
+
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.ib_fabric import guid
 
 SCAN_SOURCES = ("ibnetdiscover", "iblinkinfo")   # the later one wins
+# the node description a Mellanox / NVIDIA switch has until someone names it: the model, the same on every switch
+FACTORY_NAME = re.compile(r"(?:^|\s)Mellanox Technologies\s*$", re.I)
 
 
 def port_guids(device, port, ibstat=None):
@@ -50,7 +56,10 @@ def _entry(peer, source):
     """{leaf, port, source} of the node at the other end, or None where it is a host's adapter or has no name."""
     if not peer or peer.get("type") == "CA":
         return None
-    for name in ((peer.get("description") or "").strip(), peer.get("guid")):
+    names = [(peer.get("description") or "").strip(), peer.get("guid")]
+    if FACTORY_NAME.search(names[0]) and peer.get("guid"):
+        names.reverse()
+    for name in names:
         try:
             leaf = topology.check_label(source, name)
         except topology.TopologyError:
