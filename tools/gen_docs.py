@@ -64,6 +64,8 @@ PARSER_CATALOGS = [
     ("show_gids / hiroce3 gids", "parse_show_gids", "SHOW_GIDS_ERRORS"),
     ("lldpctl (lldpd)", "parse_lldpctl", "LLDPCTL_ERRORS"),
     ("smpquery (infiniband-diags)", "parse_smpquery", "SMPQUERY_ERRORS"),
+    ("ibnetdiscover (infiniband-diags)", "parse_ibnetdiscover", "IBNETDISCOVER_ERRORS"),
+    ("iblinkinfo (infiniband-diags)", "parse_iblinkinfo", "IBLINKINFO_ERRORS"),
 ]
 CATALOGS = STAGE_CATALOGS + [(title, "the `errors` of what the tool printed (its parser's)", "parsers." + module, attr)
                              for title, module, attr in PARSER_CATALOGS]

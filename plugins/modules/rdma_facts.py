@@ -60,7 +60,8 @@ options:
     description:
       - Whether to run C(ibdev2netdev), C(ibstat), C(ibv_devinfo), C(rdma link) and C(show_gids) (those
         installed) and cross-check them with sysfs, and C(lldpctl) and C(smpquery) for each port's leaf switch
-        (RV(ansible_facts.commcheck_rdma.topology)).
+        (RV(ansible_facts.commcheck_rdma.topology)), with C(iblinkinfo) and C(ibnetdiscover) for the InfiniBand ports
+        C(smpquery) did not place.
       - When not set, they run only if O(sysfs_root) is C(/sys) (with another root the tools would describe
         a different tree).
     type: bool
@@ -274,8 +275,12 @@ ansible_facts:
               where C(smpquery) (infiniband-diags) is installed and the switch answers C(nodeinfo) / C(nodedesc)
               over the directed route C(0,<port>) (all ports within 60 seconds), C(source) C(smpquery), the
               switch's node description (its GUID where the description is no name) and the switch port the query
-              came in by. Empty where neither tool is there or answers. The C(commcheck_topology) inventory
-              variable takes precedence over it.
+              came in by. InfiniBand ports smpquery did not place, C(source) C(iblinkinfo) (C(iblinkinfo -C <device>
+              -P <port> -D 0 -l), the node at the other end of the port's cable), then C(source) C(ibnetdiscover)
+              (C(ibnetdiscover -p -C <device> -P <port>), the switch its link reaches), the port found by its port or
+              node GUID, the switch's GUID standing for a factory description (C(Quantum Mellanox Technologies));
+              both within one 60 s deadline. Empty where no tool is there or answers. The
+              C(commcheck_topology) inventory variable takes precedence over it.
           type: dict
           sample: {mlx5_0: {leaf: LEAF03, port: Ethernet184, source: lldp}, mlx5_1: {leaf: "MF0;ib-leaf-03:MQM8700", port: "17", source: smpquery}}
         summary:
@@ -325,7 +330,9 @@ ansible_facts:
         sources:
           description: Where the data came from (C(sysfs) C(fs) or C(dump), C(addresses) C(ip) or C(gids)) and
             which tools ran (C(tools); C(tools.smpquery) counts the InfiniBand ports asked, the C(switches) that
-            answered, the C(failed) queries and the ports the 60 s deadline left C(unasked)).
+            answered, the C(failed) queries and the ports the 60 s deadline left C(unasked); C(tools.iblinkinfo) and
+            C(tools.ibnetdiscover) the C(ports) asked, those C(placed), C(unplaced) and C(unasked), and the C(scans)
+            run).
           type: dict
 commcheck_rdma:
   description: What was found, the same as RV(ansible_facts.commcheck_rdma), when O(facts) is V(false).

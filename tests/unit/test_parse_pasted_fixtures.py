@@ -44,6 +44,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibstat import parse_ibstat_full
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibv_devinfo import (
     parse_ibv_devices_full, parse_ibv_devinfo_full)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iblinkinfo import parse_iblinkinfo
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_ibnetdiscover import (
+    parse_ibnetdiscover)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import parse_iperf3
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_lldpctl import parse_lldpctl
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_smpquery import parse_smpquery
@@ -64,6 +67,7 @@ _BY_FOLDER = {
     "ibstat": parse_ibstat_full, "ibstatus": parse_ibstat_full, "ibv_devinfo": parse_ibv_devinfo_full,
     "ibdev2netdev": parse_ibdev2netdev_full, "rdma_link": parse_rdma_link_full, "show_gids": parse_show_gids_full,
     "iperf3": parse_iperf3, "lldpctl": parse_lldpctl, "smpquery": parse_smpquery,
+    "ibnetdiscover": parse_ibnetdiscover, "iblinkinfo": parse_iblinkinfo,
 }
 _BY_PREFIX = (("ibv_devices", parse_ibv_devices_full), ("ibv_devinfo", parse_ibv_devinfo_full),
               ("ibdev2netdev", parse_ibdev2netdev_full), ("ibstat", parse_ibstat_full),
@@ -264,4 +268,5 @@ def test_the_fixture_list_holds_every_tool():
     assert len(FIXTURE_LIST) > 200
     assert parsers == {parse_perftest, parse_nccl_tests, parse_hccl_test, parse_ibstat_full, parse_ibv_devinfo_full,
                        parse_ibv_devices_full, parse_ibdev2netdev_full, parse_rdma_link_full, parse_rdma_system,
-                       parse_show_gids_full, parse_iperf3, parse_lldpctl, parse_smpquery}
+                       parse_show_gids_full, parse_iperf3, parse_lldpctl, parse_smpquery,
+                       parse_ibnetdiscover, parse_iblinkinfo}

@@ -20,6 +20,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import gather
+from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import ib_fabric_scan, ib_topology
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.cross_check import cross_check
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.findings import (
     SEVERITIES,
@@ -55,8 +56,9 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
     perftest, gpus: {present, evidence}, gpudirect_module, cpu_governors, tool_versions}``
     (missing keys are read from the snapshot where it has them);
     addresses: ``{netdev: ["a.b.c.d/len", ...]}`` from ``ip`` or None;
-    tools: parsed tool outputs for :func:`cross_check` or None (``lldpctl``'s neighbours and ``smpquery``'s
-    answers give ``topology``, the leaf switch of each port: ``discovery.topology.discovered``).
+    tools: parsed tool outputs for :func:`cross_check` or None (``lldpctl``'s neighbours, ``smpquery``'s answers and
+    the ``iblinkinfo`` / ``ibnetdiscover`` scans give ``topology``, the leaf switch of each port:
+    ``discovery.ib_topology.discovered``).
     """
     devices = parse_devices(snap)
     modules = loaded_modules(snap)
@@ -79,7 +81,7 @@ def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index
     findings = sort_findings(findings)
     return {
         "devices": devices,
-        "topology": topology.discovered(tools, devices),
+        "topology": ib_topology.discovered(tools, devices),
         "findings": findings,
         "gid_index": gid_index,
         "summary": _summary(devices, findings),
@@ -178,9 +180,14 @@ def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, 
     tool_results, parsed = {}, {}
     if run_tools:
         tool_results, parsed = gather.run_tools(transport)
-        tool_results["smpquery"], neighbours = gather.query_ib_neighbours(transport, parse_devices(snap))
+        devices = parse_devices(snap)
+        tool_results["smpquery"], neighbours = gather.query_ib_neighbours(transport, devices)
         if neighbours:
             parsed["smpquery"] = neighbours
+        scans, scanned = ib_fabric_scan.scan_fabric(transport, devices, topology.from_smpquery(neighbours, devices),
+                                                    parsed.get("ibstat"))
+        tool_results.update(scans)
+        parsed.update(scanned)
         host["tool_versions"] = gather.tool_version_probes(transport)
         mode = gather.rdma_netns_mode(transport)
         if mode:

@@ -8,7 +8,8 @@ A host's topology is ``{rail or RDMA device: {leaf, port, source}}``: the key is
 name of the RDMA device of that rail (``mlx5_3``); ``leaf`` names the switch the rail's port is cabled to,
 ``port`` the switch's port (optional), ``source`` where it was read (``inventory``; ``lldp``: lldpd's
 neighbour of a RoCE port's netdev; ``smpquery``: the switch an InfiniBand port's directed route ``0,<port>``
-reaches). Names are labels, shown in reports and compared with each other: never a command line's
+reaches; ``iblinkinfo`` / ``ibnetdiscover``: the node a fabric scan shows at the other end of the port's cable, where
+smpquery placed none: ``ib_topology``). Names are labels, shown in reports and compared with each other: never a command line's
 flag nor a path."""
 
 from __future__ import absolute_import, division, print_function
@@ -20,7 +21,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 
 VARIABLE = "commcheck_topology"
 ENTRY_KEYS = ("leaf", "port")
-SOURCES = ("inventory", "lldp", "smpquery")
+SOURCES = ("inventory", "lldp", "smpquery", "iblinkinfo", "ibnetdiscover")
 RAIL_MAX = 1023
 LABEL_MAX = 128
 # a switch's or port's name as switches report it (sysName, ifName, node description): letters, digits and a
@@ -106,11 +107,11 @@ def from_lldp(neighbors, devices):
     for device in devices or []:
         found = [_lldp_entry(by_netdev.get(port.get("netdev"))) for port in device.get("ports") or []
                  if port.get("netdev") in by_netdev]
-        _keep_one_leaf(out, device["name"], found)
+        keep_one_leaf(out, device["name"], found)
     return out
 
 
-def _keep_one_leaf(out, device, found):
+def keep_one_leaf(out, device, found):
     """out[device] = the entry of its ports, where those that have one all name the same leaf."""
     found = [entry for entry in found if entry]
     if found and all(entry["leaf"] == found[0]["leaf"] for entry in found):
@@ -126,7 +127,7 @@ def from_smpquery(answers, devices):
     out = {}
     for device in devices or []:
         answered = (answers or {}).get(device.get("name")) or []
-        _keep_one_leaf(out, device["name"], [_smpquery_entry(a) for a in answered if isinstance(a, dict)])
+        keep_one_leaf(out, device["name"], [_smpquery_entry(a) for a in answered if isinstance(a, dict)])
     return out
 
 

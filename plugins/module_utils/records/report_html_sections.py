@@ -101,8 +101,8 @@ def grid_section(view):
 
 
 def leaves_section(view):
-    """Each host's leaf switch per rail, folded: host x rail up to MATRIX_MAX_HOSTS hosts, else each leaf with the
-    hosts behind it; nothing without a topology."""
+    """Each host's leaf switch per rail and where it was read, folded: host x rail up to MATRIX_MAX_HOSTS hosts, else
+    each leaf with the hosts behind it; nothing without a topology."""
     leaves = view.leaves
     if not leaves["cells"]:
         return []
@@ -111,9 +111,10 @@ def leaves_section(view):
                            [[esc(h)] + [esc(leaf_cell_text(leaves["cells"].get((h, r)))) for r in leaves["rails"]]
                             for h in leaves["hosts"]])
     else:
-        table = html_table(["leaf", "rails", "hosts"],
+        table = html_table(["leaf", "rails", "hosts", "source"],
                            [[esc(e["leaf"]), esc(", ".join(str(r) for r in e["rails"])),
-                             esc("%d: %s" % (len(e["hosts"]), leaf_hosts_text(e["hosts"])))] for e in leaves["by_leaf"]])
+                             esc("%d: %s" % (len(e["hosts"]), leaf_hosts_text(e["hosts"]))), esc(", ".join(e["sources"]))]
+                            for e in leaves["by_leaf"]])
     return fold("leaves", "Leaf switches (%d hosts, %d leaves)" % (len(leaves["hosts"]), len(leaves["by_leaf"])),
                 [table])
 

@@ -186,8 +186,8 @@ def _grid(view):
 
 
 def _leaves(view):
-    """Each host's leaf switch per rail (host x rail up to MATRIX_MAX_HOSTS hosts, else each leaf's hosts); only
-    when the topology is known."""
+    """Each host's leaf switch per rail and where it was read (host x rail up to MATRIX_MAX_HOSTS hosts, else each
+    leaf's hosts); only when the topology is known."""
     leaves = view.leaves
     if not leaves["cells"]:
         return []
@@ -198,9 +198,10 @@ def _leaves(view):
                         [[md_cell(h)] + [md_cell(leaf_cell_text(leaves["cells"].get((h, r)))) for r in rails]
                          for h in leaves["hosts"]])
     else:
-        lines += _table(["leaf", "rails", "hosts"],
+        lines += _table(["leaf", "rails", "hosts", "source"],
                         [[md_cell(e["leaf"]), ", ".join(str(r) for r in e["rails"]),
-                          md_cell("%d: %s" % (len(e["hosts"]), leaf_hosts_text(e["hosts"])))]
+                          md_cell("%d: %s" % (len(e["hosts"]), leaf_hosts_text(e["hosts"]))),
+                          md_cell(", ".join(e["sources"]))]
                          for e in leaves["by_leaf"]])
     return lines + [""]
 

@@ -428,27 +428,34 @@ LEAF_HOSTS_SHOWN = 8
 
 
 def leaf_table(records):
-    """{hosts, rails, cells: {(host, rail): {leaf, port, source}}, by_leaf: [{leaf, rails, hosts}]} of the leaf
-    switches the localization records' topology names (the inventory's ``commcheck_topology`` or discovery's); all
-    empty without one. ``by_leaf`` is the fleet-sized form: each leaf with the rails and hosts behind it."""
+    """{hosts, rails, cells: {(host, rail): {leaf, port, source}}, by_leaf: [{leaf, rails, hosts, sources}]} of the
+    leaf switches the localization records' topology names (the inventory's ``commcheck_topology`` or discovery's:
+    lldp, smpquery, iblinkinfo, ibnetdiscover); all empty without one. ``by_leaf`` is the fleet-sized form: each
+    leaf with the rails and hosts behind it and where that was read."""
     cells = leaves_of_records(records)
     hosts = sorted(set(host for host, _rail in cells), key=natural_key)
     rails = sorted(set(rail for _host, rail in cells))
     behind = {}
     for (host, rail), where in cells.items():
-        entry = behind.setdefault(where["leaf"], {"leaf": where["leaf"], "rails": set(), "hosts": set()})
+        entry = behind.setdefault(where["leaf"], {"leaf": where["leaf"], "rails": set(), "hosts": set(),
+                                                  "sources": set()})
         entry["rails"].add(rail)
         entry["hosts"].add(host)
-    by_leaf = [{"leaf": e["leaf"], "rails": sorted(e["rails"]), "hosts": sorted(e["hosts"], key=natural_key)}
+        if where.get("source"):
+            entry["sources"].add(str(where["source"]))
+    by_leaf = [{"leaf": e["leaf"], "rails": sorted(e["rails"]), "hosts": sorted(e["hosts"], key=natural_key),
+                "sources": sorted(e["sources"])}
                for e in sorted(behind.values(), key=lambda e: natural_key(e["leaf"]))]
     return {"hosts": hosts, "rails": rails, "cells": cells, "by_leaf": by_leaf}
 
 
 def leaf_cell_text(where):
-    """'LEAF03 port Ethernet184' / 'LEAF03' of a cell, '' of none."""
+    """'LEAF03 port Ethernet184 (lldp)' / 'LEAF03 (inventory)' of a cell (the source in brackets where known), ''
+    of none."""
     if not where:
         return ""
-    return "%s port %s" % (where["leaf"], where["port"]) if where.get("port") else where["leaf"]
+    text = "%s port %s" % (where["leaf"], where["port"]) if where.get("port") else where["leaf"]
+    return "%s (%s)" % (text, where["source"]) if where.get("source") else text
 
 
 def leaf_hosts_text(hosts, shown=LEAF_HOSTS_SHOWN):

@@ -2,7 +2,8 @@
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Localization's switch step (pure), when the topology is known: which leaf switch each host's rail hangs off
-(``commcheck_topology`` in the inventory, or what discovery read: lldpd's LLDP neighbours, smpquery's switches).
+(``commcheck_topology`` in the inventory, or what discovery read: lldpd's LLDP neighbours, smpquery's switches, the
+node an iblinkinfo or ibnetdiscover scan shows at the other end of an InfiniBand port's cable).
 
 - :func:`leaf_of_rails`: the topology as ``{(host, rail): {leaf, port, source}}``, a device name resolved to
   its rail through the check's own devices;
