@@ -537,6 +537,40 @@ class SlowLeaf(Fault):
             self.lab.slow(host, self.rate, rail=self.rail)
 
 
+class SlowLeafSwitch(Fault):
+    """A slow leaf switch of a two-tier lab (``lab.py up --tiers 2``): every port of that leaf's bridge on one rail
+    sends at ``rate`` (its hosts' ports and its uplink), so every path through it is slow, its hosts' paths with
+    each other too. No ``commcheck_topology``: the product reads the leaves from the lab's lldpctl EMULATOR."""
+
+    name = "slow leaf switch (two-tier lab)"
+
+    def __init__(self, lab, rate, rail, leaf=2):
+        super(SlowLeafSwitch, self).__init__(lab)
+        self.rate, self.rail = rate, rail
+        self.leaf = lab.leaf(rail, leaf)
+
+    @property
+    def expected(self):
+        return [dict(culprit("leaf", None, rail=self.rail), switch=[self.leaf["name"]])]
+
+    def inject(self):
+        self.lab.slow_leaf(self.rail, self.leaf["leaf"], self.rate)
+
+
+class SlowUplink(SlowLeafSwitch):
+    """The uplinks of one leaf of a two-tier lab slow (a failed uplink leaving too few, a bad optic): what the
+    leaf sends to the spine and gets from it runs at ``rate``; its hosts pass with each other."""
+
+    name = "slow leaf uplink (two-tier lab)"
+
+    @property
+    def expected(self):
+        return [dict(culprit("uplink", None, rail=self.rail), switch=[self.leaf["name"]])]
+
+    def inject(self):
+        self.lab.slow_uplink(self.rail, self.leaf["leaf"], self.rate)
+
+
 class Both(Fault):
     """Two faults (or more) at once."""
 
