@@ -16,6 +16,7 @@ format is refused, rc 1); interfaces limit the table to those. ``-h`` says it is
 """
 
 from __future__ import absolute_import, division, print_function
+__metaclass__ = type
 
 import getopt
 import json
