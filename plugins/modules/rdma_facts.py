@@ -318,7 +318,8 @@ ansible_facts:
           description:
             - Results-contract records of this discovery (one C(discover) record and one C(finding) record
               per finding) with C(host) null; the C(discover) role sets C(host) and publishes them.
-            - The C(discover) record's C(metrics.versions) is C(host.versions) without the null and empty entries.
+            - The C(discover) record's C(metrics.versions) is C(host.versions) without the null and empty entries;
+              its C(params.topology) is RV(ansible_facts.commcheck_rdma.topology) where that names a leaf.
           type: list
           elements: dict
         sources:
