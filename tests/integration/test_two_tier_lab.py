@@ -10,7 +10,8 @@ by the lab because each host's sysfs root is its own tree) and localization read
 leaves, not two: with two, a slow uplink of one and of the other fail the same links (the product then names
 the uplinks between both, which side not separable).
 
-Fast tier: the healthy run shows each host's leaf and port per rail (source lldp) in the localization record
+The fabric itself (full tier): a slowed uplink slows only what leaves its leaf, ``heal`` restores it, and a
+two-tier lab's ``down`` leaves none of its interfaces. Fast tier: the healthy run shows each host's leaf and port per rail (source lldp) in the localization record
 and the report. Full tier: a slow uplink of leaf 2 on rail 1 is that leaf's ``uplink``, a slow leaf 2 is that
 ``leaf``, and no host is blamed in either.
 """
@@ -19,13 +20,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import glob
+import json
 import os
 
 import pytest
 
 import faults
+import lab as lablib
 import oneclick_helpers as oc
 from lab_checks import HEALTHY_VERDICTS, slow_rate
+from test_lab import NOMINAL_FLOOR, iperf3, nominal_reading
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -104,3 +108,41 @@ def test_a_slow_leaf_is_that_leaf_and_no_host(tier2, tmp_path):
     [finding] = [r for r in run.records("finding") if r["params"].get("component") == "leaf"]
     assert finding["params"]["switch"]["hosts"] == ["h3", "h4"]
     assert "every host behind leaf switch lab-r1-leaf2 (h3, h4) fails" in finding["cause"], finding["cause"]
+
+
+@pytest.mark.full
+def test_a_slowed_uplink_slows_only_what_leaves_its_leaf_and_heal_restores_it(tier2):
+    tier2.heal()
+    floor = NOMINAL_FLOOR * tier2.rate_gbps
+    try:
+        tier2.slow_uplink(1, 2, "100mbit")
+        # h3 and h4 are behind leaf 2 of each rail, h1 behind leaf 1
+        across = iperf3(tier2, "h1", "h3", rail=1)
+        back = iperf3(tier2, "h1", "h3", rail=1, reverse=True)
+        within = nominal_reading(tier2, "h3", "h4", 1)
+        other_rail = nominal_reading(tier2, "h1", "h3", 0)
+    finally:
+        tier2.heal()
+    assert 0 < across <= 0.105 and 0 < back <= 0.105, (across, back)
+    assert within >= floor and other_rail >= floor, (within, other_rail)
+    healed = nominal_reading(tier2, "h1", "h3", 1)
+    assert floor <= healed <= 1.02 * tier2.rate_gbps, healed
+
+
+@pytest.mark.full
+def test_each_host_hangs_off_its_leaf_bridge_and_down_leaves_no_interface(lab_available):
+    name = "t2dn%d" % (os.getpid() % 100000)
+    lab = lablib.up(name, 4, rails=1, owner_pid=os.getpid(), tiers=2, per_leaf=2)
+    try:
+        tag = lablib.name_hash(name)[:5]
+        masters = dict((link["ifname"], link.get("master")) for link in json.loads(
+            lablib.run(["ip", "-j", "link", "show"]).stdout) if tag in link["ifname"])
+        leaves = lab.state["rails"][0]["leaves"]
+        assert [masters[lab.host(h)["rails"][0]["peer"]] for h in lab.hosts] == [
+            leaves[0]["bridge"], leaves[0]["bridge"], leaves[1]["bridge"], leaves[1]["bridge"]]
+        assert [(masters[leaf["uplink_leaf"]], masters[leaf["uplink_spine"]]) for leaf in leaves] == [
+            (leaf["bridge"], lab.state["rails"][0]["bridge"]) for leaf in leaves]
+        assert lab.exec("h4", ["lldpctl", "-f", "json"]).stdout.count("lab-r0-leaf2") == 1
+    finally:
+        lablib.down(name)
+    assert not [link for link in lablib.link_names() if tag in link]
