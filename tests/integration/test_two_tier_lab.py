@@ -10,10 +10,10 @@ by the lab because each host's sysfs root is its own tree) and localization read
 leaves, not two: with two, a slow uplink of one and of the other fail the same links (the product then names
 the uplinks between both, which side not separable).
 
-The fabric itself (full tier): a slowed uplink slows only what leaves its leaf, ``heal`` restores it, and a
-two-tier lab's ``down`` leaves none of its interfaces. Fast tier: the healthy run shows each host's leaf and port per rail (source lldp) in the localization record
+Fast tier: the healthy run shows each host's leaf and port per rail (source lldp) in the localization record
 and the report. Full tier: a slow uplink of leaf 2 on rail 1 is that leaf's ``uplink``, a slow leaf 2 is that
-``leaf``, and no host is blamed in either.
+``leaf``, and no host is blamed in either; and the fabric itself: a slowed uplink slows only what leaves its
+leaf, ``heal`` restores it, and a two-tier lab's ``down`` leaves none of its interfaces.
 """
 
 from __future__ import absolute_import, division, print_function
