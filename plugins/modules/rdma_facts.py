@@ -268,8 +268,8 @@ ansible_facts:
         topology:
           description:
             - The leaf switch each RDMA device's port is cabled to, where the tools run (see O(tools) and
-              O(topology_tools)), as device -> C(leaf), C(port) and C(source). RoCE ports, where lldpd (C(lldpctl -f json)) sees a neighbour on
-              their netdev, C(source) C(lldp), the neighbour's system name and port. InfiniBand ports with a link,
+              O(topology_tools)), as device -> C(leaf), C(port) and C(source). RoCE ports, where lldpd
+              (C(lldpctl -f json)) sees a neighbour on their netdev, C(source) C(lldp), the neighbour's system name and port. InfiniBand ports with a link,
               where C(smpquery) (infiniband-diags) is installed and the switch answers C(nodeinfo) / C(nodedesc)
               over the directed route C(0,<port>) (all ports within 60 seconds), C(source) C(smpquery), the
               switch's node description (its GUID where the description is no name) and the switch port the query

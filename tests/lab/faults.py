@@ -538,34 +538,29 @@ class SlowLeaf(Fault):
 
 
 class SlowLeafSwitch(Fault):
-    """A slow leaf switch of a two-tier lab (``lab.py up --tiers 2``): every port of that leaf's bridge on one rail
-    sends at ``rate`` (its hosts' ports and its uplink), so every path through it is slow, its hosts' paths with
-    each other too. No ``commcheck_topology``: the product reads the leaves from the lab's lldpctl EMULATOR."""
+    """A slow leaf of a two-tier lab (``lab.py up --tiers 2``): every port of its bridge on one rail (its hosts', its
+    uplink) sends at ``rate``. No ``commcheck_topology``: the product reads the leaves from the lldpctl EMULATOR."""
 
     name = "slow leaf switch (two-tier lab)"
+    part = "leaf"
 
     def __init__(self, lab, rate, rail, leaf=2):
         super(SlowLeafSwitch, self).__init__(lab)
-        self.rate, self.rail = rate, rail
-        self.leaf = lab.leaf(rail, leaf)
+        self.rate, self.rail, self.leaf = rate, rail, lab.leaf(rail, leaf)
 
     @property
     def expected(self):
-        return [dict(culprit("leaf", None, rail=self.rail), switch=[self.leaf["name"]])]
+        return [dict(culprit(self.part, None, rail=self.rail), switch=[self.leaf["name"]])]
 
     def inject(self):
         self.lab.slow_leaf(self.rail, self.leaf["leaf"], self.rate)
 
 
 class SlowUplink(SlowLeafSwitch):
-    """The uplinks of one leaf of a two-tier lab slow (a failed uplink leaving too few, a bad optic): what the
-    leaf sends to the spine and gets from it runs at ``rate``; its hosts pass with each other."""
+    """One leaf's uplinks slow (too few left, a bad optic): what it sends to and gets from the spine runs at rate."""
 
     name = "slow leaf uplink (two-tier lab)"
-
-    @property
-    def expected(self):
-        return [dict(culprit("uplink", None, rail=self.rail), switch=[self.leaf["name"]])]
+    part = "uplink"
 
     def inject(self):
         self.lab.slow_uplink(self.rail, self.leaf["leaf"], self.rate)

@@ -86,7 +86,8 @@ def test_the_emulator_names_each_rail_netdevs_leaf_and_port_as_the_product_reads
     parsed = parse_lldpctl(proc.stdout)
     assert parsed["ok"] and parsed["errors"] == []
     assert [(n["interface"], n["chassis"], n["port_id"], n["port_id_type"], n["via"]) for n in parsed["neighbors"]] == [
-        ("ens1f0np0", "lab-r0-leaf2", "swp1", "ifname", "LLDP"), ("ens1f1np1", "lab-r1-leaf2", "swp1", "ifname", "LLDP")]
+        ("ens1f0np0", "lab-r0-leaf2", "swp1", "ifname", "LLDP"),
+        ("ens1f1np1", "lab-r1-leaf2", "swp1", "ifname", "LLDP")]
     devices = [{"name": r["device"], "ports": [{"port": 1, "netdev": r["netdev"]}]} for r in lab["hosts"][2]["rails"]]
     assert topology.from_lldp(parsed["neighbors"], devices) == {
         "mlx5_0": {"leaf": "lab-r0-leaf2", "port": "swp1", "source": "lldp"},
