@@ -54,8 +54,8 @@ import lab as lablib  # noqa: E402  pylint: disable=wrong-import-position
 PLAYBOOK = os.path.join(REPO, "playbooks", "commcheck.yml")
 RAILS = 2
 NOT_INJECTABLE = {
-    "slow leaf uplink": "the lab's rails are one bridge each and its pair shaping holds one peer per host port: "
-                        "a spine with shapeable uplinks (issue 36, section 3's two-tier lab) is needed first; "
+    "slow leaf uplink": "the bench's labs are one tier (one bridge a rail); the two-tier lab (lab.py up --tiers 2, "
+                        "faults.SlowUplink) runs it in tests/integration/test_two_tier_lab.py, and "
                         "tests/unit/test_fault_scenarios_hidden.py covers it on synthetic records",
 }
 

@@ -27,6 +27,7 @@ ROLE_VARIABLES = {
     "subnet": ("commcheck_subnet",),
     "ib_gid_index": ("commcheck_ib_gid_index",),
     "tools": ("commcheck_discover_tools",),
+    "topology_tools": ("commcheck_discover_topology_tools",),
     "address_source": ("commcheck_discover_address_source",),
     "transport": ("commcheck_transport",),
     "kubectl": ("commcheck_kubectl",),

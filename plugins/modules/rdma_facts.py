@@ -65,6 +65,14 @@ options:
       - When not set, they run only if O(sysfs_root) is C(/sys) (with another root the tools would describe
         a different tree).
     type: bool
+  topology_tools:
+    description:
+      - Whether to ask C(lldpctl) and C(smpquery) (those installed) which leaf switch each port is cabled to
+        (RV(ansible_facts.commcheck_rdma.topology)), whatever O(tools) says about the cross-check tools.
+      - They ask lldpd and the switches about the ports' netdevs and devices, not sysfs; V(true) fits a host
+        whose O(sysfs_root) is its own sysfs mounted elsewhere.
+      - When not set, they run where O(tools) runs the cross-check tools.
+    type: bool
   address_source:
     description:
       - Where the netdevs' IPv4 addresses come from.
@@ -269,9 +277,9 @@ ansible_facts:
           sample: {"mlx5_0/1": 3, "mlx5_1/1": null}
         topology:
           description:
-            - The leaf switch each RDMA device's port is cabled to, where the tools run (see O(tools)), as device ->
-              C(leaf), C(port) and C(source). RoCE ports, where lldpd (C(lldpctl -f json)) sees a neighbour on
-              their netdev, C(source) C(lldp), the neighbour's system name and port. InfiniBand ports with a link,
+            - The leaf switch each RDMA device's port is cabled to, where the tools run (see O(tools) and
+              O(topology_tools)), as device -> C(leaf), C(port) and C(source). RoCE ports, where lldpd
+              (C(lldpctl -f json)) sees a neighbour on their netdev, C(source) C(lldp), the neighbour's system name and port. InfiniBand ports with a link,
               where C(smpquery) (infiniband-diags) is installed and the switch answers C(nodeinfo) / C(nodedesc)
               over the directed route C(0,<port>) (all ports within 60 seconds), C(source) C(smpquery), the
               switch's node description (its GUID where the description is no name) and the switch port the query
@@ -324,7 +332,8 @@ ansible_facts:
           description:
             - Results-contract records of this discovery (one C(discover) record and one C(finding) record
               per finding) with C(host) null; the C(discover) role sets C(host) and publishes them.
-            - The C(discover) record's C(metrics.versions) is C(host.versions) without the null and empty entries.
+            - The C(discover) record's C(metrics.versions) is C(host.versions) without the null and empty entries;
+              its C(params.topology) is RV(ansible_facts.commcheck_rdma.topology) where that names a leaf.
           type: list
           elements: dict
         sources:
@@ -409,6 +418,7 @@ def main():
         subnet=dict(type="str"),
         ib_gid_index=dict(type="int"),
         tools=dict(type="bool"),
+        topology_tools=dict(type="bool"),
         address_source=dict(type="str", default="auto", choices=["auto", "ip", "gids"]),
         timeout=dict(type="int", default=60),
         facts=dict(type="bool", default=True),
@@ -445,7 +455,8 @@ def discover(module, transport):
 
     facts = collect(transport, sysfs_root=root, expected_rate_gbps=rate, subnet=params["subnet"] or None,
                     ib_gid_index=params["ib_gid_index"], tools=params["tools"],
-                    address_source=params["address_source"], timeout=params["timeout"])
+                    topology_tools=params["topology_tools"], address_source=params["address_source"],
+                    timeout=params["timeout"])
     dump_errors = [e for e in facts["sources"]["sysfs_errors"] if e["code"] in ("dump_failed", "no_header")]
     if dump_errors and not facts["devices"]:
         module.fail_json(msg="cannot read %s through the %s transport: %s" % (

@@ -97,6 +97,7 @@ RULES = {
     "commcheck_subnet": checks.cidr(ipv4_only=True),
     "commcheck_ib_gid_index": kit.integer(perftest_cmd.GID_MIN, perftest_cmd.GID_MAX),
     "commcheck_discover_tools": kit.by_spec(),
+    "commcheck_discover_topology_tools": kit.by_spec(),
     "commcheck_discover_address_source": kit.by_spec(),
     "commcheck_fail_on": kit.by_spec(),
     "commcheck_discover_min_severity": kit.by_spec(),

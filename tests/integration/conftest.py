@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Shared fixtures for lab tests: ``lab_factory`` and ``lab4``.
 
-``lab_factory(base, hosts=4, rails=1, rate=None)`` brings up a lab (network
+``lab_factory(base, hosts=4, rails=1, rate=None, tiers=1, per_leaf=None)`` brings up a lab (network
 namespace hosts with sshd, see tests/lab/README.md) once per session and
 returns a :class:`LabHandle` (``.name``, ``.inventory``, ``.hosts``,
 ``.slow()``, ``.heal()``, ``.pids()``, ``.exec()``, ``.ansible_playbook()``,
@@ -101,6 +101,16 @@ class LabHandle(object):
 
     def heal(self, host=None):
         self.lab.heal(host)
+
+    def leaf(self, rail, leaf):
+        """A two-tier lab's leaf of ``rail`` (its number from 1, or its name): {leaf, name, hosts, ...}."""
+        return self.lab.leaf(rail, leaf)
+
+    def slow_uplink(self, rail, leaf, rate="100mbit", direction="both"):
+        self.lab.slow_uplink(rail, leaf, rate, direction=direction)
+
+    def slow_leaf(self, rail, leaf, rate="100mbit"):
+        self.lab.slow_leaf(rail, leaf, rate)
 
     def pids(self, include_infra=False):
         return self.lab.pids(include_infra=include_infra)
@@ -248,7 +258,7 @@ def lab_available():
 
 @pytest.fixture(scope="session")
 def lab_factory(lab_available):  # pylint: disable=redefined-outer-name,unused-argument
-    """Bring up labs for this session: lab_factory(base, hosts=4, rails=1, rate=None)."""
+    """Bring up labs for this session: lab_factory(base, hosts=4, rails=1, rate=None, tiers=1, per_leaf=None)."""
     labs = {}
     old = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -259,14 +269,15 @@ def lab_factory(lab_available):  # pylint: disable=redefined-outer-name,unused-a
     atexit.register(_down_all)
     sweep_stale_labs()
 
-    def factory(base, hosts=4, rails=1, rate=None):
-        key = (base, int(hosts), int(rails), rate)
+    def factory(base, hosts=4, rails=1, rate=None, tiers=1, per_leaf=None):
+        key = (base, int(hosts), int(rails), rate, int(tiers), per_leaf)
         if key in labs:
             return labs[key]
         name = lab_name(base)
         lablib.down(name)   # a lab of that name from a crashed earlier run
         _CREATED.append(name)
-        lab = lablib.up(name, hosts, rails, rate=rate or lablib.DEFAULT_RATE, owner_pid=os.getpid())
+        lab = lablib.up(name, hosts, rails, rate=rate or lablib.DEFAULT_RATE, owner_pid=os.getpid(), tiers=tiers,
+                        per_leaf=per_leaf)
         labs[key] = LabHandle(lab)
         return labs[key]
 

@@ -580,6 +580,35 @@ class SlowLeaf(Fault):
             self.lab.slow(host, self.rate, rail=self.rail)
 
 
+class SlowLeafSwitch(Fault):
+    """A slow leaf of a two-tier lab (``lab.py up --tiers 2``): every port of its bridge on one rail (its hosts', its
+    uplink) sends at ``rate``. No ``commcheck_topology``: the product reads the leaves from the lldpctl EMULATOR."""
+
+    name = "slow leaf switch (two-tier lab)"
+    part = "leaf"
+
+    def __init__(self, lab, rate, rail, leaf=2):
+        super(SlowLeafSwitch, self).__init__(lab)
+        self.rate, self.rail, self.leaf = rate, rail, lab.leaf(rail, leaf)
+
+    @property
+    def expected(self):
+        return [dict(culprit(self.part, None, rail=self.rail), switch=[self.leaf["name"]])]
+
+    def inject(self):
+        self.lab.slow_leaf(self.rail, self.leaf["leaf"], self.rate)
+
+
+class SlowUplink(SlowLeafSwitch):
+    """One leaf's uplinks slow (too few left, a bad optic): what it sends to and gets from the spine runs at rate."""
+
+    name = "slow leaf uplink (two-tier lab)"
+    part = "uplink"
+
+    def inject(self):
+        self.lab.slow_uplink(self.rail, self.leaf["leaf"], self.rate)
+
+
 class Both(Fault):
     """Two faults (or more) at once."""
 

@@ -27,6 +27,9 @@ CLI (see tests/lab/README.md)::
     lab.py slow --name NAME --host h2 [--rail 1] --rate 200mbit [--direction both|tx|rx]
     lab.py heal --name NAME [--host h2]
     lab.py pids --name NAME [--all]
+    lab.py up ... --tiers 2 --per-leaf K      (leaf bridges under a spine: tests/lab/two_tier.py)
+    lab.py slow-uplink --name NAME --rail 1 --leaf 2 --rate 100mbit [--direction both|up|down]
+    lab.py slow-leaf --name NAME --rail 1 --leaf 2 --rate 100mbit
 
 The same operations are importable: ``up()``, ``down()``, ``Lab.load()``.
 """
@@ -50,6 +53,10 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import two_tier  # noqa: E402  pylint: disable=wrong-import-position
 REPO = os.path.dirname(os.path.dirname(HERE))
 LAB_BASE = os.path.join(REPO, ".build", "lab")
 EMULATORS = os.path.join(HERE, "emulators")
@@ -296,8 +303,9 @@ def to_yaml(data, indent=0):
 
 # --- naming -------------------------------------------------------------------
 
-def plan(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE):
-    """Names and addresses of a lab, derived from its name (no side effects)."""
+def plan(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, tiers=1, per_leaf=None):
+    """Names and addresses of a lab, derived from its name (no side effects). ``tiers=2``: per rail, leaf
+    bridges of ``per_leaf`` hosts each joined through a spine bridge (tests/lab/two_tier.py)."""
     check_name(name)
     hosts = int(hosts)
     rails = int(rails)
@@ -352,6 +360,17 @@ def plan(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE):
             host["rails"][-1].update(rail_gids(idx, rail["rail"]))
         host["address"] = host["rails"][0]["address"]
         lab["hosts"].append(host)
+    if int(tiers) == 2:
+        if per_leaf is None:
+            raise LabError("--tiers 2 needs --per-leaf K (hosts per leaf switch)")
+        try:
+            two_tier.plan_fabric(lab, per_leaf, parse_rate(rate) if rate else None)
+        except ValueError as exc:
+            raise LabError(str(exc))
+    elif int(tiers) != 1:
+        raise LabError("--tiers must be 1 or 2, got %s" % tiers)
+    elif per_leaf is not None:
+        raise LabError("--per-leaf needs --tiers 2")
     return lab
 
 
@@ -552,8 +571,55 @@ class Lab(object):
         self.state.setdefault("slowed_pairs", {})["%s-%s:%s" % (entry["name"], peer, rail)] = rate
         _write(os.path.join(self.dir, "state.json"), json.dumps(self.state, indent=1))
 
+    def leaf(self, rail, leaf):
+        """The leaf entry of a two-tier lab's rail (``leaf``: its number from 1, or its name)."""
+        try:
+            return two_tier.leaf_of(self.state, rail, leaf)
+        except ValueError as exc:
+            raise LabError(str(exc))
+
+    def slow_uplink(self, rail, leaf, rate, direction="both"):
+        """Shape the uplink of a leaf of a two-tier lab: what the leaf sends to the spine (``up``), what it gets
+        from it (``down``), or both; its hosts' paths with each other stay at the nominal rate."""
+        parse_rate(rate)
+        if direction not in ("both", "up", "down"):
+            raise LabError("direction must be both, up or down, got %r" % (direction,))
+        entry = self.leaf(rail, leaf)
+        if direction in ("both", "up"):
+            self._shape(entry["uplink_leaf"], rate)
+        if direction in ("both", "down"):
+            self._shape(entry["uplink_spine"], rate)
+        self._record_fabric("uplink", rail, entry, rate)
+
+    def slow_leaf(self, rail, leaf, rate):
+        """A slow leaf switch of a two-tier lab: every port of its bridge (its hosts' ports and its uplink)
+        sends at ``rate``, so every path through it is slow, its hosts' paths with each other too."""
+        parse_rate(rate)
+        entry = self.leaf(rail, leaf)
+        for host in entry["hosts"]:
+            self._shape(self._rail_of(host, rail)["peer"], rate)
+        self._shape(entry["uplink_leaf"], rate)
+        self._record_fabric("leaf", rail, entry, rate)
+
+    def _rail_of(self, host, rail):
+        return [r for r in self.host(host)["rails"] if r["rail"] == int(rail)][0]
+
+    def _record_fabric(self, part, rail, entry, rate):
+        self.state.setdefault("slowed_fabric", {})["%s %s" % (part, entry["name"])] = rate
+        _write(os.path.join(self.dir, "state.json"), json.dumps(self.state, indent=1))
+
+    def _heal_fabric(self):
+        """Every leaf port and uplink back to its nominal rate (a two-tier lab)."""
+        for rail in self.state["rails"]:
+            for entry in rail.get("leaves", []):
+                self._shape(entry["uplink_leaf"], self.state.get("uplink_rate"))
+                self._shape(entry["uplink_spine"], self.state.get("uplink_rate"))
+        self.state.pop("slowed_fabric", None)
+
     def heal(self, host=None):
-        """Put the nominal rate back on host (every host when None)."""
+        """Put the nominal rate back on host (every host, and a two-tier lab's uplinks, when None)."""
+        if host is None:
+            self._heal_fabric()
         for entry in self.state["hosts"]:
             if host is not None and entry["name"] != self.host(host)["name"]:
                 continue
@@ -588,9 +654,15 @@ class Lab(object):
                 "sshd_pid": self.sshd_pid(entry["name"]),
                 "slowed": self.state.get("slowed", {}).get(entry["name"]),
             })
-        return {"name": self.name, "dir": self.dir, "rate": self.rate,
-                "subnets": [r["subnet"] for r in self.state["rails"]],
-                "inventory": self.inventory, "hosts": hosts}
+        out = {"name": self.name, "dir": self.dir, "rate": self.rate,
+               "subnets": [r["subnet"] for r in self.state["rails"]],
+               "inventory": self.inventory, "hosts": hosts}
+        if self.state.get("tiers") == 2:
+            out["fabric"] = {"per_leaf": self.state["per_leaf"], "uplink_rate": self.state.get("uplink_rate"),
+                             "leaves": dict((leaf["name"], leaf["hosts"]) for rail in self.state["rails"]
+                                            for leaf in rail["leaves"]),
+                             "slowed": self.state.get("slowed_fabric", {})}
+        return out
 
     def ansible_env(self, extra=None):
         env = dict(os.environ)
@@ -646,6 +718,9 @@ def _check_clashes(lab, auto_subnet):
     for rail in lab["rails"]:
         if rail["bridge"] in links:
             raise LabError("bridge %s already exists (another lab with a clashing name?)" % rail["bridge"])
+    for dev in two_tier.interfaces(lab):
+        if dev in links:
+            raise LabError("interface %s already exists (another lab with a clashing name?)" % dev)
     for host in lab["hosts"]:
         for hrail in host["rails"]:
             if hrail["peer"] in links:
@@ -674,7 +749,8 @@ def _check_clashes(lab, auto_subnet):
         second = int(lab["subnet_base"].split(".")[1])
         second = 64 + ((second - 64 + 1) % 128)
         lab = plan(lab["name"], len(lab["hosts"]), len(lab["rails"]),
-                   subnet_base="10.%d" % second, rate=lab["rate"])
+                   subnet_base="10.%d" % second, rate=lab["rate"], tiers=lab.get("tiers", 1),
+                   per_leaf=lab.get("per_leaf"))
     raise LabError("no free 10.x subnet found for lab %r" % lab["name"])
 
 
@@ -783,6 +859,8 @@ def _inventory(lab):
             "lab_rails": [{"rail": r["rail"], "netdev": r["netdev"], "address": r["address"],
                            "device": r["device"], "gid_index": r["gid_index"]} for r in host["rails"]],
         }
+        if lab.get("tiers") == 2:
+            hosts[host["name"]]["lab_leaves"] = two_tier.inventory_leaves(host["rails"])
     group_vars = {
         "ansible_user": "root",
         "ansible_ssh_private_key_file": os.path.join(d, "id_ed25519"),
@@ -816,6 +894,13 @@ def _inventory(lab):
         "lab_link_rate_gbps": rate_gbps(lab["rate"]) if lab["rate"] else None,
         "lab_subnets": [r["subnet"] for r in lab["rails"]],
     }
+    if lab.get("tiers") == 2:
+        # each host's sysfs root is its own (emulated) tree and lldpctl asks its own (emulated) lldpd: the
+        # switch names come from there, as on a cluster; the lab gives no commcheck_topology
+        group_vars["commcheck_discover_topology_tools"] = True
+        group_vars["lab_tiers"] = 2
+        group_vars["lab_per_leaf"] = lab["per_leaf"]
+        group_vars["lab_uplink_rate"] = lab["uplink_rate"]
     inv = {"all": {"children": {"lab": {"hosts": hosts, "vars": group_vars}}}}
     return "# inventory of lab %s (tests only; written by tests/lab/lab.py)\n" % lab["name"] + to_yaml(inv)
 
@@ -835,6 +920,11 @@ def _launchers(lab):
                     "exec %s %s --emulate=%s \"$@\"\n" % (op, suffix, name, _python(),
                                                           os.path.join(EMULATORS, name), op))
             _write(os.path.join(bin_dir, op + suffix), text, mode=0o755)
+    if lab.get("tiers") == 2:
+        # only where there are switches to ask: a one-tier lab has no lldpd (lldpctl is not installed)
+        text = ("#!/bin/sh\n# EMULATOR launcher (commcheck lab): lldpctl runs tests/lab/emulators/lldpctl_emulator.py\n"
+                "exec %s %s \"$@\"\n" % (_python(), os.path.join(EMULATORS, "lldpctl_emulator.py")))
+        _write(os.path.join(bin_dir, "lldpctl"), text, mode=0o755)
 
 
 def _sysfs(lab, macs):
@@ -891,8 +981,10 @@ def _wait_port(address, port, timeout):
         time.sleep(0.05)
 
 
-def up(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, replace=False, log=None, owner_pid=None):
-    """Bring a lab up; return the Lab. replace=True first takes down a lab of that name.
+def up(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, replace=False, log=None, owner_pid=None,
+       tiers=1, per_leaf=None):
+    """Bring a lab up; return the Lab. replace=True first takes down a lab of that name. ``tiers=2``: leaf
+    bridges of ``per_leaf`` hosts each under a spine, and the lldpctl EMULATOR (tests/lab/two_tier.py).
 
     owner_pid: the process that owns the lab (recorded; test fixtures take
     down labs whose owner is gone).
@@ -904,7 +996,7 @@ def up(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, replace=False,
             raise LabError("the lab needs %s (apt-get install iproute2 openssh-server util-linux)" % tool)
     started = time.time()
     with global_lock():
-        lab = plan(name, hosts, rails, subnet_base, rate)
+        lab = plan(name, hosts, rails, subnet_base, rate, tiers=tiers, per_leaf=per_leaf)
         if replace:
             _down(name, log)
         elif os.path.exists(os.path.join(lab["dir"], "state.json")) or \
@@ -944,17 +1036,8 @@ def _build(lab, log):
     _write(os.path.join(d, "ssh_config"), _ssh_config(lab), mode=0o644)
     obj = Lab(lab)
     for rail in lab["rails"]:
-        br = rail["bridge"]
-        # bridged lab traffic skips iptables (a host firewall's FORWARD policy must not
-        # decide whether lab hosts reach each other); kernels without that knob get a
-        # plain bridge
-        made = run(["ip", "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0",
-                    "nf_call_iptables", "0", "nf_call_ip6tables", "0", "nf_call_arptables", "0"], check=False)
-        if made.returncode != 0:
-            run(["ip", "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0"])
-        run(["ip", "addr", "add", "%s/24" % rail["gateway"], "dev", br])
-        run(["ip", "link", "set", br, "up"])
-        _sysctl_write("net/ipv6/conf/%s/disable_ipv6" % br, "1")
+        _make_bridge(rail["bridge"], rail["gateway"])
+    two_tier.build_fabric(lab, _make_bridge, run, obj._shape, _sysctl_write)
     macs = {}
     for host in lab["hosts"]:
         ns = host["netns"]
@@ -975,6 +1058,8 @@ def _build(lab, log):
             if link.get("address"):
                 macs[(host["name"], link.get("ifname"))] = link["address"]
     _sysfs(lab, macs)
+    if lab.get("tiers") == 2:
+        two_tier.write_neighbors(lab, obj.sysfs_root)
     _launchers(lab)
     _write(os.path.join(d, "inventory.yml"), _inventory(lab))
     _write(os.path.join(d, "ansible.cfg"), _ansible_cfg(lab))
@@ -989,6 +1074,21 @@ def _build(lab, log):
     for host in lab["hosts"]:
         if not _wait_port(host["address"], SSH_PORT, 20):
             raise LabError("sshd of %s (%s) did not answer on port %d" % (host["name"], host["address"], SSH_PORT))
+
+
+def _make_bridge(br, gateway=None):
+    """A Linux bridge, up (with the rail's gateway address: the rail's bridge, or a two-tier lab's spine)."""
+    # bridged lab traffic skips iptables (a host firewall's FORWARD policy must not
+    # decide whether lab hosts reach each other); kernels without that knob get a
+    # plain bridge
+    made = run(["ip", "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0",
+                "nf_call_iptables", "0", "nf_call_ip6tables", "0", "nf_call_arptables", "0"], check=False)
+    if made.returncode != 0:
+        run(["ip", "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0"])
+    if gateway:
+        run(["ip", "addr", "add", "%s/24" % gateway, "dev", br])
+    run(["ip", "link", "set", br, "up"])
+    _sysctl_write("net/ipv6/conf/%s/disable_ipv6" % br, "1")
 
 
 def _sysctl_write(rel, value):
@@ -1027,13 +1127,14 @@ def _down(name, log=None):
     for ns in namespaces:
         run(["ip", "netns", "del", ns], check=False)
     tag = name_hash(name)[:5]
-    bridge_re = re.compile(r"^cb%sr\d+$" % tag)
-    peer_re = re.compile(r"^cv%sh\d+r\d+$" % tag)
+    bridge_re = re.compile(r"^cb%sr\d+(l\d+)?$" % tag)
+    peer_re = re.compile(r"^(cv%sh\d+r\d+|cs%sr\d+l\d+)$" % (tag, tag))
     # never touch an interface another lab recorded (two names could share a tag)
     others = set()
     for other in _other_labs(name):
         others.update(r["bridge"] for r in other.get("rails", []))
         others.update(r["peer"] for h in other.get("hosts", []) for r in h.get("rails", []))
+        others.update(two_tier.interfaces(other))
     for pattern in (peer_re, bridge_re):
         for link in link_names():
             if pattern.match(link) and link not in others:
@@ -1074,6 +1175,9 @@ def main(argv=None):
     p.add_argument("--rate", default=DEFAULT_RATE, help="nominal link rate (tc units, e.g. 1gbit; "
                    "'none' = unshaped), default %(default)s")
     p.add_argument("--replace", action="store_true", help="take down a lab of that name first")
+    p.add_argument("--tiers", type=int, choices=[1, 2], default=1, help="2: per rail, leaf bridges under a spine "
+                   "bridge, uplinks shapeable, lldpctl emulated (default %(default)s: one bridge per rail)")
+    p.add_argument("--per-leaf", type=int, default=None, help="hosts per leaf (in order) with --tiers 2")
     p = sub.add_parser("down", help="take a lab down (idempotent)")
     p.add_argument("--name", required=True)
     p = sub.add_parser("status", help="show labs")
@@ -1089,6 +1193,18 @@ def main(argv=None):
     p.add_argument("--rate", required=True)
     p.add_argument("--direction", choices=["both", "tx", "rx"], default="both",
                    help="what the host sends (tx), receives (rx) or both")
+    p = sub.add_parser("slow-uplink", help="shape a leaf's uplink to the spine (--tiers 2)")
+    p.add_argument("--name", required=True)
+    p.add_argument("--rail", type=int, required=True)
+    p.add_argument("--leaf", required=True, help="its number (from 1) or name")
+    p.add_argument("--rate", required=True)
+    p.add_argument("--direction", choices=["both", "up", "down"], default="both",
+                   help="what the leaf sends to the spine (up), gets from it (down) or both")
+    p = sub.add_parser("slow-leaf", help="shape every port of a leaf (--tiers 2)")
+    p.add_argument("--name", required=True)
+    p.add_argument("--rail", type=int, required=True)
+    p.add_argument("--leaf", required=True, help="its number (from 1) or name")
+    p.add_argument("--rate", required=True)
     p = sub.add_parser("heal", help="put the nominal rate back")
     p.add_argument("--name", required=True)
     p.add_argument("--host")
@@ -1102,7 +1218,7 @@ def main(argv=None):
     try:
         if args.cmd == "up":
             lab = up(args.name, args.hosts, args.rails, args.subnet_base, args.rate,
-                     replace=args.replace, log=_log)
+                     replace=args.replace, log=_log, tiers=args.tiers, per_leaf=args.per_leaf)
             sys.stdout.write("inventory: %s\nansible.cfg: %s\n" % (lab.inventory, lab.ansible_cfg))
         elif args.cmd == "down":
             down(args.name, log=_log)
@@ -1118,6 +1234,10 @@ def main(argv=None):
             return subprocess.call(lab.exec_argv(args.host, argv_))
         elif args.cmd == "slow":
             Lab.load(args.name).slow(args.host, args.rate, rail=args.rail, direction=args.direction)
+        elif args.cmd == "slow-uplink":
+            Lab.load(args.name).slow_uplink(args.rail, args.leaf, args.rate, direction=args.direction)
+        elif args.cmd == "slow-leaf":
+            Lab.load(args.name).slow_leaf(args.rail, args.leaf, args.rate)
         elif args.cmd == "heal":
             Lab.load(args.name).heal(args.host)
         elif args.cmd == "pids":

@@ -9,13 +9,15 @@ from ansible_collections.clusterops.commcheck.plugins.action import rdma_facts a
 
 ROLE_DEFAULTS = {"commcheck_sysfs_root": "/sys", "commcheck_expected_rate_gbps": None, "commcheck_subnet": "",
                  "commcheck_ib_gid_index": None, "commcheck_discover_tools": None,
+                 "commcheck_discover_topology_tools": None,
                  "commcheck_discover_address_source": "auto", "commcheck_transport": "host", "commcheck_kubectl": {},
                  "commcheck_fail_on": "never"}
 # hosts in no sorted order, values that differ per host
 HOST_VARS = {
     "node-c": dict(ROLE_DEFAULTS, commcheck_sysfs_root="/lab/c/sys", expected_rate_gbps=200, commcheck_subnet="10.1.0.0/16",
                    commcheck_ib_gid_index=3, commcheck_oneclick_probe_keys=["perftest"],
-                   commcheck_oneclick_discover_devices=False, commcheck_fail_on="error"),
+                   commcheck_oneclick_discover_devices=False, commcheck_fail_on="error",
+                   commcheck_discover_topology_tools=True),
     "node-a": dict(ROLE_DEFAULTS, commcheck_sysfs_root="/lab/a/sys", commcheck_expected_rate_gbps=400,
                    expected_rate_gbps=200, commcheck_ib_gid_index=0, commcheck_discover_tools=False,
                    commcheck_transport="kubectl", commcheck_kubectl={"pod": "pod-a"}),
@@ -42,7 +44,7 @@ def test_each_host_takes_its_own_values():
     assert by_host == {
         "node-c": {"sysfs_root": "/lab/c/sys", "expected_rate_gbps": 200, "subnet": "10.1.0.0/16", "ib_gid_index": 3,
                    "address_source": "auto", "transport": "host", "probe": ["perftest"], "devices": False,
-                   "fail_on": "error"},
+                   "fail_on": "error", "topology_tools": True},
         "node-a": {"sysfs_root": "/lab/a/sys", "expected_rate_gbps": 400, "ib_gid_index": 0, "tools": False,
                    "address_source": "auto", "transport": "kubectl", "kubectl": {"pod": "pod-a"}, "fail_on": "never"},
     }

@@ -150,11 +150,14 @@ def accelerator_evidence(transport, probes):
 
 # --- the RDMA tools ------------------------------------------------------------------------
 
-def run_tools(transport):
-    """Run each installed RDMA tool once: ({name: run summary}, {name: parsed entries})."""
+def run_tools(transport, names=None):
+    """Run each installed RDMA tool once (those of ``names`` when given): ({name: run summary}, {name: parsed
+    entries})."""
     results = {}
     parsed = {}
     for name, argv, parser in TOOL_SPECS:
+        if names is not None and name not in names:
+            continue
         path = transport.which(argv[0])
         if not path:
             results[name] = {"ran": False, "reason": "not installed"}

@@ -46,6 +46,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.tool_
 )
 
 TOOL_VERSION_KEYS = ("perftest", "iperf3", "openmpi", "nccl", "nccl_tests", "cann")
+# the tools that name each port's leaf switch (lldpd's neighbours; smpquery is asked per InfiniBand port): they ask
+# the switches, not sysfs, so they may run where the cross-check tools do not (``topology_tools``)
+TOPOLOGY_TOOLS = ("lldpctl",)
 
 
 def discover(snap, host=None, expected_rate_gbps=None, subnet=None, ib_gid_index=None, addresses=None,
@@ -164,10 +167,11 @@ def versions(tool_versions, devices, snap):
 
 
 def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, ib_gid_index=None,
-            tools=None, address_source="auto", timeout=60):
+            tools=None, address_source="auto", timeout=60, topology_tools=None):
     """Read everything through the transport and return the ``commcheck_rdma`` fact.
 
     tools: None = run the cross-check tools only when sysfs_root is /sys;
+    topology_tools: whether to ask lldpctl and smpquery for each port's leaf switch (None: as ``tools``);
     address_source: ``auto`` (``ip`` when sysfs_root is /sys, else the GIDs),
     ``ip`` or ``gids``.
     """
@@ -177,9 +181,13 @@ def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, 
         host["sysfs_error"] = "; ".join(e["message"] for e in info["errors"])
     host.update(gather.probe_host(transport))
     run_tools = gather.is_default_root(sysfs_root) if tools is None else bool(tools)
+    run_topology = run_tools if topology_tools is None else bool(topology_tools)
     tool_results, parsed = {}, {}
-    if run_tools:
-        tool_results, parsed = gather.run_tools(transport)
+    if run_tools or run_topology:
+        names = [spec[0] for spec in gather.TOOL_SPECS if (spec[0] in TOPOLOGY_TOOLS and run_topology)
+                 or (spec[0] not in TOPOLOGY_TOOLS and run_tools)]
+        tool_results, parsed = gather.run_tools(transport, names)
+    if run_topology:
         devices = parse_devices(snap)
         tool_results["smpquery"], neighbours = gather.query_ib_neighbours(transport, devices)
         if neighbours:
@@ -188,6 +196,7 @@ def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, 
                                                     parsed.get("ibstat"))
         tool_results.update(scans)
         parsed.update(scanned)
+    if run_tools:
         host["tool_versions"] = gather.tool_version_probes(transport)
         mode = gather.rdma_netns_mode(transport)
         if mode:
@@ -196,7 +205,8 @@ def collect(transport, sysfs_root="/sys", expected_rate_gbps=None, subnet=None, 
     if address_source == "ip" or (address_source == "auto" and gather.is_default_root(sysfs_root)):
         addresses = gather.ip_addresses(transport)
     facts = discover(snap, host, expected_rate_gbps=expected_rate_gbps, subnet=subnet,
-                     ib_gid_index=ib_gid_index, addresses=addresses, tools=parsed if run_tools else None)
+                     ib_gid_index=ib_gid_index, addresses=addresses,
+                     tools=parsed if run_tools or run_topology else None)
     facts["sources"] = {
         "sysfs": info["source"],
         "sysfs_errors": info["errors"],

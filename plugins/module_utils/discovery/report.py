@@ -61,6 +61,9 @@ def _discover_record(host_name, facts):
         "fix": None,
         "evidence": [],
     }
+    if facts.get("topology"):
+        # the leaf switch of each device's port where lldpd or smpquery named one (discovery.topology)
+        record["params"]["topology"] = dict((str(key), dict(where)) for key, where in facts["topology"].items())
     first = next((f for f in facts.get("findings") or [] if f["severity"] == worst), None)
     if first and worst != "info":
         record["cause"] = first["message"]

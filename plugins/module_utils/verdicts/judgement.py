@@ -141,11 +141,12 @@ def noise_summary(record):
 
 
 def _summary_records(classified, retest_summary_record, localized):
-    """The retest summary when a pair failed, the localization summary when a link was bad or flaky."""
+    """The retest summary when a pair failed, the localization summary when a link was bad or flaky or the
+    topology is known (its ``params.topology`` is the report's leaf table, a healthy run's too)."""
     out = [retest_summary_record] if classified["summary"]["failing_pairs"] > 0 else []
     if retest_summary_record["verdict"] == "fail" and localized.get("noisy") and not localized["components"]:
         out = [noise_summary(retest_summary_record)]
     summary = localized["summary"]
-    if summary["links_bad"] + summary["links_flaky"] > 0:
+    if summary["links_bad"] + summary["links_flaky"] > 0 or localized.get("topology"):
         out.append(localized["summary_record"])
     return out

@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one-click check on a two-tier lab (``lab.py up --tiers 2``): the leaf switches come from LLDP.
+
+6 hosts, 2 rails, 2 hosts per leaf: per rail three leaf bridges under a spine bridge, each joined to it by a
+shapeable uplink veth, and the lab's lldpctl EMULATOR on every host naming the leaf and port of each rail netdev.
+The inventory has no ``commcheck_topology``: discovery asks lldpctl (``commcheck_discover_topology_tools``, set
+by the lab because each host's sysfs root is its own tree) and localization reads the leaves from there. Three
+leaves, not two: with two, a slow uplink of one and of the other fail the same links (the product then names
+the uplinks between both, which side not separable).
+
+Fast tier: the healthy run shows each host's leaf and port per rail (source lldp) in the localization record
+and the report. Full tier: a slow uplink of leaf 2 on rail 1 is that leaf's ``uplink``, a slow leaf 2 is that
+``leaf``, and no host is blamed in either; and the fabric itself: a slowed uplink slows only what leaves its
+leaf, ``heal`` restores it, and a two-tier lab's ``down`` leaves none of its interfaces.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import glob
+import json
+import os
+
+import pytest
+
+import faults
+import lab as lablib
+import oneclick_helpers as oc
+from lab_checks import HEALTHY_VERDICTS, slow_rate
+from test_lab import NOMINAL_FLOOR, iperf3, nominal_reading
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+HOSTS, RAILS, PER_LEAF = 6, 2, 2
+EXTRA = {"commcheck_checks": ["discover", "rdma"], "commcheck_rdma_ops": ["write"],
+         "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_duration": 2}
+
+
+@pytest.fixture(scope="module")
+def tier2(lab_factory):
+    return lab_factory("tier2", hosts=HOSTS, rails=RAILS, tiers=2, per_leaf=PER_LEAF)
+
+
+def faulted_run(lab, tmp_path, fault=None):
+    lab.heal()
+    if fault is not None:
+        fault.inject()
+    try:
+        return oc.oneclick(lab, tmp_path, EXTRA, on_line=fault.during if fault is not None else None)
+    finally:
+        if fault is not None:
+            fault.heal()
+        lab.heal()
+
+
+def components(run):
+    """(component, host, rail, leaves) of the RDMA check's localization findings; a ``flaky`` link (a healthy link
+    read low once on the loaded machine, passing its retest: nobody blamed) is left out."""
+    return [(r["params"]["component"], r["host"], r["params"].get("rail"),
+             (r["params"].get("switch") or {}).get("leaves"))
+            for r in run.records("finding") if r["params"].get("check") == "rdma_perf"
+            and r["params"].get("component") not in (None, "flaky")]
+
+
+def lldp_topology(lab):
+    """What each host's lldpctl EMULATOR says, as the localization record should carry it."""
+    return dict((host, dict((str(hrail["rail"]), {"leaf": "lab-r%d-leaf%d" % (hrail["rail"], num // PER_LEAF + 1),
+                                                  "port": "swp%d" % (num % PER_LEAF + 1), "source": "lldp"})
+                            for hrail in lab.host(host)["rails"]))
+                for num, host in enumerate(lab.hosts))
+
+
+def test_a_healthy_two_tier_run_passes_and_shows_each_hosts_leaf_from_lldp(tier2, tmp_path):
+    with open(tier2.inventory) as handle:
+        assert "commcheck_topology" not in handle.read()
+    run = faulted_run(tier2, tmp_path)
+    assert run.rc == 0, run.tail()
+    measured = run.records("rdma_bw")
+    # a ring of 6 hosts on each of 2 rails, every link measured; two of each rail's links cross an uplink
+    assert len(measured) == HOSTS * RAILS and all(r["verdict"] in HEALTHY_VERDICTS for r in measured), [
+        (r["host"], r["peer"], r["params"]["rail"], r["verdict"]) for r in measured]
+    assert components(run) == []
+    [localization] = [r for r in run.records("localization") if r["params"].get("check") == "rdma_perf"]
+    assert localization["params"]["topology"] == lldp_topology(tier2)
+    [report] = glob.glob(os.path.join(str(run.report_dir), "*", "report.md"))
+    with open(report) as handle:
+        text = handle.read()
+    assert "## Leaf switches (6 hosts, 6 leaves)" in text, text[:3000]
+    assert "| h3 | lab-r0-leaf2 port swp1 | lab-r1-leaf2 port swp1 |" in text
+
+
+@pytest.mark.full
+def test_a_slow_uplink_of_one_leaf_is_that_leafs_uplink_and_no_host(tier2, tmp_path):
+    fault = faults.SlowUplink(tier2.lab, slow_rate(tier2), rail=1, leaf=2)
+    run = faulted_run(tier2, tmp_path, fault)
+    assert components(run) == [("uplink", "*", 1, ["lab-r1-leaf2"])], (components(run), run.tail())
+    [finding] = [r for r in run.records("finding") if r["params"].get("component") == "uplink"]
+    assert finding["params"]["switch"]["hosts"] == ["h3", "h4"]
+    assert "the uplinks of leaf switch lab-r1-leaf2" in finding["cause"], finding["cause"]
+    assert any("h3 port swp1 (lldp)" in line for line in finding["evidence"]), finding["evidence"]
+
+
+@pytest.mark.full
+def test_a_slow_leaf_is_that_leaf_and_no_host(tier2, tmp_path):
+    fault = faults.SlowLeafSwitch(tier2.lab, slow_rate(tier2), rail=1, leaf=2)
+    run = faulted_run(tier2, tmp_path, fault)
+    assert components(run) == [("leaf", "*", 1, ["lab-r1-leaf2"])], (components(run), run.tail())
+    [finding] = [r for r in run.records("finding") if r["params"].get("component") == "leaf"]
+    assert finding["params"]["switch"]["hosts"] == ["h3", "h4"]
+    assert "every host behind leaf switch lab-r1-leaf2 (h3, h4) fails" in finding["cause"], finding["cause"]
+
+
+@pytest.mark.full
+def test_a_slowed_uplink_slows_only_what_leaves_its_leaf_and_heal_restores_it(tier2):
+    tier2.heal()
+    floor = NOMINAL_FLOOR * tier2.rate_gbps
+    try:
+        tier2.slow_uplink(1, 2, "100mbit")
+        # h3 and h4 are behind leaf 2 of each rail, h1 behind leaf 1
+        across = iperf3(tier2, "h1", "h3", rail=1)
+        back = iperf3(tier2, "h1", "h3", rail=1, reverse=True)
+        within = nominal_reading(tier2, "h3", "h4", 1)
+        other_rail = nominal_reading(tier2, "h1", "h3", 0)
+    finally:
+        tier2.heal()
+    assert 0 < across <= 0.105 and 0 < back <= 0.105, (across, back)
+    assert within >= floor and other_rail >= floor, (within, other_rail)
+    healed = nominal_reading(tier2, "h1", "h3", 1)
+    assert floor <= healed <= 1.02 * tier2.rate_gbps, healed
+
+
+@pytest.mark.full
+def test_each_host_hangs_off_its_leaf_bridge_and_down_leaves_no_interface(lab_available):
+    name = "t2dn%d" % (os.getpid() % 100000)
+    lab = lablib.up(name, 4, rails=1, owner_pid=os.getpid(), tiers=2, per_leaf=2)
+    try:
+        tag = lablib.name_hash(name)[:5]
+        masters = dict((link["ifname"], link.get("master")) for link in json.loads(
+            lablib.run(["ip", "-j", "link", "show"]).stdout) if tag in link["ifname"])
+        leaves = lab.state["rails"][0]["leaves"]
+        assert [masters[lab.host(h)["rails"][0]["peer"]] for h in lab.hosts] == [
+            leaves[0]["bridge"], leaves[0]["bridge"], leaves[1]["bridge"], leaves[1]["bridge"]]
+        assert [(masters[leaf["uplink_leaf"]], masters[leaf["uplink_spine"]]) for leaf in leaves] == [
+            (leaf["bridge"], lab.state["rails"][0]["bridge"]) for leaf in leaves]
+        assert lab.exec("h4", ["lldpctl", "-f", "json"]).stdout.count("lab-r0-leaf2") == 1
+    finally:
+        lablib.down(name)
+    assert not [link for link in lablib.link_names() if tag in link]
