@@ -67,7 +67,7 @@ def test_topology_tools_alone_ask_lldpctl_and_run_no_cross_check_tool(tree):
     assert facts["topology"] == {"mlx5_0": {"leaf": "LEAF03", "port": "Ethernet184", "source": "lldp"},
                                  "mlx5_1": {"leaf": "LEAF04", "port": "Ethernet184", "source": "lldp"}}
     assert "verbs_devices_missing" not in _codes(facts)
-    assert sorted(facts["sources"]["tools"]) == ["lldpctl", "smpquery"]
+    assert sorted(facts["sources"]["tools"]) == ["iblinkinfo", "ibnetdiscover", "lldpctl", "smpquery"]
     assert facts["sources"]["tools"]["lldpctl"]["entries"] == 5
     assert facts["host"]["versions"]["perftest"] is None      # the version probes ride on the cross-check tools
 

@@ -236,6 +236,8 @@ COLLECTIVE_KINDS = {
     "bisect": "bool", "bisect_max_runs": "int", "bisect_confirm": "bool", "bisect_verify": "bool",
     "workdir": "abspath", "mpi_agent_dir": "agent_dir", "ssh_config": "abspath", "fail_on_error": "bool",
     "transport": "choice", "kubectl": "transport",
+    # the planned run the collective action takes out and spreads over the options above (test_roles_only_call.py)
+    "run": "planned_run",
 }
 QUARANTINE_KINDS = {
     "backend": "choice", "localization": "node_source", "findings": "node_source", "hosts": "name_list",
