@@ -37,7 +37,7 @@ GUIDS = {"0xb8cef60300025b90", "0x0002c90300293e1f", "0x7cfe9003003b4b96", "0xec
 @st.composite
 def damaged(draw):
     lines = draw(st.sampled_from(TEXTS)).split("\n")
-    for _ in range(draw(st.integers(0, 4))):
+    for _step in range(draw(st.integers(0, 4))):
         at = draw(st.integers(0, len(lines) - 1))
         action = draw(st.sampled_from(("drop", "repeat", "change", "cut")))
         line = lines[at]

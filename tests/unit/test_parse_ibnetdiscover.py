@@ -69,7 +69,7 @@ def test_ibsim_output_keeps_the_ibwarn_line_as_a_warning_and_reads_switch_to_swi
     result = parse_ibnetdiscover(SIM)
     assert result["warnings"] == ['ibwarn: [6931] sim_connect: attached as client 1 at node "Switch1"']
     assert [s["description"] for s in result["switches"]] == ["Switch2", "Switch1"]
-    near, far, _ = _link(result, 3, 4)
+    near, far, _whole = _link(result, 3, 4)
     assert (near["type"], far["type"], far["description"], far["port"]) == ("Switch", "Switch", "Switch1", 4)
     assert _link(result, 4, 2)[1] == {"type": "Switch", "guid": "0x0000000000200000", "port_guid": None, "lid": 1,
                                       "port": 2, "description": "Switch1"}
@@ -102,7 +102,7 @@ def test_ports_report_reads_ca_and_switch_links_once_and_ports_without_a_peer():
 
 def test_ports_report_keeps_the_blanks_inside_the_quotes_of_a_name():
     result = parse_ibnetdiscover(PORTS_HDR)
-    near, far, _ = _link(result, 88, 1)
+    near, far, _whole = _link(result, 88, 1)
     assert (near["description"], far["description"], far["port"]) == ("worker20 mlx5_3", "5FB0405-leaf-IB01 ", 79)
     assert result["unlinked"][1]["end"]["description"] == " 5FB0406-spine-IB02 "
 

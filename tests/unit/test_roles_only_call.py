@@ -183,8 +183,8 @@ def test_the_wait_is_the_test_time_left_at_least_one_second(run, now, expected):
 
 def test_the_wait_step_sleeps_what_is_left_of_the_registered_plan():
     action = make(pair_check, {"family": "tcp", "step": "wait"})
-    clock = mock.patch.object(pair_engine.time, "time", return_value=1000.0)
-    with mock.patch.object(pair_check.time, "sleep") as sleep, clock:
+    with mock.patch.object(pair_check.time, "sleep") as sleep, \
+            mock.patch.object(pair_engine.time, "time", return_value=1000.0):
         result = action.run(task_vars={"commcheck_tcp_perf_run": {"wait_s": 12, "started": 995.0}})
     assert result["waited_s"] == 7 and sleep.call_args.args == (7,)
 
