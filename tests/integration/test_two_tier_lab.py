@@ -88,7 +88,7 @@ def test_a_healthy_two_tier_run_passes_and_shows_each_hosts_leaf_from_lldp(tier2
     with open(report) as handle:
         text = handle.read()
     assert "## Leaf switches (6 hosts, 6 leaves)" in text, text[:3000]
-    assert "| h3 | lab-r0-leaf2 port swp1 | lab-r1-leaf2 port swp1 |" in text
+    assert "| h3 | lab-r0-leaf2 port swp1 (lldp) | lab-r1-leaf2 port swp1 (lldp) |" in text
 
 
 @pytest.mark.full
