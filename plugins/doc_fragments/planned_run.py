@@ -19,7 +19,7 @@ options:
         the round in C(commcheck_rdma_perf_round) or C(commcheck_tcp_perf_round).
       - The plan's module options then stand as the collection's group defaults (a play's defaults for the
         module itself still win), O(sysfs_root) comes from C(commcheck_sysfs_root) (else V(/sys)) and, for
-        M(clusterops.commcheck.perftest), O(rdma_facts) from the host's discovery facts; an option the task
+        M(clusterops.commcheck.perftest), its C(rdma_facts) option from the host's discovery facts; an option the task
         gives itself wins over all of these.
       - Unset, the module runs with the task's options as they are.
     type: str
