@@ -290,6 +290,23 @@ def test_verdict_errors_come_from_the_parser():
     assert conn["verdict"] == "error" and "connect_failed" in [e["code"] for e in conn["errors"]]
 
 
+def test_output_too_large_is_an_error_when_stopped_or_without_rows_and_judged_when_whole():
+    client = {"role": "client", "metric": "bw", "expected_gbps": 400}
+    text = corpus("perftest_bw/ib_write_bw_ndr_gbits_cpufreq_warn.txt")   # 392.34 Gb/s: passes when judged
+    sizes = {"output_bytes": {"stdout": 70000000, "stderr": 12}}
+    # stopped at the limit: an error first, whatever rows were read, with the parser's own errors after it
+    stopped = _verdict(client, text, output_too_large=True, output_stopped=True, **sizes)
+    assert stopped["verdict"] == "error" and [e["code"] for e in stopped["errors"]] == ["output_too_large"]
+    assert "70000000 bytes on stdout and 12 on stderr; it was stopped there" in stopped["cause"]
+    assert stopped["fix"]
+    no_dev = corpus("perftest_bw/err_unable_to_find_device_k8s.txt")
+    no_rows = _verdict(client, no_dev, rc=1, output_too_large=True, **sizes)
+    assert [e["code"] for e in no_rows["errors"]] == ["output_too_large", "no_device"]
+    assert "it was stopped" not in no_rows["cause"]
+    # too large but run to its end with its rows: judged on them like any other side
+    assert _verdict(client, text, output_too_large=True, **sizes)["verdict"] == "pass"
+
+
 def test_verdict_timeouts_and_missing_tool_and_unknown_option():
     waiting = corpus("perftest_bw/ib_write_bw_server_waiting_only.txt")
     server = _verdict({"role": "server", "metric": "bw"}, waiting, rc=None, timed_out=True)
