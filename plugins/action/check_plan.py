@@ -140,6 +140,9 @@ def probe_lost(reader, hosts, answer=None):
     return {"results": results}
 
 
+# patterns only the RDMA check has: given as commcheck_rdma_pattern, they stand in the one-click check too
+RDMA_ONLY_PATTERNS = ("leaf_ring", "spine")
+
 class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.check_plan"
@@ -194,8 +197,11 @@ class ActionModule(ControllerAction):
         hosts = oneclick_hosts.check_hosts(decision, args["check"], play_hosts)
         values = {}
         if runs:
-            values = role_vars(args["check"], plan, decision, reader.run_value(HOSTS_VAR) or {},
-                               reader.run_value("commcheck_pattern"), play_hosts)
+            pattern = reader.run_value("commcheck_pattern")
+            # the topology patterns are the RDMA check's own (commcheck_pattern, shared with TCP, has none of them)
+            if args["check"] == "rdma" and reader.run_value("commcheck_rdma_pattern") in RDMA_ONLY_PATTERNS:
+                pattern = reader.run_value("commcheck_rdma_pattern")
+            values = role_vars(args["check"], plan, decision, reader.run_value(HOSTS_VAR) or {}, pattern, play_hosts)
         return {"runs": runs, "hosts": hosts, "role_vars": values,
                 "msg": "the %s check %s" % (args["check"], "runs on %s" % ", ".join(hosts) if runs else "does not run")}
 

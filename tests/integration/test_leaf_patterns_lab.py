@@ -33,8 +33,8 @@ def test_oneclick_leaf_ring_pairs_each_host_within_its_leaf_and_the_leaves_throu
     run = oc.oneclick(lab, tmp_path, {"commcheck_checks": ["discover", "rdma"], "commcheck_rdma_pattern": "leaf_ring",
                                       "commcheck_rdma_metrics": ["bw"]}, overlay=overlay)
     assert run.rc == 0, run.tail()
-    # the first pass (a retest's round is numbered from 1000)
-    records = [r for r in run.records("rdma_bw") if r["params"]["round"] < 1000]
+    # the first pass (a failing pair of a loaded machine is retested: its retests are records of their own)
+    records = [r for r in run.records("rdma_bw") if not r["params"].get("retest")]
     assert records and all(r["verdict"] in HEALTHY_VERDICTS for r in records), [
         (r["host"], r["peer"], r["verdict"], r["cause"]) for r in records]
     pairs = set((r["host"], r["peer"]) for r in records)
