@@ -143,6 +143,7 @@ def probe_lost(reader, hosts, answer=None):
 # patterns only the RDMA check has: given as commcheck_rdma_pattern, they stand in the one-click check too
 RDMA_ONLY_PATTERNS = ("leaf_ring", "spine")
 
+
 class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.check_plan"
