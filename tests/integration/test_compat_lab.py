@@ -102,7 +102,10 @@ def test_oneclick_gives_the_same_healthy_run_on_this_core(lab, tmp_path):
     for record in history:
         kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
     findings = [r for r in history if r["kind"] == "finding"]
-    assert dict((k, n) for k, n in kinds.items() if k != "finding") == KINDS, kinds
+    # a busy machine's late link is retested before it is blamed, on every core alike: retests may come on top
+    retests = dict((k, n) for k, n in kinds.items() if k.endswith("_retest") or k == "retest_summary")
+    assert dict((k, n) for k, n in kinds.items() if k != "finding" and k not in retests) == KINDS, kinds
+    assert set(retests) <= set(["%s_retest" % k for k in KINDS] + ["retest_summary"]), retests
     # the lab's hosts are alike: each has the same discovery findings (those with a code), the governor one
     # among them (its sysfs); a pair's latency_tail warning on a busy machine is a pair's, not a host's
     codes = dict((host, sorted(r["params"]["code"] for r in findings if r["host"] == host and "code" in r["params"]))
@@ -113,7 +116,7 @@ def test_oneclick_gives_the_same_healthy_run_on_this_core(lab, tmp_path):
     unhealthy = [(r["kind"], r["host"], r["verdict"], r["cause"]) for r in records if r["verdict"] not in HEALTHY]
     assert not unhealthy, unhealthy
     [summary] = [r for r in history if r["kind"] == "summary"]
-    assert summary["verdict"] in ("pass", "warn"), summary
+    assert summary["verdict"] in HEALTHY, summary
     for kind, metric in METRICS.items():
         values = [r["metrics"].get(metric) for r in records if r["kind"] == kind]
         assert values and all(is_number(v) and v > 0 for v in values), (kind, values)

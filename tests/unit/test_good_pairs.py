@@ -125,7 +125,7 @@ def test_a_retest_is_judged_against_the_first_pass_good_level():
     first = [lat_record(pair, value, verdict="pass" if pair == ("h1", "h3") else "fail")
              for pair, value in zip(PAIRS, latencies(["h2", "h4"]))]
     reference = rt.first_pass_reference(first, FRACTION)
-    assert reference[("rdma_lat", "write", "lat", 2, 0)][1]["suspects"] == ["h2", "h4"]
+    assert reference["groups"][("rdma_lat", "write", "lat", 2, 0)][1]["suspects"] == ["h2", "h4"]
     late = rt.judged_by_first_pass(lat_record(("h1", "h2"), 21.0, retest=True), reference, FRACTION)
     assert late["verdict"] == "fail" and "good pairs' level 2" in late["cause"]
     # the same value against the first pass's median alone (no split): within it, passes

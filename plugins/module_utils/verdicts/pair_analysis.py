@@ -43,7 +43,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.pair
     FIX, missing_rail_findings, name_culprits, sort_key, unreachable_findings)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import (
-    far_outlier, far_text, rate_scales)
+    far_outlier_or_late_rail, far_text, other_rails_best, rate_scales)
 
 # the metric a far outlier's cause gives the figure it was far from in
 FAR_METRICS = {"best": "fleet_best", "good": "fleet_good_level", "median": "fleet_median"}
@@ -292,6 +292,7 @@ def mark_outliers(records, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, f
             continue
         groups.setdefault(_group_key(rec), []).append(rec)
     node_outliers = []
+    rail_bests = other_rails_best(records)
     for gkey, recs in groups.items():
         low = gkey[2] != "lat"
         values = [_record_value(r) for r in recs]
@@ -310,7 +311,7 @@ def mark_outliers(records, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, f
                     _fmt(values[idx], gkey[2]), "lower" if low else "higher", _fmt(med * scales[idx], gkey[2]),
                     score)
                 rec["fix"] = FIX["outlier"]
-        fail_far_outliers(recs, values, low, gkey[2], (z, min_rel, fleet_min_fraction))
+        fail_far_outliers(recs, values, low, gkey[2], (z, min_rel, fleet_min_fraction), rail_bests)
         node_outliers += _node_outliers(recs, judged, scales, gkey, (z, min_rel), bool(rated))
     return node_outliers
 
@@ -346,10 +347,12 @@ def _node_outliers(recs, judged, scales, gkey, limits, rated):
     return out
 
 
-def fail_far_outliers(recs, values, low, metric, limits=(robust.OUTLIER_Z, robust.OUTLIER_MIN_REL, None)):
+def fail_far_outliers(recs, values, low, metric, limits=(robust.OUTLIER_Z, robust.OUTLIER_MIN_REL, None),
+                      rail_bests=None):
     """Fail the records that no expectation judges (latency; a bandwidth without a link rate) and that are far
     outliers of their group (``thresholds.far_outlier``; ``limits``: outlier_z, outlier_min_rel and the fleet
-    threshold's fleet_min_fraction).
+    threshold's fleet_min_fraction) or, latency, far above another rail's best (``rail_bests``:
+    ``thresholds.other_rails_best`` of the pass).
 
     The thresholds fail them too, but after the retests are planned: failing here gets them retested, so a
     moment of lateness is ``flaky``, not a late host."""
@@ -358,7 +361,8 @@ def fail_far_outliers(recs, values, low, metric, limits=(robust.OUTLIER_Z, robus
     for rec, value in zip(recs, values):
         if rec["verdict"] not in ("pass", "warn") or rec["metrics"].get("expected_gbps") is not None:
             continue
-        far, why = far_outlier(value, values, low, fraction, outlier_z, min_rel, split)
+        far, why = far_outlier_or_late_rail(rec, value, values, (low, fraction, outlier_z, min_rel, split),
+                                            rail_bests or {})
         if far:
             rec["verdict"] = "fail"
             unit = " us" if metric == "lat" else " Gb/s"

@@ -28,7 +28,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import good_pairs
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import far_outlier, far_text
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import OUTLIER_MIN_REL, OUTLIER_Z
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import (
+    far_outlier_or_late_rail, far_text, other_rails_best)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import fmt_value
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
@@ -149,32 +151,36 @@ def _comparable(rec):
 
 
 def first_pass_reference(originals, fleet_min_fraction=None):
-    """comparable -> (the values of the first pass's records that ran, their split: the good pairs' level when a
-    few hosts explain the far ones, ``good_pairs.host_explained``, else None)."""
+    """What a retest is judged against: ``groups``: comparable -> (the values of the first pass's records that
+    ran, their split: the good pairs' level when a few hosts explain the far ones, ``good_pairs.host_explained``,
+    else None); ``rail_bests``: the best quarter of each rail's latencies (``thresholds.other_rails_best``)."""
     pairs = {}
     for rec in originals:
         value = _value(rec)
         if rec.get("peer") and value is not None and rec.get("verdict") not in ("error", "skipped"):
             pairs.setdefault(_comparable(rec), []).append(((rec.get("host"), rec.get("peer")), value))
-    return dict((key, ([value for _pair, value in items], good_pairs.host_explained(
+    groups = dict((key, ([value for _pair, value in items], good_pairs.host_explained(
         [pair for pair, _value in items], [value for _pair, value in items], key[2] != "lat", fleet_min_fraction)))
         for key, items in pairs.items())
+    return {"groups": groups, "rail_bests": other_rails_best(originals)}
 
 
 def judged_by_first_pass(rec, reference, fleet_min_fraction=None):
     """A retest that no expectation judges (latency; a bandwidth without a link rate), judged against the first
-    pass's comparable records, by the rule that failed the first pass's (``thresholds.far_outlier``, with the
-    fleet threshold's ``fleet_min_fraction``): the retests alone are no fleet (a late host's retests are all
-    late)."""
+    pass's comparable records, by the rules that failed the first pass's (``thresholds.far_outlier_or_late_rail``,
+    with the fleet threshold's ``fleet_min_fraction``): the retests alone are no fleet (a late host's retests are
+    all late)."""
     value = _value(rec)
     metric = (rec.get("params") or {}).get("metric") or "bw"
     if value is None or rec.get("verdict") in ("error", "skipped") or \
             (rec.get("metrics") or {}).get("expected_gbps") is not None:
         return rec
-    values, split = reference.get(_comparable(rec)) or ([], None)
+    values, split = reference["groups"].get(_comparable(rec)) or ([], None)
     if len(values) < 3:
         return rec
-    far, why = far_outlier(value, values, metric != "lat", fleet_min_fraction, split=split)
+    as_first_pass = dict(rec, kind=_comparable(rec)[0])
+    far, why = far_outlier_or_late_rail(as_first_pass, value, values, (
+        metric != "lat", fleet_min_fraction, OUTLIER_Z, OUTLIER_MIN_REL, split), reference["rail_bests"])
     if far == (rec.get("verdict") == "fail"):
         return rec
     if not far:

@@ -230,7 +230,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         result = {"tripped": []}
         result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
         result["fleet"] = _fleet_check(rec, value, higher, stats, (outlier_z, outlier_min_rel, fleet_min_fraction))
-        _late_against_other_rails(rec, value, higher, result["fleet"], rail_bests)
+        _late_against_other_rails(rec, value, result["fleet"], rail_bests)
         result["history"] = _history_check(rec, name, value, higher, pair_base, host_base, rule)
         result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
         rec["thresholds"] = result
@@ -310,20 +310,29 @@ def other_rails_best(records):
     return out
 
 
-def _late_against_other_rails(rec, value, higher, fleet, rail_bests):
-    """A latency :data:`BEST_FACTOR` times (and :data:`BEST_MIN_LATENCY_GAP_US`) above the best quarter of
-    another rail of the same test is a far fleet outlier though its own rail is as late.
+def late_against_other_rails(rec, value, rail_bests):
+    """The best quarter of another rail of the same latency test (``rail_bests``: :func:`other_rails_best`) that
+    ``value`` is :data:`BEST_FACTOR` times (and :data:`BEST_MIN_LATENCY_GAP_US`) above, else None.
 
     The rails of a rail-optimized fabric are built alike, so their best links answer alike: a rail plane whose
     every link is late (a switch plane in store-and-forward, a PFC storm, a wrong QoS class) is no outlier
-    among its own links, and latency has no hardware expectation to fail it: it named nothing."""
+    among its own links, and latency has no hardware expectation to fail it: it named nothing. The first pass
+    applies this rule too (``pair_analysis``), so that such a link is retested before it fails."""
+    _name, _value, higher = _metric(rec)
     bests = rail_bests.get(_group(rec)[:-1]) if not higher else None
-    if not bests or fleet.get("far"):
-        return
     rail = str((rec.get("params") or {}).get("rail"))
-    # bests holds two rails at least, so one of them is another rail
-    best = min(best for other, best in bests.items() if other != rail)
-    if _far_from_best(value, best, False):
+    others = [best for other, best in (bests or {}).items() if other != rail]
+    best = min(others) if others else None
+    return best if _far_from_best(value, best, False) else None
+
+
+def _late_against_other_rails(rec, value, fleet, rail_bests):
+    """A latency far above another rail's best quarter (:func:`late_against_other_rails`) is a far fleet
+    outlier though its own rail is as late."""
+    if fleet.get("far"):
+        return
+    best = late_against_other_rails(rec, value, rail_bests)
+    if best is not None:
         rec["metrics"]["fleet_best"] = best
         # a rail of fewer than three records has no median nor robust z of its own: none is made up for it
         fleet.update(checked=True, tripped=True, far=True, best=best, best_factor=BEST_FACTOR, other_rail=True)
@@ -426,10 +435,25 @@ def far_outlier(value, values, higher, fraction=None, outlier_z=robust.OUTLIER_Z
     return False, None
 
 
+def far_outlier_or_late_rail(rec, value, values, rule, rail_bests):
+    """(far, why) of a record's value by the thresholds' far rules: among its comparable ``values``
+    (:func:`far_outlier`; ``rule``: higher-is-better, fraction, outlier_z, outlier_min_rel, split) or,
+    a latency, against another rail's best (:func:`late_against_other_rails`)."""
+    higher, fraction, outlier_z, min_rel, split = rule
+    far, why = far_outlier(value, values, higher, fraction, outlier_z, min_rel, split)
+    if far:
+        return far, why
+    best = late_against_other_rails(rec, value, rail_bests)
+    return (True, {"best": best, "other_rail": True}) if best is not None else (False, None)
+
+
 def far_text(value, why, higher, count, fraction, unit="", of="%d comparable records"):
     """'<value> is 3 x or more lower than the best quarter <best> of <count> comparable records' or
     '<value> is below the fleet median <median> x <fraction> of ...' (latency: slower; above median / fraction)."""
     whose = of % count
+    if why.get("other_rail"):
+        return "%s%s is %s x or more slower than the best quarter %s%s of another rail's comparable records (rails " \
+            "built alike answer alike)" % (fmt_value(value), unit, fmt_value(BEST_FACTOR), fmt_value(why["best"]), unit)
     if "good" in why:
         return "%s%s is %s the good pairs' level %s%s %s %s (the pairs without %s) of %s" % (
             fmt_value(value), unit, "below" if higher else "above", fmt_value(why["good"]), unit,
