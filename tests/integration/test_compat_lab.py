@@ -113,7 +113,9 @@ def test_oneclick_gives_the_same_healthy_run_on_this_core(lab, tmp_path):
     assert len(set(map(tuple, codes.values()))) == 1 and "cpu_governor_not_performance" in codes[lab.hosts[0]], codes
 
     records = [r for r in history if r["kind"] != "summary"]
-    unhealthy = [(r["kind"], r["host"], r["verdict"], r["cause"]) for r in records if r["verdict"] not in HEALTHY]
+    # a retest's own verdict is evidence for its first-pass record's (flaky when another retest passed)
+    unhealthy = [(r["kind"], r["host"], r["verdict"], r["cause"]) for r in records
+                 if r["verdict"] not in HEALTHY and r["kind"] not in retests]
     assert not unhealthy, unhealthy
     [summary] = [r for r in history if r["kind"] == "summary"]
     assert summary["verdict"] in HEALTHY, summary
