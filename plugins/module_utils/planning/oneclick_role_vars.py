@@ -27,7 +27,8 @@ ROLE = "clusterops.commcheck.commcheck"
 # the registered result of check_plan's step runs, per check
 RUNS_VAR = "commcheck_oneclick_runs_%s"
 # the role of each check, and its options the one-click check fills when the user left them unset: how a value the
-# user gave is taken (hosts: narrowed to the decision's; list: as a list; value: as it is)
+# user gave is taken (hosts: narrowed to the decision's; list: as a list; value: as it is; library: the plan's, which
+# took the user's and the decision resolves when it is auto)
 CHECK_ROLES = {"rdma": "rdma_perf", "collective": "collective", "tcp": "tcp_perf"}
 USER_OPTIONS = {
     "rdma": {"commcheck_rdma_hosts": "hosts", "commcheck_rdma_pattern": "value", "commcheck_rdma_ops": "list",
@@ -54,9 +55,11 @@ def narrowed(decision, check, given):
     decision = dict(decision or {})
     chosen = as_list(given.get(_hosts_option(check)))
     if chosen:
-        decided = set(decision.get(check + "_hosts") or [])
-        decision[check + "_hosts"] = [host for index, host in enumerate(chosen)
-                                      if host in decided and host not in chosen[:index]]
+        decided, kept = set(decision.get(check + "_hosts") or []), []
+        for host in chosen:
+            if host in decided and host not in kept:
+                kept.append(host)
+        decision[check + "_hosts"] = kept
     return decision
 
 
