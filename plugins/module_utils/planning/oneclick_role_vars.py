@@ -55,9 +55,10 @@ def narrowed(decision, check, given):
     decision = dict(decision or {})
     chosen = as_list(given.get(_hosts_option(check)))
     if chosen:
-        decided, kept = set(decision.get(check + "_hosts") or []), []
+        left, kept = set(decision.get(check + "_hosts") or []), []
         for host in chosen:
-            if host in decided and host not in kept:
+            if host in left:
+                left.discard(host)
                 kept.append(host)
         decision[check + "_hosts"] = kept
     return decision
