@@ -15,7 +15,9 @@ tasks take (register it):
   each host's tool probe and discovery facts;
 - ``runs``: whether check O(check) runs over the hosts still in the play and, when it does, the variables of
   its role that the one-click check decides (``planning/oneclick_role_vars.py``: hosts, pattern, operations,
-  every host's rails or mpirun entry), which the role's controller steps take in its place;
+  every host's rails or mpirun entry), which the role's controller steps take in its place; what the user set
+  for the role's own options wins (``plugin_utils/oneclick_user_values.py``): the one-click check fills only
+  the options left unset;
 - ``lost``: one finding per host that left the run (``records/lost_hosts.py``), from whether its ssh port still
   answers (asked from the controller, or O(probe): the results of a port wait per host).
 """
@@ -30,10 +32,16 @@ import time
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import check_plan, oneclick_hosts
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.oneclick_role_vars import role_vars
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.oneclick_role_vars import (
+    CHECK_ROLES,
+    USER_OPTIONS,
+    narrowed,
+    role_vars,
+)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.lost_hosts import lost_record
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import MISSING, HostReader
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.oneclick_user_values import user_values
 
 ARGUMENT_SPEC = oneclick_hosts.CHECK_PLAN_SPEC
 PLAN_VAR = "commcheck_oneclick_plan"
@@ -140,10 +148,6 @@ def probe_lost(reader, hosts, answer=None):
     return {"results": results}
 
 
-# patterns only the RDMA check has: given as commcheck_rdma_pattern, they stand in the one-click check too
-RDMA_ONLY_PATTERNS = ("leaf_ring", "spine")
-
-
 class ActionModule(ControllerAction):
 
     NAME = "clusterops.commcheck.check_plan"
@@ -178,7 +182,7 @@ class ActionModule(ControllerAction):
                                                 for host in play_hosts], binary_dir)
             result.update(decision, msg=decision_text(decision))
         elif step == "runs":
-            result.update(self._runs(args, reader, play_hosts))
+            result.update(self._runs(args, reader, play_hosts, task_vars.get("inventory_hostname")))
         else:
             probe = args["probe"]
             if probe is None:
@@ -189,22 +193,22 @@ class ActionModule(ControllerAction):
         return result
 
     @staticmethod
-    def _runs(args, reader, play_hosts):
-        if not args["check"]:
+    def _runs(args, reader, play_hosts, host):
+        check = args["check"]
+        if not check:
             raise ValueError("step runs needs check (rdma, tcp or collective)")
         plan = plan_of(reader.run_value(PLAN_VAR))
-        decision = reader.run_value(DECISION_VAR) or {}
-        runs = oneclick_hosts.check_runs(plan, decision, args["check"], play_hosts)
-        hosts = oneclick_hosts.check_hosts(decision, args["check"], play_hosts)
+        # what the user set for the check's role wins: its hosts narrow the decision's, the rest is passed as given
+        given = user_values(reader, host, CHECK_ROLES[check], USER_OPTIONS[check])
+        decision = narrowed(reader.run_value(DECISION_VAR) or {}, check, given)
+        runs = oneclick_hosts.check_runs(plan, decision, check, play_hosts)
+        hosts = oneclick_hosts.check_hosts(decision, check, play_hosts)
         values = {}
         if runs:
-            pattern = reader.run_value("commcheck_pattern")
-            # the topology patterns are the RDMA check's own (commcheck_pattern, shared with TCP, has none of them)
-            if args["check"] == "rdma" and reader.run_value("commcheck_rdma_pattern") in RDMA_ONLY_PATTERNS:
-                pattern = reader.run_value("commcheck_rdma_pattern")
-            values = role_vars(args["check"], plan, decision, reader.run_value(HOSTS_VAR) or {}, pattern, play_hosts)
+            values = role_vars(check, plan, decision, reader.run_value(HOSTS_VAR) or {},
+                               reader.run_value("commcheck_pattern"), play_hosts, given)
         return {"runs": runs, "hosts": hosts, "role_vars": values,
-                "msg": "the %s check %s" % (args["check"], "runs on %s" % ", ".join(hosts) if runs else "does not run")}
+                "msg": "the %s check %s" % (check, "runs on %s" % ", ".join(hosts) if runs else "does not run")}
 
     def _run_value(self, task_vars, name, default=None):
         """The run's value of a variable (play, role, extra variables), templated; ``default`` when undefined."""

@@ -12,9 +12,11 @@ would without it.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import overlay_role_values
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.role_options_action import (
+    RoleArgsError,
+    RoleOptionsAction,
+)
 
 MODULE = "clusterops.commcheck.cpu_governor"
 # role_options -> (argument -> the variable it is read from)
@@ -32,20 +34,14 @@ def role_args(args, role_value):
     return overlay_role_values(args, table, role_value)
 
 
-class ActionModule(ActionBase):
+class ActionModule(RoleOptionsAction):
 
-    _supports_check_mode = True
+    MODULE = MODULE
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        args = dict(self._task.args)
-        if args.get("role_options") is not None:
-            if args["role_options"] not in ROLE_VARIABLES:
-                return dict(result, failed=True, msg="role_options must be one of hold, restore, got %r"
-                            % (args["role_options"],))
-            args = role_args(args, lambda name: self._templar.template(task_vars[name]) if name in task_vars else None)
-        result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))
-        self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
+    def takes_role_options(self, value):
+        if value is not None and value not in ROLE_VARIABLES:
+            raise RoleArgsError("role_options must be one of hold, restore, got %r" % (value,))
+        return value is not None
+
+    def role_args(self, args, task_vars):
+        return role_args(args, lambda name: self.role_value(task_vars, name))

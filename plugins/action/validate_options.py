@@ -22,7 +22,6 @@ host and is checked once.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
 from collections.abc import Mapping
 
 import yaml
@@ -33,6 +32,11 @@ from ansible.module_utils.common.collections import is_sequence
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import planned_call_checks, role_options
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.inventory_check import play_inventory_problems
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.oneclick_user_values import (  # noqa: F401 pylint: disable=unused-import
+    ROLES_DIR,
+    SPEC_LOADER,
+    load_specs,
+)
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import (
     ControllerAction,
     has_template,
@@ -42,26 +46,13 @@ ARGUMENT_SPEC = dict(
     roles=dict(type="list", elements="str", required=True),
     entry_point=dict(type="str", default="main"),
 )
-ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
 FQCN_PREFIX = "clusterops.commcheck."
 _MISSING = object()
-# libyaml's loader where PyYAML has it: the pure-Python one takes most of this task's CPU (docs/benchmarks.md)
-SPEC_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def role_name(name):
     """'clusterops.commcheck.discover' or 'discover' -> 'discover'."""
     return name[len(FQCN_PREFIX):] if name.startswith(FQCN_PREFIX) else name
-
-
-def load_specs(roles, roles_dir=ROLES_DIR):
-    """{role: the argument_specs mapping of its meta/argument_specs.yml}."""
-    specs = {}
-    for role in roles:
-        path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
-        with open(path) as handle:
-            specs[role] = (yaml.load(handle, Loader=SPEC_LOADER) or {}).get("argument_specs") or {}
-    return specs
 
 
 def plain(value):

@@ -144,6 +144,10 @@ role_vars:
       (collective). The controller steps of that role (M(clusterops.commcheck.pair_check),
       M(clusterops.commcheck.collective_plan)) take them in place of the role's own variables when they run inside
       the one-click role.
+    - What the user set for an option of the check's role (at the host level - inventory, facts, extra variables -
+      or any value unlike the role's declared default) wins - its hosts narrow the hosts decided (in the user's
+      order), its pattern, operations and metrics are passed as given; the one-click check fills only the options
+      left unset.
   returned: O(step=runs)
   type: dict
   sample: {"commcheck_tcp_hosts": ["node1", "node2"], "commcheck_tcp_pattern": "ring", "commcheck_tcp_perf_rails_by_host": {}}

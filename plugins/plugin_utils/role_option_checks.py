@@ -51,6 +51,12 @@ def oneclick_checks(label, value, ctx):
         fail(label, value, "is empty: name at least one of discover, rdma, collective (or nccl, hccl), tcp")
     if "nccl" in value and "hccl" in value:
         fail(label, value, "names both nccl and hccl; one play runs one of them")
+    library = ctx.get("commcheck_collective_library")
+    for named in ("nccl", "hccl"):
+        # the check names its library: a library set otherwise would silently give way to it
+        if named in value and library in ("nccl", "hccl") and library != named:
+            fail(label, value, "runs the collective with %s, but commcheck_collective_library is %r: set one of them"
+                 % (named, library))
 
 
 def device_port(label, value, port):

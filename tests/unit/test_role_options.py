@@ -759,6 +759,15 @@ def test_nccl_and_hccl_cannot_run_in_one_play():
     assert "is empty" in _check({"commcheck_checks": []})[0]
 
 
+def test_a_check_that_names_one_library_refuses_a_library_set_to_the_other():
+    assert _check({"commcheck_checks": ["hccl"], "commcheck_collective_library": "nccl"}) == [
+        "commcheck_checks: ['hccl'] runs the collective with hccl, but commcheck_collective_library is 'nccl': set "
+        "one of them"]
+    assert _check({"commcheck_checks": ["nccl"], "commcheck_collective_library": "hccl"})
+    assert _check({"commcheck_checks": ["hccl"], "commcheck_collective_library": "hccl"}) == []
+    assert _check({"commcheck_checks": ["nccl"], "commcheck_collective_library": "auto"}) == []
+
+
 def test_inventory_names_are_hosts_even_when_they_are_not_dns_names():
     assert ro.check_values(ALL, {"commcheck_rdma_hosts": ["gpu node 1"]}, known_hosts=["gpu node 1"]) == []
     assert ro.check_values(ALL, {"commcheck_rdma_hosts": ["gpu node 1"]}, known_hosts=["n1"])
