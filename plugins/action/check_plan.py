@@ -140,8 +140,10 @@ def probe_lost(reader, hosts, answer=None):
     return {"results": results}
 
 
-# patterns only the RDMA check has: given as commcheck_rdma_pattern, they stand in the one-click check too
-RDMA_ONLY_PATTERNS = ("leaf_ring", "spine")
+# patterns commcheck_pattern (every pair check's) has not: given as a check's own pattern (commcheck_rdma_pattern,
+# commcheck_tcp_pattern), they stand for that check in the one-click check too
+TOPOLOGY_PATTERNS = ("leaf_ring", "spine")
+OWN_PATTERN = {"rdma": "commcheck_rdma_pattern", "tcp": "commcheck_tcp_pattern"}
 
 
 class ActionModule(ControllerAction):
@@ -199,9 +201,10 @@ class ActionModule(ControllerAction):
         values = {}
         if runs:
             pattern = reader.run_value("commcheck_pattern")
-            # the topology patterns are the RDMA check's own (commcheck_pattern, shared with TCP, has none of them)
-            if args["check"] == "rdma" and reader.run_value("commcheck_rdma_pattern") in RDMA_ONLY_PATTERNS:
-                pattern = reader.run_value("commcheck_rdma_pattern")
+            # the topology patterns are each check's own (commcheck_pattern, shared by both, has none of them)
+            own = reader.run_value(OWN_PATTERN[args["check"]]) if args["check"] in OWN_PATTERN else None
+            if own in TOPOLOGY_PATTERNS:
+                pattern = own
             values = role_vars(args["check"], plan, decision, reader.run_value(HOSTS_VAR) or {}, pattern, play_hosts)
         return {"runs": runs, "hosts": hosts, "role_vars": values,
                 "msg": "the %s check %s" % (args["check"], "runs on %s" % ", ".join(hosts) if runs else "does not run")}
