@@ -123,3 +123,16 @@ def test_a_slow_uplink_on_the_tcp_network_is_named_that_leaf_s_uplink():
     components = [(c["component"], c["host"], (c.get("switch") or {}).get("leaves"))
                   for c in judged["localized"]["components"]]
     assert components == [("uplink", "*", ["leaf1-2"])], components
+
+
+def test_the_tcp_path_s_leaf_is_not_read_as_an_rdma_rail_s_in_the_leaf_table_and_culprits():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.culprit_leaves import (
+        leaves_of_records, with_leaves)
+    rdma = {"kind": "localization", "host": "*", "params": {"check": "rdma_perf", "topology": {
+        "h1": {"0": {"leaf": "leaf0-1", "port": "p1", "source": "lldp"}}}}}
+    tcp = {"kind": "localization", "host": "*", "params": {"check": "tcp_perf", "topology": {
+        "h1": {"0": {"leaf": "front-1", "port": None, "source": "inventory"}}}}}
+    assert leaves_of_records([tcp, rdma]) == {("h1", 0): {"leaf": "leaf0-1", "port": "p1", "source": "lldp"}}
+    assert leaves_of_records([tcp]) == {}
+    [culprit] = with_leaves([{"component": "nic", "host": "h1", "rail": 0}], [tcp, rdma])
+    assert culprit["switches"] == [{"leaf": "leaf0-1", "port": "p1", "source": "lldp", "rail": 0}]
