@@ -117,12 +117,14 @@ def test_a_slow_uplink_on_the_tcp_network_is_named_that_leaf_s_uplink():
                                     fleet["facts"]["rails"])
     judged = engine.judge(row, opts, first, retests, fabric.tcp_sides(retests["rounds"], "retest", TCP_RAIL), [], [],
                           [], topology, {})
-    print([(r["host"], r.get("peer"), r["verdict"], r["metrics"].get("bw_gbps")) for r in first["records"] if r["kind"]=="tcp_bw"])
-    print([(c["component"], c.get("cause")) for c in judged["localized"]["components"]])
-    print([(r["kind"], r["params"].get("topology")) for r in judged["publish"] if r["kind"]=="localization"])
     components = [(c["component"], c["host"], (c.get("switch") or {}).get("leaves"))
                   for c in judged["localized"]["components"]]
     assert components == [("uplink", "*", ["leaf1-2"])], components
+    # the TCP check's localization record keeps the path's leaves (rail 0 of its own numbering)
+    [localization] = [r for r in judged["publish"] if r["kind"] == "localization"]
+    assert localization["params"]["check"] == "tcp_perf"
+    assert localization["params"]["topology"]["h3"] == {"0": {"leaf": "leaf1-2", "port": "Eth1/1",
+                                                              "source": "inventory"}}
 
 
 def test_the_tcp_path_s_leaf_is_not_read_as_an_rdma_rail_s_in_the_leaf_table_and_culprits():
