@@ -198,9 +198,11 @@ class ActionModule(ControllerAction):
             facts[host] = self.host_var(host, ["ansible_facts.commcheck_rdma"], {})
             discovered = (facts[host] if isinstance(facts[host], Mapping) else {}).get("topology")
             given = self.host_var(host, ["commcheck_topology"], {})
-            out[host] = dict(discovered if isinstance(discovered, Mapping) else {},
-                             **(given if isinstance(given, Mapping) else {}))
-        if not self._row.get("path_topology"):
+            # keys as text: an inventory's YAML gives rail numbers as integers ({0: {leaf: ...}})
+            out[host] = dict((str(key), value) for key, value in (
+                list(discovered.items() if isinstance(discovered, Mapping) else [])
+                + list(given.items() if isinstance(given, Mapping) else [])))
+        if not (self._row or {}).get("path_topology"):
             return out
         rails = (self.registered("fleet", {}).get("facts") or {}).get("rails") or {}
         return engine.path_topology(self._row, engine.topo.check_hosts(out), facts, rails)
