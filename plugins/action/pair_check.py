@@ -191,11 +191,18 @@ class ActionModule(ControllerAction):
         return out
 
     def topology(self, hosts):
-        """Each host's leaf switches: what its discovery read, under its inventory's commcheck_topology."""
-        out = {}
+        """Each host's leaf switches: what its discovery read, under its inventory's commcheck_topology; for TCP
+        the leaf of its one path (``pair_engine.path_topology``)."""
+        out, facts = {}, {}
         for host in hosts:
-            discovered = self.host_var(host, ["ansible_facts.commcheck_rdma.topology"], {})
+            facts[host] = self.host_var(host, ["ansible_facts.commcheck_rdma"], {})
+            discovered = (facts[host] if isinstance(facts[host], Mapping) else {}).get("topology")
             given = self.host_var(host, ["commcheck_topology"], {})
-            out[host] = dict(discovered if isinstance(discovered, Mapping) else {},
-                             **(given if isinstance(given, Mapping) else {}))
-        return out
+            # keys as text: an inventory's YAML gives rail numbers as integers ({0: {leaf: ...}})
+            out[host] = dict((str(key), value) for key, value in (
+                list(discovered.items() if isinstance(discovered, Mapping) else [])
+                + list(given.items() if isinstance(given, Mapping) else [])))
+        if not (self._row or {}).get("path_topology"):
+            return out
+        rails = (self.registered("fleet", {}).get("facts") or {}).get("rails") or {}
+        return engine.path_topology(self._row, engine.topo.check_hosts(out), facts, rails)

@@ -6,8 +6,11 @@
 With ``role_options: true`` every option the task does not give comes from
 the discover role's variables of this host (the rule for each is
 ``role_args``); with ``keep_facts: true`` a host that has its discovery's
-facts already only reads again (``kept_facts_args``). The module then runs on
-the host as it would without them.
+facts already only reads again (``kept_facts_args``), and one that has none
+yet asks its leaf switches as the discover role would
+(``commcheck_discover_topology_tools``, ``undiscovered_args``): a pair-check
+role run alone localizes by the same topology as the one-click check. The
+module then runs on the host as it would without them.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -52,6 +55,16 @@ def kept_facts_args(args, discovered):
     return dict(args, facts=False, tools=False) if discovered else dict(args)
 
 
+def undiscovered_args(args, role_value):
+    """``args`` for a host that keeps facts but has none yet: ``topology_tools`` from the discover role's
+    ``commcheck_discover_topology_tools`` when the task does not give it and the variable is set, so the facts
+    this run makes hold the leaf switches the one-click check's discovery would have read."""
+    value = role_value(ROLE_VARIABLES["topology_tools"][0])
+    if args.get("topology_tools") is not None or value is None:
+        return dict(args)
+    return dict(args, topology_tools=value)
+
+
 class ActionModule(RoleOptionsAction):
 
     MODULE = MODULE
@@ -61,5 +74,7 @@ class ActionModule(RoleOptionsAction):
 
     def own_args(self, args, task_vars):
         if boolean(args.pop("keep_facts", False), strict=False):
-            return kept_facts_args(args, (task_vars.get("ansible_facts") or {}).get("commcheck_rdma") is not None)
+            if (task_vars.get("ansible_facts") or {}).get("commcheck_rdma") is not None:
+                return kept_facts_args(args, True)
+            return undiscovered_args(args, lambda name: self.role_value(task_vars, name))
         return args

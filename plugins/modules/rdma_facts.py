@@ -134,8 +134,10 @@ options:
     description:
       - Whether a host that already has the facts of a discovery (C(ansible_facts.commcheck_rdma)) keeps them;
         there the run is a later reading (O(facts=false), O(tools=false), the port counters before a test, as the
-        rdma_perf role reads them); elsewhere it discovers as without it. The action plugin decides on the
-        controller.
+        rdma_perf role reads them); elsewhere it discovers as without it, and asks the leaf switches
+        (O(topology_tools)) as the discover role would when the task does not say and this host's
+        C(commcheck_discover_topology_tools) is set, so a pair-check role run alone localizes by the same
+        topology as the one-click check. The action plugin decides on the controller.
     type: bool
     default: false
     version_added: 1.1.0

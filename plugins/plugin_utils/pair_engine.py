@@ -20,6 +20,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery imp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery import topology as topo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect as gpu_plan
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import leaf_schedule
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import tcp_topology
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import option
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import plan_rounds
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.task_bound import task_timeout
@@ -165,7 +166,7 @@ def plan(row, opts, fleet, timeout, forks, rdma_facts=None, now=None):
     oversubscription (``planning/leaf_schedule.py``)."""
     rails = (fleet.get("facts") or {}).get("rails") or {}
     pattern = opts(option(row, "pattern"))
-    rounds, leaves = schedule(row, opts, fleet["hosts"], rails, fleet_topology(fleet))
+    rounds, leaves = schedule(row, opts, fleet["hosts"], rails, fleet_topology(fleet, row))
     plans = plan_rounds(rounds, rails, tests_of(row, opts), int(number(opts(option(row, "base_port")))), None,
                         given(opts(option(row, "rail_numbers"))), merge=opts(option(row, "strategy")) == "pipelined")
     over = oversubscription(row, opts) if pattern == "spine" else None
@@ -193,16 +194,25 @@ def schedule(row, opts, hosts, rails, topology):
     return rounds, leaves
 
 
-def fleet_topology(fleet):
+def fleet_topology(fleet, row=None):
     """host -> {rail or device: {leaf, port, source}} of the fleet's hosts: what discovery read (``facts.rdma``),
-    under the inventory's ``commcheck_topology`` (``facts.topology``)."""
+    under the inventory's ``commcheck_topology`` (``facts.topology``); for a family that tests one path a host
+    (``row["path_topology"]``: TCP), the leaf of that path as its rail 0 (``planning/tcp_topology.py``)."""
     facts = fleet.get("facts") or {}
     out = {}
     for host in fleet.get("hosts") or []:
         discovered = ((facts.get("rdma") or {}).get(host) or {}).get("topology")
         out[host] = topo.check_topology(discovered, "topology of %s" % host, sourced=True)
         out[host].update(topo.check_topology((facts.get("topology") or {}).get(host)))
-    return out
+    return path_topology(row, out, facts.get("rdma"), facts.get("rails"))
+
+
+def path_topology(row, topology, rdma_facts, rails):
+    """``topology`` as the family plans and judges by it: unchanged, or (``row["path_topology"]``) the leaf of
+    each host's one path (``tcp_topology.path_topology``)."""
+    if not (row or {}).get("path_topology"):
+        return topology
+    return tcp_topology.path_topology(topology, rdma_facts or {}, rails or {})
 
 
 def oversubscription(row, opts):
@@ -419,7 +429,7 @@ def judge(row, opts, first, retest_plan, retest_sides, counters, history, trend_
     judged = jd.judge_retests(first["records"], row["pair_family"], retest_sides, retested, retest_expectation(row, opts, first),
                               opts("commcheck_retest_verdicts"), threshold_options(opts, history) if after else None,
                               deltas, number(opts("commcheck_fleet_min_fraction")) if after else None,
-                              first["findings"] if after else None, topo.check_hosts(topology) if after else None)
+                              first["findings"] if after else None, topo.check_hosts(topology))
     trend = counter_trend(opts, trend_history, counter_records) if trend_asked(row, opts) else {}
     gpu = extras.get("gpudirect") or {}
     publish = (judged["records"] + judged["findings"] + kept_findings(row, first, judged)

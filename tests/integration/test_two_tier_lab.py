@@ -12,7 +12,9 @@ the uplinks between both, which side not separable).
 
 Fast tier: the healthy run shows each host's leaf and port per rail (source lldp) in the localization record
 and the report. Full tier: a slow uplink of leaf 2 on rail 1 is that leaf's ``uplink``, a slow leaf 2 is that
-``leaf``, and no host is blamed in either; and the fabric itself: a slowed uplink slows only what leaves its
+``leaf``, and no host is blamed in either; the same uplink found by ``playbooks/rdma.yml`` alone (the rdma_perf role
+without the one-click check's discovery: its own reading of the ports asks lldpctl); the TCP check's ``leaf_ring``
+planned from the leaf of the RDMA port holding each host's TCP address; and the fabric itself: a slowed uplink slows only what leaves its
 leaf, ``heal`` restores it, and a two-tier lab's ``down`` leaves none of its interfaces.
 """
 
@@ -28,7 +30,7 @@ import pytest
 import faults
 import lab as lablib
 import oneclick_helpers as oc
-from lab_checks import HEALTHY_VERDICTS, slow_rate
+from lab_checks import HEALTHY_VERDICTS, history_env, read_history, slow_rate
 from test_lab import NOMINAL_FLOOR, iperf3, nominal_reading
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -36,6 +38,8 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 HOSTS, RAILS, PER_LEAF = 6, 2, 2
 EXTRA = {"commcheck_checks": ["discover", "rdma"], "commcheck_rdma_ops": ["write"],
          "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_duration": 2}
+# the rdma_perf role alone (playbooks/rdma.yml): its own options only
+ALONE = dict((name, value) for name, value in EXTRA.items() if name != "commcheck_checks")
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +114,46 @@ def test_a_slow_leaf_is_that_leaf_and_no_host(tier2, tmp_path):
     [finding] = [r for r in run.records("finding") if r["params"].get("component") == "leaf"]
     assert finding["params"]["switch"]["hosts"] == ["h3", "h4"]
     assert "every host behind leaf switch lab-r1-leaf2 (h3, h4) fails" in finding["cause"], finding["cause"]
+
+
+@pytest.mark.full
+def test_rdma_perf_alone_reads_the_leaves_from_lldp_and_names_a_slow_uplink(tier2, tmp_path):
+    fault = faults.SlowUplink(tier2.lab, slow_rate(tier2), rail=1, leaf=2)
+    tier2.heal()
+    fault.inject()
+    try:
+        proc = tier2.ansible_playbook("playbooks/rdma.yml", extra_vars=ALONE, env=history_env(tmp_path / "history"),
+                                      on_line=fault.during)
+    finally:
+        fault.heal()
+        tier2.heal()
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    lines = read_history(tmp_path / "history")
+    [localization] = [r for r in lines if r.get("kind") == "localization" and r["params"].get("check") == "rdma_perf"]
+    assert localization["params"]["topology"] == lldp_topology(tier2)
+    named = [(r["params"]["component"], r["host"], r["params"].get("rail"), (r["params"].get("switch") or {}).get(
+        "leaves")) for r in lines if r.get("kind") == "finding" and r["params"].get("check") == "rdma_perf"
+             and r["params"].get("component") not in (None, "flaky")]
+    assert named == [("uplink", "*", 1, ["lab-r1-leaf2"])], (named, proc.stdout[-3000:])
+
+
+@pytest.mark.full
+def test_tcp_leaf_ring_plans_from_the_leaf_of_the_port_holding_each_host_s_address(tier2, tmp_path):
+    tier2.heal()
+    run = oc.oneclick(tier2, tmp_path, {"commcheck_checks": ["discover", "tcp"], "commcheck_tcp_pattern": "leaf_ring",
+                                        "commcheck_tcp_duration": 2})
+    assert run.rc == 0, run.tail()
+    records = [r for r in run.records("tcp_bw") if not r["params"].get("retest")]
+    # each host's TCP address is its rail-0 address: the leaves are rail 0's, from lldpctl
+    leaf = dict((host, "lab-r0-leaf%d" % (num // PER_LEAF + 1)) for num, host in enumerate(tier2.hosts))
+    assert records and all(r["params"]["leaves"] == [leaf[r["host"]], leaf[r["peer"]]] for r in records), [
+        (r["host"], r["peer"], r["params"].get("leaves")) for r in records]
+    pairs = set((r["host"], r["peer"]) for r in records)
+    # two hosts a leaf, three leaves: each leaf's pair, and each two leaves once through the spine
+    assert len([p for p in pairs if leaf[p[0]] == leaf[p[1]]]) == 3
+    assert set(frozenset((leaf[a], leaf[b])) for a, b in pairs if leaf[a] != leaf[b]) == set(
+        frozenset(p) for p in [("lab-r0-leaf1", "lab-r0-leaf2"), ("lab-r0-leaf1", "lab-r0-leaf3"),
+                               ("lab-r0-leaf2", "lab-r0-leaf3")])
 
 
 @pytest.mark.full

@@ -564,7 +564,7 @@ class SlowLeaf(Fault):
 
     @property
     def expected(self):
-        return [dict(culprit("fabric", None, rail=self.rail), switch=[self.leaf_name(self.rail, self.leaf)])]
+        return [dict(culprit("leaf", None, rail=self.rail), switch=[self.leaf_name(self.rail, self.leaf)])]
 
     @property
     def inventory_overlay(self):
@@ -597,6 +597,26 @@ class SlowLeafSwitch(Fault):
 
     def inject(self):
         self.lab.slow_leaf(self.rail, self.leaf["leaf"], self.rate)
+
+
+class SlowLeafSwitchInventory(SlowLeafSwitch):
+    """``SlowLeafSwitch`` with the leaves given as ``commcheck_topology`` in the inventory and lldpctl not asked:
+    each leaf is renamed ``inv-...`` there, so only a leaf named from the inventory matches."""
+
+    name = "slow leaf switch (two-tier lab, commcheck_topology)"
+    extra_vars = {"commcheck_discover_topology_tools": False}
+
+    @property
+    def expected(self):
+        return [dict(culprit(self.part, None, rail=self.rail), switch=["inv-" + self.leaf["name"]])]
+
+    @property
+    def inventory_overlay(self):
+        return {"all": {"hosts": dict(
+            (host, {"commcheck_topology": dict(
+                (str(hrail["rail"]), {"leaf": "inv-" + hrail["leaf"], "port": hrail["port"]})
+                for hrail in self.lab.host(host)["rails"])})
+            for host in self.lab.hosts)}}
 
 
 class SlowUplink(SlowLeafSwitch):

@@ -159,6 +159,22 @@ def test_a_check_runs_with_enough_of_its_hosts_still_in_the_play(check, hosts_le
     assert out["hosts"] == [h for h in decision[check + "_hosts"] if h in hosts_left]
 
 
+@pytest.mark.parametrize("check, own, expected", [
+    # a topology pattern given as the check's own pattern stands for that check; the shared one otherwise
+    ("rdma", {"commcheck_rdma_pattern": "leaf_ring", "commcheck_tcp_pattern": "spine"}, "leaf_ring"),
+    ("tcp", {"commcheck_rdma_pattern": "leaf_ring", "commcheck_tcp_pattern": "spine"}, "spine"),
+    ("tcp", {"commcheck_rdma_pattern": "leaf_ring", "commcheck_tcp_pattern": "mesh"}, "ring"),
+    ("tcp", {"commcheck_rdma_pattern": "spine"}, "ring"),
+    ("rdma", {"commcheck_rdma_pattern": "star"}, "ring"),
+])
+def test_a_check_s_own_topology_pattern_stands_for_it_in_the_one_click_check(check, own, expected):
+    decision = {"library": "nccl", "rdma_hosts": ["a", "b"], "tcp_hosts": ["a", "b"], "collective_hosts": []}
+    out = run_step({}, play_hosts=["a", "b"], step="runs", check=check,
+                   run=dict(own, commcheck_oneclick_plan=plan_of(), commcheck_oneclick_decision=decision,
+                            commcheck_pattern="ring"))
+    assert out["role_vars"]["commcheck_%s_pattern" % check] == expected, out
+
+
 def test_no_collective_without_a_library_and_no_check_not_planned():
     decision = {"library": None, "rdma_hosts": ["a", "b"], "tcp_hosts": ["a", "b"], "collective_hosts": ["a"]}
     assert not oneclick_hosts.check_runs(plan_of(), decision, "collective", ["a", "b"])

@@ -78,6 +78,42 @@ def test_a_host_s_topology_is_what_discovery_read_under_what_its_inventory_says(
     assert action.topology(["h1", "h2"]) == {"h1": {"0": {"leaf": "inventory-leaf"}, "1": {"leaf": "b"}}, "h2": {}}
 
 
+def test_an_inventory_topology_keyed_by_integer_rails_stands_over_discovery_s():
+    # YAML inventories give {0: {leaf: ...}}: integer keys, which a merge by keyword arguments refused
+    task_vars = {"hostvars": {"h1": {
+        "ansible_facts": {"commcheck_rdma": {"topology": {"0": {"leaf": "lldp-leaf"}, "mlx5_1": {"leaf": "b"}}}},
+        "commcheck_topology": {0: {"leaf": "inventory-leaf"}}}}}
+    action = pair_check.ActionModule(mock.MagicMock(), mock.MagicMock(), PlayContext(), loader=mock.MagicMock(),
+                                     templar=mock.MagicMock(), shared_loader_obj=mock.MagicMock())
+    action._vars = task_vars  # pylint: disable=protected-access
+    assert action.topology(["h1"]) == {"h1": {"0": {"leaf": "inventory-leaf"}, "mlx5_1": {"leaf": "b"}}}
+
+
+def test_the_tcp_check_s_topology_is_the_leaf_of_the_port_holding_each_host_s_address():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import families
+
+    def facts(address):
+        return {"devices": [{"name": "mlx5_0", "ports": [{"port": 1, "ipv4": ["10.0.0.%s" % address]}]},
+                            {"name": "mlx5_1", "ports": [{"port": 1, "ipv4": ["10.0.1.%s" % address]}]}],
+                "topology": {"mlx5_0": {"leaf": "r0-leaf", "source": "lldp"},
+                             "mlx5_1": {"leaf": "r1-leaf", "source": "lldp"}}}
+    task_vars = {"hostvars": {
+        "h1": {"ansible_facts": {"commcheck_rdma": facts(1)}},
+        # the inventory's rail 0 says nothing of the TCP path; its tcp entry does
+        "h2": {"ansible_facts": {"commcheck_rdma": facts(2)}, "commcheck_topology": {0: {"leaf": "inv-r0"}}},
+        "h3": {"ansible_facts": {"commcheck_rdma": facts(3)}, "commcheck_topology": {"tcp": {"leaf": "front-3"}}}},
+        "commcheck_tcp_perf_fleet": {"facts": {"rails": dict(
+            (host, [{"rail": 0, "address": "10.0.1.%d" % num}]) for num, host in ((1, "h1"), (2, "h2"), (3, "h3")))}}}
+    action = pair_check.ActionModule(mock.MagicMock(), mock.MagicMock(), PlayContext(), loader=mock.MagicMock(),
+                                     templar=mock.MagicMock(), shared_loader_obj=mock.MagicMock())
+    # pylint: disable=protected-access
+    action._vars, action._row, action._decided, action._read = task_vars, families.family("tcp"), {}, {}
+    assert action.topology(["h1", "h2", "h3"]) == {
+        "h1": {0: {"leaf": "r1-leaf", "port": None, "source": "lldp"}},
+        "h2": {0: {"leaf": "r1-leaf", "port": None, "source": "lldp"}},
+        "h3": {0: {"leaf": "front-3", "port": None, "source": "inventory"}}}
+
+
 def test_an_unknown_family_or_step_fails_the_task_naming_it():
     result = run_step("infiniband", "plan", {})
     assert result["failed"] and "family" in result["msg"] and "infiniband" in result["msg"]

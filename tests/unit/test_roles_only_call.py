@@ -297,3 +297,26 @@ def test_a_host_discovered_before_only_reads_again_and_a_new_one_discovers():
         "sysfs_root": "/lab/sys", "facts": False, "tools": False}
     assert executed(facts_action, given, {"ansible_facts": {}})[1] == {"sysfs_root": "/lab/sys"}
     assert executed(facts_action, {"keep_facts": False}, {"ansible_facts": {"commcheck_rdma": {}}})[1] == {}
+
+
+@pytest.mark.parametrize("given, host_vars, expected", [
+    # rdma_perf alone on a host no discovery ran on: its leaf switches are asked as the discover role would
+    ({}, {"commcheck_discover_topology_tools": True}, {"topology_tools": True}),
+    ({}, {"commcheck_discover_topology_tools": False}, {"topology_tools": False}),
+    # unset (the discover role's null): the module's own rule
+    ({}, {}, {}),
+    ({}, {"commcheck_discover_topology_tools": None}, {}),
+    # the task's own value stands
+    ({"topology_tools": False}, {"commcheck_discover_topology_tools": True}, {"topology_tools": False}),
+])
+def test_a_host_not_discovered_yet_asks_its_leaf_switches_as_discovery_would(given, host_vars, expected):
+    from ansible_collections.clusterops.commcheck.plugins.action import rdma_facts as facts_action
+    args = dict(given, keep_facts=True, sysfs_root="/lab/sys")
+    assert executed(facts_action, args, dict(host_vars, ansible_facts={}))[1] == dict(expected, sysfs_root="/lab/sys")
+
+
+def test_a_host_discovered_before_keeps_its_topology_and_asks_no_switch_again():
+    from ansible_collections.clusterops.commcheck.plugins.action import rdma_facts as facts_action
+    task_vars = {"commcheck_discover_topology_tools": True,
+                 "ansible_facts": {"commcheck_rdma": {"topology": {"mlx5_0": {"leaf": "leaf-1"}}}}}
+    assert executed(facts_action, {"keep_facts": True}, task_vars)[1] == {"facts": False, "tools": False}

@@ -118,6 +118,8 @@ FAMILIES = {
         "preflight": False,
         "gpudirect": None,
         "placement": False,
+        # one path a host (its address): the topology patterns and localization use that path's leaf
+        "path_topology": True,
     },
 }
 

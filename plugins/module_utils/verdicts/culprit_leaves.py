@@ -15,11 +15,18 @@ __metaclass__ = type
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
 
+# checks whose topology is the leaf of one path a host (numbered rail 0 by that check), not of its RDMA rails
+PATH_CHECKS = ("tcp_perf",)
+
+
 def leaves_of_records(records):
-    """``{(host, rail): {leaf, port, source}}`` from the ``localization`` records' ``params.topology``."""
+    """``{(host, rail): {leaf, port, source}}`` from the RDMA checks' ``localization`` records' ``params.topology``
+    (the TCP check's is its path's leaf, which may be another network's: not a rail's)."""
     out = {}
     for rec in records or []:
         if not isinstance(rec, dict) or rec.get("kind") != "localization":
+            continue
+        if (rec.get("params") or {}).get("check") in PATH_CHECKS:
             continue
         for host, rails in ((rec.get("params") or {}).get("topology") or {}).items():
             for rail, where in (rails or {}).items() if isinstance(rails, dict) else ():
