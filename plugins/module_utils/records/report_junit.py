@@ -25,11 +25,15 @@ def _xml_text(value):
     return visible("" if value is None else str(value))
 
 
+# json.dumps(metrics, sort_keys=True, default=str), its encoder made once for the run's every record
+_METRICS_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
+
+
 def _detail(record, metrics):
     return "\n".join(filter(None, [
         "cause: %s" % record["cause"] if record.get("cause") else "",
         "fix: %s" % record["fix"] if record.get("fix") else "",
-        "metrics: %s" % json.dumps(metrics, sort_keys=True, default=str) if metrics else "",
+        "metrics: %s" % _METRICS_JSON(metrics) if metrics else "",
     ] + list(record.get("evidence") or [])))
 
 

@@ -250,7 +250,8 @@ class BaselineBuilder(object):
             per_metric = {}
             for _run, (_time, metrics) in ordered:
                 for name, values in metrics.items():
-                    per_metric.setdefault(name, []).append(median(values))
+                    # most runs measured a check once: the median of one value is that value
+                    per_metric.setdefault(name, []).append(float(values[0]) if len(values) == 1 else median(values))
             result[key] = {
                 "metrics": dict((name, median(values)) for name, values in per_metric.items()),
                 "values": per_metric,
