@@ -187,3 +187,19 @@ def test_a_named_run_without_records_is_not_found_as_before(tmp_path, wanted):
 def test_a_named_run_without_a_history_dir_is_refused():
     with pytest.raises(ValueError, match="history_run needs history_dir"):
         report_action.named_run(None, "r1", history.ReadReport())
+
+
+# --- results.json, encoded without the encoder's check for cycles ---------------------------------------
+
+def test_results_json_reads_as_before_and_a_cyclic_record_still_raises():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_json
+    records = [{"kind": "rdma_bw", "host": "b", "peer": "a", "params": {"z": 1, "a": [1, {"y": 2, "x": None}]},
+                "metrics": {"bw_gbps": 1.5}, "verdict": "pass", "when": report_json}]
+    summary = {"run_id": "r", "generated": "t"}
+    text = report_json.render_results_json(records, summary)
+    document = {"schema": report_json.RESULTS_SCHEMA, "run_id": "r", "generated": "t", "summary": summary,
+                "baseline": None, "records": records, "regressions": []}
+    assert text == json.dumps(document, separators=(",", ":"), sort_keys=True, default=str) + "\n"
+    records[0]["params"]["self"] = records[0]
+    with pytest.raises((RecursionError, ValueError)):
+        report_json.render_results_json(records, summary)
