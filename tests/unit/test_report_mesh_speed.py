@@ -203,3 +203,97 @@ def test_results_json_reads_as_before_and_a_cyclic_record_still_raises():
     records[0]["params"]["self"] = records[0]
     with pytest.raises((RecursionError, ValueError)):
         report_json.render_results_json(records, summary)
+
+
+# --- junit.xml, written as text --------------------------------------------------------------------------
+
+def tree_junit(view, regression_fails=True):
+    """junit.xml as it was written: an ElementTree, indented by ET.indent."""
+    import xml.etree.ElementTree as ET
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_junit as rj
+
+    def testcase(suite, kind, name, record, counts):
+        metrics = record.get("metrics") or {}
+        duration = rj.num(metrics.get("duration_s")) or 0.0
+        case = ET.SubElement(suite, "testcase", classname="commcheck.%s" % kind, name=rj._xml_text(name),
+                             time=rj._seconds(duration))
+        counts["tests"] += 1
+        counts["time"] += max(0.0, duration)
+        detail = rj._detail(record, metrics)
+        verdict = record.get("verdict")
+        counter = None
+        if verdict in ("fail", "error"):
+            node = ET.SubElement(case, "failure" if verdict == "fail" else "error", message=rj._xml_text(
+                record.get("cause") or "check %s" % ("failed" if verdict == "fail" else "error")), type=verdict)
+            node.text = rj._xml_text(detail)
+            counter = "failures" if verdict == "fail" else "errors"
+        elif verdict == "skipped":
+            ET.SubElement(case, "skipped", message=rj._xml_text(record.get("cause") or "skipped"))
+            counter = "skipped"
+        elif record.get("regression") and regression_fails:
+            node = ET.SubElement(case, "failure", message=rj._xml_text(rj._regression_message(record["regression"])),
+                                 type="regression")
+            node.text = rj._xml_text(detail)
+            counter = "failures"
+        if counter:
+            counts[counter] += 1
+        if verdict in ("flaky", "warn"):
+            ET.SubElement(case, "system-out").text = rj._xml_text("%s: %s" % (verdict, detail))
+
+    suites = {}
+    for record in view.checks:
+        suites.setdefault(str(record.get("kind")), []).append(record)
+    root = ET.Element("testsuites", name="commcheck")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "time": 0.0}
+    for kind in sorted(suites):
+        suite = ET.SubElement(root, "testsuite", name="commcheck.%s" % kind)
+        if len(root) == 1:
+            ET.SubElement(ET.SubElement(suite, "properties"), "property", name="run_id",
+                          value=rj._xml_text(view.summary.get("run_id")))
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
+        seen = {}
+        for record in suites[kind]:
+            name = report_model.check_name(record)
+            seen[name] = seen.get(name, 0) + 1
+            testcase(suite, kind, "%s #%d" % (name, seen[name]) if seen[name] > 1 else name, record, counts)
+        for key in ("tests", "failures", "errors", "skipped"):
+            suite.set(key, str(counts[key]))
+        suite.set("time", rj._seconds(counts["time"]))
+        for key in totals:
+            totals[key] += counts[key]
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(totals[key]))
+    root.set("time", rj._seconds(totals["time"]))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def junit_records():
+    nasty = 'a & b < c > d "q" \'s\'\r\n\ttab \x07bell'
+    regression = {"metrics": {"bw_gbps": {"change": -0.3, "baseline": 400.0}}}
+    out = []
+    for index, verdict in enumerate(("pass", "fail", "error", "skipped", "flaky", "warn", "pass", "fail")):
+        out.append({"kind": "rdma_bw" if index % 3 else "tcp_bw", "host": "h%d" % (index % 2), "peer": "h9",
+                    "params": {"rail": index % 2, "device": nasty if index == 1 else "mlx5_0"},
+                    "metrics": {"bw_gbps": 100.0 + index, "duration_s": index * 1.5} if index != 3 else {},
+                    "verdict": verdict, "cause": nasty if index in (1, 2, 3) else None, "fix": "fix it" if index else None,
+                    "evidence": [nasty, "line two"] if index in (1, 4, 5) else [],
+                    "regression": regression if index in (0, 6) else None})
+    out.append({"kind": "fail_empty", "host": "h1", "verdict": "fail", "params": {}, "metrics": {}})
+    out.append({"kind": "collective", "host": "h1", "peer": None, "verdict": "pass",
+                "params": {"hosts": ["h1", "h2"], "library": "nccl", "op": "all_reduce"},
+                "metrics": {"busbw_gbs": 300.0, "duration_s": 93.4}})
+    return out
+
+
+@pytest.mark.parametrize("regression_fails", [True, False])
+def test_junit_written_as_text_is_what_the_element_tree_wrote(regression_fails):
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_junit
+    records = junit_records()
+    for summary in ({"run_id": 'run "1" & <2>'}, {"run_id": None}):
+        view = report_model.ReportView(records, summary)
+        assert report_junit.render(view, regression_fails) == tree_junit(view, regression_fails)
+    empty = report_model.ReportView([], {"run_id": "r"})
+    assert report_junit.render(empty) == tree_junit(empty) == (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuites name="commcheck" tests="0" failures="0" errors="0" time="0.000" />\n')
