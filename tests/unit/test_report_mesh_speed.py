@@ -297,3 +297,17 @@ def test_junit_written_as_text_is_what_the_element_tree_wrote(regression_fails):
     assert report_junit.render(empty) == tree_junit(empty) == (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<testsuites name="commcheck" tests="0" failures="0" errors="0" time="0.000" />\n')
+
+
+def test_a_metric_judged_with_its_median_given_is_judged_as_before():
+    rule = bl.RegressionRule()
+    rnd = random.Random(5)
+    for _case in range(300):
+        runs = [round(rnd.uniform(50, 150), 1) for _run in range(rnd.randint(1, 6))]
+        value = round(rnd.uniform(20, 160), 1)
+        for name in ("bw_gbps", "lat_us"):
+            verdict = rule.judge(name, value, runs, min_runs=1)
+            base = bl.median(runs)
+            assert verdict["spread"] == round(bl.relative_spread(runs), 4)
+            assert bl.relative_spread(runs, base) == bl.relative_spread(runs)
+    assert bl.relative_spread([None, 10.0, 12.0, 20.0]) == bl.relative_spread([10.0, 12.0, 20.0]) == 2.0 / 12.0
