@@ -311,3 +311,39 @@ def test_a_metric_judged_with_its_median_given_is_judged_as_before():
             assert verdict["spread"] == round(bl.relative_spread(runs), 4)
             assert bl.relative_spread(runs, base) == bl.relative_spread(runs)
     assert bl.relative_spread([None, 10.0, 12.0, 20.0]) == bl.relative_spread([10.0, 12.0, 20.0]) == 2.0 / 12.0
+
+
+# --- commcheck.prom: a check's labels from its group's, not built again -------------------------------------
+
+def test_the_latest_record_of_each_check_has_the_labels_built_from_the_record():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_identity
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_prometheus as rp
+    checks = []
+    for size in (4096, 65536, 4096):
+        for rail in (0, 1):
+            checks.append({"kind": "rdma_bw", "host": "h1", "peer": "h2", "verdict": "pass",
+                           "params": {"op": "write", "rail": rail, "size": size, "round": len(checks)},
+                           "metrics": {"bw_gbps": 100.0 + len(checks)}})
+    checks.append({"kind": "rdma_bw", "host": "h1", "peer": "h2", "verdict": "pass",
+                   "params": {"op": "write", "rail": 0, "memory": "cuda"}, "metrics": {"bw_gbps": 1.0}})
+    for max_bytes in (2 ** 20, 2 ** 30):
+        checks.append({"kind": "collective", "host": "h1", "peer": None, "verdict": "pass",
+                       "params": {"library": "nccl", "op": "all_reduce", "hosts": ["h1", "h2"], "max_bytes": max_bytes},
+                       "metrics": {"busbw_gbs": 10.0}})
+    links, collectives, own = rp.latest_checks(checks)
+
+    def reference(groups, labels_of, named):
+        return dict((labels_of(records[-1], variant), records[-1])
+                    for (_key, variant), records in report_identity.split_by_variant(groups, skip=named).items())
+
+    link_groups, collective_groups = {}, {}
+    for record in checks:
+        if record["kind"] == "collective":
+            collective_groups.setdefault(rp.collective_labels(record), []).append(record)
+        else:
+            link_groups.setdefault(rp.link_labels(record), []).append(record)
+    assert links == reference(link_groups, rp.link_labels, rp._LINK_NAMED)
+    assert collectives == reference(collective_groups, rp.collective_labels, rp._COLLECTIVE_NAMED)
+    assert own == [] and set(label[-1] for label in links) == set(["", "size=4096", "size=65536"])
+    assert len(collectives) == 2
+    assert links[rp.link_labels(checks[4], "size=4096")] is checks[4]
