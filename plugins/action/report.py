@@ -161,12 +161,14 @@ class ActionModule(ControllerAction):
         records, _removed = history.normalize_records(args["records"])
         if records or not args["history_run"]:
             return records, args["run_id"], None
-        chosen = past_run(args["history_dir"], args["history_run"], args["run_id"], read_report)
-        run_id = chosen["run_id"]
-        records = [r for r in history.query(args["history_dir"], run_id=run_id, report=read_report)
-                   if r.get("kind") not in ("regression", "summary")]
+        if args["history_run"] == "last":
+            chosen = past_run(args["history_dir"], args["history_run"], args["run_id"], read_report)
+            lines = history.query(args["history_dir"], run_id=chosen["run_id"], report=read_report)
+        else:
+            chosen, lines = named_run(args["history_dir"], args["history_run"], read_report)
+        records = [r for r in lines if r.get("kind") not in ("regression", "summary")]
         first = history.parse_time(chosen["first"])
-        return records, run_id, first - datetime.timedelta(microseconds=1) if first else None
+        return records, chosen["run_id"], first - datetime.timedelta(microseconds=1) if first else None
 
 
 def past_run(history_dir, wanted, current_run_id, read_report):
@@ -183,6 +185,23 @@ def past_run(history_dir, wanted, current_run_id, read_report):
     if not runs:
         raise ValueError("no run with records in %s" % history_dir)
     return runs[-1]
+
+
+def named_run(history_dir, wanted, read_report):
+    """({run_id, first}, lines) of the run named by history_run, from one read of its own lines.
+
+    What ``past_run`` would choose (a run with at least one line besides its summary; ``first``: the time of
+    its first line, summary included), without listing every run of the history first: at 100,000 records a
+    run, that list is a read of the whole history of its own.
+    """
+    if not history_dir:
+        raise ValueError("history_run needs history_dir")
+    lines = [r for r in history.query(history_dir, run_id=wanted, include_summary=True, report=read_report)
+             if r.get("run_id") == wanted]
+    if not any(r.get("kind") != "summary" for r in lines):
+        raise ValueError("history_run %s not found in %s" % (rules.show(wanted), history_dir))
+    first = min(r.get("time") or "" for r in lines)
+    return {"run_id": wanted, "first": first}, [r for r in lines if r.get("kind") != "summary"]
 
 
 def compare(records, args, run_id, until, read_report):

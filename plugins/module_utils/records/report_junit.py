@@ -14,22 +14,70 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import xml.etree.ElementTree as ET
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView, check_name
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import fmt_value, num, pct
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
+
+# The file is written as text, element by element, as ElementTree writes it indented (ET.indent, two spaces):
+# building and walking a tree of 100,000 testcases cost more than rendering them.
+INDENT = "  "
 
 
 def _xml_text(value):
     return visible("" if value is None else str(value))
 
 
+def _cdata(text):
+    """Element content escaped as ElementTree escapes it."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
+
+
+def _attribute(text):
+    """An attribute value escaped as ElementTree escapes it (quotes, and line ends and tabs as numbered entities)."""
+    text = _cdata(text)
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
+    if "\n" in text:
+        text = text.replace("\n", "&#10;")
+    if "\t" in text:
+        text = text.replace("\t", "&#09;")
+    return text
+
+
+def _open(tag, attributes):
+    return "<%s%s" % (tag, "".join(' %s="%s"' % (name, _attribute(value)) for name, value in attributes))
+
+
+def _leaf(tag, attributes, text=None):
+    """An element without children: its text, or closed in itself when it has none."""
+    head = _open(tag, attributes)
+    return "%s>%s</%s>" % (head, _cdata(text), tag) if text else head + " />"
+
+
+def _parent(tag, attributes, children, level):
+    """An element with children, each on its own line one level deeper."""
+    inner = "\n" + INDENT * (level + 1)
+    return "%s>%s%s\n%s</%s>" % (_open(tag, attributes), inner, inner.join(children), INDENT * level, tag)
+
+
+# json.dumps(metrics, sort_keys=True, default=str), its encoder made once for the run's every record
+_METRICS_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
+
+
 def _detail(record, metrics):
     return "\n".join(filter(None, [
         "cause: %s" % record["cause"] if record.get("cause") else "",
         "fix: %s" % record["fix"] if record.get("fix") else "",
-        "metrics: %s" % json.dumps(metrics, sort_keys=True, default=str) if metrics else "",
+        "metrics: %s" % _METRICS_JSON(metrics) if metrics else "",
     ] + list(record.get("evidence") or [])))
 
 
@@ -39,26 +87,21 @@ def _regression_message(regression):
         for n, m in sorted(regression["metrics"].items()))
 
 
-def _outcome(case, record, detail, regression_fails):
-    """The failure, error or skipped element of a testcase; returns the counter it adds to, or None."""
+def _outcome(record, detail, regression_fails):
+    """(the failure, error or skipped element of a testcase, the counter it adds to), or (None, None)."""
     verdict = record.get("verdict")
     if verdict == "fail":
-        node = ET.SubElement(case, "failure", message=_xml_text(record.get("cause") or "check failed"), type="fail")
-        node.text = _xml_text(detail)
-        return "failures"
+        return _leaf("failure", [("message", _xml_text(record.get("cause") or "check failed")), ("type", "fail")],
+                     _xml_text(detail)), "failures"
     if verdict == "error":
-        node = ET.SubElement(case, "error", message=_xml_text(record.get("cause") or "check error"), type="error")
-        node.text = _xml_text(detail)
-        return "errors"
+        return _leaf("error", [("message", _xml_text(record.get("cause") or "check error")), ("type", "error")],
+                     _xml_text(detail)), "errors"
     if verdict == "skipped":
-        ET.SubElement(case, "skipped", message=_xml_text(record.get("cause") or "skipped"))
-        return "skipped"
+        return _leaf("skipped", [("message", _xml_text(record.get("cause") or "skipped"))]), "skipped"
     if record.get("regression") and regression_fails:
-        node = ET.SubElement(case, "failure", message=_xml_text(_regression_message(record["regression"])),
-                             type="regression")
-        node.text = _xml_text(detail)
-        return "failures"
-    return None
+        return _leaf("failure", [("message", _xml_text(_regression_message(record["regression"]))),
+                                 ("type", "regression")], _xml_text(detail)), "failures"
+    return None, None
 
 
 def _seconds(value):
@@ -66,29 +109,29 @@ def _seconds(value):
     return "%.3f" % max(0.0, value)
 
 
-def _testcase(suite, kind, name, record, counts, regression_fails):
+def _testcase(kind, name, record, counts, regression_fails):
     metrics = record.get("metrics") or {}
     duration = num(metrics.get("duration_s")) or 0.0
-    case = ET.SubElement(suite, "testcase", classname="commcheck.%s" % kind, name=_xml_text(name),
-                         time=_seconds(duration))
+    attributes = [("classname", "commcheck.%s" % kind), ("name", _xml_text(name)), ("time", _seconds(duration))]
     counts["tests"] += 1
     counts["time"] += max(0.0, duration)
     detail = _detail(record, metrics)
-    counter = _outcome(case, record, detail, regression_fails)
+    outcome, counter = _outcome(record, detail, regression_fails)
+    children = [outcome] if outcome else []
     if counter:
         counts[counter] += 1
     verdict = record.get("verdict")
     if verdict in ("flaky", "warn"):
-        out = ET.SubElement(case, "system-out")
-        out.text = _xml_text("%s: %s" % (verdict, detail))
+        children.append(_leaf("system-out", (), _xml_text("%s: %s" % (verdict, detail))))
+    return _parent("testcase", attributes, children, 2) if children else _leaf("testcase", attributes)
 
 
-def _testsuite(root, kind, records, run_id, regression_fails):
-    """One kind's suite; the run's id as a property of the first suite only."""
-    suite = ET.SubElement(root, "testsuite", name="commcheck.%s" % kind)
-    if len(root) == 1:
-        props = ET.SubElement(suite, "properties")
-        ET.SubElement(props, "property", name="run_id", value=_xml_text(run_id))
+def _testsuite(first, kind, records, run_id, regression_fails):
+    """(one kind's suite, its counts); the run's id as a property of the first suite only."""
+    children = []
+    if first:
+        children.append(_parent("properties", (), [_leaf("property", [("name", "run_id"),
+                                                                      ("value", _xml_text(run_id))])], 2))
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
     seen = {}
     for record in records:
@@ -96,11 +139,10 @@ def _testsuite(root, kind, records, run_id, regression_fails):
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
             name = "%s #%d" % (name, seen[name])
-        _testcase(suite, kind, name, record, counts, regression_fails)
-    for key in ("tests", "failures", "errors", "skipped"):
-        suite.set(key, str(counts[key]))
-    suite.set("time", _seconds(counts["time"]))
-    return counts
+        children.append(_testcase(kind, name, record, counts, regression_fails))
+    attributes = [("name", "commcheck.%s" % kind)] + [(key, str(counts[key]))
+                                                      for key in ("tests", "failures", "errors", "skipped")]
+    return _parent("testsuite", attributes + [("time", _seconds(counts["time"]))], children, 1), counts
 
 
 def render(view, regression_fails=True):
@@ -115,18 +157,17 @@ def render(view, regression_fails=True):
     suites = {}
     for record in view.checks:
         suites.setdefault(str(record.get("kind")), []).append(record)
-    root = ET.Element("testsuites", name="commcheck")
     totals = {"tests": 0, "failures": 0, "errors": 0, "time": 0.0}
+    children = []
     for kind in sorted(suites):
-        counts = _testsuite(root, kind, suites[kind], view.summary.get("run_id"), regression_fails)
+        suite, counts = _testsuite(not children, kind, suites[kind], view.summary.get("run_id"), regression_fails)
+        children.append(suite)
         for key in totals:
             totals[key] += counts[key]
-    for key in ("tests", "failures", "errors"):
-        root.set(key, str(totals[key]))
-    root.set("time", _seconds(totals["time"]))
-    if hasattr(ET, "indent"):
-        ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    attributes = [("name", "commcheck")] + [(key, str(totals[key])) for key in ("tests", "failures", "errors")]
+    attributes.append(("time", _seconds(totals["time"])))
+    root = _parent("testsuites", attributes, children, 0) if children else _leaf("testsuites", attributes)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + root + "\n"
 
 
 def render_junit(records, summary, meta=None, regression_fails=True):

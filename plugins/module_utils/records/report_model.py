@@ -61,8 +61,40 @@ WORST_LINKS = 50
 # helpers
 # --------------------------------------------------------------------------
 
+# params_text of the params seen, by (skip, the other params with their exact types): a run's records share a few
+_PARAMS_TEXTS = {}
+_PARAMS_TEXTS_KEPT = 4096
+# values whose (type, value) says their text: equal floats can differ in text (0.0, -0.0), so a float by its text
+_KEYED_TYPES = frozenset([str, int, bool, type(None)])
+
+
 def params_text(params, skip=()):
+    """'device=mlx5_0 op=write' of the params not in ``skip`` (and not None, a list or a dict), in name order."""
     params = params or {}
+    parts = []
+    for k, v in params.items():
+        if k in skip:
+            continue
+        kind = v.__class__
+        if kind in _KEYED_TYPES:
+            parts.append((k, kind, v))
+        elif kind is float:
+            parts.append((k, kind, repr(v)))
+        else:  # anything else (a list, a dict, a subclass of text) is shown without being kept
+            return _params_text(params, skip)
+    try:
+        key = (skip, tuple(parts))
+        text = _PARAMS_TEXTS.get(key)
+    except TypeError:  # skip as a list
+        return _params_text(params, skip)
+    if text is None:
+        if len(_PARAMS_TEXTS) >= _PARAMS_TEXTS_KEPT:
+            _PARAMS_TEXTS.clear()
+        text = _PARAMS_TEXTS[key] = _params_text(params, skip)
+    return text
+
+
+def _params_text(params, skip):
     return " ".join("%s=%s" % (k, plain(params[k])) for k in sorted(params)
                     if k not in skip and params[k] is not None and not isinstance(params[k], (dict, list)))
 

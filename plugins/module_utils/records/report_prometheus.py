@@ -308,12 +308,13 @@ def _add_summary(gauges, summary, now):
     gauges.set("commcheck_last_run_timestamp_seconds", (), round(now.timestamp(), 3))
 
 
-def _latest_by_check(groups, labels_of, named):
-    """{labels with their variant: the latest record of that check}: each group (records with the same other labels)
-    split into its checks (report_identity.variants), so that only records of one check share a series."""
+def _latest_by_check(groups, named):
+    """{labels with their variant: the latest record of that check}: each group (records with the same other labels,
+    keyed by them with an empty variant last) split into its checks (report_identity.variants), so that only records
+    of one check share a series."""
     latest = {}
     for (key, variant), records in split_by_variant(groups, skip=named).items():
-        latest[labels_of(records[-1], variant)] = records[-1]
+        latest[key[:-1] + (variant,)] = records[-1]
     return latest
 
 
@@ -330,8 +331,7 @@ def latest_checks(checks):
             collectives.setdefault(collective_labels(record), []).append(record)
         else:
             own.append(record)
-    return (_latest_by_check(links, link_labels, _LINK_NAMED),
-            _latest_by_check(collectives, collective_labels, _COLLECTIVE_NAMED), own)
+    return (_latest_by_check(links, _LINK_NAMED), _latest_by_check(collectives, _COLLECTIVE_NAMED), own)
 
 
 def render(view, now=None, link_limit=LINK_SERIES_LIMIT):

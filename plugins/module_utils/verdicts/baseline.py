@@ -138,10 +138,13 @@ def comparable_metrics(metrics):
     return out
 
 
-def relative_spread(values):
-    """MAD / |median| of the earlier runs' values: 0.0 with fewer than two values or a zero median."""
+def relative_spread(values, center=None):
+    """MAD / |median| of the earlier runs' values: 0.0 with fewer than two values or a zero median.
+
+    ``center``: their median, when the caller took it already (of values without None).
+    """
     values = [v for v in values if v is not None]
-    med = median(values)
+    med = median(values) if center is None else center
     if len(values) < 2 or not med:
         return 0.0
     return mad(values, med) / abs(med)
@@ -180,7 +183,7 @@ class RegressionRule(object):
         if direction == IGNORED or value is None or not base or base <= 0 or len(run_values) < needed:
             return None
         change = (value - base) / base
-        spread = relative_spread(run_values)
+        spread = relative_spread(run_values, base)
         limit = max(self.configured(name, direction), self.spread_k * spread)
         worse = change < -limit if direction == HIGHER else change > limit
         return {"value": value, "baseline": base, "change": round(change, 4), "threshold": round(limit, 4),
@@ -250,7 +253,8 @@ class BaselineBuilder(object):
             per_metric = {}
             for _run, (_time, metrics) in ordered:
                 for name, values in metrics.items():
-                    per_metric.setdefault(name, []).append(median(values))
+                    # most runs measured a check once: the median of one value is that value
+                    per_metric.setdefault(name, []).append(float(values[0]) if len(values) == 1 else median(values))
             result[key] = {
                 "metrics": dict((name, median(values)) for name, values in per_metric.items()),
                 "values": per_metric,

@@ -62,21 +62,39 @@ def suspect_host_rails(view, fraction, minimum):
     outliers = view.outliers()
     candidates = [key for key in order
                   if key in outliers or any(status == "bad" for _other, status in neighbours[key])]
+    # each candidate's links left (not with a suspect) and bad links among them, updated as suspects are named:
+    # a mesh's bad host is every key's neighbour, and counting every key's links again each round is quadratic
+    left = dict((key, len(neighbours[key])) for key in candidates)
+    bad = dict((key, _bad_count(view, key, neighbours[key])) for key in candidates)
+    whole = dict((key, key in outliers and _outlier_failed(view, key[0])) for key in candidates)
     suspects = set()
     while True:
         best, best_rank = None, None
         for key in candidates:
             if key in suspects:
                 continue
-            left = [(other, status) for other, status in neighbours[key] if (other, key[1]) not in suspects]
-            bad = _bad_count(view, key, left)
-            rank = (float(bad) / len(left) if left else 0.0, bad)
-            if majority(bad, len(left), fraction, minimum) and (best_rank is None or rank > best_rank):
+            count = left[key]
+            rank = (float(bad[key]) / count if count else 0.0, bad[key])
+            if majority(bad[key], count, fraction, minimum) and (best_rank is None or rank > best_rank):
                 best, best_rank = key, rank
         if best is None:
             return suspects | set(key for key in order if key not in suspects and
                                   hidden_by_suspects(view, key, neighbours[key], suspects, fraction, minimum))
         suspects.add(best)
+        _without_suspect(neighbours, best, left, bad, whole)
+
+
+def _without_suspect(neighbours, suspect, left, bad, whole):
+    """Take the links with ``suspect`` (host, rail) out of the counts of its peers on that rail (the keys in
+    ``left``): what :func:`_bad_count` of their links without it gives."""
+    host, rail = suspect
+    for other in set(other for other, _status in neighbours[suspect]):
+        key = (other, rail)
+        if key not in left:
+            continue
+        gone = [status for peer, status in neighbours[key] if peer == host]
+        left[key] -= len(gone)
+        bad[key] = left[key] if whole[key] else bad[key] - sum(1 for status in gone if status == "bad")
 
 
 def hidden_by_suspects(view, key, links, suspects, fraction, minimum):
