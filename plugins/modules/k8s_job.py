@@ -410,7 +410,8 @@ def main():
             result["commands"] = job.commands
             module.fail_json(msg="k8s_job: ansible-playbook stopped waiting; the job was deleted", **result)
     result["commands"] = job.commands
-    module.exit_json(**result)
+    # a job that ran and failed, or never started, is a result (its records say why), not a failed task
+    module.exit_json(failed=False, **result)
 
 
 if __name__ == "__main__":

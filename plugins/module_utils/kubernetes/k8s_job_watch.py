@@ -36,6 +36,7 @@ VOLCANO_SUCCEEDED = ("Completed",)
 VOLCANO_FAILED = ("Failed", "Aborted", "Terminated")
 VOLCANO_RUNNING = ("Running", "Completing", "Restarting")
 PHASES = ("Pending", "Running", "Succeeded", "Failed")
+GANG_WAIT = "pod group is not ready"
 
 
 class JobManifestError(ValueError):
@@ -157,6 +158,7 @@ def observe(kind, job, pods, pending_for, schedule_timeout):
         refusal = stuck(pod)
         if refusal and (refusal["final"] or pending_for.get(name, 0) >= schedule_timeout):
             refusals[name] = refusal
+    refusals = own_refusals(refusals)
     out = {"phase": phase, "reason": reason, "message": message, "pods": lines, "refusals": refusals,
            "ended": phase in ("Succeeded", "Failed"), "cause": None}
     if phase == "Failed":
@@ -167,6 +169,15 @@ def observe(kind, job, pods, pending_for, schedule_timeout):
                        "%s (%s): %s" % (name, _role_of(lines, name), _refusal_line(r))
                        for name, r in sorted(refusals.items())))
     return out
+
+
+def own_refusals(refusals):
+    """The refusals that are a pod's own: Volcano's gang scheduler keeps every pod of a job Pending, with
+    "pod group is not ready, ..." (volcano-sh/volcano pkg/scheduler), while one of them lacks a node; those
+    waiting only for the gang are left out when another pod says what is missing."""
+    own = dict((name, r) for name, r in refusals.items()
+               if not str(r.get("message") or "").startswith(GANG_WAIT))
+    return own or refusals
 
 
 def _role_of(lines, name):
