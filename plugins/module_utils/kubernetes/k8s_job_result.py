@@ -28,11 +28,13 @@ def _tail(text, limit=TAIL):
 
 
 def job_nodes(observed, manifest_nodes):
-    """The nodes the workers ran on (as seen while watching), else the nodes the manifest names."""
+    """The nodes the manifest pins the workers to (every one, also those whose worker never started), else those
+    the workers ran on as seen while watching."""
+    if manifest_nodes:
+        return list(manifest_nodes)
     nodes = list(observed.get("worker_nodes") or [])
-    nodes += [line["node"] for line in observed.get("pods") or []
-              if line["role"] == "worker" and line["node"] and line["node"] not in nodes]
-    return nodes or list(manifest_nodes or [])
+    return nodes + [line["node"] for line in observed.get("pods") or []
+                    if line["role"] == "worker" and line["node"] and line["node"] not in nodes]
 
 
 def manifest_nodes(manifest):
