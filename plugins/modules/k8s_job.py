@@ -131,7 +131,7 @@ import signal
 import time
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
-from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kube_auth
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import collective_spec, kube_auth
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.k8s_job_stdin import run_with_input
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.runner import (
     HostTransport, commands_fail_task, controller_gone, install_cleanup_handlers)
@@ -192,8 +192,10 @@ def problems(params):
         errors.append("collective.library must be one of nccl, hccl, got %s" % rules.show(library))
     for option, low, high in (("timeout", 1, MAX_S), ("schedule_timeout", 1, MAX_S)):
         errors += _problem(rules.check_int, option, params[option], low, high)
-    if not 0 < params["min_fraction"] <= 1:
-        errors.append("min_fraction must be above 0 and at most 1, got %s" % rules.show(params["min_fraction"]))
+    errors += _problem(collective_spec.check_positive, "min_fraction", params["min_fraction"], 1)
+    if params["expected_busbw_gbs"] is not None:
+        errors += _problem(collective_spec.check_positive, "expected_busbw_gbs", params["expected_busbw_gbs"],
+                           collective_spec.MAX_BUSBW_GBS)
     client = dict(params, mpi_agent_kubectl="kubectl", mpi_agent_dir=None)
     errors += client_option_errors(client, HostTransport().which)
     return found, errors
