@@ -26,7 +26,7 @@ description:
     as the M(clusterops.commcheck.collective) module judges a run; RV(records) are the same C(collective)
     records.
   - Deletes the job and its pods at the end, also when it failed or the watch ran out of time, and when the
-    module gets SIGINT, SIGTERM or SIGHUP (Ctrl-C) or ansible-playbook stops waiting for it:
+    module gets SIGINT, SIGTERM or SIGHUP (Ctrl-C) or ansible-playbook stops waiting for it, with
     C(kubectl delete mpijob|vcjob -l commcheck.clusterops.io/run=RUN) and C(kubectl delete pod -l
     commcheck.clusterops.io/run=RUN,commcheck-role), only what carries the run's label and the role label the
     job's templates set.
@@ -43,9 +43,9 @@ options:
     required: true
   collective:
     description:
-      - The collective options the job's launcher command was built from (C(commcheck_k8s_job_collective)):
-        C(library) (V(nccl) or V(hccl), default V(nccl)), C(operation) (default V(all_reduce)), C(gpus_per_node),
-        C(gpus_per_process); other keys are ignored here.
+      - The collective options the job's launcher command was built from (C(commcheck_k8s_job_collective)), of
+        which C(library) (V(nccl) or V(hccl), default V(nccl)), C(operation) (default V(all_reduce)), C(gpus_per_node),
+        C(gpus_per_process) are read here; the others are ignored.
     type: dict
     default: {}
   expected_busbw_gbs:
@@ -84,11 +84,12 @@ EXAMPLES = r'''
 
 RETURN = r'''
 phase:
-  description: How the job ended - V(Succeeded) or V(Failed) (also for pods refused and a watch out of time).
+  description: How the job ended, V(Succeeded) or V(Failed) (also for pods refused and a watch out of time).
   returned: always
   type: str
 phases:
-  description: Each change seen while watching, as C(phase) and C(pods) (C(launcher Running on node-a; 2/2 workers
+  description: >-
+    Each change seen while watching, as C(phase) and C(pods) (C(launcher Running on node-a; 2/2 workers
     Running)), in order.
   returned: always
   type: list
@@ -291,7 +292,8 @@ class JobRun(object):
                 self.seen = True
             elif self.seen:
                 observed.update(phase="Failed", ended=True, reason="NotFound",
-                                cause="the %s %s was deleted while it ran (by someone else)" % (self.resource, self.name))
+                                cause="the %s %s was deleted while it ran (by someone else)"
+                                % (self.resource, self.name))
             line = {"phase": observed["phase"], "pods": watch.summary(observed["pods"])}
             if line != seen:
                 result["phases"].append(line)
@@ -392,8 +394,8 @@ def main():
     identity, errors = problems(params)
     if errors:
         module.fail_json(msg="invalid k8s_job parameters: " + "; ".join(errors), errors=errors)
-    params["kubeconfig"], params["context"] = kube_auth.module_kubeconfig(module, params["kubeconfig"],
-                                                                         params["context"])
+    params["kubeconfig"], params["context"] = kube_auth.module_kubeconfig(
+        module, params["kubeconfig"], params["context"])
     # from here a signal stops the running kubectl and raises SystemExit, which the cleanup lets through
     install_cleanup_handlers()
     result = dict(changed=False, phase=None, phases=[], refusals={}, verdict=None, cause=None, busbw_gbs=None,

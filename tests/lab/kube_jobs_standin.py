@@ -37,6 +37,7 @@ import os
 import subprocess
 import sys
 
+
 class Refused(Exception):
     """What kubectl would print on stderr before exiting 1."""
 
@@ -247,7 +248,8 @@ def log_path(config, pod_key):
 
 def _start(config, pod_key, pod, marker="COMMCHECK_STANDIN_POD"):
     """The launcher's command, every rank here, marked as the pod's; its output is the pod's log."""
-    argv = list(pod["spec"]["containers"][0].get("command") or []) + list(pod["spec"]["containers"][0].get("args") or [])
+    container = pod["spec"]["containers"][0]
+    argv = list(container.get("command") or []) + list(container.get("args") or [])
     if "--map-by" in argv:
         at = argv.index("--map-by")
         del argv[at:at + 2]

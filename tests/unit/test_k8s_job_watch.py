@@ -28,7 +28,8 @@ T0, T1, T2 = "2026-03-02T10:00:00Z", "2026-03-02T10:00:20Z", "2026-03-02T10:03:1
 
 
 def manifest(kind="mpijob", nodes=("node-a", "node-b"), run_id="r1"):
-    values = {"commcheck_k8s_render_job": kind, "commcheck_k8s_namespace": "cc", "commcheck_k8s_name_prefix": "commcheck",
+    values = {"commcheck_k8s_render_job": kind, "commcheck_k8s_namespace": "cc",
+              "commcheck_k8s_name_prefix": "commcheck",
               "commcheck_k8s_image": "registry.example.com/tools:1", "commcheck_k8s_gpus": 8,
               "commcheck_k8s_resources": {"rdma/rdma_shared_device_a": 1},
               "commcheck_k8s_job_collective": {"gpus_per_node": 8}}
@@ -89,7 +90,7 @@ def test_the_two_kinds_and_their_identity():
 
 def test_module_arguments_are_refused_before_anything_runs():
     base = {"manifest": manifest(), "collective": {}, "timeout": 60, "schedule_timeout": 30, "min_fraction": 0.8,
-            "kubeconfig": None, "context": None, "kubectl_binary": None}
+            "expected_busbw_gbs": None, "kubeconfig": None, "context": None, "kubectl_binary": None}
     assert k8s_job.problems(base)[1] == []
     bad = copy.deepcopy(manifest())
     bad["metadata"]["name"] = "Bad_Name"
@@ -99,6 +100,8 @@ def test_module_arguments_are_refused_before_anything_runs():
     assert any(p.startswith("timeout") for p in k8s_job.problems(dict(base, timeout=0))[1])
     assert any(p.startswith("schedule_timeout") for p in k8s_job.problems(dict(base, schedule_timeout=10 ** 9))[1])
     assert any("min_fraction" in p for p in k8s_job.problems(dict(base, min_fraction=1.5))[1])
+    assert k8s_job.problems(dict(base, expected_busbw_gbs=180.0))[1] == []
+    assert any("expected_busbw_gbs" in p for p in k8s_job.problems(dict(base, expected_busbw_gbs=0.0))[1])
 
 
 # ---------------------------------------------------------------- the job's own word

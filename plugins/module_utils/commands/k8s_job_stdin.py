@@ -22,7 +22,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.outpu
 
 def _bounded(data):
     text = data.decode("utf-8", "replace")
-    return text if len(text) <= 2 * OUTPUT_KEEP_BYTES else text[:OUTPUT_KEEP_BYTES] + "\n...\n" + text[-OUTPUT_KEEP_BYTES:]
+    if len(text) <= 2 * OUTPUT_KEEP_BYTES:
+        return text
+    return text[:OUTPUT_KEEP_BYTES] + "\n...\n" + text[-OUTPUT_KEEP_BYTES:]
 
 
 def run_with_input(argv, data, timeout):
