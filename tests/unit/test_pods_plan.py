@@ -142,8 +142,8 @@ def test_the_job_step_runs_the_same_manifest_with_k8s_job_over_the_nodes_the_sel
                  context="ctx")
     result, calls = run_step("job", dict(run, commcheck_k8s_pods_state={"run_id": "r1", "nodes": ["asked"]}))
     assert not result.get("failed"), result
-    assert [(name, check) for name, _args, check in calls] == [("clusterops.commcheck.test_pods", True),
-                                                                ("clusterops.commcheck.k8s_job", False)]
+    assert [(name, check) for name, _args, check in calls] == [
+        ("clusterops.commcheck.test_pods", True), ("clusterops.commcheck.k8s_job", False)]
     args = calls[1][1]
     assert args["manifest"] == plan.job_manifest(run, "r1", ["picked"])       # what render writes
     assert args["manifest"]["kind"] == "Job" and args["manifest"]["metadata"]["namespace"] == "ml"
