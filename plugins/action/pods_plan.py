@@ -13,6 +13,8 @@ with the arguments built from them (an empty kubeconfig, context or kubectl path
 - ``render``: the job and RBAC manifests asked for (``files``: dest and content), the node selector resolved
   by test_pods in check mode, written under ``commcheck_k8s_manifest_dir`` (``written``: those that changed;
   nothing is written in check mode);
+- ``job``: runs the job of ``render`` (the same manifest) with the k8s_job module: submitted, watched, its
+  launcher's log read into ``records``, deleted; its result as is;
 - ``create`` / ``attach``: test_pods state=present / existing_pods state=attached, their result as is;
 - ``hosts``: the add_host entry of each pod of O(result);
 - ``cleanup``: deletes the test pods of the run kept on localhost (else the role variables'), or stops the
@@ -39,16 +41,17 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_ac
 
 ARGUMENT_SPEC = plan.PODS_PLAN_SPEC
 STATE_VAR = "commcheck_k8s_pods_state"
-INTS = ("gpus", "wait_timeout", "active_deadline_seconds")
-BOOLS = ("host_network", "privileged", "keep_pods", "mpi_agent", "render_rbac", "render_only")
+INTS = ("gpus", "wait_timeout", "active_deadline_seconds", "job_timeout")
+BOOLS = ("host_network", "privileged", "keep_pods", "mpi_agent", "render_rbac", "render_only", "run_job")
 NAMES = INTS + BOOLS + (
     "existing_pods", "nodes", "node_selector", "namespace", "image", "image_pull_policy", "image_pull_secrets",
     "command", "resources", "gpu_resource", "networks", "tolerations", "shm_size", "capabilities", "labels",
     "annotations", "service_account", "kubeconfig", "context", "kubectl_binary", "run_id", "name_prefix", "group",
     "host_name", "pod_vars", "node_vars", "mpi_agent_dir", "mpi_kubectl", "mpi_mca", "render_job", "manifest_dir",
-    "job_collective")
+    "job_collective", "job_timeout")
 TEST_PODS = "clusterops.commcheck.test_pods"
 EXISTING_PODS = "clusterops.commcheck.existing_pods"
+K8S_JOB = "clusterops.commcheck.k8s_job"
 
 
 def new_run_id(clock=time.gmtime, draw=random.randrange):
@@ -126,13 +129,16 @@ class ActionModule(ControllerAction):
             result.update(state, nodes=plan.node_list(plan.var(values, "nodes")), msg=hint)
             return result
         state = self._run_value(task_vars, STATE_VAR) or {}
-        if step == "render":
+        if step in ("render", "job"):
             nodes = state["nodes"]
             if plan.var(values, "node_selector") and plan.var(values, "render_job"):
                 resolved = self._module(TEST_PODS, plan.resolve_args(values, state, nodes), task_vars, check=True)
                 if resolved.get("failed"):
                     return resolved
                 nodes = [manifest["spec"]["nodeName"] for manifest in resolved.get("manifests") or []]
+            if step == "job":
+                manifest = plan.job_manifest(values, state["run_id"], nodes)
+                return self._module(K8S_JOB, plan.job_args(values, manifest), task_vars)
             result.update(files=manifest_files(values, state["run_id"], nodes))
             result["written"] = write_manifests(result["files"], self._task.check_mode)
             result.update(changed=bool(result["written"]), msg="%d manifest(s)" % len(result["files"]))

@@ -25,6 +25,10 @@ description:
     directory made with mode C(0755) when missing; a file that already holds its content is left, none is
     written in check mode); a C(commcheck_k8s_node_selector) is resolved by test_pods in check mode (nothing is
     created).
+  - O(step=job) runs the job O(step=render) writes (C(commcheck_k8s_run_job)) with
+    M(clusterops.commcheck.k8s_job) - submitted, watched (a pod Pending longer than C(commcheck_k8s_wait_timeout)
+    ends it), its launcher's log read into C(collective) records, deleted - and returns that module's result
+    (RV(records) among it).
   - O(step=create) creates one test pod per node (test_pods C(state=present)); O(step=attach) reads the
     existing pods of C(commcheck_k8s_existing_pods) (existing_pods C(state=attached)).
   - O(step=hosts) gives the C(ansible.builtin.add_host) entry of each pod of O(result) as RV(hosts), named after
@@ -42,7 +46,7 @@ options:
       - Which step to run.
     type: str
     required: true
-    choices: [state, render, create, attach, hosts, cleanup]
+    choices: [state, render, job, create, attach, hosts, cleanup]
   result:
     description:
       - For O(step=hosts), the registered result of O(step=create) or O(step=attach).
@@ -104,6 +108,12 @@ state:
     existing pods were cleaned, C(deleted) and C(detached) hold the module results.
   returned: O(step=cleanup)
   type: dict
+records:
+  description: The C(collective) records of the job run (O(step=job)), with the rest of the result of
+    M(clusterops.commcheck.k8s_job).
+  returned: O(step=job)
+  type: list
+  elements: dict
 pods:
   description: The pods, as M(clusterops.commcheck.test_pods) or M(clusterops.commcheck.existing_pods) return them
     (O(step=create), O(step=attach)), with the rest of that module's result.

@@ -436,6 +436,12 @@ def job_collective(label, value, ctx):
         call_check(label, value, k8s_jobs.launcher_command, "mpijob", ["node"], value)
 
 
+def run_job(label, value, ctx):
+    """The job run is the one commcheck_k8s_render_job writes: it needs its kind."""
+    if value is True and not ctx.get("commcheck_k8s_render_job"):
+        fail(label, value, "runs the job commcheck_k8s_render_job writes: set that to mpijob or volcano")
+
+
 def kubectl(label, value, ctx):
     """The kubectl transport's settings, checked as the modules check them, whatever the transport (a bad value
     is an error even while it is not used); the pod is needed with commcheck_transport=kubectl only."""

@@ -305,6 +305,8 @@ RULES = {
     "commcheck_k8s_manifest_dir": kit.path(absolute=False),
     "commcheck_k8s_job_collective": kit.names_files(kit.described(
         checks.job_collective, "the collective module's options"), "mpirun and the test binaries' directory"),
+    "commcheck_k8s_run_job": kit.described(checks.run_job, "true only with commcheck_k8s_render_job"),
+    "commcheck_k8s_job_timeout": kit.integer(1, checks.TIMEOUT_MAX),
     # quarantine
     "commcheck_quarantine": kit.by_spec(),
     "commcheck_quarantine_backend": kit.by_spec(),

@@ -68,6 +68,8 @@ import subprocess
 import sys
 import time
 
+import kube_jobs_standin as kube_jobs  # the stand-in's own directory is on sys.path (it runs as a script)
+
 NETWORKS = "k8s.v1.cni.cncf.io/networks"
 STATUS = "k8s.v1.cni.cncf.io/network-status"
 MARKER = "COMMCHECK_STANDIN_POD"
@@ -82,6 +84,7 @@ VERB_FLAGS = {
     "create": {"-f": "files", "--filename": "files"},
     "delete": {"-l": "selector", "--selector": "selector", "-f": "files"},
     "wait": {"-l": "selector", "--selector": "selector"},
+    "logs": {"-c": "container", "--container": "container"},
 }
 VERB_SWITCHES = {
     "exec": {"-i", "--stdin", "-q", "--quiet"},
@@ -91,13 +94,14 @@ VERB_SWITCHES = {
     "delete": {"--ignore-not-found", "--wait", "--now", "--grace-period", "--timeout"},
     "wait": {"--for", "--timeout"},
     "version": {"--client"},
+    "logs": set(),
 }
 # What ``version --client`` prints: kubectl's line, the version naming the stand-in (as k3s's "+k3s1" names k3s).
 VERSION = "Client Version: v1.30.0+commcheck-standin\nKustomize Version: v5.0.4\n"
 
 
-class Refused(Exception):
-    """What kubectl would print on stderr before exiting 1."""
+# What kubectl would print on stderr before exiting 1.
+Refused = kube_jobs.Refused
 
 
 def load_config():
@@ -129,11 +133,14 @@ class State:
             self.pods = {}
 
     def save(self):
+        self.write()
+        self.release()
+
+    def write(self):
         tmp = self.path + ".tmp"
         with open(tmp, "w") as handle:
             json.dump(self.pods, handle)
         os.replace(tmp, self.path)
-        self.release()
 
     def release(self):
         fcntl.flock(self.lock, fcntl.LOCK_UN)
@@ -471,14 +478,15 @@ def resource_names(args):
         raise Refused("error: you must specify the type of resource")
     kind, _sep, first = args[0].partition("/")
     names = ([first] if first else []) + list(args[1:])
-    kind = {"pod": "pods", "po": "pods", "pods": "pods", "node": "nodes", "nodes": "nodes", "no": "nodes"}.get(kind)
+    kind = dict({"pod": "pods", "po": "pods", "pods": "pods", "node": "nodes", "nodes": "nodes", "no": "nodes"},
+                **kube_jobs.RESOURCE_KINDS).get(kind)
     if not kind:
         raise Refused('error: the server doesn\'t have a resource type "%s"' % args[0])
     return kind, names
 
 
 def manage(config, verb, opts, args):
-    if verb not in ("apply", "create", "get", "delete", "wait"):
+    if verb not in ("apply", "create", "get", "delete", "wait", "logs"):
         raise Refused('error: unknown command "%s" for "kubectl"' % verb)
     if verb == "get":
         kind, names = resource_names(args)
@@ -486,17 +494,31 @@ def manage(config, verb, opts, args):
             items = [n for n in nodes_list(config, opts.get("selector")) if not names or n["metadata"]["name"] in names]
             return output(items, names, opts, "nodes")
     state = State(config["state"])
+    jobs = kube_jobs.load(config)
+    # the operators' step of this call (MPIJob / Volcano Job: pods, launcher, status)
+    if kube_jobs.reconcile(config, state, jobs, schedule, log_event):
+        state.write()
+        kube_jobs.save(config, jobs)
     try:
+        if verb == "logs":
+            return kube_jobs.pod_logs(config, state, opts, args)
         if verb in ("apply", "create"):
             if not opts["files"]:
                 raise Refused("error: must specify one of -f and -k")
             for path in opts["files"]:
-                with open(path) as handle:
-                    doc = json.load(handle)
+                if path == "-":
+                    doc = json.load(sys.stdin)
+                else:
+                    with open(path) as handle:
+                        doc = json.load(handle)
                 items = doc.get("items", []) if doc.get("kind") == "List" else [doc]
                 for item in items:
-                    validate_pod(item, path)
-                for item in items:
+                    if not kube_jobs.is_job(item):
+                        validate_pod(item, path)
+                for item in [i for i in items if kube_jobs.is_job(i)]:
+                    print(kube_jobs.apply(config, state, jobs, item, opts["namespace"], log_event))
+                kube_jobs.save(config, jobs)
+                for item in [i for i in items if not kube_jobs.is_job(i)]:
                     item["metadata"].setdefault("namespace", opts["namespace"])
                     key = "%s/%s" % (item["metadata"]["namespace"], item["metadata"]["name"])
                     old = state.pods.get(key)
@@ -514,6 +536,9 @@ def manage(config, verb, opts, args):
             state.save()
             return 0
         kind, names = resource_names(args)
+        if kind in kube_jobs.KINDS.values():
+            return kube_jobs.manage(config, state, jobs, verb, opts, kind, names,
+                                    (label_match, output, end_pod_processes, log_event))
         if kind != "pods":
             raise Refused("kubectl stand-in: only pods can be %sd" % verb)
         selected = [(k, p) for k, p in sorted(state.pods.items())

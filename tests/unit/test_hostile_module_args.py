@@ -65,15 +65,16 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
     check_outputs, check_plan, collective, collective_plan, cpu_governor, discovery_results, existing_pods,
-    fleet_facts, iperf3, pair_check, perftest, pods_plan, quarantine, rdma_facts, record, report, run_lock, test_pods,
-    tool_probe, validate_options)
+    fleet_facts, iperf3, k8s_job, pair_check, perftest, pods_plan, quarantine, rdma_facts, record, report, run_lock,
+    test_pods, tool_probe, validate_options)
+from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.pods_plan import job_manifest
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {
     "check_outputs": check_outputs, "check_plan": check_plan, "pods_plan": pods_plan, "collective": collective,
     "collective_plan": collective_plan, "cpu_governor": cpu_governor, "discovery_results": discovery_results,
-    "existing_pods": existing_pods, "pair_check": pair_check,
+    "existing_pods": existing_pods, "pair_check": pair_check, "k8s_job": k8s_job,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
     "tool_probe": tool_probe, "validate_options": validate_options,
@@ -205,9 +206,11 @@ def recorder(monkeypatch):
     for module in (collective, quarantine):
         monkeypatch.setattr(module, "get_transport", faked_host(module.get_transport))
     monkeypatch.setattr(collective, "install_cleanup_handlers", lambda: None)
-    for module in (test_pods, existing_pods):
+    monkeypatch.setattr(k8s_job, "install_cleanup_handlers", lambda: None)
+    for module in (test_pods, existing_pods, k8s_job):
         monkeypatch.setattr(module, "HostTransport", FakeTransport)
-        monkeypatch.setattr(module, "KubectlTransport", FakeTransport)
+        if module is not k8s_job:
+            monkeypatch.setattr(module, "KubectlTransport", FakeTransport)
     monkeypatch.setattr(test_pods, "wait_ready", lambda *args, **kwargs: pytest.fail("test_pods waited for pods"))
     # the pair modules install handlers for these signals when they start their tools: put pytest's back
     saved = dict((sig, signal.getsignal(sig)) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
@@ -249,6 +252,9 @@ def base_args(name, tmp):
                        "min_bytes": "8", "max_bytes": "8M", "fail_on_error": False},
         "cpu_governor": {"governor": "performance", "sysfs_root": sysfs},
         "existing_pods": {"selector": "app=x"},
+        "k8s_job": {"manifest": job_manifest({"commcheck_k8s_render_job": "mpijob", "commcheck_k8s_namespace": "cc",
+                                              "commcheck_k8s_image": "ghcr.io/example/tools:1"}, "r1", ["node-a"]),
+                    "kubectl_binary": "/usr/bin/kubectl"},
         "fleet_facts": {"step": "s", "hosts": ["a"], "slices": 1, "wait": 900, "run_id": "r1",
                         "directory": os.path.join(tmp, "slices")},
         "iperf3": {"role": "client", "server": "10.0.0.2"},

@@ -136,6 +136,21 @@ def test_the_manifests_asked_for_are_rendered_over_the_nodes_the_selector_picks_
     assert bad["failed"] and "kind must be one of mpijob, volcano" in bad["msg"]
 
 
+def test_the_job_step_runs_the_same_manifest_with_k8s_job_over_the_nodes_the_selector_picks():
+    run = values(render_job="volcano", run_job=True, node_selector="gpu=yes", image="img:1", namespace="ml",
+                 job_collective={"library": "nccl", "gpus_per_node": 8}, wait_timeout=45, job_timeout="900",
+                 context="ctx")
+    result, calls = run_step("job", dict(run, commcheck_k8s_pods_state={"run_id": "r1", "nodes": ["asked"]}))
+    assert not result.get("failed"), result
+    assert [(name, check) for name, _args, check in calls] == [
+        ("clusterops.commcheck.test_pods", True), ("clusterops.commcheck.k8s_job", False)]
+    args = calls[1][1]
+    assert args["manifest"] == plan.job_manifest(run, "r1", ["picked"])       # what render writes
+    assert args["manifest"]["kind"] == "Job" and args["manifest"]["metadata"]["namespace"] == "ml"
+    assert (args["timeout"], args["schedule_timeout"], args["context"]) == (900, 45, "ctx")
+    assert args["collective"] == {"library": "nccl", "gpus_per_node": 8} and "kubeconfig" not in args
+
+
 def test_the_cleanup_reads_the_state_localhost_kept_and_empties_what_it_detached():
     kept = {"run_id": "r1", "namespace": "training", "created": False, "keep": False, "attached": PODS,
             "mpi_agent_dir": "/tmp/a", "kubeconfig": "", "context": "", "kubectl_binary": "", "wait_timeout": 60}

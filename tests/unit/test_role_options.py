@@ -229,6 +229,8 @@ GOOD = {
     "commcheck_k8s_render_only": True,
     "commcheck_k8s_manifest_dir": "manifests",
     "commcheck_k8s_job_collective": {"gpus_per_node": 8, "min_bytes": "8", "max_bytes": "8G"},
+    "commcheck_k8s_run_job": {"commcheck_k8s_run_job": True, "commcheck_k8s_render_job": "mpijob"},
+    "commcheck_k8s_job_timeout": 600,
     "commcheck_quarantine": True,
     "commcheck_quarantine_backend": "slurm",
     "commcheck_quarantine_dry_run": False,
@@ -444,6 +446,8 @@ HOSTILE = {
     "commcheck_k8s_render_only": ("x", "is not a boolean"),
     "commcheck_k8s_manifest_dir": ("-rf", "must not start with '-'"),
     "commcheck_k8s_job_collective": ({"foo": 1}, "foo"),
+    "commcheck_k8s_run_job": (True, "set that to mpijob or volcano"),
+    "commcheck_k8s_job_timeout": (0, "commcheck_k8s_job_timeout"),
     "commcheck_quarantine": ("x", "is not a boolean"),
     "commcheck_quarantine_backend": ("pbs", "is not one of kubernetes, slurm"),
     "commcheck_quarantine_dry_run": ("x", "is not a boolean"),
@@ -745,6 +749,13 @@ def test_the_launcher_decides_which_program_and_allocation_it_takes():
     assert "is not mpirun" in _check({"commcheck_collective_mpirun": "srun"})[0]
     assert _check({"commcheck_collective_slurm_job_id": "4242"}) == [
         "commcheck_collective_slurm_job_id: '4242' is srun's allocation: it needs commcheck_collective_launcher=srun"]
+
+
+def test_the_job_run_needs_the_job_kind():
+    assert _check({"commcheck_k8s_run_job": True}) == [
+        "commcheck_k8s_run_job: True runs the job commcheck_k8s_render_job writes: set that to mpijob or volcano"]
+    assert _check({"commcheck_k8s_run_job": True, "commcheck_k8s_render_job": "volcano"}) == []
+    assert _check({"commcheck_k8s_run_job": False}) == []
 
 
 def test_sizes_must_be_in_order():

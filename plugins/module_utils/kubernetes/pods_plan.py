@@ -42,7 +42,7 @@ JOB_PARAMS = ("namespace", "name_prefix", "image", "image_pull_policy", "resourc
 RUN_LABEL_HINT = "commcheck.clusterops.io/run"
 # the arguments of the pods_plan action (its doc-only module validates the same)
 PODS_PLAN_SPEC = dict(
-    step=dict(type="str", required=True, choices=["state", "render", "create", "attach", "hosts", "cleanup"]),
+    step=dict(type="str", required=True, choices=["state", "render", "job", "create", "attach", "hosts", "cleanup"]),
     result=dict(type="dict"),
 )
 
@@ -100,6 +100,15 @@ def resolve_args(values, state, nodes):
     """The arguments of test_pods state=present in check mode: the nodes its node selector picks."""
     args = {"state": "present", "run_id": state["run_id"], "namespace": var(values, "namespace"), "nodes": nodes,
             "node_selector": var(values, "node_selector"), "image": var(values, "image")}
+    args.update(connection_args(values_settings(values)))
+    return args
+
+
+def job_args(values, manifest):
+    """The arguments of k8s_job for the job manifest of this run (commcheck_k8s_run_job): the collective options
+    it was built from, the pods' wait as the job's scheduling bound, and the whole job's bound."""
+    args = {"manifest": manifest, "collective": dict(var(values, "job_collective") or {}),
+            "timeout": int(var(values, "job_timeout")), "schedule_timeout": int(var(values, "wait_timeout"))}
     args.update(connection_args(values_settings(values)))
     return args
 
