@@ -46,6 +46,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import leaf_schedule
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine_drain
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_design
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_checks as checks
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit
@@ -317,6 +318,9 @@ RULES = {
     "commcheck_quarantine_node_names": kit.described(checks.node_names, "host: node name"),
     "commcheck_quarantine_taint": kit.by_spec(),
     "commcheck_quarantine_taint_effect": kit.by_spec(),
+    "commcheck_quarantine_cordon": kit.by_spec(),
+    "commcheck_quarantine_drain": kit.by_spec(),
+    "commcheck_quarantine_drain_timeout": kit.integer(quarantine_drain.DRAIN_TIMEOUT_MIN, quarantine_drain.DRAIN_TIMEOUT_MAX),
     "commcheck_quarantine_kubeconfig": kit.names_files(kit.described(
         checks.kubeconfig, "an absolute path or ~/..., or ''"), "a kubeconfig"),
     "commcheck_quarantine_context": kit.name("k8s_context", empty=True),
