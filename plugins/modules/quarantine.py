@@ -461,7 +461,7 @@ def _run(module, transport, plan):
     """Run each planned argv; stop at the first that fails (what ran so far is reported)."""
     done = []
     for item in plan:
-        drain = item["action"] == "drain"
+        drain = item["action"] == "drain" and module.params["backend"] == "kubernetes"   # scontrol's is quick
         # a drain has kubectl's own --timeout: the command's deadline leaves it time to say what is left
         res = transport.run(item["argv"], module.params["drain_timeout"] + qd.DRAIN_GRACE_S if drain
                             else module.params["timeout"])

@@ -133,7 +133,7 @@ def with_node_actions(records, actions, dry_run):
     for record in records or []:
         node = record["params"]["node"]
         acts = [a for a in actions or [] if a.get("node") == node and a["action"] in ("cordon", "drain", "uncordon")]
-        if not acts:
+        if not acts or record["params"].get("backend") != "kubernetes":     # Slurm's drain is its quarantine
             out.append(record)
             continue
         record = dict(record, params=dict(record["params"], node_actions=[a["action"] for a in acts]),
@@ -155,4 +155,4 @@ def with_node_actions(records, actions, dry_run):
 def drain_problems(actions):
     """One message per drain that ran and did not drain its node."""
     return [outcome_line(a["node"], a["outcome"]) for a in actions or []
-            if a.get("action") == "drain" and (a.get("outcome") or {}).get("outcome", "drained") != "drained"]
+            if a.get("action") == "drain" and a.get("outcome") and a["outcome"]["outcome"] != "drained"]
