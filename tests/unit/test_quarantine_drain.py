@@ -149,3 +149,11 @@ def test_real_kubectl_parses_cordon_drain_and_uncordon(tmp_path):
         assert proc.returncode != 0
         assert "refused" in proc.stderr, (item["action"], proc.stderr)
         assert "unknown" not in proc.stderr and "invalid" not in proc.stderr.lower(), (item["action"], proc.stderr)
+
+
+def test_every_outcome_but_drained_has_a_documented_cause_and_fix():
+    assert sorted(qd.DRAIN_CODES) == sorted(o for o in qd.OUTCOMES if o != "drained")
+    with open(__file__.replace("tests/unit/test_quarantine_drain.py", "docs/troubleshooting.md")) as handle:
+        doc = handle.read()
+    for code in qd.DRAIN_CODES:
+        assert "| `%s` |" % code in doc

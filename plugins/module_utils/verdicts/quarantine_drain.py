@@ -30,6 +30,25 @@ DRAIN_TIMEOUT_DEFAULT = 300
 # the command's own deadline: kubectl's --timeout plus time to print and exit
 DRAIN_GRACE_S = 60
 OUTCOMES = ("drained", "pdb_blocked", "timeout", "refused", "failed")
+# The outcomes of a drain that did not drain its node: (likely cause, fix), for docs/troubleshooting.md
+DRAIN_CODES = {
+    "pdb_blocked": ("A PodDisruptionBudget refused the eviction of a pod on the node (kubectl retried until "
+                    "drain_timeout): evicting it would leave its application with fewer pods than the budget allows",
+                    "let the application's other pods become ready (or scale it up) and quarantine again, or raise "
+                    "commcheck_quarantine_drain_timeout; never bypass the budget (commcheck does not use --force "
+                    "nor --disable-eviction)"),
+    "timeout": ("kubectl did not finish evicting the node's pods before drain_timeout (pods slow to end: long "
+                "termination grace periods, finalizers)",
+                "look at the pods named (kubectl get pods -A --field-selector spec.nodeName=NODE) and raise "
+                "commcheck_quarantine_drain_timeout"),
+    "refused": ("kubectl refused to delete pods of the node: pods without a controller (they would be lost, "
+                "--force) or with emptyDir data (--delete-emptydir-data); commcheck passes neither",
+                "move or delete those pods yourself (their owners decide), then quarantine again"),
+    "failed": ("kubectl drain failed for another reason (the node does not exist, no permission to evict pods, "
+               "the API server unreachable)",
+               "read the message; the quarantine's kubeconfig needs the rights to patch nodes and create "
+               "pods/eviction"),
+}
 
 _PDB = re.compile(r"""error when evicting pods/"([^"]+)" -n "([^"]+)" \(will retry[^)]*\): (.*disruption budget.*)""")
 _EVICTING = re.compile(r"""pods/"([^"]+)" -n "([^"]+)\"""")
