@@ -226,7 +226,7 @@ nodes:
 actions:
   description:
     - The commands planned (dry run) or run, each with C(node), C(action) and C(argv) (an argv list, never a shell
-      string) and, when run, C(rc) and C(stderr) (its last 500 characters). Actions: C(label), C(annotate),
+      string) and, when run, C(rc) and C(stderr) (its last 500 characters). The actions are C(label), C(annotate),
       C(taint), C(cordon), C(drain) and C(unlabel), C(unannotate), C(untaint), C(uncordon).
     - A drain that ran has C(outcome), a dict of C(outcome) (V(drained), V(pdb_blocked), V(timeout), V(refused)
       or V(failed)), C(pods) (the pods left on the node) and C(message) (kubectl's reason, one line).

@@ -187,8 +187,8 @@ def taints_of(standin, name):
     return json.loads(kubectl(standin, "get", "node", name, "-o", "json"))["spec"].get("taints") or []
 
 
-def test_the_action_reserves_its_guard_releases_when_ansible_ends_and_the_release_undoes(tmp_path, standin,
-                                                                                          wait_until):
+def test_the_action_reserves_its_guard_releases_when_ansible_ends_and_the_release_undoes(
+        tmp_path, standin, wait_until):
     reservations = tmp_path / "reservations"
     res = adhoc(tmp_path, standin, nodes=["node-a"], mode="taint")
     assert not res.get("failed"), res

@@ -492,7 +492,8 @@ def manage(config, verb, opts, args):
             items = [n for n in nodes_list(config, opts.get("selector")) if not names or n["metadata"]["name"] in names]
             unknown = [n for n in names if n not in config["nodes"]]
             if unknown and opts["switches"].get("ignore-not-found") not in ("true", ""):
-                raise Refused('Error from server (NotFound): nodes "%s" not found' % unknown[0])
+                raise Refused('Error from server (NotFound): nodes "%s" not found'
+                              % unknown[0])
             return output(items, names, opts, "nodes")
     state = State(config["state"])
     try:
@@ -572,7 +573,8 @@ def output(items, names, opts, kind):
     return 0
 
 
-# label, annotate, taint, cordon, uncordon and drain of nodes (quarantine, reservation): tests/lab/kubectl_standin_nodes.py
+# label, annotate, taint, cordon, uncordon and drain of nodes (quarantine, reservation):
+# tests/lab/kubectl_standin_nodes.py
 node_verbs.bind(sys.modules[__name__])
 
 if __name__ == "__main__":

@@ -127,8 +127,8 @@ def _set_taints(node, name, items, overwrite):
                 raise K.Refused('error: taint "%s" not found' % item[:-1])
             node["taints"] = [t for t in node["taints"] if t not in same]
         elif same and not overwrite:
-            raise K.Refused("error: node %s already has %s taint(s) with same effect(s) and --overwrite is false"
-                          % (name, key))
+            raise K.Refused("error: node %s already has %s taint(s) with same effect(s) and --overwrite is "
+                            "false" % (name, key))
         else:
             node["taints"] = [t for t in node["taints"] if t not in same] + [
                 dict({"key": key, "effect": effect}, **({"value": value} if value else {}))]
@@ -141,7 +141,7 @@ def manage_node(config, verb, opts, args):
         raise K.Refused("error: resource(s) were provided, but no name was specified")
     name, items = args[0], args[1:]
     K.log_event(config, {"event": "node", "verb": verb, "node": name, "args": items,
-                       "switches": sorted(opts["switches"])})
+                         "switches": sorted(opts["switches"])})
     if name not in config["nodes"]:
         raise K.Refused('Error from server (NotFound): nodes "%s" not found' % name)
     if verb == "drain":

@@ -24,8 +24,8 @@ BASE = ["kubectl", "--context", "lab"]
 
 
 def node(name, labels=None, taints=None):
-    return {"kind": "Node", "metadata": {"name": name, "labels": dict({"kubernetes.io/hostname": name},
-                                                                       **(labels or {}))},
+    own = dict({"kubernetes.io/hostname": name}, **(labels or {}))
+    return {"kind": "Node", "metadata": {"name": name, "labels": own},
             "spec": {"taints": taints} if taints else {}}
 
 
@@ -49,8 +49,8 @@ def test_taint_plan_and_a_node_with_a_taint_of_that_key():
     assert out["reserved_before"] == ["node-b"]
     assert [a["argv"][3:] for a in out["set"]] == [["taint", "node", "node-a", KEY + "=r1:NoSchedule"]]
     assert [a["argv"][3:] for a in out["undo"]] == [["taint", "node", "node-a", KEY + ":NoSchedule-"]]
-    assert reserve.plan(["node-a"], current, "none", KEY, "r1", BASE) == {"set": [], "undo": [],
-                                                                         "reserved_before": []}
+    nothing = {"set": [], "undo": [], "reserved_before": []}
+    assert reserve.plan(["node-a"], current, "none", KEY, "r1", BASE) == nothing
 
 
 def test_a_run_id_becomes_a_label_value():

@@ -165,8 +165,8 @@ def with_node_actions(records, actions, dry_run):
             record["params"]["drain"] = outcome
             record["cause"] = "%s; %s" % (record["cause"], outcome_line(node, outcome))
         else:
-            record["cause"] = "%s; %s" % (record["cause"], ", ".join("%sed" % a["action"].rstrip("e")
-                                                                       for a in acts if "rc" in a) or "nothing run")
+            done = ", ".join("%sed" % a["action"] for a in acts if "rc" in a)
+            record["cause"] = "%s; %s" % (record["cause"], done or "nothing run")
         out.append(record)
     return out
 
