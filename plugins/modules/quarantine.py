@@ -386,6 +386,7 @@ def main():
         planning_only)
     problems = qd.drain_problems(result["actions"])
     if problems:
+        result["report"] += problems
         module.fail_json(msg="quarantine: %s" % "; ".join(problems), **result)
     module.exit_json(**result)
 

@@ -116,6 +116,7 @@ def test_drain_evicts_but_daemonsets_and_a_pdb_blocks_until_the_timeout(tmp_path
     # node-b's db-0 is kept by its PodDisruptionBudget: the task fails and says so; node-a was drained all the same
     assert res.get("failed") is True, res
     assert "blocked by a PodDisruptionBudget" in res["msg"] and "apps/db-0" in res["msg"], res["msg"]
+    assert [line for line in res["report"] if "blocked by a PodDisruptionBudget" in line]     # the role shows it
     outcomes = dict((a["node"], a["outcome"]) for a in res["actions"] if a["action"] == "drain")
     assert outcomes["node-a"]["outcome"] == "drained"
     assert outcomes["node-b"]["outcome"] == "pdb_blocked" and outcomes["node-b"]["pods"] == ["apps/db-0"]
