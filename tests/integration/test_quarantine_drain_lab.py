@@ -150,3 +150,34 @@ def test_cordon_only_cordons_once(tmp_path, standin):
     assert len(pods_left(standin)) == 5                 # a cordon evicts nothing
     again = run_module(tmp_path, standin, cordon=True, hosts=["node-a"], dry_run=False)
     assert again["actions"] == [] and again["changed"] is False
+
+
+def test_the_role_drains_publishes_the_records_then_fails_on_a_blocked_drain(tmp_path, standin):
+    """The quarantine role as a play runs it: its variables reach the module, the records are published (the
+    history has them) even though a PodDisruptionBudget blocked a drain, and then the play fails."""
+    python = os.path.join(REPO, ".venv", "bin", "python")
+    python = python if os.path.exists(python) else sys.executable
+    playbook = tmp_path / "quarantine.yml"
+    playbook.write_text(json.dumps([{
+        "name": "Quarantine", "hosts": "localhost", "gather_facts": False,
+        "roles": [{"role": "clusterops.commcheck.quarantine"}],
+        "vars": {"commcheck_quarantine": True, "commcheck_quarantine_hosts": ["node-a", "node-b"],
+                 "commcheck_quarantine_dry_run": False, "commcheck_quarantine_drain": True,
+                 "commcheck_quarantine_drain_timeout": 2, "commcheck_run_records": []}}]))
+    env = dict(os.environ, COMMCHECK_KUBECTL_STANDIN=standin["config"],
+               PATH=os.path.dirname(standin["kubectl"]) + os.pathsep + os.environ.get("PATH", ""),
+               ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_PYTHON_INTERPRETER=python, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACKS_ENABLED="clusterops.commcheck.commcheck_history",
+               COMMCHECK_HISTORY_DIR=str(tmp_path / "history"), COMMCHECK_HISTORY_FSYNC="false",
+               COMMCHECK_RUN_ID="quar37-role", LC_ALL="C.UTF-8")
+    proc = subprocess.run([os.path.join(os.path.dirname(python), "ansible-playbook"), "-i", "localhost,", "-c",
+                           "local", str(playbook)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=env, cwd=str(tmp_path), timeout=600, check=False)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert "drain of kubernetes node-b blocked by a PodDisruptionBudget" in proc.stdout, proc.stdout[-3000:]
+    records = [json.loads(line) for name in sorted(os.listdir(str(tmp_path / "history")))
+               if name.endswith(".jsonl") for line in open(str(tmp_path / "history" / name)) if line.strip()]
+    drains = dict((r["params"]["node"], r["params"]["drain"]["outcome"]) for r in records
+                  if r.get("kind") == "quarantine")
+    assert drains == {"node-a": "drained", "node-b": "pdb_blocked"}
+    assert pods_left(standin) == ["apps/db-0", "monitoring/exporter-a", "monitoring/exporter-b"]
