@@ -8,14 +8,15 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 module: quarantine
-short_description: Label / taint Kubernetes nodes or drain Slurm nodes that a communication check found bad
+short_description: Label, taint, cordon or drain Kubernetes nodes, or drain Slurm nodes, that a check found bad
 version_added: 1.0.0
 description:
   - Takes the nodes a check found bad (a localization result of C(clusterops.commcheck.commcheck_localize),
     C(finding) records, or an explicit list) and quarantines them.
   - O(backend=kubernetes) labels each node C(commcheck.clusterops.io/result=fail), puts the reason in the
     annotation C(commcheck.clusterops.io/reason) and, with O(taint=true), taints it
-    C(commcheck.clusterops.io/result=fail:NoSchedule). Each command is a C(kubectl) argv list; the node's
+    C(commcheck.clusterops.io/result=fail:NoSchedule); with O(cordon) it cordons it, with O(drain) it drains it
+    (PodDisruptionBudgets honoured). Each command is a C(kubectl) argv list; the node's
     current object is read first so only what is missing runs. O(state=absent) removes them again.
   - O(backend=slurm) plans one C(scontrol update NodeName=... State=DRAIN Reason=...) per node
     (C(State=RESUME) with O(state=absent)), each an argv list; with O(dry_run=false) it runs them one by one and
