@@ -92,7 +92,7 @@ def labels_of(standin, name):
     return json.loads(out)["metadata"]["labels"]
 
 
-def tests_in_pods(log):
+def checks_in_pods(log):
     """Indexes of the commands run in the pods for the checks (the MPI agent's files the pods role writes into
     each pod when it creates them are its set-up, not a test)."""
     return [i for i, e in enumerate(log) if e["event"] == "exec" and not any("kubexec.sh" in a for a in e["argv"])]
@@ -118,7 +118,7 @@ def test_nodes_are_reserved_before_the_first_test_and_released_after_the_last(tm
                           cwd=REPO, timeout=900, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     log = events(standin)
-    execs = tests_in_pods(log)
+    execs = checks_in_pods(log)
     marks = reservation_events(log)
     assert execs
     # node-a: set once before the first command in a pod, removed once after the last; node-b: never touched
@@ -137,7 +137,7 @@ def test_an_interrupted_run_releases_the_nodes(tmp_path, standin, wait_until):
     proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
     try:
         # interrupted once the first test runs in a pod, the node reserved
-        started = wait_until(lambda: tests_in_pods(events(standin)), within=600)
+        started = wait_until(lambda: checks_in_pods(events(standin)), within=600)
         assert started, open(str(tmp_path / "ansible.out")).read()[-4000:]
         assert KEY in labels_of(standin, "node-a")
         proc.send_signal(signal.SIGINT)
