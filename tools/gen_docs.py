@@ -48,6 +48,8 @@ STAGE_CATALOGS = [
     ("Hosts that left the run", "`finding` records of the one-click check (`params.code`; `params.finding` is the "
      "code without `host_`)", "records.lost_hosts", "LOST_HOST_FINDINGS"),
     ("The collective module", "the collective module's `errors`", "commands.collective_runner", "COLLECTIVE_ERRORS"),
+    ("Quarantine drain", "the quarantine module's `drain` actions (`outcome.outcome`) and its records "
+     "(`params.drain.outcome`)", "verdicts.quarantine_drain", "DRAIN_CODES"),
     ("The perftest module", "the perftest module's sides' `errors`", "commands.perftest_cmd", "CATALOG"),
     ("The iperf3 module", "the iperf3 module's sides' `errors`", "commands.iperf3_cmd", "CATALOG"),
 ]

@@ -23,7 +23,7 @@ MODULE = "clusterops.commcheck.quarantine"
 # argument: the role variable it is read from
 ROLE_VARIABLES = dict([(name, "commcheck_quarantine_" + name) for name in (
     "backend", "hosts", "reason", "components", "node_names", "state", "dry_run", "taint", "taint_effect",
-    "kubeconfig")] + [("kube_context", "commcheck_quarantine_context")])
+    "cordon", "drain", "drain_timeout", "kubeconfig")] + [("kube_context", "commcheck_quarantine_context")])
 # set, but empty: the argument is not given
 EMPTY_IS_UNSET = ("kubeconfig", "kube_context")
 

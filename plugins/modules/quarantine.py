@@ -8,14 +8,15 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 module: quarantine
-short_description: Label / taint Kubernetes nodes or drain Slurm nodes that a communication check found bad
+short_description: Label, taint, cordon or drain Kubernetes nodes, or drain Slurm nodes, that a check found bad
 version_added: 1.0.0
 description:
   - Takes the nodes a check found bad (a localization result of C(clusterops.commcheck.commcheck_localize),
     C(finding) records, or an explicit list) and quarantines them.
   - O(backend=kubernetes) labels each node C(commcheck.clusterops.io/result=fail), puts the reason in the
     annotation C(commcheck.clusterops.io/reason) and, with O(taint=true), taints it
-    C(commcheck.clusterops.io/result=fail:NoSchedule). Each command is a C(kubectl) argv list; the node's
+    C(commcheck.clusterops.io/result=fail:NoSchedule); with O(cordon) it cordons it, with O(drain) it drains it
+    (PodDisruptionBudgets honoured). Each command is a C(kubectl) argv list; the node's
     current object is read first so only what is missing runs. O(state=absent) removes them again.
   - O(backend=slurm) plans one C(scontrol update NodeName=... State=DRAIN Reason=...) per node
     (C(State=RESUME) with O(state=absent)), each an argv list; with O(dry_run=false) it runs them one by one and
@@ -80,6 +81,28 @@ options:
     description: Also taint the Kubernetes node (O(backend=kubernetes)).
     type: bool
     default: false
+  cordon:
+    description:
+      - Also cordon the Kubernetes node (C(kubectl cordon NODE)) so that nothing new is scheduled on it; with
+        O(state=absent) uncordon it (C(kubectl uncordon NODE)). Opt-in, and like every action only planned in a
+        dry run.
+    type: bool
+    default: false
+  drain:
+    description:
+      - Also drain the Kubernetes node (C(kubectl drain NODE --ignore-daemonsets --timeout=<drain_timeout>s)),
+        which cordons it and evicts its pods. PodDisruptionBudgets are honoured (never C(--disable-eviction) nor
+        C(--force)) and pods with emptyDir data are not deleted (no C(--delete-emptydir-data)). O(state=absent)
+        uncordons it. Opt-in; only planned in a dry run.
+      - A drain that times out, that a PodDisruptionBudget blocks or that kubectl refuses fails the task, naming
+        the node, the outcome and the pods left (RV(actions) C(outcome), RV(records) C(params.drain)); the other
+        nodes are still drained.
+    type: bool
+    default: false
+  drain_timeout:
+    description: Seconds kubectl's drain may take per node (C(--timeout)), 1 to 86400.
+    type: int
+    default: 300
   taint_effect:
     description: Effect of the taint.
     type: str
@@ -183,6 +206,16 @@ EXAMPLES = r'''
     dry_run: false
   delegate_to: localhost
   run_once: true
+
+- name: Label, cordon and drain the bad Kubernetes nodes (PodDisruptionBudgets honoured, 10 minutes each)
+  clusterops.commcheck.quarantine:
+    backend: kubernetes
+    localization: "{{ commcheck_localization }}"
+    drain: true
+    drain_timeout: 600
+    dry_run: false
+  delegate_to: localhost
+  run_once: true
 '''
 
 RETURN = r'''
@@ -194,7 +227,10 @@ nodes:
 actions:
   description:
     - The commands planned (dry run) or run, each with C(node), C(action) and C(argv) (an argv list, never a shell
-      string) and, when run, C(rc) and C(stderr) (its last 500 characters).
+      string) and, when run, C(rc) and C(stderr) (its last 500 characters). The actions are C(label), C(annotate),
+      C(taint), C(cordon), C(drain) and C(unlabel), C(unannotate), C(untaint), C(uncordon).
+    - A drain that ran has C(outcome), a dict of C(outcome) (V(drained), V(pdb_blocked), V(timeout), V(refused)
+      or V(failed)), C(pods) (the pods left on the node) and C(message) (kubectl's reason, one line).
   returned: always
   type: list
   elements: dict
@@ -222,6 +258,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.modul
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine as q
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine_drain as qd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.pair_module import fail_run
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
     TRANSPORT_ARGSPEC,
@@ -249,6 +286,9 @@ def argument_spec():
         dry_run=dict(type="bool", default=True),
         taint=dict(type="bool", default=False),
         taint_effect=dict(type="str", choices=list(q.TAINT_EFFECTS), default="NoSchedule"),
+        cordon=dict(type="bool", default=False),
+        drain=dict(type="bool", default=False),
+        drain_timeout=dict(type="int", default=qd.DRAIN_TIMEOUT_DEFAULT),
         label_key=dict(type="str", default=q.LABEL_KEY, no_log=False),
         annotation_key=dict(type="str", default=q.ANNOTATION_KEY, no_log=False),
         kubectl_binary=dict(type="path"),
@@ -265,6 +305,7 @@ def argument_spec():
 def check_options(params):
     """The options that reach a command line, checked before anything runs; raises OptionError."""
     rules.check_int("timeout", params["timeout"], 1, MAX_TIMEOUT_S)
+    rules.check_int("drain_timeout", params["drain_timeout"], qd.DRAIN_TIMEOUT_MIN, qd.DRAIN_TIMEOUT_MAX)
     rules.check_text("reason", params["reason"], q.MAX_REASON)
     for index, host in enumerate(params["hosts"]):
         rules.check_not_flag("hosts[%d]" % index, host)
@@ -341,8 +382,13 @@ def main():
     result["dry_run"] = bool(planning_only)
     result["actions"] = q.shown_actions(result["actions"])
     result["report"] = q.report_lines(result["actions"], params["backend"], planning_only)
-    result["records"] = q.quarantine_records(nodes, result["actions"], params["backend"], planning_only,
-                                             params["state"])
+    result["records"] = qd.with_node_actions(q.quarantine_records(
+        nodes, result["actions"], params["backend"], planning_only, params["state"]), result["actions"],
+        planning_only)
+    problems = qd.drain_problems(result["actions"])
+    if problems:
+        result["report"] += problems
+        module.fail_json(msg="quarantine: %s" % "; ".join(problems), **result)
     module.exit_json(**result)
 
 
@@ -382,7 +428,11 @@ def kubernetes(module, transport, nodes, planning_only):
     try:
         plan_args = dict(state=params["state"], taint=params["taint"], taint_effect=params["taint_effect"],
                          label_key=params["label_key"], annotation_key=params["annotation_key"], **options)
-        plan = q.kubectl_plan(nodes, None, **plan_args)  # validates keys and names before anything runs
+        node_args = dict(state=params["state"], cordon=params["cordon"], drain=params["drain"],
+                         drain_timeout=params["drain_timeout"])
+        # validates keys and names before anything runs
+        plan = q.kubectl_plan(nodes, None, **plan_args) + qd.node_actions(
+            nodes, None, base=q.kubectl_base(**options), **node_args)
     except rules.OptionError as exc:
         module.fail_json(msg="quarantine: %s" % exc)
     _check_kubeconfig(module, transport)
@@ -404,7 +454,8 @@ def kubernetes(module, transport, nodes, planning_only):
             fail_run(module, "quarantine: cannot read node %s: %s" % (item["node"], why), dict(res, stderr=why),
                      rules.withhold_secret_paths(argv))
         current[item["node"]] = obj
-    plan = q.kubectl_plan(nodes, current, **plan_args)
+    plan = q.kubectl_plan(nodes, current, **plan_args) + qd.node_actions(
+        nodes, current, base=q.kubectl_base(**options), **node_args)
     return _run(module, transport, plan)
 
 
@@ -412,11 +463,18 @@ def _run(module, transport, plan):
     """Run each planned argv; stop at the first that fails (what ran so far is reported)."""
     done = []
     for item in plan:
-        res = transport.run(item["argv"], module.params["timeout"])
+        drain = item["action"] == "drain" and module.params["backend"] == "kubernetes"   # scontrol's is quick
+        # a drain has kubectl's own --timeout: the command's deadline leaves it time to say what is left
+        res = transport.run(item["argv"], module.params["drain_timeout"] + qd.DRAIN_GRACE_S if drain
+                            else module.params["timeout"])
         stderr = rules.withhold(res.get("stderr"), module.params["kubeconfig"]).strip()[-500:]
         entry = dict(item, rc=res.get("rc"), stderr=stderr)
         done.append(entry)
-        if res.get("rc") != 0:
+        if drain:
+            # a drain that did not finish is reported (the task fails at the end); the other nodes go on
+            entry.update(outcome=qd.drain_outcome(res.get("rc"), res.get("stdout"), rules.withhold(
+                res.get("stderr"), module.params["kubeconfig"])))
+        elif res.get("rc") != 0:
             fail_run(module, "quarantine: %s of %s failed (rc %s): %s" % (
                 item["action"], item["node"], res.get("rc"), stderr or "no message"),
                 dict(res, stderr=stderr), rules.withhold_secret_paths(item["argv"]), actions=q.shown_actions(done),

@@ -46,9 +46,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import leaf_schedule
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import quarantine_drain
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_design
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_checks as checks
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import role_option_kit as kit
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import reserve_option_checks as reserve_checks
 
 # The roles with an argument spec, and those the one-click role runs (and so
 # checks up front, with its own options first: a variable several roles
@@ -145,6 +147,14 @@ RULES = {
     "commcheck_lock_dir": kit.path(),
     "commcheck_lock_lease": kit.integer(*run_lock.LEASE_RANGE),
     "commcheck_lock_leftovers_wait": kit.integer(*run_lock.LEFTOVERS_WAIT_RANGE),
+    "commcheck_reserve_nodes": kit.by_spec(),
+    "commcheck_reserve_key": reserve_checks.KEY,
+    "commcheck_reserve_node_names": reserve_checks.NODE_NAMES,
+    "commcheck_reserve_kubectl": kit.binary(program="kubectl"),
+    "commcheck_reserve_kubeconfig": kit.names_files(kit.described(
+        checks.kubeconfig, "an absolute path or ~/..., or ''"), "a kubeconfig"),
+    "commcheck_reserve_context": kit.name("k8s_context", empty=True),
+    "commcheck_reserve_state_dir": kit.path(empty=True),
     "commcheck_retest_repeats": kit.integer(0, 100),
     "commcheck_retest_partners": kit.by_spec(),
     "commcheck_retest_verdicts": kit.by_spec(),
@@ -319,6 +329,10 @@ RULES = {
     "commcheck_quarantine_node_names": kit.described(checks.node_names, "host: node name"),
     "commcheck_quarantine_taint": kit.by_spec(),
     "commcheck_quarantine_taint_effect": kit.by_spec(),
+    "commcheck_quarantine_cordon": kit.by_spec(),
+    "commcheck_quarantine_drain": kit.by_spec(),
+    "commcheck_quarantine_drain_timeout": kit.integer(quarantine_drain.DRAIN_TIMEOUT_MIN,
+                                                      quarantine_drain.DRAIN_TIMEOUT_MAX),
     "commcheck_quarantine_kubeconfig": kit.names_files(kit.described(
         checks.kubeconfig, "an absolute path or ~/..., or ''"), "a kubeconfig"),
     "commcheck_quarantine_context": kit.name("k8s_context", empty=True),

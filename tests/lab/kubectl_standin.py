@@ -47,6 +47,8 @@ where the collection depends on it:
   unknown authority`` ...). Every call is logged as a ``call`` event with the
   verb, the kubeconfig's path and mode, and whether it was authenticated
   (never the token).
+- ``label``, ``annotate``, ``taint``, ``cordon``, ``uncordon`` and ``drain``
+  of nodes: tests/lab/kubectl_standin_nodes.py.
 - ``version --client`` prints kubectl's ``Client Version:`` line (the version
   names the stand-in), which the collection reads before kubectl acts.
 
@@ -69,6 +71,7 @@ import sys
 import time
 
 import kube_jobs_standin as kube_jobs  # the stand-in's own directory is on sys.path (it runs as a script)
+import kubectl_standin_nodes as node_verbs  # pylint: disable=import-error
 
 NETWORKS = "k8s.v1.cni.cncf.io/networks"
 STATUS = "k8s.v1.cni.cncf.io/network-status"
@@ -451,6 +454,8 @@ def main(argv):
             return exec_in_pod(config, opts, args, command)
         if command is not None:
             raise Refused("error: unexpected arguments after --")
+        if verb in node_verbs.NODE_VERBS:
+            return node_verbs.manage_node(config, verb, opts, args)
         return manage(config, verb, opts, args)
     except Refused as exc:
         sys.stderr.write("%s\n" % exc)
@@ -469,7 +474,7 @@ def nodes_list(config, selector):
                       "spec": {"unschedulable": True} if info.get("unschedulable") else {},
                       "status": {"conditions": [{"type": "Ready", "status": ready}],
                                  "addresses": [{"type": "InternalIP", "address": info["addresses"][0]}]}})
-    return items
+    return [node_verbs.with_node_changes(config, item) for item in items]
 
 
 def resource_names(args):
@@ -492,6 +497,10 @@ def manage(config, verb, opts, args):
         kind, names = resource_names(args)
         if kind == "nodes":
             items = [n for n in nodes_list(config, opts.get("selector")) if not names or n["metadata"]["name"] in names]
+            unknown = [n for n in names if n not in config["nodes"]]
+            if unknown and opts["switches"].get("ignore-not-found") not in ("true", ""):
+                raise Refused('Error from server (NotFound): nodes "%s" not found'
+                              % unknown[0])
             return output(items, names, opts, "nodes")
     state = State(config["state"])
     jobs = kube_jobs.load(config)
@@ -587,6 +596,10 @@ def output(items, names, opts, kind):
         raise Refused("error: the stand-in only prints -o json or -o name")
     return 0
 
+
+# label, annotate, taint, cordon, uncordon and drain of nodes (quarantine, reservation):
+# tests/lab/kubectl_standin_nodes.py
+node_verbs.bind(sys.modules[__name__])
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -59,14 +59,15 @@ from ansible_collections.clusterops.commcheck.plugins.action import pods_plan as
 from ansible_collections.clusterops.commcheck.plugins.action import pair_check as pair_check_action
 from ansible_collections.clusterops.commcheck.plugins.action import record as record_action
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
+from ansible_collections.clusterops.commcheck.plugins.action import reserve_nodes as reserve_nodes_action
 from ansible_collections.clusterops.commcheck.plugins.action import validate_options as validate_options_action
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import transport
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import module_args
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
     check_outputs, check_plan, collective, collective_plan, cpu_governor, discovery_results, existing_pods,
-    fleet_facts, iperf3, k8s_job, pair_check, perftest, pods_plan, quarantine, rdma_facts, record, report, run_lock,
-    test_pods, tool_probe, validate_options)
+    fleet_facts, iperf3, k8s_job, pair_check, perftest, pods_plan, quarantine, rdma_facts, record, report,
+    reserve_nodes, run_lock, test_pods, tool_probe, validate_options)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.pods_plan import job_manifest
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
 
@@ -77,17 +78,17 @@ MODULES = {
     "existing_pods": existing_pods, "pair_check": pair_check, "k8s_job": k8s_job,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
-    "tool_probe": tool_probe, "validate_options": validate_options,
+    "tool_probe": tool_probe, "validate_options": validate_options, "reserve_nodes": reserve_nodes,
 }
 ACTIONS = {
     "check_outputs": check_outputs_action, "check_plan": check_plan_action, "pods_plan": pods_plan_action,
     "collective_plan": collective_plan_action, "discovery_results": discovery_results_action,
     "fleet_facts": fleet_facts_action, "pair_check": pair_check_action, "record": record_action, "report": report_action,
-    "validate_options": validate_options_action,
+    "validate_options": validate_options_action, "reserve_nodes": reserve_nodes_action,
 }
 # Modules whose action plugin runs instead of them: the module only says so, and the action judges the values.
 ACTION_ONLY = set(["check_outputs", "check_plan", "collective_plan", "discovery_results", "fleet_facts", "pair_check", "pods_plan",
-                   "report", "validate_options"])
+                   "report", "validate_options", "reserve_nodes"])
 # Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
 # the host: the module's values are walked above, as MODULES.
 MODULE_WRAPPERS = set(["run_lock", "quarantine", "rdma_facts", "perftest", "iperf3", "collective", "cpu_governor"])
@@ -263,6 +264,8 @@ def base_args(name, tmp):
         "quarantine": {"backend": "kubernetes", "hosts": ["node-3"]},
         "rdma_facts": {"sysfs_root": sysfs, "tools": False},
         "run_lock": {"run_id": "r1", "dir": os.path.join(tmp, "lock")},
+        # mode none: every option is checked, nothing is read or set (nothing to reach on this machine)
+        "reserve_nodes": {"run_id": "r1", "mode": "none", "nodes": ["node-a"], "state_dir": os.path.join(tmp, "rsv")},
         "record": {"records": record_list},
         "report": {"report_dir": os.path.join(tmp, "reports"), "records": record_list},
         "test_pods": {"run_id": "r1", "nodes": ["node-a"], "image": "ghcr.io/example/tools:1",

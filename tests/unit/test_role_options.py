@@ -244,6 +244,16 @@ GOOD = {
     "commcheck_quarantine_taint_effect": "NoExecute",
     "commcheck_quarantine_kubeconfig": "/etc/kubernetes/admin.conf",
     "commcheck_quarantine_context": "prod",
+    "commcheck_quarantine_cordon": True,
+    "commcheck_quarantine_drain": True,
+    "commcheck_quarantine_drain_timeout": 900,
+    "commcheck_reserve_nodes": "taint",
+    "commcheck_reserve_key": "scheduling.example.com/commcheck",
+    "commcheck_reserve_node_names": {"h1": "gpu-node-01.example.com"},
+    "commcheck_reserve_kubectl": "/usr/local/bin/kubectl",
+    "commcheck_reserve_kubeconfig": "/etc/kubernetes/admin.conf",
+    "commcheck_reserve_context": "prod",
+    "commcheck_reserve_state_dir": "/var/lib/commcheck/reserve",
 }
 
 # One hostile value of every variable (with the other values it needs) and what the problem must say.
@@ -461,6 +471,16 @@ HOSTILE = {
     "commcheck_quarantine_taint_effect": ("Evict", "is not one of"),
     "commcheck_quarantine_kubeconfig": ("a\nb", "contains a control character"),
     "commcheck_quarantine_context": (";id", "is not a kubeconfig context name"),
+    "commcheck_quarantine_cordon": ("x", "is not a boolean"),
+    "commcheck_quarantine_drain": ("x", "is not a boolean"),
+    "commcheck_quarantine_drain_timeout": (0, "between 1 and 86400"),
+    "commcheck_reserve_nodes": ("cordon", "is not one of"),
+    "commcheck_reserve_key": ("--overwrite", "must not start with '-'"),
+    "commcheck_reserve_node_names": ({"h1": "-gpu"}, "not a valid Kubernetes node name"),
+    "commcheck_reserve_kubectl": ("/bin/sh", "kubectl"),
+    "commcheck_reserve_kubeconfig": ("a\nb", "contains a control character"),
+    "commcheck_reserve_context": (";id", "is not a kubeconfig context name"),
+    "commcheck_reserve_state_dir": ("/tmp/../etc", "must not contain '..'"),
 }
 
 # Free text (a value may start with '-': it never goes where an option could).
@@ -469,7 +489,8 @@ TEXT = ("commcheck_quarantine_reason",)
 PATH_LIKE = ("commcheck_report_dir", "commcheck_sysfs_root", "commcheck_collective_mpirun",
              "commcheck_collective_binary_dir", "commcheck_history_dir", "commcheck_k8s_kubeconfig",
              "commcheck_k8s_kubectl_binary", "commcheck_k8s_mpi_kubectl", "commcheck_k8s_manifest_dir",
-             "commcheck_mpi_ssh_config", "commcheck_quarantine_kubeconfig", "commcheck_slice_dir", "commcheck_lock_dir")
+             "commcheck_mpi_ssh_config", "commcheck_quarantine_kubeconfig", "commcheck_slice_dir", "commcheck_lock_dir",
+             "commcheck_reserve_kubectl", "commcheck_reserve_kubeconfig", "commcheck_reserve_state_dir")
 # Lists whose items are command-line arguments (an item may be an option).
 ARGUMENT_LISTS = ("commcheck_rdma_extra_args", "commcheck_tcp_extra_args", "commcheck_k8s_command")
 

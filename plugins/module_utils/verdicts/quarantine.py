@@ -183,7 +183,8 @@ def bad_nodes(source, components=DEFAULT_COMPONENTS, node_names=None, option=Non
     return out
 
 
-def _kubectl_base(kubectl, kubeconfig=None, context=None):
+def kubectl_base(kubectl, kubeconfig=None, context=None):
+    """kubectl and its global flags (``--kubeconfig``, ``--context``), each checked; raises QuarantineError."""
     argv = [rule(rules.check_program, "kubectl_binary", kubectl or "kubectl", "kubectl", must_exist=False)]
     if kubeconfig:
         argv += ["--kubeconfig", rule(rules.check_config_path, "kubeconfig", kubeconfig, True)]
@@ -267,7 +268,7 @@ def kubectl_plan(nodes, current=None, state="present", taint=False, taint_effect
     and their removals (``unlabel``, ``unannotate``, ``untaint``).
     """
     _check_plan_options(state, taint_effect, label_key, annotation_key, label_value)
-    base = _kubectl_base(kubectl, kubeconfig, context)
+    base = kubectl_base(kubectl, kubeconfig, context)
     keys = (label_key, annotation_key, label_value, taint_effect)
     current = current or {}
     plan = []
@@ -283,7 +284,7 @@ def kubectl_plan(nodes, current=None, state="present", taint=False, taint_effect
 
 def kubectl_get_argv(node, kubectl="kubectl", kubeconfig=None, context=None):
     """argv that reads a node's current object."""
-    return _kubectl_base(kubectl, kubeconfig, context) + ["get", "node", check_k8s_node(node), "-o", "json"]
+    return kubectl_base(kubectl, kubeconfig, context) + ["get", "node", check_k8s_node(node), "-o", "json"]
 
 
 def parse_node_json(text):
