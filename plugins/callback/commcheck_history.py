@@ -17,7 +17,7 @@ description:
     the playbook name and the C(set_stats) data of the run).
   - Writes one C(kind=finding) line, code C(governor_unmanaged), for a host whose test module could not switch
     the CPU governor (a C(perftest) or C(iperf3) result's C(cpu_governor.unmanaged), a C(cpu_governor) result's
-    C(unmanaged)): once per host and check (C(params.check) rdma, tcp or collective), verdict C(warn).
+    C(unmanaged)), once per host and check (C(params.check) rdma, tcp or collective), verdict C(warn).
   - Each line gets C(schema) (format version), C(run_id) (one per playbook run) and C(time)
     (UTC, ISO 8601) in addition to the record's own keys.
   - One file per month, C(history-YYYY-MM.jsonl), in the history directory. Lines are appended whole,

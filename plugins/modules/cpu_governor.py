@@ -98,7 +98,7 @@ attributes:
 notes:
   - Needs root to write C(/sys). With O(transport=host) it acts on the host the module runs on. With
     O(transport=kubectl) (a test pod, the module on the controller) it reads and writes the pod's governor files
-    through C(kubectl exec) (constant scripts, the sysfs root and the values as their arguments): a privileged
+    through C(kubectl exec) (constant scripts, the sysfs root and the values as their arguments); a privileged
     pod switches its node's CPUs; an unprivileged pod's read-only C(/sys) gives RV(unmanaged). A pod's own
     governors are kept in C(pods/<namespace>/<pod>) under O(save_to) (every pod of the controller shares its
     lock directory), where O(restore_saved) with the same pod finds them.
