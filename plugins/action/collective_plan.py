@@ -231,6 +231,9 @@ class ActionModule(ControllerAction):
         hostvars = task_vars.get("hostvars") or {}
         current = task_vars.get("inventory_hostname")
         plan = host_value(hostvars, current, ["commcheck_collective_plan"], {}) or {}
+        if self._var(task_vars, "commcheck_collective_mode") == "per_node":
+            # each slice ran, retested and builds the records of its own nodes
+            return {"values": {}, "msg": "nothing to share: each slice runs its own nodes"}
         values = slices.share_values(
             self._fleet(task_vars, plain(plan.get("chosen") or [])),
             *[plain(host_value(hostvars, current, [name], {})) for name in (

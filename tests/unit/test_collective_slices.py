@@ -182,3 +182,14 @@ def test_one_controller_launches_as_before(defaults):
     plan = step("runs", slice_vars(defaults, HOSTS, hostvars))
     assert plan["launches"] is True and [r["launcher"] for r in plan["runs"]] == ["h1"]
     assert plan["governor_hosts"] == HOSTS
+
+
+def test_per_node_slices_share_no_runs_and_keep_their_own_retests(defaults):
+    hostvars = dict((h, {"commcheck_collective_group_results": {"results": [], "skipped": True},
+                         "commcheck_collective_retests": {"runs": [{"label": "own retest"}]},
+                         "commcheck_collective_plan": {"chosen": HALVES[1]},
+                         "commcheck_collective_fleet": fleet(HALVES[1], leader=True)}) for h in HALVES[1])
+    task_vars = dict(slice_vars(defaults, HALVES[1], hostvars), commcheck_collective_mode="per_node")
+    assert step("share", task_vars)["values"] == {}
+    assert step("share", dict(task_vars, commcheck_collective_mode="pool"))["values"]["launched"]["h1"][
+        "retest_plan"] == {"runs": [{"label": "own retest"}]}
