@@ -8,11 +8,16 @@ and every host's (its entry, discovery facts, launcher settings, registered
 results) once, and decides with ``plugin_utils.collective_steps``:
 
 - ``probe``: the plan and keys of the tool probe of the role run alone with library ``auto``;
-- ``runs``: the library, the hosts that run and those lost, and every run with its module arguments;
+- ``hosts``: the library, this controller's hosts of the check, those lost and how mpirun reaches each (its
+  entry), which the slices of a split run share (``collective-hosts``, ``plugin_utils.collective_slices``);
+- ``runs``: every run with its module arguments over the hosts of every slice (only the first slice launches
+  them), and the hosts that hold the CPU governor around them;
 - ``retests``: the first pass's failing runs to run again before anything is blamed
   (``verdicts.collective_retest``): as is, and a failing pair's sides with known-good partners;
-- ``results``: the runs' and retests' results gathered, turned into records, judged against the fleet and the
-  history, and classified by the retests (flaky or confirmed).
+- ``share``: what this slice posts when the runs ended (``collective-results``): the first slice its results;
+- ``results``: the runs' and retests' results (the first slice's, read through the meeting) gathered, turned into
+  records with the governor state of their hosts, judged against the fleet and the history, and classified by
+  the retests (flaky or confirmed); ``share``: the records this slice publishes.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,12 +31,14 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.sche
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import collective_retest
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.retest import RetestError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.slice_meeting import my_share
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_slices as slices
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import has_own, host_value, plain
 
 ARGUMENT_SPEC = dict(
-    step=dict(type="str", required=True, choices=["probe", "runs", "retests", "results"]),
+    step=dict(type="str", required=True, choices=["probe", "hosts", "runs", "retests", "share", "results"]),
 )
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
 _MISSING = object()
@@ -44,8 +51,8 @@ class ActionModule(ControllerAction):
     FAILURES = (ValueError, TypeError, KeyError, ScheduleError, th.ThresholdError, RetestError, AnsibleError)
 
     def decide(self, args, result, task_vars):
-        step = {"probe": self._probe, "runs": self._runs, "retests": self._retests,
-                "results": self._results}[args["step"]]
+        step = {"probe": self._probe, "hosts": self._hosts, "runs": self._runs, "retests": self._retests,
+                "share": self._share, "results": self._results}[args["step"]]
         result.update(changed=False)
         result.update(step(task_vars))
         return result
@@ -74,20 +81,55 @@ class ActionModule(ControllerAction):
                                 self._var(task_vars, "commcheck_collective_mpirun", None),
                                 self._var(task_vars, "commcheck_collective_binary_dir", None))
 
+    def _hosts(self, task_vars):
+        _variables, library, chosen, unreachable, entry_of = self._own_context(task_vars)
+        return {"library": library, "chosen": chosen, "unreachable": unreachable,
+                "entries": dict((host, entry_of(host)) for host in chosen),
+                "msg": "%d host(s) of the collective check here, %d lost" % (len(chosen), len(unreachable))}
+
     def _runs(self, task_vars):
         variables, library, chosen, unreachable, entry_of = self._context(task_vars)
         hostvars = task_vars.get("hostvars") or {}
+        fleet = self._fleet(task_vars, chosen)
         mode = variables["commcheck_collective_mode"]
         groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])
-        runs = self._group_runs(hostvars, variables, library, groups, entry_of)
+        planned = self._group_runs(hostvars, variables, library, groups, entry_of, fleet.rdma)
         per_node = steps.node_runs(lambda host: self._host_vars(task_vars, hostvars, host, variables), library,
                                    chosen if mode == "per_node" else [], entry_of)
+        runs, per_node = slices.launched_by_this_slice(planned, per_node, fleet)
         count = len(runs) + sum(len(host_runs) for host_runs in per_node.values())
+        wait = slices.results_wait(planned, self._var(task_vars, "commcheck_slice_wait", 900) or 900,
+                                   self._var(task_vars, "commcheck_retest_repeats", 0) or 0)
         return {"library": library, "chosen": chosen, "unreachable": unreachable, "runs": runs, "node_runs": per_node,
-                "governor_hosts": self._governor_hosts(task_vars, hostvars, chosen),
-                "msg": "%s %s: %d run(s) on %d host(s)" % (library, mode, count, len(chosen))}
+                "launches": fleet.launches, "own": [host for host in chosen if host in fleet.own],
+                "results_wait": wait,
+                "governor_hosts": self._governor_hosts(task_vars, hostvars, [h for h in chosen if h in fleet.own]),
+                "msg": "%s %s: %d run(s) on %d host(s)%s" % (
+                    library, mode, count, len(chosen),
+                    "" if fleet.slices == 1 else (", launched by this slice" if fleet.launches else
+                                                  ", launched by the first of %d slices" % fleet.slices))}
+
+    def _fleet(self, task_vars, chosen=()):
+        """The slices' ``collective-hosts`` meeting (``commcheck_collective_fleet``); without one (the steps run
+        on their own), one controller with ``chosen``."""
+        met = host_value(task_vars.get("hostvars") or {}, task_vars.get("inventory_hostname"),
+                         ["commcheck_collective_fleet"], None)
+        if isinstance(met, dict) and "hosts" in met:
+            return slices.Fleet(plain(met))
+        return slices.Fleet({"hosts": list(chosen), "own": list(chosen), "leader": True, "slices": 1})
 
     def _context(self, task_vars):
+        """(variables, library, chosen, unreachable, entry_of) over every slice's hosts once the slices met
+        (``collective-hosts``); this controller's own before."""
+        variables, library, chosen, unreachable, entry_of = self._own_context(task_vars)
+        met = host_value(task_vars.get("hostvars") or {}, task_vars.get("inventory_hostname"),
+                         ["commcheck_collective_fleet"], None)
+        if not isinstance(met, dict) or "hosts" not in met:
+            return variables, library, chosen, unreachable, entry_of
+        fleet = slices.Fleet(plain(met))
+        return variables, library, fleet.hosts, fleet.unreachable, fleet.entry_of
+
+    def _own_context(self, task_vars):
         """(variables, library, chosen, unreachable, entry_of): what every run of the check is made from."""
         variables = self._vars(task_vars, steps.RUN_VARIABLES)
         hostvars = task_vars.get("hostvars") or {}
@@ -110,10 +152,11 @@ class ActionModule(ControllerAction):
 
         return variables, library, chosen, unreachable, entry_of
 
-    def _group_runs(self, hostvars, variables, library, groups, entry_of):
+    def _group_runs(self, hostvars, variables, library, groups, entry_of, fleet_rdma=None):
         in_groups = sorted(set(host for group in groups for host in group))
-        facts = dict((host, plain(host_value(hostvars, host, ["ansible_facts.commcheck_rdma"], {})))
-                     for host in in_groups)
+        # another slice's hosts have their RDMA facts in the slices' meeting only
+        facts = dict((host, plain((fleet_rdma or {}).get(host) or host_value(
+            hostvars, host, ["ansible_facts.commcheck_rdma"], {}))) for host in in_groups)
         return steps.group_runs(variables, library, groups, entry_of, facts,
                                 lambda host: self._launcher_vars(hostvars, host))
 
@@ -134,6 +177,8 @@ class ActionModule(ControllerAction):
         if failed is not None or not plan.get("library"):
             # the results step fails with the runs' message (after the CPU governors are back)
             return {"runs": [], "retests": [], "msg": "no retests: the runs failed as a task"}
+        if not plan.get("launches", True) and mode != "per_node":
+            return {"runs": [], "retests": [], "msg": "no retests here: the first slice retests its runs"}
         options = self._vars(task_vars, steps.RETEST_VARIABLES)
         results = plain(steps.run_results(group_results, node_results))
         records = self._judged(task_vars, collective_records(results, mode=mode))["records"]
@@ -148,7 +193,7 @@ class ActionModule(ControllerAction):
                 context.append(self._context(task_vars))
             variables, library, _chosen, _unreachable, entry_of = context[0]
             made = self._group_runs(hostvars, dict(variables, commcheck_collective_ops=[operation]), library,
-                                    [list(hosts)], entry_of)
+                                    [list(hosts)], entry_of, self._fleet(task_vars).rdma)
             return made[0]
 
         runs = steps.retest_runs(plan.get("runs"), plan.get("node_runs"), planned["retests"], pair_runs)
@@ -157,16 +202,15 @@ class ActionModule(ControllerAction):
                 "msg": "%d retest(s) of %d failing run(s)" % (len(runs), planned["summary"]["failing_runs"])}
 
     def _governor_hosts(self, task_vars, hostvars, chosen):
-        """The hosts of the check that hold commcheck_cpu_governor around the runs: one is set (the host's own
-        value, else the run's) and the host is reached as a host (pods get none: the module would act on the
-        controller there)."""
-        run = {"commcheck_cpu_governor": self._var(task_vars, "commcheck_cpu_governor", ""),
-               "commcheck_transport": self._var(task_vars, "commcheck_transport", "host")}
+        """The hosts of the check that hold commcheck_cpu_governor around the runs: those where one is set (the
+        host's own value, else the run's); a pod holds it through kubectl exec (the cpu_governor module's
+        transport, from the play's module_defaults)."""
+        run = self._var(task_vars, "commcheck_cpu_governor", "")
 
-        def value(host, name):
-            return plain(host_value(hostvars, host, [name], None)) if has_own(hostvars, host, name) else run[name]
-        return [host for host in chosen
-                if value(host, "commcheck_cpu_governor") and value(host, "commcheck_transport") == "host"]
+        def value(host):
+            return plain(host_value(hostvars, host, ["commcheck_cpu_governor"], None)) if has_own(
+                hostvars, host, "commcheck_cpu_governor") else run
+        return [host for host in chosen if value(host)]
 
     @staticmethod
     def _launcher_vars(hostvars, host):
@@ -183,11 +227,46 @@ class ActionModule(ControllerAction):
                 own[name] = plain(host_value(hostvars, host, [name], None))
         return own
 
+    def _share(self, task_vars):
+        hostvars = task_vars.get("hostvars") or {}
+        current = task_vars.get("inventory_hostname")
+        plan = host_value(hostvars, current, ["commcheck_collective_plan"], {}) or {}
+        if self._var(task_vars, "commcheck_collective_mode") == "per_node":
+            # each slice ran, retested and builds the records of its own nodes
+            return {"values": {}, "msg": "nothing to share: each slice runs its own nodes"}
+        values = slices.share_values(
+            self._fleet(task_vars, plain(plan.get("chosen") or [])),
+            *[plain(host_value(hostvars, current, [name], {})) for name in (
+                "commcheck_collective_group_results", "commcheck_collective_retests",
+                "commcheck_collective_retest_results")])
+        return {"values": values, "msg": "the runs' results shared" if values else "nothing to share"}
+
+    def _launched(self, task_vars, group_results, retest_plan, retest_results):
+        """The first slice's results as it posted them (``collective-results``), else this controller's own."""
+        met = host_value(task_vars.get("hostvars") or {}, task_vars.get("inventory_hostname"),
+                         ["commcheck_collective_fleet_results"], None)
+        return slices.launched_results(plain(met) if isinstance(met, dict) else None, plain(group_results),
+                                       plain(retest_plan), plain(retest_results))
+
+    def _governor_held(self, task_vars, hosts):
+        """{host: its governor hold result}: from the slices' meeting (``collective-results``), else each host's
+        registered ``commcheck_collective_governor``."""
+        hostvars = task_vars.get("hostvars") or {}
+        met = host_value(hostvars, task_vars.get("inventory_hostname"), ["commcheck_collective_fleet_results"], None)
+        posted = ((plain(met) or {}).get("facts") or {}).get("governor") if isinstance(met, dict) else None
+        if isinstance(posted, dict):
+            return posted
+        return dict((host, plain(host_value(hostvars, host, ["commcheck_collective_governor"], None)))
+                    for host in hosts)
+
     def _results(self, task_vars):
         hostvars = task_vars.get("hostvars") or {}
         current = task_vars.get("inventory_hostname")
-        mode, plan, group_results, node_results, failed = self._first_pass(task_vars)
-        retest_results = host_value(hostvars, current, ["commcheck_collective_retest_results"], {})
+        mode, plan, group_results, node_results, _failed = self._first_pass(task_vars)
+        group_results, retest_plan, retest_results = self._launched(
+            task_vars, group_results, host_value(hostvars, current, ["commcheck_collective_retests"], {}),
+            host_value(hostvars, current, ["commcheck_collective_retest_results"], {}))
+        failed = steps.failures(group_results)
         if failed is None:
             failed = steps.failures(retest_results)
         if failed is not None:
@@ -196,10 +275,14 @@ class ActionModule(ControllerAction):
         unreachable = plan.get("unreachable") or []
         collective = steps.gathered(plain(steps.run_results(group_results, node_results)), mode, unreachable)
         judged = self._judged(task_vars, collective["records"])
-        retest_plan = host_value(hostvars, current, ["commcheck_collective_retests"], {}) or {}
-        retests = steps.retest_records(plain(retest_plan.get("runs") or []), plain(retest_results), mode)
+        retests = steps.retest_records(plain((retest_plan or {}).get("runs") or []), plain(retest_results), mode)
         collective = steps.with_retests(collective, judged["records"], retests, mode,
                                         list(self._var(task_vars, "commcheck_retest_verdicts")))
+        collective["records"] = slices.with_governor_state(
+            collective["records"], self._governor_held(task_vars, plan.get("chosen") or []),
+            self._var(task_vars, "commcheck_cpu_governor", ""))
+        fleet = self._fleet(task_vars, plan.get("chosen") or [])
+        collective["share"] = my_share(collective["records"], fleet.own, plan.get("chosen") or [], fleet.launches)
         collective["thresholds"] = judged["summary"]
         collective["outcome"] = steps.outcome(plan.get("library"), mode, collective, unreachable)
         collective["msg"] = collective["outcome"]

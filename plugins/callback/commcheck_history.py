@@ -15,6 +15,9 @@ description:
     (the list the C(clusterops.commcheck.record) action returns; loop items included), and one
     C(kind=summary) line per playbook run (hosts ok, failed and unreachable, record counts by verdict,
     the playbook name and the C(set_stats) data of the run).
+  - Writes one C(kind=finding) line, code C(governor_unmanaged), for a host whose test module could not switch
+    the CPU governor (a C(perftest) or C(iperf3) result's C(cpu_governor.unmanaged), a C(cpu_governor) result's
+    C(unmanaged)), once per host and check (C(params.check) rdma, tcp or collective), verdict C(warn).
   - Each line gets C(schema) (format version), C(run_id) (one per playbook run) and C(time)
     (UTC, ISO 8601) in addition to the record's own keys.
   - One file per month, C(history-YYYY-MM.jsonl), in the history directory. Lines are appended whole,
@@ -160,6 +163,7 @@ from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_state
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import governor_records
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_summary as ending
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_signals import (
     stop_workers,
@@ -213,6 +217,7 @@ class CallbackModule(CallbackBase):
         self._spill = None
         self._spill_dir = None
         self._stop_workers = stop_workers
+        self._unmanaged_seen = set()     # (host, check) of the governor_unmanaged findings written
 
     # -- options and run id -------------------------------------------------
 
@@ -493,6 +498,8 @@ class CallbackModule(CallbackBase):
             return
         records = data.get("commcheck_records")
         if not records or not isinstance(records, list):
+            records = self._governor_findings(result, data)
+        if not records:
             return
         good = []
         for index, record in enumerate(records):
@@ -506,6 +513,16 @@ class CallbackModule(CallbackBase):
             self._counts[item["verdict"]] = self._counts.get(item["verdict"], 0) + 1
         self._written += len(good)
         self._write(good)
+
+    def _governor_findings(self, result, data):
+        """The ``governor_unmanaged`` finding of a module result as a record, once per host and check."""
+        task = result_part(result, "task")
+        host = getattr(result_part(result, "host"), "name", None)
+        found = governor_records.finding_records(data, host, getattr(task, "action", None)) if host else []
+        keys = set((rec["host"], rec["params"]["check"]) for rec in found)
+        found = [rec for rec in found if (rec["host"], rec["params"]["check"]) not in self._unmanaged_seen]
+        self._unmanaged_seen.update(keys)
+        return found
 
     def _write(self, records):
         if not records or self._disabled:

@@ -15,9 +15,15 @@ description:
     (C(commcheck_collective_*)) and every host's variables once, and returns what the role's next tasks take.
   - With O(step=probe), the plan and the probe keys of the tool probe the role runs alone with
     C(commcheck_collective_library=auto).
-  - With O(step=runs), the library, the hosts that run (those asked, else every host of the play, that are still in
-    the play and, with library C(auto), have the library), those asked that left the play, and every run with the
-    arguments of its C(clusterops.commcheck.collective) module call. A pool run and each pair run start mpirun from
+  - With O(step=hosts), the library, the hosts that run (those asked, else every host of the play, that are still in
+    the play and, with library C(auto), have the library), those asked that left the play, and how mpirun reaches
+    each (RV(entries)), what the slices of a run split over several controllers share at their C(collective-hosts)
+    meeting (C(clusterops.commcheck.fleet_facts), registered as C(commcheck_collective_fleet)).
+  - With O(step=runs), the hosts of every slice (those of the C(collective-hosts) meeting; this controller's alone
+    without one) and every run with the arguments of its C(clusterops.commcheck.collective) module call. One
+    mpirun reaches every host, so only the first slice (the meeting's leader) launches the pool or pair runs, over
+    the hosts of every slice, bisection and retests included (RV(launches)); the others hold the CPU governor of
+    their own hosts and wait for its results. Per-node runs run in each slice on its own hosts. A pool run and each pair run start mpirun from
     their first host, with its transport, C(kubectl) and MPI agent directory; they are judged by the configured NIC
     rates, else by the active ports of the slowest host (NCCL only). In V(per_node) mode each host runs its own
     operations, with the options its own variables set.
@@ -33,6 +39,11 @@ description:
     C(params.retest)); a failing run that passes on a retest as is becomes V(flaky), one that fails again stays
     V(fail), and a node whose own run (V(per_node)) or whose pairs with known-good partners (V(pairs)) fail again
     is named by a C(finding). When a run failed as a task, the step fails with the runs' messages.
+  - With O(step=share), what this slice posts at the C(collective-results) meeting once the runs ended
+    (RV(values)); the first slice its runs' results. With O(step=results) every slice reads them from that
+    meeting (C(commcheck_collective_fleet_results)), so every slice builds the same records; each record of a run
+    carries C(params.cpu_governor), its hosts by governor state (C(held), C(unmanaged), C(not_held), from each
+    host's C(commcheck_collective_governor) hold), and RV(share) the records this slice publishes.
 author:
   - commcheck developers (@clusterops)
 options:
@@ -41,7 +52,7 @@ options:
       - Which step of the collective role to take.
     type: str
     required: true
-    choices: [probe, runs, retests, results]
+    choices: [probe, hosts, runs, retests, share, results]
 extends_documentation_fragment:
   - clusterops.commcheck.controller
 attributes:
@@ -92,19 +103,49 @@ timeout:
   type: int
 library:
   description: The library that runs (null with library C(auto) when no host has one).
-  returned: O(step=runs)
+  returned: O(step=hosts) or O(step=runs)
   type: str
   sample: nccl
 chosen:
-  description: The hosts that run the check, in play order.
-  returned: O(step=runs)
+  description: The hosts that run the check, in play order (O(step=runs) - of every slice, in the order of the
+    slices' meeting).
+  returned: O(step=hosts) or O(step=runs)
   type: list
   elements: str
 unreachable:
-  description: The hosts asked that left the play.
+  description: The hosts asked that left the play (of every slice with O(step=runs)).
+  returned: O(step=hosts) or O(step=runs)
+  type: list
+  elements: str
+entries:
+  description: How mpirun reaches each host of RV(chosen) (C(name), C(address), ...).
+  returned: O(step=hosts)
+  type: dict
+launches:
+  description: Whether this controller launches the pool or pair runs (the first slice of a split run; always
+    with one controller).
+  returned: O(step=runs)
+  type: bool
+own:
+  description: The hosts of RV(chosen) that this slice runs.
   returned: O(step=runs)
   type: list
   elements: str
+results_wait:
+  description: How long, in seconds, a slice waits at the C(collective-results) meeting for the first slice's
+    runs (C(commcheck_slice_wait) plus every run's bound, once and once per C(commcheck_retest_repeats)).
+  returned: O(step=runs)
+  type: int
+values:
+  description: The C(values) of this slice's post at C(collective-results) - C(launched) (under the first slice's
+    first host - its C(group_results), C(retest_plan) and C(retest_results)); empty in the other slices.
+  returned: O(step=share)
+  type: dict
+share:
+  description: The records this slice publishes - those of its own hosts, and in the first slice those of no host.
+  returned: O(step=results)
+  type: list
+  elements: dict
 runs:
   description:
     - The pool or pair runs, one per host group and operation, each with C(hosts), C(operation), C(launcher) (the
@@ -118,8 +159,9 @@ runs:
   elements: dict
 governor_hosts:
   description:
-    - The hosts of RV(chosen) that hold C(commcheck_cpu_governor) around the runs - it is set (the host's own
-      value, else the run's) and C(commcheck_transport) is V(host) (pods get no governor).
+    - This slice's hosts of RV(chosen) that hold C(commcheck_cpu_governor) around the runs - it is set (the
+      host's own value, else the run's). A pod holds it through C(kubectl exec) (the C(cpu_governor) module's
+      transport).
   returned: O(step=runs)
   type: list
   elements: str
@@ -185,7 +227,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.modul
 
 
 def main():
-    controller_only("collective_plan", dict(step=dict(type="str", required=True, choices=["probe", "runs", "retests", "results"])))
+    controller_only("collective_plan", dict(step=dict(type="str", required=True,
+                                                      choices=["probe", "hosts", "runs", "retests", "share",
+                                                               "results"])))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ description:
     a write that fails restores the CPUs already written.
 author:
   - commcheck developers (@clusterops)
+extends_documentation_fragment:
+  - clusterops.commcheck.transport
 options:
   governor:
     description:
@@ -92,11 +94,14 @@ attributes:
   platform:
     support: full
     platforms: posix
-    description: Linux hosts with cpufreq; the host the module runs on.
+    description: Linux hosts with cpufreq; the host the module runs on, or a pod through O(transport=kubectl).
 notes:
-  - Needs root to write C(/sys). It acts on the host the module runs on; for a test pod reached with the
-    kubectl transport (C(ansible_connection=local)) that is the controller, so plays skip such hosts (a pod
-    cannot set its node's governor anyway).
+  - Needs root to write C(/sys). With O(transport=host) it acts on the host the module runs on. With
+    O(transport=kubectl) (a test pod, the module on the controller) it reads and writes the pod's governor files
+    through C(kubectl exec) (constant scripts, the sysfs root and the values as their arguments); a privileged
+    pod switches its node's CPUs; an unprivileged pod's read-only C(/sys) gives RV(unmanaged). A pod's own
+    governors are kept in C(pods/<namespace>/<pod>) under O(save_to) (every pod of the controller shares its
+    lock directory), where O(restore_saved) with the same pod finds them.
   - The test modules (C(perftest), C(iperf3)) save each CPU's governor in the run's lock directory before
     switching it; the one-click playbook runs this module with O(restore_saved) in its C(always) section, so a
     module killed mid-test leaves no CPU at O(governor).
@@ -202,6 +207,10 @@ import os
 import platform
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.transport import (
+    TRANSPORT_ARGSPEC,
+    get_transport,
+)
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import (
     OptionError,
@@ -212,15 +221,16 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options.optio
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.cpu_governor import (
     GOVERNOR_NAME,
     GovernorError,
+    HostSysfs,
+    PodSysfs,
     WHY_NO_CPUFREQ,
-    apply_changes,
     clear_state,
     cpu_key,
     diff_text,
     load_state,
     parse_cpu_list,
     plan_changes,
-    read_cpus,
+    pod_state_dir,
     refusals,
     restore_plan,
     save_before_switching,
@@ -241,17 +251,31 @@ def governors_error(governors):
     return None
 
 
-def restore_saved(module, params):
+class Where(object):
+    """The governor files the module acts on: the host's own, or a pod's through ``kubectl exec`` (the
+    ``transport`` options); ``name`` names them in the finding; ``state_dir`` is where their own governors are
+    kept in a lock directory (a pod's in a directory of its own there)."""
+
+    def __init__(self, transport):
+        self.pod = transport if getattr(transport, "name", "host") == "kubectl" else None
+        self.files = PodSysfs(transport) if self.pod else HostSysfs()
+        self.name = "%s/%s" % (self.pod.namespace, self.pod.pod) if self.pod else platform.node()
+
+    def state_dir(self, directory):
+        return pod_state_dir(directory, self.pod.namespace, self.pod.pod) if self.pod else directory
+
+
+def restore_saved(module, params, where):
     """Put back what a killed test module saved before switching; exits the module."""
     try:
-        directory = check_path("restore_saved", params["restore_saved"])
+        directory = where.state_dir(check_path("restore_saved", params["restore_saved"]))
     except OptionError as exc:
         module.fail_json(msg=str(exc))
     saved = load_state(directory) if os.path.isdir(directory) else None
     if not saved:
         module.exit_json(changed=False, previous={}, current={}, changed_cpus=[], restored_saved={})
     try:
-        cpus, changes = restore_plan(saved, params["sysfs_root"])
+        cpus, changes = restore_plan(saved, params["sysfs_root"], where.files)
     except GovernorError as exc:
         module.fail_json(msg="restore_saved: %s" % exc)
     names = sorted(changes, key=lambda k: int(k[3:]))
@@ -262,7 +286,7 @@ def restore_saved(module, params):
     if module.check_mode:
         module.exit_json(**result)
     try:
-        apply_changes(cpus, changes)
+        where.files.apply_changes(cpus, changes, params["sysfs_root"])
         clear_state(directory)
     except (GovernorError, OSError) as exc:
         module.fail_json(msg="restore_saved: %s" % exc, **result)
@@ -284,6 +308,7 @@ def main():
             save_to=dict(type="path"),
             # read on the controller by the module's action plugin, which takes it out
             role_options=dict(type="str", choices=["hold", "restore"]),
+            **TRANSPORT_ARGSPEC
         ),
         mutually_exclusive=[("governor", "governors", "restore_saved")],
         required_one_of=[("governor", "governors", "restore_saved")],
@@ -315,14 +340,18 @@ def main():
         if error:
             module.fail_json(msg=error)
 
+    where = Where(get_transport(module))
     if params["restore_saved"] is not None:
-        restore_saved(module, params)
-    cpus = read_cpus(params["sysfs_root"])
+        restore_saved(module, params, where)
+    try:
+        cpus = where.files.read_cpus(params["sysfs_root"])
+    except GovernorError as exc:
+        module.fail_json(msg=str(exc))
     if not cpus:
         reason = ("no cpufreq scaling_governor under %s/devices/system/cpu (VM or cpufreq driver not loaded)"
                   % params["sysfs_root"].rstrip("/"))
         module.exit_json(changed=False, previous={}, current={}, changed_cpus=[], skipped_reason=reason,
-                         unmanaged=unmanaged_finding(platform.node(), cpus, [WHY_NO_CPUFREQ], governor or "performance",
+                         unmanaged=unmanaged_finding(where.name, cpus, [WHY_NO_CPUFREQ], governor or "performance",
                                                      reason))
     try:
         targets, changes = plan_changes(cpus, governor=governor, governors=governors, selected=selected)
@@ -333,7 +362,7 @@ def main():
     if refused:
         why = set(refusals(cpus, changes).values())
         module.exit_json(changed=False, previous=previous, current=previous, changed_cpus=[], skipped_reason=refused,
-                         unmanaged=unmanaged_finding(platform.node(), cpus, why, governor or "the governor asked for",
+                         unmanaged=unmanaged_finding(where.name, cpus, why, governor or "the governor asked for",
                                                      refused))
     current = dict(previous)
     current.update(dict((name, change[1]) for name, change in changes.items()))
@@ -345,10 +374,10 @@ def main():
     if changes and not module.check_mode:
         try:
             if params["save_to"]:
-                save_before_switching(params["save_to"], params["sysfs_root"],
+                result["saved_to"] = where.state_dir(params["save_to"])
+                save_before_switching(result["saved_to"], params["sysfs_root"],
                                       dict((name, before) for name, (before, _after) in changes.items()))
-                result["saved_to"] = params["save_to"]
-            apply_changes(cpus, changes)
+            where.files.apply_changes(cpus, changes, params["sysfs_root"])
         except GovernorError as exc:
             module.fail_json(msg=str(exc), previous=previous)
     module.exit_json(**result)

@@ -33,9 +33,17 @@ def data_if_read(result):
     raw = getattr(result, "_return_data", None)
     if isinstance(raw, dict):
         facts = raw.get("ansible_facts")
-        if "commcheck_records" not in raw and not (isinstance(facts, dict) and "commcheck_run_id" in facts):
+        if "commcheck_records" not in raw and not (isinstance(facts, dict) and "commcheck_run_id" in facts) \
+                and not carries_unmanaged(raw):
             return None
     return result_part(result, "result")
+
+
+def carries_unmanaged(raw):
+    """Whether a result's data holds a ``governor_unmanaged`` finding (``unmanaged`` of the ``cpu_governor``
+    module, ``cpu_governor.unmanaged`` of the pair modules), which the callback writes as a finding record."""
+    governor = raw.get("cpu_governor")
+    return raw.get("unmanaged") is not None or (isinstance(governor, dict) and governor.get("unmanaged") is not None)
 
 
 def _message(data):

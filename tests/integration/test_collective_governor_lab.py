@@ -114,6 +114,9 @@ def test_every_host_runs_the_collective_at_performance_and_gets_its_own_back(wat
     run = oc.oneclick(lab, tmp_path, collective_vars(lab), name="held")
     assert run.rc == 0, run.tail()
     assert [r["verdict"] for r in run.records("collective")] == ["pass"], run.tail()
+    # the record says every host of the run held the governor
+    assert run.records("collective")[0]["params"]["cpu_governor"] == {
+        "governor": "performance", "held": lab.hosts, "unmanaged": [], "not_held": []}
     seen = seen_by_ranks(lab)
     assert sorted(seen) == sorted(lab.hosts), seen
     assert all(governors == ["performance"] * 4 for notes in seen.values() for governors in notes), seen

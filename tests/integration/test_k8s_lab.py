@@ -569,6 +569,9 @@ def test_full_check_in_pods(pods_run):
     assert len(coll) == 1 and coll[0]["verdict"] == "pass", [
         (r["host"], r["peer"], r["verdict"], r["cause"], r["params"], r.get("evidence")) for r in coll]
     assert coll[0]["params"]["hosts"] == nodes[:3]
+    # every pod of the collective held the CPU governor around it (kubectl exec, as the pair modules do)
+    assert coll[0]["params"]["cpu_governor"] == {"governor": "performance", "held": nodes[:3], "unmanaged": [],
+                                                 "not_held": []}
     execs = [e for e in log if e["event"] == "exec"]
     mpirun = [e for e in execs if "-np" in e["argv"]
               and any(a == "mpirun" or a.endswith("/mpirun") for a in e["argv"])]

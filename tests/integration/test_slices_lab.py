@@ -14,12 +14,14 @@ one-click play (discovery, RDMA and TCP over a ring) in two slices, with a
 host of the second half slowed; both its links are named however the slices
 split them, each slice's report covers the whole run, and
 ``playbooks/report.yml`` then renders the whole run from the shared history.
-Full tier (``pytest.mark.full``): a slice that never comes, and a split run
-without a shared run id.
+Full tier (``pytest.mark.full``): a slice that never comes, a split run
+without a shared run id, and the collective check in two slices: one mpirun
+over every host of both, launched by the first slice while every host holds
+the CPU governor, the same records in both slices.
 
-The lab's perftest is the EMULATOR under tests/lab/emulators (real TCP
-between the lab hosts); ansible-playbook, SSH, iperf3 and the meeting files
-are real.
+The lab's perftest and nccl-tests are the EMULATORS under tests/lab/emulators
+(real TCP between the lab hosts); ansible-playbook, SSH, iperf3, Open MPI's
+mpirun, the governor files' switching and the meeting files are real.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,11 +29,14 @@ __metaclass__ = type
 
 import json
 import os
+import shutil
 import time
 
 import pytest
 
 import oneclick_helpers as oc
+from test_collective_governor_lab import OWN, collective_vars, seen_by_ranks, seen_dir
+from test_oneclick_lab import task_results
 from lab_checks import HEALTHY_VERDICTS, MEASURED_VERDICTS, assert_nothing_left, history_env, read_history, \
     slow_rate
 
@@ -167,3 +172,58 @@ def test_a_split_run_without_a_shared_run_id_is_refused_before_anything_runs(lab
     assert proc.returncode != 0
     assert "needs one run id for all of them" in proc.stdout, proc.stdout[-3000:]
     assert not (tmp_path / "history" / "slices").exists()
+
+
+RUNS_TASK = "Run the collectives of the pool or of each pair from its first host"
+
+
+@pytest.mark.full
+@pytest.mark.skipif(oc.mpi_missing() is not None, reason=oc.mpi_missing() or "")
+def test_two_slices_run_one_collective_over_every_host(lab, tmp_path):
+    """The collective check alone in two slices: after they meet, the first slice launches one mpirun over the
+    hosts of both (the other holds its hosts' governors and waits for its results); both build the same records,
+    each publishes its share, so the history holds the pool run once."""
+    hosts, halves = lab.hosts, [lab.hosts[:2], lab.hosts[2:]]
+    own = dict(zip(hosts, OWN.values()))
+    for host in hosts:
+        oc.set_governors(lab, own[host], hosts=[host])
+        os.makedirs(seen_dir(lab, host), exist_ok=True)
+    run_id = "collective-slices-%d" % os.getpid()
+    history = tmp_path / "history"
+    extra = dict(collective_vars(lab), commcheck_slices=2, commcheck_run_id=run_id, commcheck_slice_wait=900)
+    try:
+        began = time.monotonic()
+        started = [oc.start_oneclick(lab, tmp_path, extra, limit=",".join(half), name="coll%d" % num,
+                                     history=history) for num, half in enumerate(halves)]
+        runs = [oc.finish(proc, hist, report, began, timeout=1200) for proc, hist, report in started]
+        seen = seen_by_ranks(lab)
+        after = dict((host, oc.governors(lab, host)) for host in hosts)
+    finally:
+        for host in hosts:
+            shutil.rmtree(seen_dir(lab, host), ignore_errors=True)
+        oc.set_governors(lab, oc.GOVERNORS)
+    for run in runs:
+        assert run.rc == 0, run.tail()
+    # one slice ran the pool's mpirun, the other skipped the task
+    words = sorted(sorted(task_results(run.output, RUNS_TASK)) for run in runs)
+    assert words in ([["changed"], ["skipping"]], [["ok"], ["skipping"]]), words
+    # its ranks ran on every host of both slices, each at performance; each host back at its own after
+    assert sorted(seen) == sorted(hosts), seen
+    assert all(governors == ["performance"] * 4 for notes in seen.values() for governors in notes), seen
+    assert after == own
+    # the pool run is in the history once, with every host and their governor state
+    pool = [r for r in read_history(history) if r["kind"] == "collective"]
+    assert len(pool) == 1 and pool[0]["params"]["hosts"] == hosts and pool[0]["verdict"] == "pass", pool
+    assert pool[0]["params"]["cpu_governor"] == {"governor": "performance", "held": hosts, "unmanaged": [],
+                                                 "not_held": []}
+    # both slices' reports (of the whole run, from the shared history) hold the same collective records
+    reports = []
+    for run in runs:
+        with open(os.path.join(run.report_dir, run_id, "results.json")) as handle:
+            reports.append([(r["host"], r["params"]["hosts"], r["verdict"], r["metrics"].get("busbw_gbs"))
+                            for r in json.load(handle)["records"] if r["kind"] == "collective"])
+    assert reports[0] == reports[1] and len(reports[0]) == 1, reports
+    posts = os.path.join(str(history), "slices", run_id)
+    for step in ("collective-hosts", "collective-held", "collective-results"):
+        assert len(os.listdir(os.path.join(posts, step))) == 2, step
+    assert not oc.wait_no_test_processes(lab, timeout=120)

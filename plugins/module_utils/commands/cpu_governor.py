@@ -308,13 +308,13 @@ def save_before_switching(directory, sysfs_root, previous):
             directory, getattr(exc, "strerror", None) or exc))
 
 
-def restore_plan(saved, sysfs_root):
-    """(cpus, changes) that put back what ``saved`` holds, on the CPUs under ``sysfs_root``; GovernorError when it
-    was saved for another sysfs root."""
+def restore_plan(saved, sysfs_root, files=None):
+    """(cpus, changes) that put back what ``saved`` holds, on the CPUs under ``sysfs_root`` (read by ``files``:
+    :class:`HostSysfs` unless given); GovernorError when it was saved for another sysfs root."""
     if saved.get("sysfs_root") != sysfs_root:
         raise GovernorError("the saved governors are of %s, not of %s" % (
             show(saved.get("sysfs_root")), show(sysfs_root)))
-    cpus = read_cpus(sysfs_root)
+    cpus = (files or HostSysfs()).read_cpus(sysfs_root)
     known = dict((cpu, governor) for cpu, governor in saved["previous"].items() if cpu in cpus)
     return cpus, plan_changes(cpus, governors=known)[1] if known else {}
 
@@ -387,6 +387,12 @@ class HostSysfs(object):
     @staticmethod
     def apply_changes(cpus, changes, sysfs_root):
         return apply_changes(cpus, changes)
+
+
+def pod_state_dir(directory, namespace, pod):
+    """Where a pod's own governors are kept in the controller's lock ``directory``, which every pod that controller
+    reaches shares: a directory of the pod's own (``pods/<namespace>/<pod>``)."""
+    return os.path.join(directory, "pods", namespace, pod)
 
 
 class GovernorHold(object):

@@ -38,7 +38,8 @@ CULPRIT_FINDINGS = {
                       "process') and what else used its memory, then rerun; the run put back the CPU governors the module had switched"),
     "governor_unmanaged": ("The CPU governor could not be switched for the tests on the host or pod: its sysfs is "
                            "read-only (a pod that is not privileged), it may not write the governor files, or it has "
-                           "no cpufreq; the tests ran at the governors it has (named in the finding)",
+                           "no cpufreq; the tests ran at the governors it has (named in the finding, a warn record "
+                           "of the history once per host and check)",
                            "Run the test pods privileged (a writable /sys), or set the nodes' governor with their "
                            "own tuning (a DaemonSet running cpupower frequency-set -g performance, or a tuned "
                            "profile)"),
