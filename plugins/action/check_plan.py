@@ -141,7 +141,7 @@ def probe_lost(reader, hosts, answer=None):
 
 
 # patterns only the RDMA check has: given as commcheck_rdma_pattern, they stand in the one-click check too
-RDMA_ONLY_PATTERNS = ("leaf_ring", "spine")
+RDMA_ONLY_PATTERNS = ("leaf_ring", "spine", "loopback")
 
 
 class ActionModule(ControllerAction):
@@ -175,7 +175,8 @@ class ActionModule(ControllerAction):
             plan = plan_of(reader.run_value(PLAN_VAR))
             binary_dir, mpirun = run_tools(reader)
             decision = check_plan.decide(plan, [(host, host_status(reader, plan, host, binary_dir, mpirun))
-                                                for host in play_hosts], binary_dir)
+                                                for host in play_hosts], binary_dir,
+                                        reader.run_value("commcheck_rdma_pattern") == "loopback")
             result.update(decision, msg=decision_text(decision))
         elif step == "runs":
             result.update(self._runs(args, reader, play_hosts))
