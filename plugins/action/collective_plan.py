@@ -81,7 +81,8 @@ class ActionModule(ControllerAction):
         groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])
         runs = self._group_runs(hostvars, variables, library, groups, entry_of)
         per_node = steps.node_runs(lambda host: self._host_vars(task_vars, hostvars, host, variables), library,
-                                   chosen if mode == "per_node" else [], entry_of)
+                                   chosen if mode == "per_node" else [], entry_of,
+                                   lambda host: plain(host_value(hostvars, host, ["ansible_facts.commcheck_rdma"], {})))
         count = len(runs) + sum(len(host_runs) for host_runs in per_node.values())
         return {"library": library, "chosen": chosen, "unreachable": unreachable, "runs": runs, "node_runs": per_node,
                 "governor_hosts": self._governor_hosts(task_vars, hostvars, chosen),

@@ -210,6 +210,7 @@ RULES = {
     "commcheck_collective_busbw_metric": kit.by_spec(),
     "commcheck_collective_ib_expected": kit.by_spec(),
     "commcheck_collective_transport_check": kit.by_spec(),
+    "commcheck_collective_ib_loopback": kit.by_spec(),
     "commcheck_collective_bisect": kit.by_spec(),
     "commcheck_collective_bisect_max_runs": kit.integer(1, 1000, zero="2 x hosts + 3"),
     # tcp_perf
