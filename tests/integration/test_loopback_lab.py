@@ -7,7 +7,9 @@ A loopback pair is one host's rail 0 against its rail 1, server and client on th
 perftest EMULATOR carries its data between the two rails' addresses of one network namespace, which the kernel
 keeps in the host (over ``lo``): like a real loopback, it never crosses the links the lab shapes between hosts.
 
-- one host alone gets an RDMA check (fast tier: the behaviour is new, the lab small);
+- one host alone gets an RDMA check (fast tier: the behaviour is new, the lab small), and through the one-click
+  check, with discovery, the collective's per-node runs and NCCL's IB loopback (the nccl-tests EMULATOR sends
+  between the host's ranks through its network once P2P and SHM are off);
 - a host slowed towards every other host (the lab's shaping of its rails' links) is the host for a mesh run
   alone, while its NICs pass with each other: the two runs' records together name its rails, not the host.
 """
@@ -17,6 +19,7 @@ __metaclass__ = type
 
 import pytest
 
+import oneclick_helpers as oc
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_loopback as ll
 
 from lab_checks import HEALTHY_VERDICTS, LAB_MIN_FRACTION, assert_nothing_left, run_with_history, slow_rate
@@ -47,6 +50,30 @@ def test_one_host_tests_its_two_rails_against_each_other(lab_factory, tmp_path):
     # the client reached the server on rail 0's own address, from rail 1's device
     assert any("-d mlx5_1" in line and lab.address("h1", 0) in line for line in rec["evidence"]), rec["evidence"]
     assert not bad_nodes(lines)
+    assert_nothing_left(lab)
+
+
+@pytest.mark.skipif(oc.mpi_missing() is not None, reason=oc.mpi_missing() or "")
+def test_one_click_on_one_host_runs_its_rdma_loopback_and_the_nccl_ib_loopback(lab_factory, tmp_path):
+    lab = lab_factory("loopbk1", hosts=1, rails=2)
+    run = oc.oneclick(lab, tmp_path, dict(
+        oc.COLLECTIVE, commcheck_checks=["discover", "rdma", "collective"], commcheck_rdma_pattern="loopback",
+        commcheck_rdma_metrics=["bw"], commcheck_collective_mode="per_node", commcheck_gpus_per_node=2,
+        commcheck_collective_ops=["all_reduce"], commcheck_require_accelerators=False,
+        commcheck_collective_binary_dir=oc.collective_bin("nccl")))
+    assert run.rc == 0, run.tail()
+    [rec] = [r for r in run.records("rdma_bw") if not r["params"].get("retest")]
+    assert rec["params"]["loopback"] is True and rec["verdict"] in HEALTHY_VERDICTS, rec
+    runs = [r for r in run.records("collective") if not r["params"].get("retest")]
+    assert sorted(str(r["params"].get("variant")) for r in runs) == ["None", "ib_loopback"], runs
+    [loop] = [r for r in runs if r["params"].get("variant") == "ib_loopback"]
+    assert loop["host"] == "h1" and loop["params"]["nodes"] == 1 and loop["params"]["ranks"] == 2
+    # NCCL's network between the host's own GPUs: its IB (the lab's emulated RoCE ports), the run passes
+    assert loop["verdict"] in HEALTHY_VERDICTS, (loop["verdict"], loop["cause"])
+    assert loop["metrics"]["transport"] == "IB", loop
+    assert any("NCCL_P2P_DISABLE=1" in line and "NCCL_SHM_DISABLE=1" in line for line in loop["evidence"]), loop
+    [own] = [r for r in runs if r is not loop]
+    assert not any("NCCL_SHM_DISABLE" in line for line in own["evidence"]), own
     assert_nothing_left(lab)
 
 

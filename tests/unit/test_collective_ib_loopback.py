@@ -18,7 +18,6 @@ from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collec
 from test_collective_steps import play_vars, rated, run_step, variables
 
 
-
 def node_runs(facts, library="nccl", **changes):
     own = variables(commcheck_collective_mode="per_node", commcheck_collective_ops=["all_reduce", "all_gather"],
                     commcheck_collective_node_expected_busbw_gbs=300, commcheck_collective_env={"NCCL_IB_HCA": "mlx5"},
@@ -84,8 +83,8 @@ def test_a_failing_ib_loopback_is_retested_as_the_loopback_run_not_the_nodes_own
                                        params=dict(result("n1", 1)["params"], variant="ib_loopback"))],
                                  mode="per_node")
     failing[1]["verdict"] = "fail"
-    results = [dict(result("n1", 150.0)), dict(result("n1", 3.0), params=dict(result("n1", 1)["params"],
-                                                                             variant="ib_loopback"))]
+    results = [dict(result("n1", 150.0)),
+               dict(result("n1", 3.0), params=dict(result("n1", 1)["params"], variant="ib_loopback"))]
     planned = collective_retest.plan(failing, results, "per_node", repeats=1)
     [item] = planned["retests"]
     assert item["params"]["variant"] == "ib_loopback"
@@ -109,9 +108,8 @@ def test_the_retests_of_a_nodes_run_and_of_its_ib_loopback_are_told_apart():
     records = collective_records([result("n1", 150.0), dict(result("n1", 3.0), params=dict(base, variant="ib_loopback"))],
                                  mode="per_node")
     records[1]["verdict"] = "fail"
-    retest = collective_records([dict(result("n1", 3.1), params=dict(base, variant="ib_loopback", retest=True,
-                                                                       retest_purpose="as_is", attempt=1))],
-                                mode="per_node")
+    again = dict(base, variant="ib_loopback", retest=True, retest_purpose="as_is", attempt=1)
+    retest = collective_records([dict(result("n1", 3.1), params=again)], mode="per_node")
     retest[0]["verdict"] = "fail"
     classified = collective_retest.classify(records, retest, "per_node")
     assert [o["status"] for o in classified["outcomes"]] == ["confirmed"]

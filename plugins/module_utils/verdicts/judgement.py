@@ -66,7 +66,7 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
         _with_thresholds(classified["records"], thresholds)
     # a retest-worthy verdict (bad_verdicts may add warn) is not a broken link: localization names fail / error
     localized = loc_loopback.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2,
-                                     (pair_options or {}).get("outlier_z", robust.OUTLIER_Z), topology)
+                                              (pair_options or {}).get("outlier_z", robust.OUTLIER_Z), topology)
     loc.attach_counter_evidence(localized, counter_deltas or [])
     localized["findings"] = loc.finding_records(localized, check, kind) + tails
     localized["summary_record"] = loc.summary_record(localized, check, kind, classified["summary"])
