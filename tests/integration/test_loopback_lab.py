@@ -7,9 +7,10 @@ A loopback pair is one host's rail 0 against its rail 1, server and client on th
 perftest EMULATOR carries its data between the two rails' addresses of one network namespace, which the kernel
 keeps in the host (over ``lo``): like a real loopback, it never crosses the links the lab shapes between hosts.
 
-- one host alone gets an RDMA check (fast tier: the behaviour is new, the lab small), and through the one-click
-  check, with discovery, the collective's per-node runs and NCCL's IB loopback (the nccl-tests EMULATOR sends
-  between the host's ranks through its network once P2P and SHM are off);
+- one host alone gets an RDMA check, and through the one-click check, with discovery, the collective's per-node
+  runs and NCCL's IB loopback (the nccl-tests EMULATOR sends between the host's ranks through its network once P2P
+  and SHM are off): the fast tier's run (the behaviour is new, the lab small: about 2.5 minutes); the rdma_perf
+  role alone on it is in the full tier;
 - a host slowed towards every other host (the lab's shaping of its rails' links) is the host for a mesh run
   alone, while its NICs pass with each other: the two runs' records together name its rails, not the host.
 """
@@ -39,6 +40,7 @@ def bad_nodes(lines):
     return [r["host"] for r in lines if r.get("kind") == "finding" and r["params"].get("finding") == "bad_node"]
 
 
+@pytest.mark.full
 def test_one_host_tests_its_two_rails_against_each_other(lab_factory, tmp_path):
     lab = lab_factory("loopbk1", hosts=1, rails=2)
     proc, lines, _elapsed = run_with_history(lab, PLAYBOOK, tmp_path, dict(VARS, commcheck_rdma_pattern="loopback"))
@@ -64,6 +66,8 @@ def test_one_click_on_one_host_runs_its_rdma_loopback_and_the_nccl_ib_loopback(l
     assert run.rc == 0, run.tail()
     [rec] = [r for r in run.records("rdma_bw") if not r["params"].get("retest")]
     assert rec["params"]["loopback"] is True and rec["verdict"] in HEALTHY_VERDICTS, rec
+    assert (rec["host"], rec["peer"], rec["params"]["rails"]) == ("h1", "h1", [0, 1])
+    assert any("-d mlx5_1" in line and lab.address("h1", 0) in line for line in rec["evidence"]), rec["evidence"]
     runs = [r for r in run.records("collective") if not r["params"].get("retest")]
     assert sorted(str(r["params"].get("variant")) for r in runs) == ["None", "ib_loopback"], runs
     [loop] = [r for r in runs if r["params"].get("variant") == "ib_loopback"]
