@@ -176,6 +176,9 @@ def plan(row, opts, fleet, timeout, forks, rdma_facts=None, now=None):
         rounds, leaves = schedule(row, opts, fleet["hosts"], rails, fleet_topology(fleet))
         plans = plan_rounds(rounds, rails, tests_of(row, opts), int(number(opts(option(row, "base_port")))), None,
                             given(opts(option(row, "rail_numbers"))), merge=merge)
+        if truthy(opts(option(row, "loopback")) or False):
+            plans = loopback.with_loopback(plans, fleet["hosts"], rails, tests_of(row, opts),
+                                           given(opts(option(row, "rail_numbers"))))
     over = oversubscription(row, opts) if pattern == "spine" else None
     if leaves is not None:
         leaf_schedule.mark_leaves(plans, leaves, over, expected(row, opts))

@@ -111,6 +111,7 @@ RULES = {
     "commcheck_rdma_hosts": kit.hosts(),
     "commcheck_rdma_pattern": kit.by_spec(),
     "commcheck_rdma_oversubscription": kit.number(1, leaf_schedule.OVERSUBSCRIPTION_MAX),
+    "commcheck_rdma_loopback": kit.by_spec(),
     "commcheck_rdma_strategy": kit.by_spec(),
     "commcheck_rdma_background": kit.by_spec(),
     "commcheck_rdma_pairs": kit.pairs(),

@@ -11,8 +11,9 @@ keeps in the host (over ``lo``): like a real loopback, it never crosses the link
   runs and NCCL's IB loopback (the nccl-tests EMULATOR sends between the host's ranks through its network once P2P
   and SHM are off): the fast tier's run (the behaviour is new, the lab small: about 2.5 minutes); the rdma_perf
   role alone on it is in the full tier;
-- a host slowed towards every other host (the lab's shaping of its rails' links) is the host for a mesh run
-  alone, while its NICs pass with each other: the two runs' records together name its rails, not the host.
+- a host slowed towards every other host (the lab's shaping of its rails' links), in a mesh run with
+  ``commcheck_rdma_loopback``: its NICs pass with each other, so its rails are named, not the host (which the
+  pairs between hosts alone would name).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -87,23 +88,25 @@ def test_a_host_slow_towards_every_other_host_whose_nics_pass_with_each_other_is
     slow = lab.hosts[1]
     lab.slow(slow, rate=slow_rate(lab))
     try:
-        mesh, mesh_lines, _elapsed = run_with_history(lab, PLAYBOOK, tmp_path / "mesh", dict(VARS))
-        loop, loop_lines, _elapsed = run_with_history(lab, PLAYBOOK, tmp_path / "loop",
-                                                      dict(VARS, commcheck_rdma_pattern="loopback"))
+        proc, lines, _elapsed = run_with_history(lab, PLAYBOOK, tmp_path, dict(VARS, commcheck_rdma_loopback=True))
     finally:
         lab.heal()
-    assert mesh.returncode == 0, mesh.stdout[-3000:] + mesh.stderr[-2000:]
-    assert loop.returncode == 0, loop.stdout[-3000:] + loop.stderr[-2000:]
-    # alone, the mesh run names the host
-    assert bad_nodes(mesh_lines) == [slow]
-    loops = first_pass(loop_lines)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    records = first_pass(lines)
+    loops = [r for r in records if r["params"].get("loopback")]
     assert sorted(r["host"] for r in loops) == sorted(lab.hosts)
     assert all(r["verdict"] in HEALTHY_VERDICTS and r["host"] == r["peer"] for r in loops), [
         (r["host"], r["verdict"], r["cause"]) for r in loops]
-    assert not bad_nodes(loop_lines)
-    # together: its NICs pass with each other, so its rails (ports, cables, switch ports), not the host
-    result = ll.localize_records(first_pass(mesh_lines) + loops)
-    assert result["summary"]["hosts"] == [], result["summary"]
-    assert sorted(result["summary"]["rails"]) == ["%s:mlx5_0" % slow, "%s:mlx5_1" % slow]
-    assert "NICs pass with each other" in result["primary"]["cause"]
+    # the pairs between hosts run first, the loopback pairs on ports above theirs
+    pairs = [r for r in records if not r["params"].get("loopback")]
+    assert max(r["params"]["tcp_port"] for r in pairs) < min(r["params"]["tcp_port"] for r in loops)
+    assert all(r["verdict"] == "fail" for r in pairs if slow in (r["host"], r["peer"])), [
+        (r["host"], r["peer"], r["verdict"]) for r in pairs]
+    # its NICs pass with each other: its rails (ports, cables, switch ports), not the host
+    assert not bad_nodes(lines)
+    nics = [r for r in lines if r.get("kind") == "finding" and r["params"].get("finding") == "bad_nic"]
+    assert sorted((r["host"], r["params"]["rail"]) for r in nics) == [(slow, 0), (slow, 1)], nics
+    assert all("NICs pass with each other" in r["cause"] for r in nics), nics
+    # the same records without the loopback pairs name the host
+    assert ll.localize_records(pairs)["summary"]["hosts"] == [slow]
     assert_nothing_left(lab)

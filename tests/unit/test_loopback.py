@@ -14,7 +14,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning impo
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import families
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import loopback as lb
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import oneclick_hosts
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import ScheduleError
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import (
+    ScheduleError, commcheck_schedule, plan_rounds)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_loopback as ll
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import pair_engine as engine
 
@@ -182,3 +183,53 @@ def test_the_one_click_check_runs_rdma_on_one_host_only_for_the_loopback_pattern
     alone = check_plan.decide(plan, [("n1", status)], rdma_alone=True)
     assert alone["rdma_hosts"] == ["n1"] and alone["records"] == []
     assert oneclick_hosts.check_runs(plan, alone, "rdma", ["n1"])
+
+
+@pytest.mark.parametrize("merge", [False, True], ids=["rounds", "pipelined"])
+def test_another_pattern_with_loopback_runs_its_pairs_after_the_patterns_on_ports_above_them(merge):
+    fabric = Fabric(n=4, rails=2)
+    tests = [["write", "bw"], ["read", "bw"]]
+    plans = plan_rounds(commcheck_schedule(fabric.hosts, "ring"), fabric.host_rails(), tests, 20000, merge=merge)
+    both = lb.with_loopback(plans, fabric.hosts, fabric.host_rails(), tests)
+    jobs = [job for plan in both for job in plan["jobs"]]
+    ring = [job for job in jobs if not job.get("loopback")]
+    loops = [job for job in jobs if job.get("loopback")]
+    assert ring == [job for plan in plans for job in plan["jobs"]]
+    assert sorted((j["server"], j["rails"], j["test"]) for j in loops) == sorted(
+        (h, [0, 1], t) for h in fabric.hosts for t in ("write", "read"))
+    assert min(j["tcp_port"] for j in loops) == max(j["tcp_port"] for j in ring) + 1
+    assert min(j["round"] for j in loops) == max(j["round"] for j in ring) + 1
+    if merge:
+        [plan] = both
+        assert plan["steps"] == plans[0]["steps"] + 2
+        # each host runs its loopback steps after its ring steps
+        for host, sides in plan["sides"].items():
+            steps = [s["step"] for s in sides]
+            assert steps == sorted(steps) and [s["step"] for s in sides if s["peer"] == host] == [4, 4, 5, 5]
+    else:
+        assert len(both) == len(plans) + 1 and both[-1]["jobs"] == loops
+
+
+def run_with(fabric, fault, **options):
+    fabric.bw_faults.append(fault)
+    return run_loopback(fabric, reader(SHARED, RDMA, **options))
+
+
+def towards_others(sender, receiver, _rail, _op, _phase):
+    """h3 slow with every other host, not with itself."""
+    return 0.3 if "h3" in (sender, receiver) and sender != receiver else 1.0
+
+
+def everywhere(sender, receiver, _rail, _op, _phase):
+    return 0.3 if "h3" in (sender, receiver) else 1.0
+
+
+def test_with_loopback_a_host_whose_nics_pass_with_each_other_is_named_by_its_rails_in_one_run():
+    assert run_with(Fabric(n=4, rails=2), towards_others)[3]["localized"]["summary"]["hosts"] == ["h3"]
+    judged = run_with(Fabric(n=4, rails=2), towards_others, commcheck_rdma_loopback=True)[3]
+    summary = judged["localized"]["summary"]
+    assert summary["hosts"] == [] and summary["rails"] == ["h3:mlx5_0", "h3:mlx5_1"]
+    assert summary["loopback"] == {"links": 4, "bad": 0} and judged["verdict"] == "fail"
+    judged = run_with(Fabric(n=4, rails=2), everywhere, commcheck_rdma_loopback=True)[3]
+    assert judged["localized"]["summary"]["hosts"] == ["h3"]
+    assert judged["localized"]["summary"]["loopback"] == {"links": 4, "bad": 1}

@@ -159,28 +159,54 @@ def round_plan(entries, host_rails, tests=None, base_port=18515, stride=1, round
 
 
 def loopback_plans(hosts, host_rails, tests=None, base_port=18515, rail_numbers=None, merge=False,
-                   port_window=None):
+                   port_window=None, round_offset=0, step_offset=0):
     """The plans of the ``loopback`` pattern, as ``schedule.plan_rounds`` returns them (one per round, or one merged
-    plan with its ``steps``), the hosts that have nothing to loop back to in the first plan's ``skipped``."""
+    plan with its ``steps``), the hosts that have nothing to loop back to in the first plan's ``skipped``. Rounds
+    are numbered from ``round_offset``, a merged plan's steps from ``step_offset`` (after another pattern's)."""
     rounds, skipped = loopback_rounds(hosts, host_rails, rail_numbers)
     stride = _stride(sch.aligned_rails(dict(host_rails or {})))
     n_tests = len(_steps(tests))
-    if (sch.MAX_PORT - int(base_port)) // stride + 1 < n_tests or int(base_port) < 1:
-        raise sch.ScheduleError("base_port %s leaves no room for %d test step(s) x %d rail(s) below %d" % (
+    slots = (sch.MAX_PORT - int(base_port)) // stride + 1
+    if slots < n_tests or int(base_port) < 1:
+        raise sch.ScheduleError("base_port %s leaves no room for %d loopback test step(s) x %d rail(s) below %d" % (
             base_port, n_tests, stride, sch.MAX_PORT + 1))
     if not merge:
-        plans = [round_plan(rnd, host_rails, tests, base_port, stride, num) for num, rnd in enumerate(rounds)]
+        plans = [round_plan(rnd, host_rails, tests, base_port, stride, round_offset + num)
+                 for num, rnd in enumerate(rounds)]
         plans = plans or [{"sides": {}, "jobs": [], "skipped": []}]
         plans[0]["skipped"] = skipped
         return plans
     total = n_tests * len(rounds)
-    window = min(int(port_window or sch.PORT_WINDOW), (sch.MAX_PORT - int(base_port)) // stride + 1, max(total, 1))
+    window = min(int(port_window or sch.PORT_WINDOW), slots, max(total, 1))
     merged = {"sides": {}, "jobs": [], "skipped": skipped, "steps": total}
     for num, rnd in enumerate(rounds):
-        plan = round_plan(rnd, host_rails, tests, base_port, stride, num, num * n_tests, window)
+        plan = round_plan(rnd, host_rails, tests, base_port, stride, round_offset + num,
+                          step_offset + num * n_tests, window)
         for host, host_sides in plan["sides"].items():
             merged["sides"].setdefault(host, []).extend(host_sides)
         merged["jobs"].extend(plan["jobs"])
+    return [merged]
+
+
+def with_loopback(plans, hosts, host_rails, tests=None, rail_numbers=None):
+    """Another pattern's ``plans`` (``schedule.plan_rounds``'s, merged or not) followed by the loopback pairs of
+    ``hosts``: after its rounds (a merged plan: after its steps, in it), on ports above its highest, so a late side
+    of the pattern never meets a loopback's. Localization then reads both (``verdicts/localization_loopback.py``)."""
+    plans = list(plans or [])
+    ports = [int(job["tcp_port"]) for plan in plans for job in plan.get("jobs") or [] if job.get("tcp_port")]
+    if not ports:
+        return plans
+    merge = len(plans) == 1 and "steps" in plans[0]
+    rounds = max([int(job.get("round") or 0) for plan in plans for job in plan.get("jobs") or []] + [-1]) + 1
+    extra = loopback_plans(hosts, host_rails, tests, max(ports) + 1, rail_numbers, merge,
+                           round_offset=rounds, step_offset=plans[0]["steps"] if merge else 0)
+    if not merge:
+        return plans + [plan for plan in extra if plan["jobs"] or plan["skipped"]]
+    merged = dict(plans[0], sides=dict((h, list(s)) for h, s in plans[0]["sides"].items()))
+    for host, host_sides in extra[0]["sides"].items():
+        merged["sides"].setdefault(host, []).extend(host_sides)
+    merged.update(jobs=list(merged["jobs"]) + extra[0]["jobs"], skipped=list(merged["skipped"]) + extra[0]["skipped"],
+                  steps=merged["steps"] + extra[0]["steps"])
     return [merged]
 
 
