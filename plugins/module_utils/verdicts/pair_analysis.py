@@ -291,7 +291,8 @@ def mark_outliers(records, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, f
         value = _record_value(rec)
         if value is None or rec["verdict"] == "error":
             continue
-        groups.setdefault(_group_key(rec), []).append(rec)
+        # a loopback pair (one host's two ports) crosses no other host: a population of its own
+        groups.setdefault(_group_key(rec) + (("loopback",) if rec["params"].get("loopback") else ()), []).append(rec)
     node_outliers = []
     rail_bests = other_rails_best(records)
     for gkey, recs in groups.items():
