@@ -178,8 +178,9 @@ class ActionModule(ControllerAction):
         elif step == "decide":
             plan = plan_of(reader.run_value(PLAN_VAR))
             binary_dir, mpirun = run_tools(reader)
-            decision = check_plan.decide(plan, [(host, host_status(reader, plan, host, binary_dir, mpirun))
-                                                for host in play_hosts], binary_dir)
+            statuses = [(host, host_status(reader, plan, host, binary_dir, mpirun)) for host in play_hosts]
+            decision = check_plan.decide(plan, statuses, binary_dir,
+                                         reader.run_value("commcheck_rdma_pattern") == "loopback")
             result.update(decision, msg=decision_text(decision))
         elif step == "runs":
             result.update(self._runs(args, reader, play_hosts, task_vars.get("inventory_hostname")))

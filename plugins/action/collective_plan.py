@@ -95,7 +95,8 @@ class ActionModule(ControllerAction):
         groups = steps.run_groups(chosen, mode, variables["commcheck_collective_pair_pattern"])
         planned = self._group_runs(hostvars, variables, library, groups, entry_of, fleet.rdma)
         per_node = steps.node_runs(lambda host: self._host_vars(task_vars, hostvars, host, variables), library,
-                                   chosen if mode == "per_node" else [], entry_of)
+                                   chosen if mode == "per_node" else [], entry_of,
+                                   lambda host: plain(host_value(hostvars, host, ["ansible_facts.commcheck_rdma"], {})))
         runs, per_node = slices.launched_by_this_slice(planned, per_node, fleet)
         count = len(runs) + sum(len(host_runs) for host_runs in per_node.values())
         wait = slices.results_wait(planned, self._var(task_vars, "commcheck_slice_wait", 900) or 900,

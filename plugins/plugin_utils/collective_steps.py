@@ -45,8 +45,11 @@ RUN_VARIABLES = sorted(set(SAME_OPTIONS.values()) | set(UNLESS_EMPTY.values()) |
     "commcheck_mpi_mca", "commcheck_collective_expected_busbw_gbs", "commcheck_collective_node_expected_busbw_gbs",
     "commcheck_collective_nic_rates_gbps", "commcheck_collective_link_efficiency", "commcheck_collective_ib_expected",
     "commcheck_collective_transport_check", "commcheck_collective_bisect", "commcheck_collective_bisect_max_runs",
+    "commcheck_collective_ib_loopback",
     "commcheck_collective_library", "commcheck_collective_hosts", "commcheck_collective_mode",
     "commcheck_collective_pair_pattern", "commcheck_collective_ops"]))
+# the loop variable of the per-node runs (roles/collective/tasks/per_node.yml): each result item holds its run
+NODE_RUN_VAR = "commcheck_collective_node_run"
 RETEST_VARIABLES = ["commcheck_retest_repeats", "commcheck_retest_partners", "commcheck_retest_verdicts"]
 JUDGE_VARIABLES = ["commcheck_thresholds_history", "commcheck_history_runs", "commcheck_outlier_z",
                    "commcheck_outlier_min_rel", "commcheck_history_threshold"]
@@ -172,9 +175,10 @@ def group_runs(variables, library, groups, entry_of, facts_by_host, launcher_var
     return runs
 
 
-def node_runs(variables_of, library, hosts, entry_of):
+def node_runs(variables_of, library, hosts, entry_of, facts_of=None):
     """{host: its runs}: per-node mode, one run per operation on each host, with that host's own options
-    (``variables_of(host)``) and its own environment."""
+    (``variables_of(host)``) and its own environment; then, on a host with an RDMA device (``facts_of(host)``: its
+    ``commcheck_rdma`` fact) and 2+ GPUs, its IB loopback runs (:func:`ib_loopback_run`)."""
     out = {}
     for host in hosts:
         variables = variables_of(host)
@@ -185,19 +189,52 @@ def node_runs(variables_of, library, hosts, entry_of):
             "environment": variables.get("commcheck_environment") or {},
             "timeout": task_timeout(1, variables["commcheck_collective_timeout"], margin=RUN_MARGIN_S),
         } for operation in variables["commcheck_collective_ops"]]
+        facts = (facts_of(host) if facts_of else None) or {}
+        out[host] += [ib_loopback_run(run, variables, facts) for run in out[host]
+                      if ib_loopback_asked(variables, library, facts)]
     return out
+
+
+# NCCL's IB loopback: without P2P (NVLink, PCIe peer-to-peer) and shared memory, one host's GPUs talk through its NICs
+IB_LOOPBACK_ENV = {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"}
+
+
+def ib_loopback_asked(variables, library, facts):
+    """Whether a per-node host runs NCCL's IB loopback: asked, NCCL, 2+ GPUs and an RDMA device with an active port."""
+    return bool(variables.get("commcheck_collective_ib_loopback")) and library == "nccl" and \
+        int(variables.get("commcheck_gpus_per_node") or 0) >= 2 and bool(active_devices({"host": facts}, ["host"]))
+
+
+def ib_loopback_run(run, variables, facts):
+    """The IB loopback run of a per-node ``run``: NCCL's P2P and shared memory off, NCCL's IB/RoCE network required
+    (``ib_devices``: the host's active devices, Socket fails), judged by the host's NIC rates (the per-node expected
+    bus bandwidth is the GPUs' own links'), ``variant: ib_loopback`` in its records."""
+    args = dict(run["args"], env=dict(run["args"].get("env") or {}, **IB_LOOPBACK_ENV), ib_expected=True,
+                ib_devices=active_devices({"host": facts}, ["host"]))
+    args.pop("expected_busbw_gbs", None)
+    ib_hca = (variables.get("commcheck_collective_env") or {}).get("NCCL_IB_HCA", "")
+    host = run["hosts"][0]
+    expectation = nic_rates_choice(variables.get("commcheck_collective_nic_rates_gbps") or [], {host: facts}, [host],
+                                   ib_hca)
+    args.update(nic_rates_gbps=expectation["rates"],
+                link_efficiency=variables.get("commcheck_collective_link_efficiency") or 0.9)
+    if expectation.get("note"):
+        args["nic_rates_source"] = expectation["note"]
+    return dict(run, args=args, variant="ib_loopback", label="IB loopback %s" % run["label"])
 
 
 def retest_runs(runs, node_runs, items, pair_runs):
     """The runs of the retests (``collective_retest.plan``'s items), each shaped like the run it repeats: an as-is
     retest is that run again (a per-node run from its own host), a partner retest a pair run made by
     ``pair_runs(hosts, operation)``; each with ``retest`` (its records' params) and a label saying what it is."""
-    planned = dict((collective_retest.run_key(run["hosts"], run["operation"]), run)
-                   for run in list(runs or []) + [run for host_runs in (node_runs or {}).values() for run in host_runs])
+    planned = {}
+    for run in list(runs or []) + [run for host_runs in (node_runs or {}).values() for run in host_runs]:
+        planned.setdefault(collective_retest.run_key(run["hosts"], run["operation"]) + (run.get("variant"),), run)
     out = []
     for item in items:
         key = collective_retest.run_key(item["hosts"], item["operation"])
-        run = planned.get(key) if item["purpose"] == "as_is" else pair_runs(item["hosts"], item["operation"])
+        variant = (item.get("params") or {}).get("variant")
+        run = planned.get(key + (variant,)) if item["purpose"] == "as_is" else pair_runs(item["hosts"], item["operation"])
         if run is None:
             raise ValueError("no planned run of %s on %s to retest" % (item["operation"], ",".join(item["hosts"])))
         out.append(dict(run, retest=item["params"], label="retest %s %d of %s" % (
@@ -218,8 +255,16 @@ def run_results(group_results, node_results):
     """The module results of this run: the pool or pair runs, then each per-node host's, skipped ones left out."""
     results = [item for item in (group_results or {}).get("results") or [] if "skipped" not in item]
     for registered in node_results:
-        results.extend(item for item in (registered or {}).get("results") or [] if "skipped" not in item)
+        results.extend(_variant(item) for item in (registered or {}).get("results") or [] if "skipped" not in item)
     return results
+
+
+def _variant(item):
+    """A per-node result with its run's ``variant`` (the loop's run: ``ib_loopback``) in its params."""
+    variant = (item.get(NODE_RUN_VAR) or {}).get("variant") if isinstance(item, dict) else None
+    if not variant:
+        return item
+    return dict(item, params=dict(item.get("params") or {}, variant=variant))
 
 
 def bad_nodes(results):

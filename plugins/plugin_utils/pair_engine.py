@@ -21,6 +21,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery imp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect as gpu_plan
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import leaf_schedule
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import tcp_topology
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import loopback
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import option
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import plan_rounds
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.task_bound import task_timeout
@@ -166,16 +167,26 @@ def plan(row, opts, fleet, timeout, forks, rdma_facts=None, now=None):
     oversubscription (``planning/leaf_schedule.py``)."""
     rails = (fleet.get("facts") or {}).get("rails") or {}
     pattern = opts(option(row, "pattern"))
-    rounds, leaves = schedule(row, opts, fleet["hosts"], rails, fleet_topology(fleet, row))
-    plans = plan_rounds(rounds, rails, tests_of(row, opts), int(number(opts(option(row, "base_port")))), None,
-                        given(opts(option(row, "rail_numbers"))), merge=opts(option(row, "strategy")) == "pipelined")
+    merge = opts(option(row, "strategy")) == "pipelined"
+    if pattern == loopback.PATTERN:
+        leaves = None
+        plans = loopback.loopback_plans(fleet["hosts"], rails, tests_of(row, opts),
+                                        int(number(opts(option(row, "base_port")))),
+                                        given(opts(option(row, "rail_numbers"))), merge)
+    else:
+        rounds, leaves = schedule(row, opts, fleet["hosts"], rails, fleet_topology(fleet, row))
+        plans = plan_rounds(rounds, rails, tests_of(row, opts), int(number(opts(option(row, "base_port")))), None,
+                            given(opts(option(row, "rail_numbers"))), merge=merge)
+        if truthy(opts(option(row, "loopback")) or False):
+            plans = loopback.with_loopback(plans, fleet["hosts"], rails, tests_of(row, opts),
+                                           given(opts(option(row, "rail_numbers"))))
     over = oversubscription(row, opts) if pattern == "spine" else None
     if leaves is not None:
         leaf_schedule.mark_leaves(plans, leaves, over, expected(row, opts))
     out = run_shape(row, opts, plans, timeout, forks, now)
     out.update(hosts=list(fleet["hosts"]), unreachable=list(fleet.get("unreachable") or []),
                jobs=flat(plans, "jobs"), skipped_pairs=flat(plans, "skipped"),
-               gpudirect=bool(row.get("gpudirect")) and gpudirect_asked(row, opts),
+               gpudirect=bool(row.get("gpudirect")) and gpudirect_asked(row, opts) and pattern != loopback.PATTERN,
                preflight=preflight(row, opts, out["rounds"], rdma_facts, rails), pattern=pattern)
     if over is not None:
         out["oversubscription"] = over
@@ -272,7 +283,7 @@ def expected(row, opts):
 def retests(row, opts, first, fleet, run, forks, now=None):
     """The retest plan of the failing pairs (as is, with known-good partners, control and cross pairs), shaped
     to run like the first pass, and the line that says how many run."""
-    planned = rp.plan_retests(first["records"], (fleet.get("facts") or {}).get("rails") or {},
+    planned = rp.plan_retests(retestable(first["records"]), (fleet.get("facts") or {}).get("rails") or {},
                               int(number(opts("commcheck_retest_repeats"))), truthy(opts("commcheck_retest_partners")),
                               retest_base_port(row, opts, run), bad_verdicts(opts), run["unreachable"],
                               int(number(opts("commcheck_retest_max"))),
@@ -292,7 +303,7 @@ def retest_again(row, opts, first, fleet, run, last, retest_sides, forks, now=No
     nothing = {"retests": [], "rounds": [], "skipped": [], "hosts": [], "summary": {}}
     if count < 2 or not last.get("rounds") or count > 1 + int(number(opts("commcheck_retest_rounds"))) or left <= 0:
         return _retest_pass(row, opts, run, forks, nothing, max(count - 1, 1), last, now, done=True)
-    records = first["records"]
+    records = retestable(first["records"])
     after = row["thresholds"] == "after_retests"
     evidence = list(records) + jd.judged_retests(
         records, row["pair_family"], retest_sides, last.get("all_rounds") or [], retest_expectation(row, opts, first),
@@ -319,6 +330,12 @@ def _retest_pass(row, opts, run, forks, planned, count, last, now, done=False):
                all_skipped=list(last.get("all_skipped") or []) + planned["skipped"],
                passes=list(last.get("passes") or []) + ([] if done else [summary]))
     return out
+
+
+def retestable(records):
+    """The records a retest may repeat: not a loopback pair's (one host's two ports, planned by its own pattern:
+    a retest pairs hosts)."""
+    return [rec for rec in records if not loopback.is_loopback(rec)]
 
 
 def retest_base_port(row, opts, run):

@@ -113,6 +113,7 @@ RULES = {
     "commcheck_rdma_hosts": kit.hosts(),
     "commcheck_rdma_pattern": kit.by_spec(),
     "commcheck_rdma_oversubscription": kit.number(1, leaf_schedule.OVERSUBSCRIPTION_MAX),
+    "commcheck_rdma_loopback": kit.by_spec(),
     "commcheck_rdma_strategy": kit.by_spec(),
     "commcheck_rdma_background": kit.by_spec(),
     "commcheck_rdma_pairs": kit.pairs(),
@@ -220,6 +221,7 @@ RULES = {
     "commcheck_collective_busbw_metric": kit.by_spec(),
     "commcheck_collective_ib_expected": kit.by_spec(),
     "commcheck_collective_transport_check": kit.by_spec(),
+    "commcheck_collective_ib_loopback": kit.by_spec(),
     "commcheck_collective_bisect": kit.by_spec(),
     "commcheck_collective_bisect_max_runs": kit.integer(1, 1000, zero="2 x hosts + 3"),
     # tcp_perf

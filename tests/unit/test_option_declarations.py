@@ -213,7 +213,7 @@ def test_check_fails_on_a_hand_edit_and_the_tool_puts_the_spec_back(tree, capsys
 
 def test_a_spec_change_reaches_the_defaults_the_docs_and_the_surveys(tree, capsys):
     _edit(tree / "roles/rdma_perf/meta/argument_specs.yml",
-          "choices: [mesh, ring, pairs, star, leaf_ring, spine]\n        default: mesh",
+          "choices: [mesh, ring, pairs, star, leaf_ring, spine, loopback]\n        default: mesh",
           "choices: [ring, pairs, mesh]\n        default: ring")
     assert GEN.main(["--check"]) == 1
     stale = capsys.readouterr().out.split(": ", 1)[1].strip().split(", ")

@@ -236,8 +236,9 @@ def _skipped(kind, host, params, reason):
             "cause": reason["cause"], "fix": reason["fix"], "evidence": []}
 
 
-def _pair_hosts(kinds, hosts, reasons, params, check):
-    """The hosts of a pair check and the records of those that cannot take part (a host alone has no peer)."""
+def _pair_hosts(kinds, hosts, reasons, params, check, alone=False):
+    """The hosts of a pair check and the records of those that cannot take part (a host alone has no peer, but
+    where ``alone``: the RDMA loopback pattern pairs a host's own ports)."""
     able, records = [], []
     for host in hosts:
         reason = reasons[host]
@@ -245,7 +246,7 @@ def _pair_hosts(kinds, hosts, reasons, params, check):
             able.append(host)
         else:
             records += [_skipped(kind, host, dict(params, reason=reason["code"]), reason) for kind in kinds]
-    if len(able) == 1:
+    if len(able) == 1 and not alone:
         alone = {"code": "no_peer",
                  "cause": "no other host can run the %s check with %s (a pair needs two hosts)" % (check, able[0]),
                  "fix": NO_PEER_FIX}
@@ -266,16 +267,17 @@ def _chosen_library(plan, hosts, statuses):
     return None, None
 
 
-def decide(plan, statuses, binary_dir=""):
+def decide(plan, statuses, binary_dir="", rdma_alone=False):
     """Over [(host, host_status)] in play order: library, library_chosen_by, rdma_hosts, tcp_hosts,
-    collective_hosts and the records of the checks that cannot run."""
+    collective_hosts and the records of the checks that cannot run (``rdma_alone``: the RDMA check runs on one
+    host, its loopback pattern)."""
     hosts = [host for host, _status in statuses]
     statuses = dict(statuses)
     records, rdma_hosts, tcp_hosts, collective_hosts = [], [], [], []
     if plan["rdma"]:
         rdma_hosts, skipped = _pair_hosts(["rdma_" + metric for metric in plan["rdma_metrics"]], hosts,
                                           dict((h, statuses[h]["rdma"]) for h in hosts),
-                                          {"check": "rdma", "ops": plan["rdma_ops"]}, "RDMA")
+                                          {"check": "rdma", "ops": plan["rdma_ops"]}, "RDMA", rdma_alone)
         records += skipped
     if plan["tcp"]:
         tcp_hosts, skipped = _pair_hosts(["tcp_bw"], hosts, dict((h, statuses[h]["tcp"]) for h in hosts),
@@ -302,4 +304,4 @@ def decide(plan, statuses, binary_dir=""):
                 records.append(_skipped("collective", host, {"check": "collective", "library": library,
                                                              "operations": ops, "reason": reason["code"]}, reason))
     return {"library": library, "library_chosen_by": chooser, "rdma_hosts": rdma_hosts, "tcp_hosts": tcp_hosts,
-            "collective_hosts": collective_hosts, "records": records}
+            "collective_hosts": collective_hosts, "records": records, "rdma_alone": bool(rdma_alone)}

@@ -87,13 +87,14 @@ def check_hosts(decision, kind, play_hosts):
 
 
 def check_runs(plan, decision, kind, play_hosts):
-    """Whether check ``kind`` runs: planned, enough of its hosts still in the play, and for the collective a
-    library chosen."""
+    """Whether check ``kind`` runs: planned, enough of its hosts still in the play (one for the RDMA loopback
+    pattern, the decision's ``rdma_alone``), and for the collective a library chosen."""
     if not plan.get(kind):
         return False
     if kind == "collective" and (decision or {}).get("library") is None:
         return False
-    return len(check_hosts(decision, kind, play_hosts)) >= MIN_HOSTS[kind]
+    least = 1 if kind == "rdma" and (decision or {}).get("rdma_alone") else MIN_HOSTS[kind]
+    return len(check_hosts(decision, kind, play_hosts)) >= least
 
 
 # the arguments of the check_plan action (its doc-only module validates the same)

@@ -84,7 +84,9 @@ def view(record, retested=True):
     params = record.get("params") or {}
     metrics = record.get("metrics") or {}
     host, peer = _ends(params.get("mode"), params.get("hosts") or [record.get("host")])
-    own = {"op": params.get("operation"), "metric": "busbw", "rail": 0}
+    # a node's IB loopback run is a test of its own beside the node's run of the same operation
+    own = {"op": " ".join(str(p) for p in (params.get("operation"), params.get("variant")) if p is not None),
+           "metric": "busbw", "rail": 0}
     own.update((key, params[key]) for key in RETEST_KEYS if key in params)
     return {"kind": "collective", "host": host, "peer": peer, "params": own,
             "metrics": {"bw_gbps": metrics.get("busbw_gbs"), "expected_gbps": metrics.get("threshold_busbw_gbs")},
@@ -110,8 +112,9 @@ def plan(records, results, mode, repeats=1, partners=True, verdicts=("fail",)):
         items, skipped = _pair_items(firsts, keys, repeats, partners, verdicts)
     else:
         count = POOL_REPEATS if mode == "pool" else repeats
-        items = [_item("as_is", attempt, list(rec["params"]["hosts"]), rec["params"].get("operation"),
-                       list(rec["params"]["hosts"])) for rec in failing for attempt in range(1, count + 1)]
+        items = [dict(_item("as_is", attempt, list(rec["params"]["hosts"]), rec["params"].get("operation"),
+                            list(rec["params"]["hosts"])), variant=rec["params"].get("variant"))
+                 for rec in failing for attempt in range(1, count + 1)]
         skipped = []
     for number, item in enumerate(items):
         item["id"] = "c%d" % (number + 1)
@@ -165,6 +168,9 @@ def _origin_text(hosts, mode):
 def _params(item, mode):
     params = {"retest": True, "retest_purpose": item["purpose"], "attempt": item["attempt"],
               "origin": _origin_text(item["origin"], mode), "retest_id": item["id"]}
+    if item.get("variant"):
+        # a per-node run's IB loopback (collective_steps.ib_loopback_run) is retested as that run, not the node's own
+        params["variant"] = item["variant"]
     if item["purpose"] == "partner":
         params.update(subject=item["subject"], partner=item["partner"],
                       origins=[_origin_text(origin, mode) for origin in item["origins"]])

@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization as loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_loopback as loc_loopback
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
@@ -64,8 +65,8 @@ def judge_retests(records, family, retest_sides=None, plan=None, pair_options=No
     judged, tails = (classified["records"], []) if thresholds is None else \
         _with_thresholds(classified["records"], thresholds)
     # a retest-worthy verdict (bad_verdicts may add warn) is not a broken link: localization names fail / error
-    localized = loc.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2,
-                                     (pair_options or {}).get("outlier_z", robust.OUTLIER_Z), topology)
+    localized = loc_loopback.localize_records(judged, kind, loc.BAD_VERDICTS, 0.5, 2,
+                                              (pair_options or {}).get("outlier_z", robust.OUTLIER_Z), topology)
     loc.attach_counter_evidence(localized, counter_deltas or [])
     localized["findings"] = loc.finding_records(localized, check, kind) + tails
     localized["summary_record"] = loc.summary_record(localized, check, kind, classified["summary"])

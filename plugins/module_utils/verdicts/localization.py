@@ -358,12 +358,12 @@ def localize(observations, bad_verdicts=BAD_VERDICTS, host_fraction=0.5, min_bad
     components += loc_hosts.node_components(view, implicated, fleet_rails)
     components += loc_links.path_components(view, open_links)
     components += loc_links.flaky_components(view, host_fraction, min_bad_links, fleet_rails)
-    components.sort(key=_severity)
+    components.sort(key=severity)
     noisy = [{"rail": rail, "hosts": list(pair)} for rail, pair in sorted(view.noisy)]
     return dict(_result(components, shown), noisy=noisy, topology=loc_leaves.by_host(placed))
 
 
-def _severity(comp):
+def severity(comp):
     return (_RANK[comp["component"]], natural_key(comp["host"]), natural_key(comp["peer"] or ""),
             comp["rail"] if comp["rail"] is not None else -1)
 
@@ -407,7 +407,7 @@ def _rails_text(component):
 def _result(components, view):
     link_rows = _link_rows(view)
     return {"components": components, "primary": components[0] if components else None, "links": link_rows,
-            "hosts": _host_rows(view), "summary": _summary(components, link_rows)}
+            "hosts": _host_rows(view), "summary": summary_of(components, link_rows)}
 
 
 def _link_rows(view):
@@ -426,7 +426,7 @@ def _host_rows(view):
     return hosts
 
 
-def _summary(components, link_rows):
+def summary_of(components, link_rows):
     def of(kind):
         return [c for c in components if c["component"] == kind]
 

@@ -237,8 +237,9 @@ def _record(key, job, server_side, client_side, family, min_fraction, expected_o
                                    min_fraction)
     if verdict == "error":
         params.update(so.outcome_params(((server, server_side), (client, client_side))))
-    # a topology pattern's job: the leaves of its two ends, and the oversubscription a spine pair is judged by
-    for name in ("leaves", "oversubscription"):
+    # a topology pattern's job: the leaves of its two ends, and the oversubscription a spine pair is judged by; a
+    # loopback's: that it is one (host and peer are one host) and the rails of its two ends
+    for name in ("leaves", "oversubscription", "loopback", "rails"):
         if (job or {}).get(name) is not None:
             params[name] = job[name]
     downgraded = (job or {}).get("downgraded_ports") or []
@@ -290,7 +291,8 @@ def mark_outliers(records, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, f
         value = _record_value(rec)
         if value is None or rec["verdict"] == "error":
             continue
-        groups.setdefault(_group_key(rec), []).append(rec)
+        # a loopback pair (one host's two ports) crosses no other host: a population of its own
+        groups.setdefault(_group_key(rec) + (("loopback",) if rec["params"].get("loopback") else ()), []).append(rec)
     node_outliers = []
     rail_bests = other_rails_best(records)
     for gkey, recs in groups.items():

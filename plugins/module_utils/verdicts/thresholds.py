@@ -68,8 +68,8 @@ BEST_FACTOR = 3.0
 BEST_MIN_LATENCY_GAP_US = 5.0
 # memory: GPU-memory (GPUDirect, ``cuda``) and host-memory results of a link are not alike (gpudirect.py compares
 # them); rail last: other_rails_best drops it
-_GROUP_PARAMS = ("op", "metric", "size", "memory", "rail")
-_COLLECTIVE_GROUP_PARAMS = ("library", "mode", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
+_GROUP_PARAMS = ("op", "metric", "size", "memory", "loopback", "rail")
+_COLLECTIVE_GROUP_PARAMS = ("library", "mode", "variant", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
                   "retest_purpose", "retest_id", "retest_pass", "subject", "partner", "origin", "origins", "suspects")
 

@@ -204,7 +204,10 @@ def debug_lines(comm, hosts, hostname, pid, env, out):
     if rank == 0:
         out("%s NCCL INFO Using network %s\n" % (prefix, network))
     comm.Barrier()
+    # without P2P and SHM, NCCL sends between the GPUs of one host through the network too (its IB loopback)
+    through_net = all(env.get(name, "0").strip() == "1" for name in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"))
     if nranks > 1:
         peer = (rank + 1) % nranks
-        out(channel_line(prefix, rank, local[rank], peer, local[peer], hosts[peer] == hosts[rank], network))
+        out(channel_line(prefix, rank, local[rank], peer, local[peer], hosts[peer] == hosts[rank] and not through_net,
+                         network))
     return network

@@ -773,9 +773,24 @@ def cuda_lines(p):
             % (address, address, (size + 4095) // 4096 * 4096))
 
 
-def bind_device(sock, dev):
-    """Keep the data path on the device's own netdev (like a NIC port)."""
-    if dev.netdev:
+def is_local(address):
+    """Whether ``address`` is one of this lab host's own: a loopback pair (two devices of one host), whose data the
+    kernel carries over ``lo`` whatever device a socket is bound to."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.bind((address, 0))
+        return True
+    except (OSError, TypeError):
+        return False
+    finally:
+        probe.close()
+
+
+def bind_device(sock, dev, peer_address=None):
+    """Keep the data path on the device's own netdev (like a NIC port); not towards another device of this host (a
+    socket bound to one netdev never meets one bound to another over ``lo``): that data stays in the host, as a
+    real loopback's crosses only the host's own NICs, so a lab fault shaping the rails' links never slows it."""
+    if dev.netdev and not (peer_address and is_local(peer_address)):
         try:
             sock.setsockopt(socket.SOL_SOCKET, SO_BINDTODEVICE, dev.netdev.encode() + b"\0")
         except OSError:
@@ -835,7 +850,7 @@ def client(p, dev):
         try:
             if not dev.address:
                 raise OSError("no IPv4 GID")
-            bind_device(data, dev)
+            bind_device(data, dev, peer["address"])
             data.bind((dev.address, 0))
             data.connect((peer["address"], peer["data_port"]))
         except (OSError, TypeError):
@@ -876,7 +891,7 @@ def server(p, dev):
     try:
         if not dev.address:
             raise OSError("no IPv4 GID")
-        bind_device(data_listener, dev)
+        bind_device(data_listener, dev, peer.get("address"))
         data_listener.bind((dev.address, 0))
         data_listener.listen(max(1, p.qps))
     except OSError:
