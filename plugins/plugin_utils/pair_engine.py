@@ -367,7 +367,7 @@ def gpu_states(row, opts, hosts, rails_by_host, facts_by_host, kernels):
     return dict((host, gpu_plan.host_gpudirect(facts_by_host.get(host), [r for r in rails_by_host.get(host) or []
                                                                          if isinstance(r, dict)],
                                                opts(option(row, "gpudirect")), truthy(opts(option(row, "gpudirect_dmabuf"))),
-                                               kernels.get(host)))
+                                               kernels.get(host), opts(option(row, "gpudirect_pairs"))))
                 for host in hosts)
 
 
