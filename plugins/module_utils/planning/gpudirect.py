@@ -118,7 +118,7 @@ def gpu_round_plans(rounds, host_rails, states, tests=None, base_port=18515, rai
         pairs = [p for p in rnd or [] if _enabled(states, p[0]) and _enabled(states, p[1])]
         for slot in range(gpu_pairs.slot_count(states)):
             plan = schedule.round_plan(pairs, host_rails, steps, base_port, None, rails, round_index=len(plans))
-            plan = _keep_gpu_rails(plan, states, slot)
+            plan = gpu_sides(plan, states, slot)
             if plan["jobs"]:
                 plans.append(plan)
     return _renumbered(plans)
@@ -135,7 +135,9 @@ def _renumbered(plans):
     return plans
 
 
-def _keep_gpu_rails(plan, states, slot=0):
+def gpu_sides(plan, states, slot=0):
+    """The jobs and sides of a host-memory plan (``schedule.round_plan``'s shape) that run from GPU memory in GPU
+    round ``slot``: each side's ``use_cuda`` its GPU there, each job marked (:func:`gpu_round_plans`)."""
     jobs = []
     keep = {}
     for job in plan["jobs"]:
