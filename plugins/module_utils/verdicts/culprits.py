@@ -287,6 +287,8 @@ def _pair_kinds_to_localize(records, localized):
 
 
 def localized_here(records, localized):
+    # GPU-memory records measure GPUs' paths too: gpu_localization names their culprits (a GPU, not its NIC)
+    records = [r for r in records if (r.get("params") or {}).get("memory") != "cuda"]
     out = []
     for kind in _pair_kinds_to_localize(records, localized):
         check = next(((r.get("params") or {}).get("check") for r in records if r.get("kind") == kind

@@ -9,7 +9,8 @@ its bandwidth from GPU memory (the median over the pairs it took part in)
 is a low outlier among the GPUs tested over the same rail (robust z from
 ``stats``, ``commcheck_outlier_z`` and ``commcheck_outlier_min_rel``), or
 when its pairs fail with most of its peers (two at least) after the
-retests, AND the host-memory tests of the same NIC are fine: then the NIC,
+retests, AND none of its slow pairs passed on retest (flaky), AND the host-memory tests of the same NIC are fine:
+then the NIC,
 its links and the host are not at fault, the GPU's path is (its PCIe link,
 the switch or root port between it and the NIC, ACS). Where host memory on
 that NIC fails too, the host-memory localization names the NIC or the host
@@ -45,8 +46,9 @@ def _is_pair(rec):
 
 
 def gpu_ends(records, bad_verdicts=BAD):
-    """{(host, rail, gpu): {device, gpu_pci, gpu_path, values, peers}} over the GPU-memory pair records (first
-    pass; ``values``: Gb/s; ``peers``: peer end -> bad on any record)."""
+    """{(host, rail, gpu): {device, gpu_pci, gpu_path, values, peers, flaky}} over the GPU-memory pair records (first
+    pass; ``values``: Gb/s; ``peers``: peer end -> bad on any record; ``flaky``: its records that failed and passed
+    on retest)."""
     out = {}
     for rec in records or []:
         if not is_cuda(rec) or not _is_pair(rec) or rec.get("verdict") in NOT_MEASURED:
@@ -61,7 +63,9 @@ def gpu_ends(records, bad_verdicts=BAD):
             if gpu is None:
                 continue
             entry = out.setdefault((host, params.get("rail"), gpu), {"device": device, "gpu_pci": pci,
-                                                                     "gpu_path": path, "values": [], "peers": {}})
+                                                                     "gpu_path": path, "values": [], "peers": {},
+                                                                     "flaky": 0})
+            entry["flaky"] += 1 if rec.get("verdict") == "flaky" else 0
             if value is not None:
                 entry["values"].append(float(value))
             entry["peers"][other] = entry["peers"].get(other, False) or rec.get("verdict") in bad_verdicts
@@ -87,7 +91,7 @@ def nic_fine(records, host, rail, bad_verdicts=BAD):
 def slow_gpus(gpu_records, host_records, outlier_z=stats.OUTLIER_Z, outlier_min_rel=stats.OUTLIER_MIN_REL,
               bad_verdicts=BAD):
     """[{host, rail, gpu, device, gpu_pci, gpu_path, gbps, rail_gbps, z, bad_peers, peers, outlier, fails_with_most,
-    nic_fine, named}] for every GPU tested from GPU memory; ``named``: the GPU is at fault (see the module doc)."""
+    nic_fine, flaky, named}] for every GPU tested from GPU memory; ``named``: the GPU is at fault (see the module doc)."""
     ends = gpu_ends(gpu_records, bad_verdicts)
     medians = dict((key, stats.median(entry["values"])) for key, entry in ends.items() if entry["values"])
     rows = []
@@ -103,11 +107,13 @@ def slow_gpus(gpu_records, host_records, outlier_z=stats.OUTLIER_Z, outlier_min_
         bad = sorted((p for p, is_bad in entry["peers"].items() if is_bad), key=lambda p: (natural_key(p[0]), p[1]))
         most = len(bad) >= 2 and len(bad) > 0.5 * len(entry["peers"])
         fine = nic_fine(host_records, host, rail, bad_verdicts)
+        # its slow pairs passed on retest: a transient, not its path
+        cleared = entry["flaky"] > 0 and not bad
         rows.append({"host": host, "rail": rail, "gpu": gpu, "device": entry["device"], "gpu_pci": entry["gpu_pci"],
                      "gpu_path": entry["gpu_path"], "gbps": value, "rail_gbps": center,
                      "z": round(z, 3) if z is not None else None, "bad_peers": len(bad),
                      "peers": len(entry["peers"]), "outlier": outlier, "fails_with_most": most, "nic_fine": fine,
-                     "named": bool((outlier or most) and fine)})
+                     "flaky": entry["flaky"], "named": bool((outlier or most) and fine and not cleared)})
     return rows
 
 
