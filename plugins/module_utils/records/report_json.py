@@ -30,6 +30,10 @@ def render(view):
         "records": [r for r in view.records if r.get("kind") != "regression"],
         "regressions": view.regressions,
     }
+    if view.gpus["rows"]:
+        # the GPU x NIC table (report_gpu.gpu_table) where GPUs were tested, its cells keyed by rail as text
+        document["gpus"] = {"rails": view.gpus["rails"], "rows": [
+            dict(row, cells=dict((str(k), v) for k, v in row["cells"].items())) for row in view.gpus["rows"]]}
     return json.dumps(document, separators=(",", ":"), sort_keys=True, default=str) + "\n"
 
 

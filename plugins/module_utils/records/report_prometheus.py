@@ -61,7 +61,7 @@ series), ``commcheck_checks{verdict}`` (checks per
 verdict), ``commcheck_run_verdict``, ``commcheck_last_run_ok`` (1 when no
 check failed or errored), ``commcheck_regressions``, ``commcheck_bad_hosts``,
 ``commcheck_bad_nics``, ``commcheck_bad_links``,
-``commcheck_culprits{component}`` (host, nic, gpu, link, fabric, config),
+``commcheck_culprits{component}`` (host, nic, link, fabric, config; gpu where one is named),
 ``commcheck_last_run_info{run_id}`` (1) and
 ``commcheck_last_run_timestamp_seconds``.
 """
@@ -93,7 +93,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visib
 VERDICT_VALUE = {"pass": 0, "skipped": 1, "warn": 2, "flaky": 3, "fail": 4, "error": 5, "interrupted": 6}
 VERDICT_HELP = ", ".join("%s %d" % item for item in sorted(VERDICT_VALUE.items(), key=lambda i: i[1]))
 UNKNOWN_VERDICT = VERDICT_VALUE["error"]
-CULPRIT_COMPONENTS = ("host", "nic", "gpu", "link", "fabric", "config")
+CULPRIT_COMPONENTS = ("host", "nic", "link", "fabric", "config")
 # The records' units to the base units of the names: Gb/s (10^9 bit/s) and GB/s (10^9 byte/s) to bytes per second,
 # microseconds to seconds.
 BYTES_PER_SECOND_PER_GBPS = 1e9 / 8
