@@ -172,10 +172,11 @@ class ActionModule(ControllerAction):
         history = []
         if engine.truthy(self.opts("commcheck_thresholds_history")):
             history = self.history(row["kinds"], engine.number(self.opts("commcheck_history_runs")))
+        retested = [side for measured in sides.values() if isinstance(measured, list)
+                    for side in measured if isinstance(side, Mapping)]
         return engine.gpu_judge(row, self.opts, self.registered("", {}).get("records") or [],
-                                self.registered("gpu_retest_plan", {}), [s for v in sides.values() if isinstance(v, list)
-                                                                          for s in v if isinstance(s, Mapping)],
-                                self.registered("gpu_run", {}), history)
+                                self.registered("gpu_retest_plan", {}), retested, self.registered("gpu_run", {}),
+                                history)
 
     def _gpu_row(self):
         return families.family(self._row["gpudirect"]) if self._row.get("gpudirect") else self._row

@@ -167,8 +167,8 @@ def test_the_pair_of_a_gpu_carries_its_path():
     assert (by_gpu[3]["device"], by_gpu[3]["gpu_path"]) == (None, None)
 
 
-@pytest.mark.parametrize("gpu_node,nic_node,expected", [(0, 0, "same_numa"), (1, 0, "cross_socket"),
-                                                         (None, None, "cross_socket")])
+@pytest.mark.parametrize("gpu_node,nic_node,expected", [
+    (0, 0, "same_numa"), (1, 0, "cross_socket"), (None, None, "cross_socket")])
 def test_without_a_shared_bridge_the_numa_nodes_decide(gpu_node, nic_node, expected):
     assert ga.gpu_path(["0000:20:01.0", "0000:21:00.0"], ["0000:30:01.0", "0000:31:00.0"], gpu_node,
                        nic_node) == expected

@@ -11,7 +11,6 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import families
-from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import gpudirect as gd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits as cp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpu_localization as gl
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import pair_engine as engine

@@ -55,6 +55,11 @@ def _per_host_rail(records, by_gpu=False):
     return out
 
 
+def _row_order(item):
+    (host, rail, gpu), _entry = item
+    return (str(host), str(rail), gpu if isinstance(gpu, int) else -1)
+
+
 def gpudirect_rows(records, min_ratio=DEFAULT_MIN_RATIO):
     """[{host, rail, device, gpu, host_gbps, cuda_gbps, ratio, slow}] for each host, rail and GPU tested from GPU
     memory.
@@ -65,8 +70,7 @@ def gpudirect_rows(records, min_ratio=DEFAULT_MIN_RATIO):
     cuda = _per_host_rail([r for r in records or [] if _is_cuda(r)], by_gpu=True)
     host_memory = _per_host_rail([r for r in records or [] if not _is_cuda(r)])
     rows = []
-    for (host, rail, _gpu), entry in sorted(cuda.items(), key=lambda item: (str(item[0][0]), str(item[0][1]),
-                                                                          str(item[0][2]))):
+    for (host, rail, _gpu), entry in sorted(cuda.items(), key=_row_order):
         host_values = (host_memory.get((host, rail, None)) or {}).get("values") or {}
         host_gbps = median([v for op in entry["values"] for v in host_values.get(op, [])])
         cuda_gbps = median([v for values in entry["values"].values() for v in values])
