@@ -4,7 +4,8 @@
 """GPUDirect RDMA in the lab (issue 16): each host's emulated GPU k sits beside NIC k, nvidia_peermem is
 loaded, so the RDMA check reruns its bandwidth tests from GPU memory (perftest --use_cuda) per rail and
 judges them against host memory. The lab's inventory turns GPUDirect off for the other tests; these ask
-for it. Takes about 2 minutes.
+for it. Takes about 2 minutes each; the slow GPU path (``faults.SlowGpuPath``, ``commcheck_rdma_gpudirect_pairs:
+all``) about 3.5.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -42,8 +42,8 @@ def test_a_gpu_below_its_rails_other_gpus_is_named_though_no_pair_failed():
     row = [r for r in rows if r["named"]][0]
     assert row["outlier"] and not row["fails_with_most"] and row["z"] < -3.5 and row["gbps"] == 60.0
     (finding,) = gl.findings(rows)
-    assert (finding["params"]["component"], finding["params"]["gpu_pci"], finding["verdict"]) == ("gpu", "pci-h2-1",
-                                                                                                   "fail")
+    assert (finding["params"]["component"], finding["params"]["gpu_pci"], finding["verdict"]) == (
+        "gpu", "pci-h2-1", "fail")
 
 
 def slow(a, b):
