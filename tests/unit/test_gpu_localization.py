@@ -32,18 +32,24 @@ def host_mesh(rail, verdict_of=lambda a, b: "pass"):
     return [_pair(a, b, rail, 96.0, verdict_of(a, b)) for i, a in enumerate(HOSTS) for b in HOSTS[i + 1:]]
 
 
-def test_a_gpu_below_its_rails_other_gpus_is_named_though_no_pair_failed():
+def test_a_gpu_below_its_rails_other_gpus_is_a_warning_and_named_once_a_pair_of_it_fails():
     # h2's GPU 1 reads 60 Gb/s with everyone (above the pass line), the other GPUs about 94
     cuda = mesh(1, 1, lambda a, b: 60.0 if "h2" in (a, b) else 94.0 + HOSTS.index(a) * 0.2) + \
         mesh(0, 0, lambda a, b: 94.0)
     rows = gl.slow_gpus(cuda, host_mesh(0) + host_mesh(1), outlier_z=3.5, outlier_min_rel=0.2)
-    named = [(r["host"], r["rail"], r["gpu"]) for r in rows if r["named"]]
-    assert named == [("h2", 1, 1)]
-    row = [r for r in rows if r["named"]][0]
+    assert [(r["host"], r["rail"], r["gpu"]) for r in rows if r["below"]] == [("h2", 1, 1)]
+    assert not [r for r in rows if r["named"]]
+    row = [r for r in rows if r["below"]][0]
     assert row["outlier"] and not row["fails_with_most"] and row["z"] < -3.5 and row["gbps"] == 60.0
     (finding,) = gl.findings(rows)
     assert (finding["params"]["component"], finding["params"]["gpu_pci"], finding["verdict"]) == (
-        "gpu", "pci-h2-1", "fail")
+        "gpu", "pci-h2-1", "warn")
+    # one of its pairs failed: named
+    cuda[0] = dict(cuda[0], verdict="fail")
+    assert cuda[0]["host"] == "h1" and cuda[0]["peer"] == "h2"
+    rows = gl.slow_gpus(cuda, host_mesh(0) + host_mesh(1), outlier_z=3.5, outlier_min_rel=0.2)
+    assert [(r["host"], r["gpu"]) for r in rows if r["named"]] == [("h2", 1)]
+    assert [f["verdict"] for f in gl.findings(rows)] == ["fail"]
 
 
 def slow(a, b):

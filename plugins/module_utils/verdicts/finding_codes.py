@@ -53,7 +53,8 @@ CULPRIT_FINDINGS = {
     "gpudirect_gpu_slow": ("One GPU's GPU-memory RDMA reads below the other GPUs tested over the same rail (robust z, "
                            "commcheck_outlier_z) or fails with most of its peers after the retests, while host memory "
                            "on its NIC is fine: that GPU's PCIe path to the NIC is slow, not the NIC or the host (the "
-                           "finding names the GPU index, PCI address and gpu_path)", "Check the GPU's PCIe link "
+                           "finding names the GPU index, PCI address and gpu_path; a warning while none of its pairs "
+                           "failed)", "Check the GPU's PCIe link "
                            "(lspci -vv LnkSta against LnkCap, nvidia-smi -q -d PCIE), nvidia-smi topo -m between it "
                            "and the NIC, ACS on the PCIe switch; reseat or replace the GPU"),
     "gpudirect_unavailable": ("GPU-memory RDMA could not run on the host (no GPU visible to perftest, no CUDA "

@@ -7,14 +7,16 @@ A GPU-memory test measures two GPUs, their PCIe paths and the NICs between
 them. A GPU (host, rail, GPU index) is named ``gpudirect_gpu_slow`` when
 its bandwidth from GPU memory (the median over the pairs it took part in)
 is a low outlier among the GPUs tested over the same rail (robust z from
-``stats``, ``commcheck_outlier_z`` and ``commcheck_outlier_min_rel``), or
-when its pairs fail with most of its peers (two at least) after the
-retests, AND none of its slow pairs passed on retest (flaky), AND the host-memory tests of the same NIC are fine:
+``stats``, ``commcheck_outlier_z`` and ``commcheck_outlier_min_rel``) and
+one of its pairs failed, or when its pairs fail with most of its peers (two
+at least) after the retests, AND none of its slow pairs passed on retest (flaky), AND the host-memory tests of the same NIC are fine:
 then the NIC,
 its links and the host are not at fault, the GPU's path is (its PCIe link,
 the switch or root port between it and the NIC, ACS). Where host memory on
 that NIC fails too, the host-memory localization names the NIC or the host
-and no GPU is named.
+and no GPU is named. A low outlier none of whose pairs failed is a
+``gpudirect_gpu_slow`` warning: it reads below its peers, but nothing failed
+to retest, so it names no culprit.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -91,7 +93,8 @@ def nic_fine(records, host, rail, bad_verdicts=BAD):
 def slow_gpus(gpu_records, host_records, outlier_z=stats.OUTLIER_Z, outlier_min_rel=stats.OUTLIER_MIN_REL,
               bad_verdicts=BAD):
     """[{host, rail, gpu, device, gpu_pci, gpu_path, gbps, rail_gbps, z, bad_peers, peers, outlier, fails_with_most,
-    nic_fine, flaky, named}] for every GPU tested from GPU memory; ``named``: the GPU is at fault (see the module doc)."""
+    nic_fine, flaky, named, below}] for every GPU tested from GPU memory; ``named``: the GPU is at fault (see the module
+    doc); ``below``: it reads below the other GPUs of its rail though none of its pairs failed (a warning)."""
     ends = gpu_ends(gpu_records, bad_verdicts)
     medians = dict((key, stats.median(entry["values"])) for key, entry in ends.items() if entry["values"])
     rows = []
@@ -113,15 +116,17 @@ def slow_gpus(gpu_records, host_records, outlier_z=stats.OUTLIER_Z, outlier_min_
                      "gpu_path": entry["gpu_path"], "gbps": value, "rail_gbps": center,
                      "z": round(z, 3) if z is not None else None, "bad_peers": len(bad),
                      "peers": len(entry["peers"]), "outlier": outlier, "fails_with_most": most, "nic_fine": fine,
-                     "flaky": entry["flaky"], "named": bool((outlier or most) and fine and not cleared)})
+                     "flaky": entry["flaky"], "named": bool(fine and not cleared and (most or (outlier and bad))),
+                     "below": bool(fine and not cleared and outlier and not most and not bad)})
     return rows
 
 
 def findings(rows, check=CHECK):
-    """A ``gpudirect_gpu_slow`` finding (verdict fail, ``params.component`` ``gpu``) per named GPU."""
+    """A ``gpudirect_gpu_slow`` finding (``params.component`` ``gpu``) per named GPU (verdict fail) and per GPU only
+    below the others of its rail (verdict warn: no pair of it failed, so it names no culprit)."""
     out = []
     for row in rows or []:
-        if not row.get("named"):
+        if not row.get("named") and not row.get("below"):
             continue
         out.append({
             "kind": "finding", "host": row["host"], "peer": None,
@@ -131,7 +136,7 @@ def findings(rows, check=CHECK):
                        and row["fails_with_most"] else "medium"},
             "metrics": {"cuda_gbps": row["gbps"], "rail_gbps": row["rail_gbps"], "z": row["z"],
                         "bad_peers": row["bad_peers"], "peers": row["peers"]},
-            "verdict": "fail",
+            "verdict": "fail" if row.get("named") else "warn",
             "cause": CAUSE % (row["gpu"], row["gpu_pci"], row["gpu_path"], row["device"], row["gbps"] or 0.0,
                               row["rail_gbps"] or 0.0, row["rail"]),
             "fix": FIX,
