@@ -82,3 +82,15 @@ def test_no_gpu_memory_results_no_section():
     assert report_gpu.gpu_table(records) == {"rails": [], "rows": []}
     assert "gpus" not in json.loads(report_json.render(report_model.ReportView(records, report_model.summarize(
         records))))
+
+
+def test_a_large_fleet_shows_the_worst_gpus_first():
+    records = [_host("h%d" % n, "h%d" % (n + 1), 0, 96.0) for n in range(80)] + [
+        _cuda("h%d" % n, "h%d" % (n + 1), 0, 0, 0, 90.0 - (n == 41) * 50.0) for n in range(80)]
+    table = report_gpu.gpu_table(records)
+    rows, note = report_gpu.shown_rows(table)
+    assert len(table["rows"]) == 81 and len(rows) == report_gpu.ROWS_SHOWN and note == ", the 64 worst shown"
+    # the pair h41-h42 is slow: both of its GPUs first, the rest by ratio
+    assert [(r["host"], r["gpu"]) for r in rows[:2]] in ([("h41", 0), ("h42", 0)], [("h42", 0), ("h41", 0)])
+    page = _render(report_markdown.render_markdown, records)
+    assert "## GPUDirect RDMA: GPU memory against host memory (81 GPUs, the 64 worst shown)" in page

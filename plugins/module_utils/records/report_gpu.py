@@ -19,6 +19,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import median
 
 SLOW_FINDINGS = ("gpudirect_gpu_slow", "gpudirect_slow")
+# the rows a page shows: beyond, the slow ones and the lowest ratios first (a 1,024-host run of 8 GPUs is 8,192 rows)
+ROWS_SHOWN = 64
 
 
 def _pair_bw(rec):
@@ -107,3 +109,19 @@ def row_cells(table, row):
     """A row's cells as text, in :func:`header`'s order."""
     return [str(row["host"]), str(row["gpu"]), str(row["gpu_pci"] or "-"), str(row["gpu_path"] or "-")] + [
         cell_text(row["cells"].get(rail)) for rail in table["rails"]]
+
+
+def _lowest_ratio(row):
+    ratios = [c["ratio"] for c in row["cells"].values() if c.get("ratio") is not None]
+    return min(ratios) if ratios else 1.0
+
+
+def shown_rows(table, limit=ROWS_SHOWN):
+    """(rows, title note): every row up to ``limit``, else the ``limit`` worst (a GPU a finding names first, then
+    the lowest GPU-memory / host-memory ratio) and a note that says so."""
+    rows = table["rows"]
+    if len(rows) <= limit:
+        return rows, ""
+    worst = sorted(rows, key=lambda row: (not any(c.get("slow") for c in row["cells"].values()), _lowest_ratio(row),
+                                          natural_key(str(row["host"])), row["gpu"]))[:limit]
+    return worst, ", the %d worst shown" % limit

@@ -126,10 +126,11 @@ def gpus_section(view):
     table = view.gpus
     if not table["rows"]:
         return []
-    classes = ["fail" if any(c.get("slow") for c in row["cells"].values()) else "" for row in table["rows"]]
-    return fold("gpus", "GPUDirect RDMA: GPU memory against host memory (%d GPUs)" % len(table["rows"]),
+    rows, note = report_gpu.shown_rows(table)
+    classes = ["fail" if any(c.get("slow") for c in row["cells"].values()) else "" for row in rows]
+    return fold("gpus", "GPUDirect RDMA: GPU memory against host memory (%d GPUs%s)" % (len(table["rows"]), note),
                 [html_table(report_gpu.header(table), [[esc(c) for c in report_gpu.row_cells(table, row)]
-                                                       for row in table["rows"]], classes)])
+                                                       for row in rows], classes)])
 
 
 # --------------------------------------------------------------------------

@@ -212,9 +212,10 @@ def _gpus(view):
     table = view.gpus
     if not table["rows"]:
         return []
-    lines = ["## GPUDirect RDMA: GPU memory against host memory (%d GPUs)" % len(table["rows"]), ""]
+    rows, note = report_gpu.shown_rows(table)
+    lines = ["## GPUDirect RDMA: GPU memory against host memory (%d GPUs%s)" % (len(table["rows"]), note), ""]
     lines += _table([md_cell(h) for h in report_gpu.header(table)],
-                    [[md_cell(c) for c in report_gpu.row_cells(table, row)] for row in table["rows"]])
+                    [[md_cell(c) for c in report_gpu.row_cells(table, row)] for row in rows])
     return lines + [""]
 
 
