@@ -161,10 +161,22 @@ class ActionModule(ControllerAction):
                                  (fleet.get("facts") or {}).get("rails") or {}, states, run["timeout"], self.forks(),
                                  topology=engine.fleet_topology(fleet))
 
-    def _gpu_judge(self):
+    def _gpu_retests(self):
         sides = (self.registered("fleet_gpu_sides", {}).get("facts") or {}).get("sides") or {}
-        return engine.gpu_judge(self._gpu_row(), self.opts, self.registered("", {}).get("records") or [],
-                                sum(sides.values(), []), self.registered("gpu_run", {}))
+        return engine.gpu_retests(self._gpu_row(), self.opts, sum(sides.values(), []), self.registered("gpu_run", {}),
+                                  self.registered("fleet", {}), self.registered("run", {}), self.forks())
+
+    def _gpu_judge(self):
+        row = self._gpu_row()
+        sides = (self.registered("fleet_gpu_retested", {}).get("facts") or {}).get("retest_sides") or {}
+        history = []
+        if engine.truthy(self.opts("commcheck_thresholds_history")):
+            history = self.history(row["kinds"], engine.number(self.opts("commcheck_history_runs")))
+        retested = [side for measured in sides.values() if isinstance(measured, list)
+                    for side in measured if isinstance(side, Mapping)]
+        return engine.gpu_judge(row, self.opts, self.registered("", {}).get("records") or [],
+                                self.registered("gpu_retest_plan", {}), retested, self.registered("gpu_run", {}),
+                                history)
 
     def _gpu_row(self):
         return families.family(self._row["gpudirect"]) if self._row.get("gpudirect") else self._row

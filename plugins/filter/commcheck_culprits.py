@@ -47,7 +47,7 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - One entry per fault, failing ones first, then by component (host, nic, link, fabric, config) and host.
+    - One entry per fault, failing ones first, then by component (host, nic, gpu, link, fabric, config) and host.
     - Each has C(component), C(host) (C(*) for a rail's fabric), C(peer) (links, config pairs), C(rail),
       C(device), C(verdict) (fail or flaky), C(confidence) (high, medium, low), C(checks) (which checks saw
       it), C(cause), C(fix) and C(evidence) (at most 12 lines; what it explains is listed there).

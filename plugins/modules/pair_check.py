@@ -40,12 +40,13 @@ options:
         still open (a host not yet tested with a known-good one, hosts or the fabric); none when nothing is
         ambiguous or C(commcheck_retest_rounds) passes after the first have run.
       - V(counters) the port counter changes of this controller's hosts.
-      - V(gpu_states), V(gpu_plan), V(gpu_judge) the pass from GPU memory (GPUDirect RDMA).
+      - V(gpu_states), V(gpu_plan), V(gpu_retests), V(gpu_judge) the pass from GPU memory (GPUDirect RDMA) and its
+        retests.
       - V(judge) retests judged, thresholds, localization, counters' trend; the records to publish, this
         controller's share of them, the check's verdict and its outcome line.
     type: str
     required: true
-    choices: [hosts, plan, wait, first, retests, retest_again, counters, gpu_states, gpu_plan, gpu_judge, judge]
+    choices: [hosts, plan, wait, first, retests, retest_again, counters, gpu_states, gpu_plan, gpu_retests, gpu_judge, judge]
 extends_documentation_fragment:
   - clusterops.commcheck.controller
 attributes:

@@ -27,6 +27,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.sche
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.task_bound import task_timeout
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import counters as ct
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpu_localization as gpu_loc
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpu_retests as gpu_rt
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import gpudirect as gpu_verdicts
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import judgement as jd
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest as rt
@@ -394,7 +396,7 @@ def gpu_states(row, opts, hosts, rails_by_host, facts_by_host, kernels):
     return dict((host, gpu_plan.host_gpudirect(facts_by_host.get(host), [r for r in rails_by_host.get(host) or []
                                                                          if isinstance(r, dict)],
                                                opts(option(row, "gpudirect")), truthy(opts(option(row, "gpudirect_dmabuf"))),
-                                               kernels.get(host)))
+                                               kernels.get(host), opts(option(row, "gpudirect_pairs"))))
                 for host in hosts)
 
 
@@ -409,22 +411,55 @@ def gpu_rounds(row, opts, hosts, rails, states, timeout, forks, now=None, topolo
     return out
 
 
-def gpu_judge(row, opts, host_records, gpu_sides, gpu_run):
-    """GPU-memory bandwidth next to host-memory bandwidth per host and rail, with its findings, and the lines
-    that show it."""
-    jobs = gpu_run["jobs"]
+def gpu_retests(row, opts, gpu_sides, gpu_run, fleet, run, forks, now=None):
+    """The pairs from GPU memory judged like the first pass (``records``, marked with their GPUs), and the retest
+    plan of the failing ones (``verdicts/gpu_retests.py``: the retest planner GPU round by GPU round, each side
+    from its GPU), shaped to run like the pass from GPU memory."""
+    jobs = gpu_run.get("jobs") or []
     records = analyze_pairs(gpu_sides, jobs=jobs, family=row["pair_family"],
                             min_fraction=number(opts("commcheck_min_fraction")), expected_gbps=expected(row, opts),
                             outlier_z=number(opts("commcheck_outlier_z")),
                             outlier_min_rel=number(opts("commcheck_outlier_min_rel")))["records"] if jobs else []
     marked = gpu_plan.mark_gpu_records(records, jobs)
-    out = gpu_verdicts.gpudirect_verdicts([r for r in host_records if isinstance(r, dict)] + marked,
-                                          gpu_run["states"], number(opts(option(row, "gpudirect_min_ratio"))))
-    out["records"] = marked
+    planned = {"retests": [], "rounds": [], "skipped": [], "hosts": [], "summary": {}}
+    if number(opts("commcheck_retest_repeats")) > 0:
+        planned = gpu_rt.plan_gpu_retests(
+            marked, (fleet.get("facts") or {}).get("rails") or {}, gpu_run.get("states") or {},
+            int(number(opts("commcheck_retest_repeats"))), truthy(opts("commcheck_retest_partners")),
+            int(number(opts(option(row, "base_port")))), bad_verdicts(opts), run.get("unreachable") or [],
+            int(number(opts("commcheck_retest_max"))), int(number(opts("commcheck_retest_per_host"))) or None)
+    out = run_shape(row, opts, planned["rounds"], gpu_run.get("timeout") or run.get("timeout") or 0, forks, now)
+    out.update(records=marked, hosts=planned["hosts"], retests=planned["retests"], skipped=planned["skipped"],
+               summary=planned["summary"], message=retest_message(planned["summary"]) if planned["rounds"] else None)
+    return out
+
+
+def gpu_judge(row, opts, host_records, gpu_first, retest_sides, gpu_run, history=()):
+    """The pairs from GPU memory after their retests and thresholds (``records``), GPU-memory bandwidth next to
+    host-memory bandwidth per host, rail and GPU with its findings, and the lines that show it."""
+    judged = gpu_rt.judge_gpu_records(gpu_first.get("records") or [], retest_sides, gpu_first,
+                                      retest_expectation(row, opts, {"records": []}), bad_verdicts(opts),
+                                      threshold_options(opts, history),
+                                      number(opts("commcheck_fleet_min_fraction")))
+    out = gpu_verdicts.gpudirect_verdicts([r for r in host_records if isinstance(r, dict)] + judged["records"],
+                                          gpu_run.get("states") or {}, number(opts(option(row, "gpudirect_min_ratio"))))
+    out.update(records=judged["records"], retests=judged["summary"])
     out["lines"] = ["GPUDirect %s rail %s (%s, GPU %s): GPU memory %s Gb/s, host memory %s Gb/s (ratio %s%s)"
                     % (r["host"], r["rail"], r["device"], r["gpu"], r["cuda_gbps"], r["host_gbps"], r["ratio"],
                        ", SLOW" if r["slow"] else "") for r in out["rows"]]
     return out
+
+
+def gpu_named(opts, gpu, host_records):
+    """The GPU pass's records and findings to publish once the host-memory records are judged: a GPU whose path is
+    slow while host memory on its NIC is fine is named (``gpudirect_gpu_slow``), and the ``gpudirect_slow`` row of
+    that GPU is its, not a setting's."""
+    rows = gpu_loc.slow_gpus(gpu.get("records") or [], host_records, number(opts("commcheck_outlier_z")),
+                             number(opts("commcheck_outlier_min_rel")))
+    named = gpu_loc.named_places(rows)
+    kept = [f for f in gpu.get("findings") or [] if (f.get("params") or {}).get("finding") != "gpudirect_slow"
+            or (f.get("host"), f["params"].get("rail"), f["params"].get("gpu")) not in named]
+    return list(gpu.get("records") or []) + kept + gpu_loc.findings(rows)
 
 
 # ------------------------------------------------------------------ the verdicts
@@ -453,7 +488,7 @@ def judge(row, opts, first, retest_plan, retest_sides, counters, history, trend_
                + ((extras.get("preflight") or {}).get("records") or []) + counter_records
                + (numa.finding_records([s for s in extras.get("sides") or [] if isinstance(s, dict)], row["check"])
                   if row.get("placement") else [])
-               + (trend.get("records") or []) + (gpu.get("records") or []) + (gpu.get("findings") or [])
+               + (trend.get("records") or []) + (gpu_named(opts, gpu, judged["records"]) if gpu else [])
                + judged["summary_records"])
     verdict = jd.check_verdict(publish, list(row["kinds"]) + ["finding"])
     out = {"retests": judged["retests"], "localized": judged["localized"], "counter_trend": trend,

@@ -172,6 +172,7 @@ RULES = {
         lambda label, value, ctx: kit.call_check(label, value, gpudirect.normalize_setting, value),
         "auto, true or false"),
     "commcheck_rdma_gpudirect_dmabuf": kit.by_spec(),
+    "commcheck_rdma_gpudirect_pairs": kit.by_spec(),
     "commcheck_rdma_gpudirect_min_ratio": kit.fraction(),
     "commcheck_efficiency": kit.described(checks.efficiency, "op: fraction above 0, at most 1"),
     "commcheck_topology": kit.described(

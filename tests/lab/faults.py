@@ -661,3 +661,51 @@ class Both(Fault):
     def heal(self):
         for fault in self.faults:
             fault.heal()
+
+
+class SlowGpuPath(Fault):
+    """One GPU's PCIe path to its NIC is slow (a link trained down, a bad switch port): the lab's perftest emulator
+    moves at most ``rate_mbit`` for a side whose buffer is in that GPU (``--use_cuda=<gpu>``;
+    ``gpu_pace_if_asked`` in tests/lab/emulators/perftest_emulator.py reads ``gpu_rate_mbit_<gpu>`` from the host's
+    emulated sysfs). Host memory on every NIC is as fast as before. ``gpus_per_rail``: each host gets that many
+    emulated GPUs per rail (the lab builds one), so GPUDirect ``all`` tests several GPUs over each NIC."""
+
+    name = "slow GPU path"
+    extra_vars = {"commcheck_rdma_gpudirect": True, "commcheck_rdma_gpudirect_pairs": "all"}
+
+    def __init__(self, lab, host, gpu, rate_mbit=100, gpus_per_rail=2):
+        super(SlowGpuPath, self).__init__(lab)
+        self.host, self.gpu, self.rate_mbit, self.gpus_per_rail = host, int(gpu), int(rate_mbit), int(gpus_per_rail)
+        self.added = []
+        self.path = None
+
+    @property
+    def expected(self):
+        rails = len(self.lab.host(self.host)["rails"])
+        # the lab pairs GPUs with NICs in PCI order (all on NUMA node 0): GPU g is near the NIC of rail g % rails
+        return [dict(culprit("gpu", self.host, rail=self.gpu % rails), gpu=self.gpu)]
+
+    def inject(self):
+        import sysfs_tree  # pylint: disable=import-outside-toplevel
+        for host in self.lab.hosts:
+            rails = len(self.lab.host(host)["rails"])
+            root = self.lab.sysfs_root(host)
+            for num in range(rails, rails * self.gpus_per_rail):
+                sysfs_tree.add_gpu(root, num)
+                self.added.append((root, num))
+        folder = os.path.join(self.lab.sysfs_root(self.host), "commcheck-lab")
+        if not os.path.isdir(folder):
+            os.makedirs(folder)
+        self.path = os.path.join(folder, "gpu_rate_mbit_%d" % self.gpu)
+        with open(self.path, "w") as handle:
+            handle.write("%d\n" % self.rate_mbit)
+
+    def heal(self):
+        import sysfs_tree  # pylint: disable=import-outside-toplevel
+        for root, num in self.added:
+            sysfs_tree.remove_gpu(root, num)
+        self.added = []
+        if self.path and os.path.exists(self.path):
+            os.remove(self.path)
+        self.path = None
+        self.lab.heal()

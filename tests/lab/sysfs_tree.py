@@ -39,7 +39,7 @@ it reads a real node:
 - ``module/<name>/`` (``initstate`` = ``live``) for loaded modules, with
   ``parameters/<p>`` files (e.g. ``ib_core`` ``netns_mode`` = ``Y``/``N``).
 - ``gpus=N`` adds N NVIDIA GPU PCI functions (vendor 0x10de, class 0x030200),
-  on NUMA node 0 or ``gpu_numa_nodes[i]``.
+  on NUMA node 0 or ``gpu_numa_nodes[i]`` (``add_gpu`` / ``remove_gpu`` one more or less later).
 - ``devices/system/node/node<N>/cpulist`` from ``numa_nodes`` ({node:
   cpulist}; default: one node 0 with all ``cpus``), and each device's PCI
   ``local_cpulist`` (its ``local_cpulist`` or its node's cpulist).
@@ -109,6 +109,7 @@ __metaclass__ = type
 import ipaddress
 import os
 import re
+import shutil
 import zlib
 
 STATES = {1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
@@ -335,6 +336,30 @@ def _netdev_dir(root, netdev, pci_dir, spec, ll):
     return ndir
 
 
+def gpu_pci(num):
+    """The PCI address of emulated GPU ``num``."""
+    return "0000:%02x:00.0" % (0x80 + num)
+
+
+def add_gpu(root, num, numa_node=0):
+    """Write emulated GPU ``num`` (an NVIDIA PCI function on the root complex) under an emulated /sys."""
+    pci = gpu_pci(num)
+    bus = os.path.join(root, "bus", "pci", "devices")
+    gdir = os.path.join(root, "devices", "pci0000:00", pci)
+    for key, value in (("vendor", "0x10de"), ("device", "0x2330"), ("class", "0x030200"), ("numa_node", numa_node)):
+        _write(os.path.join(gdir, key), "%s\n" % value)
+    _link(os.path.relpath(gdir, bus), os.path.join(bus, pci))
+
+
+def remove_gpu(root, num):
+    """Take emulated GPU ``num`` out of an emulated /sys again (:func:`add_gpu`'s undo)."""
+    pci = gpu_pci(num)
+    link = os.path.join(root, "bus", "pci", "devices", pci)
+    if os.path.lexists(link):
+        os.remove(link)
+    shutil.rmtree(os.path.join(root, "devices", "pci0000:00", pci), ignore_errors=True)
+
+
 def build_sysfs(root, devices, cpus=None, modules=(), net=None, gpus=0, unused_gid_style="unreadable",
                 numa_nodes=None, gpu_numa_nodes=None):
     """Write an emulated /sys under root; return root. See the module docstring."""
@@ -447,13 +472,7 @@ def build_sysfs(root, devices, cpus=None, modules=(), net=None, gpus=0, unused_g
             _link(os.path.relpath(sdir, bdir), os.path.join(bdir, "lower_" + slave))
     del bond_slaves
     for num in range(int(gpus or 0)):
-        pci = "0000:%02x:00.0" % (0x80 + num)
-        gdir = os.path.join(pci_root, pci)
-        gpu_node = (gpu_numa_nodes or {}).get(num, 0)
-        for key, value in (("vendor", "0x10de"), ("device", "0x2330"), ("class", "0x030200"),
-                           ("numa_node", gpu_node)):
-            _write(os.path.join(gdir, key), "%s\n" % value)
-        _link(os.path.relpath(gdir, bus), os.path.join(bus, pci))
+        add_gpu(root, num, (gpu_numa_nodes or {}).get(num, 0))
     if cpus is not None:
         if isinstance(cpus, int):
             cpus = ["performance"] * cpus

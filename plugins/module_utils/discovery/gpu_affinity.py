@@ -28,6 +28,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.num
     gpus_from_snapshot, nic_placement, numa_node)
 
 PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")
+GPU_PATHS = ("same_switch", "same_root_port", "same_numa", "cross_socket")
 DMABUF_MIN_KERNEL = (5, 12)
 MODES = ("peermem", "dmabuf")
 
@@ -80,9 +81,31 @@ def pair_gpus_with_nics(gpus, nics):
 
 
 def _pair(gpu, nic, how, depth):
-    return {"gpu": gpu.get("index"), "gpu_pci": gpu.get("pci"), "gpu_numa_node": numa_node(gpu.get("numa_node")),
+    gpu_node, nic_node = numa_node(gpu.get("numa_node")), numa_node((nic or {}).get("numa_node"))
+    return {"gpu": gpu.get("index"), "gpu_pci": gpu.get("pci"), "gpu_numa_node": gpu_node,
             "device": (nic or {}).get("device"), "nic_pci": (nic or {}).get("pci"),
-            "nic_numa_node": numa_node((nic or {}).get("numa_node")), "how": how, "bridges": depth}
+            "nic_numa_node": nic_node, "how": how, "bridges": depth,
+            "gpu_path": gpu_path(gpu.get("pci_path"), (nic or {}).get("pci_path"), gpu_node, nic_node)
+            if nic else None}
+
+
+def gpu_path(gpu_pci_path, nic_pci_path, gpu_node=None, nic_node=None):
+    """The bus path between a GPU and a NIC, from their PCI paths (root port first, the function last).
+
+    ``same_switch``: two or more bridges in common (the root port and a switch's upstream port at least: the
+    traffic turns in the switch); ``same_root_port``: the root port only (it turns in the root complex);
+    ``same_numa``: no bridge in common, both on one known NUMA node (through the CPU's host bridge);
+    ``cross_socket``: else (through the CPUs' interconnect, or a node unknown).
+    """
+    bridges = shared_bridges(gpu_pci_path, nic_pci_path)
+    if bridges >= 2:
+        return "same_switch"
+    if bridges == 1:
+        return "same_root_port"
+    gpu_node, nic_node = numa_node(gpu_node), numa_node(nic_node)
+    if gpu_node is not None and gpu_node == nic_node:
+        return "same_numa"
+    return "cross_socket"
 
 
 def nic_gpus(pairs):

@@ -158,7 +158,8 @@ def option(row, suffix):
 
 
 # the controller steps of a pair check (the pair_check action) and its arguments
-STEPS = ("hosts", "plan", "wait", "first", "retests", "retest_again", "counters", "gpu_states", "gpu_plan", "gpu_judge",
+STEPS = ("hosts", "plan", "wait", "first", "retests", "retest_again", "counters", "gpu_states", "gpu_plan", "gpu_retests",
+         "gpu_judge",
          "judge")
 PAIR_CHECK_SPEC = {
     "family": {"type": "str", "required": True, "choices": sorted(FAMILIES)},

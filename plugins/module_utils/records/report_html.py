@@ -177,7 +177,7 @@ def _top(view):
     return ['<div id="top">'] + _head(view) + _regressions(view) + ["</div>"]
 
 
-SECTIONS = (_top, sections.grid_section, sections.leaves_section, sections.bandwidth_section, sections.findings_section, _versions,
+SECTIONS = (_top, sections.grid_section, sections.leaves_section, sections.gpus_section, sections.bandwidth_section, sections.findings_section, _versions,
             sections.latency_section, _collectives, _retests, sections.all_checks_section)
 
 

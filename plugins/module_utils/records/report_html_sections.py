@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_fleet
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_gpu
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.record_flow import flow_label
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
     MATRIX_MAX_HOSTS,
@@ -117,6 +118,19 @@ def leaves_section(view):
                             for e in leaves["by_leaf"]])
     return fold("leaves", "Leaf switches (%d hosts, %d leaves)" % (len(leaves["hosts"]), len(leaves["by_leaf"])),
                 [table])
+
+
+def gpus_section(view):
+    """GPU-memory against host-memory bandwidth of every GPU tested from GPU memory (GPU x NIC), folded; a GPU a
+    finding names is marked; nothing when no GPU was tested."""
+    table = view.gpus
+    if not table["rows"]:
+        return []
+    rows, note = report_gpu.shown_rows(table)
+    classes = ["fail" if any(c.get("slow") for c in row["cells"].values()) else "" for row in rows]
+    return fold("gpus", "GPUDirect RDMA: GPU memory against host memory (%d GPUs%s)" % (len(table["rows"]), note),
+                [html_table(report_gpu.header(table), [[esc(c) for c in report_gpu.row_cells(table, row)]
+                                                       for row in rows], classes)])
 
 
 # --------------------------------------------------------------------------

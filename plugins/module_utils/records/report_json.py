@@ -30,6 +30,10 @@ def render(view):
         "records": [r for r in view.records if r.get("kind") != "regression"],
         "regressions": view.regressions,
     }
+    if view.gpus["rows"]:
+        # the GPU x NIC table (report_gpu.gpu_table) where GPUs were tested, its cells keyed by rail as text
+        document["gpus"] = {"rails": view.gpus["rails"], "rows": [
+            dict(row, cells=dict((str(k), v) for k, v in row["cells"].items())) for row in view.gpus["rows"]]}
     # records are trees read from JSON or from module results, never cyclic: the encoder's check of every list and
     # dict it enters for a cycle is a sixth of its time at 100,000 records (a cycle would still raise, as a
     # RecursionError)

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_fleet
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_gpu
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_collectives import lowest_series
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import (
     ReportView,
@@ -206,6 +207,18 @@ def _leaves(view):
     return lines + [""]
 
 
+def _gpus(view):
+    """GPU-memory against host-memory bandwidth of every GPU tested from GPU memory (GPU x NIC), when any was."""
+    table = view.gpus
+    if not table["rows"]:
+        return []
+    rows, note = report_gpu.shown_rows(table)
+    lines = ["## GPUDirect RDMA: GPU memory against host memory (%d GPUs%s)" % (len(table["rows"]), note), ""]
+    lines += _table([md_cell(h) for h in report_gpu.header(table)],
+                    [[md_cell(c) for c in report_gpu.row_cells(table, row)] for row in rows])
+    return lines + [""]
+
+
 def _heatmaps(view):
     lines = []
     for hm in view.heatmaps:
@@ -260,7 +273,7 @@ def _by_kind(view):
     return ["## Checks by kind", ""] + _table(["kind"] + list(VERDICT_ORDER), rows) + [""]
 
 
-SECTIONS = (_head, _regressions, _grid, _leaves, _findings, _versions, _heatmaps, _latency, _collectives, _retests, _by_kind)
+SECTIONS = (_head, _regressions, _grid, _leaves, _gpus, _findings, _versions, _heatmaps, _latency, _collectives, _retests, _by_kind)
 
 
 def render(view):

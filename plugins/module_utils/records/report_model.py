@@ -22,6 +22,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.reco
     flow_label,
     flow_text,
 )
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_gpu import gpu_table
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_collectives import (
     collective_hosts,
     collective_series,
@@ -449,6 +450,11 @@ class ReportView(object):
     @property
     def retests(self):
         return self.once("retests", lambda: sorted_records([r for r in self.records if is_retest(r)]))
+
+    @property
+    def gpus(self):
+        """The GPU x NIC table of the pass from GPU memory (``report_gpu.gpu_table``)."""
+        return self.once("gpus", lambda: gpu_table(self.records))
 
     @property
     def leaves(self):

@@ -61,7 +61,7 @@ series), ``commcheck_checks{verdict}`` (checks per
 verdict), ``commcheck_run_verdict``, ``commcheck_last_run_ok`` (1 when no
 check failed or errored), ``commcheck_regressions``, ``commcheck_bad_hosts``,
 ``commcheck_bad_nics``, ``commcheck_bad_links``,
-``commcheck_culprits{component}`` (host, nic, link, fabric, config),
+``commcheck_culprits{component}`` (host, nic, link, fabric, config; gpu where one is named),
 ``commcheck_last_run_info{run_id}`` (1) and
 ``commcheck_last_run_timestamp_seconds``.
 """

@@ -10,6 +10,8 @@ checks, cause, fix, evidence}``; ``component`` is one of
   collective bisection);
 - ``nic``: one NIC / port / rail of a node (localization's ``rail``, a port
   that discovery found down or slow);
+- ``gpu``: one GPU's path to its NIC (``gpu`` its index): GPU-memory RDMA slow through
+  that GPU while host memory on the same NIC is fine (``gpu_localization``);
 - ``link``: the path between two nodes on one rail;
 - ``fabric``: a rail's switch plane (localization's ``fabric`` and ``fleet``;
   ``host`` is ``*``);
@@ -41,7 +43,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.culp
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import pair_key
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import natural_key
 
-COMPONENTS = ("host", "nic", "link", "fabric", "config")
+COMPONENTS = ("host", "nic", "gpu", "link", "fabric", "config")
 _ORDER = dict((name, idx) for idx, name in enumerate(COMPONENTS))
 _FROM_LOCALIZATION = {"host": "host", "rail": "nic", "link": "link", "fabric": "fabric", "fleet": "fabric",
                       "leaf": "fabric", "uplink": "fabric"}
@@ -135,6 +137,16 @@ def _from_gpudirect_finding(rec):
                          evidence=["gpudirect: %s" % params.get("finding")])
 
 
+def _from_gpu_finding(rec):
+    """A GPU whose path to its NIC is slow (``gpudirect_gpu_slow``): the GPU, not the NIC (host memory there was
+    fine)."""
+    params = rec.get("params") or {}
+    item = _from_finding(rec, "gpu", params.get("confidence") or "medium", "gpudirect", params.get("rail"),
+                         params.get("device"), evidence=["gpudirect: GPU %s %s" % (params.get("gpu"), params.get("gpu_path"))])
+    item["gpu"] = params.get("gpu")
+    return item
+
+
 def _from_generic_finding(rec):
     """A failing finding of no known check (a caller's own record): its host, or its device's NIC."""
     params = rec.get("params") or {}
@@ -146,6 +158,8 @@ def _finding_source(rec):
     """Which reader a finding record needs, or None when it names no culprit."""
     params = rec.get("params") or {}
     check = params.get("check")
+    if params.get("finding") == "gpudirect_gpu_slow" and rec.get("verdict") in BAD:
+        return _from_gpu_finding
     if params.get("component"):
         return _from_localization_finding
     if rec.get("verdict") not in BAD or rec.get("host") in NOT_A_HOST:
@@ -273,6 +287,8 @@ def _pair_kinds_to_localize(records, localized):
 
 
 def localized_here(records, localized):
+    # GPU-memory records measure GPUs' paths too: gpu_localization names their culprits (a GPU, not its NIC)
+    records = [r for r in records if (r.get("params") or {}).get("memory") != "cuda"]
     out = []
     for kind in _pair_kinds_to_localize(records, localized):
         check = next(((r.get("params") or {}).get("check") for r in records if r.get("kind") == kind
@@ -317,6 +333,8 @@ def _key(item):
         return ("link", pair_key(item["host"], item["peer"]), item["rail"])
     if comp == "fabric":
         return ("fabric", item["rail"]) + _switch_key(item)
+    if comp == "gpu":
+        return ("gpu", item["host"], item["rail"], item.get("gpu"))
     return ("config", item["host"], item["peer"], item["rail"])
 
 
@@ -428,7 +446,7 @@ def _explaining_order(item):
     """Failing first; a setting before what it breaks; a host before its NICs, those before a host only a check
     that cannot tell the two apart named; links of a rail before the same links measured without rails."""
     comp = item["component"]
-    rank = {"config": 0, "host": 1, "nic": 2, "link": 4, "fabric": 6}[comp]
+    rank = {"config": 0, "host": 1, "nic": 2, "gpu": 2, "link": 4, "fabric": 6}[comp]
     if _seen_by_node_level_checks_only(item):
         rank = 3
     elif comp == "link" and item["rail"] is None:

@@ -51,6 +51,13 @@ CULPRIT_FINDINGS = {
     "gpudirect_slow": ("GPU-memory RDMA runs well below host-memory RDMA on the same link: GPUDirect RDMA is not "
                        "used or crosses a slow path", "Load nvidia_peermem (or use DMA-BUF), keep NIC and GPU on one "
                        "PCIe switch / NUMA node, check the IOMMU and ACS settings"),
+    "gpudirect_gpu_slow": ("One GPU's GPU-memory RDMA reads below the other GPUs tested over the same rail (robust z, "
+                           "commcheck_outlier_z) or fails with most of its peers after the retests, while host memory "
+                           "on its NIC is fine: that GPU's PCIe path to the NIC is slow, not the NIC or the host (the "
+                           "finding names the GPU index, PCI address and gpu_path; a warning while none of its pairs "
+                           "failed)", "Check the GPU's PCIe link "
+                           "(lspci -vv LnkSta against LnkCap, nvidia-smi -q -d PCIE), nvidia-smi topo -m between it "
+                           "and the NIC, ACS on the PCIe switch; reseat or replace the GPU"),
     "gpudirect_unavailable": ("GPU-memory RDMA could not run on the host (no GPU visible to perftest, no CUDA "
                               "perftest, no peer-memory module)", "Use a CUDA build of perftest and load "
                               "nvidia_peermem, or leave GPUDirect out (commcheck_rdma_gpudirect=false)"),

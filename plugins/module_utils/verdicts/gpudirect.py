@@ -38,8 +38,9 @@ def _bw_of(rec):
     return (rec.get("metrics") or {}).get("bw_gbps")
 
 
-def _per_host_rail(records):
-    """{(host, rail): {values: {op: [Gb/s]}, device, gpu}} over both hosts of each pair record."""
+def _per_host_rail(records, by_gpu=False):
+    """{(host, rail, gpu or None): {values: {op: [Gb/s]}, device, gpu}} over both hosts of each pair record
+    (``by_gpu``: one entry per GPU, else one per rail)."""
     out = {}
     for rec in records or []:
         value = _bw_of(rec)
@@ -48,22 +49,29 @@ def _per_host_rail(records):
         params = rec.get("params") or {}
         for host, device, gpu in ((rec.get("host"), params.get("device"), params.get("gpu")),
                                   (rec.get("peer"), params.get("peer_device"), params.get("peer_gpu"))):
-            entry = out.setdefault((host, params.get("rail")), {"values": {}, "device": device, "gpu": gpu})
+            entry = out.setdefault((host, params.get("rail"), gpu if by_gpu else None),
+                                   {"values": {}, "device": device, "gpu": gpu})
             entry["values"].setdefault(params.get("op"), []).append(float(value))
     return out
 
 
-def gpudirect_rows(records, min_ratio=DEFAULT_MIN_RATIO):
-    """[{host, rail, device, gpu, host_gbps, cuda_gbps, ratio, slow}] for each host and rail tested from GPU memory.
+def _row_order(item):
+    (host, rail, gpu), _entry = item
+    return (str(host), str(rail), gpu if isinstance(gpu, int) else -1)
 
-    Medians over the pairs each host took part in on that rail, host memory
+
+def gpudirect_rows(records, min_ratio=DEFAULT_MIN_RATIO):
+    """[{host, rail, device, gpu, host_gbps, cuda_gbps, ratio, slow}] for each host, rail and GPU tested from GPU
+    memory.
+
+    Medians over the pairs each host's GPU took part in on that rail, host memory
     over the same operations as the GPU-memory tests.
     """
-    cuda = _per_host_rail([r for r in records or [] if _is_cuda(r)])
+    cuda = _per_host_rail([r for r in records or [] if _is_cuda(r)], by_gpu=True)
     host_memory = _per_host_rail([r for r in records or [] if not _is_cuda(r)])
     rows = []
-    for (host, rail), entry in sorted(cuda.items(), key=lambda item: (str(item[0][0]), str(item[0][1]))):
-        host_values = (host_memory.get((host, rail)) or {}).get("values") or {}
+    for (host, rail, _gpu), entry in sorted(cuda.items(), key=_row_order):
+        host_values = (host_memory.get((host, rail, None)) or {}).get("values") or {}
         host_gbps = median([v for op in entry["values"] for v in host_values.get(op, [])])
         cuda_gbps = median([v for values in entry["values"].values() for v in values])
         ratio = round(cuda_gbps / host_gbps, 4) if host_gbps else None

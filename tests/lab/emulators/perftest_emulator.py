@@ -31,10 +31,13 @@ really moved), latency tests do at most MAX_BYTES worth of exchanges per size;
 (default: the NVIDIA GPU PCI functions of the emulated sysfs, none without
 one). ``--use_cuda=N`` / ``--use_cuda_dmabuf`` print the lines perftest's
 src/cuda_memory.c prints (23.07-25.01 wording) and move the same bytes over
-the same link as host memory.
+the same link as host memory, unless the GPU's path is slowed (``gpu_rate_mbit_<N>``
+below).
 
 Lab faults read from files under ``$COMMCHECK_LAB_SYSFS/commcheck-lab/``:
-``perftest_hang_<side>`` (``hang_if_asked``: the first such process stops
+``gpu_rate_mbit_<N>`` (``gpu_pace_if_asked``: a side whose buffer is in GPU N,
+``--use_cuda=N``, sends and receives at most that many Mbit/s, as a GPU whose
+PCIe path trained down would), ``perftest_hang_<side>`` (``hang_if_asked``: the first such process stops
 itself), ``perftest_junk`` (``junk_if_asked``: every process prints that many
 bytes of garbage before its output) and ``answer_delay_us_<device>`` / ``answer_delay_us_<device>_to_<peer
 address>`` (``answer_delay``: a latency test waits that long before each
@@ -557,12 +560,36 @@ def volume_msgs(p, size):
 
 # --- data path: bandwidth -----------------------------------------------------------
 
+# the pace of this process's data path in bits/s (gpu_pace_if_asked), None for none
+PACE = {"bps": None}
+
+
+def gpu_pace_if_asked(p):
+    """Lab fault ``faults.SlowGpuPath``: a side whose buffer is in GPU N (``--use_cuda=N``) moves at most the
+    Mbit/s of ``<sysfs>/commcheck-lab/gpu_rate_mbit_<N>``."""
+    root = os.environ.get("COMMCHECK_LAB_SYSFS")
+    if not root or p.use_cuda is None:
+        return
+    text = _read(os.path.join(root, "commcheck-lab", "gpu_rate_mbit_%d" % p.use_cuda))
+    if text.isdigit() and int(text) > 0:
+        PACE["bps"] = int(text) * 1e6
+
+
+def _paced(start, moved):
+    """Sleep until ``moved`` bytes since ``start`` are within the pace (PACE), if there is one."""
+    if PACE["bps"]:
+        ahead = moved * 8 / PACE["bps"] - (time.monotonic() - start)
+        if ahead > 0:
+            time.sleep(ahead)
+
+
 def _sender(sock, size, iters, deadline, result):
     """Send iters messages of size bytes (or until deadline); count messages."""
     payload = bytearray(max(size, min(CHUNK, size * max(1, CHUNK // size))))
     per_chunk = max(1, len(payload) // size)
     view = memoryview(payload)
     sent_msgs = 0
+    start = time.monotonic()
     try:
         if deadline is None:
             left = iters
@@ -570,11 +597,13 @@ def _sender(sock, size, iters, deadline, result):
                 take = min(left, per_chunk)
                 sock.sendall(view[:take * size])
                 left -= take
+                _paced(start, (iters - left) * size)
             sent_msgs = iters
         else:
             while time.monotonic() < deadline:
                 sock.sendall(view[:per_chunk * size])
                 sent_msgs += per_chunk
+                _paced(start, sent_msgs * size)
             sock.shutdown(socket.SHUT_WR)
     except OSError as exc:
         result["error"] = str(exc)
@@ -599,6 +628,7 @@ def _receiver(sock, expected, result):
             if first is None:
                 first = win_start = now
             got += count
+            _paced(first, got)
             last = now
             win_bytes += count
             if now - win_start >= PEAK_WINDOW_S:
@@ -1072,6 +1102,7 @@ def main(argv):
         p = parse(tool, argv[2:])
         junk_if_asked()
         hang_if_asked(p)
+        gpu_pace_if_asked(p)
         if p.duration and p.metric == "bw":
             out(" WARNING: BW peak won't be measured in this run.\n")
         dev = Device(p)
