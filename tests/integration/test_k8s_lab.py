@@ -391,6 +391,9 @@ def lab_needs(lab):
         "commcheck_k8s_networks": ["commcheck/roce-net"],
         "commcheck_k8s_service_account": "commcheck",
         "commcheck_k8s_mpi_kubectl": STANDIN,
+        # the stand-in's pods share this machine's filesystem: the agent of this lab's own (a fixed directory would
+        # be every concurrent lab's, and one lab's kubexec.conf would send another's mpirun to its pods)
+        "commcheck_k8s_mpi_agent_dir": os.path.join(lab.lab.dir, "kubexec"),
         "commcheck_k8s_mpi_mca": dict(lablib.LAB_MPI_MCA, btl_tcp_if_include=subnet1, oob_tcp_if_include=subnet1),
         "commcheck_k8s_node_vars": {"gpu-" + h: {"commcheck_sysfs_root": lab.lab.sysfs_root(h)} for h in lab.hosts},
         "commcheck_k8s_wait_timeout": 30,

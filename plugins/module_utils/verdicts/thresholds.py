@@ -230,7 +230,12 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         result = {"tripped": []}
         result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
         result["fleet"] = _fleet_check(rec, value, higher, stats, (outlier_z, outlier_min_rel, fleet_min_fraction))
-        _late_against_other_rails(rec, value, result["fleet"], rail_bests)
+        best = None if result["fleet"].get("far") else late_against_other_rails(rec, value, rail_bests)
+        if best is not None:
+            # a rail of fewer than three records has no median nor robust z of its own: none is made up for it
+            rec["metrics"]["fleet_best"] = best
+            result["fleet"].update(checked=True, tripped=True, far=True, best=best, best_factor=BEST_FACTOR,
+                                   other_rail=True)
         result["history"] = _history_check(rec, name, value, higher, pair_base, host_base, rule)
         result["tripped"] = [c for c in CHECKS if result[c].get("tripped")]
         rec["thresholds"] = result
@@ -314,28 +319,14 @@ def late_against_other_rails(rec, value, rail_bests):
     """The best quarter of another rail of the same latency test (``rail_bests``: :func:`other_rails_best`) that
     ``value`` is :data:`BEST_FACTOR` times (and :data:`BEST_MIN_LATENCY_GAP_US`) above, else None.
 
-    The rails of a rail-optimized fabric are built alike, so their best links answer alike: a rail plane whose
-    every link is late (a switch plane in store-and-forward, a PFC storm, a wrong QoS class) is no outlier
-    among its own links, and latency has no hardware expectation to fail it: it named nothing. The first pass
-    applies this rule too (``pair_analysis``), so that such a link is retested before it fails."""
+    Rails built alike answer alike: a rail plane whose every link is late (a PFC storm, a wrong QoS class) is no
+    outlier among its own links. The first pass applies it too (``pair_analysis``): such a link is retested."""
     _name, _value, higher = _metric(rec)
     bests = rail_bests.get(_group(rec)[:-1]) if not higher else None
     rail = str((rec.get("params") or {}).get("rail"))
     others = [best for other, best in (bests or {}).items() if other != rail]
     best = min(others) if others else None
     return best if _far_from_best(value, best, False) else None
-
-
-def _late_against_other_rails(rec, value, fleet, rail_bests):
-    """A latency far above another rail's best quarter (:func:`late_against_other_rails`) is a far fleet
-    outlier though its own rail is as late."""
-    if fleet.get("far"):
-        return
-    best = late_against_other_rails(rec, value, rail_bests)
-    if best is not None:
-        rec["metrics"]["fleet_best"] = best
-        # a rail of fewer than three records has no median nor robust z of its own: none is made up for it
-        fleet.update(checked=True, tripped=True, far=True, best=best, best_factor=BEST_FACTOR, other_rail=True)
 
 
 def rate_scales(records, higher):
