@@ -160,12 +160,13 @@ def test_a_check_runs_with_enough_of_its_hosts_still_in_the_play(check, hosts_le
 
 
 @pytest.mark.parametrize("check, own, expected", [
-    # a topology pattern given as the check's own pattern stands for that check; the shared one otherwise
+    # the check's own pattern, set by the user, stands for that check (a topology pattern or any other); one equal
+    # to its role's default cannot be told from the default, and the shared one fills it
     ("rdma", {"commcheck_rdma_pattern": "leaf_ring", "commcheck_tcp_pattern": "spine"}, "leaf_ring"),
     ("tcp", {"commcheck_rdma_pattern": "leaf_ring", "commcheck_tcp_pattern": "spine"}, "spine"),
     ("tcp", {"commcheck_rdma_pattern": "leaf_ring", "commcheck_tcp_pattern": "mesh"}, "ring"),
     ("tcp", {"commcheck_rdma_pattern": "spine"}, "ring"),
-    ("rdma", {"commcheck_rdma_pattern": "star"}, "ring"),
+    ("rdma", {"commcheck_rdma_pattern": "star"}, "star"),
 ])
 def test_a_check_s_own_topology_pattern_stands_for_it_in_the_one_click_check(check, own, expected):
     decision = {"library": "nccl", "rdma_hosts": ["a", "b"], "tcp_hosts": ["a", "b"], "collective_hosts": []}

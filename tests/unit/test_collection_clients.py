@@ -246,7 +246,8 @@ def test_install_kubectl_installs_only_the_pinned_binary(fake_download):
 
 # What a user's tarball must not hold: the tests, the lab and its emulators, benchmarks, the build tools.
 DEVELOPMENT_DIRS = ("tests/", "benchmarks/", "tools/", "extensions/", ".ci/", ".build/", "changelogs/fragments/")
-DEVELOPMENT_FILES = ("Makefile", "requirements-dev.txt", "pytest.ini", ".ansible-lint", ".gitignore")
+DEVELOPMENT_FILES = ("Makefile", "requirements-dev.txt", "pytest.ini", ".ansible-lint", ".gitignore", "docs/DEVELOPING.md",
+                     "docs/benchmarks.md")
 # 0.72 MB at 1.0.0; 1.45 MB when the tests were in it.
 MAX_TARBALL_BYTES = 1000 * 1000
 
@@ -258,6 +259,7 @@ def _shipped_sources():
         for root, dirs, files in os.walk(os.path.join(REPO, top)):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             found += [os.path.relpath(os.path.join(root, f), REPO) for f in files if not f.endswith(".pyc")]
+    found = [name for name in found if name not in DEVELOPMENT_FILES]
     return found
 
 

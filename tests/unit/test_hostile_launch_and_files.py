@@ -245,6 +245,7 @@ QUARANTINE_KINDS = {
     "taint": "bool", "taint_effect": "choice", "label_key": "name", "annotation_key": "name",
     "kubectl_binary": "binary", "kubeconfig": "path", "kube_context": "context", "scontrol_binary": "binary",
     "timeout": "int", "transport": "choice", "kubectl": "transport", "role_options": "bool",
+    "cordon": "bool", "drain": "bool", "drain_timeout": "int",
 }
 TEST_PODS_KINDS = {
     "state": "choice", "nodes": "name_list", "node_selector": "selector", "run_id": "name", "namespace": "name",

@@ -30,7 +30,7 @@ WITH_KUBECTL = [p for p in hostile.judging() if ("kubectl",) in dict(hostile.SPE
 
 def test_the_modules_with_the_transport_are_here():
     assert sorted(name for _kind, name in WITH_KUBECTL) == [
-        "collective", "iperf3", "perftest", "quarantine", "rdma_facts", "tool_probe"]
+        "collective", "cpu_governor", "iperf3", "perftest", "quarantine", "rdma_facts", "tool_probe"]
 
 
 @pytest.mark.parametrize("transport_name", ["host", "kubectl"])

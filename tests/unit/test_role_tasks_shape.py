@@ -17,7 +17,9 @@ import os
 import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MAX_TEMPLATED_LINES = 150
+# 638 at bb293b6, 150 after issue 35's moves to Python; 165 with issue 37's MPIJob runs, node reservation, GPU
+# retests and the slices' collective meetings, whose added lines hand a registered result on as it is
+MAX_TEMPLATED_LINES = 165
 MAX_EXPRESSION_LINES = 3
 # task keywords whose value is a bare Jinja expression (no braces)
 CONDITIONS = ("when", "failed_when", "changed_when", "until")
@@ -63,7 +65,7 @@ def expressions(text):
     return found
 
 
-def test_the_role_tasks_template_at_most_150_lines():
+def test_the_role_tasks_template_at_most_165_lines():
     counts = {}
     for path in task_files():
         with open(path) as handle:
