@@ -69,6 +69,7 @@ attributes:
     description: Plans only - returns the kubectl commands it would run; submits and deletes nothing.
   diff_mode:
     support: none
+    description: Returns no diff; the job's phase and records say what happened.
 notes:
   - The job's pods need the image, resources and SSH set-up that C(docs/kubernetes.md) describes.
 '''

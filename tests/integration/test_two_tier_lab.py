@@ -133,7 +133,7 @@ def test_rdma_perf_alone_reads_the_leaves_from_lldp_and_names_a_slow_uplink(tier
     assert localization["params"]["topology"] == lldp_topology(tier2)
     named = [(r["params"]["component"], r["host"], r["params"].get("rail"), (r["params"].get("switch") or {}).get(
         "leaves")) for r in lines if r.get("kind") == "finding" and r["params"].get("check") == "rdma_perf"
-             and r["params"].get("component") not in (None, "flaky")]
+        and r["params"].get("component") not in (None, "flaky")]
     assert named == [("uplink", "*", 1, ["lab-r1-leaf2"])], (named, proc.stdout[-3000:])
 
 

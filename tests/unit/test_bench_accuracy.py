@@ -118,8 +118,8 @@ class TwoTierLab(object):
 
 
 def test_two_tier_scenarios_run_the_uplink_only_where_a_rail_has_three_leaves():
-    four = [fault.name for fault, _ in bench.two_tier_scenarios(TwoTierLab(4, 2))]
-    eight = [fault.name for fault, _ in bench.two_tier_scenarios(TwoTierLab(8, 2))]
+    four = [fault.name for fault, _runs in bench.two_tier_scenarios(TwoTierLab(4, 2))]
+    eight = [fault.name for fault, _runs in bench.two_tier_scenarios(TwoTierLab(8, 2))]
     assert four == list(bench.TWO_TIER[:2])
     assert eight == list(bench.TWO_TIER)
 

@@ -25,13 +25,15 @@ HOSTS = ["h1", "h2", "h3", "h4"]
 HALVES = [["h3", "h4"], ["h1", "h2"]]
 
 
-def fleet(own, hosts=HOSTS, leader=True, slices=2):
+def fleet(own, hosts=None, leader=True, slices=2):
+    hosts = HOSTS if hosts is None else hosts
     return {"hosts": hosts, "own": own, "leader": leader, "slices": slices, "unreachable": [],
             "facts": {"entry": dict((h, {"name": h, "address": "10.0.0.%s" % h[1:]}) for h in hosts),
                       "rdma": dict((h, {}) for h in hosts)}}
 
 
-def pool_result(hosts=HOSTS, verdict="pass"):
+def pool_result(hosts=None, verdict="pass"):
+    hosts = HOSTS if hosts is None else hosts
     return {"params": {"library": "nccl", "operation": "all_reduce", "hosts": [{"name": h} for h in hosts]},
             "verdict": verdict, "expected_busbw_gbs": 0.06,
             "runs": [{"hosts": list(hosts), "cmd": ["mpirun", "-np", str(len(hosts))], "busbw_gbs": 0.05,

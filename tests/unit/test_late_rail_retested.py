@@ -80,7 +80,7 @@ def _random_latency_pass(rng):
 @pytest.mark.parametrize("fraction", [None, 0.5, 0.05])
 def test_whatever_the_thresholds_fail_as_far_the_first_pass_failed_first(fraction):
     rng = random.Random(20261203)
-    for _ in range(300):
+    for _case in range(300):
         records = _random_latency_pass(rng)
         first = [dict(r, metrics=dict(r["metrics"])) for r in records]
         pa.mark_outliers(first, fleet_min_fraction=fraction)

@@ -121,7 +121,7 @@ def test_every_option_the_one_click_passes_has_a_user_case_and_is_the_check_role
         assert passed == set(orv.USER_OPTIONS[check]) | set(orv.NOTES[check])
         assert set(orv.USER_OPTIONS[check]) <= declared[role]
         assert not any(set(orv.NOTES[check]) & names for names in declared.values())
-    assert set(name for _, name, _, _ in USER_CASES) == set(
+    assert set(case[1] for case in USER_CASES) == set(
         name for options in orv.USER_OPTIONS.values() for name in options)
     assert set(FILLED) == set(name for options in orv.USER_OPTIONS.values() for name in options)
 

@@ -100,9 +100,9 @@ def test_a_baseline_of_runs_measured_once_or_twice_is_the_median_of_run_medians(
         for value in values:
             builder.add({"kind": "rdma_bw", "host": "a", "peer": "b", "run_id": run, "verdict": "pass",
                          "time": "2026-12-0%sT00:00:00.000000Z" % run[1], "metrics": {"bw_gbps": value}})
-    (base,) = builder.baselines().values()
+    [base] = list(builder.baselines().values())
     assert base["values"] == {"bw_gbps": [10.0, 30.0, 7.0]} and base["metrics"] == {"bw_gbps": 10.0}
-    assert all(type(v) is float for v in base["values"]["bw_gbps"])
+    assert all(isinstance(v, float) and not isinstance(v, bool) for v in base["values"]["bw_gbps"])
 
 
 # --- the params text, kept per params seen ----------------------------------------------------------

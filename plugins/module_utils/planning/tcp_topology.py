@@ -42,7 +42,7 @@ def port_addresses(port):
     out = []
     for key in ("ipv4", "ipv4_cidr"):
         held = port.get(key)
-        out += [str(one).split("/")[0] for one in ([held] if isinstance(held, str) else list(held or []))]
+        out += [str(one).split("/", maxsplit=1)[0] for one in ([held] if isinstance(held, str) else list(held or []))]
     return out
 
 
