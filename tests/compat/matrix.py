@@ -226,6 +226,18 @@ def junit_counts(path):
     return total, bad, skipped
 
 
+def junit_failures(path, limit=2000):
+    """'test: message' of each failed or erroring test of a pytest JUnit file (its text cut to ``limit``)."""
+    if not os.path.isfile(path):
+        return []
+    out = []
+    for case in ElementTree.parse(path).getroot().iter("testcase"):
+        for bad in list(case.findall("failure")) + list(case.findall("error")):
+            text = (bad.get("message") or "") + "\n" + (bad.text or "")
+            out.append("%s: %s" % (case.get("name"), text.strip()[-limit:]))
+    return out
+
+
 def pytest_stage(version, args, log, name, allow_skips):
     """pytest of ``version``'s environment; (result, note)."""
     junit = os.path.join(venv_dir(version), "%s.junit.xml" % name)
@@ -239,6 +251,9 @@ def pytest_stage(version, args, log, name, allow_skips):
     total, bad, skipped = counts
     note = "%d tests, %d failed, %d skipped" % (total, bad, skipped)
     if rc or bad or not total:
+        # what failed, where CI's output shows it (the log stays on the machine that ran it)
+        for failure in junit_failures(junit):
+            sys.stdout.write("    %s\n" % failure.replace("\n", "\n    "))
         return "FAIL", note
     if skipped and not allow_skips:
         return "SKIP", note

@@ -62,3 +62,12 @@ def test_a_version_is_a_minor_release():
     assert matrix.parse_args(["--versions", "2.16", "2.18"]).versions == ["2.16", "2.18"]
     with pytest.raises(SystemExit):
         matrix.parse_args(["--versions", "2.16; rm -rf /"])
+
+
+def test_a_failed_stage_names_each_failing_test_with_its_message(tmp_path):
+    junit = tmp_path / "lab.junit.xml"
+    junit.write_text('<testsuites><testsuite tests="3" failures="1" errors="1"><testcase name="passes"/>'
+                     '<testcase name="fails"><failure message="assert 1 == 2">trace</failure></testcase>'
+                     '<testcase name="errs"><error message="fixture broke"/></testcase></testsuite></testsuites>')
+    assert matrix.junit_failures(str(junit)) == ["fails: assert 1 == 2\ntrace", "errs: fixture broke"]
+    assert matrix.junit_failures(str(tmp_path / "none.xml")) == []
