@@ -137,6 +137,7 @@ class ActionModule(ControllerAction):
             index=index,
             summary=summary,
             summary_lines=rr.summary_lines(summary, files),
+            fail_message=rr.failed_as_asked(summary, args["fail_on"], report_dir),
             regressions=bl.regressions(records),
             regression_records=bl.regression_records(records),
             history_problems=read_report.problems,

@@ -114,6 +114,14 @@ options:
     description: Report a regression of a passing check as a C(failure) of type C(regression) in C(junit.xml).
     type: bool
     default: true
+  fail_on:
+    description:
+      - When the run counts as failed, in RV(fail_message) (the report is written either way; the report role
+        fails the play with it, C(commcheck_report_fail_on)).
+      - V(never); V(fail) when a check failed or errored; V(regression) when a check failed, errored or regressed.
+    type: str
+    choices: [never, fail, regression]
+    default: never
   return_records:
     description:
       - Return the run's records (with their baselines) as RV(records).
@@ -241,6 +249,11 @@ summary_lines:
   returned: success
   type: list
   elements: str
+fail_message:
+  description: Why the run counts as failed by O(fail_on) (counts and the report's directory); empty when it does not.
+  returned: success
+  type: str
+  sample: "commcheck run 20261203T052610Z-63c488: 2 failed, 0 errored, 0 regressed; report in /var/lib/commcheck/reports/20261203T052610Z-63c488"
 records:
   description: The run's records with C(baseline) and C(regression) (null or the check's regression) set.
   returned: success, when O(return_records) is true

@@ -29,6 +29,7 @@ ROLE_VARIABLES = {
     "ignore_params": "commcheck_baseline_ignore_params",
     "formats": "commcheck_report_formats",
     "regression_fails": "commcheck_report_junit_regression_fails",
+    "fail_on": "commcheck_report_fail_on",
     "index": "commcheck_report_index",
     "index_runs": "commcheck_report_index_runs",
     "index_points": "commcheck_report_index_points",

@@ -145,3 +145,67 @@ def test_action_runs_on_the_controller_only(tmp_path):
     assert good["redacted"] == ["records[0].params.token"]
     assert data["bad"]["failed"] is True
     assert "'verdict' must be one of" in data["bad"]["msg"]
+
+
+def test_kept_records_gather_on_the_delegate_of_the_facts_in_publishing_order(tmp_path):
+    """keep: each publishing adds its records after the earlier ones, on localhost with delegate_facts (from
+    any host of the play) and on the task's own host without; the secrets go before anything is kept."""
+    out_file = tmp_path / "out.json"
+    playbook = tmp_path / "pb.yml"
+    playbook.write_text("""
+- name: Two checks publish for the report from the hosts of the play
+  hosts: ghosts
+  gather_facts: false
+  tasks:
+    - name: The first check
+      clusterops.commcheck.record:
+        records: [{kind: rdma_bw, host: g2, peer: g1, verdict: fail, params: {token: x}}]
+        keep: true
+      run_once: true
+      delegate_to: localhost
+      delegate_facts: true
+    - name: The second check
+      clusterops.commcheck.record:
+        records: [{kind: tcp_bw, host: g1, peer: g2, verdict: pass}, {kind: summary, host: '*', verdict: fail}]
+        keep: true
+      run_once: true
+      delegate_to: localhost
+      delegate_facts: true
+- name: A play of localhost keeps its own
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: A third one, on the task's own host
+      clusterops.commcheck.record:
+        records: [{kind: finding, host: localhost, verdict: warn}]
+        keep: true
+    - name: Not kept
+      clusterops.commcheck.record:
+        records: [{kind: finding, host: nowhere, verdict: warn}]
+    - name: Save
+      ansible.builtin.copy:
+        content: "{{ {'kept': commcheck_run_records, 'ghost': hostvars['g1'].commcheck_run_records | default(None)} | to_json }}"
+        dest: "%s"
+        mode: "0644"
+""" % out_file)
+    inventory = tmp_path / "inv.ini"
+    inventory.write_text("[ghosts]\ng1 ansible_host=192.0.2.1 ansible_connection=ssh ansible_ssh_timeout=1\n"
+                         "g2 ansible_host=192.0.2.2 ansible_connection=ssh ansible_ssh_timeout=1\n")
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inventory), str(playbook)],
+                          env=_ansible_env(tmp_path), capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out_file.read_text())
+    assert [(r["kind"], r["host"]) for r in data["kept"]] == [
+        ("rdma_bw", "g2"), ("tcp_bw", "g1"), ("summary", "*"), ("finding", "localhost")]
+    assert data["kept"][0]["params"] == {}
+    assert data["ghost"] is None
+
+
+def test_keep_needs_the_controller():
+    proc = subprocess.run([sys.executable, "-m", "ansible_collections.clusterops.commcheck.plugins.modules.record"],
+                          input=json.dumps({"ANSIBLE_MODULE_ARGS": {"records": [], "keep": True}}),
+                          capture_output=True, text=True, check=False, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=os.path.join(REPO, ".build", "collections")))
+    result = json.loads(proc.stdout)
+    assert result["failed"] is True and "keep needs the controller" in result["msg"], result

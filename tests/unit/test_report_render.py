@@ -330,3 +330,21 @@ def test_each_format_makes_each_text_when_the_one_before_is_taken_from_one_view(
     assert [fmt for fmt, _text in texts] == ["prom"] and rendered == ["json", "md", "prom"] and len(views) == 1
     monkeypatch.undo()
     assert dict(rr.each_format(["json", "md"], records, summary)) == rr.render_formats(["json", "md"], records, summary)
+
+
+@pytest.mark.parametrize("counts, regressions, asked", [
+    # (fail, error), regressions -> the modes that fail the run
+    ((1, 0), 0, {"fail", "regression"}),
+    ((0, 2), 0, {"fail", "regression"}),
+    ((0, 0), 3, {"regression"}),
+    ((0, 0), 0, set()),
+])
+def test_the_run_fails_as_fail_on_asks_with_its_counts(counts, regressions, asked):
+    summary = {"run_id": "r7", "counts": {"pass": 4, "fail": counts[0], "error": counts[1]},
+               "regressions": regressions}
+    for mode in ("never", "fail", "regression"):
+        message = rr.failed_as_asked(summary, mode, "/reports/r7")
+        assert bool(message) is (mode in asked), (mode, message)
+        if message:
+            assert message == "commcheck run r7: %d failed, %d errored, %d regressed; report in /reports/r7" % (
+                counts[0], counts[1], regressions)

@@ -18,8 +18,10 @@ import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # 638 at bb293b6, 150 after issue 35's moves to Python; 165 with issue 37's MPIJob runs, node reservation, GPU
-# retests and the slices' collective meetings, whose added lines hand a registered result on as it is
-MAX_TEMPLATED_LINES = 165
+# retests and the slices' collective meetings; 150 again once the record action keeps the run's records for the
+# report itself (nine set_fact tasks), the report module says when the run fails as asked, and the rounds from
+# GPU memory run through rounds.yml
+MAX_TEMPLATED_LINES = 150
 MAX_EXPRESSION_LINES = 3
 # task keywords whose value is a bare Jinja expression (no braces)
 CONDITIONS = ("when", "failed_when", "changed_when", "until")
@@ -65,7 +67,7 @@ def expressions(text):
     return found
 
 
-def test_the_role_tasks_template_at_most_165_lines():
+def test_the_role_tasks_template_at_most_150_lines():
     counts = {}
     for path in task_files():
         with open(path) as handle:

@@ -46,6 +46,7 @@ REPORT_ARGUMENT_SPEC = dict(
                                 "attempt", "retest"]),
     formats=dict(type="list", elements="str", choices=list(FORMATS), default=list(FORMATS)),
     regression_fails=dict(type="bool", default=True),
+    fail_on=dict(type="str", choices=["never", "fail", "regression"], default="never"),
     return_records=dict(type="bool", default=True),
     role_options=dict(type="bool", default=False),
 )
@@ -70,6 +71,18 @@ def each_format(formats, records, summary, meta=None, now=None, regression_fails
 def render_formats(formats, records, summary, meta=None, now=None, regression_fails=True):
     """{format: text} for each format asked for, all drawn from one view model."""
     return dict(each_format(formats, records, summary, meta, now=now, regression_fails=regression_fails))
+
+
+def failed_as_asked(summary, fail_on, report_dir):
+    """The message the play fails with when the run failed as ``fail_on`` asks, else an empty string: ``fail``
+    when a check failed or errored, ``regression`` when one also regressed, ``never`` never."""
+    counts = summary["counts"]
+    bad = counts.get("fail", 0) + counts.get("error", 0)
+    if not (fail_on in ("fail", "regression") and bad) and not (fail_on == "regression" and summary["regressions"]):
+        return ""
+    return visible("commcheck run %s: %d failed, %d errored, %d regressed; report in %s" % (
+        summary.get("run_id") or "-", counts.get("fail", 0), counts.get("error", 0), summary["regressions"],
+        report_dir))
 
 
 def summary_lines(summary, files=None):
