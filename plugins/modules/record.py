@@ -33,15 +33,6 @@ options:
     type: list
     elements: dict
     required: true
-  keep:
-    description:
-      - Also add the normalized records to C(commcheck_run_records), the records of the run the
-        P(clusterops.commcheck.report#module) module reads with C(role_options), returned in C(ansible_facts).
-      - The facts go to the task's host; publish for the report with C(delegate_to=localhost) and
-        C(delegate_facts=true), so that every check's records gather on C(localhost).
-      - Needs the controller (the action plugin of this name); run as a plain module it fails.
-    type: bool
-    default: false
 extends_documentation_fragment:
   - clusterops.commcheck.controller
 attributes:
@@ -76,13 +67,12 @@ EXAMPLES = r'''
   delegate_to: localhost
   register: published
 
-- name: Publish them and keep them for the report (commcheck_run_records of localhost)
-  clusterops.commcheck.record:
-    records: "{{ published.commcheck_records }}"
-    keep: true
-  run_once: true
+- name: Keep them for the report
+  ansible.builtin.set_fact:
+    commcheck_run_records: "{{ (hostvars['localhost'].commcheck_run_records | default([])) + published.commcheck_records }}"
   delegate_to: localhost
   delegate_facts: true
+  run_once: true
 '''
 
 RETURN = r'''
@@ -97,16 +87,6 @@ commcheck_records:
        metrics: {bw_gbps: 182.4, expected_gbps: 400.0},
        cause: write bandwidth below 90% of the expected, fix: check the link of mlx5_1 on both hosts,
        evidence: []}
-ansible_facts:
-  description: With O(keep=true), C(commcheck_run_records) with these records added.
-  returned: when O(keep=true)
-  type: dict
-  contains:
-    commcheck_run_records:
-      description: The records the run kept so far, these last.
-      returned: when O(keep=true)
-      type: list
-      elements: dict
 redacted:
   description: Paths of the keys removed or values masked because they looked secret.
   returned: success
@@ -128,13 +108,9 @@ def main():
     # Normally the action plugin of the same name runs instead of this module;
     # run as a module (for example by ansible-test), it does the same work.
     module = checked_module(
-        argument_spec=dict(records=dict(type="list", elements="dict", required=True),
-                           keep=dict(type="bool", default=False)),
+        argument_spec=dict(records=dict(type="list", elements="dict", required=True)),
         supports_check_mode=True,
     )
-    if module.params["keep"]:
-        module.fail_json(msg="clusterops.commcheck.record: keep needs the controller's action plugin "
-                             "(the run's records so far are host variables a module cannot read)")
     try:
         records, redacted = normalize_records(module.params["records"])
     except RecordError as exc:

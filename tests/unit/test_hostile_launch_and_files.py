@@ -261,7 +261,7 @@ REPORT_KINDS = {
     "records": "records", "report_dir": "path", "run_subdir": "bool", "run_id": "run_id", "history_dir": "path",
     "history_run": "text", "compare": "bool", "baseline_runs": "int", "baseline_run": "text",
     "baseline_max_age": "text", "min_runs": "int", "threshold": "number", "thresholds": "number_dict",
-    "ignore_params": "text_list", "formats": "choice", "regression_fails": "bool", "return_records": "bool", "role_options": "bool",
+    "ignore_params": "text_list", "formats": "choice", "fail_on": "choice", "regression_fails": "bool", "return_records": "bool", "role_options": "bool",
 }
 RECORD_KINDS = {"records": "records"}
 
