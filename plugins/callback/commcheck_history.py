@@ -14,7 +14,9 @@ description:
   - Writes one JSON line for every item of a task result's top-level C(commcheck_records) list
     (the list the C(clusterops.commcheck.record) action returns; loop items included), and one
     C(kind=summary) line per playbook run (hosts ok, failed and unreachable, record counts by verdict,
-    the playbook name and the C(set_stats) data of the run).
+    the playbook name and the C(set_stats) data of the run). Its counts and verdict are the run's judgements;
+    a retest's re-measurement (C(params.retest)) is evidence for its first-pass record, whose verdict the
+    retests set, and is left out of them, as the report does.
   - Writes one C(kind=finding) line, code C(governor_unmanaged), for a host whose test module could not switch
     the CPU governor (a C(perftest) or C(iperf3) result's C(cpu_governor.unmanaged), a C(cpu_governor) result's
     C(unmanaged)), once per host and check (C(params.check) rdma, tcp or collective), verdict C(warn).
@@ -165,6 +167,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_state
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import governor_records
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_summary as ending
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_signals import (
     stop_workers,
     workers_end_with_controller,
@@ -510,7 +513,9 @@ class CallbackModule(CallbackBase):
                 continue
             good.append(item)
         for item in good:
-            self._counts[item["verdict"]] = self._counts.get(item["verdict"], 0) + 1
+            # the run's verdict counts its judgements; a retest's own verdict is evidence for its first pass
+            if not run_verdict.is_remeasurement(item):
+                self._counts[item["verdict"]] = self._counts.get(item["verdict"], 0) + 1
         self._written += len(good)
         self._write(good)
 

@@ -90,6 +90,11 @@ def scheduled_late(record):
         "far fleet outlier" in (record.get("cause") or "") and is_number(record["metrics"].get("lat_us"))
 
 
+def latency_finding(record):
+    """What the localization of the latency records names (a late link's finding)."""
+    return record["kind"] == "finding" and (record.get("params") or {}).get("family") == "rdma_lat"
+
+
 def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -115,19 +120,22 @@ def test_oneclick_gives_the_same_healthy_run_on_this_core(lab, tmp_path):
     assert dict((k, n) for k, n in kinds.items() if k != "finding" and k not in retests) == KINDS, kinds
     assert set(retests) <= set(["%s_retest" % k for k in KINDS] + ["retest_summary"]), retests
     # the lab's hosts are alike: each has the same discovery findings (those with a code), the governor one
-    # among them (its sysfs); a pair's latency_tail warning on a busy machine is a pair's, not a host's
-    codes = dict((host, sorted(r["params"]["code"] for r in findings if r["host"] == host and "code" in r["params"]))
+    # among them (its sysfs); what the tests find (a pair's latency_tail warning, a flaky link) on a busy machine
+    # is a pair's, not a host's
+    codes = dict((host, sorted(r["params"]["code"] for r in findings if r["host"] == host and "code" in r["params"]
+                               and r["params"].get("check") == "discover"))
                  for host in lab.hosts)
     assert len(set(map(tuple, codes.values()))) == 1 and "cpu_governor_not_performance" in codes[lab.hosts[0]], codes
 
     records = [r for r in history if r["kind"] != "summary"]
     # a retest's own verdict is evidence for its first-pass record's (flaky when another retest passed)
+    late = any(scheduled_late(r) for r in records)
     unhealthy = [(r["kind"], r["host"], r["verdict"], r["cause"]) for r in records
-                 if r["verdict"] not in HEALTHY and r["kind"] not in retests and not scheduled_late(r)]
+                 if r["verdict"] not in HEALTHY and r["kind"] not in retests and not scheduled_late(r)
+                 and not (late and latency_finding(r))]
     assert not unhealthy, unhealthy
     [summary] = [r for r in history if r["kind"] == "summary"]
-    assert summary["verdict"] in HEALTHY or (summary["verdict"] == "fail" and all(
-        scheduled_late(r) for r in records if r["verdict"] == "fail" and r["kind"] not in retests)), summary
+    assert summary["verdict"] in HEALTHY or (late and summary["verdict"] == "fail"), summary
     for kind, metric in METRICS.items():
         values = [r["metrics"].get(metric) for r in records if r["kind"] == kind]
         assert values and all(is_number(v) and v > 0 for v in values), (kind, values)

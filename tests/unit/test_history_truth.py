@@ -449,3 +449,19 @@ def test_a_cleanup_signal_held_by_a_thread_ends_the_module_not_only_the_thread()
     """) % {"collections": COLLECTIONS}
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 128 + signal.SIGTERM and "went on" not in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_summary_line_counts_the_runs_judgements_not_the_retests_re_measurements(tmp_path):
+    """A flaky pair whose partner retest failed again: the history's summary is warn, as the report's is."""
+    callback = _callback(tmp_path, tmp_path / "spill")
+    first = dict(_rec(kind="rdma_lat", host="h1", verdict="flaky"), peer="h3")
+    again = dict(_rec(kind="rdma_lat_retest", host="h2", verdict="fail"), peer="h1",
+                 params={"retest": True, "retest_purpose": "partner"})
+    callback.v2_runner_on_ok(_Result({"commcheck_records": [first, again, dict(_rec(kind="rdma_lat", host="h2"),
+                                                                               peer="h3")]}))
+    callback.v2_playbook_on_stats(_Stats(["h1", "h2", "h3"]))
+    lines = _history_lines(str(tmp_path / "history"))
+    [summary] = [r for r in lines if r["kind"] == "summary"]
+    assert [r["kind"] for r in lines] == ["rdma_lat", "rdma_lat_retest", "rdma_lat", "summary"]
+    assert summary["counts"] == {"flaky": 1, "pass": 1} and summary["verdict"] == "warn", summary
+    assert summary["metrics"]["records"] == 3

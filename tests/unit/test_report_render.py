@@ -14,6 +14,7 @@ from report_consumers import parse_prometheus
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_records
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_html
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_json
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_junit
@@ -76,8 +77,37 @@ def test_summary_names_the_slow_host_and_its_links(compared):
     assert summary["regressions"] == 12
     assert summary["counts"]["fail"] == 12 and summary["counts"]["error"] == 1
     assert summary["counts"]["skipped"] == 1 and summary["counts"]["flaky"] == 1
-    assert summary["total"] == len(compared)
+    # the one retest's re-measurement is evidence, not a check of the run
+    assert summary["total"] == len(compared) - 1 and summary["retests"] == 1
+    assert summary["by_kind"]["rdma_bw"]["pass"] == sum(
+        1 for r in compared if r["kind"] == "rdma_bw" and r["verdict"] == "pass")
     assert summary["verdict"] == "fail"
+
+
+def test_a_retest_that_failed_again_is_evidence_not_the_runs_verdict():
+    """A late link passed on its as-is retest (flaky) while its partner retest failed again: the run is flaky (warn),
+    not failed, in the report's counts, its junit and the history's summary line alike."""
+    first = {"kind": "rdma_lat", "host": "h1", "peer": "h3", "params": {"op": "write", "metric": "lat", "rail": 0},
+             "metrics": {"lat_us": 29.8}, "verdict": "flaky", "cause": "flaky: far fleet outlier"}
+    again = {"kind": "rdma_lat_retest", "host": "h2", "peer": "h1",
+             "params": {"op": "write", "metric": "lat", "rail": 0, "retest": True, "retest_purpose": "partner"},
+             "metrics": {"lat_us": 32.5}, "verdict": "fail", "cause": "far fleet outlier: 32.5 us"}
+    passed = dict(first, kind="rdma_lat_retest", params=dict(again["params"], retest_purpose="as_is"),
+                  metrics={"lat_us": 9.4}, verdict="pass", cause=None)
+    fine = {"kind": "rdma_lat", "host": "h2", "peer": "h3", "params": {"op": "write", "metric": "lat", "rail": 0},
+            "metrics": {"lat_us": 7.1}, "verdict": "pass"}
+    records = history.normalize_records([first, again, passed, fine])[0]
+    summary = report_model.summarize(records, run_id="r1")
+    assert summary["verdict"] == "warn" and summary["counts"]["fail"] == 0 and summary["counts"]["flaky"] == 1
+    assert (summary["total"], summary["retests"]) == (2, 2)
+    assert summary["by_kind"]["rdma_lat_retest"] == {"fail": 1, "pass": 1}
+    junit = ET.fromstring(report_junit.render_junit(records, summary))
+    assert junit.get("failures") == "0" and junit.get("tests") == "4"
+    assert any("fail: " in (out.text or "") for out in junit.iter("system-out"))
+    counted = history_records.summary_record("commcheck.yml", "ctl", {"ok": ["h1", "h2", "h3"], "failed": [],
+                                                                      "unreachable": []},
+                                             {"flaky": 1, "pass": 1}, 4)
+    assert counted["verdict"] == "warn"
 
 
 def test_summary_of_a_clean_run_passes():

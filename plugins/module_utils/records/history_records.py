@@ -354,7 +354,8 @@ def summary_record(playbook, controller, hosts, counts, records, check_mode=Fals
     """The ``kind: summary`` line of a run (not yet stamped).
 
     hosts: {"ok": [...], "failed": [...], "unreachable": [...]}. counts:
-    records by verdict; records: how many records the run wrote. The verdict
+    the run's judgements by verdict (retest re-measurements left out: evidence, see
+    run_verdict.is_remeasurement); records: how many records the run wrote. The verdict
     is run_verdict.summary_verdict: the report's, with failed or unreachable
     hosts counting as a failure, and ``error`` (with its cause) for a run
     that checked nothing. When interrupted_by (a signal name such as

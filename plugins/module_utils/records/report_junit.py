@@ -15,7 +15,7 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView, check_name
+from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_model import ReportView, check_name, is_retest_run
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import fmt_value, num, pct
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.visible_text import visible
 
@@ -88,8 +88,11 @@ def _regression_message(regression):
 
 
 def _outcome(record, detail, regression_fails):
-    """(the failure, error or skipped element of a testcase, the counter it adds to), or (None, None)."""
+    """(the failure, error or skipped element of a testcase, the counter it adds to), or (None, None); a retest's
+    re-measurement fails nothing (its first-pass record carries the verdict the retests set)."""
     verdict = record.get("verdict")
+    if is_retest_run(record):
+        return None, None
     if verdict == "fail":
         return _leaf("failure", [("message", _xml_text(record.get("cause") or "check failed")), ("type", "fail")],
                      _xml_text(detail)), "failures"
@@ -121,7 +124,7 @@ def _testcase(kind, name, record, counts, regression_fails):
     if counter:
         counts[counter] += 1
     verdict = record.get("verdict")
-    if verdict in ("flaky", "warn"):
+    if verdict in ("flaky", "warn") or (is_retest_run(record) and verdict != "pass"):
         children.append(_leaf("system-out", (), _xml_text("%s: %s" % (verdict, detail))))
     return _parent("testcase", attributes, children, 2) if children else _leaf("testcase", attributes)
 

@@ -143,8 +143,9 @@ def is_retest(record):
 
 
 def is_retest_run(record):
-    """A re-measurement (not the retest summary): kept out of matrices, tables and metric series."""
-    return bool((record.get("params") or {}).get("retest") or record.get("retest"))
+    """A re-measurement (not the retest summary): kept out of matrices, tables, metric series and the run's
+    counts and verdict (``run_verdict.is_remeasurement``)."""
+    return _run_verdict.is_remeasurement(record)
 
 
 # --------------------------------------------------------------------------
@@ -198,7 +199,10 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
     payload)."""
     records = [r for r in records or [] if r.get("kind") not in ("summary",)]
     checks = [r for r in records if r.get("kind") != "regression"]
-    counts, by_kind = _count_verdicts(checks)
+    # the run's verdict and counts are its judgements: a retest's own verdict is evidence (by_kind lists them)
+    judged = [r for r in checks if not is_retest_run(r)]
+    counts, _ = _count_verdicts(judged)
+    _, by_kind = _count_verdicts(checks)
     found = _culprits.culprits(checks)
     bad_hosts, bad_nics, bad_links = _culprits.bad_lists(found)
     regressions = _baseline.regressions(checks)
@@ -207,7 +211,8 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
         "run_id": run_id,
         "generated": generated,
         "verdict": _run_verdict.overall_verdict(counts, regressions=len(regressions)),
-        "total": len(checks),
+        "total": len(judged),
+        "retests": len(checks) - len(judged),
         "counts": counts,
         "by_kind": by_kind,
         "culprits": found,

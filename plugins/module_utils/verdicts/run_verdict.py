@@ -5,7 +5,10 @@
 
 The report (report_render.summarize) and the history callback's ``kind:
 summary`` line both call :func:`overall_verdict`, so a run the report calls
-WARN is ``warn`` in the history too.
+WARN is ``warn`` in the history too. Both count the run's judgements only
+(:func:`is_remeasurement`): a retest's own verdict is evidence for its first-pass
+record, whose verdict the retests set (``flaky``, or ``fail`` confirmed), so a
+partner retest that fails again must not turn a flaky run into a failed one.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,6 +20,15 @@ INTERRUPTED = "interrupted"
 # A run that checked nothing is an error of the run, never a pass: cron jobs and alerts read a pass as healthy.
 NOTHING_CHECKED = "error"
 CHECKED = ("pass",) + FAILING + WARNING
+RETEST_SUFFIX = "_retest"
+
+
+def is_remeasurement(record):
+    """A retest's re-measurement (``params.retest``, or a kind such as ``rdma_lat_retest``); the retest summary
+    and the findings the retests lead to are judgements of the run, not re-measurements."""
+    record = record or {}
+    return bool((record.get("params") or {}).get("retest") or record.get("retest")
+                or str(record.get("kind") or "").endswith(RETEST_SUFFIX))
 
 
 def overall_verdict(counts, regressions=0, failed_hosts=0):
