@@ -6,9 +6,10 @@
 Each family's calls are built as its role builds them (``roles/rdma_perf/tasks/round.yml``,
 ``gpudirect_round.yml``, ``roles/tcp_perf/tasks/round.yml``): the same module arguments from the same
 variables (the module options of the family's row in ``planning/families.py``), the sides from the same
-planner (``planning/schedule.plan_rounds``) over placeholder endpoints, as discovery has not run. The modules merge each side with the per-test options the same way at run time
-(``planning/per_test_options.py``). ``plugin_utils/planned_call_checks.py`` passes every call through its
-module's own checks before anything runs.
+planner (``planning/schedule.plan_rounds``) over placeholder endpoints, as discovery has not run. The modules
+merge each side with the per-test options the same way at run time (``planning/per_test_options.py``).
+``plugin_utils/planned_call_checks.py`` passes every call through its module's own checks before anything
+runs.
 
 A call: ``(module, arguments, {argument: [role variables that fed it]})``.
 """
