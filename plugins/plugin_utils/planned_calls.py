@@ -5,10 +5,11 @@
 
 Each family's calls are built as its role builds them (``roles/rdma_perf/tasks/round.yml``,
 ``gpudirect_round.yml``, ``roles/tcp_perf/tasks/round.yml``): the same module arguments from the same
-variables, the sides from the same planner (``planning/schedule.plan_rounds``) over placeholder endpoints, as
-discovery has not run. The modules merge each side with the per-test options the same way at run time
-(``planning/per_test_options.py``). ``plugin_utils/planned_call_checks.py`` passes every call through its
-module's own checks before anything runs.
+variables (the module options of the family's row in ``planning/families.py``), the sides from the same
+planner (``planning/schedule.plan_rounds``) over placeholder endpoints, as discovery has not run. The modules
+merge each side with the per-test options the same way at run time (``planning/per_test_options.py``).
+``plugin_utils/planned_call_checks.py`` passes every call through its module's own checks before anything
+runs.
 
 A call: ``(module, arguments, {argument: [role variables that fed it]})``.
 """
@@ -16,50 +17,28 @@ A call: ``(module, arguments, {argument: [role variables that fed it]})``.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import families
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import plan_rounds
 
-# how a role passes a variable to its module: as it is, or left out (omit) when it says "the tool's default"
-AS_IS, ABOVE_ZERO, ABOVE_ONE, NOT_NEGATIVE, NOT_EMPTY = "as_is", "above_zero", "above_one", "not_negative", "not_empty"
+# how a role passes a variable to its module, by the rule of its row in planning/families.py: as it is, or left
+# out (omit) when it says "the tool's default"
 _KEEP = {
-    AS_IS: lambda value: True,
-    ABOVE_ZERO: lambda value: value is not None and value > 0,
-    ABOVE_ONE: lambda value: value is not None and value > 1,
-    NOT_NEGATIVE: lambda value: value is not None and value >= 0,
-    NOT_EMPTY: bool,
+    "value": lambda value: True,
+    "bool": lambda value: True,
+    "positive": lambda value: value is not None and value > 0,
+    "above_one": lambda value: value is not None and value > 1,
+    "not_negative": lambda value: value is not None and value >= 0,
+    "text": bool,
 }
 
-# module argument, role variable, how the role passes it
-PERFTEST_ARGS = (
-    ("duration", "commcheck_rdma_duration", ABOVE_ZERO),
-    ("iterations", "commcheck_rdma_iterations", ABOVE_ZERO),
-    ("lat_iterations", "commcheck_rdma_lat_iterations", ABOVE_ZERO),
-    ("size", "commcheck_rdma_size", ABOVE_ZERO),
-    ("all_sizes", "commcheck_rdma_all_sizes", AS_IS),
-    ("qps", "commcheck_rdma_qps", ABOVE_ZERO),
-    ("bidirectional", "commcheck_rdma_bidirectional", AS_IS),
-    ("rdma_cm", "commcheck_rdma_rdma_cm", AS_IS),
-    ("mtu", "commcheck_rdma_mtu", ABOVE_ZERO),
-    ("use_cuda", "commcheck_rdma_use_cuda", NOT_NEGATIVE),
-    ("gpu_select", "commcheck_gpu_select", AS_IS),
-    ("numa_pin", "commcheck_numa_pin", AS_IS),
-    ("extra_args", "commcheck_rdma_extra_args", AS_IS),
-    ("connect_retries", "commcheck_rdma_connect_retries", AS_IS),
-    ("min_fraction", "commcheck_min_fraction", AS_IS),
-    ("cpu_governor", "commcheck_cpu_governor", NOT_EMPTY),
-    ("port_counters", "commcheck_rdma_counters", AS_IS),
-)
-IPERF3_ARGS = (
-    ("duration", "commcheck_tcp_duration", AS_IS),
-    ("parallel", "commcheck_tcp_parallel", ABOVE_ONE),
-    ("reverse", "commcheck_tcp_reverse", AS_IS),
-    ("bidirectional", "commcheck_tcp_bidirectional", AS_IS),
-    ("omit", "commcheck_tcp_omit", ABOVE_ZERO),
-    ("extra_args", "commcheck_tcp_extra_args", AS_IS),
-    ("connect_retries", "commcheck_tcp_connect_retries", AS_IS),
-    ("min_fraction", "commcheck_min_fraction", AS_IS),
-    ("expected_gbps", "commcheck_tcp_expected_gbps", ABOVE_ZERO),
-    ("cpu_governor", "commcheck_cpu_governor", NOT_EMPTY),
-)
+
+def _family_args(name):
+    """(module argument, role variable, rule) of each option of the family's module that comes from a variable."""
+    return tuple(arg for arg in families.family(name)["module_args"] if arg[2] != "fixed")
+
+
+PERFTEST_ARGS = _family_args("rdma")
+IPERF3_ARGS = _family_args("tcp")
 # what the sides are planned from (a bad one fails the planner or every side)
 PERFTEST_SIDE_VARIABLES = ("commcheck_rdma_ops", "commcheck_rdma_metrics", "commcheck_rdma_base_port",
                            "commcheck_rdma_strategy")

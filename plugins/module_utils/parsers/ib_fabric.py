@@ -129,3 +129,13 @@ def read_failure(line, catalog, notes):
 
 
 __all__ = ["LINK_FAILURE", "Links", "end", "fabric_lines", "guid", "is_ignorable", "read_failure", "switches_of"]
+
+
+def nothing_printed(pairs, tool, catalog, empty_result):
+    """The result of a scan whose lines (``fabric_lines``) are all blank: ``empty_result()`` with the ``no_output``
+    error of ``catalog``; None when the scan printed something."""
+    if any(clean.strip() for _raw, clean in pairs):
+        return None
+    result = empty_result()
+    result["errors"].append(error_entry("no_output", "%s printed nothing" % tool, catalog))
+    return result

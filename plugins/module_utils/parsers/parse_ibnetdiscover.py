@@ -28,13 +28,13 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.ib_fa
     fabric_lines,
     guid,
     is_ignorable,
+    nothing_printed,
     read_failure,
     switches_of,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     Notes,
     error_catalog,
-    error_entry,
     note_if_unread,
     parse_or_report,
     to_int,
@@ -194,10 +194,9 @@ def _unquoted(text):
 
 def _parse(text):
     pairs = fabric_lines(text)
-    if not any(clean.strip() for _raw, clean in pairs):
-        result = empty_result()
-        result["errors"].append(error_entry("no_output", "ibnetdiscover printed nothing", IBNETDISCOVER_ERRORS))
-        return result
+    silent = nothing_printed(pairs, "ibnetdiscover", IBNETDISCOVER_ERRORS, empty_result)
+    if silent is not None:
+        return silent
     reader = _Reader()
     for raw, clean in pairs:
         reader.read(raw, clean)

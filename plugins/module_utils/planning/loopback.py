@@ -65,12 +65,6 @@ def _stride(host_rails):
     return max([num + 1 for rails in host_rails.values() for num in _host_rails(rails)] + [1])
 
 
-def _rail_keys(side, rail):
-    for src, dst in (("device", "device"), ("port", "ib_port"), ("gid_index", "gid_index")):
-        if rail.get(src) is not None:
-            side[dst] = rail[src]
-
-
 def rail_rounds(rails):
     """Rounds of ``[server rail, client rail]`` over one host's ``{rail number: rail}``: the ring of rail numbers,
     then each dual-port NIC's two ports where the ring did not pair them."""
@@ -137,15 +131,10 @@ def round_plan(entries, host_rails, tests=None, base_port=18515, stride=1, round
         for num, test in enumerate(steps):
             step = step_offset + num
             slot = step % port_window if port_window else step
-            common = dict(test, rail=s_num, step=step, round=round_index, tcp_port=int(base_port) + slot * stride + s_num)
             expected, downgraded = sch.pair_rate(s_num, s_rail, c_rail, like)
-            if expected is not None:
-                common["expected_gbps"] = expected
-            server_side = dict(common, role="server", peer=host)
-            client_side = dict(common, role="client", peer=host)
-            _rail_keys(server_side, s_rail)
-            _rail_keys(client_side, c_rail)
-            client_side["server"] = s_rail.get("address") or host
+            common, server_side, client_side = sch.pair_sides(
+                test, {"rail": s_num, "step": step, "round": round_index,
+                       "tcp_port": int(base_port) + slot * stride + s_num}, expected, host, host, s_rail, c_rail)
             sides.setdefault(host, []).extend([server_side, client_side])
             job = dict(common, server=host, client=host, server_device=s_rail.get("device"),
                        client_device=c_rail.get("device"), address=client_side["server"], loopback=True,

@@ -394,15 +394,9 @@ def round_plan(pairs, host_rails=None, tests=None, base_port=18515, port_stride=
                 s_rail, c_rail = s_rails[k], c_rails[k]
                 port = int(base_port) + slot * stride + k
                 expected, downgraded = pair_rate(k, s_rail, c_rail, like)
-                common = dict(test)
-                common.update({"rail": k, "step": step, "round": round_index, "tcp_port": port})
-                if expected is not None:
-                    common["expected_gbps"] = expected
-                server_side = dict(common, role="server", peer=client)
-                client_side = dict(common, role="client", peer=server)
-                _rail_keys(server_side, s_rail)
-                _rail_keys(client_side, c_rail)
-                client_side["server"] = s_rail.get("address") or server
+                common, server_side, client_side = pair_sides(
+                    test, {"rail": k, "step": step, "round": round_index, "tcp_port": port}, expected,
+                    server, client, s_rail, c_rail)
                 sides.setdefault(server, []).append(server_side)
                 sides.setdefault(client, []).append(client_side)
                 job = dict(common, server=server, client=client, server_device=s_rail.get("device"),
@@ -511,6 +505,23 @@ def _stride(host_rails, port_stride):
     if port_stride is not None:
         return int(port_stride)
     return max([max(list(_by_number(v)) + [len(v or []) - 1]) + 1 for v in (host_rails or {}).values() if v] + [1])
+
+
+def pair_sides(test, place, expected, server, client, s_rail, c_rail):
+    """``(common, server side, client side)`` of one pair on one rail and step (``round_plan``'s, and the loopback
+    pattern's, whose server and client are one host): ``common`` the test's keys, ``place`` (rail, step, round,
+    tcp_port) and ``expected_gbps`` when a rate is expected; each side that with its role, its peer and its own
+    rail's keys, the client's ``server`` the server rail's address (else the server's name)."""
+    common = dict(test)
+    common.update(place)
+    if expected is not None:
+        common["expected_gbps"] = expected
+    server_side = dict(common, role="server", peer=client)
+    client_side = dict(common, role="client", peer=server)
+    _rail_keys(server_side, s_rail)
+    _rail_keys(client_side, c_rail)
+    client_side["server"] = s_rail.get("address") or server
+    return common, server_side, client_side
 
 
 def _rail_keys(side, rail):

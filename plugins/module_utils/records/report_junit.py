@@ -28,29 +28,27 @@ def _xml_text(value):
     return visible("" if value is None else str(value))
 
 
+# What ElementTree escapes in element content, and in an attribute value besides (quotes, and line ends and tabs as
+# numbered entities); "&" first, so that no entity is escaped again.
+_CDATA_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
+_ATTRIBUTE_ESCAPES = _CDATA_ESCAPES + (('"', "&quot;"), ("\r", "&#13;"), ("\n", "&#10;"), ("\t", "&#09;"))
+
+
+def _escaped(text, escapes):
+    for char, entity in escapes:
+        if char in text:
+            text = text.replace(char, entity)
+    return text
+
+
 def _cdata(text):
     """Element content escaped as ElementTree escapes it."""
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    return text
+    return _escaped(text, _CDATA_ESCAPES)
 
 
 def _attribute(text):
-    """An attribute value escaped as ElementTree escapes it (quotes, and line ends and tabs as numbered entities)."""
-    text = _cdata(text)
-    if '"' in text:
-        text = text.replace('"', "&quot;")
-    if "\r" in text:
-        text = text.replace("\r", "&#13;")
-    if "\n" in text:
-        text = text.replace("\n", "&#10;")
-    if "\t" in text:
-        text = text.replace("\t", "&#09;")
-    return text
+    """An attribute value escaped as ElementTree escapes it."""
+    return _escaped(text, _ATTRIBUTE_ESCAPES)
 
 
 def _open(tag, attributes):

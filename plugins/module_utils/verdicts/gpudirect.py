@@ -14,6 +14,7 @@ host-memory localization findings, family ``rdma_bw``).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.gpu_localization import is_cuda
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import median
 
 DEFAULT_MIN_RATIO = 0.7
@@ -26,10 +27,6 @@ SLOW_CAUSE = ("bandwidth from GPU memory is %.2f Gb/s against %.2f Gb/s from hos
 SLOW_FIX = ("check nvidia-smi topo -m (the GPU and NIC should be PIX/PXB, not SYS/NODE), lsmod | grep "
             "nvidia_peermem, disable ACS on the PCIe switches' downstream ports (setpci ... ECAP_ACS+0x6.w=0000 "
             "or the BIOS) and IOMMU passthrough (iommu=pt); compare with another node of the same model")
-
-
-def _is_cuda(rec):
-    return (rec.get("params") or {}).get("memory") == "cuda"
 
 
 def _bw_of(rec):
@@ -67,8 +64,8 @@ def gpudirect_rows(records, min_ratio=DEFAULT_MIN_RATIO):
     Medians over the pairs each host's GPU took part in on that rail, host memory
     over the same operations as the GPU-memory tests.
     """
-    cuda = _per_host_rail([r for r in records or [] if _is_cuda(r)], by_gpu=True)
-    host_memory = _per_host_rail([r for r in records or [] if not _is_cuda(r)])
+    cuda = _per_host_rail([r for r in records or [] if is_cuda(r)], by_gpu=True)
+    host_memory = _per_host_rail([r for r in records or [] if not is_cuda(r)])
     rows = []
     for (host, rail, _gpu), entry in sorted(cuda.items(), key=_row_order):
         host_values = (host_memory.get((host, rail, None)) or {}).get("values") or {}
