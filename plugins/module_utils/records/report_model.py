@@ -201,8 +201,8 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
     checks = [r for r in records if r.get("kind") != "regression"]
     # the run's verdict and counts are its judgements: a retest's own verdict is evidence (by_kind lists them)
     judged = [r for r in checks if not is_retest_run(r)]
-    counts, _ = _count_verdicts(judged)
-    _, by_kind = _count_verdicts(checks)
+    counts = _count_verdicts(judged)[0]
+    by_kind = _count_verdicts(checks)[1]
     found = _culprits.culprits(checks)
     bad_hosts, bad_nics, bad_links = _culprits.bad_lists(found)
     regressions = _baseline.regressions(checks)
