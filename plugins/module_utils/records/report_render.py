@@ -77,8 +77,9 @@ def failed_as_asked(summary, fail_on, report_dir):
     """The message the play fails with when the run failed as ``fail_on`` asks, else an empty string: ``fail``
     when a check failed or errored, ``regression`` when one also regressed, ``never`` never."""
     counts = summary["counts"]
-    bad = counts.get("fail", 0) + counts.get("error", 0)
-    if not (fail_on in ("fail", "regression") and bad) and not (fail_on == "regression" and summary["regressions"]):
+    failed = fail_on != "never" and (counts.get("fail", 0) + counts.get("error", 0)) > 0
+    regressed = fail_on == "regression" and summary["regressions"] > 0
+    if not (failed or regressed):
         return ""
     return visible("commcheck run %s: %d failed, %d errored, %d regressed; report in %s" % (
         summary.get("run_id") or "-", counts.get("fail", 0), counts.get("error", 0), summary["regressions"],

@@ -28,6 +28,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import good_pairs
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.run_verdict import (
+    RETEST_SUFFIX, is_remeasurement)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import OUTLIER_MIN_REL, OUTLIER_Z
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.thresholds import (
     far_outlier_or_late_rail, far_text, other_rails_best)
@@ -39,10 +41,8 @@ PURPOSES = ("as_is", "partner", "control", "cross")
 # pairs the first pass did not measure, planned to tell hosts from the fabric: links of their own, no retest of one
 SEPARATING = ("control", "cross")
 RETEST_PARAMS = ("retest", "retest_purpose", "attempt", "subject", "partner", "origin")
-# retest records get their own kind (rdma_bw_retest) so heat maps, baselines and
+# retest records get their own kind (rdma_bw_retest, RETEST_SUFFIX) so heat maps, baselines and
 # counts of a check's pairs see the planned pairs only
-RETEST_SUFFIX = "_retest"
-
 
 class RetestError(ValueError):
     """Bad input to the retest planner (a clear message, never a traceback)."""
@@ -54,9 +54,9 @@ def rail_number(value):
 
 
 def is_retest(record):
-    """A retest record: ``params.retest`` set, or a kind ending in ``_retest``."""
-    record = record or {}
-    return bool((record.get("params") or {}).get("retest")) or str(record.get("kind") or "").endswith(RETEST_SUFFIX)
+    """A retest record: ``params.retest`` set, or a kind ending in ``_retest`` (``run_verdict.is_remeasurement``,
+    the one rule the report and the history count by too)."""
+    return is_remeasurement(record)
 
 
 def pair_id(server, client, rail, op, metric):
