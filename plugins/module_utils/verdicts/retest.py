@@ -41,8 +41,7 @@ PURPOSES = ("as_is", "partner", "control", "cross")
 # pairs the first pass did not measure, planned to tell hosts from the fabric: links of their own, no retest of one
 SEPARATING = ("control", "cross")
 RETEST_PARAMS = ("retest", "retest_purpose", "attempt", "subject", "partner", "origin")
-# retest records get their own kind (rdma_bw_retest, RETEST_SUFFIX) so heat maps, baselines and
-# counts of a check's pairs see the planned pairs only
+
 
 class RetestError(ValueError):
     """Bad input to the retest planner (a clear message, never a traceback)."""
@@ -55,7 +54,8 @@ def rail_number(value):
 
 def is_retest(record):
     """A retest record: ``params.retest`` set, or a kind ending in ``_retest`` (``run_verdict.is_remeasurement``,
-    the one rule the report and the history count by too)."""
+    the one rule the report and the history count by too). Retest records get their own kind (rdma_bw_retest) so
+    heat maps, baselines and counts of a check's pairs see the planned pairs only."""
     return is_remeasurement(record)
 
 
