@@ -19,17 +19,12 @@ __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning import families
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.schedule import plan_rounds
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import pair_engine
 
-# how a role passes a variable to its module, by the rule of its row in planning/families.py: as it is, or left
-# out (omit) when it says "the tool's default"
-_KEEP = {
-    "value": lambda value: True,
-    "bool": lambda value: True,
-    "positive": lambda value: value is not None and value > 0,
-    "above_one": lambda value: value is not None and value > 1,
-    "not_negative": lambda value: value is not None and value >= 0,
-    "text": bool,
-}
+
+def _timeout_variables(row):
+    """The variables a family's step timeout comes from (pair_engine.step_timeout)."""
+    return [families.option(row, "timeout")] + list(row["timeout"]["timed"]) + [families.option(row, "strategy")]
 
 
 def _family_args(name):
@@ -47,23 +42,26 @@ IPERF3_SIDE_VARIABLES = ("commcheck_tcp_base_port", "commcheck_tcp_strategy")
 FAMILY_KEYS = {"rdma": "commcheck_rdma_ops", "gpudirect": "commcheck_rdma_gpudirect", "tcp": "commcheck_tcp_duration"}
 # the one-click check's name of each family (commcheck_checks)
 FAMILY_CHECKS = {"rdma": "rdma", "gpudirect": "rdma", "tcp": "tcp"}
+# the row of planning/families.py each family's calls are made by
+FAMILY_ROWS = {"rdma": "rdma", "gpudirect": "rdma_gpu", "tcp": "tcp"}
 # every variable the calls are planned from (the up-front check converts only these)
 VARIABLES = tuple(sorted(set(
     [variable for _arg, variable, _how in PERFTEST_ARGS + IPERF3_ARGS] + list(PERFTEST_SIDE_VARIABLES)
     + list(IPERF3_SIDE_VARIABLES) + list(FAMILY_KEYS.values())
-    + ["commcheck_checks", "commcheck_rdma_use_cuda", "commcheck_ib_gid_index", "commcheck_rdma_timeout",
-       "commcheck_tcp_timeout"])))
+    + [variable for row in FAMILY_ROWS.values() for variable in _timeout_variables(families.family(row))]
+    + ["commcheck_checks", "commcheck_rdma_use_cuda", "commcheck_ib_gid_index"])))
 PLACEHOLDER_HOSTS = ("planned-host-a", "planned-host-b")
 _GPUDIRECT_OFF = ("false", "no", "off")
 
 
-def _arguments(table, options):
-    """(module arguments, {argument: [variable]}) of a family's table, as the role passes them."""
-    args, used = {}, {}
-    for argument, variable, how in table:
-        if variable in options and _KEEP[how](options[variable]):
-            args[argument] = options[variable]
-            used[argument] = [variable]
+def _arguments(row, options, hosts):
+    """(module arguments, {argument: [variable]}): the engine's own arguments of the family's module
+    (``pair_engine.module_args``, its step timeout included), with the variables each came from."""
+    timeout = pair_engine.step_timeout(row, options.get, len(hosts))
+    args = pair_engine.module_args(row, options.get, timeout)
+    used = dict((argument, [variable]) for argument, variable, how in row["module_args"]
+                if how != "fixed" and argument in args)
+    used["timeout"] = _timeout_variables(row)
     return args, used
 
 
@@ -77,23 +75,8 @@ def _pair(hosts):
     return hosts + list(PLACEHOLDER_HOSTS[len(hosts):])
 
 
-def _timeout(options, prefix, floor, hosts):
-    """The whole-side deadline the role computes (tasks/run.yml), with the variables it comes from."""
-    given = options.get(prefix + "timeout") or 0
-    if given > 0:
-        return given, [prefix + "timeout"]
-    duration = options.get(prefix + "duration") or 0
-    extra = len(hosts) if options.get(prefix + "strategy") == "pipelined" else 0
-    if prefix == "commcheck_tcp_":
-        return duration + (options.get("commcheck_tcp_omit") or 0) + 30 + extra, [
-            prefix + "duration", "commcheck_tcp_omit", prefix + "timeout"]
-    return (duration + 30 if duration > 0 else floor) + extra, [prefix + "duration", prefix + "timeout"]
-
-
 def _perftest_call(options, hosts, gpu):
-    args, used = _arguments(PERFTEST_ARGS, options)
-    args["timeout"], used["timeout"] = _timeout(options, "commcheck_rdma_", 300, hosts)
-    args["fail_on_error"] = False
+    args, used = _arguments(families.family(FAMILY_ROWS["gpudirect" if gpu else "rdma"]), options, hosts)
     tests = [[op, metric] for op in options.get("commcheck_rdma_ops") or [] for metric in options.get(
         "commcheck_rdma_metrics") or []]
     plan = plan_rounds([[hosts]], _placeholder_rails(hosts, options.get("commcheck_ib_gid_index")), tests,
@@ -101,8 +84,6 @@ def _perftest_call(options, hosts, gpu):
                        merge=options.get("commcheck_rdma_strategy") == "pipelined")
     sides = [side for host in hosts for side in plan[0]["sides"].get(host, [])]
     if gpu:
-        args.pop("use_cuda", None)
-        args["gpu_select"] = "given"
         sides = [dict(side, use_cuda=0) for side in sides]
     args["sides"] = sides
     used["sides"] = list(PERFTEST_SIDE_VARIABLES)
@@ -110,9 +91,7 @@ def _perftest_call(options, hosts, gpu):
 
 
 def _iperf3_call(options, hosts):
-    args, used = _arguments(IPERF3_ARGS, options)
-    args["timeout"], used["timeout"] = _timeout(options, "commcheck_tcp_", 0, hosts)
-    args["fail_on_error"] = False
+    args, used = _arguments(families.family(FAMILY_ROWS["tcp"]), options, hosts)
     plan = plan_rounds([[hosts]], None, None, options.get("commcheck_tcp_base_port", 5201),
                        merge=options.get("commcheck_tcp_strategy") == "pipelined")
     args["sides"] = [side for host in hosts for side in plan[0]["sides"].get(host, [])]

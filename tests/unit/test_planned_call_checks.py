@@ -239,3 +239,22 @@ def test_gpudirect_is_planned_only_where_it_runs():
     assert families({}) == ["rdma", "gpudirect", "tcp"]
     assert families({"commcheck_rdma_use_cuda": 0}) == ["rdma", "tcp"]
     assert families({"commcheck_rdma_gpudirect": "off", "commcheck_checks": ["rdma"]}) == ["rdma"]
+
+
+def test_the_planned_calls_carry_what_the_engine_will_pass_not_more():
+    """A variable given as null is left out, as the engine leaves it out (it is the tool's default then), and
+    the step timeout is the engine's: the family's fallback when the bandwidth runs by count, plus a second per
+    host when pipelined; duration and omit plus the margin for TCP."""
+    rdma = {"commcheck_rdma_ops": ["write"], "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_duration": 0,
+            "commcheck_rdma_qps": None, "commcheck_rdma_bidirectional": None, "commcheck_rdma_strategy": "pipelined",
+            "commcheck_rdma_base_port": 18515}
+    (_module, args, used), = planned_calls.planned_calls("rdma", rdma, HOSTS)
+    assert "qps" not in args and "bidirectional" not in args and "duration" not in args
+    assert args["timeout"] == 300 + 2
+    assert "commcheck_rdma_timeout" in used["timeout"]
+    tcp = {"commcheck_tcp_duration": 10, "commcheck_tcp_omit": 2, "commcheck_tcp_strategy": "rounds",
+           "commcheck_tcp_reverse": None, "commcheck_tcp_base_port": 5201}
+    (_module, args, _used), = planned_calls.planned_calls("tcp", tcp, HOSTS)
+    assert "reverse" not in args
+    assert args["timeout"] == 10 + 2 + 30
+    assert planned_calls.planned_calls("tcp", dict(tcp, commcheck_tcp_timeout=7), HOSTS)[0][1]["timeout"] == 7
