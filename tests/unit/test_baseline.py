@@ -28,6 +28,8 @@ def _rec(run, day, host="a", peer="b", bw=100.0, lat=None, verdict="pass", kind=
     ("avg_time_us", baseline.LOWER), ("expected_gbps", baseline.IGNORED), ("fraction", baseline.IGNORED),
     ("retransmits", baseline.IGNORED), ("duration_s", baseline.IGNORED), ("robust_z", baseline.IGNORED),
     ("bw_gbps_change", baseline.IGNORED), ("lat_max_us", baseline.IGNORED), ("t_max_us", baseline.IGNORED),
+    ("fleet_median_p99_us", baseline.IGNORED), ("fleet_median_us", baseline.IGNORED),
+    ("hw_expected_gbps", baseline.IGNORED), ("hw_expected_busbw_gbs", baseline.IGNORED),
 ])
 def test_metric_direction(name, direction):
     assert baseline.metric_direction(name) == direction
@@ -65,6 +67,21 @@ def test_latency_regresses_upwards_and_per_metric_thresholds():
     assert out["regression"]["metrics"]["lat_us"]["change"] == 0.3
     [out] = baseline.compare([_rec("n", 5, lat=3.2, kind="rdma_lat")], hist, threshold=0.2, thresholds={"lat_us": 0.7})
     assert out["regression"] is None
+
+
+def test_a_shift_of_the_fleets_figures_beside_a_steady_pair_is_no_regression_of_that_pair():
+    """The fleet's median p99 and the hardware expectation a record carries are the same for every record of its
+    group: only the pair's own measurements are baselined, so a fleet-wide figure moving is not N regressions."""
+    def lat(run, day, own_p99, fleet_p99):
+        rec = _rec(run, day, lat=8.0, kind="rdma_lat")
+        rec["metrics"].update(lat_p99_us=own_p99, fleet_median_p99_us=fleet_p99, fleet_median_us=8.0)
+        return rec
+    hist = [lat("r%d" % i, i, 20.0, 2000.0) for i in range(3)]
+    [steady] = baseline.compare([lat("n", 5, 21.0, 3700.0)], hist)
+    assert steady["regression"] is None
+    assert "fleet_median_p99_us" not in steady["baseline"]["metrics"]
+    [own] = baseline.compare([lat("n", 5, 40.0, 2000.0)], hist)
+    assert list(own["regression"]["metrics"]) == ["lat_p99_us"]
 
 
 def test_current_run_is_excluded_and_no_history_means_no_baseline():

@@ -46,7 +46,11 @@ DEFAULT_IGNORE_PARAMS = ("round", "step", "tcp_port", "server", "client", "durat
                          "attempt", "retest")
 HIGHER, LOWER, IGNORED = 1, -1, 0
 
-_SKIP_PREFIXES = ("expected", "min_", "threshold", "limit", "target", "duration", "timeout")
+# what a record carries beside its own measurement (its expectation, the fleet's figures the thresholds compared it
+# with, its history baseline) is context shared by the records of a group: baselined per record, one shift of the
+# whole fleet would be a regression of every pair
+_SKIP_PREFIXES = ("expected", "min_", "threshold", "limit", "target", "duration", "timeout", "fleet_", "hw_expected",
+                  "history_")
 # a run's maximum latency is one sample (a single late packet): shown, never a baseline
 _SKIP_SUFFIXES = ("_fraction", "_count", "_iterations", "_ratio", "_pct", "_percent", "_errors", "_change",
                   "_max_us")
