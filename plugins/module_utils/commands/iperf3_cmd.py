@@ -225,8 +225,8 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     if role == "client" and result.get("connect_failed"):
         return side_outcome("error", [catalog_entry(CATALOG, "connect_failed", message)] + errors)
     if errors or message or result.get("rc") not in (0, None):
-        return side_outcome("error", errors or [catalog_entry(CATALOG, "iperf3_error",
-                                                               "exit status %s" % result.get("rc"))])
+        exit_status = catalog_entry(CATALOG, "iperf3_error", "exit status %s" % result.get("rc"))
+        return side_outcome("error", errors or [exit_status])
     return _bandwidth_verdict(side, bandwidth(parsed), min_fraction)
 
 
