@@ -74,11 +74,7 @@ _value:
       type: bool
 """
 
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_hccl_test import parse_hccl_test
 
-
-class FilterModule(object):
-    """clusterops.commcheck.parse_hccl_test filter."""
-
-    def filters(self):
-        return {"parse_hccl_test": parse_hccl_test}
+FilterModule = filter_module("parse_hccl_test", parse_hccl_test)

@@ -109,11 +109,7 @@ _value:
       type: bool
 """
 
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 
-
-class FilterModule(object):
-    """clusterops.commcheck.parse_nccl_tests filter."""
-
-    def filters(self):
-        return {"parse_nccl_tests": parse_nccl_tests}
+FilterModule = filter_module("parse_nccl_tests", parse_nccl_tests)

@@ -150,18 +150,7 @@ _value:
       type: bool
 '''
 
-from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import (
-    parse_perftest as _parse_perftest,
-)
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import filter_module
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_perftest import parse_perftest
 
-
-def parse_perftest(data):
-    """Filter entry point: perftest output -> dict."""
-    return _parse_perftest(data)
-
-
-class FilterModule(object):
-    """clusterops.commcheck.parse_perftest"""
-
-    def filters(self):
-        return {"parse_perftest": parse_perftest}
+FilterModule = filter_module("parse_perftest", parse_perftest)

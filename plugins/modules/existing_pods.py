@@ -315,9 +315,7 @@ ARGUMENT_SPEC = dict(
     pods=dict(type="list", elements="dict", default=[]),
     mpi_agent_dir=dict(type="str"),
     mpi_agent_kubectl=dict(type="str", default="kubectl"),
-    kubeconfig=dict(type="path", no_log=True),
-    context=dict(type="str"),
-    kubectl_binary=dict(type="path"),
+    **kube_auth.client_argument_spec()
 )
 
 

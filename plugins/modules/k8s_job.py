@@ -164,9 +164,7 @@ ARGUMENT_SPEC = dict(
     min_fraction=dict(type="float", default=0.8),
     timeout=dict(type="int", default=3600),
     schedule_timeout=dict(type="int", default=300),
-    kubeconfig=dict(type="path", no_log=True),
-    context=dict(type="str"),
-    kubectl_binary=dict(type="path"),
+    **kube_auth.client_argument_spec()
 )
 
 

@@ -472,9 +472,7 @@ ARGUMENT_SPEC = dict(
     delete_on_failure=dict(type="bool", default=True),
     mpi_agent_dir=dict(type="str"),
     mpi_agent_kubectl=dict(type="str", default="kubectl"),
-    kubeconfig=dict(type="path", no_log=True),
-    context=dict(type="str"),
-    kubectl_binary=dict(type="path"),
+    **kube_auth.client_argument_spec()
 )
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the parse_* filters accept: a tool's text, or a registered command result."""
+"""What the parse_* filters accept: a tool's text, or a registered command result; the class of a one-filter plugin."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -54,13 +54,17 @@ def tool_text_filter(name, parse, parse_full=None, items=None):
     return parse_filter
 
 
-def tool_text_filter_module(name, parse, parse_full=None, items=None):
-    """The FilterModule class of a plugin that offers one tool-text parser as the filter `name`."""
-    parse_filter = tool_text_filter(name, parse, parse_full, items)
+def filter_module(name, function):
+    """The FilterModule class of a plugin that offers one function as the filter `name`."""
 
     class FilterModule(object):
         def filters(self):
-            return {name: parse_filter}
+            return {name: function}
 
     FilterModule.__doc__ = "%s filter." % name
     return FilterModule
+
+
+def tool_text_filter_module(name, parse, parse_full=None, items=None):
+    """The FilterModule class of a plugin that offers one tool-text parser as the filter `name`."""
+    return filter_module(name, tool_text_filter(name, parse, parse_full, items))

@@ -6,12 +6,14 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import importlib
+
 import pytest
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.filter_input import (
-    filter_input_text, tool_text_filter, tool_text_filter_module)
+    filter_input_text, filter_module, tool_text_filter, tool_text_filter_module)
 
 
 def _parse(text):
@@ -53,3 +55,18 @@ def test_filter_module_offers_the_one_filter():
     filters = tool_text_filter_module("parse_x", _parse, _parse_full)().filters()
     assert list(filters) == ["parse_x"]
     assert filters["parse_x"]("a", full=True)["lines"] == ["a"]
+
+
+def test_filter_module_offers_the_function_itself_under_its_name():
+    module_class = filter_module("parse_y", _parse_full)
+    assert module_class().filters() == {"parse_y": _parse_full}
+    assert module_class.__name__ == "FilterModule" and module_class.__doc__ == "parse_y filter."
+
+
+@pytest.mark.parametrize("name", ["parse_hccl_test", "parse_nccl_tests", "parse_perftest"])
+def test_parsers_that_read_their_own_input_are_offered_as_they_are(name):
+    """These three take what their parser takes (nccl-tests JSON as a dict, a list of lines), not a command result:
+    the filter is the parser function itself."""
+    plugin = importlib.import_module("ansible_collections.clusterops.commcheck.plugins.filter." + name)
+    parser = importlib.import_module("ansible_collections.clusterops.commcheck.plugins.module_utils.parsers." + name)
+    assert plugin.FilterModule().filters() == {name: getattr(parser, name)}

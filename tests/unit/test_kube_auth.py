@@ -18,6 +18,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import importlib
 import json
 import os
 import shutil
@@ -30,7 +31,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
+import yaml
 
+from ansible_collections.clusterops.commcheck.plugins.doc_fragments.kubectl_client import ModuleDocFragment
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands import kube_auth
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -432,3 +435,17 @@ def test_every_kubectl_call_of_a_module_uses_the_kubeconfig_written_from_k8s_aut
     assert all(c.get("mode") == 0o600 and c.get("token") for c in calls), calls
     assert len({c["path"] for c in calls}) == 1 and not os.path.exists(calls[0]["path"])
     assert TOKEN not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name", ["k8s_job", "test_pods", "existing_pods"])
+def test_the_kubectl_client_options_are_the_doc_fragment_s_in_every_module_that_extends_it(name):
+    """client_argument_spec is what the kubectl_client doc fragment documents (names, types; kubeconfig never
+    logged), and each module that extends the fragment takes it whole."""
+    documented = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]
+    spec = kube_auth.client_argument_spec()
+    assert dict((k, v["type"]) for k, v in spec.items()) == dict((k, v["type"]) for k, v in documented.items())
+    assert spec["kubeconfig"]["no_log"] is True
+    module = importlib.import_module("ansible_collections.clusterops.commcheck.plugins.modules." + name)
+    fragments = yaml.safe_load(module.DOCUMENTATION)["extends_documentation_fragment"]
+    assert "clusterops.commcheck.kubectl_client" in fragments
+    assert dict((k, module.ARGUMENT_SPEC[k]) for k in spec) == spec

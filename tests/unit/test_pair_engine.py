@@ -97,6 +97,15 @@ def test_the_module_options_leave_out_what_is_not_set_and_take_the_rest_as_given
     assert "parallel" not in tcp and tcp["expected_gbps"] == 9.4 and tcp["omit"] == 2
 
 
+@pytest.mark.parametrize("family", ["rdma", "rdma_gpu", "tcp"])
+def test_every_family_passes_the_pair_module_options_from_the_shared_variables(family):
+    values = reader(SHARED, RDMA, TCP, commcheck_min_fraction=0.75, commcheck_cpu_governor="performance",
+                    commcheck_rdma_connect_retries=7, commcheck_tcp_connect_retries=9)
+    args = engine.module_args(families.family(family), values, 40)
+    assert (args["min_fraction"], args["cpu_governor"], args["fail_on_error"]) == (0.75, "performance", False)
+    assert args["connect_retries"] == (9 if family == "tcp" else 7)
+
+
 def test_the_hosts_are_the_check_s_own_else_the_play_s_and_the_lost_ones_are_unreachable():
     row = families.family("tcp")
     chosen = engine.choose_hosts(row, reader(SHARED, TCP, commcheck_tcp_hosts=["b", "c", "x"]), ["a", "b", "c"],

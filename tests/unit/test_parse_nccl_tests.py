@@ -255,6 +255,16 @@ def test_newest_format_bitwise_per_iteration_and_timestamp_columns():
     assert r["ok"] is True
 
 
+def test_bitwise_mismatches_above_zero_are_wrong_results_with_the_repeatability_hint():
+    failed = NEWEST.replace("# Bitwise mismatches   : 0 OK", "# Bitwise mismatches   : 3 FAILED")
+    assert failed != NEWEST
+    r = parse_nccl_tests(failed)
+    assert r["header"]["bitwise_mismatches"] == 3
+    wrong = [e for e in r["errors"] if e["code"] == "wrong_results"]
+    assert len(wrong) == 1 and "Bitwise repeatability" in wrong[0]["hint"]
+    assert r["ok"] is False
+
+
 @pytest.mark.parametrize("prefix", ["[1,0]<stdout>:", "[1,0]<stdout>: ", "0: ", "[0] ", "12: ", "  3: ", "gpu1: ",
                                     "[1,0]<stdout>:[0] "])
 def test_launcher_prefixes_give_the_same_result(prefix):

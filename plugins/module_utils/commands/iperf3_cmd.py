@@ -19,8 +19,8 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
-    ArgumentError, check_binary, check_role, check_server, check_side_labels, check_tokens, int_option,
-    refuse_shell_meta, CANNOT_START, OUTPUT_TOO_LARGE, start_entry, too_large_entry, valid_address)
+    ArgumentError, catalog_entry, check_binary, check_role, check_server, check_side_labels, check_tokens, int_option,
+    refuse_shell_meta, side_outcome, CANNOT_START, OUTPUT_TOO_LARGE, start_entry, too_large_entry, valid_address)
 
 DEFAULT_PORT = 5201
 DURATION_MAX = 86400
@@ -200,11 +200,6 @@ def is_connect_failure(result):
     return bool(_CONNECT_RE.search(text))
 
 
-def _entry(code, message=None):
-    cause, fix = CATALOG[code]
-    return {"code": code, "message": message or cause, "cause": cause, "fix": fix}
-
-
 def bandwidth(parsed):
     """The measured TCP bandwidth in Gb/s: received, else sent."""
     parsed = parsed or {}
@@ -219,27 +214,28 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     parsed = parsed or {}
     role = side.get("role")
     if result.get("start_error"):
-        return _verdict("error", [start_entry(CATALOG, result["start_error"])])
+        return side_outcome("error", [start_entry(CATALOG, result["start_error"])])
     if result.get("tool_missing"):
-        return _verdict("error", [_entry("tool_missing", result.get("stderr"))])
+        return side_outcome("error", [catalog_entry(CATALOG, "tool_missing", result.get("stderr"))])
     if result.get("output_too_large") and (result.get("output_stopped") or bandwidth(parsed) is None):
-        return _verdict("error", [too_large_entry(CATALOG, result)])
+        return side_outcome("error", [too_large_entry(CATALOG, result)])
     if result.get("timed_out"):
         return _timeout_verdict(role, result, parsed)
     message, errors = _reported_errors(result, parsed)
     if role == "client" and result.get("connect_failed"):
-        return _verdict("error", [_entry("connect_failed", message)] + errors)
+        return side_outcome("error", [catalog_entry(CATALOG, "connect_failed", message)] + errors)
     if errors or message or result.get("rc") not in (0, None):
-        return _verdict("error", errors or [_entry("iperf3_error", "exit status %s" % result.get("rc"))])
+        exit_status = catalog_entry(CATALOG, "iperf3_error", "exit status %s" % result.get("rc"))
+        return side_outcome("error", errors or [exit_status])
     return _bandwidth_verdict(side, bandwidth(parsed), min_fraction)
 
 
 def _timeout_verdict(role, result, parsed):
     if role == "server" and bandwidth(parsed) is None:
-        return _verdict("error", [_entry("server_no_client")])
+        return side_outcome("error", [catalog_entry(CATALOG, "server_no_client")])
     if role == "client" and result.get("connect_failed"):
-        return _verdict("error", [_entry("connect_failed")])
-    return _verdict("error", [_entry("client_timeout")])
+        return side_outcome("error", [catalog_entry(CATALOG, "connect_failed")])
+    return side_outcome("error", [catalog_entry(CATALOG, "client_timeout")])
 
 
 def _reported_errors(result, parsed):
@@ -251,7 +247,7 @@ def _reported_errors(result, parsed):
             err.setdefault("cause", err.get("message") or CATALOG["iperf3_error"][0])
             err.setdefault("fix", CATALOG["iperf3_error"][1])
     if message and not errors:
-        errors = [_entry("iperf3_error", message)]
+        errors = [catalog_entry(CATALOG, "iperf3_error", message)]
         errors[0]["cause"] = "iperf3: %s" % message
     return message, errors
 
@@ -259,16 +255,10 @@ def _reported_errors(result, parsed):
 def _bandwidth_verdict(side, value, min_fraction):
     role = side.get("role")
     if role == "client" and value is None:
-        return _verdict("error", [_entry("no_result")])
+        return side_outcome("error", [catalog_entry(CATALOG, "no_result")])
     expected = side.get("expected_gbps")
     if role == "client" and expected and value is not None and value < float(expected) * float(min_fraction):
-        entry = _entry("below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
+        entry = catalog_entry(CATALOG, "below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
             value, float(min_fraction) * 100, float(expected)))
-        return _verdict("fail", [entry])
-    return _verdict("pass", [])
-
-
-def _verdict(verdict, errors):
-    first = errors[0] if errors else {}
-    return {"verdict": verdict, "cause": first.get("cause") if errors else None,
-            "fix": first.get("fix") if errors else None, "errors": errors}
+        return side_outcome("fail", [entry])
+    return side_outcome("pass", [])

@@ -256,6 +256,16 @@ class RunKubeconfig(object):
         self.directory = self.path = None
 
 
+def client_argument_spec():
+    """The argument spec of the options the kubectl_client doc fragment documents (how a module reaches the
+    cluster), for the modules that take it (k8s_job, test_pods, existing_pods)."""
+    return dict(
+        kubeconfig=dict(type="path", no_log=True),
+        context=dict(type="str"),
+        kubectl_binary=dict(type="path"),
+    )
+
+
 def module_kubeconfig(module, kubeconfig=None, context=None, service_account_dir=SERVICE_ACCOUNT_DIR):
     """(kubeconfig, context) for every kubectl call of this module run, from ``choose``.
 

@@ -21,8 +21,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
-    ArgumentError, check_binary, check_choice, check_role, check_server, check_side_labels, check_tokens, checked,
-    int_option, refuse_shell_meta, CANNOT_START, OUTPUT_TOO_LARGE, start_entry, too_large_entry)
+    ArgumentError, catalog_entry, check_binary, check_choice, check_role, check_server, check_side_labels,
+    check_tokens, checked, int_option, refuse_shell_meta, side_outcome, CANNOT_START, OUTPUT_TOO_LARGE, start_entry,
+    too_large_entry)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import (
     GID_MAX, GID_MIN, PORT_MAX as IB_PORT_MAX, PORT_MIN as IB_PORT_MIN, Endpoint)
 
@@ -369,11 +370,6 @@ CATALOG = {
 _UNRECOGNIZED_RE = re.compile(r"unrecognized option|invalid option|Invalid Command or flag", re.I)
 
 
-def catalog_entry(code, message=None):
-    cause, fix = CATALOG[code]
-    return {"code": code, "message": message or cause, "cause": cause, "fix": fix}
-
-
 def summarize(parsed):
     """Headline numbers of a parse_perftest result.
 
@@ -420,31 +416,31 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     text = (result.get("stdout") or "") + "\n" + (result.get("stderr") or "")
     role = side.get("role")
     if result.get("start_error"):
-        return _verdict("error", [start_entry(CATALOG, result["start_error"])])
+        return side_outcome("error", [start_entry(CATALOG, result["start_error"])])
     if result.get("tool_missing"):
-        return _verdict("error", [catalog_entry("tool_missing", result.get("stderr"))])
+        return side_outcome("error", [catalog_entry(CATALOG, "tool_missing", result.get("stderr"))])
     if result.get("output_too_large") and (result.get("output_stopped") or not parsed.get("rows")):
-        return _verdict("error", [too_large_entry(CATALOG, result)] + errors)
+        return side_outcome("error", [too_large_entry(CATALOG, result)] + errors)
     if _UNRECOGNIZED_RE.search(text) and not parsed.get("rows"):
         line = next((ln.strip() for ln in text.splitlines() if _UNRECOGNIZED_RE.search(ln)), None)
-        return _verdict("error", [catalog_entry("invalid_option", line)] + errors)
+        return side_outcome("error", [catalog_entry(CATALOG, "invalid_option", line)] + errors)
     if result.get("timed_out"):
         return _timeout_verdict(role, result, parsed, text, errors)
     if errors:
-        return _verdict("error", errors)
+        return side_outcome("error", errors)
     if result.get("rc") not in (0, None):
-        return _verdict("error", [catalog_entry("nonzero_exit", "exit status %s" % result.get("rc"))])
+        return side_outcome("error", [catalog_entry(CATALOG, "nonzero_exit", "exit status %s" % result.get("rc"))])
     if role == "client" and not parsed.get("rows"):
-        return _verdict("error", [catalog_entry("no_rows")])
+        return side_outcome("error", [catalog_entry(CATALOG, "no_rows")])
     return _bandwidth_verdict(side, summarize(parsed).get("bw_gbps"), min_fraction)
 
 
 def _timeout_verdict(role, result, parsed, text, errors):
     if role == "server" and not parsed.get("rows") and not _connected(text):
-        return _verdict("error", [catalog_entry("server_no_client")] + errors)
+        return side_outcome("error", [catalog_entry(CATALOG, "server_no_client")] + errors)
     if role == "client" and result.get("connect_failed"):
-        return _verdict("error", [catalog_entry("connect_failed")] + errors)
-    return _verdict("error", [catalog_entry("client_timeout")] + errors)
+        return side_outcome("error", [catalog_entry(CATALOG, "connect_failed")] + errors)
+    return side_outcome("error", [catalog_entry(CATALOG, "client_timeout")] + errors)
 
 
 def _bandwidth_verdict(side, bw_gbps, min_fraction):
@@ -454,21 +450,11 @@ def _bandwidth_verdict(side, bw_gbps, min_fraction):
         if side.get("bidirectional"):
             expected = expected * 2
         if bw_gbps < float(expected) * float(min_fraction):
-            entry = catalog_entry("below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
+            entry = catalog_entry(CATALOG, "below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
                 bw_gbps, float(min_fraction) * 100, float(expected)))
-            return _verdict("fail", [entry])
-    return _verdict("pass", [])
+            return side_outcome("fail", [entry])
+    return side_outcome("pass", [])
 
 
 def _connected(text):
     return bool(re.search(r"remote address:|#bytes", text))
-
-
-def _verdict(verdict, errors):
-    first = errors[0] if errors else {}
-    return {
-        "verdict": verdict,
-        "cause": first.get("cause") or first.get("message") if errors else None,
-        "fix": first.get("fix") if errors else None,
-        "errors": errors,
-    }

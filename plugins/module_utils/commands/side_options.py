@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The checks every side of a pair tool (perftest, iperf3) shares, before its argv is built.
+"""The checks every side of a pair tool (perftest, iperf3) shares, before its argv is built, and the error
+entries and verdict shape of its outcome.
 
 Numbers go through ``option_rules.check_int`` / ``check_number`` (one rule
 for what an integer is); ``extra_args`` tokens through the tool's own
@@ -49,6 +50,24 @@ def start_entry(catalog, error):
     """The error entry of a command that could not start; its cause says what the kernel said."""
     cause, fix = catalog["cannot_start"]
     return {"code": "cannot_start", "message": error, "cause": "%s: %s" % (cause, error), "fix": fix}
+
+
+def catalog_entry(catalog, code, message=None):
+    """The error entry of ``code`` in a pair tool's catalog (``code: (cause, fix)``); without a message the cause is
+    the message."""
+    cause, fix = catalog[code]
+    return {"code": code, "message": message or cause, "cause": cause, "fix": fix}
+
+
+def side_outcome(verdict, errors):
+    """A side's ``{verdict, cause, fix, errors}``: the cause (else the message) and fix of its first error."""
+    first = errors[0] if errors else {}
+    return {
+        "verdict": verdict,
+        "cause": first.get("cause") or first.get("message") if errors else None,
+        "fix": first.get("fix") if errors else None,
+        "errors": errors,
+    }
 
 
 ROLES = ("server", "client")

@@ -12,9 +12,11 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     MAX_LINE,
     _ANSI,
+    Notes,
     clean_lines,
     error_entry,
     is_context_line,
+    note_if_unread,
     to_text,
 )
 
@@ -128,14 +130,28 @@ def read_failure(line, catalog, notes):
     return None
 
 
-__all__ = ["LINK_FAILURE", "Links", "end", "fabric_lines", "guid", "is_ignorable", "read_failure", "switches_of"]
+def scan(text, tool, catalog, reader):
+    """``reader.result`` (an empty result to fill) once the fabric scan's output is read the way both scans print
+    it: the ``no_output`` error of ``catalog`` when every line is blank; else each line (``fabric_lines``) that is
+    no ``iberror:`` / ``ibpanic:`` (an error) or ``ibwarn:`` line (a warning) goes to ``reader.read(raw, clean)``,
+    which says whether it knew the line (an unknown line that carries a message is a warning), and
+    ``reader.finish()`` then fills the rest and says whether anything was read (``ok``)."""
+    pairs = fabric_lines(text)
+    result = reader.result
+    if not any(clean.strip() for _raw, clean in pairs):
+        result["errors"].append(error_entry("no_output", "%s printed nothing" % tool, catalog))
+        return result
+    notes = Notes()
+    for raw, clean in pairs:
+        failure = read_failure(clean, catalog, notes)
+        if failure:
+            result["errors"].append(failure)
+        elif failure is None and not reader.read(raw, clean) and not is_ignorable(clean):
+            notes.add(clean)
+    result["ok"] = reader.finish()
+    result["warnings"] = notes.as_list()
+    return note_if_unread(result, text, tool, result["ok"] or result["errors"])
 
 
-def nothing_printed(pairs, tool, catalog, empty_result):
-    """The result of a scan whose lines (``fabric_lines``) are all blank: ``empty_result()`` with the ``no_output``
-    error of ``catalog``; None when the scan printed something."""
-    if any(clean.strip() for _raw, clean in pairs):
-        return None
-    result = empty_result()
-    result["errors"].append(error_entry("no_output", "%s printed nothing" % tool, catalog))
-    return result
+__all__ = ["LINK_FAILURE", "Links", "end", "fabric_lines", "guid", "is_ignorable", "read_failure", "scan",
+           "switches_of"]

@@ -360,22 +360,25 @@ class TextParser(CollectiveLines):
             self.errors.add("bandwidth_below_min", content)
         return True
 
+    def _header_number(self, body, marker, pattern, key):
+        """The match of a line that states a number (``n``) of the run, kept in the header as ``key``; None for
+        another line."""
+        match = pattern.search(body) if marker in body else None
+        if match:
+            self.header[key] = int(match.group("n"))
+        return match
+
     def _bitwise(self, content, body):
-        bitwise = _BITWISE.search(body) if "Bitwise mismatches" in body else None
-        if not bitwise:
-            return False
-        self.header["bitwise_mismatches"] = int(bitwise.group("n"))
-        if int(bitwise.group("n")) > 0:
+        bitwise = self._header_number(body, "Bitwise mismatches", _BITWISE, "bitwise_mismatches")
+        if bitwise and self.header["bitwise_mismatches"] > 0:
             self.errors.add("wrong_results", content, hint=BITWISE_HINT)
-        return True
+        return bool(bitwise)
 
     def _reducing(self, _content, body):
-        reducing = _REDUCING.search(body) if "Reducing maxBytes" in body else None
-        if not reducing:
-            return False
-        self.header["max_bytes_reduced_to"] = int(reducing.group("n"))
-        self.warnings.add("maxBytes reduced to %s bytes due to GPU memory limitation" % reducing.group("n"))
-        return True
+        reducing = self._header_number(body, "Reducing maxBytes", _REDUCING, "max_bytes_reduced_to")
+        if reducing:
+            self.warnings.add("maxBytes reduced to %s bytes due to GPU memory limitation" % reducing.group("n"))
+        return bool(reducing)
 
     def _gpu_memory(self, _content, body):
         gpu_mem = _GPU_MEM.search(body) if "GPU memory usage" in body else None

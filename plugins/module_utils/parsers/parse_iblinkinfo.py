@@ -23,17 +23,12 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.ib_fabric import (
     Links,
     end,
-    fabric_lines,
     guid,
-    is_ignorable,
-    nothing_printed,
-    read_failure,
+    scan,
     switches_of,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    Notes,
     error_catalog,
-    note_if_unread,
     parse_or_report,
     to_float,
     to_int,
@@ -75,34 +70,32 @@ def parse_iblinkinfo(text):
 
 
 def _parse(text):
-    pairs = fabric_lines(text)
-    silent = nothing_printed(pairs, "iblinkinfo", IBLINKINFO_ERRORS, empty_result)
-    if silent is not None:
-        return silent
-    result = empty_result()
-    notes = Notes()
-    node = None
-    for _raw, clean in pairs:
+    return scan(text, "iblinkinfo", IBLINKINFO_ERRORS, _Reader())
+
+
+class _Reader(object):
+    """The result so far and the node header the port lines below it belong to (None before any: a -l or grepped
+    output)."""
+
+    def __init__(self):
+        self.result = empty_result()
+        self.node = None
+
+    def read(self, _raw, clean):
         line = clean.strip()
-        failure = read_failure(line, IBLINKINFO_ERRORS, notes)
-        if failure is not None:
-            if failure:
-                result["errors"].append(failure)
-            continue
         header = _HEADER.match(line)
         if header:
-            node = {"type": "CA" if header.group(1) == "CA" else "Switch", "guid": guid(header.group(2)),
-                    "description": header.group(3).strip()}
-            continue
+            self.node = {"type": "CA" if header.group(1) == "CA" else "Switch", "guid": guid(header.group(2)),
+                         "description": header.group(3).strip()}
+            return True
         port = _PORT.match(line)
         if port:
-            result["ports"].append(_port(port, node))
-        elif not is_ignorable(clean):
-            notes.add(clean)
-    _resolve(result)
-    result["warnings"] = notes.as_list()
-    result["ok"] = bool(result["ports"])
-    return note_if_unread(result, text, "iblinkinfo", result["ok"] or result["errors"])
+            self.result["ports"].append(_port(port, self.node))
+        return bool(port)
+
+    def finish(self):
+        _resolve(self.result)
+        return bool(self.result["ports"])
 
 
 def _port(match, header):

@@ -25,17 +25,12 @@ import re
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.ib_fabric import (
     Links,
     end,
-    fabric_lines,
     guid,
-    is_ignorable,
-    nothing_printed,
-    read_failure,
+    scan,
     switches_of,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
-    Notes,
     error_catalog,
-    note_if_unread,
     parse_or_report,
     to_int,
 )
@@ -91,19 +86,10 @@ class _Reader(object):
         self.result = empty_result()
         self.node = None
         self.links = Links()
-        self.notes = Notes()
         self.cas = {}
 
     def read(self, raw, clean):
-        failure = read_failure(clean, IBNETDISCOVER_ERRORS, self.notes)
-        if failure is not None:
-            if failure:
-                self.result["errors"].append(failure)
-            return
-        if self._topology_line(raw) or self._report_line(clean):
-            return
-        if not is_ignorable(clean) and not _COMMENT.match(clean.strip()):
-            self.notes.add(clean)
+        return bool(self._topology_line(raw) or self._report_line(clean) or _COMMENT.match(clean.strip()))
 
     def _topology_line(self, line):
         node = _NODE.search(line)
@@ -170,15 +156,13 @@ class _Reader(object):
         self.links.add(near, far, match.group(5), speed)
         return True
 
-    def finish(self, text):
+    def finish(self):
         result = self.result
         result["links"] = self.links.items()
         result["cas"] = list(self.cas.values())
         if result["format"] == "ports":
             result["switches"] = switches_of(result["links"], [u["end"] for u in result["unlinked"]])
-        result["warnings"] = self.notes.as_list()
-        result["ok"] = bool(result["switches"] or result["cas"] or result["links"] or result["unlinked"])
-        return note_if_unread(result, text, "ibnetdiscover", result["ok"] or result["errors"])
+        return bool(result["switches"] or result["cas"] or result["links"] or result["unlinked"])
 
 
 def _speed(text):
@@ -193,14 +177,7 @@ def _unquoted(text):
 
 
 def _parse(text):
-    pairs = fabric_lines(text)
-    silent = nothing_printed(pairs, "ibnetdiscover", IBNETDISCOVER_ERRORS, empty_result)
-    if silent is not None:
-        return silent
-    reader = _Reader()
-    for raw, clean in pairs:
-        reader.read(raw, clean)
-    return reader.finish(text)
+    return scan(text, "ibnetdiscover", IBNETDISCOVER_ERRORS, _Reader())
 
 
 __all__ = ["IBNETDISCOVER_ERRORS", "parse_ibnetdiscover"]

@@ -35,6 +35,13 @@ __metaclass__ = type
 # given value itself (no variable)
 ARG_RULE_NAMES = ("value", "positive", "not_negative", "above_one", "text", "bool", "fixed")
 
+# the options of every pair tool module (commands.pair_module) that every family takes from the same variable
+_PAIR_MODULE_ARGS = (
+    ("min_fraction", "commcheck_min_fraction", "value"),
+    ("cpu_governor", "commcheck_cpu_governor", "text"),
+    ("fail_on_error", False, "fixed"),
+)
+
 _RDMA_ARGS = (
     ("duration", "commcheck_rdma_duration", "positive"),
     ("iterations", "commcheck_rdma_iterations", "positive"),
@@ -50,12 +57,9 @@ _RDMA_ARGS = (
     ("numa_pin", "commcheck_numa_pin", "value"),
     ("extra_args", "commcheck_rdma_extra_args", "value"),
     ("connect_retries", "commcheck_rdma_connect_retries", "value"),
-    ("min_fraction", "commcheck_min_fraction", "value"),
-    ("cpu_governor", "commcheck_cpu_governor", "text"),
     # the counters after a host's tests, read by the module when they end
     ("port_counters", "commcheck_rdma_counters", "bool"),
-    ("fail_on_error", False, "fixed"),
-)
+) + _PAIR_MODULE_ARGS
 
 _RDMA = {
     "check": "rdma_perf",
@@ -103,11 +107,8 @@ FAMILIES = {
             ("omit", "commcheck_tcp_omit", "positive"),
             ("extra_args", "commcheck_tcp_extra_args", "value"),
             ("connect_retries", "commcheck_tcp_connect_retries", "value"),
-            ("min_fraction", "commcheck_min_fraction", "value"),
             ("expected_gbps", "commcheck_tcp_expected_gbps", "positive"),
-            ("cpu_governor", "commcheck_cpu_governor", "text"),
-            ("fail_on_error", False, "fixed"),
-        ),
+        ) + _PAIR_MODULE_ARGS,
         "tests": None,
         "timeout": {"timed": ("commcheck_tcp_duration", "commcheck_tcp_omit"), "margin_s": 30, "fallback_s": 300,
                     "timed_share": None},
