@@ -15,6 +15,7 @@ meet and waits for the other slices' (``module_utils.records.slice_meeting``).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleError
@@ -22,7 +23,7 @@ from ansible.errors import AnsibleError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value, plain
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import MISSING, host_value, plain
 
 ARGUMENT_SPEC = slice_meeting.FLEET_FACTS_SPEC
 # An option not given takes the role variable of the same meaning, so every
@@ -32,6 +33,8 @@ FROM_VARS = {"slices": ("commcheck_slices", 1), "directory": ("commcheck_slice_d
 # the ranges of the numbers, whether given or taken from their variables
 COUNTS = {"slices": (1, slice_meeting.SLICES_MAX), "wait": (1, slice_meeting.WAIT_MAX)}
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
+# a variable of the task's host (``name`` or ``name.key.key``): a run-once task's registered result, for example
+VARIABLE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
 
 
 def _paths(name, path):
@@ -78,6 +81,40 @@ def gather(hostvars, hosts, facts, values, missing, host_field=None):
     return out
 
 
+def _named(option, path, read, kind):
+    """The value of the variable ``path`` names, which must be a ``kind`` (list or Mapping)."""
+    rules.check_text(option, path)
+    if not VARIABLE_PATH.match(path):
+        rules.fail(option, path, "must name a variable of the task's host (name or name.key), e.g. a registered "
+                                 "result's key")
+    value = read(path)
+    if value is MISSING:
+        rules.fail(option, path, "names a variable the task's host does not have (a task before registers it)")
+    if not isinstance(value, kind):
+        rules.fail(option, path, "names a %s, not a %s" % (type(value).__name__,
+                                                           "list" if kind is list else "mapping"))
+    return value
+
+
+def named_inputs(args, read):
+    """``args`` with what ``hosts_from``, ``unreachable_from`` and each ``values`` entry given as text name read
+    through ``read(path)`` (MISSING when the task's host has no such variable): the hosts of a meeting come from
+    a result registered before (``commcheck_rdma_perf_fleet.own``), so the role passes names, not templates."""
+    args = dict(args)
+    if (args.get("hosts") is None) == (args.get("hosts_from") is None):
+        raise ValueError("give one of hosts and hosts_from (the variable that lists them), not %s"
+                         % ("both" if args.get("hosts") is not None else "neither"))
+    if args.get("hosts_from") is not None:
+        args["hosts"] = _named("hosts_from", args["hosts_from"], read, list)
+    if args.get("unreachable_from") is not None:
+        if args.get("unreachable"):
+            raise ValueError("give one of unreachable and unreachable_from, not both")
+        args["unreachable"] = _named("unreachable_from", args["unreachable_from"], read, list)
+    args["values"] = dict((name, _named("values.%s" % name, by_host, read, Mapping) if isinstance(by_host, str)
+                           else by_host) for name, by_host in (args.get("values") or {}).items())
+    return args
+
+
 def check_host_lists(args):
     """``hosts`` and ``unreachable``: inventory host names, each one line of text and not empty; a bad one is
     refused naming its index (``hosts[2]``), never dropped. They are data (the slices' posts), never a command."""
@@ -96,6 +133,9 @@ class ActionModule(ControllerAction):
     FAILURES = (slice_meeting.SliceMeetingError, ValueError, OSError, AnsibleError)
 
     def decide(self, args, result, task_vars):
+        hostvars = task_vars.get("hostvars") or {}
+        args = named_inputs(args, lambda path: host_value(hostvars, task_vars.get("inventory_hostname"), [path],
+                                                          MISSING))
         check_host_lists(args)
         facts = gather(task_vars.get("hostvars") or {}, args["hosts"], args["facts"], args["values"], args["missing"],
                        host_field=args["host_field"])
