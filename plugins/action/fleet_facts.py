@@ -23,7 +23,7 @@ from ansible.errors import AnsibleError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import MISSING, host_value, plain
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import MISSING, host_value, plain, read_var
 
 ARGUMENT_SPEC = slice_meeting.FLEET_FACTS_SPEC
 # An option not given takes the role variable of the same meaning, so every
@@ -115,6 +115,13 @@ def named_inputs(args, read):
     return args
 
 
+def task_value(task_vars, path):
+    """The value of ``path`` for the task's host: its variables (a registered result, read as fleet_facts reads
+    every host's), else the play's magic variables (``ansible_play_hosts_all``), which hostvars do not hold."""
+    value = host_value(task_vars.get("hostvars") or {}, task_vars.get("inventory_hostname"), [path], MISSING)
+    return read_var(task_vars, path, MISSING) if value is MISSING else value
+
+
 def check_host_lists(args):
     """``hosts`` and ``unreachable``: inventory host names, each one line of text and not empty; a bad one is
     refused naming its index (``hosts[2]``), never dropped. They are data (the slices' posts), never a command."""
@@ -133,9 +140,7 @@ class ActionModule(ControllerAction):
     FAILURES = (slice_meeting.SliceMeetingError, ValueError, OSError, AnsibleError)
 
     def decide(self, args, result, task_vars):
-        hostvars = task_vars.get("hostvars") or {}
-        args = named_inputs(args, lambda path: host_value(hostvars, task_vars.get("inventory_hostname"), [path],
-                                                          MISSING))
+        args = named_inputs(args, lambda path: task_value(task_vars, path))
         check_host_lists(args)
         facts = gather(task_vars.get("hostvars") or {}, args["hosts"], args["facts"], args["values"], args["missing"],
                        host_field=args["host_field"])

@@ -37,7 +37,8 @@ options:
     description:
       - The variable of the task's host that lists O(hosts), as C(name) or C(name.key), read on the controller;
         typically a key of a result registered by a run-once task before, such as an earlier meeting's RV(own)
-        (C(commcheck_rdma_perf_fleet.own)). A name the host lacks, or one that is not a list, fails the task.
+        (C(commcheck_rdma_perf_fleet.own)), or a magic variable of the play (C(ansible_play_hosts_all)). A name
+        the host lacks, or one that is not a list, fails the task.
     type: str
   unreachable_from:
     description:
