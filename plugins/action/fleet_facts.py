@@ -15,7 +15,6 @@ meet and waits for the other slices' (``module_utils.records.slice_meeting``).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import re
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleError
@@ -23,7 +22,8 @@ from ansible.errors import AnsibleError
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules as rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import MISSING, host_value, plain, read_var
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value, plain
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.named_vars import named, task_value
 
 ARGUMENT_SPEC = slice_meeting.FLEET_FACTS_SPEC
 # An option not given takes the role variable of the same meaning, so every
@@ -33,8 +33,6 @@ FROM_VARS = {"slices": ("commcheck_slices", 1), "directory": ("commcheck_slice_d
 # the ranges of the numbers, whether given or taken from their variables
 COUNTS = {"slices": (1, slice_meeting.SLICES_MAX), "wait": (1, slice_meeting.WAIT_MAX)}
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
-# a variable of the task's host (``name`` or ``name.key.key``): a run-once task's registered result, for example
-VARIABLE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
 
 
 def _paths(name, path):
@@ -81,21 +79,6 @@ def gather(hostvars, hosts, facts, values, missing, host_field=None):
     return out
 
 
-def _named(option, path, read, kind):
-    """The value of the variable ``path`` names, which must be a ``kind`` (list or Mapping)."""
-    rules.check_text(option, path)
-    if not VARIABLE_PATH.match(path):
-        rules.fail(option, path, "must name a variable of the task's host (name or name.key), e.g. a registered "
-                                 "result's key")
-    value = read(path)
-    if value is MISSING:
-        rules.fail(option, path, "names a variable the task's host does not have (a task before registers it)")
-    if not isinstance(value, kind):
-        rules.fail(option, path, "names a %s, not a %s" % (type(value).__name__,
-                                                           "list" if kind is list else "mapping"))
-    return value
-
-
 def named_inputs(args, read):
     """``args`` with what ``hosts_from``, ``unreachable_from`` and each ``values`` entry given as text name read
     through ``read(path)`` (MISSING when the task's host has no such variable): the hosts of a meeting come from
@@ -105,21 +88,14 @@ def named_inputs(args, read):
         raise ValueError("give one of hosts and hosts_from (the variable that lists them), not %s"
                          % ("both" if args.get("hosts") is not None else "neither"))
     if args.get("hosts_from") is not None:
-        args["hosts"] = _named("hosts_from", args["hosts_from"], read, list)
+        args["hosts"] = named("hosts_from", args["hosts_from"], read, list)
     if args.get("unreachable_from") is not None:
         if args.get("unreachable"):
             raise ValueError("give one of unreachable and unreachable_from, not both")
-        args["unreachable"] = _named("unreachable_from", args["unreachable_from"], read, list)
-    args["values"] = dict((name, _named("values.%s" % name, by_host, read, Mapping) if isinstance(by_host, str)
+        args["unreachable"] = named("unreachable_from", args["unreachable_from"], read, list)
+    args["values"] = dict((name, named("values.%s" % name, by_host, read, Mapping) if isinstance(by_host, str)
                            else by_host) for name, by_host in (args.get("values") or {}).items())
     return args
-
-
-def task_value(task_vars, path):
-    """The value of ``path`` for the task's host: its variables (a registered result, read as fleet_facts reads
-    every host's), else the play's magic variables (``ansible_play_hosts_all``), which hostvars do not hold."""
-    value = host_value(task_vars.get("hostvars") or {}, task_vars.get("inventory_hostname"), [path], MISSING)
-    return read_var(task_vars, path, MISSING) if value is MISSING else value
 
 
 def check_host_lists(args):
