@@ -35,7 +35,12 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.slice
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_slices as slices
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import HostReader, has_own, host_value, plain
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import (
+    HostReader,
+    has_own,
+    host_value,
+    plain,
+)
 
 ARGUMENT_SPEC = dict(
     step=dict(type="str", required=True, choices=["probe", "hosts", "runs", "retests", "share", "results"]),

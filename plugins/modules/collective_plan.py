@@ -104,7 +104,8 @@ timeout:
 runs_from:
   description:
     - Per host of the play, where its probe runs (the task's C(delegate_to)) - C(localhost) for a pod (the host's
-      C(commcheck_transport) is C(kubectl): the probe is a C(kubectl exec) from the controller), else the host itself.
+      C(commcheck_transport) is C(kubectl), so the probe is a C(kubectl exec) from the controller), else the host
+      itself.
   returned: O(step=probe)
   type: dict
   sample: {node-1: node-1, pod-a: localhost}

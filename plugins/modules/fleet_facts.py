@@ -60,7 +60,7 @@ options:
       - A host missing from a mapping, or mapped to C(null), gets the O(missing) value of that name; for a name
         also in O(facts), its variable instead (a given value wins over the variable).
       - In place of a mapping, the variable of the task's host that holds it, as for O(hosts_from)
-        (C(counters: commcheck_rdma_perf_counted.counters)).
+        (C(commcheck_rdma_perf_counted.counters) for the name C(counters)).
     type: dict
     default: {}
   missing:

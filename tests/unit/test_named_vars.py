@@ -82,7 +82,7 @@ def _action(args, module=ff):
     templar = mock.MagicMock()
     templar.template.side_effect = lambda item, **kwargs: item
     return module.ActionModule(task, mock.MagicMock(), PlayContext(), loader=mock.MagicMock(), templar=templar,
-                           shared_loader_obj=mock.MagicMock())
+                               shared_loader_obj=mock.MagicMock())
 
 
 def test_the_action_meets_with_the_hosts_and_values_of_the_first_hosts_registered_results():
