@@ -35,13 +35,28 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.slice
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_slices as slices
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import collective_steps as steps
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
-from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import has_own, host_value, plain
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import (
+    HostReader,
+    has_own,
+    host_value,
+    plain,
+)
 
 ARGUMENT_SPEC = dict(
     step=dict(type="str", required=True, choices=["probe", "hosts", "runs", "retests", "share", "results"]),
 )
 HISTORY_LOOKUP = "clusterops.commcheck.commcheck_history"
 _MISSING = object()
+
+
+def probe_places(hosts, reader):
+    """{runs_from, environment}: per host, where its tool probe runs and with which environment. A pod (the kubectl
+    transport) is probed with ``kubectl exec`` from the controller, without the hosts' ``commcheck_environment``;
+    any other host on itself, with it. ``reader`` is a HostReader (the host's own variable, else the run's)."""
+    kubectl = dict((host, reader.own_or_run(host, "commcheck_transport", "host") == "kubectl") for host in hosts)
+    return {"runs_from": dict((host, "localhost" if kubectl[host] else host) for host in hosts),
+            "environment": dict((host, {} if kubectl[host] else plain(
+                reader.own_or_run(host, "commcheck_environment", {}) or {})) for host in hosts)}
 
 
 class ActionModule(ControllerAction):
@@ -77,9 +92,12 @@ class ActionModule(ControllerAction):
     # ------------------------------------------------------------ steps
 
     def _probe(self, task_vars):
-        return steps.probe_step(self._var(task_vars, "commcheck_collective_ops"),
-                                self._var(task_vars, "commcheck_collective_mpirun", None),
-                                self._var(task_vars, "commcheck_collective_binary_dir", None))
+        probe = steps.probe_step(self._var(task_vars, "commcheck_collective_ops"),
+                                 self._var(task_vars, "commcheck_collective_mpirun", None),
+                                 self._var(task_vars, "commcheck_collective_binary_dir", None))
+        reader = HostReader(task_vars.get("hostvars") or {}, lambda name, missing: self._var(task_vars, name, missing))
+        probe.update(probe_places(list(task_vars.get("ansible_play_hosts") or []), reader))
+        return probe
 
     def _hosts(self, task_vars):
         _variables, library, chosen, unreachable, entry_of = self._own_context(task_vars)

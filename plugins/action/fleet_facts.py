@@ -23,6 +23,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import slice_meeting
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value, plain
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.named_vars import named, task_value
 
 ARGUMENT_SPEC = slice_meeting.FLEET_FACTS_SPEC
 # An option not given takes the role variable of the same meaning, so every
@@ -78,6 +79,25 @@ def gather(hostvars, hosts, facts, values, missing, host_field=None):
     return out
 
 
+def named_inputs(args, read):
+    """``args`` with what ``hosts_from``, ``unreachable_from`` and each ``values`` entry given as text name read
+    through ``read(path)`` (MISSING when the task's host has no such variable): the hosts of a meeting come from
+    a result registered before (``commcheck_rdma_perf_fleet.own``), so the role passes names, not templates."""
+    args = dict(args)
+    if (args.get("hosts") is None) == (args.get("hosts_from") is None):
+        raise ValueError("give one of hosts and hosts_from (the variable that lists them), not %s"
+                         % ("both" if args.get("hosts") is not None else "neither"))
+    if args.get("hosts_from") is not None:
+        args["hosts"] = named("hosts_from", args["hosts_from"], read, list)
+    if args.get("unreachable_from") is not None:
+        if args.get("unreachable"):
+            raise ValueError("give one of unreachable and unreachable_from, not both")
+        args["unreachable"] = named("unreachable_from", args["unreachable_from"], read, list)
+    args["values"] = dict((name, named("values.%s" % name, by_host, read, Mapping) if isinstance(by_host, str)
+                           else by_host) for name, by_host in (args.get("values") or {}).items())
+    return args
+
+
 def check_host_lists(args):
     """``hosts`` and ``unreachable``: inventory host names, each one line of text and not empty; a bad one is
     refused naming its index (``hosts[2]``), never dropped. They are data (the slices' posts), never a command."""
@@ -96,6 +116,7 @@ class ActionModule(ControllerAction):
     FAILURES = (slice_meeting.SliceMeetingError, ValueError, OSError, AnsibleError)
 
     def decide(self, args, result, task_vars):
+        args = named_inputs(args, lambda path: task_value(task_vars, path))
         check_host_lists(args)
         facts = gather(task_vars.get("hostvars") or {}, args["hosts"], args["facts"], args["values"], args["missing"],
                        host_field=args["host_field"])

@@ -9,7 +9,9 @@ as ``commcheck_records`` (which the commcheck_history callback writes out).
 Records are data: no value of a record names a file, a directory or a
 program here (the history files are named by month, the report files are
 fixed names), so hostile strings stay strings. An error message quotes at
-most about 200 characters of a bad value.
+most about 200 characters of a bad value. A role passes the name of the
+result that holds them (``records_from``, ``plugin_utils/named_vars.py``)
+rather than a template.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,12 +21,29 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
     RecordError,
     normalize_records,
 )
-from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import QUOTE_LIMIT
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import QUOTE_LIMIT, OptionError
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils.named_vars import named, task_value
 
 ARGUMENT_SPEC = dict(
-    records=dict(type="list", elements="dict", required=True),
+    # exactly one of the two
+    records=dict(type="list", elements="dict"),
+    records_from=dict(type="str"),
 )
+
+
+def given_records(args, read):
+    """The records the task gives: ``records``, or what ``records_from`` names (``read(path)`` reads a variable of
+    the task's host, MISSING when it has none), which must be a list."""
+    if (args.get("records") is None) == (args.get("records_from") is None):
+        raise RecordError("give one of records and records_from (the variable that holds them), not %s"
+                          % ("both" if args.get("records") is not None else "neither"))
+    if args.get("records") is not None:
+        return args["records"]
+    try:
+        return named("records_from", args["records_from"], read, list)
+    except OptionError as exc:
+        raise RecordError(str(exc))
 
 
 class ActionModule(ControllerAction):
@@ -35,7 +54,7 @@ class ActionModule(ControllerAction):
     MESSAGE_LIMIT = 2 * QUOTE_LIMIT
 
     def decide(self, args, result, task_vars):
-        records, redacted = normalize_records(args.get("records"))
+        records, redacted = normalize_records(given_records(args, lambda path: task_value(task_vars, path)))
         result.update(
             changed=False,
             commcheck_records=records,

@@ -14,7 +14,7 @@ description:
   - The controller steps of the C(clusterops.commcheck.collective) role. Each reads the role's variables
     (C(commcheck_collective_*)) and every host's variables once, and returns what the role's next tasks take.
   - With O(step=probe), the plan and the probe keys of the tool probe the role runs alone with
-    C(commcheck_collective_library=auto).
+    C(commcheck_collective_library=auto), and where each host's probe runs (RV(runs_from), RV(environment)).
   - With O(step=hosts), the library, the hosts that run (those asked, else every host of the play, that are still in
     the play and, with library C(auto), have the library), those asked that left the play, and how mpirun reaches
     each (RV(entries)), what the slices of a run split over several controllers share at their C(collective-hosts)
@@ -101,6 +101,20 @@ timeout:
   description: The whole-task bound of the probe, in seconds.
   returned: O(step=probe)
   type: int
+runs_from:
+  description:
+    - Per host of the play, where its probe runs (the task's C(delegate_to)) - C(localhost) for a pod (the host's
+      C(commcheck_transport) is C(kubectl), so the probe is a C(kubectl exec) from the controller), else the host
+      itself.
+  returned: O(step=probe)
+  type: dict
+  sample: {node-1: node-1, pod-a: localhost}
+environment:
+  description:
+    - Per host of the play, the environment of its probe - the host's C(commcheck_environment), none for a pod.
+  returned: O(step=probe)
+  type: dict
+  sample: {node-1: {PATH: /opt/mpi/bin:/usr/bin}, pod-a: {}}
 library:
   description: The library that runs (null with library C(auto) when no host has one).
   returned: O(step=hosts) or O(step=runs)

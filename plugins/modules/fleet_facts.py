@@ -30,9 +30,20 @@ options:
   hosts:
     description:
       - This controller's hosts of the check (every host, when the run is not split).
+      - Exactly one of O(hosts) and O(hosts_from) is required.
     type: list
     elements: str
-    required: true
+  hosts_from:
+    description:
+      - The variable of the task's host that lists O(hosts), as C(name) or C(name.key), read on the controller;
+        typically a key of a result registered by a run-once task before, such as an earlier meeting's RV(own)
+        (C(commcheck_rdma_perf_fleet.own)), or a magic variable of the play (C(ansible_play_hosts_all)). A name
+        the host lacks, or one that is not a list, fails the task.
+    type: str
+  unreachable_from:
+    description:
+      - The variable of the task's host that lists O(unreachable), as for O(hosts_from). Not with O(unreachable).
+    type: str
   facts:
     description:
       - What to gather, as C(result_name) to variable name; a dotted name such as C(ansible_facts.commcheck_rdma)
@@ -48,6 +59,8 @@ options:
         costs the controller less than a C(set_fact) task per host.
       - A host missing from a mapping, or mapped to C(null), gets the O(missing) value of that name; for a name
         also in O(facts), its variable instead (a given value wins over the variable).
+      - In place of a mapping, the variable of the task's host that holds it, as for O(hosts_from)
+        (C(commcheck_rdma_perf_counted.counters) for the name C(counters)).
     type: dict
     default: {}
   missing:
@@ -123,7 +136,8 @@ EXAMPLES = r'''
 - name: The same with the role variables (commcheck_slices, commcheck_slice_dir, commcheck_run_id, commcheck_slice_wait)
   clusterops.commcheck.fleet_facts:
     step: rdma-sides
-    hosts: "{{ ansible_play_hosts }}"
+    # the hosts this slice took to the meeting above
+    hosts_from: fleet.own
     facts:
       # the module result of each host's tests, else what its rounds gathered
       sides: [commcheck_rdma_perf_job.sides, commcheck_rdma_perf_sides]

@@ -30,9 +30,16 @@ options:
     description:
       - The records to publish, each a dict with C(kind), C(host), C(peer), C(params), C(metrics),
         C(verdict), C(cause), C(fix), C(evidence) (see the results contract in C(docs/DEVELOPING.md)).
+      - Exactly one of O(records) and O(records_from) is required.
     type: list
     elements: dict
-    required: true
+  records_from:
+    description:
+      - The variable of the task's host that holds the records, as C(name) or C(name.key), read on the controller by
+        the action plugin; typically a key of a result a run-once task registered before
+        (C(commcheck_rdma_perf_verdicts.share)). Read from the task's own host also when the task is delegated to
+        C(localhost). A name the host lacks, or one that is not a list, fails the task.
+    type: str
 extends_documentation_fragment:
   - clusterops.commcheck.controller
 attributes:
@@ -73,6 +80,13 @@ EXAMPLES = r'''
   delegate_to: localhost
   delegate_facts: true
   run_once: true
+
+- name: Publish what a check's run-once step registered, named rather than templated
+  clusterops.commcheck.record:
+    records_from: judged.share
+  run_once: true
+  delegate_to: localhost
+  register: published_share
 '''
 
 RETURN = r'''
@@ -108,9 +122,13 @@ def main():
     # Normally the action plugin of the same name runs instead of this module;
     # run as a module (for example by ansible-test), it does the same work.
     module = checked_module(
-        argument_spec=dict(records=dict(type="list", elements="dict", required=True)),
+        argument_spec=dict(records=dict(type="list", elements="dict"), records_from=dict(type="str")),
         supports_check_mode=True,
     )
+    if module.params["records_from"] is not None or module.params["records"] is None:
+        # the variables of the task's host are the controller's: only the action plugin reads them
+        module.fail_json(msg="clusterops.commcheck.record: give records (records_from is read by the action "
+                             "plugin on the controller)")
     try:
         records, redacted = normalize_records(module.params["records"])
     except RecordError as exc:

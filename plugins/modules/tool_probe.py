@@ -39,6 +39,14 @@ options:
     description: Deadline in seconds for the probe, 1 to 86400.
     type: int
     default: 60
+  role_options:
+    description:
+      - Take O(transport) from this host's C(commcheck_transport) and, with the C(kubectl) transport, O(kubectl)
+        from its C(commcheck_kubectl), as the collective role's probe does. A variable that is null, or an empty
+        C(commcheck_kubectl), leaves the option unset; one that is set replaces the task's own value. The action
+        plugin reads them on the controller.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -128,6 +136,8 @@ def main():
     argument_spec = dict(
         keys=dict(type="list", elements="str", required=True, no_log=False),
         timeout=dict(type="int", default=60),
+        # read on the controller by the action plugin, which takes it out
+        role_options=dict(type="bool", default=False),
     )
     argument_spec.update(TRANSPORT_ARGSPEC)
     module = checked_module(argument_spec=argument_spec, supports_check_mode=True)

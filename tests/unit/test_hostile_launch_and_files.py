@@ -263,7 +263,8 @@ REPORT_KINDS = {
     "baseline_max_age": "text", "min_runs": "int", "threshold": "number", "thresholds": "number_dict",
     "ignore_params": "text_list", "formats": "choice", "fail_on": "choice", "regression_fails": "bool", "return_records": "bool", "role_options": "bool",
 }
-RECORD_KINDS = {"records": "records"}
+# records_from: a variable's name, read on the controller (tests/unit/test_named_vars.py)
+RECORD_KINDS = {"records": "records", "records_from": "text"}
 
 
 def test_every_option_of_every_plugin_here_is_classified():

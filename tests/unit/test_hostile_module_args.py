@@ -91,7 +91,8 @@ ACTION_ONLY = set(["check_outputs", "check_plan", "collective_plan", "discovery_
                    "report", "validate_options", "reserve_nodes"])
 # Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
 # the host: the module's values are walked above, as MODULES.
-MODULE_WRAPPERS = set(["run_lock", "quarantine", "rdma_facts", "perftest", "iperf3", "collective", "cpu_governor"])
+MODULE_WRAPPERS = set(["run_lock", "quarantine", "rdma_facts", "perftest", "iperf3", "collective", "cpu_governor",
+                       "tool_probe"])
 TIME_LIMIT_S = 20
 
 

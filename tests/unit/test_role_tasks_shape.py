@@ -21,8 +21,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # retests and the slices' collective meetings; 159 once the report module says when the run fails as asked and the
 # rounds from GPU memory run through rounds.yml. (Keeping the run's records as facts an action returns is no way
 # down: such facts go to the fact cache, outlive the run with a persistent cache, and are not variables where
-# inject_facts_as_vars is off, as in the lab; set_fact's are neither.)
-MAX_TEMPLATED_LINES = 159
+# inject_facts_as_vars is off, as in the lab; set_fact's are neither.) 125 once the roles name the registered results
+# fleet_facts and record read (hosts_from, unreachable_from, values entries, records_from: plugin_utils/named_vars.py)
+# and the collective role's own tool probe takes its transport from the tool_probe action and the probe step.
+MAX_TEMPLATED_LINES = 125
 MAX_EXPRESSION_LINES = 3
 # task keywords whose value is a bare Jinja expression (no braces)
 CONDITIONS = ("when", "failed_when", "changed_when", "until")
@@ -68,7 +70,7 @@ def expressions(text):
     return found
 
 
-def test_the_role_tasks_template_at_most_159_lines():
+def test_the_role_tasks_template_at_most_125_lines():
     counts = {}
     for path in task_files():
         with open(path) as handle:

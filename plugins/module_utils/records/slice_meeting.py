@@ -50,7 +50,10 @@ POLL_SECONDS = 0.5
 # The arguments of clusterops.commcheck.fleet_facts (its action plugin and its module share them).
 FLEET_FACTS_SPEC = dict(
     step=dict(type="str", required=True),
-    hosts=dict(type="list", elements="str", required=True),
+    # exactly one of hosts and hosts_from; the *_from options and a values entry given as text name a variable
+    hosts=dict(type="list", elements="str"),
+    hosts_from=dict(type="str"),
+    unreachable_from=dict(type="str"),
     facts=dict(type="dict", default={}),
     values=dict(type="dict", default={}),
     missing=dict(type="dict", default={}),
