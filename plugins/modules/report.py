@@ -235,7 +235,8 @@ summary:
     it): verdict, total, counts by verdict, by_kind, culprits (one per fault, see
     C(clusterops.commcheck.commcheck_culprits)), bad_hosts, bad_nics, bad_links (derived from the failing
     culprits; the links of a bad host are not listed again), flaky, regressions, regressed_hosts,
-    regressed_links, files.
+    regressed_links (neither names the checks of a regression the whole test shares), regressed_together (one
+    line per such test), files.
   returned: success
   type: dict
   sample: {"verdict": "fail", "total": 12, "counts": {"pass": 10, "fail": 2}, "bad_hosts": ["node-c"],

@@ -73,6 +73,8 @@ def _head(view):
     if summary.get("regressions"):
         body.append("<br>Regressed hosts: <b>%s</b> &middot; regressed links: <b>%s</b>" % (
             esc(_names(summary["regressed_hosts"])), esc(_names(summary["regressed_links"]))))
+        body += ["<br>Regressed together (a shared cause, not these pairs): <b>%s</b>" % esc(text)
+                 for text in summary.get("regressed_together") or []]
     body.append("</p>")
     return body
 

@@ -67,6 +67,8 @@ def _head(view):
     if summary.get("regressions"):
         lines.append("- Regressed hosts: %s" % _names(summary["regressed_hosts"]))
         lines.append("- Regressed links: %s" % _names(summary["regressed_links"]))
+        lines += ["- Regressed together (a shared cause, not these pairs): %s" % md_cell(text)
+                  for text in summary.get("regressed_together") or []]
     return lines + [""]
 
 

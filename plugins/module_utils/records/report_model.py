@@ -194,6 +194,16 @@ def _regressed_links_and_hosts(regressions, peers_of):
     return reg_links, regressed_hosts
 
 
+def _regressed_together(regressions):
+    """One line per test whose checks regressed together (``baseline.shared_text``), in first-seen order."""
+    lines = []
+    for regression in regressions:
+        text = _baseline.shared_text(regression["shared"]) if regression["shared"] else None
+        if text and text not in lines:
+            lines.append(text)
+    return lines
+
+
 def summarize(records, run_id=None, generated=None, report_dir=None):
     """Counts, culprits (and the bad hosts / NICs / links they name) and regressions of a run (the set_stats
     payload)."""
@@ -206,7 +216,9 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
     found = _culprits.culprits(checks)
     bad_hosts, bad_nics, bad_links = _culprits.bad_lists(found)
     regressions = _baseline.regressions(checks)
-    reg_links, regressed_hosts = _regressed_links_and_hosts(regressions, _peers_of(checks))
+    # a regression the fleet shares is said once, as its test, and blames neither hosts nor links
+    own = [r for r in regressions if not r["shared"]]
+    reg_links, regressed_hosts = _regressed_links_and_hosts(own, _peers_of(checks))
     return {
         "run_id": run_id,
         "generated": generated,
@@ -223,6 +235,7 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
         "regressions": len(regressions),
         "regressed_hosts": sorted(h for h in regressed_hosts if h),
         "regressed_links": ["%s<->%s" % link for link in reg_links],
+        "regressed_together": _regressed_together(regressions),
         "report_dir": report_dir,
     }
 

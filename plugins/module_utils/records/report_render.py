@@ -103,6 +103,7 @@ def summary_lines(summary, files=None):
     lines += ["do: %s" % line for line in culprits.action_lines((summary.get("culprits") or [])[:8])]
     if summary["regressions"]:
         lines.append("regressed: %s" % (", ".join(summary["regressed_hosts"] + summary["regressed_links"][:8]) or "-"))
+        lines += ["regressed together: %s" % text for text in (summary.get("regressed_together") or [])[:4]]
     if files and files.get("html"):
         lines.append("report: %s" % files["html"])
     return [visible(line) for line in lines]

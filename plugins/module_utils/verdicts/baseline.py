@@ -21,7 +21,13 @@ and the history threshold of ``thresholds.py`` all use it):
   ``latency_threshold`` for lower-is-better ones (small-message latency
   moves far more between healthy runs than bandwidth does);
 - regressions are counted per check: one check whose bandwidth, sent and
-  received rates all dropped is one regression listing three metrics.
+  received rates all dropped is one regression listing three metrics;
+- a regression the whole fleet shares is said once (:func:`shared_groups`): when at least half of the
+  :data:`SHARED_MIN_CHECKS` or more checks of one test (the same kind, metric and params but the pair's own
+  hosts and devices) regressed on a metric, their median change is a shift they share (the hosts' load, a
+  firmware or configuration change, the fabric they all cross). A regressed check whose own change, measured
+  from that shift, is within its threshold is ``shared``: it still counts, but it names neither its hosts nor
+  its link; one that regressed beyond the shift stands on its own.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -34,6 +40,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stat
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.values import finite_number
 
 DEFAULT_K = 5
+# a test measured on fewer checks has no fleet of its own to share a shift with
+SHARED_MIN_CHECKS = 4
+# the params that say which hosts' devices a check ran between, not which test it was
+ENDPOINT_PARAMS = ("device", "peer_device", "gpu", "peer_gpu", "gpu_pci", "peer_gpu_pci", "address",
+                   "peer_address", "netdev", "peer_netdev")
 DEFAULT_THRESHOLD = 0.2
 DEFAULT_LATENCY_THRESHOLD = 0.5
 DEFAULT_MIN_RUNS = 3
@@ -361,10 +372,59 @@ def _worst_metric(metrics):
     return sorted(metrics, key=lambda n: (-abs(metrics[n]["change"]), n))[0]
 
 
+def _test_of(record, name):
+    """The test a check's metric belongs to across the fleet: kind, metric and params but the pair's own."""
+    params = record.get("params") or {}
+    return (record.get("kind"), name, tuple([(k, _param_value(params[k])) for k in sorted(params)
+                                             if k not in DEFAULT_IGNORE_PARAMS and k not in ENDPOINT_PARAMS]))
+
+
+def shared_groups(records):
+    """{test: {kind, metric, params, checks, regressed, change}} of the tests (:func:`_test_of`) whose checks
+    moved together: :data:`SHARED_MIN_CHECKS` or more checks compared with a baseline, at least half of them
+    regressed on the metric; ``change``: the median change of all of them."""
+    changes = {}
+    for record in records or []:
+        base = record.get("baseline")
+        if not base or is_retest(record):
+            continue
+        regressed = (record.get("regression") or {}).get("metrics") or {}
+        for name, data in (base.get("changes") or {}).items():
+            changes.setdefault(_test_of(record, name), []).append((data["change"], name in regressed))
+    groups = {}
+    for test, items in changes.items():
+        regressed = sum(1 for _change, worse in items if worse)
+        if len(items) >= SHARED_MIN_CHECKS and regressed * 2 >= len(items):
+            groups[test] = {"kind": test[0], "metric": test[1], "params": dict((k, _thawed(v)) for k, v in test[2]),
+                            "checks": len(items), "regressed": regressed,
+                            "change": round(median([change for change, _worse in items]), 4)}
+    return groups
+
+
+def _within_shift(name, data, shift):
+    """Whether a regressed metric's change, measured from its test's shared shift, is within its threshold."""
+    if 1 + shift <= 0:
+        return False
+    own = (1 + data["change"]) / (1 + shift) - 1
+    return own >= -data["threshold"] if metric_direction(name) == HIGHER else own <= data["threshold"]
+
+
+def _shared(record, metrics, groups):
+    """The shared group of a regressed check when every metric it regressed on is within its test's shift."""
+    found = [groups.get(_test_of(record, name)) for name in sorted(metrics)]
+    if not found or any(group is None or not _within_shift(name, metrics[name], group["change"])
+                        for name, group in zip(sorted(metrics), found)):
+        return None
+    worst = _worst_metric(metrics)
+    return dict(groups[_test_of(record, worst)])
+
+
 def regressions(records):
-    """One regression per regressed check: {kind, host, peer, params, check, metrics, baseline_runs} and the
-    worst metric's {metric, value, baseline, change, threshold}; ``metrics``: every regressed metric's numbers."""
+    """One regression per regressed check: {kind, host, peer, params, check, metrics, baseline_runs, shared} and
+    the worst metric's {metric, value, baseline, change, threshold}; ``metrics``: every regressed metric's
+    numbers; ``shared``: None, or the group of checks whose shift it shares (:func:`shared_groups`)."""
     out = []
+    groups = shared_groups(records)
     for record, metrics, runs in _regressed_checks(records):
         worst = _worst_metric(metrics)
         data = metrics[worst]
@@ -374,14 +434,34 @@ def regressions(records):
             "baseline": data["baseline"], "change": data["change"], "threshold": data["threshold"],
             "metrics": dict((n, dict(m)) for n, m in sorted(metrics.items())),
             "baseline_runs": runs, "check": describe_key(record_key(record)),
+            "shared": _shared(record, metrics, groups) if groups else None,
         })
     return out
+
+
+def shared_text(group):
+    """'rdma_lat lat_avg_us [metric=lat op=write rail=0 size=2]: 12 of 16 checks regressed, +85 % median'."""
+    shown = " ".join("%s=%s" % (k, v) for k, v in sorted(group["params"].items())
+                     if not isinstance(v, (dict, list)))
+    return "%s %s%s: %d of %d checks regressed, %+.0f %% median" % (
+        group["kind"], group["metric"], " [%s]" % shown if shown else "", group["regressed"], group["checks"],
+        group["change"] * 100)
+
+
+def _regression_fix(record, runs, shared):
+    if shared:
+        return "Shared with the fleet (%s): look for what these checks share - load on the hosts, a firmware or " \
+            "configuration change, the fabric - not this pair." % shared_text(shared)
+    return "Compare with the baseline runs (%s); look for a slowed link, a changed setting or load on %s." % (
+        ", ".join(runs[-3:]), record.get("host"))
 
 
 def regression_records(records):
     """One ``kind: regression`` record per regressed check, for the history and other consumers."""
     out = []
+    groups = shared_groups(records)
     for record, metrics, runs in _regressed_checks(records):
+        shared = _shared(record, metrics, groups) if groups else None
         worst_name = _worst_metric(metrics)
         worst = metrics[worst_name]
         params = dict(record.get("params") or {})
@@ -396,8 +476,7 @@ def regression_records(records):
             "cause": "%s %s is %.3g, %+.0f%% against its baseline %.3g (median of %d run(s))" % (
                 describe_key(record_key(record)), worst_name, worst["value"], worst["change"] * 100,
                 worst["baseline"], len(runs)),
-            "fix": "Compare with the baseline runs (%s); look for a slowed link, a changed setting or load on %s." % (
-                ", ".join(runs[-3:]), record.get("host")),
-            "evidence": [],
+            "fix": _regression_fix(record, runs, shared),
+            "evidence": [shared_text(shared)] if shared else [],
         })
     return out
