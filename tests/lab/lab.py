@@ -30,6 +30,7 @@ CLI (see tests/lab/README.md)::
     lab.py up ... --tiers 2 --per-leaf K      (leaf bridges under a spine: tests/lab/two_tier.py)
     lab.py slow-uplink --name NAME --rail 1 --leaf 2 --rate 100mbit [--direction both|up|down]
     lab.py slow-leaf --name NAME --rail 1 --leaf 2 --rate 100mbit
+    lab.py oversubscribe --name NAME --ratio 2   (every uplink: its leaf's host rate / 2; heal keeps it)
 
 The same operations are importable: ``up()``, ``down()``, ``Lab.load()``.
 """
@@ -591,6 +592,19 @@ class Lab(object):
             self._shape(entry["uplink_spine"], rate)
         self._record_fabric("uplink", rail, entry, rate)
 
+    def oversubscribe(self, ratio):
+        """Make a two-tier lab's fabric ``ratio``:1 oversubscribed: every uplink's nominal rate (what ``heal``
+        puts back) becomes its leaf's host rate over ``ratio`` (1: non-blocking, as ``up`` makes it)."""
+        if self.state.get("tiers") != 2:
+            raise LabError("oversubscribe needs a two-tier lab (up --tiers 2)")
+        try:
+            rate = two_tier.uplink_rate(self.state["per_leaf"], parse_rate(self.rate) if self.rate else None, ratio)
+        except ValueError as exc:
+            raise LabError(str(exc))
+        self.state["uplink_rate"], self.state["oversubscription"] = rate, float(ratio)
+        self._heal_fabric()
+        _write(os.path.join(self.dir, "state.json"), json.dumps(self.state, indent=1))
+
     def slow_leaf(self, rail, leaf, rate):
         """A slow leaf switch of a two-tier lab: every port of its bridge (its hosts' ports and its uplink)
         sends at ``rate``, so every path through it is slow, its hosts' paths with each other too."""
@@ -659,6 +673,7 @@ class Lab(object):
                "inventory": self.inventory, "hosts": hosts}
         if self.state.get("tiers") == 2:
             out["fabric"] = {"per_leaf": self.state["per_leaf"], "uplink_rate": self.state.get("uplink_rate"),
+                             "oversubscription": self.state.get("oversubscription", 1),
                              "leaves": dict((leaf["name"], leaf["hosts"]) for rail in self.state["rails"]
                                             for leaf in rail["leaves"]),
                              "slowed": self.state.get("slowed_fabric", {})}
@@ -921,10 +936,12 @@ def _launchers(lab):
                                                           os.path.join(EMULATORS, name), op))
             _write(os.path.join(bin_dir, op + suffix), text, mode=0o755)
     if lab.get("tiers") == 2:
-        # only where there are switches to ask: a one-tier lab has no lldpd (lldpctl is not installed)
-        text = ("#!/bin/sh\n# EMULATOR launcher (commcheck lab): lldpctl runs tests/lab/emulators/lldpctl_emulator.py\n"
-                "exec %s %s \"$@\"\n" % (_python(), os.path.join(EMULATORS, "lldpctl_emulator.py")))
-        _write(os.path.join(bin_dir, "lldpctl"), text, mode=0o755)
+        # only where there are switches to ask: a one-tier lab has no lldpd nor infiniband-diags (neither is
+        # installed); discovery asks smpquery on InfiniBand ports only
+        for tool in ("lldpctl", "smpquery"):
+            text = ("#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s runs tests/lab/emulators/%s_emulator.py\n"
+                    "exec %s %s \"$@\"\n" % (tool, tool, _python(), os.path.join(EMULATORS, tool + "_emulator.py")))
+            _write(os.path.join(bin_dir, tool), text, mode=0o755)
 
 
 def _sysfs(lab, macs):
@@ -1200,6 +1217,9 @@ def main(argv=None):
     p.add_argument("--rate", required=True)
     p.add_argument("--direction", choices=["both", "up", "down"], default="both",
                    help="what the leaf sends to the spine (up), gets from it (down) or both")
+    p = sub.add_parser("oversubscribe", help="shape every uplink to its leaf's host rate / RATIO (--tiers 2)")
+    p.add_argument("--name", required=True)
+    p.add_argument("--ratio", type=float, required=True, help="host rate over uplink rate (1: non-blocking)")
     p = sub.add_parser("slow-leaf", help="shape every port of a leaf (--tiers 2)")
     p.add_argument("--name", required=True)
     p.add_argument("--rail", type=int, required=True)
@@ -1234,6 +1254,8 @@ def main(argv=None):
             return subprocess.call(lab.exec_argv(args.host, argv_))
         elif args.cmd == "slow":
             Lab.load(args.name).slow(args.host, args.rate, rail=args.rail, direction=args.direction)
+        elif args.cmd == "oversubscribe":
+            Lab.load(args.name).oversubscribe(args.ratio)
         elif args.cmd == "slow-uplink":
             Lab.load(args.name).slow_uplink(args.rail, args.leaf, args.rate, direction=args.direction)
         elif args.cmd == "slow-leaf":

@@ -66,6 +66,43 @@ def test_a_leaf_is_found_by_number_or_name_and_a_one_tier_lab_has_none():
         two_tier.leaf_of(lablib.plan("lab36u", 4, 2), 0, 1)
 
 
+@pytest.mark.parametrize("ratio, rate", [(1, "1500000000bit"), (2, "750000000bit"), (4, "375000000bit"),
+                                         (1.5, "1000000000bit")])
+def test_an_oversubscribed_fabric_s_uplink_is_its_leaf_s_host_rate_over_the_ratio(ratio, rate):
+    # three hosts a leaf at the lab's 500mbit
+    assert two_tier.uplink_rate(3, lablib.parse_rate(lablib.DEFAULT_RATE), ratio) == rate
+    assert two_tier.uplink_rate(3, None, ratio) is None
+
+
+@pytest.mark.parametrize("ratio", [0.5, 65, "x"])
+def test_an_oversubscription_the_lab_cannot_make_is_refused(ratio):
+    with pytest.raises(ValueError):
+        two_tier.uplink_rate(2, 10 ** 9, ratio)
+
+
+def test_oversubscribe_sets_what_heal_puts_back_on_every_uplink(monkeypatch, tmp_path):
+    state = lablib.plan("lab36u", 4, 2, tiers=2, per_leaf=2)
+    state["dir"] = str(tmp_path)
+    lab = lablib.Lab(state)
+    shaped = []
+    monkeypatch.setattr(lab, "_shape", lambda dev, rate, netns=None: shaped.append((dev, rate)))
+    lab.oversubscribe(4)
+    uplinks = [dev for rail in state["rails"] for leaf in rail["leaves"]
+               for dev in (leaf["uplink_leaf"], leaf["uplink_spine"])]
+    assert shaped == [(dev, "250000000bit") for dev in uplinks]
+    with open(str(tmp_path / "state.json")) as handle:
+        saved = json.load(handle)
+    assert (saved["uplink_rate"], saved["oversubscription"]) == ("250000000bit", 4.0)
+    del shaped[:]
+    lab.slow_uplink(1, 2, "50mbit")
+    lab.heal()
+    assert [item for item in shaped if item[0] in uplinks] == [
+        ("cl%sr1l2" % state["tag"], "50mbit"), ("cs%sr1l2" % state["tag"], "50mbit")] + [
+        (dev, "250000000bit") for dev in uplinks]
+    with pytest.raises(lablib.LabError, match="two-tier"):
+        lablib.Lab(dict(lablib.plan("lab36u", 4, 2), dir=str(tmp_path))).oversubscribe(2)
+
+
 def lldpctl(root, *args):
     env = dict(os.environ, COMMCHECK_LAB_SYSFS=root)
     return subprocess.run([sys.executable, EMULATOR] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
