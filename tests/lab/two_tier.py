@@ -9,7 +9,8 @@ each leaf joins the spine through a veth pair, its uplink, shaped like a non-blo
 rate) and shapeable lower (``Lab.slow_uplink``). A rail stays one /24: the bridges are joined at layer 2.
 Each host gets a file naming the leaf and port of each of its rail netdevs, which the ``lldpctl`` EMULATOR
 (tests/lab/emulators/lldpctl_emulator.py) prints as lldpd would, and the ``smpquery`` EMULATOR
-(tests/lab/emulators/smpquery_emulator.py) as an InfiniBand switch answers a directed route out of the port. Nothing under plugins/ knows about any of this.
+(tests/lab/emulators/smpquery_emulator.py) as an InfiniBand switch answers a directed route out of the port.
+Nothing under plugins/ knows about any of this.
 """
 
 from __future__ import absolute_import, division, print_function
