@@ -158,3 +158,60 @@ def test_the_emulator_refuses_what_it_does_not_emulate_and_without_lldpd_prints_
     absent = lldpctl(str(tmp_path / "nowhere"), "-f", "json")
     assert absent.returncode == 1 and absent.stdout == "" and "unable to connect" in absent.stderr
     assert [e["code"] for e in parse_lldpctl(absent.stdout)["errors"]] == ["no_output"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"link_layer": "InfiniBand"}, "--link-layer InfiniBand needs --tiers 2"),
+    ({"link_layer": "infiniband", "tiers": 2, "per_leaf": 2}, "--link-layer must be one of Ethernet, InfiniBand"),
+])
+def test_an_infiniband_lab_needs_two_tiers_and_a_known_link_layer(kwargs, message):
+    with pytest.raises(lablib.LabError, match=message):
+        lablib.plan("lab36u", 4, 1, **kwargs)
+
+
+def test_an_infiniband_lab_presents_its_rail_ports_as_infiniband_with_a_lid_each(tmp_path):
+    lab = lablib.plan("lab36u", 4, 2, tiers=2, per_leaf=2, link_layer="InfiniBand")
+    lab["dir"] = str(tmp_path)
+    lablib._sysfs(lab, {})  # pylint: disable=protected-access
+    lids = []
+    for host in lab["hosts"]:
+        for hrail in host["rails"]:
+            port = tmp_path / "sysfs" / host["name"] / "class" / "infiniband" / hrail["device"] / "ports" / "1"
+            assert (port / "link_layer").read_text().strip() == "InfiniBand"
+            assert (port / "sm_lid").read_text().strip() == "0x1"
+            lids.append((port / "lid").read_text().strip())
+            assert os.path.isdir(str(port.parent.parent / "device" / "net" / hrail["netdev"]))
+    assert len(set(lids)) == 8 and "0x1" not in lids
+    ethernet = lablib.plan("lab36u", 4, 2, tiers=2, per_leaf=2)
+    ethernet["dir"] = str(tmp_path / "eth")
+    lablib._sysfs(ethernet, {})  # pylint: disable=protected-access
+    assert (tmp_path / "eth" / "sysfs" / "h1" / "class" / "infiniband" / "mlx5_0" / "ports" / "1" /
+            "link_layer").read_text().strip() == "Ethernet"
+
+
+def test_the_perftest_emulator_finds_an_infiniband_port_s_address_on_its_netdev(tmp_path):
+    """An InfiniBand GID holds no IPv4 address: the data path is the IPoIB netdev's (here the loopback's)."""
+    sys.path.insert(0, os.path.dirname(EMULATOR))
+    try:
+        import perftest_emulator  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.remove(os.path.dirname(EMULATOR))
+    net = tmp_path / "net"
+    (net / "lo").mkdir(parents=True)
+    assert perftest_emulator._netdev_ipv4(str(net)) == "127.0.0.1"  # pylint: disable=protected-access
+    assert perftest_emulator._netdev_ipv4(str(tmp_path / "none")) is None  # pylint: disable=protected-access
+
+
+def test_an_infiniband_lab_s_inventory_reads_addresses_from_ip_and_its_hosts_have_no_lldpctl(tmp_path):
+    lab = lablib.plan("lab36u", 4, 2, tiers=2, per_leaf=2, link_layer="InfiniBand")
+    lab["dir"] = str(tmp_path / "ib")
+    text = lablib._inventory(lab)  # pylint: disable=protected-access
+    assert 'commcheck_discover_address_source: "ip"' in text and "lab_tiers: 2" in text
+    lablib._launchers(lab)  # pylint: disable=protected-access
+    assert os.path.exists(str(tmp_path / "ib" / "bin" / "smpquery"))
+    assert not os.path.exists(str(tmp_path / "ib" / "bin" / "lldpctl"))
+    ethernet = lablib.plan("lab36u", 4, 2, tiers=2, per_leaf=2)
+    ethernet["dir"] = str(tmp_path / "eth")
+    assert "commcheck_discover_address_source" not in lablib._inventory(ethernet)  # pylint: disable=protected-access
+    lablib._launchers(ethernet)  # pylint: disable=protected-access
+    assert all(os.path.exists(str(tmp_path / "eth" / "bin" / tool)) for tool in ("lldpctl", "smpquery"))

@@ -47,6 +47,7 @@ message the device sends, to every peer or to that one).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import fcntl
 import getopt
 import json
 import math
@@ -60,6 +61,7 @@ import sys
 import threading
 import time
 
+SIOCGIFADDR = 0x8915    # linux/sockios.h: an interface's IPv4 address
 VERSION = "6.06"
 RESULT_LINE = "-" * 87 + "\n"
 RESULT_FMT = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]"
@@ -392,6 +394,9 @@ class Device(object):
         self.gid_index = p.gid_index
         self.gid = _read(os.path.join(self.pdir, "gids", str(p.gid_index)))
         self.address = _gid_ipv4(self.gid)
+        if self.address is None and self.link_layer == "InfiniBand":
+            # an InfiniBand GID holds no IPv4 address: the data path runs over the port's IPoIB netdev
+            self.address = _netdev_ipv4(os.path.join(base, p.device, "device", "net"))
         self.netdev = _read(os.path.join(self.pdir, "gid_attrs", "ndevs", str(p.gid_index))) or None
         self.mtu = 1024 if self.link_layer == "Ethernet" else 4096
         if p.mtu:
@@ -405,6 +410,21 @@ class Device(object):
             if kind == "RoCE v2" and _gid_ipv4(_read(os.path.join(gdir, name))):
                 return int(name)
         return best
+
+
+def _netdev_ipv4(net_dir):
+    """The IPv4 address (in this host's network namespace) of the first netdev under ``net_dir``, or None."""
+    names = sorted(os.listdir(net_dir)) if os.path.isdir(net_dir) else []
+    for name in names:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            packed = fcntl.ioctl(sock.fileno(), SIOCGIFADDR, struct.pack("256s", name[:15].encode("utf-8")))
+            return socket.inet_ntoa(packed[20:24])
+        except (IOError, OSError):
+            continue
+        finally:
+            sock.close()
+    return None
 
 
 def _gid_ipv4(gid):
