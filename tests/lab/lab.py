@@ -27,7 +27,7 @@ CLI (see tests/lab/README.md)::
     lab.py slow --name NAME --host h2 [--rail 1] --rate 200mbit [--direction both|tx|rx]
     lab.py heal --name NAME [--host h2]
     lab.py pids --name NAME [--all]
-    lab.py up ... --tiers 2 --per-leaf K      (leaf bridges under a spine: tests/lab/two_tier.py)
+    lab.py up ... --tiers 2 --per-leaf K [--link-layer InfiniBand]  (leaf bridges under a spine: two_tier.py)
     lab.py slow-uplink --name NAME --rail 1 --leaf 2 --rate 100mbit [--direction both|up|down]
     lab.py slow-leaf --name NAME --rail 1 --leaf 2 --rate 100mbit
     lab.py oversubscribe --name NAME --ratio 2   (every uplink: its leaf's host rate / 2; heal keeps it)

@@ -462,7 +462,9 @@ def header(p, dev, side):
         lines.append(" RX depth        : %d" % (512 if p.metric == "bw" else 1))
     if p.metric == "bw":
         lines.append(" CQ Moderation   : %d" % min(100, p.tx_depth))
-    lines += [" Mtu             : %d[B]" % dev.mtu, " Link type       : %s" % dev.link_layer]
+    # perftest's own spelling of an InfiniBand link
+    lines += [" Mtu             : %d[B]" % dev.mtu,
+              " Link type       : %s" % ("IB" if dev.link_layer == "InfiniBand" else dev.link_layer)]
     if dev.link_layer == "Ethernet":
         lines.append(" GID index       : %d" % dev.gid_index)
     if p.verb in ("read", "atomic"):
