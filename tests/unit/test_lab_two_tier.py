@@ -10,6 +10,7 @@ __metaclass__ = type
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -200,6 +201,15 @@ def test_the_perftest_emulator_finds_an_infiniband_port_s_address_on_its_netdev(
     (net / "lo").mkdir(parents=True)
     assert perftest_emulator._netdev_ipv4(str(net)) == "127.0.0.1"  # pylint: disable=protected-access
     assert perftest_emulator._netdev_ipv4(str(tmp_path / "none")) is None  # pylint: disable=protected-access
+    # addressed by its LID, as perftest prints an InfiniBand side (tests/fixtures/real/perftest/, mlx4): no GID line
+    verb = type("P", (), {"verb": "read", "outs": 16})()
+    lines = perftest_emulator.address_lines(verb, [0x215], "10.0.1.3", "local", 11).splitlines()
+    assert len(lines) == 1 and lines[0].startswith(" local address: LID 0x0b QPN 0x0215 PSN 0x"), lines
+    real_line = [line for line in real("perftest", "ib_read_lat_client_mlx4_cpufreq_after_header.txt").splitlines()
+                 if "local address" in line][0]
+    assert re.sub(r"0x[0-9a-f]+", "N", lines[0]) == re.sub(r"0x[0-9a-f]+", "N", real_line)
+    roce = perftest_emulator.address_lines(verb, [0x215], "10.0.1.3", "local").splitlines()
+    assert roce[0].startswith(" local address: LID 0000 QPN") and roce[1].startswith(" GID: ")
 
 
 def test_an_infiniband_lab_s_inventory_reads_addresses_from_ip_and_its_hosts_have_no_lldpctl(tmp_path):

@@ -389,6 +389,8 @@ class Device(object):
             raise Fail([" Port number %d state is %s" % (p.ib_port, word), " Couldn't set the link layer",
                         " Couldn't get context for the device"])
         self.link_layer = _read(os.path.join(self.pdir, "link_layer")) or "Ethernet"
+        # an InfiniBand port addressed by its LID (no -x): the LID is what perftest shows, no GID
+        self.lid = _lid(self.pdir) if self.link_layer == "InfiniBand" and p.gid_index is None else None
         if p.gid_index is None:
             p.gid_index = self._best_gid()
         self.gid_index = p.gid_index
@@ -410,6 +412,13 @@ class Device(object):
             if kind == "RoCE v2" and _gid_ipv4(_read(os.path.join(gdir, name))):
                 return int(name)
         return best
+
+
+def _lid(pdir):
+    try:
+        return int(_read(os.path.join(pdir, "lid")), 16)
+    except ValueError:
+        return None
 
 
 def _netdev_ipv4(net_dir):
@@ -478,17 +487,21 @@ def header(p, dev, side):
     return "\n".join(lines) + "\n"
 
 
-def address_lines(p, qpns, address, side):
+def address_lines(p, qpns, address, side, lid=None):
+    """The address lines of one side; ``lid`` (an InfiniBand port's, without ``-x``): ``LID 0x0b`` and no GID line,
+    as perftest prints them on InfiniBand."""
     rng = random.Random("%s-%s-%s" % (address, side, qpns))
     lines = []
     for qpn in qpns:
-        text = " %s address: LID %04x QPN %#06x PSN %#06x" % (side, 0, qpn, rng.randrange(1 << 24))
+        text = " %s address: LID %s QPN %#06x PSN %#06x" % (side, "%#04x" % lid if lid is not None else "0000", qpn,
+                                                            rng.randrange(1 << 24))
         if p.verb == "read":
             text += " OUT %#04x" % p.outs
         if p.verb in ("read", "write", "atomic"):
             text += " RKey %#08x VAddr %#016x" % (rng.randrange(1 << 24), rng.randrange(1 << 47))
         lines.append(text)
-        lines.append(" GID: %s" % gid_bytes_text(address))
+        if lid is None:
+            lines.append(" GID: %s" % gid_bytes_text(address))
     return "\n".join(lines) + "\n"
 
 
@@ -859,7 +872,7 @@ def connect_fail(p, reason):
 
 def hello(p, dev):
     return {"tool": p.tool, "size": p.size, "iters": p.iters, "all": p.all_sizes, "duration": p.duration,
-            "qps": p.qps, "bidir": p.bidir, "address": dev.address, "max_bytes": max_bytes(),
+            "qps": p.qps, "bidir": p.bidir, "address": dev.address, "lid": dev.lid, "max_bytes": max_bytes(),
             "min_bytes": min_bytes()}
 
 
@@ -892,8 +905,8 @@ def client(p, dev):
     cuda_lines(p)
     out(header(p, dev, "client"))
     qpns = [0x100 + i for i in range(p.qps)]
-    out(address_lines(p, qpns, dev.address, "local"))
-    out(address_lines(p, [0x200 + i for i in range(p.qps)], peer["address"], "remote"))
+    out(address_lines(p, qpns, dev.address, "local", dev.lid))
+    out(address_lines(p, [0x200 + i for i in range(p.qps)], peer["address"], "remote", peer.get("lid")))
     conns = []
     count = p.qps if p.metric == "bw" else 1
     for _num in range(count):
@@ -949,11 +962,11 @@ def server(p, dev):
     except OSError:
         ctl.send({"error": "Failed to modify QP to RTR"})
         raise Fail(["Failed to modify QP %d to RTR" % 0x200, " Unable to Connect the HCA's through the link"])
-    ctl.send({"address": dev.address, "data_port": data_listener.getsockname()[1]})
+    ctl.send({"address": dev.address, "lid": dev.lid, "data_port": data_listener.getsockname()[1]})
     cuda_lines(p)
     out(header(p, dev, "server"))
-    out(address_lines(p, [0x200 + i for i in range(p.qps)], dev.address, "local"))
-    out(address_lines(p, [0x100 + i for i in range(p.qps)], peer["address"], "remote"))
+    out(address_lines(p, [0x200 + i for i in range(p.qps)], dev.address, "local", dev.lid))
+    out(address_lines(p, [0x100 + i for i in range(p.qps)], peer["address"], "remote", peer.get("lid")))
     conns = []
     count = p.qps if p.metric == "bw" else 1
     for _num in range(count):
