@@ -15,7 +15,9 @@ and the report. Full tier: a slow uplink of leaf 2 on rail 1 is that leaf's ``up
 ``leaf``, and no host is blamed in either; the same uplink found by ``playbooks/rdma.yml`` alone (the rdma_perf role
 without the one-click check's discovery: its own reading of the ports asks lldpctl); the TCP check's ``leaf_ring``
 planned from the leaf of the RDMA port holding each host's TCP address; and the fabric itself: a slowed uplink slows only what leaves its
-leaf, ``heal`` restores it, and a two-tier lab's ``down`` leaves none of its interfaces.
+leaf, ``heal`` restores it, and a two-tier lab's ``down`` leaves none of its interfaces. The spine pattern on the
+fabric made 2:1 oversubscribed (``Lab.oversubscribe``): it passes against the ratio stated while the shaped uplinks
+cap what its load round moves, and one leaf's uplink slowed further is that leaf's ``uplink``, no host.
 """
 
 from __future__ import absolute_import, division, print_function
