@@ -15,7 +15,9 @@ and the report. Full tier: a slow uplink of leaf 2 on rail 1 is that leaf's ``up
 ``leaf``, and no host is blamed in either; the same uplink found by ``playbooks/rdma.yml`` alone (the rdma_perf role
 without the one-click check's discovery: its own reading of the ports asks lldpctl); the TCP check's ``leaf_ring``
 planned from the leaf of the RDMA port holding each host's TCP address; and the fabric itself: a slowed uplink slows only what leaves its
-leaf, ``heal`` restores it, and a two-tier lab's ``down`` leaves none of its interfaces.
+leaf, ``heal`` restores it, and a two-tier lab's ``down`` leaves none of its interfaces. The spine pattern on the
+fabric made 2:1 oversubscribed (``Lab.oversubscribe``): it passes against the ratio stated while the shaped uplinks
+cap what its load round moves, and one leaf's uplink slowed further is that leaf's ``uplink``, no host.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -47,12 +49,12 @@ def tier2(lab_factory):
     return lab_factory("tier2", hosts=HOSTS, rails=RAILS, tiers=2, per_leaf=PER_LEAF)
 
 
-def faulted_run(lab, tmp_path, fault=None):
+def faulted_run(lab, tmp_path, fault=None, extra=None):
     lab.heal()
     if fault is not None:
         fault.inject()
     try:
-        return oc.oneclick(lab, tmp_path, EXTRA, on_line=fault.during if fault is not None else None)
+        return oc.oneclick(lab, tmp_path, extra or EXTRA, on_line=fault.during if fault is not None else None)
     finally:
         if fault is not None:
             fault.heal()
@@ -114,6 +116,82 @@ def test_a_slow_leaf_is_that_leaf_and_no_host(tier2, tmp_path):
     [finding] = [r for r in run.records("finding") if r["params"].get("component") == "leaf"]
     assert finding["params"]["switch"]["hosts"] == ["h3", "h4"]
     assert "every host behind leaf switch lab-r1-leaf2 (h3, h4) fails" in finding["cause"], finding["cause"]
+
+
+# the spine pattern on a 2:1 fabric (each uplink: its two hosts' rate over 2, one host's rate), both ways at once:
+# under the load round each uplink carries two flows each way, so a pair gets the rate over 2 each way, what
+# commcheck_rdma_oversubscription 2 expects of it (the rate, doubled for bidirectional, over 2). One way only, the
+# round's alternating servers and clients would put one flow each way on an uplink: no congestion at 2:1. Rounds
+# with a barrier and 8 s tests: the pairs of the load round start as the hosts' tasks do (a second or so apart on
+# a loaded machine), so they overlap for most of their time, not all of it.
+SPINE = dict(EXTRA, commcheck_rdma_pattern="spine", commcheck_rdma_oversubscription=2,
+             commcheck_rdma_bidirectional=True, commcheck_rdma_duration=8, commcheck_rdma_strategy="rounds")
+OVERSUBSCRIPTION = 2
+# what a pair that starts late moves alone before the others end, over the uplinks' rate
+SKEW_SLACK = 1.25
+
+
+def spine_run(lab, tmp_path, fault=None):
+    lab.lab.oversubscribe(OVERSUBSCRIPTION)
+    try:
+        return faulted_run(lab, tmp_path, fault, SPINE)
+    finally:
+        lab.lab.oversubscribe(1)
+
+
+def first_pass(run):
+    """The first pass's bandwidth records: (across leaves, within a leaf)."""
+    records = [r for r in run.records("rdma_bw") if not r["params"].get("retest")]
+    return ([r for r in records if r["params"]["leaves"][0] != r["params"]["leaves"][1]],
+            [r for r in records if r["params"]["leaves"][0] == r["params"]["leaves"][1]])
+
+
+@pytest.mark.full
+def test_a_spine_run_on_an_oversubscribed_fabric_passes_against_the_ratio_stated_and_its_uplinks_cap_it(
+        tier2, tmp_path):
+    run = spine_run(tier2, tmp_path)
+    assert run.rc == 0, run.tail()
+    across, within = first_pass(run)
+    rate = tier2.rate_gbps
+    # the load round: on each rail three pairs, one from each leaf to the next, both ways
+    assert sorted((r["params"]["rail"], r["host"], r["peer"]) for r in across) == [
+        (rail, host, peer) for rail in (0, 1) for host, peer in (("h1", "h4"), ("h3", "h6"), ("h5", "h2"))]
+    assert all(r["params"]["oversubscription"] == OVERSUBSCRIPTION and r["metrics"]["expected_gbps"] ==
+               pytest.approx(2 * rate / OVERSUBSCRIPTION) for r in across), [r["metrics"] for r in across]
+    # then each leaf's two hosts with each other, alone, expecting the full (bidirectional) rate
+    assert sorted((r["params"]["rail"], r["host"], r["peer"]) for r in within) == [
+        (rail, host, peer) for rail in (0, 1) for host, peer in (("h1", "h2"), ("h3", "h4"), ("h5", "h6"))]
+    assert not any("oversubscription" in r["params"] for r in within)
+    assert all(r["metrics"]["expected_gbps"] == pytest.approx(2 * rate) for r in within)
+    assert all(r["verdict"] in HEALTHY_VERDICTS for r in across + within), [
+        (r["host"], r["peer"], r["params"]["rail"], r["verdict"], r["metrics"]["bw_gbps"]) for r in across + within]
+    assert components(run) == []
+    # real bytes through the shaped uplinks: each flow of a rail's three pairs leaves its leaf by one uplink, and
+    # the three uplinks carry at most their rate each way (the same hosts' pairs within a leaf, alone, moved about
+    # twice the rate each: a non-blocking fabric would let the three pairs move about twice as much)
+    uplink = 3 * PER_LEAF * rate / OVERSUBSCRIPTION
+    moved = dict((rail, sum(r["metrics"]["bw_gbps"] for r in across if r["params"]["rail"] == rail)) for rail in (0, 1))
+    alone = dict((rail, sum(r["metrics"]["bw_gbps"] for r in within if r["params"]["rail"] == rail)) for rail in (0, 1))
+    assert all(0 < moved[rail] <= SKEW_SLACK * uplink for rail in (0, 1)), (moved, alone, uplink)
+
+
+@pytest.mark.full
+def test_a_slow_uplink_under_the_spine_s_load_is_that_leafs_uplink_and_no_host(tier2, tmp_path):
+    slow = slow_rate(tier2, divisor=10)
+    fault = faults.SlowUplink(tier2.lab, slow, rail=1, leaf=2)
+    run = spine_run(tier2, tmp_path, fault)
+    assert components(run) == [("uplink", "*", 1, ["lab-r1-leaf2"])], (components(run), run.tail())
+    [finding] = [r for r in run.records("finding") if r["params"].get("component") == "uplink"]
+    assert finding["params"]["switch"]["hosts"] == ["h3", "h4"]
+    assert "the uplinks of leaf switch lab-r1-leaf2" in finding["cause"], finding["cause"]
+    across, within = first_pass(run)
+    # what crosses leaf 2's uplink on rail 1 (h1-h4, h3-h6) is held to the slowed rate, both ways; the rest passes
+    slowed = [r for r in across if r["params"]["rail"] == 1 and "lab-r1-leaf2" in r["params"]["leaves"]]
+    assert sorted((r["host"], r["peer"]) for r in slowed) == [("h1", "h4"), ("h3", "h6")]
+    assert all(r["verdict"] == "fail" and r["metrics"]["bw_gbps"] <= 1.05 * 2 * lablib.rate_gbps(slow)
+               for r in slowed), [
+        (r["host"], r["peer"], r["verdict"], r["metrics"]["bw_gbps"]) for r in slowed]
+    assert all(r["verdict"] in HEALTHY_VERDICTS for r in across + within if r not in slowed)
 
 
 @pytest.mark.full

@@ -27,9 +27,10 @@ CLI (see tests/lab/README.md)::
     lab.py slow --name NAME --host h2 [--rail 1] --rate 200mbit [--direction both|tx|rx]
     lab.py heal --name NAME [--host h2]
     lab.py pids --name NAME [--all]
-    lab.py up ... --tiers 2 --per-leaf K      (leaf bridges under a spine: tests/lab/two_tier.py)
+    lab.py up ... --tiers 2 --per-leaf K [--link-layer InfiniBand]  (leaf bridges under a spine: two_tier.py)
     lab.py slow-uplink --name NAME --rail 1 --leaf 2 --rate 100mbit [--direction both|up|down]
     lab.py slow-leaf --name NAME --rail 1 --leaf 2 --rate 100mbit
+    lab.py oversubscribe --name NAME --ratio 2   (every uplink: its leaf's host rate / 2; heal keeps it)
 
 The same operations are importable: ``up()``, ``down()``, ``Lab.load()``.
 """
@@ -74,6 +75,8 @@ NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 RATE_RE = re.compile(r"^(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit)$")
 RATE_FACTOR = {"bit": 1, "kbit": 10 ** 3, "mbit": 10 ** 6, "gbit": 10 ** 9}
 DEFAULT_RATE = "500mbit"
+ETHERNET = "Ethernet"
+LINK_LAYERS = (ETHERNET, "InfiniBand")
 EMULATOR_MAX_BYTES = 256 * 2 ** 20   # per message size and QP (keeps -a bounded)
 # The kernel adds a netdev's GIDs in the order its addresses were added, after the link-local pair at
 # 0/1: each address is a RoCE v1 GID and a RoCE v2 GID. Host i's rail k has (i - 1 + k) % GID_SPREAD IPv6
@@ -303,10 +306,16 @@ def to_yaml(data, indent=0):
 
 # --- naming -------------------------------------------------------------------
 
-def plan(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, tiers=1, per_leaf=None):
+def plan(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, tiers=1, per_leaf=None, link_layer=ETHERNET):
     """Names and addresses of a lab, derived from its name (no side effects). ``tiers=2``: per rail, leaf
-    bridges of ``per_leaf`` hosts each joined through a spine bridge (tests/lab/two_tier.py)."""
+    bridges of ``per_leaf`` hosts each joined through a spine bridge (tests/lab/two_tier.py). ``link_layer``
+    ``InfiniBand`` (two tiers only): every rail port is presented as an InfiniBand port (its netdev as IPoIB's),
+    whose leaf the smpquery EMULATOR names; lldpctl is not installed."""
     check_name(name)
+    if link_layer not in LINK_LAYERS:
+        raise LabError("--link-layer must be one of %s, got %r" % (", ".join(LINK_LAYERS), link_layer))
+    if link_layer != ETHERNET and int(tiers) != 2:
+        raise LabError("--link-layer %s needs --tiers 2 (its switches answer smpquery)" % link_layer)
     hosts = int(hosts)
     rails = int(rails)
     if not 1 <= hosts <= MAX_HOSTS:
@@ -332,6 +341,7 @@ def plan(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, tiers=1, per
         "subnet_base": subnet_base,
         "rate": rate,
         "port_base": 20000 + (int(digest[9:13], 16) % 120) * 100,   # below the ephemeral range
+        "link_layer": link_layer,
         "rails": [],
         "hosts": [],
     }
@@ -591,6 +601,19 @@ class Lab(object):
             self._shape(entry["uplink_spine"], rate)
         self._record_fabric("uplink", rail, entry, rate)
 
+    def oversubscribe(self, ratio):
+        """Make a two-tier lab's fabric ``ratio``:1 oversubscribed: every uplink's nominal rate (what ``heal``
+        puts back) becomes its leaf's host rate over ``ratio`` (1: non-blocking, as ``up`` makes it)."""
+        if self.state.get("tiers") != 2:
+            raise LabError("oversubscribe needs a two-tier lab (up --tiers 2)")
+        try:
+            rate = two_tier.uplink_rate(self.state["per_leaf"], parse_rate(self.rate) if self.rate else None, ratio)
+        except ValueError as exc:
+            raise LabError(str(exc))
+        self.state["uplink_rate"], self.state["oversubscription"] = rate, float(ratio)
+        self._heal_fabric()
+        _write(os.path.join(self.dir, "state.json"), json.dumps(self.state, indent=1))
+
     def slow_leaf(self, rail, leaf, rate):
         """A slow leaf switch of a two-tier lab: every port of its bridge (its hosts' ports and its uplink)
         sends at ``rate``, so every path through it is slow, its hosts' paths with each other too."""
@@ -659,6 +682,7 @@ class Lab(object):
                "inventory": self.inventory, "hosts": hosts}
         if self.state.get("tiers") == 2:
             out["fabric"] = {"per_leaf": self.state["per_leaf"], "uplink_rate": self.state.get("uplink_rate"),
+                             "oversubscription": self.state.get("oversubscription", 1),
                              "leaves": dict((leaf["name"], leaf["hosts"]) for rail in self.state["rails"]
                                             for leaf in rail["leaves"]),
                              "slowed": self.state.get("slowed_fabric", {})}
@@ -750,7 +774,7 @@ def _check_clashes(lab, auto_subnet):
         second = 64 + ((second - 64 + 1) % 128)
         lab = plan(lab["name"], len(lab["hosts"]), len(lab["rails"]),
                    subnet_base="10.%d" % second, rate=lab["rate"], tiers=lab.get("tiers", 1),
-                   per_leaf=lab.get("per_leaf"))
+                   per_leaf=lab.get("per_leaf"), link_layer=lab.get("link_layer") or ETHERNET)
     raise LabError("no free 10.x subnet found for lab %r" % lab["name"])
 
 
@@ -901,6 +925,9 @@ def _inventory(lab):
         group_vars["lab_tiers"] = 2
         group_vars["lab_per_leaf"] = lab["per_leaf"]
         group_vars["lab_uplink_rate"] = lab["uplink_rate"]
+    if (lab.get("link_layer") or ETHERNET) != ETHERNET:
+        # an InfiniBand port's GIDs hold no IPv4 address: its IPoIB netdev's comes from ip, as on a cluster
+        group_vars["commcheck_discover_address_source"] = "ip"
     inv = {"all": {"children": {"lab": {"hosts": hosts, "vars": group_vars}}}}
     return "# inventory of lab %s (tests only; written by tests/lab/lab.py)\n" % lab["name"] + to_yaml(inv)
 
@@ -921,10 +948,12 @@ def _launchers(lab):
                                                           os.path.join(EMULATORS, name), op))
             _write(os.path.join(bin_dir, op + suffix), text, mode=0o755)
     if lab.get("tiers") == 2:
-        # only where there are switches to ask: a one-tier lab has no lldpd (lldpctl is not installed)
-        text = ("#!/bin/sh\n# EMULATOR launcher (commcheck lab): lldpctl runs tests/lab/emulators/lldpctl_emulator.py\n"
-                "exec %s %s \"$@\"\n" % (_python(), os.path.join(EMULATORS, "lldpctl_emulator.py")))
-        _write(os.path.join(bin_dir, "lldpctl"), text, mode=0o755)
+        # only where there are switches to ask: a one-tier lab has no lldpd nor infiniband-diags (neither is
+        # installed); discovery asks smpquery on InfiniBand ports only, and no lldpd runs on them
+        for tool in ("lldpctl", "smpquery") if (lab.get("link_layer") or ETHERNET) == ETHERNET else ("smpquery",):
+            text = ("#!/bin/sh\n# EMULATOR launcher (commcheck lab): %s runs tests/lab/emulators/%s_emulator.py\n"
+                    "exec %s %s \"$@\"\n" % (tool, tool, _python(), os.path.join(EMULATORS, tool + "_emulator.py")))
+            _write(os.path.join(bin_dir, tool), text, mode=0o755)
 
 
 def _sysfs(lab, macs):
@@ -934,7 +963,8 @@ def _sysfs(lab, macs):
     finally:
         sys.path.remove(HERE)
     gbps = rate_gbps(lab["rate"]) if lab["rate"] else 100
-    for host in lab["hosts"]:
+    link_layer = lab.get("link_layer") or ETHERNET
+    for num, host in enumerate(lab["hosts"]):
         root = os.path.join(lab["dir"], "sysfs", host["name"])
         if os.path.isdir(root):
             shutil.rmtree(root)
@@ -947,12 +977,14 @@ def _sysfs(lab, macs):
                 "pci": "0000:%02x:00.0" % (0x17 + hrail["rail"]),
                 "numa_node": 0,
                 "node_desc": "%s %s" % (host["name"], hrail["device"]),
-                "ports": [{
+                "ports": [dict({
                     "port": 1, "state": "ACTIVE", "phys_state": "LinkUp",
-                    "rate_gbps": gbps, "link_layer": "Ethernet",
+                    "rate_gbps": gbps, "link_layer": link_layer,
                     "netdev": hrail["netdev"],
                     "addresses": hrail.get("ipv6_first", []) + [hrail["address"]],
-                }],
+                    # InfiniBand: a LID per port of the subnet, the subnet manager's at LID 1
+                }, **({"lid": 2 + num * len(host["rails"]) + hrail["rail"], "sm_lid": 1}
+                      if link_layer != ETHERNET else {}))],
             })
             mac = macs.get((host["name"], hrail["netdev"]))
             net[hrail["netdev"]] = {"operstate": "up", "mtu": 1500}
@@ -982,7 +1014,7 @@ def _wait_port(address, port, timeout):
 
 
 def up(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, replace=False, log=None, owner_pid=None,
-       tiers=1, per_leaf=None):
+       tiers=1, per_leaf=None, link_layer=ETHERNET):
     """Bring a lab up; return the Lab. replace=True first takes down a lab of that name. ``tiers=2``: leaf
     bridges of ``per_leaf`` hosts each under a spine, and the lldpctl EMULATOR (tests/lab/two_tier.py).
 
@@ -996,7 +1028,7 @@ def up(name, hosts, rails=1, subnet_base=None, rate=DEFAULT_RATE, replace=False,
             raise LabError("the lab needs %s (apt-get install iproute2 openssh-server util-linux)" % tool)
     started = time.time()
     with global_lock():
-        lab = plan(name, hosts, rails, subnet_base, rate, tiers=tiers, per_leaf=per_leaf)
+        lab = plan(name, hosts, rails, subnet_base, rate, tiers=tiers, per_leaf=per_leaf, link_layer=link_layer)
         if replace:
             _down(name, log)
         elif os.path.exists(os.path.join(lab["dir"], "state.json")) or \
@@ -1178,6 +1210,8 @@ def main(argv=None):
     p.add_argument("--tiers", type=int, choices=[1, 2], default=1, help="2: per rail, leaf bridges under a spine "
                    "bridge, uplinks shapeable, lldpctl emulated (default %(default)s: one bridge per rail)")
     p.add_argument("--per-leaf", type=int, default=None, help="hosts per leaf (in order) with --tiers 2")
+    p.add_argument("--link-layer", choices=LINK_LAYERS, default=ETHERNET, help="InfiniBand (--tiers 2): the rail "
+                   "ports as InfiniBand ports, leaves named by the smpquery EMULATOR (default %(default)s)")
     p = sub.add_parser("down", help="take a lab down (idempotent)")
     p.add_argument("--name", required=True)
     p = sub.add_parser("status", help="show labs")
@@ -1200,6 +1234,9 @@ def main(argv=None):
     p.add_argument("--rate", required=True)
     p.add_argument("--direction", choices=["both", "up", "down"], default="both",
                    help="what the leaf sends to the spine (up), gets from it (down) or both")
+    p = sub.add_parser("oversubscribe", help="shape every uplink to its leaf's host rate / RATIO (--tiers 2)")
+    p.add_argument("--name", required=True)
+    p.add_argument("--ratio", type=float, required=True, help="host rate over uplink rate (1: non-blocking)")
     p = sub.add_parser("slow-leaf", help="shape every port of a leaf (--tiers 2)")
     p.add_argument("--name", required=True)
     p.add_argument("--rail", type=int, required=True)
@@ -1218,7 +1255,8 @@ def main(argv=None):
     try:
         if args.cmd == "up":
             lab = up(args.name, args.hosts, args.rails, args.subnet_base, args.rate,
-                     replace=args.replace, log=_log, tiers=args.tiers, per_leaf=args.per_leaf)
+                     replace=args.replace, log=_log, tiers=args.tiers, per_leaf=args.per_leaf,
+                     link_layer=args.link_layer)
             sys.stdout.write("inventory: %s\nansible.cfg: %s\n" % (lab.inventory, lab.ansible_cfg))
         elif args.cmd == "down":
             down(args.name, log=_log)
@@ -1234,6 +1272,8 @@ def main(argv=None):
             return subprocess.call(lab.exec_argv(args.host, argv_))
         elif args.cmd == "slow":
             Lab.load(args.name).slow(args.host, args.rate, rail=args.rail, direction=args.direction)
+        elif args.cmd == "oversubscribe":
+            Lab.load(args.name).oversubscribe(args.ratio)
         elif args.cmd == "slow-uplink":
             Lab.load(args.name).slow_uplink(args.rail, args.leaf, args.rate, direction=args.direction)
         elif args.cmd == "slow-leaf":

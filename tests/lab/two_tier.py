@@ -8,7 +8,9 @@ rail's bridge as its spine (it keeps the rail's ``.1`` address, so the controlle
 each leaf joins the spine through a veth pair, its uplink, shaped like a non-blocking fabric (K times the host
 rate) and shapeable lower (``Lab.slow_uplink``). A rail stays one /24: the bridges are joined at layer 2.
 Each host gets a file naming the leaf and port of each of its rail netdevs, which the ``lldpctl`` EMULATOR
-(tests/lab/emulators/lldpctl_emulator.py) prints as lldpd would. Nothing under plugins/ knows about any of this.
+(tests/lab/emulators/lldpctl_emulator.py) prints as lldpd would, and the ``smpquery`` EMULATOR
+(tests/lab/emulators/smpquery_emulator.py) as an InfiniBand switch answers a directed route out of the port.
+Nothing under plugins/ knows about any of this.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,6 +26,7 @@ PORT_NAME = "swp%d"               # the leaf's host ports (ifName), numbered fro
 # in the host's emulated sysfs root (COMMCHECK_LAB_SYSFS), read by the lldpctl EMULATOR
 NEIGHBORS_FILE = os.path.join("commcheck-lab", "lldp_neighbors.json")
 MAX_LEAVES = 200
+MAX_OVERSUBSCRIPTION = 64
 
 
 def plan_fabric(lab, per_leaf, rate_bps):
@@ -31,8 +34,8 @@ def plan_fabric(lab, per_leaf, rate_bps):
 
     Each rail gets ``spine`` (its name) and ``leaves``: ``[{leaf, name, bridge, uplink_leaf, uplink_spine,
     hosts}]`` (``uplink_leaf`` is the uplink's end on the leaf bridge, ``uplink_spine`` its end on the spine);
-    each host rail its leaf's ``bridge``, ``leaf`` (name), ``leaf_num`` and ``port``. ``uplink_rate``: K times
-    the host rate (None when the lab is unshaped)."""
+    each host rail its leaf's ``bridge``, ``leaf`` (name), ``leaf_num``, ``port`` and ``port_number``.
+    ``uplink_rate``: K times the host rate (None when the lab is unshaped; ``Lab.oversubscribe`` lowers it)."""
     per_leaf = int(per_leaf)
     hosts = lab["hosts"]
     if not 1 <= per_leaf <= len(hosts):
@@ -43,7 +46,8 @@ def plan_fabric(lab, per_leaf, rate_bps):
     tag = lab["tag"]
     lab["tiers"] = 2
     lab["per_leaf"] = per_leaf
-    lab["uplink_rate"] = "%dbit" % (rate_bps * per_leaf) if rate_bps else None
+    lab["uplink_rate"] = uplink_rate(per_leaf, rate_bps)
+    lab["oversubscription"] = 1
     for rail in lab["rails"]:
         num = rail["rail"]
         rail["spine"] = SPINE_NAME % num
@@ -60,8 +64,17 @@ def plan_fabric(lab, per_leaf, rate_bps):
             leaf = lab["rails"][hrail["rail"]]["leaves"][idx // per_leaf]
             leaf["hosts"].append(host["name"])
             hrail.update({"bridge": leaf["bridge"], "leaf": leaf["name"], "leaf_num": leaf["leaf"],
-                          "port": PORT_NAME % (idx % per_leaf + 1)})
+                          "port": PORT_NAME % (idx % per_leaf + 1), "port_number": idx % per_leaf + 1})
     return lab
+
+
+def uplink_rate(per_leaf, rate_bps, oversubscription=1):
+    """The rate of each uplink (tc units) of a fabric ``oversubscription``:1 (a leaf's host rate over its uplink
+    rate): ``per_leaf`` times the host rate over it; None when the lab is unshaped (``rate_bps`` None)."""
+    ratio = float(oversubscription)
+    if not 1 <= ratio <= MAX_OVERSUBSCRIPTION:
+        raise ValueError("oversubscription must be 1 to %d, got %r" % (MAX_OVERSUBSCRIPTION, oversubscription))
+    return "%dbit" % int(rate_bps * int(per_leaf) / ratio) if rate_bps else None
 
 
 def interfaces(lab):
@@ -105,14 +118,17 @@ def chassis_mac(name):
 
 
 def write_neighbors(lab, sysfs_root_of):
-    """Write each host's ``NEIGHBORS_FILE``: ``{netdev: {chassis, chassis_mac, port, spine, bridge}}``."""
+    """Write each host's ``NEIGHBORS_FILE``: ``{netdev: {chassis, chassis_mac, port, spine, bridge, device,
+    port_number}}`` (``device``: the netdev's RDMA device; ``port_number``: the leaf's port as a number, which the
+    smpquery EMULATOR reports as the switch's ``LocalPort``)."""
     for host in lab["hosts"]:
         table = {}
         for hrail in host["rails"]:
             if hrail.get("leaf"):
                 table[hrail["netdev"]] = {"chassis": hrail["leaf"], "chassis_mac": chassis_mac(hrail["leaf"]),
                                           "port": hrail["port"], "spine": lab["rails"][hrail["rail"]]["spine"],
-                                          "bridge": hrail["bridge"]}
+                                          "bridge": hrail["bridge"], "device": hrail["device"],
+                                          "port_number": hrail["port_number"]}
         path = os.path.join(sysfs_root_of(host["name"]), NEIGHBORS_FILE)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as handle:

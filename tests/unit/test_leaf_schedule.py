@@ -78,11 +78,18 @@ def test_spine_loads_every_uplink_at_once_and_tests_every_host_across(sizes):
     leaf = leaf_of(groups)
     rounds = ls.spine_rounds(groups)
     assert_matchings(rounds)
-    assert all(leaf[a] != leaf[b] for rnd in rounds for a, b in rnd)
+    # the rounds across leaves, then (as leaf_ring's first) each leaf's hosts with each other
+    within = ls.within_rounds(groups)
+    across = rounds[:len(rounds) - len(within)]
+    assert rounds[len(across):] == within
+    assert all(leaf[a] != leaf[b] for rnd in across for a, b in rnd)
+    assert all(leaf[a] == leaf[b] for rnd in within for a, b in rnd)
+    assert set(h for group in groups if len(group) >= 2 for h in group) == set(
+        h for rnd in within for pair in rnd for h in pair)
     n, largest = sum(sizes), max(sizes)
     # the load round is a maximum matching across leaves
     assert len(rounds[0]) == min(n // 2, n - largest)
-    assert set(h for rnd in rounds for pair in rnd for h in pair) == set(leaf)
+    assert set(h for rnd in across for pair in rnd for h in pair) == set(leaf)
     # server and client alternate, so the spine carries traffic both ways
     servers = [leaf[a] for a, _b in rounds[0]]
     assert len(set(servers)) > 1 or len(rounds[0]) == 1
@@ -91,7 +98,9 @@ def test_spine_loads_every_uplink_at_once_and_tests_every_host_across(sizes):
 def test_spine_with_a_large_leaf_leaves_its_surplus_for_later_rounds_with_the_other_hosts():
     rounds = ls.spine_rounds(groups_of([5, 2]))
     assert [sorted(sum(rnd, [])) for rnd in rounds] == [
-        ["l0h0", "l0h1", "l1h0", "l1h1"], ["l0h2", "l0h3", "l1h0", "l1h1"], ["l0h4", "l1h0"]]
+        ["l0h0", "l0h1", "l1h0", "l1h1"], ["l0h2", "l0h3", "l1h0", "l1h1"], ["l0h4", "l1h0"],
+        # within each leaf: a perfect matching, then the odd host out with the first
+        ["l0h0", "l0h1", "l0h2", "l0h3", "l1h0", "l1h1"], ["l0h0", "l0h4"]]
 
 
 def test_spine_needs_two_leaves():
@@ -123,7 +132,7 @@ def test_hosts_are_grouped_by_their_leaves_on_every_rail_and_those_without_are_n
     with pytest.raises(ScheduleError, match=r"pattern leaf_ring needs .* none known for d \(rail 1\), f \(rail 0, 1\): "
                                             r"give each host's leaf"):
         ls.schedule(["a", "b", "c", "d", "e", "f"], "leaf_ring", leaves=leaves)
-    assert ls.schedule(["a", "b", "c", "e"], "spine", leaves=leaves) == [[["a", "c"], ["e", "b"]]]
+    assert ls.schedule(["a", "b", "c", "e"], "spine", leaves=leaves) == [[["a", "c"], ["e", "b"]], [["a", "b"]]]
     # the other patterns are schedule.py's, without leaves
     assert ls.schedule(["a", "b"], "mesh") == [[["b", "a"]]]
     with pytest.raises(ScheduleError, match="pattern must be one of"):
@@ -178,13 +187,48 @@ def test_the_engine_judges_spine_pairs_against_the_oversubscription_the_user_sta
     opts = reader(SHARED, RDMA, commcheck_rdma_pattern="spine", commcheck_rdma_oversubscription=over)
     run = engine.plan(row, opts, fleet_with_topology(fabric), 40, forks=50)
     assert run["pattern"] == "spine" and run["oversubscription"] == over
-    assert len(set(job["round"] for job in run["jobs"])) == 1
+    # one load round across the two leaves, then two within each (three hosts a leaf: a pair, the odd one out)
+    assert [sorted(set(job["round"] for job in run["jobs"] if (job["leaves"][0] != job["leaves"][1]) == cross))
+            for cross in (True, False)] == [[0], [1, 2]]
     first = engine.first_pass(row, opts, run, by_host(fabric.sides(run["rounds"], "first")), {})
-    bw = [r for r in first["records"] if r["kind"] == "rdma_bw"]
+    records = [r for r in first["records"] if r["kind"] == "rdma_bw"]
+    bw = [r for r in records if r["params"]["leaves"][0] != r["params"]["leaves"][1]]
     assert len(bw) == 6 and all(r["params"]["oversubscription"] == over for r in bw)
-    assert all(r["params"]["leaves"][0] != r["params"]["leaves"][1] for r in bw)
     assert set(r["verdict"] for r in bw) == set([verdict])
     assert all(r["metrics"]["expected_gbps"] == fabric.rate / over for r in bw)
+    # within a leaf: no oversubscription, the full rate expected, and they pass
+    within = [r for r in records if r not in bw]
+    assert len(within) == 8 and not any("oversubscription" in r["params"] for r in within)
+    assert set((r["verdict"], r["metrics"]["expected_gbps"]) for r in within) == set([("pass", fabric.rate)])
+
+
+@pytest.mark.parametrize("load", [0.5, 1.0])
+def test_a_spine_run_names_the_uplinks_of_the_leaf_whose_hosts_pass_with_each_other_and_fail_across(load):
+    """Three leaves of two hosts, 4:1 stated; what leaves leaf 2 on rail 1 runs at a tenth of the rate. The load
+    round sends one way a pair, so each uplink carries half its leaf's hosts: 2 x rate / 4 a pair on a 4:1 fabric
+    (``load`` 0.5), the full rate where the uplinks are wider than stated (1.0). Either way twice the expectation
+    or more: compared with the pairs within a leaf, which ran alone at the full rate, by the fraction of its rate
+    each delivers, every one of those would be a low outlier; they are a population of their own."""
+    fabric = Fabric(n=6, rails=2).racked(2)
+    hosts = fabric.hosts
+    for rail in range(2):
+        for num, first_leaf in enumerate([hosts[0:2], hosts[2:4]]):
+            for second_leaf in [hosts[2:4], hosts[4:6]][num:]:
+                fabric.slow_between(load, first_leaf, second_leaf, rail, phase="first")
+    fabric.slow_between(0.1, hosts[2:4], hosts[:2] + hosts[4:], 1)
+    row = families.family("rdma")
+    opts = reader(SHARED, RDMA, commcheck_rdma_pattern="spine", commcheck_rdma_oversubscription=4)
+    fleet = fleet_with_topology(fabric)
+    run = engine.plan(row, opts, fleet, 40, forks=50)
+    first = engine.first_pass(row, opts, run, by_host(fabric.sides(run["rounds"], "first")), {})
+    failed = sorted((r["host"], r["peer"], r["params"]["rail"]) for r in first["records"] if r["verdict"] == "fail")
+    assert failed == [("h1", "h4", 1), ("h3", "h6", 1)]
+    retests = engine.retests(row, opts, first, fleet, run, forks=50)
+    judged = engine.judge(row, opts, first, retests, fabric.sides(retests["rounds"], "retest"), [], [], [],
+                          fabric.topology, {})
+    summary = judged["localized"]["summary"]
+    assert summary["most_likely"] == "uplinks of leaf switch leaf1-2 (rail 1)", summary
+    assert summary["hosts"] == [] and summary["rails"] == [] and summary["links"] == [], summary
 
 
 def test_the_engine_plans_leaf_ring_from_the_inventory_topology_and_refuses_hosts_without_one():

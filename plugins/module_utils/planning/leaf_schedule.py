@@ -16,7 +16,9 @@ spine on the rails whose leaves differ. A round is a matching, as in ``schedule.
 - ``spine``: one round of a maximum matching across groups (every host busy where the groups allow it: the hosts
   in leaf order, largest group first, host i against host i + N/2), so every uplink carries load at once; the
   hosts that round leaves out (the largest group's surplus, or the odd host) then meet a host of another group,
-  as few rounds as that takes. Needs two groups at least.
+  as few rounds as that takes; last, every host of a group of two or more with a host of its own group (as
+  ``leaf_ring``'s, at most 2 rounds), without which hosts failing across their leaf could not be told as the
+  leaf switch (they fail with each other too) or its uplinks (they pass). Needs two groups at least.
 
 A host without a leaf on a rail it tests has no place in these patterns: :func:`leaf_groups` names it, and the
 caller refuses the plan (no fall-back that would measure something else than asked).
@@ -148,7 +150,8 @@ def leaf_ring_rounds(groups):
 
 
 def spine_rounds(groups):
-    """The ``spine`` schedule (module doc): the load round first, then the rounds of the hosts it left out."""
+    """The ``spine`` schedule (module doc): the load round first, then the rounds of the hosts it left out, then
+    the rounds within each group."""
     groups = _check_groups(groups)
     if len(groups) < 2:
         raise ScheduleError("pattern spine needs hosts behind two leaves at least, got %s" % (
@@ -169,7 +172,7 @@ def spine_rounds(groups):
     for start in range(0, len(left), len(partners)):
         rounds.append([_oriented(host, partners[i], start + i)
                        for i, host in enumerate(left[start:start + len(partners)])])
-    return rounds
+    return rounds + within_rounds(groups)
 
 
 def _oriented(a, b, num):

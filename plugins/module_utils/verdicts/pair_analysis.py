@@ -291,8 +291,10 @@ def mark_outliers(records, z=robust.OUTLIER_Z, min_rel=robust.OUTLIER_MIN_REL, f
         value = _record_value(rec)
         if value is None or rec["verdict"] == "error":
             continue
-        # a loopback pair (one host's two ports) crosses no other host: a population of its own
-        groups.setdefault(_group_key(rec) + (("loopback",) if rec["params"].get("loopback") else ()), []).append(rec)
+        # a loopback pair (one host's two ports) crosses no other host, a spine pair across leaves (its
+        # oversubscription) ran under the load round: each a population of its own
+        groups.setdefault(_group_key(rec) + (("loopback",) if rec["params"].get("loopback") else ()) + (
+            ("oversubscription",) if rec["params"].get("oversubscription") is not None else ()), []).append(rec)
     node_outliers = []
     rail_bests = other_rails_best(records)
     for gkey, recs in groups.items():

@@ -66,9 +66,9 @@ BEST_FACTOR = 3.0
 # ... and for latency at least this many microseconds above them: on the fastest fabrics (about 1 us between two
 # ports of one leaf, 3 us across a three-tier fat tree) 3 x is within the topology, not a fault.
 BEST_MIN_LATENCY_GAP_US = 5.0
-# memory: GPU-memory (GPUDirect, ``cuda``) and host-memory results of a link are not alike (gpudirect.py compares
-# them); rail last: other_rails_best drops it
-_GROUP_PARAMS = ("op", "metric", "size", "memory", "loopback", "rail")
+# memory: GPU- and host-memory results of a link are not alike (gpudirect.py compares them); oversubscription: a
+# spine pair across leaves ran under load, apart from the pairs run alone; rail last: other_rails_best drops it
+_GROUP_PARAMS = ("op", "metric", "size", "memory", "loopback", "oversubscription", "rail")
 _COLLECTIVE_GROUP_PARAMS = ("library", "mode", "variant", "stage", "nodes", "ranks", "min_bytes", "max_bytes", "datatype")
 _IDENTITY_SKIP = ("round", "step", "tcp_port", "server", "client", "duration", "iterations", "attempt", "retest",
                   "retest_purpose", "retest_id", "retest_pass", "subject", "partner", "origin", "origins", "suspects")

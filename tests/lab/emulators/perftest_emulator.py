@@ -47,6 +47,7 @@ message the device sends, to every peer or to that one).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import fcntl
 import getopt
 import json
 import math
@@ -60,6 +61,7 @@ import sys
 import threading
 import time
 
+SIOCGIFADDR = 0x8915    # linux/sockios.h: an interface's IPv4 address
 VERSION = "6.06"
 RESULT_LINE = "-" * 87 + "\n"
 RESULT_FMT = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]"
@@ -387,11 +389,16 @@ class Device(object):
             raise Fail([" Port number %d state is %s" % (p.ib_port, word), " Couldn't set the link layer",
                         " Couldn't get context for the device"])
         self.link_layer = _read(os.path.join(self.pdir, "link_layer")) or "Ethernet"
+        # an InfiniBand port addressed by its LID (no -x): the LID is what perftest shows, no GID
+        self.lid = _lid(self.pdir) if self.link_layer == "InfiniBand" and p.gid_index is None else None
         if p.gid_index is None:
             p.gid_index = self._best_gid()
         self.gid_index = p.gid_index
         self.gid = _read(os.path.join(self.pdir, "gids", str(p.gid_index)))
         self.address = _gid_ipv4(self.gid)
+        if self.address is None and self.link_layer == "InfiniBand":
+            # an InfiniBand GID holds no IPv4 address: the data path runs over the port's IPoIB netdev
+            self.address = _netdev_ipv4(os.path.join(base, p.device, "device", "net"))
         self.netdev = _read(os.path.join(self.pdir, "gid_attrs", "ndevs", str(p.gid_index))) or None
         self.mtu = 1024 if self.link_layer == "Ethernet" else 4096
         if p.mtu:
@@ -405,6 +412,28 @@ class Device(object):
             if kind == "RoCE v2" and _gid_ipv4(_read(os.path.join(gdir, name))):
                 return int(name)
         return best
+
+
+def _lid(pdir):
+    try:
+        return int(_read(os.path.join(pdir, "lid")), 16)
+    except ValueError:
+        return None
+
+
+def _netdev_ipv4(net_dir):
+    """The IPv4 address (in this host's network namespace) of the first netdev under ``net_dir``, or None."""
+    names = sorted(os.listdir(net_dir)) if os.path.isdir(net_dir) else []
+    for name in names:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            packed = fcntl.ioctl(sock.fileno(), SIOCGIFADDR, struct.pack("256s", name[:15].encode("utf-8")))
+            return socket.inet_ntoa(packed[20:24])
+        except (IOError, OSError):
+            continue
+        finally:
+            sock.close()
+    return None
 
 
 def _gid_ipv4(gid):
@@ -442,7 +471,9 @@ def header(p, dev, side):
         lines.append(" RX depth        : %d" % (512 if p.metric == "bw" else 1))
     if p.metric == "bw":
         lines.append(" CQ Moderation   : %d" % min(100, p.tx_depth))
-    lines += [" Mtu             : %d[B]" % dev.mtu, " Link type       : %s" % dev.link_layer]
+    # perftest's own spelling of an InfiniBand link
+    lines += [" Mtu             : %d[B]" % dev.mtu,
+              " Link type       : %s" % ("IB" if dev.link_layer == "InfiniBand" else dev.link_layer)]
     if dev.link_layer == "Ethernet":
         lines.append(" GID index       : %d" % dev.gid_index)
     if p.verb in ("read", "atomic"):
@@ -456,17 +487,21 @@ def header(p, dev, side):
     return "\n".join(lines) + "\n"
 
 
-def address_lines(p, qpns, address, side):
+def address_lines(p, qpns, address, side, lid=None):
+    """The address lines of one side; ``lid`` (an InfiniBand port's, without ``-x``): ``LID 0x0b`` and no GID line,
+    as perftest prints them on InfiniBand."""
     rng = random.Random("%s-%s-%s" % (address, side, qpns))
     lines = []
     for qpn in qpns:
-        text = " %s address: LID %04x QPN %#06x PSN %#06x" % (side, 0, qpn, rng.randrange(1 << 24))
+        text = " %s address: LID %s QPN %#06x PSN %#06x" % (side, "%#04x" % lid if lid is not None else "0000", qpn,
+                                                            rng.randrange(1 << 24))
         if p.verb == "read":
             text += " OUT %#04x" % p.outs
         if p.verb in ("read", "write", "atomic"):
             text += " RKey %#08x VAddr %#016x" % (rng.randrange(1 << 24), rng.randrange(1 << 47))
         lines.append(text)
-        lines.append(" GID: %s" % gid_bytes_text(address))
+        if lid is None:
+            lines.append(" GID: %s" % gid_bytes_text(address))
     return "\n".join(lines) + "\n"
 
 
@@ -837,7 +872,7 @@ def connect_fail(p, reason):
 
 def hello(p, dev):
     return {"tool": p.tool, "size": p.size, "iters": p.iters, "all": p.all_sizes, "duration": p.duration,
-            "qps": p.qps, "bidir": p.bidir, "address": dev.address, "max_bytes": max_bytes(),
+            "qps": p.qps, "bidir": p.bidir, "address": dev.address, "lid": dev.lid, "max_bytes": max_bytes(),
             "min_bytes": min_bytes()}
 
 
@@ -870,8 +905,8 @@ def client(p, dev):
     cuda_lines(p)
     out(header(p, dev, "client"))
     qpns = [0x100 + i for i in range(p.qps)]
-    out(address_lines(p, qpns, dev.address, "local"))
-    out(address_lines(p, [0x200 + i for i in range(p.qps)], peer["address"], "remote"))
+    out(address_lines(p, qpns, dev.address, "local", dev.lid))
+    out(address_lines(p, [0x200 + i for i in range(p.qps)], peer["address"], "remote", peer.get("lid")))
     conns = []
     count = p.qps if p.metric == "bw" else 1
     for _num in range(count):
@@ -927,11 +962,11 @@ def server(p, dev):
     except OSError:
         ctl.send({"error": "Failed to modify QP to RTR"})
         raise Fail(["Failed to modify QP %d to RTR" % 0x200, " Unable to Connect the HCA's through the link"])
-    ctl.send({"address": dev.address, "data_port": data_listener.getsockname()[1]})
+    ctl.send({"address": dev.address, "lid": dev.lid, "data_port": data_listener.getsockname()[1]})
     cuda_lines(p)
     out(header(p, dev, "server"))
-    out(address_lines(p, [0x200 + i for i in range(p.qps)], dev.address, "local"))
-    out(address_lines(p, [0x100 + i for i in range(p.qps)], peer["address"], "remote"))
+    out(address_lines(p, [0x200 + i for i in range(p.qps)], dev.address, "local", dev.lid))
+    out(address_lines(p, [0x100 + i for i in range(p.qps)], peer["address"], "remote", peer.get("lid")))
     conns = []
     count = p.qps if p.metric == "bw" else 1
     for _num in range(count):
