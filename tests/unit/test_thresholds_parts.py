@@ -57,8 +57,10 @@ def test_metric_a_collective_by_bus_bandwidth_a_latency_by_its_kind_or_metric_el
 
 def test_group_and_identity_say_what_is_compared_with_what():
     record = bw("h9", "h10", 1.0, round=2, step=5, server="h9", retest=True, memory="cuda")
-    assert th._group(record) == ("rdma_bw", "write", "bw", "65536", "cuda", "None", "3")
-    assert th._group(dict(record, params=dict(record["params"], loopback=True)))[-2:] == ("True", "3")
+    assert th._group(record) == ("rdma_bw", "write", "bw", "65536", "cuda", "None", "None", "3")
+    assert th._group(dict(record, params=dict(record["params"], loopback=True)))[-3:] == ("True", "None", "3")
+    # a spine pair across leaves ran under load: a group of its own
+    assert th._group(dict(record, params=dict(record["params"], oversubscription=2)))[-2:] == ("2", "3")
     assert th._identity(record) == ("rdma_bw", "h9", "h10", (("memory", "cuda"), ("metric", "bw"), ("op", "write"),
                                                              ("rail", "3"), ("size", "65536")))
     params = {"library": "nccl", "mode": "per_node", "stage": "pool", "nodes": 1, "ranks": 8, "min_bytes": 1024,
@@ -240,7 +242,8 @@ def test_other_rails_best_quarter_per_rail_of_each_latency_test_measured_on_two_
     records += [lat("h%d" % num, "x", value, rail=7) for num, value in enumerate([4.0, 3.0, 8.0, 6.0])]
     records += [lat("h%d" % num, "x", 1.0, rail=11) for num in range(2)]
     records += [dict(lat("h%d" % num, "x", 0.5), params=dict(lat("a", "b", 0)["params"], size=4096)) for num in range(3)]
-    assert th.other_rails_best(records) == {("rdma_lat", "write", "lat", "2", "None", "None"): {"3": 2.0, "7": 3.0}}
+    assert th.other_rails_best(records) == {("rdma_lat", "write", "lat", "2", "None", "None", "None"): {
+        "3": 2.0, "7": 3.0}}
 
 
 def test_a_late_rail_of_two_links_fails_against_another_rails_best_and_says_so():
