@@ -140,8 +140,12 @@ def test_the_culprits_are_exactly_the_injected_faults(several_faults):
     if not any(e["component"] == "flaky" for e in injected.expected):
         named = [n for n in named if n["component"] != "flaky"]
     right, named_ok, expected_ok = bench_accuracy.score(named, injected.expected)
-    assert right, "injected %s, named %s" % (bench_accuracy.describe(injected.expected),
-                                             bench_accuracy.describe(named))
+    # what each culprit was named from, and the records of the hosts it names, say why when it fails
+    culprits = (several_faults.results.get("summary") or {}).get("culprits") or []
+    assert right, "injected %s, named %s\n%s" % (
+        bench_accuracy.describe(injected.expected), bench_accuracy.describe(named), "\n".join(
+            "%s %s %s rail %s: %s | %s" % (c.get("component"), c.get("host"), c.get("peer"), c.get("rail"),
+                                          c.get("cause"), "; ".join(c.get("evidence") or [])) for c in culprits))
     assert named_ok == len(named) and expected_ok == len(injected.expected)
 
 
