@@ -144,8 +144,9 @@ def test_the_culprits_are_exactly_the_injected_faults(several_faults):
     culprits = (several_faults.results.get("summary") or {}).get("culprits") or []
     assert right, "injected %s, named %s\n%s" % (
         bench_accuracy.describe(injected.expected), bench_accuracy.describe(named), "\n".join(
-            "%s %s %s rail %s: %s | %s" % (c.get("component"), c.get("host"), c.get("peer"), c.get("rail"),
-                                          c.get("cause"), "; ".join(c.get("evidence") or [])) for c in culprits))
+            "%s %s %s rail %s: %s | %s" % (
+                c.get("component"), c.get("host"), c.get("peer"), c.get("rail"), c.get("cause"),
+                "; ".join(c.get("evidence") or [])) for c in culprits))
     assert named_ok == len(named) and expected_ok == len(injected.expected)
 
 
