@@ -140,7 +140,7 @@ def test_the_culprits_are_exactly_the_injected_faults(several_faults):
     if not any(e["component"] == "flaky" for e in injected.expected):
         named = [n for n in named if n["component"] != "flaky"]
     right, named_ok, expected_ok = bench_accuracy.score(named, injected.expected)
-    # what each culprit was named from, and the records of the hosts it names, say why when it fails
+    # what each culprit was named from (its cause and evidence) says why, when the list is wrong
     culprits = (several_faults.results.get("summary") or {}).get("culprits") or []
     assert right, "injected %s, named %s\n%s" % (
         bench_accuracy.describe(injected.expected), bench_accuracy.describe(named), "\n".join(
