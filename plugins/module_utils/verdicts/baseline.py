@@ -110,13 +110,11 @@ def record_key(record, ignore_params=()):
     """The identity of a check: kind, host, peer and params (minus ignore_params) as one hashable tuple.
 
     Built for every record of every baseline run (hundreds of thousands at fleet scale), so without JSON, and
-    the params in name order (names are unique: sorting the names sorts the pairs); a plain text param, the
-    most common, is its own key without a call.
+    the params in name order (names are unique: sorting the names sorts the pairs).
     """
     params = record.get("params") or {}
-    pairs = [(k, params[k]) for k in sorted(params) if k not in ignore_params]
     return (record.get("kind"), record.get("host"), record.get("peer"),
-            tuple([pair if pair[1].__class__ is str else (pair[0], _param_value(pair[1])) for pair in pairs]))
+            tuple([(k, _param_value(params[k])) for k in sorted(params) if k not in ignore_params]))
 
 
 def describe_key(key):
@@ -130,29 +128,12 @@ def describe_key(key):
     return text
 
 
-# metric name -> direction: metric_direction of the names seen, without its lru wrapper (read for every metric
-# of every baseline record)
-_DIRECTIONS = {}
-_DIRECTIONS_KEPT = 4096
-
-
-def _direction_of(name):
-    direction = _DIRECTIONS.get(name) if name.__class__ is str else None
-    if direction is None:
-        direction = metric_direction(name)
-        if name.__class__ is str and len(_DIRECTIONS) < _DIRECTIONS_KEPT:
-            _DIRECTIONS[name] = direction
-    return direction
-
-
 def comparable_metrics(metrics):
     """Numeric metrics that have a direction: {name: value}."""
     out = {}
     for name, value in (metrics or {}).items():
-        if _direction_of(name) == IGNORED:
-            continue
         number = finite_number(value)
-        if number is not None:
+        if number is not None and metric_direction(name) != IGNORED:
             out[name] = number
     return out
 
