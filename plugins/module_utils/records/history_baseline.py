@@ -31,5 +31,6 @@ def compare_with_history(records, directory, k=bl.DEFAULT_K, threshold=bl.DEFAUL
         selection = history.Selection(kind=kinds, run_id=baseline_run, since=since, until=until)
         for record in history.select(directory, selection, report, newest_first=True, stop=builder.satisfied):
             builder.add(record)
-    return bl.compare_all(records, builder.baselines(), ignore_params, baseline_run,
+    # each check's baseline built as its record is judged: never all of them held at once
+    return bl.compare_all(records, bl.Baselines(builder), ignore_params, baseline_run,
                           bl.rule_of(threshold, thresholds, min_runs, latency_threshold, spread_k), keys=record_keys)

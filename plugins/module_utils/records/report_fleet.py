@@ -23,6 +23,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.repor
     NOT_A_HOST,
     bandwidth_groups,
     check_name,
+    latency_row,
     record_fraction,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.report_values import BAD, num
@@ -262,8 +263,9 @@ def groups(view):
 
 
 def slowest_latency(view, limit):
-    """All latency rows when they are at most 2 x limit, else the ``limit`` slowest (highest latency first)."""
-    rows = view.latency
-    if len(rows) <= 2 * limit:
-        return rows
-    return worst(rows, limit, key=lambda r: -(num(r["lat_us"]) or 0.0))
+    """All latency rows when they are at most 2 x limit, else the ``limit`` slowest (highest latency first; rows
+    made for those only)."""
+    entries = view.latency_entries
+    if len(entries) <= 2 * limit:
+        return view.latency
+    return [latency_row(entry) for entry in worst(entries, limit, key=lambda entry: -(num(entry[4]) or 0.0))]

@@ -205,9 +205,9 @@ def latency_section(view):
     rows = report_fleet.slowest_latency(view, LATENCY_ROWS)
     if not rows:
         return fold("latency", "Latency", [none_text("No latency results in this run.")])
-    note = "" if len(rows) == len(view.latency) else (
-        '<p class="muted">The %d slowest of %d latency results (all in results.json).</p>'
-        % (len(rows), len(view.latency)))
+    count = len(view.latency_entries)
+    note = "" if len(rows) == count else (
+        '<p class="muted">The %d slowest of %d latency results (all in results.json).</p>' % (len(rows), count))
     table = html_table(["kind", "op", "hosts (a->b: a sends)", "params", "latency (us)", "p99 (us)", "max (us)",
                         "verdict"],
                        [[esc(r["kind"]), esc(r["op"]), esc(r["flow"]), esc(r["params"]), esc(fmt_value(r["lat_us"])),

@@ -87,21 +87,22 @@ def _regression_message(regression):
 
 def _outcome(record, detail, regression_fails):
     """(the failure, error or skipped element of a testcase, the counter it adds to), or (None, None); a retest's
-    re-measurement fails nothing (its first-pass record carries the verdict the retests set)."""
+    re-measurement fails nothing (its first-pass record carries the verdict the retests set). ``detail``: a
+    callable giving the text, asked only when an element shows it."""
     verdict = record.get("verdict")
     if is_retest_run(record):
         return None, None
     if verdict == "fail":
         return _leaf("failure", [("message", _xml_text(record.get("cause") or "check failed")), ("type", "fail")],
-                     _xml_text(detail)), "failures"
+                     _xml_text(detail())), "failures"
     if verdict == "error":
         return _leaf("error", [("message", _xml_text(record.get("cause") or "check error")), ("type", "error")],
-                     _xml_text(detail)), "errors"
+                     _xml_text(detail())), "errors"
     if verdict == "skipped":
         return _leaf("skipped", [("message", _xml_text(record.get("cause") or "skipped"))]), "skipped"
     if record.get("regression") and regression_fails:
         return _leaf("failure", [("message", _xml_text(_regression_message(record["regression"]))),
-                                 ("type", "regression")], _xml_text(detail)), "failures"
+                                 ("type", "regression")], _xml_text(detail())), "failures"
     return None, None
 
 
@@ -116,14 +117,21 @@ def _testcase(kind, name, record, counts, regression_fails):
     attributes = [("classname", "commcheck.%s" % kind), ("name", _xml_text(name)), ("time", _seconds(duration))]
     counts["tests"] += 1
     counts["time"] += max(0.0, duration)
-    detail = _detail(record, metrics)
+    # most checks pass and show no detail: its text (the metrics as JSON among it) made only for those that do
+    made = []
+
+    def detail():
+        if not made:
+            made.append(_detail(record, metrics))
+        return made[0]
+
     outcome, counter = _outcome(record, detail, regression_fails)
     children = [outcome] if outcome else []
     if counter:
         counts[counter] += 1
     verdict = record.get("verdict")
     if verdict in ("flaky", "warn") or (is_retest_run(record) and verdict != "pass"):
-        children.append(_leaf("system-out", (), _xml_text("%s: %s" % (verdict, detail))))
+        children.append(_leaf("system-out", (), _xml_text("%s: %s" % (verdict, detail()))))
     return _parent("testcase", attributes, children, 2) if children else _leaf("testcase", attributes)
 
 

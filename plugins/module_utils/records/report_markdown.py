@@ -229,14 +229,15 @@ def _heatmaps(view):
 
 
 def _latency(view):
-    if not view.latency:
+    if not view.latency_entries:
         return []
     shown = report_fleet.slowest_latency(view, WORST_ROWS)
     rows = [[md_cell(row["kind"]), md_cell(row["op"]), md_cell(row["flow"]), md_cell(row["params"]),
              fmt_value(row["lat_us"]), fmt_value(row["p99_us"]), fmt_value(row["t_max_us"]),
              "%s%s" % (row["verdict"], " (regr.)" if row["regression"] else "")] for row in shown]
-    note = [] if len(shown) == len(view.latency) else [
-        "The %d slowest of %d latency results (all in results.json)." % (len(shown), len(view.latency)), ""]
+    count = len(view.latency_entries)
+    note = [] if len(shown) == count else [
+        "The %d slowest of %d latency results (all in results.json)." % (len(shown), count), ""]
     return (["## Latency (us)", ""] + note
             + _table(["kind", "op", "hosts (a->b: a sends)", "params", "latency", "p99", "max", "verdict"], rows)
             + [""])

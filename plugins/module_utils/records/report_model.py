@@ -379,24 +379,38 @@ def _first_number(metrics, names):
     return None
 
 
-def latency_rows(records):
-    """One row per latency record: typical latency, p99 and max when the tool printed them (perftest does)."""
-    rows = []
+def latency_entries(records):
+    """(kind, op, host, peer, latency, metric, record) of each latency record, in the order of
+    :func:`latency_rows` (kind, op, host and peer as text, then the records' order): what the slowest are chosen
+    from, without the text of a row that is not shown (a mesh has 65,000 latency records)."""
+    entries = []
     for record in records or []:
         if record.get("kind") in ("regression", "summary") or is_retest_run(record):
             continue
         name, value = lat_metric(record.get("metrics"))
         if value is None:
             continue
-        metrics = record.get("metrics") or {}
-        rows.append({"host": record.get("host"), "peer": record.get("peer"), "kind": record.get("kind"),
-                     "flow": flow_label(record), "op": op_of(record),
-                     "params": params_text(record.get("params"),
-                                           skip=("op", "metric", "peer_device") + _baseline.DEFAULT_IGNORE_PARAMS),
-                     "lat_us": value, "metric": name, "p99_us": _first_number(metrics, _P99_KEYS),
-                     "t_max_us": _first_number(metrics, _MAX_KEYS), "verdict": record.get("verdict"),
-                     "regression": bool(record.get("regression"))})
-    return sorted(rows, key=lambda r: (r["kind"], r["op"], str(r["host"]), str(r["peer"])))
+        entries.append((record.get("kind"), op_of(record), str(record.get("host")), str(record.get("peer")), value,
+                        name, record))
+    return sorted(entries, key=lambda entry: entry[:4])
+
+
+def latency_row(entry):
+    """The row of one of :func:`latency_entries`: typical latency, p99 and max when the tool printed them."""
+    record = entry[6]
+    metrics = record.get("metrics") or {}
+    return {"host": record.get("host"), "peer": record.get("peer"), "kind": record.get("kind"),
+            "flow": flow_label(record), "op": entry[1],
+            "params": params_text(record.get("params"),
+                                  skip=("op", "metric", "peer_device") + _baseline.DEFAULT_IGNORE_PARAMS),
+            "lat_us": entry[4], "metric": entry[5], "p99_us": _first_number(metrics, _P99_KEYS),
+            "t_max_us": _first_number(metrics, _MAX_KEYS), "verdict": record.get("verdict"),
+            "regression": bool(record.get("regression"))}
+
+
+def latency_rows(records):
+    """One row per latency record: typical latency, p99 and max when the tool printed them (perftest does)."""
+    return [latency_row(entry) for entry in latency_entries(records)]
 
 
 def findings(records):
@@ -460,7 +474,12 @@ class ReportView(object):
     bandwidth_groups = _kept_table("bandwidth_groups", bandwidth_groups,
                                    "(kind, op) -> [(record, metric, value)] of the pair records with a bandwidth "
                                    "(retests left out).")
-    latency = _kept_table("latency", latency_rows)
+    latency_entries = _kept_table("latency_entries", latency_entries)
+
+    @property
+    def latency(self):
+        return self.once("latency", lambda: [latency_row(entry) for entry in self.latency_entries])
+
     series = _kept_table("series", collective_series)
     versions = _kept_table("versions", version_rows, "Rows {tool, version, hosts, count, mixed} of the tool, library "
                                                      "and firmware versions of the hosts.")

@@ -224,9 +224,10 @@ class BaselineBuilder(object):
         self._runs = {}
 
     def add(self, record):
-        run = record.get("run_id")
-        if record.get("kind") in ("summary", "regression") or is_retest(record):
+        params = record.get("params") or {}
+        if record.get("kind") in ("summary", "regression") or params.get("retest"):   # is_retest, inline
             return False
+        run = record.get("run_id")
         if run in self.exclude_runs:
             return False
         if self.baseline_run is not None:
@@ -240,8 +241,19 @@ class BaselineBuilder(object):
         metrics = comparable_metrics(record.get("metrics"))
         if not metrics:
             return False
-        entry = self._runs.setdefault(key, {}).setdefault(run, [record.get("time") or "", {}])
-        entry[0] = max(entry[0], record.get("time") or "")
+        when = record.get("time") or ""
+        runs = self._runs.get(key)
+        if runs is None:
+            runs = self._runs[key] = {}
+        entry = runs.get(run)
+        if entry is None:
+            # most checks are measured once a run: its metrics as they are, lists only from a second record on
+            runs[run] = [when, metrics, True]
+            return True
+        if entry[2]:
+            entry[1] = dict((name, [value]) for name, value in entry[1].items())
+            entry[2] = False
+        entry[0] = max(entry[0], when)
         for name, value in metrics.items():
             entry[1].setdefault(name, []).append(value)
         return True
@@ -262,21 +274,43 @@ class BaselineBuilder(object):
     def baselines(self):
         """{key: {"metrics": {name: median}, "values": {name: [per-run medians]}, "runs": [run ids, oldest
         first], "n": runs used}}."""
-        result = {}
-        for key, runs in self._runs.items():
-            ordered = sorted(runs.items(), key=lambda item: (item[1][0], str(item[0])))[-self.k:]
-            per_metric = {}
-            for _run, (_time, metrics) in ordered:
-                for name, values in metrics.items():
-                    # most runs measured a check once: the median of one value is that value
-                    per_metric.setdefault(name, []).append(float(values[0]) if len(values) == 1 else median(values))
-            result[key] = {
-                "metrics": dict((name, median(values)) for name, values in per_metric.items()),
-                "values": per_metric,
-                "runs": [run for run, _entry in ordered],
-                "n": len(ordered),
-            }
-        return result
+        return dict((key, self.baseline(key)) for key in self._runs)
+
+    def baseline(self, key):
+        """The baseline of one key, as :meth:`baselines` gives it; None without one."""
+        runs = self._runs.get(key)
+        if runs is None:
+            return None
+        ordered = sorted(runs.items(), key=_run_order)[-self.k:]
+        per_metric = {}
+        for _run, (_time, metrics, single) in ordered:
+            for name, values in metrics.items():
+                # most runs measured a check once: the median of one value is that value
+                per_metric.setdefault(name, []).append(
+                    float(values) if single else float(values[0]) if len(values) == 1 else median(values))
+        return {
+            "metrics": dict((name, median(values)) for name, values in per_metric.items()),
+            "values": per_metric,
+            "runs": [run for run, _entry in ordered],
+            "n": len(ordered),
+        }
+
+
+def _run_order(item):
+    """A baseline run's place: its newest record's time, then its id."""
+    return item[1][0], str(item[0])
+
+
+class Baselines(object):
+    """The baselines of a :class:`BaselineBuilder`, each built when asked for (``get``, as of the dict
+    ``baselines()`` gives), so that they are never all held at once."""
+
+    def __init__(self, builder):
+        self._builder = builder
+
+    def get(self, key, default=None):
+        found = self._builder.baseline(key)
+        return default if found is None else found
 
 
 def _no_baseline(record):
