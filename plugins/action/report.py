@@ -113,8 +113,10 @@ class ActionModule(ControllerAction):
         if args["run_subdir"]:
             run_id = run_id or history.new_run_id(now)
             report_dir = run_dir(report_dir, run_id)
+        # the tests whose checks regressed together, found once (a pass over every record) for all that says them
+        shared = bl.shared_groups(records)
         summary = report_model.summarize(records, run_id=run_id, generated=history.format_time(now),
-                                         report_dir=report_dir)
+                                         report_dir=report_dir, shared=shared)
         meta = {"baseline": baseline_meta(args) if compared else None}
         files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
         summary["files"] = files
@@ -138,8 +140,8 @@ class ActionModule(ControllerAction):
             summary=summary,
             summary_lines=rr.summary_lines(summary, files),
             fail_message=rr.failed_as_asked(summary, args["fail_on"], report_dir),
-            regressions=bl.regressions(records),
-            regression_records=bl.regression_records(records),
+            regressions=bl.regressions(records, shared),
+            regression_records=bl.regression_records(records, shared),
             history_problems=read_report.problems,
         )
         if args["return_records"]:

@@ -204,9 +204,9 @@ def _regressed_together(regressions):
     return lines
 
 
-def summarize(records, run_id=None, generated=None, report_dir=None):
+def summarize(records, run_id=None, generated=None, report_dir=None, shared=None):
     """Counts, culprits (and the bad hosts / NICs / links they name) and regressions of a run (the set_stats
-    payload)."""
+    payload). ``shared``: ``baseline.shared_groups`` of the records, when the caller found them already."""
     records = [r for r in records or [] if r.get("kind") not in ("summary",)]
     checks = [r for r in records if r.get("kind") != "regression"]
     # the run's verdict and counts are its judgements: a retest's own verdict is evidence (by_kind lists them)
@@ -215,7 +215,7 @@ def summarize(records, run_id=None, generated=None, report_dir=None):
     by_kind = _count_verdicts(checks)[1]
     found = _culprits.culprits(checks)
     bad_hosts, bad_nics, bad_links = _culprits.bad_lists(found)
-    regressions = _baseline.regressions(checks)
+    regressions = _baseline.regressions(checks, shared)
     # a regression the fleet shares is said once, as its test, and blames neither hosts nor links
     own = [r for r in regressions if not r["shared"]]
     reg_links, regressed_hosts = _regressed_links_and_hosts(own, _peers_of(checks))

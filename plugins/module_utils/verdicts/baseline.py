@@ -406,25 +406,55 @@ def _worst_metric(metrics):
     return sorted(metrics, key=lambda n: (-abs(metrics[n]["change"]), n))[0]
 
 
-def _test_of(record, name):
-    """The test a check's metric belongs to across the fleet: kind, metric and params but the pair's own."""
+_NOT_THE_TEST = frozenset(DEFAULT_IGNORE_PARAMS + ENDPOINT_PARAMS)
+
+
+def _test_params(record):
+    """The params of a check's test across the fleet: its params but the pair's own (hosts, devices, scheduling)."""
     params = record.get("params") or {}
-    return (record.get("kind"), name, tuple([(k, _param_value(params[k])) for k in sorted(params)
-                                             if k not in DEFAULT_IGNORE_PARAMS and k not in ENDPOINT_PARAMS]))
+    return tuple([(k, _param_value(params[k])) for k in sorted(params) if k not in _NOT_THE_TEST])
+
+
+def _test_of(record, name):
+    """The test a check's metric belongs to across the fleet: kind, metric and :func:`_test_params`."""
+    return (record.get("kind"), name, _test_params(record))
+
+
+def _regressed_tests(records):
+    """The tests (:func:`_test_of`) with a regressed check."""
+    tests = set()
+    for record in records:
+        metrics = (record.get("regression") or {}).get("metrics")
+        if metrics and record.get("baseline") and not is_retest(record):
+            params = _test_params(record)
+            tests.update((record.get("kind"), name, params) for name in metrics)
+    return tests
 
 
 def shared_groups(records):
     """{test: {kind, metric, params, checks, regressed, change}} of the tests (:func:`_test_of`) whose checks
     moved together: :data:`SHARED_MIN_CHECKS` or more checks compared with a baseline, at least half of them
-    regressed on the metric; ``change``: the median change of all of them."""
+    regressed on the metric; ``change``: the median change of all of them.
+
+    Only a test with a regressed check can be one, so only the checks of those tests' kinds and metrics are
+    keyed (a fleet-scale run has hundreds of thousands of checks and a few regressions)."""
+    records = records or []
+    tests = _regressed_tests(records)
+    wanted = set((kind, name) for kind, name, _params in tests)
+    kinds = set(kind for kind, _name in wanted)
     changes = {}
-    for record in records or []:
+    for record in records if tests else ():
         base = record.get("baseline")
-        if not base or is_retest(record):
+        if not base or record.get("kind") not in kinds or is_retest(record):
             continue
         regressed = (record.get("regression") or {}).get("metrics") or {}
+        params = None
         for name, data in (base.get("changes") or {}).items():
-            changes.setdefault(_test_of(record, name), []).append((data["change"], name in regressed))
+            if (record["kind"], name) not in wanted:
+                continue
+            params = _test_params(record) if params is None else params
+            if (record["kind"], name, params) in tests:
+                changes.setdefault((record["kind"], name, params), []).append((data["change"], name in regressed))
     groups = {}
     for test, items in changes.items():
         regressed = sum(1 for _change, worse in items if worse)
@@ -453,12 +483,13 @@ def _shared(record, metrics, groups):
     return dict(groups[_test_of(record, worst)])
 
 
-def regressions(records):
+def regressions(records, groups=None):
     """One regression per regressed check: {kind, host, peer, params, check, metrics, baseline_runs, shared} and
     the worst metric's {metric, value, baseline, change, threshold}; ``metrics``: every regressed metric's
-    numbers; ``shared``: None, or the group of checks whose shift it shares (:func:`shared_groups`)."""
+    numbers; ``shared``: None, or the group of checks whose shift it shares (``groups``: :func:`shared_groups` of
+    the records, found here when not given)."""
     out = []
-    groups = shared_groups(records)
+    groups = shared_groups(records) if groups is None else groups
     for record, metrics, runs in _regressed_checks(records):
         worst = _worst_metric(metrics)
         data = metrics[worst]
@@ -490,10 +521,10 @@ def _regression_fix(record, runs, shared):
         ", ".join(runs[-3:]), record.get("host"))
 
 
-def regression_records(records):
+def regression_records(records, groups=None):
     """One ``kind: regression`` record per regressed check, for the history and other consumers."""
     out = []
-    groups = shared_groups(records)
+    groups = shared_groups(records) if groups is None else groups
     for record, metrics, runs in _regressed_checks(records):
         shared = _shared(record, metrics, groups) if groups else None
         worst_name = _worst_metric(metrics)
