@@ -248,8 +248,10 @@ def test_install_kubectl_installs_only_the_pinned_binary(fake_download):
 DEVELOPMENT_DIRS = ("tests/", "benchmarks/", "tools/", "extensions/", ".ci/", ".build/", "changelogs/fragments/")
 DEVELOPMENT_FILES = ("Makefile", "requirements-dev.txt", "pytest.ini", ".ansible-lint", ".gitignore", "docs/DEVELOPING.md",
                      "docs/benchmarks.md")
-# 0.72 MB at 1.0.0; 1.45 MB when the tests were in it.
-MAX_TARBALL_BYTES = 1000 * 1000
+# 0.72 MB at 1.0.0, 1.0 MB once the topology, loopback, Slurm and Kubernetes job code came (every file in it is
+# shipped on purpose: the name checks below say what may not be); 1.45 MB when the tests were in it, which this
+# bound still catches.
+MAX_TARBALL_BYTES = 1200 * 1000
 
 
 def _shipped_sources():
