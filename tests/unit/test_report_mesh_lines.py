@@ -235,7 +235,7 @@ def reference_filter(filter_, raw):
 def test_the_raw_filter_with_the_time_first_keeps_the_lines_it_kept():
     rnd = random.Random(7)
     lines = []
-    for _ in range(400):
+    for _line in range(400):
         stamp = '"time":"2026-12-%02dT10:00:00.000000Z"' % rnd.randint(1, 9)
         head = rnd.choice(['{"schema":1,', '{"schema":1,', '{"x":1,'])
         lines.append(("%s%s,\"kind\":\"%s\",\"run_id\":\"%s\"}" % (
