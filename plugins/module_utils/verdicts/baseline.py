@@ -415,13 +415,8 @@ def _test_params(record):
     return tuple([(k, _param_value(params[k])) for k in sorted(params) if k not in _NOT_THE_TEST])
 
 
-def _test_of(record, name):
-    """The test a check's metric belongs to across the fleet: kind, metric and :func:`_test_params`."""
-    return (record.get("kind"), name, _test_params(record))
-
-
 def _regressed_tests(records):
-    """The tests (:func:`_test_of`) with a regressed check."""
+    """The tests with a regressed check: (kind, metric, :func:`_test_params`)."""
     tests = set()
     for record in records:
         metrics = (record.get("regression") or {}).get("metrics")
@@ -432,7 +427,7 @@ def _regressed_tests(records):
 
 
 def shared_groups(records):
-    """{test: {kind, metric, params, checks, regressed, change}} of the tests (:func:`_test_of`) whose checks
+    """{test: {kind, metric, params, checks, regressed, change}} of the tests (kind, metric, params) whose checks
     moved together: :data:`SHARED_MIN_CHECKS` or more checks compared with a baseline, at least half of them
     regressed on the metric; ``change``: the median change of all of them.
 
@@ -475,12 +470,12 @@ def _within_shift(name, data, shift):
 
 def _shared(record, metrics, groups):
     """The shared group of a regressed check when every metric it regressed on is within its test's shift."""
-    found = [groups.get(_test_of(record, name)) for name in sorted(metrics)]
+    params = _test_params(record)
+    found = dict((name, groups.get((record.get("kind"), name, params))) for name in metrics)
     if not found or any(group is None or not _within_shift(name, metrics[name], group["change"])
-                        for name, group in zip(sorted(metrics), found)):
+                        for name, group in found.items()):
         return None
-    worst = _worst_metric(metrics)
-    return dict(groups[_test_of(record, worst)])
+    return dict(found[_worst_metric(metrics)])
 
 
 def regressions(records, groups=None):
