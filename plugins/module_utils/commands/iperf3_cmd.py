@@ -19,8 +19,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.output_capture import DOCUMENT
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
-    ArgumentError, catalog_entry, check_binary, check_role, check_server, check_side_labels, check_tokens, int_option,
-    refuse_shell_meta, side_outcome, CANNOT_START, OUTPUT_TOO_LARGE, start_entry, too_large_entry, valid_address)
+    ArgumentError, bandwidth_outcome, catalog_entry, check_binary, check_role, check_server, check_side_labels,
+    check_tokens, int_option, not_started_outcome, refuse_shell_meta, side_outcome, CANNOT_START, OUTPUT_TOO_LARGE,
+    too_large_entry, valid_address)
 
 DEFAULT_PORT = 5201
 DURATION_MAX = 86400
@@ -213,10 +214,9 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     """pass / fail / error for one iperf3 side, with cause and fix."""
     parsed = parsed or {}
     role = side.get("role")
-    if result.get("start_error"):
-        return side_outcome("error", [start_entry(CATALOG, result["start_error"])])
-    if result.get("tool_missing"):
-        return side_outcome("error", [catalog_entry(CATALOG, "tool_missing", result.get("stderr"))])
+    not_started = not_started_outcome(CATALOG, result)
+    if not_started:
+        return not_started
     if result.get("output_too_large") and (result.get("output_stopped") or bandwidth(parsed) is None):
         return side_outcome("error", [too_large_entry(CATALOG, result)])
     if result.get("timed_out"):
@@ -253,12 +253,8 @@ def _reported_errors(result, parsed):
 
 
 def _bandwidth_verdict(side, value, min_fraction):
-    role = side.get("role")
-    if role == "client" and value is None:
+    if side.get("role") != "client":
+        return side_outcome("pass", [])
+    if value is None:
         return side_outcome("error", [catalog_entry(CATALOG, "no_result")])
-    expected = side.get("expected_gbps")
-    if role == "client" and expected and value is not None and value < float(expected) * float(min_fraction):
-        entry = catalog_entry(CATALOG, "below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
-            value, float(min_fraction) * 100, float(expected)))
-        return side_outcome("fail", [entry])
-    return side_outcome("pass", [])
+    return bandwidth_outcome(CATALOG, value, side.get("expected_gbps"), min_fraction)

@@ -21,9 +21,9 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
 from ansible_collections.clusterops.commcheck.plugins.module_utils.commands.side_options import (
-    ArgumentError, catalog_entry, check_binary, check_choice, check_role, check_server, check_side_labels,
-    check_tokens, checked, int_option, refuse_shell_meta, side_outcome, CANNOT_START, OUTPUT_TOO_LARGE, start_entry,
-    too_large_entry)
+    ArgumentError, bandwidth_outcome, catalog_entry, check_binary, check_choice, check_role, check_server,
+    check_side_labels, check_tokens, checked, int_option, not_started_outcome, refuse_shell_meta, side_outcome,
+    CANNOT_START, OUTPUT_TOO_LARGE, too_large_entry)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.discovery.endpoint import (
     GID_MAX, GID_MIN, PORT_MAX as IB_PORT_MAX, PORT_MIN as IB_PORT_MIN, Endpoint)
 
@@ -415,10 +415,9 @@ def side_verdict(side, result, parsed, min_fraction=0.9):
     errors = list(parsed.get("errors") or [])
     text = (result.get("stdout") or "") + "\n" + (result.get("stderr") or "")
     role = side.get("role")
-    if result.get("start_error"):
-        return side_outcome("error", [start_entry(CATALOG, result["start_error"])])
-    if result.get("tool_missing"):
-        return side_outcome("error", [catalog_entry(CATALOG, "tool_missing", result.get("stderr"))])
+    not_started = not_started_outcome(CATALOG, result)
+    if not_started:
+        return not_started
     if result.get("output_too_large") and (result.get("output_stopped") or not parsed.get("rows")):
         return side_outcome("error", [too_large_entry(CATALOG, result)] + errors)
     if _UNRECOGNIZED_RE.search(text) and not parsed.get("rows"):
@@ -446,14 +445,11 @@ def _timeout_verdict(role, result, parsed, text, errors):
 def _bandwidth_verdict(side, bw_gbps, min_fraction):
     """fail when a bandwidth side is below ``min_fraction`` of what it expects (twice that, bidirectional)."""
     expected = side.get("expected_gbps")
-    if side.get("metric", "bw") == "bw" and expected and bw_gbps is not None:
-        if side.get("bidirectional"):
-            expected = expected * 2
-        if bw_gbps < float(expected) * float(min_fraction):
-            entry = catalog_entry(CATALOG, "below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
-                bw_gbps, float(min_fraction) * 100, float(expected)))
-            return side_outcome("fail", [entry])
-    return side_outcome("pass", [])
+    if side.get("metric", "bw") != "bw" or not expected:
+        return side_outcome("pass", [])
+    if side.get("bidirectional"):
+        expected = expected * 2
+    return bandwidth_outcome(CATALOG, bw_gbps, expected, min_fraction)
 
 
 def _connected(text):

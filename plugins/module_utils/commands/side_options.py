@@ -70,6 +70,26 @@ def side_outcome(verdict, errors):
     }
 
 
+def not_started_outcome(catalog, result):
+    """The error outcome of a side whose command never ran (it could not start, or its tool is not on PATH), else
+    None: nothing the tool printed can be judged then."""
+    if result.get("start_error"):
+        return side_outcome("error", [start_entry(catalog, result["start_error"])])
+    if result.get("tool_missing"):
+        return side_outcome("error", [catalog_entry(catalog, "tool_missing", result.get("stderr"))])
+    return None
+
+
+def bandwidth_outcome(catalog, gbps, expected_gbps, min_fraction):
+    """``fail`` with the catalog's ``below_expected`` entry when ``gbps`` is below ``min_fraction`` of
+    ``expected_gbps``, else ``pass``; no expectation (None, 0) or no measurement (None) passes."""
+    if expected_gbps and gbps is not None and gbps < float(expected_gbps) * float(min_fraction):
+        entry = catalog_entry(catalog, "below_expected", "%.2f Gb/s is below %.0f%% of the expected %.2f Gb/s" % (
+            gbps, float(min_fraction) * 100, float(expected_gbps)))
+        return side_outcome("fail", [entry])
+    return side_outcome("pass", [])
+
+
 ROLES = ("server", "client")
 # Ranges of what a side only carries to be reported back.
 RAIL_MAX = 1023

@@ -53,7 +53,6 @@ _EXTRA_PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*|\d+:\s+|[A-Za
 _HASH_ERROR = re.compile(r"^\s*#\s*error:\s*(?P<msg>.*)$")
 _HEADER_CODES = re.compile(r"[nr]ccl-(headers|library)=(\d+)")
 _DIGITS = re.compile(r"\d+")
-_EMBEDDED_JSON = re.compile(r'(?m)^[ \t]*(\{)\s*"(?:version|start_time|config|results|args)"')
 _FAILURE_TAIL = re.compile(r"\s+(\S+)\s+'")
 # nccl-tests before 2019 printed "NCCL failure common.cu:921 'unhandled system error'" (no "Test "), maybe behind
 # "host: "; the file:line keeps prose that names an NCCL failure out
