@@ -17,6 +17,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text 
     error_entry,
     is_context_line,
     note_if_unread,
+    parse_or_report,
     to_text,
 )
 
@@ -130,6 +131,12 @@ def read_failure(line, catalog, notes):
     return None
 
 
+def read_scan(text, tool, catalog, new_reader):
+    """``scan`` with a new reader (``new_reader()``), as both parsers read their tool's output: never raises; a
+    reader that does (a bug in commcheck) leaves another new reader's empty result with one ``parser_error``."""
+    return parse_or_report(lambda _text: scan(_text, tool, catalog, new_reader()), text, new_reader().result, catalog)
+
+
 def scan(text, tool, catalog, reader):
     """``reader.result`` (an empty result to fill) once the fabric scan's output is read the way both scans print
     it: the ``no_output`` error of ``catalog`` when every line is blank; else each line (``fabric_lines``) that is
@@ -153,5 +160,5 @@ def scan(text, tool, catalog, reader):
     return note_if_unread(result, text, tool, result["ok"] or result["errors"])
 
 
-__all__ = ["LINK_FAILURE", "Links", "end", "fabric_lines", "guid", "is_ignorable", "read_failure", "scan",
-           "switches_of"]
+__all__ = ["LINK_FAILURE", "Links", "end", "fabric_lines", "guid", "is_ignorable", "read_failure", "read_scan",
+           "scan", "switches_of"]

@@ -24,12 +24,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.ib_fa
     Links,
     end,
     guid,
-    scan,
+    read_scan,
     switches_of,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     error_catalog,
-    parse_or_report,
     to_float,
     to_int,
 )
@@ -66,11 +65,7 @@ def parse_iblinkinfo(text):
     ``Switch`` where the output says it, a peer's where its LID is a node's of the output, else None; a CA line's
     GUID is its port GUID); ``links``: each link once, ``{from, to, width, speed_gbps, state, phys_state}``;
     ``switches``: ``[{guid, description, lid}]``. ``ok``: a port line was read."""
-    return parse_or_report(_parse, text, empty_result(), IBLINKINFO_ERRORS)
-
-
-def _parse(text):
-    return scan(text, "iblinkinfo", IBLINKINFO_ERRORS, _Reader())
+    return read_scan(text, "iblinkinfo", IBLINKINFO_ERRORS, _Reader)
 
 
 class _Reader(object):

@@ -26,12 +26,11 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.ib_fa
     Links,
     end,
     guid,
-    scan,
+    read_scan,
     switches_of,
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.text import (
     error_catalog,
-    parse_or_report,
     to_int,
 )
 
@@ -76,7 +75,7 @@ def parse_ibnetdiscover(text):
     ``Switch``, ``CA`` or ``Router``; GUIDs as ``0x`` and 16 hex digits where they are hex, else as printed);
     ``unlinked``: the ports report's ports with no peer, ``{end, width, speed}`` (speed None for ``???``). ``ok``: a
     node or a port was read."""
-    return parse_or_report(_parse, text, empty_result(), IBNETDISCOVER_ERRORS)
+    return read_scan(text, "ibnetdiscover", IBNETDISCOVER_ERRORS, _Reader)
 
 
 class _Reader(object):
@@ -174,10 +173,6 @@ def _unquoted(text):
     if len(text) >= 2 and text[0] == text[-1] == "'":
         return text[1:-1]
     return text or None
-
-
-def _parse(text):
-    return scan(text, "ibnetdiscover", IBNETDISCOVER_ERRORS, _Reader())
 
 
 __all__ = ["IBNETDISCOVER_ERRORS", "parse_ibnetdiscover"]
