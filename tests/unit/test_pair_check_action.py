@@ -34,18 +34,18 @@ def counter_vars(from_discovery):
     before, after = fabric.rdma_facts(), fabric.rdma_facts(after=True)
     hostvars = {
         # the role's own reading before the tests (a registered rdma_facts result), the latest after them
-        "h1": {"commcheck_rdma_perf_counters_before": {"ansible_facts": {"commcheck_rdma": before["h1"]}},
-               "commcheck_rdma_perf_counters_latest": after["h1"]},
+        "h1": {"commcheck_pair_perf_counters_before": {"ansible_facts": {"commcheck_rdma": before["h1"]}},
+               "commcheck_pair_perf_counters_latest": after["h1"]},
         # discovery's facts before, the pipelined run's own reading after
         "h2": {"ansible_facts": {"commcheck_rdma": before["h2"]},
-               "commcheck_rdma_perf_counters_before": {"commcheck_rdma": before["h2"]},
-               "commcheck_rdma_perf_counters_latest": None, "commcheck_rdma_perf_job": {"port_counters": after["h2"]}},
+               "commcheck_pair_perf_counters_before": {"commcheck_rdma": before["h2"]},
+               "commcheck_pair_perf_counters_latest": None, "commcheck_pair_perf_job": {"port_counters": after["h2"]}},
         # no reading after its tests: no deltas
-        "h3": {"commcheck_rdma_perf_counters_before": {"commcheck_rdma": before["h3"]}},
+        "h3": {"commcheck_pair_perf_counters_before": {"commcheck_rdma": before["h3"]}},
     }
     return {"hostvars": hostvars, "ansible_play_hosts": ["h1", "h2", "h3"], "commcheck_rdma_counters": True,
-            "commcheck_rdma_perf_counters_from_discovery": from_discovery,
-            "commcheck_rdma_perf_fleet": {"own": ["h1", "h2", "h3", "gone"], "hosts": ["h1", "h2", "h3"]}}
+            "commcheck_pair_perf_counters_from_discovery": from_discovery,
+            "commcheck_pair_perf_fleet": {"own": ["h1", "h2", "h3", "gone"], "hosts": ["h1", "h2", "h3"]}}
 
 
 def test_the_counters_step_takes_before_and_after_from_where_each_host_has_them():
@@ -102,7 +102,7 @@ def test_the_tcp_check_s_topology_is_the_leaf_of_the_port_holding_each_host_s_ad
         # the inventory's rail 0 says nothing of the TCP path; its tcp entry does
         "h2": {"ansible_facts": {"commcheck_rdma": facts(2)}, "commcheck_topology": {0: {"leaf": "inv-r0"}}},
         "h3": {"ansible_facts": {"commcheck_rdma": facts(3)}, "commcheck_topology": {"tcp": {"leaf": "front-3"}}}},
-        "commcheck_tcp_perf_fleet": {"facts": {"rails": dict(
+        "commcheck_pair_perf_fleet": {"facts": {"rails": dict(
             (host, [{"rail": 0, "address": "10.0.1.%d" % num}]) for num, host in ((1, "h1"), (2, "h2"), (3, "h3")))}}}
     action = pair_check.ActionModule(mock.MagicMock(), mock.MagicMock(), PlayContext(), loader=mock.MagicMock(),
                                      templar=mock.MagicMock(), shared_loader_obj=mock.MagicMock())
