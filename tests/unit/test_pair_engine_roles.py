@@ -84,8 +84,8 @@ def test_each_family_s_role_runs_the_engine_with_its_family_statically():
     for family in role_families():
         role = families.family(family)["check"]
         [task] = load(os.path.join(REPO, "roles", role, "tasks", "run.yml"))
-        assert task["ansible.builtin.import_role"] == {"name": "clusterops.commcheck.pair_perf", "tasks_from": "run",
-                                                        "rolespec_validate": False}, role
+        engine = {"name": "clusterops.commcheck.pair_perf", "tasks_from": "run", "rolespec_validate": False}
+        assert task["ansible.builtin.import_role"] == engine, role
         assert task["vars"] == {families.FAMILY_VAR: family}, role
         main = load(os.path.join(REPO, "roles", role, "tasks", "main.yml"))
         assert main[-1].get("ansible.builtin.import_tasks") == "run.yml", role
@@ -111,8 +111,8 @@ def test_the_engine_s_tasks_name_no_family_and_no_family_s_variable():
                 if action in task:
                     # the step's family is the role's (commcheck_pair_family), never written in the shared file
                     assert "family" not in (task[action] or {}), (path, task["name"])
-            assert "perftest" not in task and "clusterops.commcheck.iperf3" not in task and \
-                "clusterops.commcheck.perftest" not in task, (path, task["name"])
+            tools = ("clusterops.commcheck.perftest", "clusterops.commcheck.iperf3")
+            assert not any(tool in task for tool in tools), (path, task["name"])
     assert found == []
 
 

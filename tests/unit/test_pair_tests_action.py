@@ -105,8 +105,7 @@ def test_module_defaults_reach_the_module_as_they_reach_its_own_task_and_the_pla
                  "group/clusterops.commcheck.other": {"mtu": 1024},
                  "clusterops.commcheck.iperf3": {"parallel": 8}},
                 {"clusterops.commcheck.collective": {"np": 2}}]
-    _name, margs, _wrap, _result = executed({"family": "rdma", "planned": "run"}, host_vars(),
-                                           module_defaults=defaults)
+    _name, margs, _wrap, _result = executed({"family": "rdma", "planned": "run"}, host_vars(), module_defaults=defaults)
     # the module's own defaults over the plan, the plan over the group's, the group's where the plan says nothing
     assert (margs["transport"], margs["kubectl"], margs["timeout"]) == ("kubectl", {"pod": "p"}, 99)
     assert (margs["duration"], margs["qps"]) == (5, 4)
@@ -116,22 +115,22 @@ def test_module_defaults_reach_the_module_as_they_reach_its_own_task_and_the_pla
     _name, margs, _wrap, _result = executed({"family": "rdma", "planned": "run"}, host_vars(), module_defaults=inner)
     assert (margs["kubectl"], margs["timeout"], margs["transport"]) == ({"pod": "inner"}, 40, "kubectl")
     # what the task gives itself wins over every default and the plan, even an option a defaults entry names
-    _name, margs, _wrap, _result = executed({"family": "rdma", "planned": "run", "timeout": 7, "duration": 2},
-                                           host_vars(), module_defaults=defaults)
+    given = {"family": "rdma", "planned": "run", "timeout": 7, "duration": 2}
+    _name, margs, _wrap, _result = executed(given, host_vars(), module_defaults=defaults)
     assert (margs["timeout"], margs["duration"]) == (7, 2)
 
 
 def test_a_group_the_play_did_not_resolve_for_the_module_gives_it_nothing():
     defaults = [{"group/clusterops.commcheck.transport": {"transport": "kubectl"}}]
-    _name, margs, _wrap, _result = executed({"family": "tcp", "planned": "run"}, host_vars(),
-                                           module_defaults=defaults, action_groups={})
+    _name, margs, _wrap, _result = executed({"family": "tcp", "planned": "run"}, host_vars(), module_defaults=defaults,
+                                            action_groups={})
     assert "transport" not in margs
 
 
 def test_without_planned_the_module_gets_the_task_s_options_and_its_defaults():
     defaults = [{"clusterops.commcheck.iperf3": {"transport": "kubectl"}}]
-    _name, margs, _wrap, _result = executed({"family": "tcp", "sides": [{"role": "server"}]}, {"inventory_hostname": "h"},
-                                           module_defaults=defaults)
+    given = {"family": "tcp", "sides": [{"role": "server"}]}
+    _name, margs, _wrap, _result = executed(given, {"inventory_hostname": "h"}, module_defaults=defaults)
     assert margs == {"sides": [{"role": "server"}], "transport": "kubectl"}
 
 
