@@ -13,7 +13,7 @@ options:
   planned:
     description:
       - Run this host's part of the plan the pair-check role registered (C(commcheck_pair_perf_run), the same name
-        for M(clusterops.commcheck.perftest) and M(clusterops.commcheck.iperf3): the role runs one check after the
+        for M(clusterops.commcheck.perftest) and M(clusterops.commcheck.iperf3), as the role runs one check after the
         other), filled in on the controller by the module's action plugin.
       - V(run) takes this host's sides of the plan's first round (the whole pipelined schedule); V(round) those of
         the round in C(commcheck_pair_perf_round).

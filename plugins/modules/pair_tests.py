@@ -72,8 +72,7 @@ port_counters:
   type: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import checked_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import FAMILIES
 
 ARGUMENT_SPEC = {
@@ -84,8 +83,9 @@ ARGUMENT_SPEC = {
 
 def main():
     # the action plugin runs the family's module in its place; run as a module, it only says so
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="clusterops.commcheck.pair_tests runs the family's module through its action plugin")
+    module = checked_module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.fail_json(msg="clusterops.commcheck.pair_tests runs as an action plugin, which runs the family's module "
+                         "on the host; it is no module of its own")
 
 
 if __name__ == "__main__":

@@ -98,6 +98,11 @@ def test_a_family_with_no_row_is_refused_naming_it_before_anything_runs(args, ta
     run.assert_not_called()
 
 
+def test_a_huge_family_is_shown_cut_in_the_message():
+    result = make({"family": "x" * 100000, "planned": "run"}).run(task_vars=host_vars())
+    assert result["failed"] and "...(100002 characters)" in result["msg"] and len(result["msg"]) < 400, len(result["msg"])
+
+
 def test_module_defaults_reach_the_module_as_they_reach_its_own_task_and_the_plan_stands_for_the_group_s():
     defaults = [{"group/clusterops.commcheck.transport": {"transport": "kubectl", "duration": 1, "qps": 4},
                  "clusterops.commcheck.perftest": {"timeout": 99, "kubectl": {"pod": "p"}},

@@ -33,6 +33,8 @@ each row as ``facts``). A family runs after the one before it (the one-click che
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
+
 # how a module option takes its variable's value: "value" as it is, "positive" only above 0, "not_negative"
 # only at 0 or above, "above_one" only above 1, "text" only when not empty, "bool" as a boolean; "fixed" is the
 # given value itself (no variable)
@@ -143,7 +145,8 @@ def family(name, table=None):
     """The row of ``name`` in ``table`` (default :data:`FAMILIES`), checked; FamilyError names what is wrong."""
     table = FAMILIES if table is None else table
     if name not in table:
-        raise FamilyError("family must be one of %s, got %r" % (", ".join(sorted(table)), name))
+        # a task's value: shown cut, so a huge one cannot flood the message
+        raise FamilyError("family must be one of %s, got %s" % (", ".join(sorted(table)), show(name)))
     row = table[name]
     missing = [key for key in REQUIRED if key not in row]
     if missing:
