@@ -18,7 +18,7 @@ from fault_lab import Fabric
 
 def run_step(family, step, task_vars):
     task = mock.MagicMock()
-    task.args = {"family": family, "step": step}
+    task.args = {"step": step} if family is None else {"family": family, "step": step}
     task.check_mode = False
     task.async_val = 0
     templar = mock.MagicMock()
@@ -65,6 +65,26 @@ def test_with_discovery_s_reading_a_host_without_facts_has_no_counter_deltas():
 def test_the_counters_step_reads_nothing_when_the_check_counts_nothing():
     task_vars = dict(counter_vars(False), commcheck_rdma_counters=False)
     assert run_step("rdma", "counters", task_vars)["counters"] == {}
+
+
+def test_a_family_without_port_counters_counts_none_whatever_the_rdma_variables_say():
+    """The shared task files run the counters step for every family: TCP's reads no host, even with the RDMA
+    check's counters on and the RDMA check's readings left on the hosts."""
+    task_vars = dict(counter_vars(False), commcheck_tcp_counters=True)
+    assert run_step("tcp", "counters", task_vars) == {"counters": {}, "changed": False}
+
+
+def test_a_step_without_family_takes_the_one_its_role_set_and_fails_naming_both_without_it():
+    """The shared task files name no family: the step takes commcheck_pair_family (rdma_perf and tcp_perf set it)."""
+    by_role = run_step(None, "counters", dict(counter_vars(False), commcheck_pair_family="rdma"))
+    assert by_role["counters"] == run_step("rdma", "counters", counter_vars(False))["counters"] != {}
+    assert run_step(None, "counters", dict(counter_vars(False), commcheck_pair_family="tcp"))["counters"] == {}
+    # the task's family wins over the role's
+    assert run_step("tcp", "counters", dict(counter_vars(False), commcheck_pair_family="rdma"))["counters"] == {}
+    failed = run_step(None, "counters", counter_vars(False))
+    assert failed["failed"] and "give family, or set commcheck_pair_family" in failed["msg"], failed
+    failed = run_step(None, "counters", dict(counter_vars(False), commcheck_pair_family="udp"))
+    assert failed["failed"] and "family must be one of rdma, rdma_gpu, tcp, got 'udp'" in failed["msg"], failed
 
 
 def test_a_host_s_topology_is_what_discovery_read_under_what_its_inventory_says():
