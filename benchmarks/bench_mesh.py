@@ -78,8 +78,8 @@ def task_times(marks, total):
 def rounds_phase(marks, total):
     """Seconds the tests took as Ansible saw them: from the first test task to the task after the last."""
     names = [mark[1].split(" : ", 1)[-1] for mark in marks]
-    first = ("Run every round of this host", "Run every pair and rail of the round at once",
-             "Run every round of this host (TCP)", "Run every pair of the round at once")
+    # the test tasks of the pair checks' shared task files (roles/pair_perf), RDMA and TCP alike
+    first = ("Run every round of this host", "Run every pair and rail of the round at once")
     # the task after a pipelined run (its result is the module's), or after each round's run
     last = ("Run the rounds one after the other, or collect the tests from the background", "Keep the results",
             "Keep the results of the round")

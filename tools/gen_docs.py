@@ -204,8 +204,11 @@ def variables_md():
            "rule of each variable in `plugins/plugin_utils/role_options.py`, checked before anything runs); do not",
            "edit by hand.", ""]
     for role in _roles():
-        entry = _role_specs(role).get("main") or {}
-        out += ["## Role `%s`" % role, ""]
+        specs = _role_specs(role)
+        # an internal role has no main entry point: the one its roles import stands for it
+        entry_name = "main" if "main" in specs or not specs else sorted(specs)[0]
+        entry = specs.get(entry_name) or {}
+        out += ["## Role `%s`" % role + ("" if entry_name == "main" else " (entry point `%s`)" % entry_name), ""]
         if entry.get("short_description"):
             out += [_cell(entry["short_description"]), ""]
         options = entry.get("options") or {}

@@ -82,7 +82,7 @@ def gather(hostvars, hosts, facts, values, missing, host_field=None):
 def named_inputs(args, read):
     """``args`` with what ``hosts_from``, ``unreachable_from`` and each ``values`` entry given as text name read
     through ``read(path)`` (MISSING when the task's host has no such variable): the hosts of a meeting come from
-    a result registered before (``commcheck_rdma_perf_fleet.own``), so the role passes names, not templates."""
+    a result registered before (``commcheck_pair_perf_fleet.own``), so the role passes names, not templates."""
     args = dict(args)
     if (args.get("hosts") is None) == (args.get("hosts_from") is None):
         raise ValueError("give one of hosts and hosts_from (the variable that lists them), not %s"

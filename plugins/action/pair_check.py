@@ -44,8 +44,9 @@ class ActionModule(ControllerAction):
                 GpuDirectError, TopologyError, AnsibleError, ValueError, TypeError)
 
     def decide(self, args, result, task_vars):
-        self._vars, self._read = task_vars, {}
-        self._row = families.family(args["family"])
+        self._vars, self._read, self._decided = task_vars, {}, {}
+        # the family the task names, else the one the role running the shared task files (pair_perf) set
+        self._row = families.family_of(args.get("family"), self.opts(families.FAMILY_VAR))
         # inside the one-click role, what it decided for this check stands for the role's own variables
         self._decided = decided(task_vars, self._row["pair_family"], self._templar.template)
         out = getattr(self, "_" + args["step"])()
@@ -126,7 +127,7 @@ class ActionModule(ControllerAction):
     def _counters(self):
         """The port counter changes of this controller's hosts still in the play: before the tests (this run's
         discovery, or the role's own reading), after them (what the host's last test task read)."""
-        if not engine.truthy(self.opts(families.option(self._row, "counters"))):
+        if not self._row.get("counters") or not engine.truthy(self.opts(families.option(self._row, "counters"))):
             return {"counters": {}}
         facts = self._row["facts"]
         from_discovery = engine.truthy(self.opts(facts + "_counters_from_discovery") or False)

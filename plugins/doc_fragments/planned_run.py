@@ -12,11 +12,11 @@ class ModuleDocFragment(object):
 options:
   planned:
     description:
-      - Run this host's part of the plan its pair-check role registered (C(commcheck_rdma_perf_run) for
-        M(clusterops.commcheck.perftest), C(commcheck_tcp_perf_run) for M(clusterops.commcheck.iperf3)), filled
-        in on the controller by the module's action plugin.
+      - Run this host's part of the plan the pair-check role registered (C(commcheck_pair_perf_run), the same name
+        for M(clusterops.commcheck.perftest) and M(clusterops.commcheck.iperf3), as the role runs one check after the
+        other), filled in on the controller by the module's action plugin.
       - V(run) takes this host's sides of the plan's first round (the whole pipelined schedule); V(round) those of
-        the round in C(commcheck_rdma_perf_round) or C(commcheck_tcp_perf_round).
+        the round in C(commcheck_pair_perf_round).
       - The plan's module options then stand as the collection's group defaults (a play's defaults for the
         module itself still win), O(sysfs_root) comes from C(commcheck_sysfs_root) (else V(/sys)) and, for
         M(clusterops.commcheck.perftest), its C(rdma_facts) option from the host's discovery facts; an option the task

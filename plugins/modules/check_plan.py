@@ -150,7 +150,7 @@ role_vars:
       left unset.
   returned: O(step=runs)
   type: dict
-  sample: {"commcheck_tcp_hosts": ["node1", "node2"], "commcheck_tcp_pattern": "ring", "commcheck_tcp_perf_rails_by_host": {}}
+  sample: {"commcheck_tcp_hosts": ["node1", "node2"], "commcheck_tcp_pattern": "ring", "commcheck_pair_perf_rails_by_host": {}}
 '''
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.module_args import controller_only

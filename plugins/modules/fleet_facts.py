@@ -37,7 +37,7 @@ options:
     description:
       - The variable of the task's host that lists O(hosts), as C(name) or C(name.key), read on the controller;
         typically a key of a result registered by a run-once task before, such as an earlier meeting's RV(own)
-        (C(commcheck_rdma_perf_fleet.own)), or a magic variable of the play (C(ansible_play_hosts_all)). A name
+        (C(commcheck_pair_perf_fleet.own)), or a magic variable of the play (C(ansible_play_hosts_all)). A name
         the host lacks, or one that is not a list, fails the task.
     type: str
   unreachable_from:
@@ -60,7 +60,7 @@ options:
       - A host missing from a mapping, or mapped to C(null), gets the O(missing) value of that name; for a name
         also in O(facts), its variable instead (a given value wins over the variable).
       - In place of a mapping, the variable of the task's host that holds it, as for O(hosts_from)
-        (C(commcheck_rdma_perf_counted.counters) for the name C(counters)).
+        (C(commcheck_pair_perf_counted.counters) for the name C(counters)).
     type: dict
     default: {}
   missing:
@@ -125,7 +125,7 @@ EXAMPLES = r'''
     step: rdma-rails
     hosts: "{{ ansible_play_hosts }}"
     facts:
-      rails: commcheck_rdma_perf_rails
+      rails: commcheck_pair_perf_rails
       rdma: ansible_facts.commcheck_rdma
     slices: 2
     directory: /shared/commcheck/slices
@@ -140,7 +140,7 @@ EXAMPLES = r'''
     hosts_from: fleet.own
     facts:
       # the module result of each host's tests, else what its rounds gathered
-      sides: [commcheck_rdma_perf_job.sides, commcheck_rdma_perf_sides]
+      sides: [commcheck_pair_perf_job.sides, commcheck_pair_perf_sides]
     host_field:
       sides: host
   run_once: true

@@ -11,20 +11,24 @@ module: pair_check
 short_description: A controller step of a pair check (RDMA or TCP) - hosts, plan, retests, judgement
 version_added: 1.1.0
 description:
-  - The controller side of the pair checks C(clusterops.commcheck.rdma_perf) and C(clusterops.commcheck.tcp_perf),
+  - The controller side of the pair checks C(clusterops.commcheck.rdma_perf) and C(clusterops.commcheck.tcp_perf)
+    (their shared task files, C(clusterops.commcheck.pair_perf)),
     one engine for every check family (RDMA from host memory, RDMA from GPU memory, TCP), each a row of one table
     (C(plugins/module_utils/planning/families.py)).
   - Reads the family's role variables once (C(commcheck_rdma_*) or C(commcheck_tcp_*) and the shared ones such as
     C(commcheck_min_fraction), C(commcheck_outlier_z), C(commcheck_retest_*)) and the results the role registered
-    under the family's fact prefix (C(commcheck_rdma_perf_fleet), C(commcheck_rdma_perf_run), ...).
+    under the prefix every family shares (C(commcheck_pair_perf_fleet), C(commcheck_pair_perf_run), ...; the role
+    C(clusterops.commcheck.pair_perf) runs one family after the other).
   - Run it with C(run_once=true).
 author:
   - commcheck developers (@clusterops)
 options:
   family:
-    description: The check family.
+    description:
+      - The check family.
+      - Unset, the family the task's variable C(commcheck_pair_family) names (the roles that run the shared task
+        files of C(clusterops.commcheck.pair_perf) set it); the task fails when neither names one.
     type: str
-    required: true
     choices: [rdma, rdma_gpu, tcp]
   step:
     description:
@@ -65,14 +69,14 @@ EXAMPLES = r'''
     family: rdma
     step: plan
   run_once: true
-  register: commcheck_rdma_perf_run
+  register: commcheck_pair_perf_run
 
 - name: Judge the TCP check
   clusterops.commcheck.pair_check:
     family: tcp
     step: judge
   run_once: true
-  register: commcheck_tcp_perf_verdicts
+  register: commcheck_pair_perf_verdicts
 '''
 
 RETURN = r'''
@@ -88,8 +92,9 @@ unreachable:
   elements: str
 rails_by_host:
   description:
-    - Every host's rails as the one-click check noted them in one task (C(commcheck_rdma_perf_rails_by_host),
-      C(commcheck_tcp_perf_rails_by_host)); empty when the role runs on its own (each host's own fact then).
+    - Every host's rails as the one-click check noted them in one task for this family's check
+      (C(commcheck_pair_perf_rails_by_host) of its decisions); empty when the role runs on its own (each host's own
+      fact C(commcheck_pair_perf_rails) then).
   returned: step hosts
   type: dict
 timeout:

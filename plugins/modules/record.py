@@ -37,7 +37,7 @@ options:
     description:
       - The variable of the task's host that holds the records, as C(name) or C(name.key), read on the controller by
         the action plugin; typically a key of a result a run-once task registered before
-        (C(commcheck_rdma_perf_verdicts.share)). Read from the task's own host also when the task is delegated to
+        (C(commcheck_pair_perf_verdicts.share)). Read from the task's own host also when the task is delegated to
         C(localhost). A name the host lacks, or one that is not a list, fails the task.
     type: str
 extends_documentation_fragment:

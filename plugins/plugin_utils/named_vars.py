@@ -2,7 +2,7 @@
 # Copyright: commcheck contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A controller action's input named, not templated: the role task gives the name of a variable of the task's host
-(``commcheck_rdma_perf_fleet.own``: a key of a result a run-once task registered before) and the action reads it
+(``commcheck_pair_perf_fleet.own``: a key of a result a run-once task registered before) and the action reads it
 once, in Python (fleet_facts ``hosts_from``, record ``records_from``; issue 35, roles that only call).
 
 ``task_value(task_vars, path)`` reads it as fleet_facts reads every host's variables (``host_vars.host_value``),

@@ -128,13 +128,15 @@ def choose_hosts(row, opts, play_hosts, play_hosts_all):
 # ------------------------------------------------------------------ plans and how they run
 
 def run_shape(row, opts, plans, timeout, forks, now=None):
-    """How a plan runs: its task bound, in the background or not, and how long the controller waits for it."""
+    """How a plan runs: round by round or pipelined (``strategy``), its task bound, in the background or not, and how
+    long the controller waits for it."""
     first = plans[0] if plans else {"sides": {}, "steps": 0}
     setting = opts(option(row, "background"))
     steps = int(first.get("steps") or 0)
     for each in plans:
         each["bounds"] = dict((host, task_timeout(sides, timeout)) for host, sides in each["sides"].items())
-    return {"rounds": plans, "timeout": int(timeout), "bound": task_timeout(steps, timeout),
+    return {"rounds": plans, "strategy": opts(option(row, "strategy")), "timeout": int(timeout),
+            "bound": task_timeout(steps, timeout),
             "background": setting == "always" or (setting == "auto" and len(first["sides"]) > int(forks)),
             "wait_s": int(steps * measured_s(row, opts)), "started": time.time() if now is None else now,
             "module_args": module_args(row, opts, timeout)}

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The module calls a pair check would make, from the role variables: ``planned_calls(family, options, hosts)``.
 
-Each family's calls are built as its role builds them (``roles/rdma_perf/tasks/round.yml``,
-``gpudirect_round.yml``, ``roles/tcp_perf/tasks/round.yml``): the same module arguments from the same
+Each family's calls are built as its role builds them (``roles/pair_perf/tasks/round.yml``, the task files every
+family's role runs, with the rounds from GPU memory through it too): the same module arguments from the same
 variables (the module options of the family's row in ``planning/families.py``), the sides from the same
 planner (``planning/schedule.plan_rounds``) over placeholder endpoints, as discovery has not run. The modules
 merge each side with the per-test options the same way at run time (``planning/per_test_options.py``).

@@ -47,7 +47,7 @@ import bench_accuracy  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-RETEST_MARK = "rdma_perf : Plan the retests of the failing pairs"
+RETEST_MARK = "pair_perf : Plan the retests of the failing pairs"
 
 
 class ErrorsDuringTheRun(faults.Fault):

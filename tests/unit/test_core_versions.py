@@ -170,10 +170,10 @@ def template(value, variables, task=None):
 @pytest.mark.parametrize("job, expected", [({}, None), ({"port_counters": {"mlx5_0": {"1": {}}}}, {"mlx5_0": {"1": {}}})])
 def test_the_latest_port_counters_stay_unset_until_a_test_reads_them(job, expected):
     # a "" instead of null would hide the first pass's counters from the verdicts (pair_check step counters)
-    name = "commcheck_rdma_perf_counters_latest"
+    name = "commcheck_pair_perf_counters_latest"
     for role_file, prefix in (("gpudirect.yml", "Keep the first results apart"), ("retest_run.yml", "Keep the first results apart")):
-        task = task_named("rdma_perf", role_file, prefix)
-        latest = template({name: task["ansible.builtin.set_fact"][name]}, {name: None, "commcheck_rdma_perf_job": job})
+        task = task_named("pair_perf", role_file, prefix)
+        latest = template({name: task["ansible.builtin.set_fact"][name]}, {name: None, "commcheck_pair_perf_job": job})
         assert latest.get(name) == expected, role_file  # an omitted fact keeps its value: null
 
 

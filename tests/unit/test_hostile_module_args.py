@@ -66,7 +66,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.options impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options import option_rules
 from ansible_collections.clusterops.commcheck.plugins.modules import (
     check_outputs, check_plan, collective, collective_plan, cpu_governor, discovery_results, existing_pods,
-    fleet_facts, iperf3, k8s_job, pair_check, perftest, pods_plan, quarantine, rdma_facts, record, report,
+    fleet_facts, iperf3, k8s_job, pair_check, pair_tests, perftest, pods_plan, quarantine, rdma_facts, record, report,
     reserve_nodes, run_lock, test_pods, tool_probe, validate_options)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.kubernetes.pods_plan import job_manifest
 from module_in_process import KUBECTL_CLIENT_VERSION, Recorder, is_identity_probe
@@ -75,7 +75,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MODULES = {
     "check_outputs": check_outputs, "check_plan": check_plan, "pods_plan": pods_plan, "collective": collective,
     "collective_plan": collective_plan, "cpu_governor": cpu_governor, "discovery_results": discovery_results,
-    "existing_pods": existing_pods, "pair_check": pair_check, "k8s_job": k8s_job,
+    "existing_pods": existing_pods, "pair_check": pair_check, "pair_tests": pair_tests, "k8s_job": k8s_job,
     "fleet_facts": fleet_facts, "iperf3": iperf3, "perftest": perftest, "quarantine": quarantine,
     "rdma_facts": rdma_facts, "record": record, "report": report, "run_lock": run_lock, "test_pods": test_pods,
     "tool_probe": tool_probe, "validate_options": validate_options, "reserve_nodes": reserve_nodes,
@@ -88,11 +88,12 @@ ACTIONS = {
 }
 # Modules whose action plugin runs instead of them: the module only says so, and the action judges the values.
 ACTION_ONLY = set(["check_outputs", "check_plan", "collective_plan", "discovery_results", "fleet_facts", "pair_check", "pods_plan",
-                   "report", "validate_options", "reserve_nodes"])
+                   "report", "validate_options", "reserve_nodes", "pair_tests"])
 # Action plugins that only fill in their module's arguments on the controller (who takes the host) and run it on
 # the host: the module's values are walked above, as MODULES.
+# (pair_tests runs the perftest or iperf3 module, whose values are walked as theirs)
 MODULE_WRAPPERS = set(["run_lock", "quarantine", "rdma_facts", "perftest", "iperf3", "collective", "cpu_governor",
-                       "tool_probe"])
+                       "tool_probe", "pair_tests"])
 TIME_LIMIT_S = 20
 
 
@@ -261,6 +262,7 @@ def base_args(name, tmp):
                         "directory": os.path.join(tmp, "slices")},
         "iperf3": {"role": "client", "server": "10.0.0.2"},
         "pair_check": {"family": "tcp", "step": "hosts"},
+        "pair_tests": {"family": "tcp"},
         "perftest": {"role": "client", "server": "10.0.0.2", "device": "mlx5_0"},
         "quarantine": {"backend": "kubernetes", "hosts": ["node-3"]},
         "rdma_facts": {"sysfs_root": sysfs, "tools": False},

@@ -114,7 +114,16 @@ def test_a_magic_variable_of_the_play_names_the_hosts_too():
     assert not result.get("failed") and result["own"] == ["n1", "n2"], result
 
 
-def _role_tasks(role):
+IMPORTS = ("ansible.builtin.import_role", "ansible.builtin.include_role")
+# the internal role whose task files the pair-check roles (rdma_perf, tcp_perf) run as their own
+ENGINE = "clusterops.commcheck.pair_perf"
+
+
+def _role_tasks(role, seen=None):
+    """Every task of the role's task files and of the engine's, where the role imports them (rdma_perf and tcp_perf
+    run the task files of pair_perf): what registers a name and what reads it may sit in either."""
+    seen = set() if seen is None else seen
+    seen.add(role)
     tasks = []
     for path in sorted(glob.glob(os.path.join(REPO, "roles", role, "tasks", "*.yml"))):
         with open(path) as handle:
@@ -124,6 +133,10 @@ def _role_tasks(role):
             tasks.append(task)
             for section in ("block", "rescue", "always"):
                 stack[:0] = task.get(section) or []
+    for task in list(tasks):
+        imported = next((task[key]["name"] for key in IMPORTS if key in task), "")
+        if imported == ENGINE and imported.split(".")[-1] not in seen:
+            tasks += _role_tasks(imported.split(".")[-1], seen)
     return tasks
 
 
@@ -160,8 +173,8 @@ NAMING = {"clusterops.commcheck.fleet_facts": ("hosts_from", "unreachable_from")
           "clusterops.commcheck.record": ("records_from",)}
 
 
-@pytest.mark.parametrize("role", ["rdma_perf", "tcp_perf", "collective", "commcheck", "discover", "report",
-                                  "k8s_pods"])
+@pytest.mark.parametrize("role", ["pair_perf", "rdma_perf", "tcp_perf", "collective", "commcheck", "discover",
+                                  "report", "k8s_pods"])
 def test_every_name_a_role_gives_fleet_facts_or_record_is_a_result_the_role_registers(role):
     tasks = _role_tasks(role)
     registered = set(task["register"] for task in tasks if "register" in task)
@@ -176,6 +189,6 @@ def test_every_name_a_role_gives_fleet_facts_or_record_is_a_result_the_role_regi
         named += [args[option] for option in NAMING[action] if option in args]
         values = args.get("values") if isinstance(args.get("values"), dict) else {}
         named += [value for value in values.values() if isinstance(value, str)]
-    assert len(named) >= {"rdma_perf": 11, "tcp_perf": 7, "collective": 6, "commcheck": 3}.get(role, 1), named
+    assert len(named) >= {"pair_perf": 11, "rdma_perf": 11, "tcp_perf": 11, "collective": 6, "commcheck": 3}.get(role, 1), named
     assert [name for name in named if name != "ansible_play_hosts_all" and (
         name.split(".")[0] not in registered or "." not in name)] == []

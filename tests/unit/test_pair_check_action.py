@@ -18,7 +18,7 @@ from fault_lab import Fabric
 
 def run_step(family, step, task_vars):
     task = mock.MagicMock()
-    task.args = {"family": family, "step": step}
+    task.args = {"step": step} if family is None else {"family": family, "step": step}
     task.check_mode = False
     task.async_val = 0
     templar = mock.MagicMock()
@@ -34,18 +34,18 @@ def counter_vars(from_discovery):
     before, after = fabric.rdma_facts(), fabric.rdma_facts(after=True)
     hostvars = {
         # the role's own reading before the tests (a registered rdma_facts result), the latest after them
-        "h1": {"commcheck_rdma_perf_counters_before": {"ansible_facts": {"commcheck_rdma": before["h1"]}},
-               "commcheck_rdma_perf_counters_latest": after["h1"]},
+        "h1": {"commcheck_pair_perf_counters_before": {"ansible_facts": {"commcheck_rdma": before["h1"]}},
+               "commcheck_pair_perf_counters_latest": after["h1"]},
         # discovery's facts before, the pipelined run's own reading after
         "h2": {"ansible_facts": {"commcheck_rdma": before["h2"]},
-               "commcheck_rdma_perf_counters_before": {"commcheck_rdma": before["h2"]},
-               "commcheck_rdma_perf_counters_latest": None, "commcheck_rdma_perf_job": {"port_counters": after["h2"]}},
+               "commcheck_pair_perf_counters_before": {"commcheck_rdma": before["h2"]},
+               "commcheck_pair_perf_counters_latest": None, "commcheck_pair_perf_job": {"port_counters": after["h2"]}},
         # no reading after its tests: no deltas
-        "h3": {"commcheck_rdma_perf_counters_before": {"commcheck_rdma": before["h3"]}},
+        "h3": {"commcheck_pair_perf_counters_before": {"commcheck_rdma": before["h3"]}},
     }
     return {"hostvars": hostvars, "ansible_play_hosts": ["h1", "h2", "h3"], "commcheck_rdma_counters": True,
-            "commcheck_rdma_perf_counters_from_discovery": from_discovery,
-            "commcheck_rdma_perf_fleet": {"own": ["h1", "h2", "h3", "gone"], "hosts": ["h1", "h2", "h3"]}}
+            "commcheck_pair_perf_counters_from_discovery": from_discovery,
+            "commcheck_pair_perf_fleet": {"own": ["h1", "h2", "h3", "gone"], "hosts": ["h1", "h2", "h3"]}}
 
 
 def test_the_counters_step_takes_before_and_after_from_where_each_host_has_them():
@@ -65,6 +65,26 @@ def test_with_discovery_s_reading_a_host_without_facts_has_no_counter_deltas():
 def test_the_counters_step_reads_nothing_when_the_check_counts_nothing():
     task_vars = dict(counter_vars(False), commcheck_rdma_counters=False)
     assert run_step("rdma", "counters", task_vars)["counters"] == {}
+
+
+def test_a_family_without_port_counters_counts_none_whatever_the_rdma_variables_say():
+    """The shared task files run the counters step for every family: TCP's reads no host, even with the RDMA
+    check's counters on and the RDMA check's readings left on the hosts."""
+    task_vars = dict(counter_vars(False), commcheck_tcp_counters=True)
+    assert run_step("tcp", "counters", task_vars) == {"counters": {}, "changed": False}
+
+
+def test_a_step_without_family_takes_the_one_its_role_set_and_fails_naming_both_without_it():
+    """The shared task files name no family: the step takes commcheck_pair_family (rdma_perf and tcp_perf set it)."""
+    by_role = run_step(None, "counters", dict(counter_vars(False), commcheck_pair_family="rdma"))
+    assert by_role["counters"] == run_step("rdma", "counters", counter_vars(False))["counters"] != {}
+    assert run_step(None, "counters", dict(counter_vars(False), commcheck_pair_family="tcp"))["counters"] == {}
+    # the task's family wins over the role's
+    assert run_step("tcp", "counters", dict(counter_vars(False), commcheck_pair_family="rdma"))["counters"] == {}
+    failed = run_step(None, "counters", counter_vars(False))
+    assert failed["failed"] and "give family, or set commcheck_pair_family" in failed["msg"], failed
+    failed = run_step(None, "counters", dict(counter_vars(False), commcheck_pair_family="udp"))
+    assert failed["failed"] and "family must be one of rdma, rdma_gpu, tcp, got 'udp'" in failed["msg"], failed
 
 
 def test_a_host_s_topology_is_what_discovery_read_under_what_its_inventory_says():
@@ -102,7 +122,7 @@ def test_the_tcp_check_s_topology_is_the_leaf_of_the_port_holding_each_host_s_ad
         # the inventory's rail 0 says nothing of the TCP path; its tcp entry does
         "h2": {"ansible_facts": {"commcheck_rdma": facts(2)}, "commcheck_topology": {0: {"leaf": "inv-r0"}}},
         "h3": {"ansible_facts": {"commcheck_rdma": facts(3)}, "commcheck_topology": {"tcp": {"leaf": "front-3"}}}},
-        "commcheck_tcp_perf_fleet": {"facts": {"rails": dict(
+        "commcheck_pair_perf_fleet": {"facts": {"rails": dict(
             (host, [{"rail": 0, "address": "10.0.1.%d" % num}]) for num, host in ((1, "h1"), (2, "h2"), (3, "h3")))}}}
     action = pair_check.ActionModule(mock.MagicMock(), mock.MagicMock(), PlayContext(), loader=mock.MagicMock(),
                                      templar=mock.MagicMock(), shared_loader_obj=mock.MagicMock())

@@ -58,7 +58,7 @@ def test_every_family_of_the_table_is_whole():
 
 def test_a_row_that_lacks_a_key_or_names_an_unknown_rule_is_refused_naming_it():
     table = {"half": {"check": "half_perf"}}
-    with pytest.raises(families.FamilyError, match="family half lacks label, facts"):
+    with pytest.raises(families.FamilyError, match="family half lacks label, options"):
         families.family("half", table)
     bad = dict(families.FAMILIES["tcp"], module_args=(("duration", "commcheck_tcp_duration", "doubled"),))
     with pytest.raises(families.FamilyError, match="module option duration has no rule 'doubled'"):

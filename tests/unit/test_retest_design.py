@@ -255,9 +255,9 @@ def test_the_action_plans_pass_2_from_the_retest_sides_gathered_from_every_host(
     kept = by_host(fabric.sides(last["rounds"], "retest"))
     # what fleet_facts gathered (retest_again.yml): each host's kept sides; a host with none has an empty list
     gathered = {"facts": {"retest_sides": dict((h, kept.get(h, [])) for h in fabric.hosts)}}
-    task_vars = dict(values, ansible_play_hosts=fabric.hosts, commcheck_rdma_perf=first,
-                     commcheck_rdma_perf_fleet=fleet, commcheck_rdma_perf_run=run,
-                     commcheck_rdma_perf_retest_plan=last, commcheck_rdma_perf_fleet_retested=gathered)
+    task_vars = dict(values, ansible_play_hosts=fabric.hosts, commcheck_pair_perf=first,
+                     commcheck_pair_perf_fleet=fleet, commcheck_pair_perf_run=run,
+                     commcheck_pair_perf_retest_plan=last, commcheck_pair_perf_fleet_retested=gathered)
     result = run_step("rdma", "retest_again", task_vars)
     assert not result.get("failed"), result
     assert (result["retest_pass"], result["hosts"]) == (2, ["h1", "h5"])

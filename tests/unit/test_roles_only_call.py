@@ -63,7 +63,7 @@ def executed(module, args, task_vars, module_defaults=None, async_val=0):
 def rdma_vars(**changes):
     run = {"rounds": [{"sides": {"h1": [{"role": "server", "rail": 0}], "h2": [{"role": "client", "rail": 0}]}}],
            "module_args": {"duration": 5, "timeout": 40, "port_counters": True, "fail_on_error": False}}
-    out = {"inventory_hostname": "h2", "commcheck_rdma_perf_run": run, "commcheck_sysfs_root": "/lab/h2/sys",
+    out = {"inventory_hostname": "h2", "commcheck_pair_perf_run": run, "commcheck_sysfs_root": "/lab/h2/sys",
            "ansible_facts": {"commcheck_rdma": {"devices": ["mlx5_0"]}}}
     out.update(changes)
     return out
@@ -77,7 +77,7 @@ def test_perftest_planned_run_takes_this_host_s_sides_the_plan_s_options_sysfs_a
 
 
 def test_a_round_takes_the_round_s_sides_and_no_facts_are_given_where_the_host_has_none():
-    task_vars = rdma_vars(commcheck_rdma_perf_round={"sides": {"h2": [{"role": "server", "rail": 1}]}})
+    task_vars = rdma_vars(commcheck_pair_perf_round={"sides": {"h2": [{"role": "server", "rail": 1}]}})
     del task_vars["ansible_facts"], task_vars["commcheck_sysfs_root"]
     _name, args, _wrap = executed(perftest_action, {"planned": "round"}, task_vars)
     assert args["sides"] == [{"role": "server", "rail": 1}]
@@ -98,14 +98,14 @@ def test_the_play_s_defaults_for_the_module_itself_win_over_the_plan_and_the_pla
 
 def test_iperf3_runs_in_the_background_with_the_tcp_plan_and_never_gets_rdma_facts():
     run = {"rounds": [{"sides": {"h2": [{"role": "client", "server": "10.0.0.1"}]}}], "module_args": {"duration": 3}}
-    task_vars = dict(rdma_vars(), commcheck_tcp_perf_run=run)
+    task_vars = dict(rdma_vars(), commcheck_pair_perf_run=run)
     name, args, wrap = executed(iperf3_action, {"planned": "run"}, task_vars, async_val=60)
     assert name == "clusterops.commcheck.iperf3" and wrap is True
     assert args == {"sides": [{"role": "client", "server": "10.0.0.1"}], "duration": 3, "sysfs_root": "/lab/h2/sys"}
 
 
 @pytest.mark.parametrize("task_vars, message", [
-    ({"inventory_hostname": "h9"}, "commcheck_rdma_perf_run holds no plan"),
+    ({"inventory_hostname": "h9"}, "commcheck_pair_perf_run holds no plan"),
     (dict(rdma_vars(), inventory_hostname="h9"), "host h9 has no sides in the planned run"),
 ])
 def test_a_missing_plan_or_host_fails_the_task_naming_it(task_vars, message):
@@ -186,7 +186,7 @@ def test_the_wait_step_sleeps_what_is_left_of_the_registered_plan():
     action = make(pair_check, {"family": "tcp", "step": "wait"})
     with mock.patch.object(pair_check.time, "sleep") as sleep, \
             mock.patch.object(pair_engine.time, "time", return_value=1000.0):
-        result = action.run(task_vars={"commcheck_tcp_perf_run": {"wait_s": 12, "started": 995.0}})
+        result = action.run(task_vars={"commcheck_pair_perf_run": {"wait_s": 12, "started": 995.0}})
     assert result["waited_s"] == 7 and sleep.call_args.args == (7,)
 
 
@@ -200,12 +200,12 @@ FLEET = {"rails": {"a": [{"rail": 0}]}, "entries": {"a": {"name": "a"}}, "tcp_ra
 def test_the_role_variables_of_each_check_keep_the_hosts_still_in_the_play():
     assert orv.role_vars("rdma", PLAN, DECISION, FLEET, "ring", ["a", "b"]) == {
         "commcheck_rdma_hosts": ["b", "a"], "commcheck_rdma_pattern": "ring", "commcheck_rdma_ops": ["write", "read"],
-        "commcheck_rdma_metrics": ["bw"], "commcheck_rdma_perf_counters_from_discovery": True,
-        "commcheck_rdma_perf_rails_by_host": {"a": [{"rail": 0}]}}
+        "commcheck_rdma_metrics": ["bw"], "commcheck_pair_perf_counters_from_discovery": True,
+        "commcheck_pair_perf_rails_by_host": {"a": [{"rail": 0}]}}
     assert orv.role_vars("collective", PLAN, DECISION, FLEET, "ring", ["b"])["commcheck_collective_hosts"] == []
     assert orv.role_vars("tcp", PLAN, DECISION, FLEET, "all", ["a", "b"]) == {
         "commcheck_tcp_hosts": ["a", "b"], "commcheck_tcp_pattern": "all",
-        "commcheck_tcp_perf_rails_by_host": {"b": [{"rail": 0}]}}
+        "commcheck_pair_perf_rails_by_host": {"b": [{"rail": 0}]}}
     with pytest.raises(ValueError):
         orv.role_vars("gpu", PLAN, DECISION, FLEET, "ring", [])
 

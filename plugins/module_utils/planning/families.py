@@ -8,7 +8,6 @@ Planning, rounds, retests, judgement, localization and records are the same code
 (``plugin_utils/pair_engine.py``); a family only names, in its row of :data:`FAMILIES`:
 
 - ``check``: the role and the records' ``params.check``; ``label``: the name its outcome line starts with;
-  ``facts``: the prefix of the facts its role keeps;
 - ``options``: the prefix of its role variables (``<options>_hosts``, ``_pattern``, ``_strategy``, ...);
 - ``pair_family``: the family ``verdicts.pair_analysis`` judges its sides as (record kinds follow from it);
 - ``kinds``: its pair record kinds (the check's verdict is the worst of these and its findings);
@@ -25,14 +24,23 @@ Planning, rounds, retests, judgement, localization and records are the same code
 - ``retest_port``: ``base`` (the retests reuse the first pass's ports) or ``past_first_pass``;
 - ``counters``, ``preflight``, ``gpudirect``, ``placement``: the RDMA extras (port counter deltas and trend, the
   RoCE check of both ends, the pass from GPU memory, the NUMA placement findings), each off unless named.
+
+Every family's role runs the same task files (the internal role ``pair_perf``, with ``commcheck_pair_family``), so
+the results they register have one name for every family: :data:`FACTS` is their prefix (``family()`` puts it in
+each row as ``facts``). A family runs after the one before it (the one-click check), never beside it.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
+
 # how a module option takes its variable's value: "value" as it is, "positive" only above 0, "not_negative"
 # only at 0 or above, "above_one" only above 1, "text" only when not empty, "bool" as a boolean; "fixed" is the
 # given value itself (no variable)
+# the prefix of what the pair_perf role registers and keeps (``commcheck_pair_perf_run``, ...), for every family
+FACTS = "commcheck_pair_perf"
+
 ARG_RULE_NAMES = ("value", "positive", "not_negative", "above_one", "text", "bool", "fixed")
 
 # the options of every pair tool module (commands.pair_module) that every family takes from the same variable
@@ -64,7 +72,6 @@ _RDMA_ARGS = (
 _RDMA = {
     "check": "rdma_perf",
     "label": "RDMA",
-    "facts": "commcheck_rdma_perf",
     "options": "commcheck_rdma",
     "pair_family": "rdma",
     "kinds": ("rdma_bw", "rdma_lat"),
@@ -94,7 +101,6 @@ FAMILIES = {
     "tcp": {
         "check": "tcp_perf",
         "label": "TCP",
-        "facts": "commcheck_tcp_perf",
         "options": "commcheck_tcp",
         "pair_family": "tcp",
         "kinds": ("tcp_bw",),
@@ -125,7 +131,7 @@ FAMILIES = {
 }
 
 # what every row must hold (a new family is refused naming what it lacks)
-REQUIRED = ("check", "label", "facts", "options", "pair_family", "kinds", "module", "module_args", "tests", "timeout",
+REQUIRED = ("check", "label", "options", "pair_family", "kinds", "module", "module_args", "tests", "timeout",
             "expected", "thresholds", "retest_port")
 CHOICES = {"tests": (None, "ops_x_metrics"), "thresholds": ("after_retests", "first_pass"),
            "retest_port": ("base", "past_first_pass")}
@@ -139,7 +145,8 @@ def family(name, table=None):
     """The row of ``name`` in ``table`` (default :data:`FAMILIES`), checked; FamilyError names what is wrong."""
     table = FAMILIES if table is None else table
     if name not in table:
-        raise FamilyError("family must be one of %s, got %r" % (", ".join(sorted(table)), name))
+        # a task's value: shown cut, so a huge one cannot flood the message
+        raise FamilyError("family must be one of %s, got %s" % (", ".join(sorted(table)), show(name)))
     row = table[name]
     missing = [key for key in REQUIRED if key not in row]
     if missing:
@@ -150,7 +157,22 @@ def family(name, table=None):
     for arg_name, _source, rule in row["module_args"]:
         if rule not in ARG_RULE_NAMES:
             raise FamilyError("family %s: module option %s has no rule %r" % (name, arg_name, rule))
-    return dict(row, name=name)
+    return dict(row, name=name, facts=FACTS)
+
+
+# the variable the role that runs the shared task files (pair_perf) sets to its family; a step given no family
+# takes it from there
+FAMILY_VAR = "commcheck_pair_family"
+
+
+def family_of(given, variable, table=None):
+    """The row of the family a task names (``given``), else of the one its role set (``variable``, the value of
+    :data:`FAMILY_VAR`); FamilyError names both when neither is a family."""
+    name = given if given not in (None, "") else variable
+    if name in (None, ""):
+        raise FamilyError("give family, or set %s (the roles that import clusterops.commcheck.pair_perf set it)"
+                          % FAMILY_VAR)
+    return family(name, table)
 
 
 def option(row, suffix):
@@ -163,6 +185,6 @@ STEPS = ("hosts", "plan", "wait", "first", "retests", "retest_again", "counters"
          "gpu_judge",
          "judge")
 PAIR_CHECK_SPEC = {
-    "family": {"type": "str", "required": True, "choices": sorted(FAMILIES)},
+    "family": {"type": "str", "choices": sorted(FAMILIES)},
     "step": {"type": "str", "required": True, "choices": list(STEPS)},
 }

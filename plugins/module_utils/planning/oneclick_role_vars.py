@@ -39,9 +39,9 @@ USER_OPTIONS = {
 }
 # what the one-click check notes for the controller steps of a check's role (no option of the role)
 NOTES = {
-    "rdma": ("commcheck_rdma_perf_counters_from_discovery", "commcheck_rdma_perf_rails_by_host"),
+    "rdma": ("commcheck_pair_perf_counters_from_discovery", "commcheck_pair_perf_rails_by_host"),
     "collective": ("commcheck_collective_entry_by_host",),
-    "tcp": ("commcheck_tcp_perf_rails_by_host",),
+    "tcp": ("commcheck_pair_perf_rails_by_host",),
 }
 
 
@@ -88,15 +88,15 @@ def _decided(check, plan, decision, fleet, pattern, play_hosts):
         return {"commcheck_rdma_hosts": in_play("rdma_hosts"), "commcheck_rdma_pattern": pattern,
                 "commcheck_rdma_ops": plan.get("rdma_ops"), "commcheck_rdma_metrics": plan.get("rdma_metrics"),
                 # discovery (this run) has read the counters the tests are compared against
-                "commcheck_rdma_perf_counters_from_discovery": bool(plan.get("need_facts")),
-                "commcheck_rdma_perf_rails_by_host": fleet.get("rails") or {}}
+                "commcheck_pair_perf_counters_from_discovery": bool(plan.get("need_facts")),
+                "commcheck_pair_perf_rails_by_host": fleet.get("rails") or {}}
     if check == "collective":
         return {"commcheck_collective_library": decision.get("library"),
                 "commcheck_collective_hosts": in_play("collective_hosts"),
                 "commcheck_collective_ops": plan.get("collective_ops"),
                 "commcheck_collective_entry_by_host": fleet.get("entries") or {}}
     return {"commcheck_tcp_hosts": in_play("tcp_hosts"), "commcheck_tcp_pattern": pattern,
-            "commcheck_tcp_perf_rails_by_host": fleet.get("tcp_rails") or {}}
+            "commcheck_pair_perf_rails_by_host": fleet.get("tcp_rails") or {}}
 
 
 def decided(task_vars, check, template):
