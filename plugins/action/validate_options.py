@@ -30,6 +30,7 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.collections import is_sequence
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.options.option_rules import show
+from ansible_collections.clusterops.commcheck.plugins.module_utils.planning.families import FAMILY_VAR
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils import planned_call_checks, role_options
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.inventory_check import play_inventory_problems
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.oneclick_user_values import (  # noqa: F401 pylint: disable=unused-import
@@ -72,6 +73,15 @@ def plain(value):
     return value
 
 
+def internal_variable_problems(task_vars):
+    """The variable the pair-check roles set for the task files they share, given by the user: above every role's
+    value (extra vars), it would run every pair check as its family."""
+    if FAMILY_VAR not in task_vars:
+        return []
+    return ["%s: is set by the roles rdma_perf and tcp_perf for the task files they share and is not an option; "
+            "remove it (given, it would run every pair check as one family)" % FAMILY_VAR]
+
+
 def _same(left, right):
     try:
         return bool(left is right or left == right)
@@ -109,6 +119,7 @@ class ActionModule(ControllerAction):
         notes = []
         problems, hosts = self._problems(spec, all_specs, task_vars, notes)
         problems += play_inventory_problems(roles, task_vars, lambda value: plain(self._templar.template(value)))
+        problems = internal_variable_problems(task_vars) + problems
         result.update(changed=False, roles=roles, hosts=len(hosts))
         if problems:
             result.update(failed=True, msg=role_options.message(problems), problems=problems)

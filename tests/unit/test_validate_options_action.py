@@ -130,6 +130,9 @@ FATAL = """
         mode: "0644"
 """
 
+GOOD_INVENTORY = ("all:\n  vars: {ansible_connection: local, ansible_python_interpreter: %s}\n"
+                  "  hosts:\n    h1: {}\n    h2: {commcheck_tcp_parallel: 16}\n" % sys.executable)
+
 
 def _env(tmp_path):
     env = dict(os.environ)
@@ -243,12 +246,22 @@ def test_two_inventory_names_with_one_address_stop_the_play_before_anything_runs
     assert sorted(os.listdir(str(marks))) == []
 
 
+def test_the_shared_task_files_family_given_by_the_user_stops_the_play_naming_it(tmp_path):
+    # rdma_perf and tcp_perf set commcheck_pair_family on their import of pair_perf; an extra var would win over
+    # both and run the RDMA check as TCP's
+    marker = tmp_path / "ran"
+    marker.mkdir()
+    proc = _playbook(tmp_path, "family.yml", FATAL % marker, GOOD_INVENTORY, "-e", "commcheck_pair_family=tcp")
+    assert proc.returncode != 0
+    assert "commcheck_pair_family: is set by the roles rdma_perf and tcp_perf" in proc.stdout
+    assert not os.listdir(str(marker))
+    assert action.internal_variable_problems({"commcheck_rdma_qps": 4}) == []
+
+
 def test_the_same_hosts_with_good_values_run_on(tmp_path):
     marks = tmp_path / "marks"
     marks.mkdir()
-    inventory = ("all:\n  vars: {ansible_connection: local, ansible_python_interpreter: %s}\n"
-                 "  hosts:\n    h1: {}\n    h2: {commcheck_tcp_parallel: 16}\n" % sys.executable)
-    proc = _playbook(tmp_path, "fatal.yml", FATAL % marks, inventory)
+    proc = _playbook(tmp_path, "fatal.yml", FATAL % marks, GOOD_INVENTORY)
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert sorted(os.listdir(str(marks))) == ["ran-h1", "ran-h2"]
 
