@@ -200,18 +200,34 @@ def ansible_playbook(lab, extra_vars, log_path, history_dir, profile=None, worke
     return proc.returncode, wall, marks, cpu, main_cpu, busy
 
 
-def _phase_of(name):
-    role = name.split(" : ", 1)[0].rsplit(".", 1)[-1] if " : " in name else ""
-    return dict(PHASES).get(role, "other")
+def _role_of(name):
+    return name.split(" : ", 1)[0].rsplit(".", 1)[-1] if " : " in name else ""
+
+
+def _phase_of(name, pair_phase="rdma"):
+    """The phase of a task banner by its role; the pair checks' shared task files (role pair_perf) are the phase of
+    the check that runs them, ``pair_phase``."""
+    role = _role_of(name)
+    return pair_phase if role == "pair_perf" else dict(PHASES).get(role, "other")
+
+
+def _pair_phase(name, current):
+    """Which pair check the next pair_perf banners belong to: RDMA runs first; the TCP check's role, or a one-click
+    banner that names it (after the collective's), starts TCP's."""
+    role = _role_of(name)
+    if role == "tcp_perf" or (role == "commcheck" and "TCP" in name.split()):
+        return "tcp"
+    return "rdma" if role == "rdma_perf" else current
 
 
 def phase_times(marks, total, column=0):
     """{phase: seconds}: wall (column 0) or controller CPU (column 2) between task banners, by the role a
     task belongs to ("other": the rest, and what came before the first banner)."""
-    out = {}
+    out, pair_phase = {}, "rdma"
     for num, mark in enumerate(marks):
         end = marks[num + 1][column] if num + 1 < len(marks) else total
-        phase = _phase_of(mark[1])
+        pair_phase = _pair_phase(mark[1], pair_phase)
+        phase = _phase_of(mark[1], pair_phase)
         out[phase] = out.get(phase, 0.0) + (end - mark[column])
     if marks:
         out["other"] = out.get("other", 0.0) + marks[0][column]
