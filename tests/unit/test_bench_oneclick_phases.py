@@ -7,7 +7,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_oneclick", os.path.join(REPO, "benchmarks", "bench_oneclick.py"))
+    path = os.path.join(REPO, "benchmarks", "bench_oneclick.py")
+    spec = importlib.util.spec_from_file_location("bench_oneclick", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
