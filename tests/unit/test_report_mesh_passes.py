@@ -244,3 +244,53 @@ def test_a_view_handed_the_shared_regressions_writes_what_it_wrote_finding_them_
     texts = dict(report_render.each_format(formats, records, summary, {"baseline": None}, now=when, shared=shared))
     assert texts == dict(report_render.each_format(formats, records, summary, {"baseline": None}, now=when))
     assert json.loads(texts["json"])["regressions"] == bl.regressions(records)
+
+
+# --- the selection: a canonical time compared as it is ------------------------------------------------------
+
+def reference_selection(selection, record):
+    """Selection.__call__ as it was: the time through _record_time_ok."""
+    rkind = record.get("kind")
+    if selection.kinds is not None and rkind not in selection.kinds:
+        return False
+    if not selection.include_summary and rkind == "summary":
+        return False
+    if selection.hosts is not None and record.get("host") not in selection.hosts:
+        return False
+    if selection.peers is not None:
+        rpeer = record.get("peer")
+        if not ((rpeer is None and selection.peer_null) or (rpeer is not None and rpeer in selection.peers)):
+            return False
+    if selection.runs is not None and str(record.get("run_id")) not in selection.runs:
+        return False
+    if selection.verdicts is not None and record.get("verdict") not in selection.verdicts:
+        return False
+    if not history_read._record_time_ok(record, selection.since_text, selection.until_text):
+        return False
+    return selection.where is None or selection.where(record)
+
+
+TIMES = ["2026-12-%02dT10:00:00.000000Z" % day for day in range(1, 10)] + [
+    Text("2026-12-05T10:00:00.000000Z"), "2026-12-05T10:00:00Z", "2026-12-05T10:00:00.000000+00:00",
+    "2026-12-05T10:00:00.0000000", "late", "", None, 5, 1796400000, "2026-12-04T23:59:59.999999Z",
+    "2026-12-07T00:00:00.000000Z"]
+
+
+def test_the_selection_keeps_the_records_it_kept():
+    rnd = random.Random(5)
+    records = [{"kind": rnd.choice(["rdma_bw", "summary", "tcp_bw"]), "host": rnd.choice(["h1", "h2"]),
+                "peer": rnd.choice(["h2", None]), "run_id": rnd.choice(["r1", "r2", 3]),
+                "verdict": rnd.choice(["pass", "fail"]), "time": rnd.choice(TIMES)} for _record in range(2000)]
+    for record in records[::7]:
+        del record["time"]
+    selections = [history_read.Selection(kind=["rdma_bw", "tcp_bw"], until="2026-12-05T00:00:00Z"),
+                  history_read.Selection(run_id="r1", since="2026-12-04T00:00:00Z", until="2026-12-07T00:00:00Z"),
+                  history_read.Selection(since="2026-12-05T10:00:00Z", include_summary=True, verdict="pass"),
+                  history_read.Selection(peer="null", host="h1"), history_read.Selection()]
+    for selection in selections:
+        got = [_outcome(selection, record) for record in records]
+        assert got == [_outcome(reference_selection, selection, record) for record in records]
+        kept = sum(1 for outcome in got if outcome == ("value", True))
+        assert 0 < kept < len(records)
+    # an empty time fails alike (as an AttributeError of parse_time's None) where a bound asks for one
+    assert ("error", "AttributeError") in [_outcome(selections[0], record) for record in records]

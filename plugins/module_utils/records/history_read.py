@@ -356,8 +356,15 @@ class Selection(object):
             return False
         if self.verdicts is not None and record.get("verdict") not in self.verdicts:
             return False
-        if not _record_time_ok(record, self.since_text, self.until_text):
-            return False
+        if self.since_text is not None or self.until_text is not None:
+            text = record.get("time")
+            # a canonical time compared as it is (every line the writer writes), any other through _record_time_ok
+            if text.__class__ is not str or len(text) != 27 or not text.endswith("Z"):
+                if not _record_time_ok(record, self.since_text, self.until_text):
+                    return False
+            elif (self.since_text is not None and text < self.since_text) or \
+                    (self.until_text is not None and text > self.until_text):
+                return False
         return self.where is None or self.where(record)
 
 

@@ -292,13 +292,14 @@ class BaselineBuilder(object):
         elif record.get("verdict") not in self.verdicts:
             return False
         key = self._keys.key(record)
-        if self.keys is not None and key not in self.keys:
+        # a check kept already is one of the keys: its key hashed once (a mesh's history, 400,000 times)
+        runs = self._runs.get(key)
+        if runs is None and self.keys is not None and key not in self.keys:
             return False
         metrics = self._keys.metrics(record.get("metrics"))
         if not metrics:
             return False
         when = record.get("time") or ""
-        runs = self._runs.get(key)
         if runs is None:
             runs = self._runs[key] = {}
         entry = runs.get(run)
