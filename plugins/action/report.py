@@ -16,7 +16,6 @@ import os
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history_baseline
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as bl
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import version_mix
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.atomic_file import write_atomic
@@ -110,43 +109,41 @@ class ActionModule(ControllerAction):
             compared = True
         # hosts of the run on different NCCL, perftest or NIC firmware versions
         records = version_mix.with_version_findings(records)
-        # the report asks whether each record is a retest's re-measurement in each step: answered once a record
-        with run_verdict.remembering():
-            now = history.utc_now()
-            if args["run_subdir"]:
-                run_id = run_id or history.new_run_id(now)
-                report_dir = run_dir(report_dir, run_id)
-            # the tests whose checks regressed together, found once (a pass over every record) for all that says them
-            shared = bl.shared_groups(records)
-            summary = report_model.summarize(records, run_id=run_id, generated=history.format_time(now),
-                                             report_dir=report_dir, shared=shared)
-            meta = {"baseline": baseline_meta(args) if compared else None}
-            files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
-            summary["files"] = files
-            texts = rr.each_format(args["formats"], records, summary, meta, now=now,
-                                   regression_fails=args["regression_fails"], shared=shared)
-            index = index_problem = None
-            if self._task.check_mode:
-                for _fmt, _text in texts:  # rendered as a run would, written nowhere
-                    pass
-            else:
-                write_files(report_dir, files, texts)
-                if args["index"] and args["run_subdir"]:
-                    index, index_problem = write_index(parent_dir, report_dir, summary, records, args,
-                                                       history.format_time(now))
-            result.update(
-                changed=True,
-                run_id=run_id,
-                report_dir=report_dir,
-                files=files,
-                index=index,
-                summary=summary,
-                summary_lines=rr.summary_lines(summary, files),
-                fail_message=rr.failed_as_asked(summary, args["fail_on"], report_dir),
-                regressions=bl.regressions(records, shared),
-                regression_records=bl.regression_records(records, shared),
-                history_problems=read_report.problems,
-            )
+        now = history.utc_now()
+        if args["run_subdir"]:
+            run_id = run_id or history.new_run_id(now)
+            report_dir = run_dir(report_dir, run_id)
+        # the tests whose checks regressed together, found once (a pass over every record) for all that says them
+        shared = bl.shared_groups(records)
+        summary = report_model.summarize(records, run_id=run_id, generated=history.format_time(now),
+                                         report_dir=report_dir, shared=shared)
+        meta = {"baseline": baseline_meta(args) if compared else None}
+        files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
+        summary["files"] = files
+        texts = rr.each_format(args["formats"], records, summary, meta, now=now,
+                               regression_fails=args["regression_fails"], shared=shared)
+        index = index_problem = None
+        if self._task.check_mode:
+            for _fmt, _text in texts:  # rendered as a run would, written nowhere
+                pass
+        else:
+            write_files(report_dir, files, texts)
+            if args["index"] and args["run_subdir"]:
+                index, index_problem = write_index(parent_dir, report_dir, summary, records, args,
+                                                   history.format_time(now))
+        result.update(
+            changed=True,
+            run_id=run_id,
+            report_dir=report_dir,
+            files=files,
+            index=index,
+            summary=summary,
+            summary_lines=rr.summary_lines(summary, files),
+            fail_message=rr.failed_as_asked(summary, args["fail_on"], report_dir),
+            regressions=bl.regressions(records, shared),
+            regression_records=bl.regression_records(records, shared),
+            history_problems=read_report.problems,
+        )
         if args["return_records"]:
             # every record through Ansible's result handling costs the controller about as much as the report
             # itself at 100,000 records: the role leaves them in results.json and the history instead

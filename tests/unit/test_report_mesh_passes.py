@@ -8,7 +8,6 @@ with several tokens a group, tokens with regular-expression characters and non-A
 not; history files with every kind of bad line, read through the one loop; the report view handed the shared
 regressions beside the view that finds them itself.
 """
-import copy
 import datetime
 import json
 import random
@@ -20,7 +19,6 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records impor
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import baseline as bl
-from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import run_verdict
 
 
 # --- check keys and comparable metrics: the names of each shape sorted or sifted once ----------------------
@@ -296,50 +294,3 @@ def test_the_selection_keeps_the_records_it_kept():
         assert 0 < kept < len(records)
     # an empty time fails alike (as an AttributeError of parse_time's None) where a bound asks for one
     assert ("error", "AttributeError") in [_outcome(selections[0], record) for record in records]
-
-
-# --- a retest's re-measurement answered once a record while the report is made ------------------------------
-
-def retest_records(rnd, count):
-    return [rnd.choice([{"kind": "rdma_bw", "params": {"retest": rnd.choice([True, False, 0, 1, "", "x"])}},
-                        {"kind": rnd.choice(["rdma_lat_retest", "retest_summary", "rdma_bw", 5, None, ""])},
-                        {"kind": "tcp_bw", "retest": rnd.choice([True, False, None])}, {}, None,
-                        {"kind": "rdma_bw", "params": None}]) for _record in range(count)]
-
-
-def test_remembered_answers_are_the_answers_and_never_another_records():
-    rnd = random.Random(3)
-    records = retest_records(rnd, 400)
-    expected = [run_verdict.is_remeasurement(record) for record in records]
-    assert 0 < sum(expected) < len(records)
-    with run_verdict.remembering():
-        assert [run_verdict.is_remeasurement(record) for record in records] == expected
-        assert [run_verdict.is_remeasurement(record) for record in records] == expected
-        # records made, asked about and dropped one after the other: a new one's id may be an old one's
-        for _record in range(300):
-            fresh = copy.deepcopy(rnd.choice(records))
-            answer = run_verdict.is_remeasurement(fresh)
-            with run_verdict.remembering():
-                assert run_verdict.is_remeasurement(fresh) == answer
-            assert answer == run_verdict._is_remeasurement(fresh)
-    changed = {"kind": "rdma_bw", "params": {}}
-    with run_verdict.remembering():
-        assert not run_verdict.is_remeasurement(changed)
-    changed["params"]["retest"] = True
-    assert run_verdict.is_remeasurement(changed) and not run_verdict._REMEMBERED   # forgotten when the block ends
-
-
-def test_a_report_made_remembering_is_the_report_made_asking_each_time():
-    records = bl.compare([_record("now", 9, h, p, 20.0 if n < 3 else 8.0, rail) for n, (h, p) in enumerate(RING)
-                          for rail in (0, 1)] + [dict(_record("now", 9, "h1", "h2", 30.0, 0), kind="rdma_lat_retest")],
-                         [_record("r%d" % day, day, h, p, 8.0, rail) for day in range(3)
-                          for h, p in RING for rail in (0, 1)], ignore_params=bl.DEFAULT_IGNORE_PARAMS)
-    when = datetime.datetime(2026, 5, 10, tzinfo=datetime.timezone.utc)
-
-    def report():
-        summary = report_model.summarize(records, run_id="now", generated="2026-05-10T00:00:00.000000Z")
-        return summary, dict(report_render.each_format(list(report_render.FORMATS), records, summary, now=when))
-    asked = report()
-    with run_verdict.remembering():
-        assert report() == asked
-    assert asked[0]["retests"] == 1 and asked[0]["regressions"] == 6

@@ -14,8 +14,6 @@ partner retest that fails again must not turn a flaky run into a failed one.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import contextlib
-
 FAILING = ("fail", "error")
 WARNING = ("warn", "flaky")
 INTERRUPTED = "interrupted"
@@ -25,38 +23,9 @@ CHECKED = ("pass",) + FAILING + WARNING
 RETEST_SUFFIX = "_retest"
 
 
-# is_remeasurement's answers while ``remembering`` runs: {id(record): (record, answer)}; the record kept beside its
-# answer so that its id cannot be another record's meanwhile
-_REMEMBERED = []
-
-
-@contextlib.contextmanager
-def remembering():
-    """Keep :func:`is_remeasurement`'s answer for each record asked about while the block runs: the report asks
-    about every record in each of its steps (about seven times a record, 140,000 records at a 128-host mesh). For
-    records that nobody changes during the block; the answers are dropped when it ends."""
-    _REMEMBERED.append({})
-    try:
-        yield
-    finally:
-        _REMEMBERED.pop()
-
-
 def is_remeasurement(record):
     """A retest's re-measurement (``params.retest``, or a kind such as ``rdma_lat_retest``); the retest summary
     and the findings the retests lead to are judgements of the run, not re-measurements."""
-    if not _REMEMBERED:
-        return _is_remeasurement(record)
-    kept = _REMEMBERED[-1]
-    found = kept.get(id(record))
-    if found is not None and found[0] is record:
-        return found[1]
-    answer = _is_remeasurement(record)
-    kept[id(record)] = (record, answer)
-    return answer
-
-
-def _is_remeasurement(record):
     record = record or {}
     return bool((record.get("params") or {}).get("retest") or record.get("retest")
                 or str(record.get("kind") or "").endswith(RETEST_SUFFIX))
