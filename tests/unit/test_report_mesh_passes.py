@@ -131,8 +131,8 @@ def random_raw_line(rnd):
                         ""])
     head = rnd.choice(['{"schema":1,', '{"schema":1,', '{"x":1,'])
     words = rnd.sample(TOKEN_WORDS + ["other", "axb", "xy", "z"], 3)
-    return ("%s%s,\"kind\":\"%s\",\"run_id\":\"%s\",\"note\":\"%s\"}" % (head, stamp, words[0], words[1],
-                                                                        words[2])).encode("utf-8")
+    line = "%s%s,\"kind\":\"%s\",\"run_id\":\"%s\",\"note\":\"%s\"}" % (head, stamp, words[0], words[1], words[2])
+    return line.encode("utf-8")
 
 
 def _filter_outcome(function, raw):
