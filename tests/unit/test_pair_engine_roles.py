@@ -135,3 +135,57 @@ def test_the_engine_starts_each_family_s_run_from_no_results_before_its_tests():
     assert reset == {"commcheck_pair_perf_sides": [], "commcheck_pair_perf_retest_sides": [],
                      "commcheck_pair_perf_counters_latest": None, "commcheck_pair_perf_result": {}}
     assert names.index("Start every host of the check with no results") < names.index("Measure on every host of the check")
+
+
+def _tasks(entries):
+    for task in entries or []:
+        yield task
+        for section in ("block", "rescue", "always"):
+            for inner in _tasks(task.get(section)):
+                yield inner
+
+
+# Keywords Ansible templates before a task's (or its import's) `when`: they must hold where the check does not run
+# too, where every result of this role is the skipped result the other family's (or this one's) skipped task left.
+BEFORE_WHEN = ("run_once", "loop")
+
+
+def _static_files(name):
+    """The task file and those it imports statically, at any depth (an included file is templated only where its
+    include runs)."""
+    files = [name]
+    for task in _tasks(load(os.path.join(REPO, "roles", ENGINE, "tasks", name))):
+        if task.get("ansible.builtin.import_tasks"):
+            files.extend(_static_files(task["ansible.builtin.import_tasks"]))
+    return files
+SKIPPED = {"changed": False, "skipped": True, "skip_reason": "Conditional result was False", "false_condition": "x"}
+
+
+def test_keywords_templated_before_when_hold_where_the_check_does_not_run():
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+    try:
+        from ansible.template import trust_as_template
+    except ImportError:  # before ansible-core 2.19 every string is a template
+        def trust_as_template(text):
+            return text
+
+    names = set(task["register"] for path in task_files(ENGINE) for task in _tasks(load(path)) if task.get("register"))
+    keyed = []
+    for name in _static_files("run.yml"):
+        for task in _tasks(load(os.path.join(REPO, "roles", ENGINE, "tasks", name))):
+            keyed.extend((name, task.get("name"), key, task[key]) for key in BEFORE_WHEN
+                         if isinstance(task.get(key), str) and "{{" in task[key])
+    assert keyed and "commcheck_pair_perf_run" in names
+    variables = {}
+    for role in ("commcheck", "rdma_perf", "tcp_perf", "collective"):
+        path = os.path.join(REPO, "roles", role, "defaults", "main.yml")
+        variables.update(load(path) if os.path.exists(path) else {})
+    variables.update((name, dict(SKIPPED)) for name in names)
+    variables.update(inventory_hostname="h1", ansible_check_mode=False)
+    templar = Templar(loader=DataLoader(), variables=variables)
+    for where, name, key, text in keyed:
+        try:
+            templar.template(trust_as_template(text))
+        except Exception as exc:  # pylint: disable=broad-except
+            raise AssertionError("%s, task %r: %s fails on a skipped result: %s" % (where, name, key, exc))
