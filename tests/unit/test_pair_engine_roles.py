@@ -158,6 +158,8 @@ def _static_files(name):
         if task.get("ansible.builtin.import_tasks"):
             files.extend(_static_files(task["ansible.builtin.import_tasks"]))
     return files
+
+
 SKIPPED = {"changed": False, "skipped": True, "skip_reason": "Conditional result was False", "false_condition": "x"}
 
 
