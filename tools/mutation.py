@@ -26,6 +26,8 @@ import shutil
 import subprocess
 import sys
 
+import mutation_equivalent  # pylint: disable=import-error
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build", "mutation")
 COLLECTION = os.path.join("ansible_collections", "clusterops", "commcheck")
@@ -47,6 +49,11 @@ TARGETS = {
     "verdicts/stats.py": ["test_stats.py"],
     "planning/schedule.py": ["test_schedule.py", "test_schedule_rails.py", "test_pair_analysis.py", "test_retest.py",
                              "test_roce_consistency.py", "test_gpudirect_plan.py"],
+    "planning/bisection.py": ["test_bisection.py", "test_bisection_parts.py", "test_collective_steps.py",
+                              "test_collective_retest.py"],
+    "verdicts/retest.py": ["test_retest.py", "test_retest_parts.py", "test_judge_retests.py",
+                           "test_late_rail_retested.py", "test_good_pairs.py", "test_retest_design.py",
+                           "test_collective_retest.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
@@ -245,6 +252,9 @@ EQUIVALENT = (
     ("verdicts/thresholds.py", "_record_trip", r'not in \(rec\.get\("cause"\) or "XXXX"\):$',
      "a record without a cause reads as 'XXXX' instead of '': neither says thresholds tripped"),
 )
+
+
+EQUIVALENT += mutation_equivalent.EQUIVALENT
 
 
 def parse_args(argv):

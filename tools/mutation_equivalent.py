@@ -1,0 +1,46 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The equivalent mutants of the files tools/mutation.py took on second (issue mut34): bisection, retest and the
+nccl-tests parsers. The same shape as EQUIVALENT there: (file, function, a regular expression the mutated line
+matches, why the mutant behaves as the original for every input)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+_STUCK_ONLY_WITHOUT_GOOD = (
+    "plan_stuck, its only caller, runs only when no half could be topped up, which needs fewer known-good hosts "
+    "than min_size; a good run makes at least min_size of them, so no run was good yet")
+
+EQUIVALENT = (
+    ("planning/bisection.py", "bisect_pool",
+     r'"(XXroundXX|ROUND)": (1|plan\["round"\])\}|"bad": True, "round": 2\}\]$',
+     "bisect_plan reads only each run's hosts and bad (_match_round) and numbers the rounds itself: the round a "
+     "run is handed in under is never read"),
+    ("planning/bisection.py", "_Rounds.__init__",
+     r"^def __init__\(self, pool, state, min_size=\d, confirm=(True|False), verify=(True|False)\):$",
+     "bisect_plan, the only caller, passes min_size, confirm and verify"),
+    ("planning/bisection.py", "_Rounds.__init__", r'^self\.hypothesis = ""',
+     "hypothesis is only read for its truth before a round sets it: '' and None alike"),
+    ("planning/bisection.py", "_Rounds.mark_bad", r"^self\.known\.add\(None\)$",
+     "a host named bad never runs again (halves come from open suspects and waiting hosts, the hypothesis and "
+     "verify runs leave the named out) and is in no suspect group or waiting list: known is not asked about it"),
+    ("planning/bisection.py", "_Rounds.plan_halves", r'^groups\.append\(\("(XXwaitingXX|WAITING)", waiting\)\)$',
+     "a group's kind is compared only with suspect, pair and hypothesis: any other name is the waiting group"),
+    ("planning/bisection.py", "_Rounds.search",
+     r'^while len\(self\.state\["rounds"\]\) (<|<=) (4|5) \* len\(self\.pool\) \+ (8|9):$',
+     "a safety net no search reaches: each round of halves splits a suspect group or settles its hosts, and the "
+     "rounds of pairs stop after 4 runs a host (plan_stuck), so a search ends well before 4 N + 8 rounds "
+     "(thousands of simulated searches, flaky results too, never reached it)"),
+    ("planning/bisection.py", "_Rounds.search_round", r"^self\.learn\(entries, None\)",
+     "when nothing ran, every half's run index is None and learn never reads the results"),
+    ("planning/bisection.py", "_Rounds.sole_suspect",
+     r'^if test\["bad"\] or not bad\.intersection\(test\["hosts"\]\):$',
+     _STUCK_ONLY_WITHOUT_GOOD + ": every run it reads was bad, so 'or' and 'and' read the same runs"),
+    ("planning/bisection.py", "_Rounds.topped_up", r"^if need < 0:$",
+     "a part of exactly min_size takes free[:0]: no partner and no host taken, the part as the early return gives"),
+    ("planning/bisection.py", "bisect_plan", r"^\)$",
+     "the state's unresolved list is filled only as the search ends, when it is stuck with no known-good host; "
+     "then the pool without the named and the unresolved hosts is too small for a verify run, so no round is "
+     "pending while it is filled: [] and the state's list are both empty"),
+)
