@@ -9,8 +9,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 _STUCK_ONLY_WITHOUT_GOOD = (
-    "plan_stuck, its only caller, runs only when no half could be topped up, which needs fewer known-good hosts "
-    "than min_size; a good run makes at least min_size of them, so no run was good yet")
+    "plan_stuck, its only caller, runs only while no run was good (a good run leaves min_size known-good hosts, "
+    "partners enough for any half; with min_size 1 no half needs one) and so while no host is named (naming needs "
+    "a good run: a confirmation beside known-good hosts, or a half that ran good beside a lone one)")
 
 EQUIVALENT = (
     ("planning/bisection.py", "bisect_pool",
@@ -36,7 +37,7 @@ EQUIVALENT = (
      "when nothing ran, every half's run index is None and learn never reads the results"),
     ("planning/bisection.py", "_Rounds.sole_suspect",
      r'^if test\["bad"\] or not bad\.intersection\(test\["hosts"\]\):$',
-     _STUCK_ONLY_WITHOUT_GOOD + ": every run it reads was bad, so 'or' and 'and' read the same runs"),
+     _STUCK_ONLY_WITHOUT_GOOD + ": every run is bad and holds no named host, so both conditions hold for every run"),
     ("planning/bisection.py", "_Rounds.topped_up", r"^if need < 0:$",
      "a part of exactly min_size takes free[:0]: no partner and no host taken, the part as the early return gives"),
     ("planning/bisection.py", "bisect_plan", r"^\)$",
