@@ -45,3 +45,15 @@ EQUIVALENT = (
      "then the pool without the named and the unresolved hosts is too small for a verify run, so no round is "
      "pending while it is filled: [] and the state's list are both empty"),
 )
+
+EQUIVALENT += (
+    ("verdicts/retest.py", "_comparable", r'^kind = str\(rec\.get\("kind"\) or "XXXX"\)$',
+     "a record without a kind is keyed 'XXXX' instead of '', the first pass's and the retests' alike: the same "
+     "groups"),
+    ("verdicts/retest.py", "judged_by_first_pass", r'\.get\("metric"\) or "(XXbwXX|BW)"$',
+     "the metric is only compared with 'lat': any other default is bandwidth, as 'bw' is"),
+    ("verdicts/retest.py", "judged_by_first_pass",
+     r'^return dict\(rec, verdict="fail", cause=far_text\(value, why, metric != "lat", len\(values\), '
+     r'fleet_min_fraction,$',
+     "dict(rec, ...) already carries the record's fix: fix=rec.get('fix') sets it to itself"),
+)

@@ -233,3 +233,110 @@ def test_a_retest_without_a_rate_is_held_to_the_good_pairs_level_the_first_pass_
     out = rt.classify(first_pass_without_rate(), [retest], fleet_min_fraction=0.9)
     assert out["records"][-1]["cause"] == ("80 is below the good pairs' level 95 x 0.9 (the pairs without h9, h10) "
                                            "of the first pass's 6 comparable records")
+
+
+def test_a_retest_no_expectation_judges_keeps_the_rest_of_its_record():
+    passing = dict(unexpected(as_is("h9", "h10", 1, "fail", value=94)), cause="far", fix="reseat")
+    out = rt.judged_by_first_pass(passing, rt.first_pass_reference(first_pass_without_rate(), 0.8), 0.8)
+    assert out == dict(passing, verdict="pass", cause=None, fix=None)
+    failing = dict(unexpected(as_is("h9", "h10", 1, "pass", value=60)), fix="reseat")
+    out = rt.judged_by_first_pass(failing, rt.first_pass_reference(first_pass_without_rate(), 0.8), 0.8)
+    assert out == dict(failing, verdict="fail",
+                       cause="60 is below the fleet median 95 x 0.8 of the first pass's 6 comparable records")
+
+
+@pytest.mark.parametrize("verdict", ["error", "skipped"])
+def test_an_errored_or_skipped_retest_is_left_as_it_is(verdict):
+    record = dict(unexpected(as_is("h9", "h10", 1, "pass", value=60)), verdict=verdict)
+    assert rt.judged_by_first_pass(record, rt.first_pass_reference(first_pass_without_rate(), 0.8), 0.8) == record
+
+
+def test_a_latency_retest_far_above_the_first_pass_says_so_in_latency_words():
+    pairs = [("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")]
+    first = [rec(a, b, 1, "pass", kind="rdma_lat", metric="lat", op="send") for a, b in pairs]
+    for record, value in zip(first, (2.0, 2.1, 2.2, 2.0)):
+        record["metrics"] = {"lat_us": value}
+    retest = rec("h9", "h10", 1, "pass", kind="rdma_lat_retest", metric="lat", op="send", retest=True,
+                 retest_purpose="as_is", attempt=1)
+    retest["metrics"] = {"lat_us": 40.0}
+    out = rt.judged_by_first_pass(retest, rt.first_pass_reference(first), None)
+    assert out["verdict"] == "fail"
+    assert out["cause"] == "40 is 3 x or more slower than the best quarter 2 of the first pass's 4 comparable records"
+
+
+def test_the_first_pass_reference_leaves_out_errors_skips_and_records_without_a_value():
+    first = first_pass_without_rate()[:3] + [
+        unexpected(rec("h2", "h8", 1, verdict, value=10)) for verdict in ("error", "skipped", "error")]
+    no_value = unexpected(rec("h3", "h8", 1, "pass"))
+    del no_value["metrics"]["bw_gbps"]
+    reference = rt.first_pass_reference(first + [no_value], 0.8)
+    (values, _split), = reference["groups"].values()
+    assert values == [95, 96, 94]
+    retest = unexpected(as_is("h9", "h10", 1, "pass", value=60))
+    assert rt.judged_by_first_pass(retest, reference, 0.8)["verdict"] == "fail"
+
+
+def test_a_retest_is_compared_with_the_first_pass_of_its_own_rail_and_metric():
+    rail3 = [dict(r, params=dict(r["params"], rail=3)) for r in first_pass_without_rate()]
+    for record, value in zip(rail3, (40, 41, 39, 40, 42, 20)):
+        record["metrics"]["bw_gbps"] = value
+    reference = rt.first_pass_reference(first_pass_without_rate() + rail3, 0.8)
+    assert rt.judged_by_first_pass(unexpected(as_is("h9", "h10", 3, "pass", value=38)), reference, 0.8)[
+        "verdict"] == "pass"
+    slow_on_rail_3 = unexpected(as_is("h9", "h10", 3, "pass", value=20))
+    del slow_on_rail_3["params"]["metric"]     # bandwidth, as the first pass's
+    assert rt.judged_by_first_pass(slow_on_rail_3, reference, 0.8)["verdict"] == "fail"
+    on_rail_1 = unexpected(as_is("h9", "h10", 1, "pass", value=38))
+    assert rt.judged_by_first_pass(on_rail_1, reference, 0.8)["verdict"] == "fail"
+
+
+# ------------------------------------------------------------------ small rules
+
+def test_small_rules():
+    assert [rt.rail_number(v) for v in (None, "", "2", 3)] == [0, 0, 2, 3]
+    assert rt.test_of({"params": {"op": "read"}}) == ("read", "bw")
+    assert rt.did_not_pass(("fail",)) == ("fail", "error")
+    assert rt.did_not_pass(("fail", "error")) == ("fail", "error")
+    assert rt.did_not_pass(("warn",)) == ("warn", "error")
+
+
+def test_separating_retests_are_no_as_is_retests_of_a_pair():
+    records = [rec("h9", "h10", 1, "fail")]
+    control = rec("h9", "h10", 1, "pass", kind="rdma_bw_retest", retest=True, retest_purpose="control")
+    out = rt.classify(records, [control, as_is("h9", "h10", 1, "fail")])
+    assert out["pairs"][0]["as_is"] == ["fail"] and out["pairs"][0]["status"] == "confirmed"
+
+
+def test_a_partner_retest_serves_each_of_its_origins():
+    records = [rec("h9", "h10", 1, "fail"), rec("h9", "h11", 1, "fail")]
+    shared = partner("h9", "h2", 1, "fail", "h9-h10", origins=["h9-h10", "h9-h11"])
+    alone = partner("h11", "h3", 1, "pass", "h9-h11")
+    out = rt.classify(records, [shared, alone])
+    assert [p["partner_retests"] for p in out["pairs"]] == [1, 2]
+    assert out["pairs"][1]["implicated"] == ["h9"] and out["pairs"][1]["cleared"] == ["h11"]
+
+
+def test_the_as_is_retests_read_in_the_order_of_their_attempts_and_the_evidence_adds_up():
+    record = rec("h9", "h10", 1, "fail")
+    record["evidence"] = ["first pass: 30 Gb/s"]
+    retests = [as_is("h9", "h10", 1, "pass", attempt=2), as_is("h9", "h10", 1, "fail", attempt=1),
+               partner("h9", "h2", 1, "pass", "h9-h10"), partner("h10", "h2", 1, "pass", "h9-h10")]
+    untried = as_is("h9", "h10", 1, "warn")
+    del untried["params"]["attempt"]
+    out = rt.classify([record], retests[:2] + [untried] + retests[2:])
+    pair = out["pairs"][0]
+    assert pair["as_is"] == ["warn", "fail", "pass"] and pair["first_pass"] == 1
+    first = out["records"][0]
+    assert first["evidence"][0] == "first pass: 30 Gb/s" and first["evidence"][1].startswith("retest as is: warn, ")
+    assert first["metrics"]["retests"] == 5
+
+
+def test_a_retested_pair_keeps_its_own_outcome_and_disagreeing_pairs_infer_nothing():
+    records = [rec("h2", "h9", 1, "fail"), rec("h2", "h10", 1, "fail"), rec("h2", "h11", 1, "fail")]
+    skipped = [{"server": "h2", "client": "h9", "rail": 1, "test": "write", "sampled_host": "h2"}]
+    agree = rt.classify(records[:2], [as_is("h2", "h9", 1, "pass"), as_is("h2", "h10", 1, "pass")], skipped=skipped)
+    assert agree["pairs"][0]["status"] == "flaky" and "inferred_from" not in agree["pairs"][0]
+    assert agree["records"][0]["cause"] == "flaky: slow, then passed on retest 1 of 1"
+    skipped = [{"server": "h2", "client": "h11", "rail": 1, "test": "write", "sampled_host": "h2"}]
+    disagree = rt.classify(records, [as_is("h2", "h9", 1, "pass"), as_is("h2", "h10", 1, "fail")], skipped=skipped)
+    assert [p["status"] for p in disagree["pairs"]] == ["flaky", "confirmed", "not_retested"]
