@@ -50,6 +50,8 @@ EQUIVALENT += (
     ("verdicts/retest.py", "_comparable", r'^kind = str\(rec\.get\("kind"\) or "XXXX"\)$',
      "a record without a kind is keyed 'XXXX' instead of '', the first pass's and the retests' alike: the same "
      "groups"),
+    ("verdicts/retest.py", "tag_retest_records", r'^if not str\(rec\.get\("kind"\) or "XXXX"\)\.endswith\(RETEST_SUFFIX\):$',
+     "a record without a kind reads as 'XXXX' instead of '': neither ends in _retest, so both get the suffix"),
     ("verdicts/retest.py", "judged_by_first_pass", r'\.get\("metric"\) or "(XXbwXX|BW)"$',
      "the metric is only compared with 'lat': any other default is bandwidth, as 'bw' is"),
     ("verdicts/retest.py", "judged_by_first_pass",

@@ -340,3 +340,24 @@ def test_a_retested_pair_keeps_its_own_outcome_and_disagreeing_pairs_infer_nothi
     skipped = [{"server": "h2", "client": "h11", "rail": 1, "test": "write", "sampled_host": "h2"}]
     disagree = rt.classify(records, [as_is("h2", "h9", 1, "pass"), as_is("h2", "h10", 1, "fail")], skipped=skipped)
     assert [p["status"] for p in disagree["pairs"]] == ["flaky", "confirmed", "not_retested"]
+
+
+def test_a_sampled_out_latency_pair_takes_the_outcome_of_its_hosts_latency_pairs():
+    def lat(host, peer, verdict, **params):
+        record = rec(host, peer, 1, verdict, kind="rdma_lat", metric="lat", op="send", **params)
+        record["metrics"] = {"lat_us": 9.0 if verdict == "fail" else 2.0}
+        return record
+    records = [lat("h2", "h9", "fail"), lat("h2", "h10", "fail"), rec("h2", "h11", 1, "fail")]
+    retests = [dict(lat("h2", "h9", "pass", retest=True, retest_purpose="as_is", attempt=1), kind="rdma_lat_retest"),
+               as_is("h2", "h11", 1, "fail")]
+    skipped = [{"server": "h2", "client": "h10", "rail": 1, "test": "send", "metric": "lat", "sampled_host": "h2"}]
+    out = rt.classify(records, retests, skipped=skipped)
+    assert [(p["metric"], p["status"]) for p in out["pairs"]] == [("lat", "flaky"), ("lat", "flaky"), ("bw", "confirmed")]
+    assert out["pairs"][1]["inferred_from"] == "h2"
+
+
+def test_the_summary_record_of_failing_pairs_none_of_them_retested_passes():
+    record = rt.summary_record({"summary": {"retests": 0, "failing_pairs": 2,
+                                            "not_retested": ["h9-h10 rail 1 write bw", "h2-h9 rail 3 write bw"]}})
+    assert record["verdict"] == "pass"
+    assert record["evidence"] == ["not retested: h9-h10 rail 1 write bw", "not retested: h2-h9 rail 3 write bw"]
