@@ -59,3 +59,15 @@ EQUIVALENT += (
      r'fleet_min_fraction,$',
      "dict(rec, ...) already carries the record's fix: fix=rec.get('fix') sets it to itself"),
 )
+
+EQUIVALENT += (
+    ("parsers/parse_nccl_tests.py", "_find_embedded_json", r"^return doc if \(isinstance\(doc, dict\)\) or True else None$",
+     "raw_decode starts at the '{' the search found: what it decodes is always an object"),
+    ("parsers/parse_nccl_tests.py", "_pasted_json", r"^whole = _whole_json\(cleaned, undecodable=None\)$",
+     "undecodable is only read for its truth: None is False"),
+    ("parsers/parse_nccl_tests.py", "parse_nccl_tests_json", r'^result\["warnings"\] = Notes\(width=1000\)$',
+     "Notes' default limit is 100, which MAX_WARNINGS is"),
+    ("parsers/parse_nccl_tests.py", "parse_nccl_tests_json", r"^finish\(result, errors, (None|True)\)$",
+     "proxy_service only adds a hint to a segfault error, and the JSON forms never add one (no WARN rule or last "
+     "error is a segfault)"),
+)
