@@ -56,9 +56,7 @@ TARGETS = {
     "verdicts/retest.py": ["test_retest.py", "test_retest_parts.py", "test_judge_retests.py",
                            "test_late_rail_retested.py", "test_good_pairs.py", "test_retest_design.py",
                            "test_collective_retest.py"],
-    "parsers/nccl_table.py": ["test_parse_nccl_tests.py", "test_nccl_parts.py", "test_nccl_table_parts.py",
-                              "test_nccl_real_device_capture.py", "test_nccl_real_device_failures.py"],
-    "parsers/parse_nccl_tests.py": ["test_parse_nccl_tests.py", "test_nccl_parts.py", "test_parse_nccl_tests_parts.py",
+    "parsers/parse_nccl_tests.py": ["test_parse_nccl_tests.py", "test_parse_nccl_tests_parts.py", "test_nccl_parts.py",
                                     "test_nccl_real_device_capture.py", "test_nccl_real_device_failures.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side

@@ -100,3 +100,11 @@ def test_a_parser_that_raises_reports_an_unknown_error(monkeypatch):
     result = parse_nccl_tests("# nThread 1\n")
     assert errors_of(result) == [("unknown", "parser error: boom")]
     assert result["errors"][0]["cause"] and result["rows"] == [] and result["format"] == "text"
+
+
+def test_a_pasted_rccl_list_is_read_whole_and_a_paste_without_json_stays_text():
+    rccl = json.dumps([json.loads(rccl_line(1024)), json.loads(rccl_line(2048))], indent=1)
+    result = parse_nccl_tests("\n".join("> " + line for line in rccl.splitlines()))
+    assert result["format"] == "json" and [row["bytes"] for row in result["rows"]] == [1024, 2048]
+    result = parse_nccl_tests("> the run printed {nothing}\n> and stopped")
+    assert result["format"] == "text" and [code for code, _m in errors_of(result)] == ["no_table"]
