@@ -58,6 +58,8 @@ TARGETS = {
                            "test_collective_retest.py"],
     "parsers/parse_nccl_tests.py": ["test_parse_nccl_tests.py", "test_parse_nccl_tests_parts.py", "test_nccl_parts.py",
                                     "test_nccl_real_device_capture.py", "test_nccl_real_device_failures.py"],
+    "verdicts/collective_retest.py": ["test_collective_retest.py", "test_collective_retest_parts.py",
+                                      "test_collective_ib_loopback.py", "test_collective_slices.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
