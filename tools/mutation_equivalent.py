@@ -71,3 +71,13 @@ EQUIVALENT += (
      "proxy_service only adds a hint to a segfault error, and the JSON forms never add one (no WARN rule or last "
      "error is a segfault)"),
 )
+
+EQUIVALENT += (
+    ("verdicts/collective_retest.py", "_with_outcome",
+     r'^if \(judged\.get\("verdict"\), judged\.get\((None|"XXcauseXX"|"CAUSE")\)\) == \(rec\.get\("verdict"\), '
+     r'rec\.get\("cause"\)\) and \\$|^if \(judged\.get\("verdict"\), judged\.get\("cause"\)\) == '
+     r'\(rec\.get\("verdict"\), rec\.get\((None|"XXcauseXX"|"CAUSE")\)\) and \\$',
+     "a view that comes back with its verdict has its cause and fix as view copied them (classify changes a "
+     "first-pass record's cause only with its verdict, judged_by_first_pass a retest's likewise): the record "
+     "rebuilt from them is equal to the one returned as it is"),
+)

@@ -203,5 +203,68 @@ def test_the_outcome_of_each_failing_pair_lands_on_its_own_record():
     # a passing run and a passing retest are the records they were
     assert out["records"][1] is first[1]
     assert out["records"][-1] is retests[-1]
+    assert [r["verdict"] for r in out["records"][len(first):]] == [r["verdict"] for r in retests]
     assert out["summary"]["confirmed"] == ["n9-n10 rail 0 all_gather busbw", "n10-n2 rail 0 all_gather busbw"]
     assert out["classified"]["summary"] is out["summary"]
+
+
+def test_a_ring_failing_everywhere_gets_no_control_or_cross_pairs_for_collectives():
+    ring = ["n%d" % i for i in range(1, 7)]
+    results = [module_result([a, ring[(i + 1) % 6]], "fail", 2.0) for i, a in enumerate(ring)]
+    planned = cr.plan(first_pass_of(results, "pairs"), results, "pairs", repeats=1)
+    separating = [s for s in planned["skipped"] if "not retested for collectives" in s["reason"]]
+    assert separating == [
+        {"server": "n2", "client": "n4", "reason": "control pairs (no host passed every pair) are not retested for "
+                                                   "collectives"},
+        {"server": "n1", "client": "n3", "reason": "cross pairs (no host passed every pair) are not retested for "
+                                                   "collectives"}]
+    assert [i["purpose"] for i in planned["retests"]] == ["as_is"] * 6
+
+
+def test_a_partner_run_serving_several_pairs_is_planned_once_and_the_rest_still_follows():
+    pairs = PAIRS + [["n2", "n12"], ["n11", "n12"], ["n9", "n12"], ["n10", "n12"]]
+    results = [module_result(p, "fail" if "n10" in p or p == ["n2", "n12"] else "pass", 2.0) for p in pairs]
+    planned = cr.plan(first_pass_of(results, "pairs"), results, "pairs", repeats=1)
+    assert [(i["purpose"], i["hosts"], i["origins"]) for i in planned["retests"]] == [
+        ("as_is", ["n9", "n10"], [["n9", "n10"]]), ("partner", ["n9", "n11"], [["n9", "n10"]]),
+        ("partner", ["n11", "n10"], [["n9", "n10"]]), ("as_is", ["n10", "n2"], [["n10", "n2"]]),
+        ("partner", ["n10", "n9"], [["n10", "n2"], ["n10", "n11"], ["n10", "n12"]]),
+        ("partner", ["n9", "n2"], [["n10", "n2"]]), ("as_is", ["n10", "n11"], [["n10", "n11"]]),
+        ("partner", ["n9", "n11"], [["n10", "n11"]]), ("as_is", ["n2", "n12"], [["n2", "n12"]]),
+        ("partner", ["n2", "n11"], [["n2", "n12"]]), ("partner", ["n9", "n12"], [["n2", "n12"], ["n10", "n12"]]),
+        ("as_is", ["n10", "n12"], [["n10", "n12"]])]
+
+
+def test_a_pair_whose_run_named_its_bad_host_is_not_retested_and_warn_is_retested_when_asked():
+    results = [module_result(p, "pass", 20.0) for p in PAIRS]
+    results[0] = dict(module_result(PAIRS[0], "fail", 2.0), bad_nodes=["n10"])
+    results[3] = module_result(PAIRS[3], "warn", 8.0)
+    first = first_pass_of(results, "pairs")
+    assert cr.plan(first, results, "pairs")["retests"] == []
+    planned = cr.plan(first, results, "pairs", verdicts=("fail", "warn"))
+    assert [i["hosts"] for i in planned["retests"] if i["purpose"] == "as_is"] == [["n10", "n2"]]
+    retests = cr.tag([r for r in first_pass_of([module_result(PAIRS[3], "warn", 8.0)], "pairs")
+                      if r["kind"] == "collective"], planned["retests"][0]["params"])
+    out = cr.classify(first, retests, "pairs", verdicts=("fail", "warn"))
+    # the run that named its bad host is classified, as no retest of it came back
+    assert [(o["hosts"], o["status"]) for o in out["outcomes"]] == [(["n9", "n10"], "not_retested"),
+                                                                    (["n10", "n2"], "confirmed")]
+
+
+def test_repeats_up_to_the_planners_most_are_taken():
+    from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import retest_plan
+    results = [module_result(["n9"], "fail", 2.0)]
+    planned = cr.plan(first_pass_of(results, "per_node"), results, "per_node", repeats=retest_plan.MAX_REPEATS)
+    assert len(planned["retests"]) == retest_plan.MAX_REPEATS
+
+
+def test_a_classified_pair_without_its_first_pass_run_is_an_error():
+    with pytest.raises(RetestError, match=r"^no first-pass run for n9-n10 rail 0 all_gather busbw$"):
+        cr._position([], {"id": "n9-n10 rail 0 all_gather busbw", "server": "n9", "client": "n10",
+                          "op": "all_gather", "original": "fail"})
+
+
+def test_findings_read_every_outcome_whatever_comes_first():
+    found = cr.findings([outcome("pool", ["n9", "n10"], implicated=["n9"]), outcome("per_node", ["n10"], "flaky"),
+                         outcome("per_node", ["n11"])])
+    assert [(f["host"], f["params"]["mode"]) for f in found] == [("n11", "per_node")]
