@@ -268,3 +268,15 @@ def test_findings_read_every_outcome_whatever_comes_first():
     found = cr.findings([outcome("pool", ["n9", "n10"], implicated=["n9"]), outcome("per_node", ["n10"], "flaky"),
                          outcome("per_node", ["n11"])])
     assert [(f["host"], f["params"]["mode"]) for f in found] == [("n11", "per_node")]
+
+
+def test_a_side_failing_as_server_and_as_client_runs_once_with_its_one_partner():
+    """n11 the only known-good host: n10 (client of n9-n10, server of n10-n2) runs with it once for both pairs
+    (a collective has no roles), and n2's partner run still follows."""
+    pairs = [["n9", "n10"], ["n10", "n2"], ["n11", "n9"], ["n11", "n2"]]
+    results = [module_result(p, "fail" if "n10" in p else "pass", 2.0) for p in pairs]
+    planned = cr.plan(first_pass_of(results, "pairs"), results, "pairs", repeats=1)
+    assert [(i["purpose"], i["hosts"], i["origins"]) for i in planned["retests"]] == [
+        ("as_is", ["n9", "n10"], [["n9", "n10"]]), ("partner", ["n9", "n11"], [["n9", "n10"]]),
+        ("partner", ["n11", "n10"], [["n9", "n10"], ["n10", "n2"]]), ("as_is", ["n10", "n2"], [["n10", "n2"]]),
+        ("partner", ["n11", "n2"], [["n10", "n2"]])]
