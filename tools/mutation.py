@@ -26,6 +26,8 @@ import shutil
 import subprocess
 import sys
 
+import mutation_equivalent  # pylint: disable=import-error
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build", "mutation")
 COLLECTION = os.path.join("ansible_collections", "clusterops", "commcheck")
@@ -33,6 +35,8 @@ CORE = "plugins/module_utils"
 # what a run reported, kept in WORK for the next --survivors or --report-only (mutmut's record of a --survivors run
 # has only the mutants it ran again)
 STATUSES = "statuses.json"
+# what counts as killed: a timeout is a mutant that made a test hang (and --survivors would wait for it again)
+KILLED = ("killed", "caught by type check", "timeout")
 
 # Each file of the core under mutation, with the unit tests that cover it. mutmut runs, for each
 # mutant, only those of these tests that call the mutated function (it records which do first).
@@ -47,6 +51,15 @@ TARGETS = {
     "verdicts/stats.py": ["test_stats.py"],
     "planning/schedule.py": ["test_schedule.py", "test_schedule_rails.py", "test_pair_analysis.py", "test_retest.py",
                              "test_roce_consistency.py", "test_gpudirect_plan.py"],
+    "planning/bisection.py": ["test_bisection.py", "test_bisection_parts.py", "test_collective_steps.py",
+                              "test_collective_retest.py"],
+    "verdicts/retest.py": ["test_retest.py", "test_retest_parts.py", "test_judge_retests.py",
+                           "test_late_rail_retested.py", "test_good_pairs.py", "test_retest_design.py",
+                           "test_collective_retest.py"],
+    "parsers/parse_nccl_tests.py": ["test_parse_nccl_tests.py", "test_parse_nccl_tests_parts.py", "test_nccl_parts.py",
+                                    "test_nccl_real_device_capture.py", "test_nccl_real_device_failures.py"],
+    "verdicts/collective_retest.py": ["test_collective_retest.py", "test_collective_retest_parts.py",
+                                      "test_collective_ib_loopback.py", "test_collective_slices.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
@@ -247,6 +260,9 @@ EQUIVALENT = (
 )
 
 
+EQUIVALENT += mutation_equivalent.EQUIVALENT
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("files", nargs="*", help="files under %s (default: all of TARGETS)" % CORE)
@@ -380,7 +396,7 @@ def report(statuses, files, show):
         if row is None:
             continue
         row["mutants"] += 1
-        if status in ("killed", "caught by type check", "timeout"):
+        if status in KILLED:
             row["killed"] += 1
             continue
         function, line = function_of(name), mutated_lines(diff)
@@ -419,7 +435,7 @@ def rerun_patterns(earlier, files, changed):
     mutant of a function no test reached (new tests may reach it), and each other mutant that was not killed."""
     patterns = set()
     for name, (status, _diff) in earlier.items():
-        if file_of(name) not in files or status == "killed":
+        if file_of(name) not in files or status in KILLED:
             continue
         module, function = name.split("__mutmut_")[0].rsplit(".", 1)
         if file_of(name) in changed:
@@ -459,7 +475,7 @@ def main(argv=None):
     # --survivors: the mutants killed last time stay killed (tests were added, none taken away), but in a file
     # that changed since, a name may be another mutant now: that file ran whole
     statuses.update((name, value) for name, value in earlier.items()
-                    if value[0] == "killed" and name in statuses and file_of(name) not in changed)
+                    if value[0] in KILLED and name in statuses and file_of(name) not in changed)
     with open(os.path.join(WORK, STATUSES), "w") as handle:
         json.dump(statuses, handle)
     left = report(statuses, args.files, args.show)

@@ -65,11 +65,9 @@ def first_pass(records):
             and (rec.get("params") or {}).get("stage") == "pool" and not rt.is_retest(rec)]
 
 
-def _ends(mode, hosts):
+def _ends(hosts):
     """(host, peer) of a run's view: a pair's two hosts, a node with itself, a pool's first host and the rest."""
     hosts = [str(h) for h in hosts]
-    if mode == "pairs" and len(hosts) == 2:
-        return hosts[0], hosts[1]
     if len(hosts) == 1:
         return hosts[0], hosts[0]
     return hosts[0], ",".join(hosts[1:])
@@ -83,7 +81,7 @@ def view(record, retested=True):
     pass line keeps that judgement (``expected_gbps``); one without is judged against the first pass's runs."""
     params = record.get("params") or {}
     metrics = record.get("metrics") or {}
-    host, peer = _ends(params.get("mode"), params.get("hosts") or [record.get("host")])
+    host, peer = _ends(params.get("hosts") or [record.get("host")])
     # a node's IB loopback run is a test of its own beside the node's run of the same operation
     own = {"op": " ".join(str(p) for p in (params.get("operation"), params.get("variant")) if p is not None),
            "metric": "busbw", "rail": 0}
@@ -118,7 +116,7 @@ def plan(records, results, mode, repeats=1, partners=True, verdicts=("fail",)):
         skipped = []
     for number, item in enumerate(items):
         item["id"] = "c%d" % (number + 1)
-        item["params"] = _params(item, mode)
+        item["params"] = _params(item)
     return {"retests": items, "skipped": skipped, "summary": _summary(items, skipped, len(failing))}
 
 
@@ -160,20 +158,20 @@ def _item(purpose, attempt, hosts, operation, origin, subject=None, partner=None
             "origin": list(origin), "origins": [list(origin)], "subject": subject, "partner": partner}
 
 
-def _origin_text(hosts, mode):
+def _origin_text(hosts):
     """An origin as the views name it ('server-client' of :func:`view`'s ends)."""
-    return "%s-%s" % _ends(mode, hosts)
+    return "%s-%s" % _ends(hosts)
 
 
-def _params(item, mode):
+def _params(item):
     params = {"retest": True, "retest_purpose": item["purpose"], "attempt": item["attempt"],
-              "origin": _origin_text(item["origin"], mode), "retest_id": item["id"]}
+              "origin": _origin_text(item["origin"]), "retest_id": item["id"]}
     if item.get("variant"):
         # a per-node run's IB loopback (collective_steps.ib_loopback_run) is retested as that run, not the node's own
         params["variant"] = item["variant"]
     if item["purpose"] == "partner":
         params.update(subject=item["subject"], partner=item["partner"],
-                      origins=[_origin_text(origin, mode) for origin in item["origins"]])
+                      origins=[_origin_text(origin) for origin in item["origins"]])
     return params
 
 

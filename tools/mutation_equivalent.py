@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The equivalent mutants of the files tools/mutation.py took on second (issue mut34): bisection, retest and the
+nccl-tests parsers. The same shape as EQUIVALENT there: (file, function, a regular expression the mutated line
+matches, why the mutant behaves as the original for every input)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+_STUCK_ONLY_WITHOUT_GOOD = (
+    "plan_stuck, its only caller, runs only while no run was good (a good run leaves min_size known-good hosts, "
+    "partners enough for any half; with min_size 1 no half needs one) and so while no host is named (naming needs "
+    "a good run: a confirmation beside known-good hosts, or a half that ran good beside a lone one)")
+
+EQUIVALENT = (
+    ("planning/bisection.py", "bisect_pool",
+     r'"(XXroundXX|ROUND)": (1|plan\["round"\])\}|"bad": True, "round": 2\}\]$',
+     "bisect_plan reads only each run's hosts and bad (_match_round) and numbers the rounds itself: the round a "
+     "run is handed in under is never read"),
+    ("planning/bisection.py", "_Rounds.__init__",
+     r"^def __init__\(self, pool, state, min_size=\d, confirm=(True|False), verify=(True|False)\):$",
+     "bisect_plan, the only caller, passes min_size, confirm and verify"),
+    ("planning/bisection.py", "_Rounds.__init__", r'^self\.hypothesis = ""',
+     "hypothesis is only read for its truth before a round sets it: '' and None alike"),
+    ("planning/bisection.py", "_Rounds.mark_bad", r"^self\.known\.add\(None\)$",
+     "a host named bad never runs again (halves come from open suspects and waiting hosts, the hypothesis and "
+     "verify runs leave the named out) and is in no suspect group or waiting list: known is not asked about it"),
+    ("planning/bisection.py", "_Rounds.plan_halves", r'^groups\.append\(\("(XXwaitingXX|WAITING)", waiting\)\)$',
+     "a group's kind is compared only with suspect, pair and hypothesis: any other name is the waiting group"),
+    ("planning/bisection.py", "_Rounds.search",
+     r'^while len\(self\.state\["rounds"\]\) (<|<=) (4|5) \* len\(self\.pool\) \+ (8|9):$',
+     "a safety net no search reaches: each round of halves splits a suspect group or settles its hosts, and the "
+     "rounds of pairs stop after 4 runs a host (plan_stuck), so a search ends well before 4 N + 8 rounds "
+     "(thousands of simulated searches, flaky results too, never reached it)"),
+    ("planning/bisection.py", "_Rounds.search_round", r"^self\.learn\(entries, None\)",
+     "when nothing ran, every half's run index is None and learn never reads the results"),
+    ("planning/bisection.py", "_Rounds.sole_suspect",
+     r'^if test\["bad"\] or not bad\.intersection\(test\["hosts"\]\):$',
+     _STUCK_ONLY_WITHOUT_GOOD + ": every run is bad and holds no named host, so both conditions hold for every run"),
+    ("planning/bisection.py", "_Rounds.topped_up", r"^if need < 0:$",
+     "a part of exactly min_size takes free[:0]: no partner and no host taken, the part as the early return gives"),
+    ("planning/bisection.py", "bisect_plan", r"^\)$",
+     "the state's unresolved list is filled only as the search ends, when it is stuck with no known-good host; "
+     "then the pool without the named and the unresolved hosts is too small for a verify run, so no round is "
+     "pending while it is filled: [] and the state's list are both empty"),
+)
+
+EQUIVALENT += (
+    ("verdicts/retest.py", "_comparable", r'^kind = str\(rec\.get\("kind"\) or "XXXX"\)$',
+     "a record without a kind is keyed 'XXXX' instead of '', the first pass's and the retests' alike: the same "
+     "groups"),
+    ("verdicts/retest.py", "tag_retest_records", r'^if not str\(rec\.get\("kind"\) or "XXXX"\)\.endswith\(RETEST_SUFFIX\):$',
+     "a record without a kind reads as 'XXXX' instead of '': neither ends in _retest, so both get the suffix"),
+    ("verdicts/retest.py", "judged_by_first_pass", r'\.get\("metric"\) or "(XXbwXX|BW)"$',
+     "the metric is only compared with 'lat': any other default is bandwidth, as 'bw' is"),
+    ("verdicts/retest.py", "judged_by_first_pass",
+     r'^return dict\(rec, verdict="fail", cause=far_text\(value, why, metric != "lat", len\(values\), '
+     r'fleet_min_fraction,$',
+     "dict(rec, ...) already carries the record's fix: fix=rec.get('fix') sets it to itself"),
+)
+
+EQUIVALENT += (
+    ("parsers/parse_nccl_tests.py", "_find_embedded_json", r"^return doc if \(isinstance\(doc, dict\)\) or True else None$",
+     "raw_decode starts at the '{' the search found: what it decodes is always an object"),
+    ("parsers/parse_nccl_tests.py", "_pasted_json", r"^whole = _whole_json\(cleaned, undecodable=None\)$",
+     "undecodable is only read for its truth: None is False"),
+    ("parsers/parse_nccl_tests.py", "parse_nccl_tests_json", r'^result\["warnings"\] = Notes\(width=1000\)$',
+     "Notes' default limit is 100, which MAX_WARNINGS is"),
+    ("parsers/parse_nccl_tests.py", "parse_nccl_tests_json", r"^finish\(result, errors, (None|True)\)$",
+     "proxy_service only adds a hint to a segfault error, and the JSON forms never add one (no WARN rule or last "
+     "error is a segfault)"),
+)
+
+EQUIVALENT += (
+    ("verdicts/collective_retest.py", "_with_outcome",
+     r'^if \(judged\.get\("verdict"\), judged\.get\((None|"XXcauseXX"|"CAUSE")\)\) == \(rec\.get\("verdict"\), '
+     r'rec\.get\("cause"\)\) and \\$|^if \(judged\.get\("verdict"\), judged\.get\("cause"\)\) == '
+     r'\(rec\.get\("verdict"\), rec\.get\((None|"XXcauseXX"|"CAUSE")\)\) and \\$',
+     "a view that comes back with its verdict has its cause and fix as view copied them (classify changes a "
+     "first-pass record's cause only with its verdict, judged_by_first_pass a retest's likewise): the record "
+     "rebuilt from them is equal to the one returned as it is"),
+)
