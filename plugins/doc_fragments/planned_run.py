@@ -18,9 +18,9 @@ options:
       - V(run) takes this host's sides of the plan's first round (the whole pipelined schedule); V(round) those of
         the round in C(commcheck_pair_perf_round).
       - The plan's module options then stand as the collection's group defaults (a play's defaults for the
-        module itself still win), O(sysfs_root) comes from C(commcheck_sysfs_root) (else V(/sys)) and, for
-        M(clusterops.commcheck.perftest), its C(rdma_facts) option from the host's discovery facts; an option the task
-        gives itself wins over all of these.
+        module itself still win), the tool module's C(sysfs_root) option comes from C(commcheck_sysfs_root) (else
+        V(/sys)) and, for M(clusterops.commcheck.perftest), its C(rdma_facts) option from the host's discovery facts;
+        an option the task gives itself wins over all of these.
       - Unset, the module runs with the task's options as they are.
     type: str
     choices: [run, round]

@@ -67,7 +67,7 @@ sides:
   type: list
   elements: dict
 port_counters:
-  description: The RDMA ports' counters when the tests ended (M(clusterops.commcheck.perftest) with its O(port_counters)).
+  description: The RDMA ports' counters when the tests ended (M(clusterops.commcheck.perftest) with its C(port_counters) option).
   returned: when the family's module returns them
   type: dict
 '''
