@@ -141,8 +141,7 @@ def _tasks(entries):
     for task in entries or []:
         yield task
         for section in ("block", "rescue", "always"):
-            for inner in _tasks(task.get(section)):
-                yield inner
+            yield from _tasks(task.get(section))
 
 
 # Keywords Ansible templates before a task's (or its import's) `when`: they must hold where the check does not run
