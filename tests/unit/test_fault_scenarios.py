@@ -579,6 +579,30 @@ def test_a_host_or_nic_at_the_pass_line_is_that_host_or_nic(n, rails, pattern, f
     assert names(Fabric(n, rails, pattern).slow(factor, "h3", rail=rails - 1)) == [expected]
 
 
+@pytest.mark.parametrize("n,pattern", tiered([(8, "ring"), (8, "mesh"), (16, "ring")]))
+@pytest.mark.parametrize("bad,marginal", [("h2", "h3"), ("h8", "h1")])
+def test_a_nic_at_the_pass_line_beside_a_bad_nic_is_named_whichever_is_named_first(n, pattern, bad, marginal):
+    # the marginal NIC's links all measure 5 % low, and noise fails one with a good host: its own failure
+    bad = "h%d" % n if bad == "h8" else bad
+    fabric = Fabric(n, 2, pattern).slow(0.3, bad, rail=1).slow(0.947, marginal, rail=1)
+    found = names(fabric)
+    assert "nic %s mlx5_1 (rail 1)" % bad in found
+    if pattern == "ring":
+        assert found == sorted("nic %s mlx5_1 (rail 1)" % h for h in (bad, marginal))
+
+
+@pytest.mark.parametrize("n,pattern", tiered([(8, "ring"), (8, "mesh"), (16, "ring")]))
+@pytest.mark.parametrize("late,victim", [("h2", "h3"), ("h8", "h1")])
+def test_a_host_a_little_late_beside_a_late_nic_is_no_culprit_as_without_it(n, pattern, late, victim):
+    # 10 % late on every link passes every line: only its link with the late NIC fails, and that failure is
+    # the late NIC's, whichever of the two comes first
+    late = "h%d" % n if late == "h8" else late
+    alone = Fabric(n, 2, pattern, metrics=("bw", "lat")).late(0.2, victim, rail=1)
+    assert names(alone) == []
+    beside = Fabric(n, 2, pattern, metrics=("bw", "lat")).late(0.2, victim, rail=1).late(1000, late, rail=1)
+    assert names(beside) == ["nic %s mlx5_1 (rail 1)" % late]
+
+
 @pytest.mark.parametrize("n,rails,pattern", tiered(SIZES, keep=[(16, 2, "mesh")]))
 @pytest.mark.parametrize("rail", [None, 0])
 def test_a_host_or_nic_twice_as_late_as_the_fleet_is_that_host_or_nic_or_nothing_never_its_links(

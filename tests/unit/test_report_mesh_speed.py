@@ -42,9 +42,12 @@ def reference_suspects(view, fraction, minimum):
             if key in suspects:
                 continue
             left = [(other, status) for other, status in neighbours[key] if (other, key[1]) not in suspects]
-            bad = fleet._bad_count(view, key, left)
-            rank = (float(bad) / len(left) if left else 0.0, bad)
-            if majority(bad, len(left), fraction, minimum) and (best_rank is None or rank > best_rank):
+            measured = sum(1 for _other, status in left if status == "bad")
+            whole = key in view.outliers() and fleet._outlier_failed(view, key[0], suspects)
+            count = len(neighbours[key]) if whole else len(left)
+            bad = count if whole else measured
+            rank = (float(bad) / count if count else 0.0, float(measured) / len(left) if left else 0.0, bad)
+            if majority(bad, count, fraction, minimum) and (best_rank is None or rank > best_rank):
                 best, best_rank = key, rank
         if best is None:
             return suspects | set(key for key in order if key not in suspects and

@@ -50,9 +50,13 @@ def suspect_host_rails(view, fraction, minimum):
 
     A (host, rail) that passed every retest with a known-good partner is never a suspect: it is the victim
     of its bad peers (in a ring, the host between two bad hosts fails with both of its only peers). One whose
-    links are far worse than its rail's others every time (:meth:`LinkView.outliers`) counts them all as bad
-    once one of them failed, on any rail: it sits at the pass line, and noise alone passed the others. One whose
-    bad links all join suspects is one too when it fails with known-good partners (:func:`hidden_by_suspects`).
+    links are far worse than its rail's others every time (:meth:`LinkView.outliers`) counts them all as bad,
+    those with suspects too, once one of them failed with a host that is not a suspect, on any rail: it sits at
+    the pass line, and noise alone passed the others. A failure with a suspect is that suspect's: an outlier
+    whose only failures are with suspects is judged by its bad links like any host (a host a little late on
+    every link, between passes, is no culprit because its neighbour is one), and at the same share of bad links
+    the key with more links measured bad is named first. One whose bad links all join suspects is one too when
+    it fails with known-good partners (:func:`hidden_by_suspects`).
     """
     neighbours = _rail_neighbours(view)
     order = sorted((key for key in neighbours if not view.cleared(*key)), key=lambda key: (key[1], natural_key(key[0])))
@@ -65,28 +69,39 @@ def suspect_host_rails(view, fraction, minimum):
     # each candidate's links left (not with a suspect) and bad links among them, updated as suspects are named:
     # a mesh's bad host is every key's neighbour, and counting every key's links again each round is quadratic
     left = dict((key, len(neighbours[key])) for key in candidates)
-    bad = dict((key, _bad_count(view, key, neighbours[key])) for key in candidates)
+    measured = dict((key, sum(1 for _other, status in neighbours[key] if status == "bad")) for key in candidates)
     whole = dict((key, key in outliers and _outlier_failed(view, key[0])) for key in candidates)
+    keys_of = {}
+    for key in candidates:
+        keys_of.setdefault(key[0], []).append(key)
     suspects = set()
     while True:
         best, best_rank = None, None
         for key in candidates:
             if key in suspects:
                 continue
-            count = left[key]
-            rank = (float(bad[key]) / count if count else 0.0, bad[key])
-            if majority(bad[key], count, fraction, minimum) and (best_rank is None or rank > best_rank):
+            count = len(neighbours[key]) if whole[key] else left[key]
+            bad = count if whole[key] else measured[key]
+            rank = (_share(bad, count), _share(measured[key], left[key]), bad)
+            if majority(bad, count, fraction, minimum) and (best_rank is None or rank > best_rank):
                 best, best_rank = key, rank
         if best is None:
             return suspects | set(key for key in order if key not in suspects and
                                   hidden_by_suspects(view, key, neighbours[key], suspects, fraction, minimum))
         suspects.add(best)
-        _without_suspect(neighbours, best, left, bad, whole)
+        _without_suspect(view, neighbours, best, suspects, (left, measured, whole), keys_of)
 
 
-def _without_suspect(neighbours, suspect, left, bad, whole):
+def _share(part, count):
+    return float(part) / count if count else 0.0
+
+
+def _without_suspect(view, neighbours, suspect, suspects, counts, keys_of):
     """Take the links with ``suspect`` (host, rail) out of the counts of its peers on that rail (the keys in
-    ``left``): what :func:`_bad_count` of their links without it gives."""
+    ``left``), and tell its peers' outliers whether they still failed with a host that is not a suspect.
+    ``counts``: (links left, bad links among them, whether an outlier counts all its links) per key;
+    ``keys_of``: host -> its keys."""
+    left, measured, whole = counts
     host, rail = suspect
     for other in set(other for other, _status in neighbours[suspect]):
         key = (other, rail)
@@ -94,7 +109,9 @@ def _without_suspect(neighbours, suspect, left, bad, whole):
             continue
         gone = [status for peer, status in neighbours[key] if peer == host]
         left[key] -= len(gone)
-        bad[key] = left[key] if whole[key] else bad[key] - sum(1 for status in gone if status == "bad")
+        measured[key] -= sum(1 for status in gone if status == "bad")
+        for each in keys_of[other]:
+            whole[each] = whole[each] and _outlier_failed(view, other, suspects)
 
 
 def hidden_by_suspects(view, key, links, suspects, fraction, minimum):
@@ -108,18 +125,11 @@ def hidden_by_suspects(view, key, links, suspects, fraction, minimum):
         all((other, rail) in suspects for other in bad_peers)
 
 
-def _bad_count(view, key, links):
-    """How many of the (peer, status) ``links`` of ``key`` (host, rail) count as bad: the bad ones; all of them when
-    the host's links on that rail measure far below the others' every time (:meth:`LinkView.outliers`) and one
-    of its links on such a rail failed (bad or flaky)."""
-    node, rail = key
-    if key in view.outliers() and _outlier_failed(view, node):
-        return len(links)
-    return sum(1 for _other, status in links if status == "bad")
-
-
-def _outlier_failed(view, node):
-    return any(view.links[key]["status"] in ("bad", "flaky")
+def _outlier_failed(view, node, suspects=()):
+    """Whether a link of ``node`` on a rail where it is an outlier failed (bad or flaky) with a peer that is not
+    one of the ``suspects`` on that rail (a failure with a suspect is the suspect's)."""
+    return any(view.links[key]["status"] in ("bad", "flaky") and
+               not any((peer, rail) in suspects for peer in key[1] if peer != node)
                for (host, rail) in view.outliers() if host == node for key in view.link_keys(node, rail))
 
 
