@@ -14,7 +14,8 @@
   ansible-playbook process is left, the lab is clean and the governors restored, the summary is
   ``interrupted`` by SIGHUP.
 
-All in the fast tier: each is one short run on the lab the reliability tests share.
+Each is one short run on the lab the reliability tests share; the full disk's is in the full tier (make test's
+15 minutes).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -123,6 +124,7 @@ def test_a_report_directory_lost_after_the_tests_ends_the_run_interrupted(lab, t
     assert "run %s " % summary["run_id"] in line and "%d record(s)" % len(run.records()) in line
 
 
+@pytest.mark.full
 def test_a_full_history_disk_loses_no_line_without_a_word(lab, tmp_path):
     spill = tmp_path / "spill"
     with tmpfs(tmp_path / "full" / "history", "256k") as history_dir:

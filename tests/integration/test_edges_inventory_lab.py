@@ -11,8 +11,8 @@
 - one machine behind two spellings of its address (an ssh alias and the address): refused right after
   discovery, which reads one machine (boot id, network namespace, host name) for both names.
 
-Fast tier: the refusals before anything runs take 20-30 s each, the one after discovery about 45 s; the
-named host's run is one short one-click run (about 3 minutes on the loaded 2-core build machine).
+Fast tier: the refusals before anything runs take 20-30 s each, the one after discovery about 45 s. Full
+tier: the named host's run, one short one-click run (about 3 minutes on the loaded 2-core build machine).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -78,6 +78,7 @@ def test_two_inventory_names_with_one_address_are_refused_before_anything_runs(l
     assert "nothing was run" in run.output
 
 
+@pytest.mark.full
 def test_a_host_named_with_a_space_and_non_ascii_letters_is_a_label_and_the_run_passes(lab, tmp_path):
     first = lab.hosts[0]
     run = oc.oneclick(lab, tmp_path, dict(oc.COLLECTIVE, commcheck_checks=["rdma", "collective", "tcp"]),

@@ -7,8 +7,8 @@ ansible-playbook mid-RDMA then an immediate run (the hosts are busy: refused nam
 never a healthy host blamed), and a killed module (named as killed, its governors put back).
 
 The perftest and nccl-tests binaries are the lab's EMULATORS; ansible-playbook, ssh, the run lock and the
-governor files (the lab's emulated sysfs) are real. Fast tier: two runs at once and the stale lock; the
-kill -9 and killed-module scenarios are ``pytest.mark.full``.
+governor files (the lab's emulated sysfs) are real. Fast tier: two runs at once; the
+stale lock, kill -9 and killed-module scenarios are ``pytest.mark.full`` (make test's 15 minutes).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -75,6 +75,7 @@ def test_a_second_run_stops_at_once_naming_the_first(lab, tmp_path, wait_until):
     settle(lab)
 
 
+@pytest.mark.full
 def test_a_stale_lock_of_a_dead_run_is_taken_over(lab, tmp_path):
     dead = subprocess.Popen(["true"])
     dead.wait()

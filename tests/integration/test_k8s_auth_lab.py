@@ -146,6 +146,7 @@ def test_standin_refuses_what_kubectl_refuses_without_the_right_credentials(tmp_
 
 
 @pytest.mark.skipif(not shutil.which("iperf3"), reason="iperf3 is not installed")
+@pytest.mark.full
 def test_k8s_path_with_only_the_awx_kubernetes_credential(tmp_path, standin):
     """One run: pods created, discovery and TCP inside them, pods deleted; only K8S_AUTH_* says where and who."""
     awx_env = tmp_path / "awx_private_data_dir" / "env"            # where AWX's injector writes the CA file

@@ -16,8 +16,7 @@ without it passes), each run one srun step over exactly the nodes of its record
 (the emulated controller's step log), srun's options on the records' command
 line, and no process left on any host.
 
-Fast tier: a short run of a behaviour of its own (one playbook run, about a
-minute on the 2-core build machine).
+Full tier (make test's 15 minutes): one playbook run, about a minute on the 2-core build machine.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -49,7 +48,7 @@ def mpi_missing():
     return None if proc.returncode == 0 else "mpi4py is not installed in .venv (pip install mpi4py)"
 
 
-pytestmark = pytest.mark.skipif(mpi_missing() is not None, reason=mpi_missing() or "")
+pytestmark = [pytest.mark.full, pytest.mark.skipif(mpi_missing() is not None, reason=mpi_missing() or "")]
 
 
 def emulated_cluster(lab, work):
