@@ -256,6 +256,25 @@ def test_far_latency_outlier_is_the_slower_link():
     assert [r["verdict"] for r in fast["records"]] == ["pass"] * 6
 
 
+def test_the_retests_values_do_not_move_the_line_a_first_pass_record_is_judged_against():
+    # a loaded machine's first pass spreads wide; the retests (healthy partners, as-is) sit tight at the median:
+    # with them in its group, 22.3 and the two 13s would be far or outliers, though the first pass planned no
+    # retest for them
+    first = _lat([6.5, 9.0, 12.5, 8.0, 13.0, 10.0, 17.5, 22.3])
+    retests = _lat([9.3, 9.35, 9.4, 9.3, 9.33, 9.36])
+    for num, record in enumerate(retests):
+        record["params"].update(retest="partner" if num % 2 else "as_is", attempt=1)
+    alone = th.evaluate(first, set_verdicts=True, fleet_min_fraction=0.5)["records"]
+    both = th.evaluate(first + retests, set_verdicts=True, fleet_min_fraction=0.5)["records"]
+    assert [r["verdict"] for r in both[:len(first)]] == [r["verdict"] for r in alone] == ["pass"] * len(first)
+    assert [r["metrics"]["fleet_median"] for r in both[:len(first)]] == [r["metrics"]["fleet_median"] for r in alone]
+    # a retest is judged against the whole group: the same 22.3 as a retest is far
+    late = _lat([22.3])[0]
+    late["params"].update(retest="as_is", attempt=1)
+    assert th.evaluate(first[:-1] + retests + [late], set_verdicts=True, fleet_min_fraction=0.5)["records"][-1][
+        "verdict"] == "fail"
+
+
 def test_healthy_noisy_fleet_has_no_outlier():
     bw = [9.4 * f for f in (1.0, 0.91, 1.09, 0.95, 1.05, 0.9, 1.1, 0.97)]
     out = th.evaluate(_tcp(bw), set_verdicts=True, fleet_min_fraction=0.9)

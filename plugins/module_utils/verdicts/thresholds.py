@@ -212,15 +212,20 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     ``rates``: ``{host: {rail: Gb/s}}`` (default: each pair record's
     ``expected_gbps``, the lower link rate the pair analysis used);
     ``history``: past records (``commcheck_history`` lookup), ``run_id``: the
-    current run (left out of the history).
+    current run (left out of the history). The fleet check judges a first-pass record against its group's
+    first-pass records, as the first pass judged it before its retests were planned, and a retest
+    (``params.retest``) against the whole group.
     """
     _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency)
     _check_fleet_fraction(fleet_min_fraction)
     pair_base, host_base = history_baselines(history, history_k, run_id)
     rule = RegressionRule(threshold=history_threshold, min_runs=min_runs)
     out = [dict(rec, metrics=dict(rec.get("metrics") or {})) for rec in records or []]
-    stats = _fleet_stats(out, fleet_min_fraction)
-    rail_bests = other_rails_best(out)
+    # a first-pass record is judged against the first pass, as it was when the retests were planned: the retests'
+    # values (mostly healthy partners) would narrow its group's spread and fail, unretested, what passed then
+    first = [rec for rec in out if not _is_retest(rec)]
+    every = (_fleet_stats(out, fleet_min_fraction), other_rails_best(out))
+    first_pass = every if len(first) == len(out) else (_fleet_stats(first, fleet_min_fraction), other_rails_best(first))
     counts = dict((c, 0) for c in CHECKS)
     tripped_records = []
     for rec in out:
@@ -228,6 +233,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         if not _judged(rec, value):
             continue
         result = {"tripped": []}
+        stats, rail_bests = every if _is_retest(rec) else first_pass
         result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
         result["fleet"] = _fleet_check(rec, value, higher, stats, (outlier_z, outlier_min_rel, fleet_min_fraction))
         best = None if result["fleet"].get("far") else late_against_other_rails(rec, value, rail_bests)
@@ -251,6 +257,10 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
                                             if "hardware" not in r["thresholds"]["tripped"]),
                "hosts_below_history": _hosts_below(out, host_base, rule), "latency_tails": len(tails)}
     return {"records": out, "findings": tails, "summary": summary}
+
+
+def _is_retest(rec):
+    return bool((rec.get("params") or {}).get("retest"))
 
 
 def _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency):
