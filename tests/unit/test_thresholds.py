@@ -268,11 +268,13 @@ def test_the_retests_values_do_not_move_the_line_a_first_pass_record_is_judged_a
     both = th.evaluate(first + retests, set_verdicts=True, fleet_min_fraction=0.5)["records"]
     assert [r["verdict"] for r in both[:len(first)]] == [r["verdict"] for r in alone] == ["pass"] * len(first)
     assert [r["metrics"]["fleet_median"] for r in both[:len(first)]] == [r["metrics"]["fleet_median"] for r in alone]
-    # a retest is judged against the whole group: the same 22.3 as a retest is far
-    late = _lat([22.3])[0]
+    # a retest is judged against the whole group: 19 us, within the first pass's median / 0.5, is far from it
+    late = _lat([19.0])[0]
     late["params"].update(retest="as_is", attempt=1)
     assert th.evaluate(first[:-1] + retests + [late], set_verdicts=True, fleet_min_fraction=0.5)["records"][-1][
         "verdict"] == "fail"
+    assert th.evaluate(first[:-1] + [_lat([19.0])[0]], set_verdicts=True, fleet_min_fraction=0.5)["records"][-1][
+        "verdict"] == "pass"
 
 
 def test_healthy_noisy_fleet_has_no_outlier():
