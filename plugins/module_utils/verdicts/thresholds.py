@@ -225,7 +225,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     # values (mostly healthy partners) would narrow its group's spread and fail, unretested, what passed then
     first = [rec for rec in out if not _is_retest(rec)]
     every = (_fleet_stats(out, fleet_min_fraction), other_rails_best(out))
-    first_pass = every if len(first) == len(out) else (_fleet_stats(first, fleet_min_fraction), other_rails_best(first))
+    first_pass = (_fleet_stats(first, fleet_min_fraction), other_rails_best(first))
     counts = dict((c, 0) for c in CHECKS)
     tripped_records = []
     for rec in out:
