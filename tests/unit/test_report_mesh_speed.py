@@ -46,7 +46,7 @@ def reference_suspects(view, fraction, minimum):
             whole = key in view.outliers() and fleet._outlier_failed(view, key[0], suspects)
             count = len(neighbours[key]) if whole else len(left)
             bad = count if whole else measured
-            rank = (float(bad) / count if count else 0.0, float(measured) / len(left) if left else 0.0, bad)
+            rank = (float(bad) / count if count else 0.0, float(measured) / len(left) if left else 0.0, measured, bad)
             if majority(bad, count, fraction, minimum) and (best_rank is None or rank > best_rank):
                 best, best_rank = key, rank
         if best is None:

@@ -55,7 +55,7 @@ def suspect_host_rails(view, fraction, minimum):
     the pass line, and noise alone passed the others. A failure with a suspect is that suspect's: an outlier
     whose only failures are with suspects is judged by its bad links like any host (a host a little late on
     every link, between passes, is no culprit because its neighbour is one), and at the same share of bad links
-    the key with more links measured bad is named first. One whose bad links all join suspects is one too when
+    the key with more of its links left measured bad is named first. One whose bad links all join suspects is one too when
     it fails with known-good partners (:func:`hidden_by_suspects`).
     """
     neighbours = _rail_neighbours(view)
@@ -82,7 +82,7 @@ def suspect_host_rails(view, fraction, minimum):
                 continue
             count = len(neighbours[key]) if whole[key] else left[key]
             bad = count if whole[key] else measured[key]
-            rank = (_share(bad, count), _share(measured[key], left[key]), bad)
+            rank = (_share(bad, count), _share(measured[key], left[key]), measured[key], bad)
             if majority(bad, count, fraction, minimum) and (best_rank is None or rank > best_rank):
                 best, best_rank = key, rank
         if best is None:
