@@ -242,10 +242,30 @@ def lab_name(base):
     return name[:12]
 
 
+# The files whose tests take longest in all (their shared lab runs), longest first, from the fast tier's
+# --durations on the 2-core machine (docs/benchmarks.md, "make test"). xdist hands out files in collection order:
+# started first, the long ones overlap the rest instead of starting last, alone, after the short ones are done.
+LONGEST_FIRST = ("test_k8s_lab", "test_ansible_runner_lab", "test_slices_lab", "test_reliability_lab",
+                 "test_accuracy_lab", "test_oneclick_lab", "test_options_end_to_end_lab", "test_edges_inventory_lab",
+                 "test_edges_history_lab", "test_edges_locks_lab", "test_edges_bounded_lab")
+
+
+def longest_first(items):
+    """``items`` with the tests of LONGEST_FIRST's files first, in its order; the others after, as collected."""
+    rank = dict((name, num) for num, name in enumerate(LONGEST_FIRST))
+
+    def key(numbered):
+        num, item = numbered
+        module = os.path.splitext(os.path.basename(str(item.fspath)))[0]
+        return (rank.get(module, len(rank)), num)
+    return [item for _num, item in sorted(enumerate(items), key=key)]
+
+
 def pytest_collection_modifyitems(config, items):  # pylint: disable=unused-argument
     for item in items:
         if set(getattr(item, "fixturenames", ())) & set(LAB_FIXTURES):
             item.add_marker(pytest.mark.lab)
+    items[:] = longest_first(items)
 
 
 @pytest.fixture(scope="session")
