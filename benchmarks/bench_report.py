@@ -11,7 +11,8 @@ regressions are exercised), then runs
 
     ansible-playbook playbooks/report.yml -e commcheck_history_dir=<dir> -e commcheck_report_from_history=<run>
 
-and reports its wall seconds, the CPU seconds of the ansible-playbook process
+with Ansible's main process looking at its worker every 10 ms, as the recommended ansible.cfg sets it
+(``--poll-interval``), and reports its wall seconds, the CPU seconds of the ansible-playbook process
 tree, its peak memory (the largest process's resident set), the wall milliseconds per record (flat from one
 size to the next when nothing grows faster than the records) and the size of every file it wrote, against the
 budgets of issues 15 and 37:
@@ -31,7 +32,7 @@ size table, and a summary line. The earlier runs are healthy, so the failing lin
 are also regressions.
 
     .venv/bin/python benchmarks/bench_report.py [--sizes ring1024 ring4096 mesh128] [--smaller 8] [--json OUT]
-        [--keep DIR [--reuse]]
+        [--keep DIR [--reuse]] [--poll-interval SECONDS]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -56,6 +57,10 @@ sys.path.insert(0, COLLECTIONS)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history  # noqa: E402
 
 UTC = datetime.timezone.utc
+# internal_poll_interval of the ansible.cfg docs/quickstart.md, AWX's project file and the execution environment
+# recommend: at Ansible's 1 ms its main process's poll loop costs CPU for every second the render takes, more
+# the more loaded the machine (the figures before 2026-12-03's third mesh round were measured at 1 ms)
+RECOMMENDED_POLL_INTERVAL = 0.01
 MB = 1000 * 1000
 RAILS = 8
 LINK_GBPS = 400.0
@@ -246,13 +251,17 @@ def write_history(directory, runs):
 # rendering and measuring
 # --------------------------------------------------------------------------
 
-def render(history_dir, report_dir, run_id):
+def render(history_dir, report_dir, run_id, poll_interval=RECOMMENDED_POLL_INTERVAL):
     """(wall seconds, CPU seconds of the process tree, peak resident bytes of its largest process, completed
-    process) of playbooks/report.yml on the run."""
+    process) of playbooks/report.yml on the run, Ansible's main process looking at its worker every
+    ``poll_interval`` seconds (``internal_poll_interval``, in an ansible.cfg of its own beside the reports)."""
     argv = ["ansible-playbook", os.path.join(REPO, "playbooks", "report.yml"),
             "-e", json.dumps({"commcheck_history_dir": history_dir, "commcheck_report_from_history": run_id,
                               "commcheck_report_dir": report_dir, "commcheck_report_publish_regressions": False})]
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
+    config = report_dir + ".ansible.cfg"
+    with open(config, "w") as handle:
+        handle.write("[defaults]\ninternal_poll_interval = %s\n" % poll_interval)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_CONFIG=config)
     bin_dir = os.path.dirname(sys.executable)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     peak_file = report_dir + ".peak"
@@ -267,6 +276,7 @@ def render(history_dir, report_dir, run_id):
     with open(peak_file) as handle:
         peak = int(handle.read()) * 1024
     os.remove(peak_file)
+    os.remove(config)
     return wall, cpu, peak, proc
 
 
@@ -278,7 +288,7 @@ def scaled(name, smaller):
     return spec
 
 
-def bench_size(spec, workdir, earlier_runs, reuse=False):
+def bench_size(spec, workdir, earlier_runs, reuse=False, poll_interval=RECOMMENDED_POLL_INTERVAL):
     hosts = host_names(spec["hosts"])
     pairs = ring_pairs(hosts) if spec["topology"] == "ring" else mesh_pairs(hosts)
     history_dir = os.path.join(workdir, "history")
@@ -294,12 +304,13 @@ def bench_size(spec, workdir, earlier_runs, reuse=False):
         write_history(history_dir, runs)
     written = time.monotonic() - started
     shutil.rmtree(report_dir, ignore_errors=True)
-    wall, cpu, rss, proc = render(history_dir, report_dir, run_id)
+    wall, cpu, rss, proc = render(history_dir, report_dir, run_id, poll_interval)
     out_dir = os.path.join(report_dir, run_id)
     sizes = dict((name, os.path.getsize(os.path.join(out_dir, name)))
                  for name in OUTPUTS if os.path.exists(os.path.join(out_dir, name)))
     return {"size": spec["name"], "hosts": spec["hosts"], "rails": RAILS, "topology": spec["topology"],
-            "records": len(records), "history_write_s": round(written, 1), "wall_s": round(wall, 1),
+            "records": len(records), "poll_interval_s": poll_interval,
+            "history_write_s": round(written, 1), "wall_s": round(wall, 1),
             "cpu_s": round(cpu, 1), "rc": proc.returncode, "bytes": sizes, "peak_rss_mb": round(rss / float(MB)),
             "ms_per_record": round(1000.0 * wall / len(records), 3),
             "budget": {"wall_s": spec["budget_s"], "html_mb": spec["html_mb"], "prom_mb": spec["prom_mb"],
@@ -343,7 +354,13 @@ def main():
     parser.add_argument("--keep", help="keep the history and the reports under this directory")
     parser.add_argument("--reuse", action="store_true",
                         help="with --keep: render again from the history kept there (the same seed makes the same runs)")
+    parser.add_argument("--poll-interval", type=float, default=RECOMMENDED_POLL_INTERVAL,
+                        help="Ansible's internal_poll_interval for the render: %s s, the recommended ansible.cfg's "
+                             "(docs/quickstart.md), by default; 0.001 is Ansible's own default" % (
+                                 RECOMMENDED_POLL_INTERVAL))
     args = parser.parse_args()
+    if not 0 < args.poll_interval <= 1:
+        parser.error("--poll-interval: a number of seconds above 0, at most 1")
     rows = []
     for name in args.sizes:
         spec = scaled(name, args.smaller)
@@ -352,7 +369,8 @@ def main():
         if args.keep and os.path.isdir(workdir) and not args.reuse:
             shutil.rmtree(workdir)
         try:
-            row = bench_size(spec, workdir, args.earlier_runs, reuse=bool(args.keep and args.reuse))
+            row = bench_size(spec, workdir, args.earlier_runs, reuse=bool(args.keep and args.reuse),
+                             poll_interval=args.poll_interval)
         finally:
             if not args.keep:
                 shutil.rmtree(workdir, ignore_errors=True)

@@ -121,7 +121,7 @@ class ActionModule(ControllerAction):
         files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
         summary["files"] = files
         texts = rr.each_format(args["formats"], records, summary, meta, now=now,
-                               regression_fails=args["regression_fails"])
+                               regression_fails=args["regression_fails"], shared=shared)
         index = index_problem = None
         if self._task.check_mode:
             for _fmt, _text in texts:  # rendered as a run would, written nowhere

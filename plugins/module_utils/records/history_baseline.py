@@ -18,10 +18,11 @@ def compare_with_history(records, directory, k=bl.DEFAULT_K, threshold=bl.DEFAUL
     """Like ``baseline.compare``, streaming the baseline records from the history directory."""
     records = list(records or [])
     ignore_params = frozenset(ignore_params or ())
-    record_keys = [bl.record_key(r, ignore_params) for r in records]
+    check_keys = bl.CheckKeys(ignore_params)
+    record_keys = [check_keys.key(r) for r in records]
     # only checks with something to compare need a baseline
     measured = [(r, key) for r, key in zip(records, record_keys)
-                if bl.comparable_metrics(r.get("metrics")) and r.get("kind") != "regression" and not bl.is_retest(r)]
+                if check_keys.metrics(r.get("metrics")) and r.get("kind") != "regression" and not bl.is_retest(r)]
     kinds = sorted(set(r.get("kind") for r, _key in measured if r.get("kind")))
     keys = set(key for _r, key in measured)
     builder = bl.BaselineBuilder(k=k, keys=keys, exclude_runs=exclude_runs, baseline_run=baseline_run,

@@ -436,10 +436,12 @@ class ReportView(object):
     together share one computation.
     """
 
-    def __init__(self, records, summary, meta=None):
+    def __init__(self, records, summary, meta=None, shared=None):
         self.records = list(records or [])
         self.summary = summary
         self.meta = meta or {}
+        # baseline.shared_groups of the records when the caller found them already (a pass over every record)
+        self.shared = shared
         self._cache = {}
 
     def once(self, name, compute):
@@ -461,7 +463,9 @@ class ReportView(object):
         return self.once("checks", lambda: [r for r in self.records
                                             if r.get("kind") not in ("regression", "summary")])
 
-    regressions = _kept_table("regressions", _baseline.regressions)
+    @property
+    def regressions(self):
+        return self.once("regressions", lambda: _baseline.regressions(self.records, self.shared))
 
     @property
     def findings(self):

@@ -52,11 +52,12 @@ REPORT_ARGUMENT_SPEC = dict(
 )
 
 
-def each_format(formats, records, summary, meta=None, now=None, regression_fails=True):
+def each_format(formats, records, summary, meta=None, now=None, regression_fails=True, shared=None):
     """(format, text) for each format asked for, in that order, all drawn from one view model, each text made
     when the one before is taken: a caller that writes each text before taking the next holds one at a time (the
-    results.json of a 128-host mesh is 145 MB)."""
-    view = ReportView(records, summary, meta)
+    results.json of a 128-host mesh is 145 MB). ``shared``: ``baseline.shared_groups`` of the records, when the
+    caller found them already."""
+    view = ReportView(records, summary, meta, shared=shared)
     renderers = {
         "md": report_markdown.render,
         "html": report_html.render,
