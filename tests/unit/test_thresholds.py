@@ -10,6 +10,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import thresholds as th
 from ansible_collections.clusterops.commcheck.plugins.filter.commcheck_thresholds import commcheck_thresholds
 
@@ -419,8 +420,8 @@ def test_median_spread_robust_z_and_best_quarter():
     assert th.spread_of([1, 2, 3, 4, 100]) == (3.0, 1.0)
     assert th.spread_of([10, 10, 10, 10]) == (10.0, 0.05)            # the floor: half a percent of the median
     assert th.spread_of([0, 0, 0]) == (0.0, 1e-12) and th.spread_of([]) == (None, None)
-    assert th.robust_z([1, 2, 3, 4, 100], 100) == (3.0, 65.43) and th.robust_z([], 1) == (None, None)
-    assert th.robust_z([10, 10, 10, 10], 9, floor_rel=0.01) == (10.0, -6.74)
+    assert round(stats.z_score(100, *th.spread_of([1, 2, 3, 4, 100])), 2) == 65.43
+    assert round(stats.z_score(9, *stats.spread([10, 10, 10, 10], floor_rel=0.01)), 2) == -6.74
     values = [9, 1, 5, 3, 7, 2, 8, 4, 6]
     assert (th.best_quarter(values, True), th.best_quarter(values, False), th.best_quarter([], True)) == (7.0, 3.0, None)
 

@@ -43,7 +43,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.baseline import (
-    DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule)
+    DEFAULT_MIN_RUNS, HIGHER, LOWER, RegressionRule, is_retest)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import good_pairs
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import latency_tail
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
@@ -123,14 +123,6 @@ def expected_busbw(rails, rate_gbps, op, efficiency=None):
     if rate is None or rate <= 0 or not rails or eff is None:
         return None, eff
     return round(int(rails) * rate / 8.0 * eff, 6), eff
-
-
-def robust_z(values, value, floor_rel=robust.SPREAD_FLOOR_REL):
-    """(median, robust z of value rounded to 2 places) within values; (None, None) when values is empty."""
-    med, scale = robust.spread(values, floor_rel)
-    if med is None:
-        return None, None
-    return med, round(robust.z_score(value, med, scale), 2)
 
 
 def _metric(rec):
@@ -213,19 +205,17 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
     ``expected_gbps``, the lower link rate the pair analysis used);
     ``history``: past records (``commcheck_history`` lookup), ``run_id``: the
     current run (left out of the history). The fleet check judges a first-pass record against its group's
-    first-pass records, as the first pass judged it before its retests were planned, and a retest
-    (``params.retest``) against the whole group.
+    first-pass records (as when its retests were planned), a retest against the whole group.
     """
     _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency)
     _check_fleet_fraction(fleet_min_fraction)
     pair_base, host_base = history_baselines(history, history_k, run_id)
     rule = RegressionRule(threshold=history_threshold, min_runs=min_runs)
     out = [dict(rec, metrics=dict(rec.get("metrics") or {})) for rec in records or []]
-    # a first-pass record is judged against the first pass, as it was when the retests were planned: the retests'
-    # values (mostly healthy partners) would narrow its group's spread and fail, unretested, what passed then
-    first = [rec for rec in out if not _is_retest(rec)]
-    every = (_fleet_stats(out, fleet_min_fraction), other_rails_best(out))
-    first_pass = (_fleet_stats(first, fleet_min_fraction), other_rails_best(first))
+    # the retests' tight values (healthy partners) would narrow a group's spread, failing unretested what passed
+    first = [rec for rec in out if not is_retest(rec)]
+    lines = {False: (_fleet_stats(first, fleet_min_fraction), other_rails_best(first)),
+             True: (_fleet_stats(out, fleet_min_fraction), other_rails_best(out))}
     counts = dict((c, 0) for c in CHECKS)
     tripped_records = []
     for rec in out:
@@ -233,7 +223,7 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
         if not _judged(rec, value):
             continue
         result = {"tripped": []}
-        stats, rail_bests = every if _is_retest(rec) else first_pass
+        stats, rail_bests = lines[is_retest(rec)]
         result["hardware"] = _hardware_check(rec, value, higher, efficiency, collective_efficiency, rates)
         result["fleet"] = _fleet_check(rec, value, higher, stats, (outlier_z, outlier_min_rel, fleet_min_fraction))
         best = None if result["fleet"].get("far") else late_against_other_rails(rec, value, rail_bests)
@@ -257,10 +247,6 @@ def evaluate(records, history=None, efficiency=None, collective_efficiency=None,
                                             if "hardware" not in r["thresholds"]["tripped"]),
                "hosts_below_history": _hosts_below(out, host_base, rule), "latency_tails": len(tails)}
     return {"records": out, "findings": tails, "summary": summary}
-
-
-def _is_retest(rec):
-    return bool((rec.get("params") or {}).get("retest"))
 
 
 def _check_settings(outlier_z, outlier_min_rel, history_threshold, min_runs, efficiency, collective_efficiency):
