@@ -185,8 +185,7 @@ def _strip_row_prefix(tokens):
     if not tokens or tokens[0][-1] not in ":]":
         return tokens
     index = 0
-    while (index < len(tokens) and index < 3 and _ROW_PREFIX.match(tokens[index])
-           and not _TOKEN_NUM.match(tokens[index])):
+    while index < len(tokens) and index < 3 and _ROW_PREFIX.match(tokens[index]):
         index += 1
     return tokens[index:] if index else tokens
 
@@ -269,8 +268,6 @@ class Table(object):
                 extra.append(token)
             elif validators[position](token):
                 pending.append(token)
-            elif specs[position][0] == "ts" and _TOKEN_NUM.match(token) is None:
-                extra.append(token)
             elif position < lead_n:
                 self.pending = None     # not a real row: drop it
                 return
