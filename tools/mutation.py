@@ -64,6 +64,11 @@ TARGETS = {
                                 "test_parse_unread_and_pasted.py", "test_real_outputs_sweep2.py",
                                 "test_real_outputs_sweep5.py", "test_real_outputs_sweep7.py",
                                 "test_real_outputs_sweep9.py"],
+    "parsers/nccl_table.py": ["test_nccl_table_parts.py", "test_parse_nccl_tests.py", "test_parse_nccl_tests_parts.py",
+                              "test_nccl_parts.py", "test_nccl_real_device_capture.py",
+                              "test_nccl_real_device_failures.py", "test_real_outputs_sweep.py",
+                              "test_real_outputs_sweep3.py", "test_real_outputs_sweep6.py",
+                              "test_real_outputs_sweep10.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which

@@ -81,3 +81,25 @@ EQUIVALENT += (
      "first-pass record's cause only with its verdict, judged_by_first_pass a retest's likewise): the record "
      "rebuilt from them is equal to the one returned as it is"),
 )
+
+# parse_iperf3.py and nccl_table.py (issue mut34b)
+EQUIVALENT += (
+    ("parsers/parse_iperf3.py", "_fill_bidir", r'bool\(to_int\(test\.get\("bidir"\), ?(None|)\)\)$',
+     "a bidir flag that is no number reads as None instead of 0: bool() of either is False"),
+    ("parsers/parse_iperf3.py", "_fill_start", r'bool\(to_int\(test\.get\("reverse"\), ?(None|)\)\)$',
+     "a reverse flag that is no number reads as None instead of 0: bool() of either is False"),
+    ("parsers/parse_iperf3.py", "_from_json_stream",
+     r'^assembled\["(server_output_json|XXserver_output_jsonXX|SERVER_OUTPUT_JSON)"\] = (None|data)$',
+     "the server's output is kept under no key _fill reads (it reads start, end, intervals and error): only that "
+     "the stream had an event counts, whatever the key and its value"),
+    ("parsers/parse_iperf3.py", "_json_objects", r"or newline (<= 0|< 1):$",
+     "the line break is found from the start of an object, a '{': it is never at position 0"),
+    ("parsers/parse_iperf3.py", "_json_objects", r"^end = newline - 1$",
+     "the scan goes on from the last character of the deep line instead of the next line's first: only a '{' "
+     "there could start an object, and a '{' with a line break behind it and the next line's text after is no "
+     "JSON object (a key or '}' must follow): one more failed start, which neither the result nor a warning counts"),
+    ("parsers/parse_iperf3.py", "_known_bare_message", r'if bare else "XXXX"$',
+     "a line without 'iperf3:' reads as the message 'XXXX' instead of '': classify knows neither, so both give ''"),
+    ("parsers/parse_iperf3.py", "_result_object", r"^return None, 1$",
+     "where the object ends is read only when there is one"),
+)

@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers import parse_iperf3 as parse_iperf3_module
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_iperf3 import classify, parse_iperf3
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "iperf3")
@@ -537,3 +538,91 @@ def test_undecodable_bytes_and_a_word_for_a_number_are_read_not_raised():
 ])
 def test_classify_each_message_iperf3_prints(message, code):
     assert classify(message) == code
+
+
+def test_a_reverse_flag_that_is_no_number_reads_as_not_reversed():
+    doc = loopback("tcp_loopback.json")
+    doc["start"]["test_start"]["reverse"] = "yes"
+    assert parse_iperf3(json.dumps(doc))["reverse"] is False
+
+
+def test_a_stream_of_only_the_servers_output_is_a_stream_without_totals():
+    assert codes(parse_iperf3(stream(("server_output_json", {"end": {}})))) == ["no_results"]
+    assert codes(parse_iperf3(stream(("server_output_text", "Accepted connection")))) == ["invalid_json"]
+
+
+def test_launcher_json_before_the_stream_events_does_not_stop_them():
+    doc = loopback("tcp_loopback.json")
+    text = '{"job": "iperf-pair-3", "node": "h1"}\n' + stream(("start", doc["start"]), ("end", doc["end"]))
+    result = parse_iperf3(text)
+    assert result["ok"] is True and result["sent_gbps"] == gb(doc["end"]["sum_sent"])
+
+
+def test_the_scan_gives_up_after_its_limit_of_failed_starts(monkeypatch):
+    monkeypatch.setattr(parse_iperf3_module, "_MAX_JSON_FAILURES", 3)
+    doc = json.dumps(loopback("tcp_loopback.json"))
+    assert parse_iperf3('{"a" 1}\n' * 2 + doc)["ok"] is True
+    result = parse_iperf3('{"a" 1}\n' * 3 + doc)
+    assert codes(result) == ["truncated_json"] and result["ok"] is False
+
+
+def test_a_result_that_reads_as_is_is_not_replaced_by_a_quoted_one_after_it():
+    plain = loopback("tcp_loopback.json")
+    quoted = loopback("tcp_reverse_loopback.json")
+    text = json.dumps(plain) + "\n" + "\n".join("> " + line for line in json.dumps(quoted, indent=1).splitlines())
+    result = parse_iperf3(text)
+    assert result["reverse"] is False and result["sent_gbps"] == gb(plain["end"]["sum_sent"])
+    assert result["warnings"] == ["incomplete JSON after the last complete iperf3 object was ignored"]
+
+
+def test_an_iperf3_error_inside_the_json_strings_is_no_text_error():
+    doc = loopback("tcp_loopback.json")
+    doc["extra_data"] = "iperf3: error - unable to connect to server: Connection refused"
+    doc["title"] = "warning: rerun of the h1-h2 pair"
+    result = parse_iperf3(json.dumps(doc, indent=1))
+    assert result["errors"] == [] and result["warnings"] == [] and result["ok"] is True
+
+
+def test_text_right_after_the_closing_brace_is_a_line_of_its_own():
+    doc = json.dumps(loopback("tcp_loopback.json"))
+    result = parse_iperf3("^C" + doc + "warning: Report format (-f) flag ignored with JSON output (-J)\n")
+    assert result["warnings"] == ["Report format (-f) flag ignored with JSON output (-J)"]
+    result = parse_iperf3("^C" + doc + "iperf3: interrupt - the client has terminated")
+    assert codes(result) == ["interrupted"]
+
+
+def test_a_cut_object_right_behind_the_result_is_warned_about():
+    doc = json.dumps(loopback("tcp_loopback.json"))
+    result = parse_iperf3(doc + '{"start": {"connected": [')
+    assert result["ok"] is True
+    assert result["warnings"] == ["incomplete JSON after the last complete iperf3 object was ignored"]
+
+
+def test_an_iperf3_error_line_with_a_message_no_rule_knows_is_an_unknown_error():
+    result = parse_iperf3("iperf3: error - test stopped by the CPU affinity check\n")
+    assert codes(result) == ["unknown"]
+    assert result["errors"][0]["message"] == "iperf3: error - test stopped by the CPU affinity check"
+    assert result["errors"][0]["cause"] == "iperf3 reported an error this parser does not know."
+
+
+def test_a_parser_failure_is_reported_on_an_empty_result(monkeypatch):
+    def broken(_text):
+        raise ValueError("boom")
+    monkeypatch.setattr(parse_iperf3_module, "_json_in", broken)
+    result = parse_iperf3(json.dumps(loopback("tcp_loopback.json")))
+    assert result["ok"] is False and result["sent_gbps"] is None and result["warnings"] == []
+    assert result["errors"] == [{
+        "code": "parser_error", "message": "ValueError: boom",
+        "cause": "The parser failed on this text (a bug in commcheck); nothing was read from it.",
+        "fix": "Report the raw output to the commcheck maintainers."}]
+
+
+def test_a_coloured_output_cut_off_is_truncated_not_missing():
+    result = parse_iperf3('\x1b[1m{\x1b[0m\n\x1b[1m"start": {\x1b[0m"connected": [],\n"error": "unable to connect to '
+                          'server: No route to host",\n"end": {')
+    assert codes(result) == ["truncated_json", "no_route"]
+
+
+def test_a_quoted_complete_object_that_is_no_result_is_no_iperf3_json():
+    result = parse_iperf3('> {"job": "iperf-pair-3",\n> "node": "h1"}\n')
+    assert codes(result) == ["invalid_json"]
