@@ -197,8 +197,9 @@ def test_a_one_group_row_without_a_column_line_is_read_and_the_next_row_implied_
 
 
 def test_a_one_group_row_of_four_cells_has_no_root():
-    rows = feed(["1024 256 float sum 20.0 0.05 0.09 0"])[0]
+    rows, _warnings, _taken, head = feed(["1024 256 float sum 20.0 0.05 0.09 0"])
     assert (rows[0]["redop"], rows[0]["root"], rows[0]["out_of_place"]["wrong"]) == ("sum", None, 0)
+    assert head == {"wrong_column": "#wrong"}
 
 
 def test_a_short_row_start_has_a_root_only_beside_a_redop():
@@ -409,3 +410,56 @@ def test_default_layouts():
     ("host", False), ("x]", True)])
 def test_which_first_tokens_may_start_a_row(token, starts):
     assert may_start_row(token) is starts
+
+
+def test_a_lead_column_whose_name_has_no_letters_is_named_by_its_place():
+    layout = layout_from_header("size count type - time algbw busbw #wrong".split())
+    assert layout.columns()["lead"] == ["bytes", "count", "type", "col3"]
+
+
+def test_a_column_line_that_starts_with_the_time_gives_no_layout():
+    assert layout_from_header("time size count type algbw busbw #wrong".split()) is None
+
+
+def test_a_column_after_the_timestamp_still_belongs_to_the_last_group():
+    layout = layout_from_header("size count type time algbw busbw #wrong timestamp i_cv%".split())
+    assert layout.columns() == {"lead": ["bytes", "count", "type"],
+                                "groups": [FIELDS + ["iter_cv_pct"]], "timestamp": True}
+
+
+def test_a_size_and_count_before_n_a_are_no_row_start():
+    rows, warnings, taken, _head = feed(["1024 256 N/A 20.0 0.05"], header(ALL_REDUCE))
+    assert rows == [] and taken == [True]
+    assert warnings == ["table fragment without its row start ignored: 1024 256 N/A 20.0 0.05"]
+
+
+def test_no_tokens_are_no_table_content():
+    assert feed([""])[2] == [False]
+
+
+def test_the_layout_a_whole_row_implied_reads_the_next_rows_split_start():
+    rows, warnings, taken, _head = feed(["1024 256 float 0 20.0 0.05 0.09 0 20.1 0.05 0.09 0",
+                                         "2048 512 float 1 21.0", "0.10 0.18 0 21.1 0.10 0.18 0"])
+    assert taken == [True, True, True] and warnings == []
+    assert (rows[1]["root"], rows[1]["out_of_place"]["time_us"], rows[1]["in_place"]["wrong"]) == (1, 21.0, 0)
+
+
+def test_a_row_start_cut_after_its_redop_keeps_a_root_for_the_next_line():
+    rows, warnings, _taken, _head = feed(["8192 2048 float sum", "-1 75.38 0.05 0.10 0 75.10 0.05 0.10 0"])
+    assert warnings == []
+    assert (rows[0]["redop"], rows[0]["root"], rows[0]["out_of_place"]["time_us"]) == ("sum", -1, 75.38)
+    assert rows[0]["split_lines"] == 2 and rows[0]["partial"] is False
+
+
+def test_a_row_start_cut_after_its_type_has_neither_redop_nor_root():
+    rows = feed(["8192 2048 float", "75.38 0.05 0.10 0 75.10 0.05 0.10 0"], header(
+        "size count type time algbw busbw #wrong time algbw busbw #wrong"))[0]
+    assert (rows[0]["redop"], rows[0]["root"], rows[0]["in_place"]["time_us"]) == (None, None, 75.1)
+
+
+def test_a_row_cut_inside_a_group_keeps_the_columns_it_lacks_as_unknown():
+    line = "size count type redop root time algbw busbw #wrong #bitdiff i_min i_max i_p99 i_cv%"
+    rows = feed(["1048576 262144 float sum -1 50.10 20.93"], layout_from_header(line.split()))[0]
+    assert rows[0]["out_of_place"] == {"time_us": 50.1, "algbw_gbs": 20.93, "busbw_gbs": None, "wrong": None,
+                                       "bitdiff": None, "iter_min_us": None, "iter_max_us": None,
+                                       "iter_p99_us": None, "iter_cv_pct": None}
