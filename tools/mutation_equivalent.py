@@ -103,3 +103,38 @@ EQUIVALENT += (
     ("parsers/parse_iperf3.py", "_result_object", r"^return None, 1$",
      "where the object ends is read only when there is one"),
 )
+
+EQUIVALENT += (
+    ("parsers/nccl_table.py", "_add_groups", r"^row\.setdefault\(key, ?(None|)\)$",
+     "setdefault's default is None: setdefault(key) and setdefault(key, None) are the same call"),
+    ("parsers/nccl_table.py", "_read_header_columns", r'lstrip\("XX#XX"\)|rstrip\("XX%XX"\)',
+     "the name is lower-cased before: it has no 'X' for the padding to strip"),
+    ("parsers/nccl_table.py", "_read_header_columns", r'^time_kind = (None|"XXtimeXX"|"TIME")$',
+     "a layout is made only with groups, and each group starts at a time or cputime column, which sets time_kind"),
+    ("parsers/nccl_table.py", "_strip_row_prefix", r'not in "XX:\]XX":$',
+     "the early return only spares the prefix pattern, which needs a ':' or ']' at the end: a first token ending "
+     "in 'X' fails it, and the tokens come back whole either way"),
+    ("parsers/nccl_table.py", "may_start_row", r'token\[-1\] in "XX:\]XX"$',
+     "a pre-filter: a line whose first token is a word ending in 'X' is no row start, no continuation and no "
+     "fragment (a word is no number), so feed says False for it as the filter does"),
+    ("parsers/nccl_table.py", "Table.__init__",
+     r'^self\.pending_layout = ""$|^self\.pending_extra = None$|^self\.pending_lines = (None|1)$',
+     "each is set when a row starts, before it is read (no row is open while pending is None)"),
+    ("parsers/nccl_table.py", "Table._emit", r"^self\.pending_extra = None$",
+     "set again when the next row starts, before it is read"),
+    ("parsers/nccl_table.py", "Table._extend", r"^self\._emit\(partial=None\)$",
+     "partial is read as bool(partial) and 'if partial': None and False alike"),
+    ("parsers/nccl_table.py", "Table._extend", r"^while position <= lead_n and not validators",
+     "at position lead_n the column is the first group's time (each group starts at its time column), which "
+     "_blank_lead_cell never takes for a blank redop or root"),
+    ("parsers/nccl_table.py", "Table._infer", r'^wrong_kind = ""$',
+     "an inferred layout's wrong_kind is only read for its truth (_emit): '' and None alike"),
+    ("parsers/nccl_table.py", "Table._infer", r'^wrong_kind = "(XXmax_errorXX|MAX_ERROR)" if',
+     "_emit compares wrong_kind with 'count' only: any other name is the error column"),
+    ("parsers/nccl_table.py", "Table._infer", r"^has_root = None$",
+     "default_layout reads has_root only for its truth: None and False alike"),
+    ("parsers/nccl_table.py", "_Layout.__init__", r'specs\.extend\(\("(XXgroupXX|GROUP)", field, index\)',
+     "a spec's kind is compared with 'lead' and 'ts' only: any other is a group column"),
+    ("parsers/nccl_table.py", "_Layout.__init__", r'\("ts", "(XXclockXX|CLOCK)", None\)\]\)$',
+     "_validator compares a timestamp column's name with 'date' only: any other is the clock"),
+)

@@ -463,3 +463,90 @@ def test_a_row_cut_inside_a_group_keeps_the_columns_it_lacks_as_unknown():
     assert rows[0]["out_of_place"] == {"time_us": 50.1, "algbw_gbs": 20.93, "busbw_gbs": None, "wrong": None,
                                        "bitdiff": None, "iter_min_us": None, "iter_max_us": None,
                                        "iter_p99_us": None, "iter_cv_pct": None}
+
+
+def test_a_column_line_without_a_wrong_column_has_no_wrong_kind():
+    layout = layout_from_header("size count type time algbw busbw".split())
+    assert layout.wrong_kind is None and layout.columns()["groups"] == [["time_us", "algbw_gbs", "busbw_gbs"]]
+
+
+@pytest.mark.parametrize("line, row", [
+    # a redop that is neither a word nor a number
+    ("size count type redop root time algbw busbw #wrong", "1024 256 float (none) 20.0 0.05 0.09 0"),
+    # a number where the type belongs
+    ("size count peer type time algbw busbw #wrong", "1024 256 node-b 20.0 0.05 0.09 0"),
+    # a word where the count belongs
+    ("size peer type count time algbw busbw #wrong", "1024 256 float many 20.0 0.05 0.09 0"),
+    # a word where a size belongs
+    ("size count type bytes time algbw busbw #wrong", "1024 256 float many 20.0 0.05 0.09 0"),
+])
+def test_a_lead_cell_of_the_wrong_kind_drops_the_row(line, row):
+    rows, warnings, taken, _head = feed([row], layout_from_header(line.split()))
+    assert rows == [] and warnings == [] and taken == [True]
+
+
+def test_a_word_ending_in_a_colon_that_is_no_launcher_prefix_keeps_the_line_from_the_table():
+    assert feed(["size/count: 1024 256 float sum -1 20.0 0.05 0.09 0 20.1 0.05 0.09 0"], header(ALL_REDUCE))[2] == [
+        False]
+
+
+def test_numbers_after_a_complete_row_are_a_fragment():
+    rows, warnings, _taken, _head = feed(["1024 256 float sum -1 20.0 0.05 0.09 0 20.1 0.05 0.09 0",
+                                          "20.2 0.05 0.09 0"], header(ALL_REDUCE))
+    assert len(rows) == 1 and warnings == ["table fragment without its row start ignored: 20.2 0.05 0.09 0"]
+
+
+def test_numbers_after_a_dropped_row_are_a_fragment():
+    rows, warnings, _taken, _head = feed(["1024 256 float sum top 20.0 0.05 0.09 0",
+                                          "20.2 0.05 0.09 0"], header(ALL_REDUCE))
+    assert rows == [] and warnings == ["table fragment without its row start ignored: 20.2 0.05 0.09 0"]
+
+
+def test_a_long_row_without_measurements_is_cut_in_its_warning():
+    kind = "f" + "loat" * 80
+    warnings = feed(["1024 256 %s" % kind], header(ALL_REDUCE))[1]
+    assert warnings == ["incomplete table row dropped (no measurement): " + ("1024 256 %s" % kind)[:200]]
+
+
+def test_a_word_where_the_first_time_belongs_is_extra():
+    rows = feed(["1024 256 float sum -1 slow 20.0 0.05 0.09 0 20.1 0.05 0.09 0"], header(ALL_REDUCE))[0]
+    assert rows[0]["extra"] == ["slow"] and rows[0]["root"] == -1 and rows[0]["out_of_place"]["time_us"] == 20.0
+
+
+def test_a_three_token_row_start_after_a_row_that_locked_no_layout():
+    rows, warnings, _taken, _head = feed(["1024 256 float sum -1 20.0 0.05 0.09 0", "2048 512 float"])
+    assert [r["bytes"] for r in rows] == [1024]
+    assert warnings[-1] == "incomplete table row dropped (no measurement): 2048 512 float"
+
+
+def test_the_layout_an_all_gather_row_implied_reads_a_whole_time_after_a_split_start():
+    tab = table()
+    tab.feed("1024 256 float 20.0 0.05 0.09 0 20.1 0.05 0.09 0".split())
+    assert tab.layout.source == "inferred" and tab.layout.columns()["lead"] == ["bytes", "count", "type"]
+    tab.feed("2048 512 float 21".split())
+    tab.feed("0.10 0.18 0 21.1 0.10 0.18 0".split())
+    tab.flush()
+    row = tab.result["rows"][1]
+    assert (row["root"], row["out_of_place"]["time_us"], row["in_place"]["time_us"]) == (None, 21.0, 21.1)
+
+
+def test_a_broadcast_row_of_one_group_implies_a_root():
+    tab = table()
+    tab.feed("1024 256 float 0 20.0 0.05 0.09 0".split())
+    tab.flush()
+    row = tab.result["rows"][0]
+    assert (row["redop"], row["root"], row["out_of_place"]["time_us"]) == (None, 0, 20.0)
+    assert tab.layout is None and tab.pending_layout.source == "inferred"
+
+
+def test_a_reduce_row_of_one_group_without_a_root_reads_a_whole_time_as_the_time():
+    rows = feed(["1024 256 float sum 20 0.05 0.09 0"])[0]
+    assert (rows[0]["redop"], rows[0]["root"], rows[0]["out_of_place"]["time_us"]) == ("sum", None, 20.0)
+    assert rows[0]["out_of_place"]["wrong"] == 0
+
+
+def test_a_timestamp_on_a_line_of_its_own_completes_the_row():
+    layout = layout_from_header("size count type redop root time algbw busbw #wrong timestamp".split())
+    rows, _warnings, taken, _head = feed(["1024 256 float sum -1 20.0 0.05 0.09 0", "2025-06-01 10:00:01"], layout)
+    assert taken == [True, True]
+    assert rows[0]["timestamp"] == "2025-06-01 10:00:01" and rows[0]["partial"] is False
