@@ -16,7 +16,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.nccl_
     Table, default_layout, layout_from_header, may_start_row)
 from ansible_collections.clusterops.commcheck.plugins.module_utils.parsers.parse_nccl_tests import parse_nccl_tests
 
-CORPUS = "/work/shared/corpus/nccl_tests"
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus", "nccl_tests")
 FIELDS = ["time_us", "algbw_gbs", "busbw_gbs", "wrong"]
 ALL_REDUCE = ("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   "
               "busbw  #wrong")
