@@ -60,6 +60,15 @@ TARGETS = {
                                     "test_nccl_real_device_capture.py", "test_nccl_real_device_failures.py"],
     "verdicts/collective_retest.py": ["test_collective_retest.py", "test_collective_retest_parts.py",
                                       "test_collective_ib_loopback.py", "test_collective_slices.py"],
+    "parsers/parse_iperf3.py": ["test_parse_iperf3.py", "test_parse_iperf3_parts.py", "test_parse_rdma_tools.py",
+                                "test_parse_unread_and_pasted.py", "test_real_outputs_sweep2.py",
+                                "test_real_outputs_sweep5.py", "test_real_outputs_sweep7.py",
+                                "test_real_outputs_sweep9.py"],
+    "parsers/nccl_table.py": ["test_nccl_table_parts.py", "test_parse_nccl_tests.py", "test_parse_nccl_tests_parts.py",
+                              "test_nccl_parts.py", "test_nccl_real_device_capture.py",
+                              "test_nccl_real_device_failures.py", "test_real_outputs_sweep.py",
+                              "test_real_outputs_sweep3.py", "test_real_outputs_sweep6.py",
+                              "test_real_outputs_sweep10.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
@@ -76,6 +85,8 @@ SLOW_ELSEWHERE = (
     "test_perftest_cmd.py::test_the_installed_tool_reads_the_table_as_we_do",
     "test_parse_perftest.py::test_filter_in_a_real_ansible_run",
     "test_rdma_discovery.py::test_collect_on_this_machine",
+    "test_parse_rdma_tools.py::test_filters_in_a_playbook",
+    "test_parse_iperf3.py::test_live_iperf3_on_loopback",
 )
 
 # Survivors that no test can kill because the mutant behaves as the original for every input:

@@ -81,3 +81,60 @@ EQUIVALENT += (
      "first-pass record's cause only with its verdict, judged_by_first_pass a retest's likewise): the record "
      "rebuilt from them is equal to the one returned as it is"),
 )
+
+# parse_iperf3.py and nccl_table.py (issue mut34b)
+EQUIVALENT += (
+    ("parsers/parse_iperf3.py", "_fill_bidir", r'bool\(to_int\(test\.get\("bidir"\), ?(None|)\)\)$',
+     "a bidir flag that is no number reads as None instead of 0: bool() of either is False"),
+    ("parsers/parse_iperf3.py", "_fill_start", r'bool\(to_int\(test\.get\("reverse"\), ?(None|)\)\)$',
+     "a reverse flag that is no number reads as None instead of 0: bool() of either is False"),
+    ("parsers/parse_iperf3.py", "_from_json_stream",
+     r'^assembled\["(server_output_json|XXserver_output_jsonXX|SERVER_OUTPUT_JSON)"\] = (None|data)$',
+     "the server's output is kept under no key _fill reads (it reads start, end, intervals and error): only that "
+     "the stream had an event counts, whatever the key and its value"),
+    ("parsers/parse_iperf3.py", "_json_objects", r"or newline (<= 0|< 1):$",
+     "the line break is found from the start of an object, a '{': it is never at position 0"),
+    ("parsers/parse_iperf3.py", "_json_objects", r"^end = newline - 1$",
+     "the scan goes on from the last character of the deep line instead of the next line's first: only a '{' "
+     "there could start an object, and a '{' with a line break behind it and the next line's text after is no "
+     "JSON object (a key or '}' must follow): one more failed start, which neither the result nor a warning counts"),
+    ("parsers/parse_iperf3.py", "_known_bare_message", r'if bare else "XXXX"$',
+     "a line without 'iperf3:' reads as the message 'XXXX' instead of '': classify knows neither, so both give ''"),
+    ("parsers/parse_iperf3.py", "_result_object", r"^return None, 1$",
+     "where the object ends is read only when there is one"),
+)
+
+EQUIVALENT += (
+    ("parsers/nccl_table.py", "_add_groups", r"^row\.setdefault\(key, ?(None|)\)$",
+     "setdefault's default is None: setdefault(key) and setdefault(key, None) are the same call"),
+    ("parsers/nccl_table.py", "_read_header_columns", r'lstrip\("XX#XX"\)|rstrip\("XX%XX"\)',
+     "the name is lower-cased before: it has no 'X' for the padding to strip"),
+    ("parsers/nccl_table.py", "_read_header_columns", r'^time_kind = (None|"XXtimeXX"|"TIME")$',
+     "a layout is made only with groups, and each group starts at a time or cputime column, which sets time_kind"),
+    ("parsers/nccl_table.py", "_strip_row_prefix", r'not in "XX:\]XX":$',
+     "the early return only spares the prefix pattern, which needs a ':' or ']' at the end: a first token ending "
+     "in 'X' fails it, and the tokens come back whole either way"),
+    ("parsers/nccl_table.py", "may_start_row", r'token\[-1\] in "XX:\]XX"$',
+     "a pre-filter: a line whose first token is a word ending in 'X' is no row start, no continuation and no "
+     "fragment (a word is no number), so feed says False for it as the filter does"),
+    ("parsers/nccl_table.py", "Table.__init__",
+     r'^self\.pending_layout = ""$|^self\.pending_extra = None$|^self\.pending_lines = (None|1)$',
+     "each is set when a row starts, before it is read (no row is open while pending is None)"),
+    ("parsers/nccl_table.py", "Table._emit", r"^self\.pending_extra = None$",
+     "set again when the next row starts, before it is read"),
+    ("parsers/nccl_table.py", "Table._extend", r"^self\._emit\(partial=None\)$",
+     "partial is read as bool(partial) and 'if partial': None and False alike"),
+    ("parsers/nccl_table.py", "Table._extend", r"^while position <= lead_n and not validators",
+     "at position lead_n the column is the first group's time (each group starts at its time column), which "
+     "_blank_lead_cell never takes for a blank redop or root"),
+    ("parsers/nccl_table.py", "Table._infer", r'^wrong_kind = ""$',
+     "an inferred layout's wrong_kind is only read for its truth (_emit): '' and None alike"),
+    ("parsers/nccl_table.py", "Table._infer", r'^wrong_kind = "(XXmax_errorXX|MAX_ERROR)" if',
+     "_emit compares wrong_kind with 'count' only: any other name is the error column"),
+    ("parsers/nccl_table.py", "Table._infer", r"^has_root = None$",
+     "default_layout reads has_root only for its truth: None and False alike"),
+    ("parsers/nccl_table.py", "_Layout.__init__", r'specs\.extend\(\("(XXgroupXX|GROUP)", field, index\)',
+     "a spec's kind is compared with 'lead' and 'ts' only: any other is a group column"),
+    ("parsers/nccl_table.py", "_Layout.__init__", r'\("ts", "(XXclockXX|CLOCK)", None\)\]\)$',
+     "_validator compares a timestamp column's name with 'date' only: any other is the clock"),
+)

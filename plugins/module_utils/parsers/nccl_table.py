@@ -50,15 +50,10 @@ def _cell_float(token):
 
 
 def _wrong_value(token):
-    if token.isdecimal():
-        return int(token)
-    text = to_text(token).strip()
-    if text.upper() == "N/A" or text == "":
-        return None
-    value = to_int(text)
-    if value is not None:
-        return value
-    return to_float(text)
+    """A #wrong count (a whole number, also when printed as 3e+00), else an error column's maximum error; None for
+    N/A and nan."""
+    value = to_int(token)
+    return value if value is not None else to_float(token)
 
 
 class _Layout(object):
@@ -93,13 +88,13 @@ class _Layout(object):
 def default_layout(has_redop=True, has_root=True, wrong_kind=None):
     lead = ["bytes", "count", "type"] + (["redop"] if has_redop else []) + (["root"] if has_root else [])
     fields = ["time_us", "algbw_gbs", "busbw_gbs", "wrong"]
-    return _Layout(lead, [list(fields), list(fields)], source="default", wrong_kind=wrong_kind)
+    return _Layout(lead, [list(fields), list(fields)], wrong_kind=wrong_kind)
 
 
 def _names_a_table(names):
-    """A column-name line names the size, the type, a time and a bandwidth."""
-    return ("size" in names and "type" in names and any(n in ("time", "cputime") for n in names)
-            and any(n in ("algbw", "busbw") for n in names))
+    """A column-name line names the size and the type (layout_from_header asks each group for its time and
+    bus bandwidth)."""
+    return "size" in names and "type" in names
 
 
 def _read_header_columns(tokens):
@@ -136,7 +131,7 @@ def layout_from_header(tokens):
     lead, groups, timestamp, wrong_kind, time_kind = _read_header_columns(tokens)
     if not lead or lead[0] != "bytes" or not groups:
         return None
-    if any("time_us" not in g or "busbw_gbs" not in g for g in groups):
+    if any("busbw_gbs" not in g for g in groups):   # each group starts at its time column
         return None     # a damaged column line: rather infer the layout from the rows
     return _Layout(lead, groups, timestamp=timestamp, source="header", wrong_kind=wrong_kind, time_kind=time_kind)
 
@@ -171,8 +166,7 @@ def _converter(field):
 
 def _is_row_start(tokens):
     return (len(tokens) >= 3 and _TOKEN_UINT.match(tokens[0]) is not None
-            and _TOKEN_UINT.match(tokens[1]) is not None and _TOKEN_WORD.match(tokens[2]) is not None
-            and tokens[2].upper() != "N/A")
+            and _TOKEN_UINT.match(tokens[1]) is not None and _TOKEN_WORD.match(tokens[2]) is not None)
 
 
 def may_start_row(token):
@@ -185,10 +179,9 @@ def _strip_row_prefix(tokens):
     if not tokens or tokens[0][-1] not in ":]":
         return tokens
     index = 0
-    while (index < len(tokens) and index < 3 and _ROW_PREFIX.match(tokens[index])
-           and not _TOKEN_NUM.match(tokens[index])):
+    while index < len(tokens) and index < 3 and _ROW_PREFIX.match(tokens[index]):
         index += 1
-    return tokens[index:] if index else tokens
+    return tokens[index:]
 
 
 class Table(object):
@@ -209,12 +202,12 @@ class Table(object):
 
     def _infer(self, tokens):
         """Layout for a row when no column header was seen."""
-        has_redop = len(tokens) > 3 and _TOKEN_WORD.match(tokens[3]) is not None and tokens[3].upper() != "N/A"
+        has_redop = len(tokens) > 3 and _TOKEN_WORD.match(tokens[3]) is not None   # a word: no number, no N/A
         rest = tokens[3 + (1 if has_redop else 0):]
         wrong_kind = None
         if len(rest) >= 4:
             probe = rest[-1]
-            wrong_kind = "max_error" if re.search(r"[eE.]", probe) and probe.upper() != "N/A" else "count"
+            wrong_kind = "max_error" if re.search(r"[eE.]", probe) else "count"
         if len(rest) in (8, 9):
             layout = default_layout(has_redop, len(rest) == 9, wrong_kind)
             layout.source = "inferred"
@@ -269,8 +262,6 @@ class Table(object):
                 extra.append(token)
             elif validators[position](token):
                 pending.append(token)
-            elif specs[position][0] == "ts" and _TOKEN_NUM.match(token) is None:
-                extra.append(token)
             elif position < lead_n:
                 self.pending = None     # not a real row: drop it
                 return
@@ -314,11 +305,8 @@ def _blank_lead_cell(name, token):
     Older nccl-tests name a redop column for alltoall (and a root column for some collectives) but print
     an empty string in it, so the row is one token shorter than its header.  A redop is always a word; a
     blank root is only recognisable when the time that follows is not a whole number."""
-    if name == "redop":
-        return _TOKEN_WORD.match(token) is None and _TOKEN_NUM.match(token) is not None
-    if name == "root":
-        return _TOKEN_INT.match(token) is None and _TOKEN_NUM.match(token) is not None
-    return False
+    # asked only for a token that is no redop (a word) or no root (a whole number)
+    return name in ("redop", "root") and _TOKEN_NUM.match(token) is not None
 
 
 def _lead_cells(layout, tokens):

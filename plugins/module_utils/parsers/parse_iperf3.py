@@ -175,9 +175,7 @@ def _entry(message):
 
 
 def _is_iperf_object(value):
-    """A -J result object (not one of its inner interval/stream objects)."""
-    if not isinstance(value, dict):
-        return False
+    """A -J result object (not one of its inner interval/stream objects); the scan yields only objects."""
     return (isinstance(value.get("start"), dict) or isinstance(value.get("end"), dict)
             or isinstance(value.get("intervals"), list) or isinstance(value.get("error"), str))
 
@@ -208,8 +206,6 @@ def _json_objects(text):
             position = end
             continue
         failed.append(start)
-        if reason == "cut":
-            break
         if reason == "deep":
             deep += 1
             newline = text.find("\n", start)
@@ -225,8 +221,6 @@ def _from_json_stream(objects):
     assembled = {}
     intervals = []
     for obj in objects:
-        if not isinstance(obj, dict) or "event" not in obj:
-            continue
         event, data = obj.get("event"), obj.get("data")
         if event == "start":
             assembled["start"] = data
@@ -353,11 +347,11 @@ def _fill_sums(result, end):
     sum_any = _dict(end.get("sum"))
     sent_block = sum_sent or sum_any
     received_block = _dict(end.get("sum_received")) or sum_any
-    result["sent_gbps"] = _gbps(sent_block) if sent_block else None
-    result["received_gbps"] = _gbps(received_block) if received_block else None
-    result["sent_bytes"] = to_int(sent_block.get("bytes")) if sent_block else None
-    result["received_bytes"] = to_int(received_block.get("bytes")) if received_block else None
-    result["retransmits"] = to_int(sum_sent.get("retransmits")) if "retransmits" in sum_sent else None
+    result["sent_gbps"] = _gbps(sent_block)
+    result["received_gbps"] = _gbps(received_block)
+    result["sent_bytes"] = to_int(sent_block.get("bytes"))
+    result["received_bytes"] = to_int(received_block.get("bytes"))
+    result["retransmits"] = to_int(sum_sent.get("retransmits"))
     return received_block, sum_any
 
 
@@ -376,11 +370,11 @@ def _fill_bidir(result, end, test):
     result["bidirectional"] = bidir
     if bidir:
         result["bidir_reverse"] = {
-            "sent_gbps": _gbps(reverse_sent) if reverse_sent else None,
-            "received_gbps": _gbps(reverse_received) if reverse_received else None,
-            "retransmits": to_int(reverse_sent.get("retransmits")) if "retransmits" in reverse_sent else None,
-            "sent_bytes": to_int(reverse_sent.get("bytes")) if reverse_sent else None,
-            "received_bytes": to_int(reverse_received.get("bytes")) if reverse_received else None,
+            "sent_gbps": _gbps(reverse_sent),
+            "received_gbps": _gbps(reverse_received),
+            "retransmits": to_int(reverse_sent.get("retransmits")),
+            "sent_bytes": to_int(reverse_sent.get("bytes")),
+            "received_bytes": to_int(reverse_received.get("bytes")),
         }
 
 
@@ -498,7 +492,7 @@ def _parse(text):
     for entry in text_errors:
         if not any(e["code"] == entry["code"] for e in result["errors"]):
             result["errors"].append(entry)
-    if any(start > data_end for start in failed):
+    if any(start >= data_end for start in failed):
         result["warnings"].append("incomplete JSON after the last complete iperf3 object was ignored")
     if result["sent_gbps"] is None and result["received_gbps"] is None and not result["errors"]:
         result["errors"].append(error_entry("no_results", "iperf3 JSON has no end-of-test sums", IPERF3_ERRORS))
@@ -508,15 +502,14 @@ def _parse(text):
 
 
 def _json_in(text):
-    """(text, objects, spans, failed) of the text, or of the text without what a paste added (quote markers,
-    launcher prefixes, colours, notes) when only that holds an iperf3 object."""
+    """(text, objects, spans, failed) of the text, or, when it holds no iperf3 object as it is, of the text
+    without what a paste added (quote markers, launcher prefixes, colours, notes): a pasted object cut off
+    is then read as cut (a colour code inside it hid it from the scan), a complete one as complete."""
     objects, spans, failed = _json_objects(text)
     if _result_object(objects, spans)[0] is None and "{" in text:
         cleaned = pasted_text(text)
         if cleaned != text:
-            found = _json_objects(cleaned)
-            if _result_object(found[0], found[1])[0] is not None:
-                return (cleaned,) + found
+            return (cleaned,) + _json_objects(cleaned)
     return text, objects, spans, failed
 
 
