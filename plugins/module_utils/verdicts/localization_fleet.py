@@ -110,8 +110,10 @@ def _without_suspect(view, neighbours, suspect, suspects, counts, keys_of):
         gone = [status for peer, status in neighbours[key] if peer == host]
         left[key] -= len(gone)
         measured[key] -= sum(1 for status in gone if status == "bad")
-        for each in keys_of[other]:
-            whole[each] = whole[each] and _outlier_failed(view, other, suspects)
+        counted_whole = [each for each in keys_of[other] if whole[each]]
+        if counted_whole and not _outlier_failed(view, other, suspects):
+            for each in counted_whole:
+                whole[each] = False
 
 
 def hidden_by_suspects(view, key, links, suspects, fraction, minimum):
