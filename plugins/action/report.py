@@ -11,6 +11,7 @@ atomically (temporary file + rename) into ``report_dir``.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import contextlib
 import datetime
 import os
 
@@ -26,6 +27,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records impor
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.host_vars import host_value
 from ansible_collections.clusterops.commcheck.plugins.plugin_utils.report_role_options import role_args
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import work_beside
 from ansible.module_utils.parsing.convert_bool import boolean
 
 FORMATS = rr.FORMATS
@@ -36,6 +38,8 @@ ARGUMENT_SPEC = dict(rr.REPORT_ARGUMENT_SPEC, **report_index.INDEX_ARGUMENT_SPEC
 MAX_BASELINE_RUNS = 1000
 MAX_THRESHOLD = 1000.0
 NAME_LIMIT = 255
+# from this many records on, the run's culprits are found beside the comparison with the history (culprits_beside)
+BESIDE_RECORDS = 20000
 
 
 def check_options(args):
@@ -102,11 +106,11 @@ class ActionModule(ControllerAction):
     def decide(self, args, result, task_vars):
         report_dir = parent_dir = check_options(args)
         read_report = history.ReadReport()
-        records, run_id, until = self._records_of_the_run(args, read_report)
-        compared = False
-        if args["compare"] and args["history_dir"] and records:
-            records = compare(records, args, run_id, until, read_report)
-            compared = True
+        records, run_id, until, known = self._records_of_the_run(args, read_report)
+        compared = bool(args["compare"] and args["history_dir"] and records)
+        with culprits_beside(records if compared else []) as found:
+            if compared:
+                records = compare(records, args, run_id, until, read_report, known)
         # hosts of the run on different NCCL, perftest or NIC firmware versions
         records = version_mix.with_version_findings(records)
         now = history.utc_now()
@@ -116,7 +120,7 @@ class ActionModule(ControllerAction):
         # the tests whose checks regressed together, found once (a pass over every record) for all that says them
         shared = bl.shared_groups(records)
         summary = report_model.summarize(records, run_id=run_id, generated=history.format_time(now),
-                                         report_dir=report_dir, shared=shared)
+                                         report_dir=report_dir, shared=shared, culprits=found.value)
         meta = {"baseline": baseline_meta(args) if compared else None}
         files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
         summary["files"] = files
@@ -156,22 +160,25 @@ class ActionModule(ControllerAction):
         return result
 
     def _records_of_the_run(self, args, read_report):
-        """(records, run id, until): the given records, or those of a past run from the history.
+        """(records, run id, until, known): the given records, or those of a past run from the history.
 
         ``until`` ends the baseline just before the past run began, so a past
-        run is compared with what came before it.
+        run is compared with what came before it; ``known``: the history's
+        lines of that run (a ``history.LinesOfRun``), which the baseline
+        passes over, else None.
         """
         records, _removed = history.normalize_records(args["records"])
         if records or not args["history_run"]:
-            return records, args["run_id"], None
+            return records, args["run_id"], None, None
         if args["history_run"] == "last":
             chosen = past_run(args["history_dir"], args["history_run"], args["run_id"], read_report)
-            lines = history.query(args["history_dir"], run_id=chosen["run_id"], report=read_report)
+            known = history.LinesOfRun(chosen["run_id"])
+            lines = history.query(args["history_dir"], run_id=chosen["run_id"], report=read_report, note=known)
         else:
-            chosen, lines = named_run(args["history_dir"], args["history_run"], read_report)
+            chosen, lines, known = named_run(args["history_dir"], args["history_run"], read_report)
         records = [r for r in lines if r.get("kind") not in ("regression", "summary")]
         first = history.parse_time(chosen["first"])
-        return records, chosen["run_id"], first - datetime.timedelta(microseconds=1) if first else None
+        return records, chosen["run_id"], first - datetime.timedelta(microseconds=1) if first else None, known
 
 
 def past_run(history_dir, wanted, current_run_id, read_report):
@@ -191,7 +198,8 @@ def past_run(history_dir, wanted, current_run_id, read_report):
 
 
 def named_run(history_dir, wanted, read_report):
-    """({run_id, first}, lines) of the run named by history_run, from one read of its own lines.
+    """({run_id, first}, lines, known) of the run named by history_run, from one read of its own lines (known:
+    the history's lines of the run, a ``history.LinesOfRun``).
 
     What ``past_run`` would choose (a run with at least one line besides its summary; ``first``: the time of
     its first line, summary included), without listing every run of the history first: at 100,000 records a
@@ -199,21 +207,24 @@ def named_run(history_dir, wanted, read_report):
     """
     if not history_dir:
         raise ValueError("history_run needs history_dir")
-    lines = [r for r in history.query(history_dir, run_id=wanted, include_summary=True, report=read_report)
+    known = history.LinesOfRun(wanted)
+    lines = [r for r in history.query(history_dir, run_id=wanted, include_summary=True, report=read_report,
+                                      note=known)
              if r.get("run_id") == wanted]
     if not any(r.get("kind") != "summary" for r in lines):
         raise ValueError("history_run %s not found in %s" % (rules.show(wanted), history_dir))
     first = min(r.get("time") or "" for r in lines)
-    return {"run_id": wanted, "first": first}, [r for r in lines if r.get("kind") != "summary"]
+    return {"run_id": wanted, "first": first}, [r for r in lines if r.get("kind") != "summary"], known
 
 
-def compare(records, args, run_id, until, read_report):
-    """The records with their baselines and regressions from the history."""
+def compare(records, args, run_id, until, read_report, known=None):
+    """The records with their baselines and regressions from the history (known: the lines of the run read
+    from it, ``_records_of_the_run``)."""
     return history_baseline.compare_with_history(
         records, args["history_dir"], k=args["baseline_runs"], threshold=args["threshold"],
         baseline_run=args["baseline_run"] or None, exclude_runs=[run_id] if run_id else [],
         ignore_params=args["ignore_params"], thresholds=args["thresholds"], min_runs=args["min_runs"],
-        since=args["baseline_max_age"] or None, until=until, report=read_report)
+        since=args["baseline_max_age"] or None, until=until, report=read_report, known=known)
 
 
 def baseline_meta(args):
@@ -227,6 +238,25 @@ def write_files(report_dir, files, texts):
         os.makedirs(report_dir, 0o755)
     for fmt, text in texts:
         write_atomic(files[fmt], text)
+
+
+class NotBeside(object):
+    """What ``culprits_beside`` yields when it forks no child: nothing found beside."""
+    value = None
+
+
+@contextlib.contextmanager
+def culprits_beside(records):
+    """The run's culprits found by a forked child while the block compares the run with its history (a 128-host
+    mesh: 4-5 CPU s of localization beside 12 of comparison), as the yielded object's ``value`` after the block;
+    None (``summarize`` finds them) below BESIDE_RECORDS records or without a CPU to spare. The culprits read
+    the run's own records, with this run's version findings as ``summarize`` will see them."""
+    if len(records) < BESIDE_RECORDS or not work_beside.can_fork():
+        yield NotBeside()
+        return
+    with work_beside.beside(lambda: report_model.run_culprits(version_mix.with_version_findings(records)),
+                            "finding the culprits") as child:
+        yield child
 
 
 def write_index(parent_dir, report_dir, summary, records, args, generated):

@@ -19,6 +19,8 @@ from ansible.playbook.play_context import PlayContext
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_index
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import culprits
+from ansible_collections.clusterops.commcheck.plugins.plugin_utils import work_beside
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "report_golden")
 EXPECTED = os.path.join(FIXTURE, "expected")
@@ -29,6 +31,12 @@ TMP_MARK = "@TMP@"
 
 
 def _run_report(tmp_path):
+    result = _report_result(tmp_path)
+    assert not result.get("failed"), result
+    return result
+
+
+def _report_result(tmp_path):
     history_dir = str(tmp_path / "history")
     shutil.copytree(os.path.join(FIXTURE, "history"), history_dir)
     task = mock.MagicMock()
@@ -40,9 +48,7 @@ def _run_report(tmp_path):
     action = report_action.ActionModule(task, mock.MagicMock(), PlayContext(), loader=mock.MagicMock(),
                                         templar=mock.MagicMock(), shared_loader_obj=mock.MagicMock())
     with mock.patch.object(history, "utc_now", return_value=NOW):
-        result = action.run(task_vars={})
-    assert not result.get("failed"), result
-    return result
+        return action.run(task_vars={})
 
 
 def _written(tmp_path):
@@ -70,3 +76,44 @@ def test_the_report_of_a_fixed_history_is_what_it_was_byte_for_byte(tmp_path):
     for name, text in sorted(written.items()):
         with open(os.path.join(EXPECTED, name), encoding="utf-8", newline="") as handle:
             assert text == handle.read(), name
+
+
+def _noting_forks(monkeypatch):
+    forks = []
+    real_start = work_beside.start
+
+    def start(work, what):
+        forks.append(what)
+        return real_start(work, what)
+
+    monkeypatch.setattr(work_beside, "can_fork", lambda: True)
+    monkeypatch.setattr(work_beside, "start", start)
+    return forks
+
+
+def test_the_culprits_found_beside_the_comparison_give_the_same_files(tmp_path, monkeypatch):
+    """The path a large report takes (the culprits found by a forked child while the parent compares the run
+    with its history) writes what the one process writes."""
+    forks = _noting_forks(monkeypatch)
+    monkeypatch.setattr(report_action, "BESIDE_RECORDS", 1)
+    _run_report(tmp_path)
+    assert forks == ["finding the culprits"]
+    for name, text in sorted(_written(tmp_path).items()):
+        with open(os.path.join(EXPECTED, name), encoding="utf-8", newline="") as handle:
+            assert text == handle.read(), name
+
+
+def test_a_failure_of_the_child_fails_the_task_as_in_one_process(tmp_path, monkeypatch):
+    def failing(_records):
+        raise ValueError("a culprit without a host")
+
+    monkeypatch.setattr(culprits, "culprits", failing)
+    messages = []
+    forks = _noting_forks(monkeypatch)
+    for beside in (False, True):
+        monkeypatch.setattr(report_action, "BESIDE_RECORDS", 1 if beside else 10 ** 9)
+        result = _report_result(tmp_path / str(beside))
+        assert result["failed"]
+        messages.append(result["msg"])
+    assert forks == ["finding the culprits"]
+    assert messages[0] == messages[1] == "clusterops.commcheck.report: a culprit without a host"

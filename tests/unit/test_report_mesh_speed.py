@@ -171,7 +171,7 @@ def _reference_run(directory, wanted):
 @pytest.mark.parametrize("wanted", ["r1", "r2"])
 def test_a_named_run_is_the_run_and_first_time_that_listing_the_runs_gave(tmp_path, wanted):
     directory = _history(tmp_path)
-    chosen, lines = report_action.named_run(directory, wanted, history.ReadReport())
+    chosen, lines, known = report_action.named_run(directory, wanted, history.ReadReport())
     first, reference = _reference_run(directory, wanted)
     assert chosen == {"run_id": wanted, "first": first} and lines == reference
     assert (wanted, first) != ("r2", "2026-12-01T10:00:02.000000Z")  # the summary's earlier time counts

@@ -72,6 +72,7 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.records.histo
 )
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records.history_read import (  # noqa: F401 (the API)
     LINE_HEAD,
+    LinesOfRun,
     ReadReport,
     Selection,
     TIME_KEY,
@@ -121,6 +122,7 @@ __all__ = [
     "iter_lines",
     "iter_records",
     "jmespath_search",
+    "LinesOfRun",
     "list_runs",
     "new_run_id",
     "normalize_record",

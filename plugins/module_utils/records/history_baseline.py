@@ -14,8 +14,12 @@ from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts impo
 def compare_with_history(records, directory, k=bl.DEFAULT_K, threshold=bl.DEFAULT_THRESHOLD, baseline_run=None,
                          exclude_runs=(), ignore_params=(), thresholds=None, min_runs=bl.DEFAULT_MIN_RUNS, since=None,
                          until=None, report=None, latency_threshold=bl.DEFAULT_LATENCY_THRESHOLD,
-                         spread_k=bl.DEFAULT_SPREAD_K):
-    """Like ``baseline.compare``, streaming the baseline records from the history directory."""
+                         spread_k=bl.DEFAULT_SPREAD_K, known=None):
+    """Like ``baseline.compare``, streaming the baseline records from the history directory.
+
+    known: a ``history.LinesOfRun`` of the lines an earlier read found of one of ``exclude_runs`` (the run
+    read from the history to be judged): passed over unread, since no baseline takes them.
+    """
     records = list(records or [])
     ignore_params = frozenset(ignore_params or ())
     check_keys = bl.CheckKeys(ignore_params)
@@ -30,7 +34,9 @@ def compare_with_history(records, directory, k=bl.DEFAULT_K, threshold=bl.DEFAUL
     if kinds:
         # Newest month first; once every check has K passing runs, older months cannot change the medians.
         selection = history.Selection(kind=kinds, run_id=baseline_run, since=since, until=until)
-        for record in history.select(directory, selection, report, newest_first=True, stop=builder.satisfied):
+        skip = known if known is not None and known.run_id in builder.exclude_runs else None
+        for record in history.select(directory, selection, report, newest_first=True, stop=builder.satisfied,
+                                     skip=skip):
             builder.add(record)
     # each check's baseline built as its record is judged: never all of them held at once
     return bl.compare_all(records, bl.Baselines(builder), ignore_params, baseline_run,

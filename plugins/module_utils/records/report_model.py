@@ -204,16 +204,27 @@ def _regressed_together(regressions):
     return lines
 
 
-def summarize(records, run_id=None, generated=None, report_dir=None, shared=None):
+def checks_of(records):
+    """The check records of a run: neither its summary nor regression records."""
+    return [r for r in records or [] if r.get("kind") not in ("summary", "regression")]
+
+
+def run_culprits(records):
+    """The culprits ``summarize`` names for these records. They read the run's own verdicts and values, never
+    a record's baseline or regression: the report finds them beside the comparison with the history."""
+    return _culprits.culprits(checks_of(records))
+
+
+def summarize(records, run_id=None, generated=None, report_dir=None, shared=None, culprits=None):
     """Counts, culprits (and the bad hosts / NICs / links they name) and regressions of a run (the set_stats
-    payload). ``shared``: ``baseline.shared_groups`` of the records, when the caller found them already."""
-    records = [r for r in records or [] if r.get("kind") not in ("summary",)]
-    checks = [r for r in records if r.get("kind") != "regression"]
+    payload). ``shared``: ``baseline.shared_groups`` of the records, when the caller found them already;
+    ``culprits``: ``run_culprits`` of the records, when the caller found them already."""
+    checks = checks_of(records)
     # the run's verdict and counts are its judgements: a retest's own verdict is evidence (by_kind lists them)
     judged = [r for r in checks if not is_retest_run(r)]
     counts = _count_verdicts(judged)[0]
     by_kind = _count_verdicts(checks)[1]
-    found = _culprits.culprits(checks)
+    found = _culprits.culprits(checks) if culprits is None else culprits
     bad_hosts, bad_nics, bad_links = _culprits.bad_lists(found)
     regressions = _baseline.regressions(checks, shared)
     # a regression the fleet shares is said once, as its test, and blames neither hosts nor links
