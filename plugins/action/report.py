@@ -241,22 +241,20 @@ def write_files(report_dir, files, texts):
 
 
 class NotBeside(object):
-    """What ``culprits_beside`` yields when it forks no child: nothing found beside."""
+    """What ``culprits_beside`` gives when it forks no child: nothing found beside."""
     value = None
 
 
-@contextlib.contextmanager
 def culprits_beside(records):
-    """The run's culprits found by a forked child while the block compares the run with its history (a 128-host
-    mesh: 4-5 CPU s of localization beside 12 of comparison), as the yielded object's ``value`` after the block;
-    None (``summarize`` finds them) below BESIDE_RECORDS records or without a CPU to spare. The culprits read
-    the run's own records, with this run's version findings as ``summarize`` will see them."""
+    """A context in which a forked child finds the run's culprits while the block compares the run with its
+    history (a 128-host mesh: 4-5 CPU s of localization beside 12 of comparison), as the entered object's
+    ``value`` after the block; None (``summarize`` finds them) below BESIDE_RECORDS records or without a CPU to
+    spare. The culprits read the run's own records, with this run's version findings as ``summarize`` will see
+    them."""
     if len(records) < BESIDE_RECORDS or not work_beside.can_fork():
-        yield NotBeside()
-        return
-    with work_beside.beside(lambda: report_model.run_culprits(version_mix.with_version_findings(records)),
-                            "finding the culprits") as child:
-        yield child
+        return contextlib.nullcontext(NotBeside())
+    return work_beside.beside(lambda: report_model.run_culprits(version_mix.with_version_findings(records)),
+                              "finding the culprits")
 
 
 def write_index(parent_dir, report_dir, summary, records, args, generated):

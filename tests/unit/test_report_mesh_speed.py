@@ -43,7 +43,7 @@ def reference_suspects(view, fraction, minimum):
                 continue
             left = [(other, status) for other, status in neighbours[key] if (other, key[1]) not in suspects]
             measured = sum(1 for _other, status in left if status == "bad")
-            whole = key in view.outliers() and fleet._outlier_failed(view, key[0], suspects)
+            whole = key in view.outliers() and fleet._outlier_failed(view, key[0], key[1], suspects)
             count = len(neighbours[key]) if whole else len(left)
             bad = count if whole else measured
             rank = (float(bad) / count if count else 0.0, float(measured) / len(left) if left else 0.0, measured, bad)

@@ -33,6 +33,13 @@ NOISE_SPREAD = 0.01
 NOISE_BAND = 0.12
 
 
+# An outlier counts all its links as bad from a failure on another of its rails only where that rail's links sit at
+# most this many times as far below their rail: a host at the pass line fails a little on one rail and passes a
+# little on another, while a NIC far below its rail (a broken one, a thousand times late) says nothing about a
+# rail where the host measures a few percent behind a tight rail.
+COMPARABLE_DEPTH = 4.0
+
+
 # --- suspects and fleet --------------------------------------------------------------
 
 def majority_host_rails(view, fraction, minimum):
@@ -51,8 +58,9 @@ def suspect_host_rails(view, fraction, minimum):
     A (host, rail) that passed every retest with a known-good partner is never a suspect: it is the victim
     of its bad peers (in a ring, the host between two bad hosts fails with both of its only peers). One whose
     links are far worse than its rail's others every time (:meth:`LinkView.outliers`) counts them all as bad,
-    those with suspects too, once one of them failed with a host that is not a suspect, on any rail: it sits at
-    the pass line, and noise alone passed the others. A failure with a suspect is that suspect's: an outlier
+    those with suspects too, once one of them failed with a host that is not a suspect, on that rail or on another
+    where it is an outlier about as deep (:data:`COMPARABLE_DEPTH`): it sits at the pass line, and noise alone
+    passed the others. A failure with a suspect is that suspect's: an outlier
     whose only failures are with suspects is judged by its bad links like any host (a host a little late on
     every link, between passes, is no culprit because its neighbour is one), and at the same share of bad links
     the key with more of its links left measured bad is named first. One whose bad links all join suspects is one too when
@@ -70,7 +78,7 @@ def suspect_host_rails(view, fraction, minimum):
     # a mesh's bad host is every key's neighbour, and counting every key's links again each round is quadratic
     left = dict((key, len(neighbours[key])) for key in candidates)
     measured = dict((key, sum(1 for _other, status in neighbours[key] if status == "bad")) for key in candidates)
-    whole = dict((key, key in outliers and _outlier_failed(view, key[0])) for key in candidates)
+    whole = dict((key, key in outliers and _outlier_failed(view, key[0], key[1])) for key in candidates)
     keys_of = {}
     for key in candidates:
         keys_of.setdefault(key[0], []).append(key)
@@ -110,9 +118,8 @@ def _without_suspect(view, neighbours, suspect, suspects, counts, keys_of):
         gone = [status for peer, status in neighbours[key] if peer == host]
         left[key] -= len(gone)
         measured[key] -= sum(1 for status in gone if status == "bad")
-        counted_whole = [each for each in keys_of[other] if whole[each]]
-        if counted_whole and not _outlier_failed(view, other, suspects):
-            for each in counted_whole:
+        for each in keys_of[other]:
+            if whole[each] and not _outlier_failed(view, other, each[1], suspects):
                 whole[each] = False
 
 
@@ -127,12 +134,16 @@ def hidden_by_suspects(view, key, links, suspects, fraction, minimum):
         all((other, rail) in suspects for other in bad_peers)
 
 
-def _outlier_failed(view, node, suspects=()):
-    """Whether a link of ``node`` on a rail where it is an outlier failed (bad or flaky) with a peer that is not
-    one of the ``suspects`` on that rail (a failure with a suspect is the suspect's)."""
+def _outlier_failed(view, node, rail, suspects=()):
+    """Whether a link of ``node`` on a rail where it is an outlier, at most COMPARABLE_DEPTH times as far below
+    that rail's others as ``node``'s links on ``rail`` are below theirs, failed (bad or flaky) with a peer that is
+    not one of the ``suspects`` on that rail (a failure with a suspect is the suspect's)."""
+    deepest = COMPARABLE_DEPTH * view.outlier_depth(node, rail)
     return any(view.links[key]["status"] in ("bad", "flaky") and
-               not any((peer, rail) in suspects for peer in key[1] if peer != node)
-               for (host, rail) in view.outliers() if host == node for key in view.link_keys(node, rail))
+               not any((peer, each) in suspects for peer in key[1] if peer != node)
+               for (host, each) in view.outliers()
+               if host == node and (each == rail or view.outlier_depth(node, each) <= deepest)
+               for key in view.link_keys(node, each))
 
 
 def _rail_neighbours(view):

@@ -118,6 +118,16 @@ class LinkView(object):
         med, spread = self._spreads[(node, rail)]
         return med is not None and robust.z_score(value, med, spread) < -self.outlier_z
 
+    def outlier_depth(self, node, rail):
+        """How far below the others of ``rail`` the links of ``node`` measure: the distance of their median level
+        from the median of the links ``node`` is not in, as a fraction of the latter (0.0 when not told)."""
+        levels = self.levels(rail)
+        mine = [levels.by_pair[pair] for pair in levels.pairs_of.get(node, ())]
+        med, _spread = levels.spread_without(node)
+        if not mine or med is None:
+            return 0.0
+        return robust.relative_distance(robust.median(mine), med)
+
     def levels(self, rail):
         """The :class:`RailLevels` of ``rail``, built once (the links of a view do not change)."""
         if rail not in self._rails:
