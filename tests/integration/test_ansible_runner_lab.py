@@ -4,7 +4,8 @@
 """A host slowed in a 4-host lab with a history behind it, checked through ansible_runner.run() by the
 service of docs/examples/commcheck_service.py; and the snippet of docs/ansible-runner.md run as written.
 
-Fast tier: one scenario (``slowed_after_healthy_runs``), read by the tests below:
+Full tier (the whole file, for ``make test``'s 15 minutes: ansible_runner.run() itself is in the fast tier's
+test_history_callback.py): one scenario (``slowed_after_healthy_runs``), read by the tests below:
 
 1. one healthy run of the one-click play (discovery, RDMA bandwidth over a ring, the report) with the
    history callback on, as run ``week-3``; two copies of its records and summary are written into the
@@ -20,7 +21,7 @@ Fast tier: one scenario (``slowed_after_healthy_runs``), read by the tests below
 The lab's perftest and nccl-tests are EMULATORS (tests/lab/emulators: real TCP between the lab hosts, MPI
 through real Open MPI); ansible-runner, ansible-playbook and SSH are real.
 
-Full tier (``pytest.mark.full``): the doc snippet against a 2-host lab.
+And the doc snippet against a 2-host lab.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,6 +38,8 @@ import pytest
 
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
 from lab_checks import LAB_MIN_FRACTION, assert_nothing_left, history_env, read_history, slow_rate
+
+pytestmark = pytest.mark.full
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)
