@@ -8,6 +8,9 @@ What the baseline and the read report say must be what they said before.
 import json
 import os
 import shutil
+from unittest import mock
+
+from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import history
@@ -119,3 +122,19 @@ def test_the_report_of_a_run_from_the_history_notes_its_lines_for_the_baseline(t
     given = {"records": [{"kind": "rdma_bw", "host": "a", "peer": "b", "verdict": "pass"}], "history_run": RUN,
              "history_dir": copied, "run_id": "given"}
     assert report_action.ActionModule._records_of_the_run(None, given, history.ReadReport())[3] is None
+
+
+def test_a_bad_line_read_by_the_run_and_by_the_baseline_is_one_problem(tmp_path):
+    directory = str(tmp_path / "history")
+    _history(directory)
+    task = mock.MagicMock()
+    task.args = {"history_dir": directory, "history_run": RUN, "report_dir": str(tmp_path / "reports"),
+                 "run_subdir": True, "compare": True, "min_runs": 1, "return_records": False}
+    task.check_mode, task.async_val, task.diff = False, 0, False
+    action = report_action.ActionModule(task, mock.MagicMock(), PlayContext(), loader=mock.MagicMock(),
+                                        templar=mock.MagicMock(), shared_loader_obj=mock.MagicMock())
+    result = action.run(task_vars={})
+    assert not result.get("failed"), result
+    # the corrupt line names the run and holds a baseline kind: both reads pass over it, one problem
+    assert [(p["line"], p["reason"][:9]) for p in result["history_problems"]] == [(6, "not JSON:")]
+    assert result["warnings"][0].startswith("skipped 1 bad history line(s): ")

@@ -38,7 +38,15 @@ class ReadReport(object):
 
     @property
     def problems(self):
-        return self.torn + self.corrupt
+        """The torn and corrupt lines, each line once: one report can take several reads of the same history (the
+        report reads its run, then the baseline's runs, and both pass over a bad line)."""
+        seen, out = set(), []
+        for problem in self.torn + self.corrupt:
+            where = (problem["file"], problem["line"])
+            if where not in seen:
+                seen.add(where)
+                out.append(problem)
+        return out
 
 
 class LinesOfRun(object):
