@@ -111,19 +111,23 @@ class LinkView(object):
             return False
         levels = self.levels(rail)
         value = level(link, value, self.higher, levels.rated)
-        if (node, rail) not in self._spreads:
-            if not levels.may_be_low_outlier(node, value, self.outlier_z):
-                return False
-            self._spreads[(node, rail)] = levels.spread_without(node)
-        med, spread = self._spreads[(node, rail)]
+        if (node, rail) not in self._spreads and not levels.may_be_low_outlier(node, value, self.outlier_z):
+            return False
+        med, spread = self._spread_without(node, rail)
         return med is not None and robust.z_score(value, med, spread) < -self.outlier_z
+
+    def _spread_without(self, node, rail):
+        """(median, spread) of the levels of the links of ``rail`` that ``node`` is not in, computed once."""
+        if (node, rail) not in self._spreads:
+            self._spreads[(node, rail)] = self.levels(rail).spread_without(node)
+        return self._spreads[(node, rail)]
 
     def outlier_depth(self, node, rail):
         """How far below the others of ``rail`` the links of ``node`` measure: the distance of their median level
         from the median of the links ``node`` is not in, as a fraction of the latter (0.0 when not told)."""
         levels = self.levels(rail)
         mine = [levels.by_pair[pair] for pair in levels.pairs_of.get(node, ())]
-        med, _spread = levels.spread_without(node)
+        med, _spread = self._spread_without(node, rail)
         if not mine or med is None:
             return 0.0
         return robust.relative_distance(robust.median(mine), med)
