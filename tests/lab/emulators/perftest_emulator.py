@@ -18,6 +18,9 @@ and moves REAL data over TCP between two lab hosts:
   GID) in the host's emulated sysfs (``$COMMCHECK_LAB_SYSFS``, default
   ``/sys``) -> the IPv4 address inside that GID, which is the address of the
   rail's veth in the lab host. One TCP connection per QP (``-q``);
+- a loopback pair (two devices of one host: the server's address is the
+  host's own) moves at most the port's line rate (its sysfs ``rate``), as a
+  NIC's loopback would; its data never meets the lab's shaped links;
 - bandwidth is bytes moved / time (sender start to receiver's last byte,
   acknowledged); latency is a real TCP ping-pong (half round trip for
   write/send, full round trip for read/atomic).
@@ -53,6 +56,7 @@ import json
 import math
 import os
 import random
+import re
 import select
 import signal
 import socket
@@ -403,6 +407,7 @@ class Device(object):
         self.mtu = 1024 if self.link_layer == "Ethernet" else 4096
         if p.mtu:
             self.mtu = p.mtu
+        self.rate_bps = _port_rate_bps(self.pdir)
 
     def _best_gid(self):
         gdir = os.path.join(self.pdir, "gids")
@@ -412,6 +417,15 @@ class Device(object):
             if kind == "RoCE v2" and _gid_ipv4(_read(os.path.join(gdir, name))):
                 return int(name)
         return best
+
+
+def _port_rate_bps(pdir):
+    """The port's line rate in bits/s from its ``rate`` file ('0.5 Gb/sec (4X)'), or None."""
+    match = re.match(r"\s*([0-9.]+)\s*Gb/sec", _read(os.path.join(pdir, "rate")))
+    try:
+        return float(match.group(1)) * 1e9 if match else None
+    except ValueError:
+        return None
 
 
 def _lid(pdir):
@@ -608,6 +622,14 @@ def gpu_pace_if_asked(p):
     text = _read(os.path.join(root, "commcheck-lab", "gpu_rate_mbit_%d" % p.use_cuda))
     if text.isdigit() and int(text) > 0:
         PACE["bps"] = int(text) * 1e6
+
+
+def line_rate_if_loopback(dev, peer_address):
+    """A loopback pair (the peer is this host's own address) moves at most its port's line rate, as a real
+    NIC's loopback does: over ``lo`` the lab's data would otherwise go as fast as the CPU lets it, a rate that
+    no NIC has and that a loaded machine spreads threefold between hosts."""
+    if dev.rate_bps and peer_address and is_local(peer_address):
+        PACE["bps"] = min(PACE["bps"] or dev.rate_bps, dev.rate_bps)
 
 
 def _paced(start, moved):
@@ -916,6 +938,7 @@ def client(p, dev):
             if not dev.address:
                 raise OSError("no IPv4 GID")
             bind_device(data, dev, peer["address"])
+            line_rate_if_loopback(dev, peer["address"])
             data.bind((dev.address, 0))
             data.connect((peer["address"], peer["data_port"]))
         except (OSError, TypeError):
@@ -957,6 +980,7 @@ def server(p, dev):
         if not dev.address:
             raise OSError("no IPv4 GID")
         bind_device(data_listener, dev, peer.get("address"))
+        line_rate_if_loopback(dev, peer.get("address"))
         data_listener.bind((dev.address, 0))
         data_listener.listen(max(1, p.qps))
     except OSError:
