@@ -252,11 +252,18 @@ def every_rail_component(view, fleets):
         "every rail fails across its hosts (%d of %d links bad, %d hosts, %d rails): one cause they all share%s" % (
             bad, total, len(nodes), len(rails), OR_HOSTS % (len(nodes) - 1, len(nodes)) if any(
                 "not separable" in line for c in fleets for line in c["evidence"]) else ""),
-        [line for c in fleets for line in c["evidence"][:2] + [
-            line for line in c["evidence"][2:] if "not separable" in line]],
+        [line for c in fleets for line in rail_summary(c)],
         {"total": total, "bad": bad}, "high" if all(c["confidence"] == "high" for c in fleets) else "medium")
     comp["fix"] = FIX["fleet"] + "; on every rail at once, the expectation and the test first"
     return comp
+
+
+def rail_summary(comp):
+    """A rail's lines in the every-rail component: its counts, its control pairs that failed too, what its tests
+    could not separate, its first link (its own component's lines start ``rail N: ``, a link's with its hosts)."""
+    lines = comp["evidence"][1:]
+    return comp["evidence"][:1] + [line for line in lines if "control pairs" in line or "not separable" in line] + \
+        [line for line in lines if not line.startswith("rail ")][:1]
 
 
 # --- a rail at its pass line --------------------------------------------------------------

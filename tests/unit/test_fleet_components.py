@@ -1,0 +1,223 @@
+# -*- coding: utf-8 -*-
+# Copyright: commcheck contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every field of the ``fleet`` components (``localization_fleet``), checked against the run's own link table
+(``localized["links"]``, what the report shows): a rail at its pass line, a rail whose every host fails (on four
+hosts not separable from three bad hosts, on six the fabric; with the control pairs that rule the hosts out),
+and every rail at once. The fault scenarios (test_fault_scenarios.py) pin which component is named; these pin
+what it says: the counts, the order and the limit of its evidence, its confidence and its fix."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from fault_lab import Fabric
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_fleet as lf
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import FIX, fmt
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import median
+
+LINE_LIMIT = 6   # link lines a component shows before "... and N more"
+
+
+def localized(fabric):
+    fabric.run()
+    return fabric.judged["localized"]
+
+
+def the_fleet_component(loc):
+    found = [c for c in loc["components"] if c["component"] == "fleet"]
+    assert len(found) == 1 and len(loc["components"]) == 1, [c["cause"] for c in loc["components"]]
+    return found[0]
+
+
+def rail_links(loc, rail):
+    return [link for link in loc["links"] if link["rail"] == rail and link["status"] != "unknown"]
+
+
+def with_status(links, status):
+    return [link for link in links if link["status"] == status]
+
+
+def pairs(n):
+    return n * (n - 1) // 2
+
+
+def link_prefix(link):
+    return "%s-%s rail %s: " % (link["host"], link["peer"], link["rail"])
+
+
+def assert_link_lines(lines, links):
+    """The component's link lines: one per link in this order, at most LINE_LIMIT, then how many more."""
+    shown = links[:LINE_LIMIT]
+    assert [line[:len(link_prefix(link))] for line, link in zip(lines, shown)] == [link_prefix(l) for l in shown]
+    more = ["... and %d more" % (len(links) - LINE_LIMIT)] if len(links) > LINE_LIMIT else []
+    assert lines[len(shown):] == more, lines
+
+
+def test_a_rail_at_its_pass_line_is_one_fleet_component_whose_counts_are_its_links():
+    loc = localized(Fabric(8, 2, "mesh").slow(0.945, rail=1))
+    comp = the_fleet_component(loc)
+    links = rail_links(loc, 1)
+    assert len(links) == pairs(8) == 28
+    bad, flaky = with_status(links, "bad"), with_status(links, "flaky")
+    # chance picks which fail: some did for good, some once, others passed
+    assert bad and flaky and with_status(links, "good")
+    failed_hosts = set(h for link in bad + flaky for h in (link["host"], link["peer"]))
+    values = [v for link in links for v in link["values"] if v is not None]
+    assert {k: comp[k] for k in ("host", "peer", "rail", "rails", "devices", "confidence", "verdict", "links")} == {
+        "host": "*", "peer": None, "rail": 1, "rails": [1], "devices": ["mlx5_1"], "confidence": "medium",
+        "verdict": "fail", "links": {"total": 28, "bad": len(bad)}}
+    assert comp["cause"] == (
+        "rail 1: its links all measure about the same (median %s) and that is at the pass line: %d of 28 failed and "
+        "%d more failed once, on %d hosts, as chance had it" % (fmt(median(values)), len(bad), len(flaky),
+                                                                len(failed_hosts)))
+    assert comp["evidence"][0] == "rail 1: %d bad and %d flaky of 28 links, within the rail's usual spread" % (
+        len(bad), len(flaky))
+    # the bad links first, then the flaky ones, each in host order
+    assert_link_lines(comp["evidence"][1:], bad + flaky)
+    assert comp["fix"] == lf.SHORTFALL_FIX
+    assert comp["fix"].startswith("the rail's links all run at about the same rate and that rate is at the pass line")
+
+
+@pytest.mark.parametrize("hosts,confidence", [(4, "medium"), (6, "high")])
+def test_a_rail_whose_every_host_fails_counts_its_links_and_says_when_three_bad_hosts_would_look_the_same(
+        hosts, confidence):
+    loc = localized(Fabric(hosts, 2, "mesh").slow(0.3, rail=1))
+    comp = the_fleet_component(loc)
+    links = rail_links(loc, 1)
+    bad = with_status(links, "bad")
+    assert len(links) == len(bad) == pairs(hosts)
+    small = hosts < lf.SEPARABLE_FLEET
+    assert {k: comp[k] for k in ("host", "peer", "rail", "rails", "devices", "confidence", "links", "fix")} == {
+        "host": "*", "peer": None, "rail": 1, "rails": [1], "devices": ["mlx5_1"], "confidence": confidence,
+        "links": {"total": len(links), "bad": len(bad)}, "fix": FIX["fleet"]}
+    suffix = ", or %d of its %d hosts at once: not separable by these tests" % (hosts - 1, hosts) if small else ""
+    assert comp["cause"] == "rail 1: every host has mostly bad links (%d of %d links bad)%s" % (
+        len(bad), len(links), suffix)
+    separable = ["rail 1: not separable from %d of its %d hosts bad at once, which would fail every pair too; a "
+                 "fifth host, or a host known to be good, tells them apart" % (hosts - 1, hosts)] if small else []
+    head = ["rail 1: %d of %d links bad, on all %d hosts" % (len(bad), len(links), hosts)] + separable
+    assert comp["evidence"][:len(head)] == head
+    # then bad links of the rail, each once (in the order the view holds them), at most LINE_LIMIT
+    lines = comp["evidence"][len(head):]
+    shown = [link for line in lines for link in bad if line.startswith(link_prefix(link))]
+    assert len(shown) == len(set(id(link) for link in shown)) == min(len(bad), LINE_LIMIT)
+    assert_link_lines(lines, shown + [link for link in bad if link not in shown])
+
+
+def test_the_control_pairs_that_fail_too_are_the_evidence_against_the_hosts():
+    # a ring of four: h1-h2, h2-h3, h3-h4, h4-h1, and the retests' control pairs between hosts no bad link needs
+    loc = localized(Fabric(4, 1, "ring").slow(0.3, rail=0))
+    comp = the_fleet_component(loc)
+    assert comp["evidence"][:3] == [
+        "rail 0: 6 of 6 links bad, on all 4 hosts",
+        "rail 0: the control pairs (hosts that no bad link needs, with each other) fail too: h2-h4",
+        "rail 0: not separable from 3 of its 4 hosts bad at once, which would fail every pair too; a fifth host, "
+        "or a host known to be good, tells them apart"]
+    assert lf.control_lines(0, [{"hosts": ("h1", "h3"), "purpose": "partner"}]) == []
+    assert lf.control_lines(3, [{"hosts": ("h1", "h3"), "purpose": "control"}, {"hosts": ("h2", "h4")},
+                                {"hosts": ("h5", "h6"), "purpose": "control"}]) == [
+        "rail 3: the control pairs (hosts that no bad link needs, with each other) fail too: h1-h3, h5-h6"]
+
+
+def test_every_rail_of_a_ring_keeps_its_control_pairs_and_first_link():
+    comp = the_fleet_component(localized(Fabric(6, 2, "ring").slow(0.3)))
+    for rail in (0, 1):
+        lines = [line for line in comp["evidence"] if line.startswith("rail %d: " % rail)]
+        assert lines == ["rail %d: 8 of 8 links bad, on all 6 hosts" % rail,
+                         "rail %d: the control pairs (hosts that no bad link needs, with each other) fail too: h2-h4"
+                         % rail]
+        link_line = comp["evidence"][comp["evidence"].index(lines[-1]) + 1]
+        assert link_line.startswith("h") and " rail %d: fail at " % rail in link_line
+    assert len(comp["evidence"]) == 6 and comp["confidence"] == "high"
+
+
+def test_every_rail_at_its_pass_line_is_one_component_of_both_rails_counts():
+    loc = localized(Fabric(8, 2, "mesh").slow(0.945))
+    comp = the_fleet_component(loc)
+    per_rail = dict((rail, rail_links(loc, rail)) for rail in (0, 1))
+    bad = dict((rail, with_status(links, "bad")) for rail, links in per_rail.items())
+    flaky = dict((rail, with_status(links, "flaky")) for rail, links in per_rail.items())
+    # the two rails differ, so that a count of one rail taken for both shows
+    assert len(bad[0]) != len(bad[1])
+    assert {k: comp[k] for k in ("host", "peer", "rail", "rails", "devices", "confidence", "links")} == {
+        "host": "*", "peer": None, "rail": None, "rails": [0, 1], "devices": ["mlx5_0", "mlx5_1"],
+        "confidence": "medium", "links": {"total": 56, "bad": len(bad[0]) + len(bad[1])}}
+    assert comp["cause"] == ("every rail fails across its hosts (%d of 56 links bad, 8 hosts, 2 rails): one cause "
+                             "they all share" % (len(bad[0]) + len(bad[1])))
+    # each rail's first two lines: its counts and its first link
+    evidence = comp["evidence"]
+    assert len(evidence) == 4
+    for num, rail in enumerate((0, 1)):
+        assert evidence[2 * num] == "rail %d: %d bad and %d flaky of 28 links, within the rail's usual spread" % (
+            rail, len(bad[rail]), len(flaky[rail]))
+        assert evidence[2 * num + 1].startswith(link_prefix(bad[rail][0]))
+    assert comp["fix"] == FIX["fleet"] + "; on every rail at once, the expectation and the test first"
+
+
+@pytest.mark.parametrize("hosts,confidence", [(4, "medium"), (6, "high")])
+def test_every_rail_whose_every_host_fails_keeps_what_its_rails_could_not_separate(hosts, confidence):
+    loc = localized(Fabric(hosts, 2, "mesh").slow(0.3))
+    comp = the_fleet_component(loc)
+    total = 2 * pairs(hosts)
+    small = hosts < lf.SEPARABLE_FLEET
+    suffix = ", or %d of its %d hosts at once: not separable by these tests" % (hosts - 1, hosts) if small else ""
+    assert comp["cause"] == "every rail fails across its hosts (%d of %d links bad, %d hosts, 2 rails): one cause " \
+        "they all share%s" % (total, total, hosts, suffix)
+    assert (comp["rails"], comp["devices"], comp["confidence"], comp["links"]) == (
+        [0, 1], ["mlx5_0", "mlx5_1"], confidence, {"total": total, "bad": total})
+    separable = "not separable from %d of its %d hosts bad at once" % (hosts - 1, hosts)
+    for rail in (0, 1):
+        lines = [line for line in comp["evidence"] if line.startswith("rail %d: " % rail)]
+        assert lines[0] == "rail %d: %d of %d links bad, on all %d hosts" % (rail, total // 2, total // 2, hosts)
+        assert [line for line in lines if separable in line] == ([
+            "rail %d: %s, which would fail every pair too; a fifth host, or a host known to be good, tells them "
+            "apart" % (rail, separable)] if small else [])
+        # and its first link (once the lines of the rail are said)
+        [link_line] = [line for line in comp["evidence"] if line.startswith("h") and " rail %d: " % rail in line]
+        assert comp["evidence"].index(link_line) == comp["evidence"].index(lines[-1]) + 1
+    # per rail: its counts, (small) what it could not separate, its first link line
+    assert len(comp["evidence"]) == 2 * (2 + small)
+
+
+class RailView(object):
+    """What ``explained_by_some_hosts`` reads of a view: the hosts of each rail and its links' statuses."""
+
+    def __init__(self, rail, hosts, statuses):
+        self.hosts_of_rail = {rail: set(hosts)}
+        self.links = dict(((rail, tuple(pair.split("-"))), {"status": status}) for pair, status in statuses.items())
+
+
+RING4 = {"h1-h2": "bad", "h2-h3": "bad", "h3-h4": "bad", "h1-h4": "bad"}
+
+
+@pytest.mark.parametrize("statuses,suspects,explained", [
+    # two opposite hosts of a ring of four are in every bad link, and the other two pass with each other
+    (dict(RING4, **{"h2-h4": "good"}), {("h1", 0), ("h3", 0)}, True),
+    # ... unless that control pair fails too
+    (dict(RING4, **{"h2-h4": "bad"}), {("h1", 0), ("h3", 0)}, False),
+    # ... or there is no such pair: a good link of a suspect says nothing about the others
+    (dict(RING4, **{"h1-h3": "good"}), {("h1", 0), ("h3", 0)}, False),
+    # a bad link that no suspect is in
+    ({"h1-h2": "bad", "h2-h3": "bad", "h3-h4": "good"}, {("h1", 0)}, False),
+    # suspects of another rail, none, or every host of the rail
+    (dict(RING4, **{"h2-h4": "good"}), {("h1", 1), ("h3", 1)}, False),
+    (dict(RING4, **{"h2-h4": "good"}), set(), False),
+    (dict(RING4, **{"h2-h4": "good"}), {("h1", 0), ("h2", 0), ("h3", 0), ("h4", 0)}, False),
+])
+def test_some_hosts_explain_a_rail_only_where_two_others_pass_with_each_other(statuses, suspects, explained):
+    view = RailView(0, ["h1", "h2", "h3", "h4"], statuses)
+    assert lf.explained_by_some_hosts(view, 0, suspects) is explained
+
+
+def test_some_hosts_explain_the_bad_pairs_given_and_a_rail_without_hosts_is_never_explained():
+    view = RailView(0, ["h1", "h2", "h3", "h4", "h5"], {"h1-h2": "bad", "h2-h3": "bad", "h4-h5": "good"})
+    # of the rail's own bad links, h2-h3 has no suspect in it; of those given, every one has
+    assert lf.explained_by_some_hosts(view, 0, {("h1", 0)}) is False
+    assert lf.explained_by_some_hosts(view, 0, {("h1", 0)}, bad_pairs=[("h1", "h2")]) is True
+    assert lf.explained_by_some_hosts(view, 7, {("h1", 7)}) is False
+
+
+def test_a_share_is_the_part_of_its_count_and_nothing_of_none():
+    assert (lf._share(1, 4), lf._share(3, 4), lf._share(2, 0)) == (0.25, 0.75, 0.0)
