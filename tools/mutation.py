@@ -69,12 +69,9 @@ TARGETS = {
                               "test_nccl_real_device_failures.py", "test_real_outputs_sweep.py",
                               "test_real_outputs_sweep3.py", "test_real_outputs_sweep6.py",
                               "test_real_outputs_sweep10.py"],
-    "verdicts/localization_fleet.py": ["test_localization.py", "test_fault_scenarios.py",
+    "verdicts/localization_fleet.py": ["test_fleet_components.py", "test_localization.py", "test_fault_scenarios.py",
                                        "test_fault_scenarios_hidden.py", "test_culprits.py", "test_culprits_order.py",
                                        "test_loopback.py", "test_side_outcome.py"],
-    "verdicts/localization_view.py": ["test_localization.py", "test_fault_scenarios.py",
-                                      "test_fault_scenarios_hidden.py", "test_culprits.py", "test_culprits_order.py",
-                                      "test_loopback.py", "test_side_outcome.py"],
 }
 # Tests of those files that start processes or draw hundreds of examples, for what other modules do (the side
 # runner, the real perftest binaries, ansible-playbook, the shell-metacharacter property): seconds each, which
