@@ -14,6 +14,8 @@ import pytest
 
 from fault_lab import Fabric
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_fleet as lf
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import localization_view as lv
+from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts import stats as robust
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.localization_view import FIX, fmt
 from ansible_collections.clusterops.commcheck.plugins.module_utils.verdicts.stats import median
 
@@ -80,7 +82,7 @@ def test_a_rail_at_its_pass_line_is_one_fleet_component_whose_counts_are_its_lin
     assert comp["fix"].startswith("the rail's links all run at about the same rate and that rate is at the pass line")
 
 
-@pytest.mark.parametrize("hosts,confidence", [(4, "medium"), (6, "high")])
+@pytest.mark.parametrize("hosts,confidence", [(4, "medium"), (5, "high"), (6, "high")])
 def test_a_rail_whose_every_host_fails_counts_its_links_and_says_when_three_bad_hosts_would_look_the_same(
         hosts, confidence):
     loc = localized(Fabric(hosts, 2, "mesh").slow(0.3, rail=1))
@@ -156,6 +158,13 @@ def test_every_rail_at_its_pass_line_is_one_component_of_both_rails_counts():
     assert comp["fix"] == FIX["fleet"] + "; on every rail at once, the expectation and the test first"
 
 
+def test_every_rail_is_as_sure_as_its_least_sure_rail():
+    # rail 0: every host of six fails (high); rail 1: at its pass line (medium)
+    comp = the_fleet_component(localized(Fabric(6, 2, "mesh").slow(0.3, rail=0).slow(0.945, rail=1)))
+    assert (comp["rail"], comp["rails"], comp["confidence"]) == (None, [0, 1], "medium")
+    assert comp["evidence"][0] == "rail 0: 15 of 15 links bad, on all 6 hosts"
+
+
 @pytest.mark.parametrize("hosts,confidence", [(4, "medium"), (6, "high")])
 def test_every_rail_whose_every_host_fails_keeps_what_its_rails_could_not_separate(hosts, confidence):
     loc = localized(Fabric(hosts, 2, "mesh").slow(0.3))
@@ -221,3 +230,65 @@ def test_some_hosts_explain_the_bad_pairs_given_and_a_rail_without_hosts_is_neve
 
 def test_a_share_is_the_part_of_its_count_and_nothing_of_none():
     assert (lf._share(1, 4), lf._share(3, 4), lf._share(2, 0)) == (0.25, 0.75, 0.0)
+
+
+# --- a rail at its pass line, on a view built by hand (values as fractions of a rate of 100) --------------------
+
+def rail_view(statuses_values, rail=1):
+    """A LinkView of one rail from {"hA-hB": (status, value)}: a failed link failed its first pass, a flaky one
+    then passed its retest."""
+    links = {}
+    for pair, (status, value) in statuses_values.items():
+        hosts = tuple(pair.split("-"))
+        failed = status in ("bad", "flaky")
+        links[(rail, hosts)] = {
+            "hosts": hosts, "rail": rail, "status": status, "confirmed": False, "values": [value],
+            "original": ["fail" if failed else "pass"], "retests": ["pass"] if status == "flaky" else [],
+            "retest_values": [value] if status == "flaky" else [], "expected": 100.0}
+    devices = dict(((h, rail), "mlx5_%d" % rail) for key in links for h in key[1])
+    return lv.LinkView(links, {}, devices, {}, lv.host_rail_stats(links))
+
+
+def failed_pairs(found):
+    return sorted("-".join(link["hosts"]) for link in found)
+
+
+def test_three_links_are_enough_for_a_rail_at_its_pass_line_and_two_failures_are_enough():
+    view = rail_view({"h1-h2": ("bad", 89.0), "h2-h3": ("flaky", 89.4), "h1-h3": ("good", 90.5)})
+    assert failed_pairs(lf.shortfall_links(view, 1, set())) == ["h1-h2", "h2-h3"]
+    # one failure is a link's, not the rail's
+    view = rail_view({"h1-h2": ("bad", 89.0), "h2-h3": ("good", 89.4), "h1-h3": ("good", 90.5)})
+    assert lf.shortfall_links(view, 1, set()) == []
+    # two links are no population
+    assert lf.shortfall_links(rail_view({"h1-h2": ("bad", 89.0), "h2-h3": ("flaky", 89.4)}), 1, set()) == []
+
+
+def test_a_rail_at_its_pass_line_needs_a_failure_for_good_and_counts_a_flaky_link_as_passed_too():
+    # failed once each, then passed: nothing failed for good
+    view = rail_view({"h1-h2": ("flaky", 89.0), "h2-h3": ("flaky", 89.4), "h1-h3": ("good", 90.5)})
+    assert lf.shortfall_links(view, 1, set()) == []
+    # no link passed the first time, but the flaky ones passed on their retest, above the bad one
+    view = rail_view({"h1-h2": ("bad", 89.0), "h2-h3": ("flaky", 89.4), "h1-h3": ("flaky", 89.2)})
+    assert failed_pairs(lf.shortfall_links(view, 1, set())) == ["h1-h2", "h1-h3", "h2-h3"]
+
+
+def test_a_rail_spread_wider_than_its_pass_line_is_not_one_population():
+    values = {"h1-h2": ("bad", 83.0), "h1-h3": ("bad", 85.0), "h1-h4": ("good", 88.0), "h2-h3": ("good", 92.0),
+              "h2-h4": ("good", 95.0), "h3-h4": ("good", 97.0)}
+    med, spread = robust.spread([v / 100.0 for _s, v in values.values()])
+    # wider than SHORTFALL_SPREAD of the median, though not wider than it times the median
+    assert spread * abs(med) <= lf.SHORTFALL_SPREAD < spread / abs(med)
+    assert lf.shortfall_links(rail_view(values), 1, set()) == []
+    tight = dict((pair, (status, 89.0 + (value - 83.0) / 10.0)) for pair, (status, value) in values.items())
+    assert failed_pairs(lf.shortfall_links(rail_view(tight), 1, set())) == ["h1-h2", "h1-h3"]
+
+
+def test_a_host_a_little_slow_on_a_rail_at_its_pass_line_is_the_hosts_when_its_links_sit_below_the_others():
+    values = {"h1-h2": ("bad", 88.0), "h1-h3": ("bad", 88.0), "h1-h4": ("flaky", 88.0),
+              "h2-h3": ("good", 91.0), "h2-h4": ("good", 91.1), "h3-h4": ("good", 91.2)}
+    view = rail_view(values)
+    # the rail is one population at its pass line ...
+    assert failed_pairs(lf.shortfall_links(view, 1, set())) == ["h1-h2", "h1-h3", "h1-h4"]
+    # ... unless a suspect of this rail is in every bad link, and its links sit distinctly below the others'
+    assert lf.shortfall_links(view, 1, {("h1", 1)}) == []
+    assert failed_pairs(lf.shortfall_links(view, 1, {("h1", 0)})) == ["h1-h2", "h1-h3", "h1-h4"]
