@@ -234,9 +234,9 @@ def test_a_share_is_the_part_of_its_count_and_nothing_of_none():
 
 # --- a rail at its pass line, on a view built by hand (values as fractions of a rate of 100) --------------------
 
-def rail_view(statuses_values, rail=1):
+def rail_view(statuses_values, rail=1, expected=None):
     """A LinkView of one rail from {"hA-hB": (status, value)}: a failed link failed its first pass, a flaky one
-    then passed its retest."""
+    then passed its retest; ``expected``: {"hA-hB": its expected rate} where not 100."""
     links = {}
     for pair, (status, value) in statuses_values.items():
         hosts = tuple(pair.split("-"))
@@ -244,7 +244,7 @@ def rail_view(statuses_values, rail=1):
         links[(rail, hosts)] = {
             "hosts": hosts, "rail": rail, "status": status, "confirmed": False, "values": [value],
             "original": ["fail" if failed else "pass"], "retests": ["pass"] if status == "flaky" else [],
-            "retest_values": [value] if status == "flaky" else [], "expected": 100.0}
+            "retest_values": [value] if status == "flaky" else [], "expected": (expected or {}).get(pair, 100.0)}
     devices = dict(((h, rail), "mlx5_%d" % rail) for key in links for h in key[1])
     return lv.LinkView(links, {}, devices, {}, lv.host_rail_stats(links))
 
@@ -292,3 +292,22 @@ def test_a_host_a_little_slow_on_a_rail_at_its_pass_line_is_the_hosts_when_its_l
     # ... unless a suspect of this rail is in every bad link, and its links sit distinctly below the others'
     assert lf.shortfall_links(view, 1, {("h1", 1)}) == []
     assert failed_pairs(lf.shortfall_links(view, 1, {("h1", 0)})) == ["h1-h2", "h1-h3", "h1-h4"]
+
+
+def test_the_failures_of_a_noisy_rail_whose_typical_link_passes_are_noise_from_three_links_on():
+    view = rail_view({"h1-h2": ("bad", 88.0), "h1-h3": ("good", 95.0), "h2-h3": ("good", 97.0)})
+    assert failed_pairs(lf.noise_links(view, 1, set())) == ["h1-h2"]
+    assert lf.noise_links(rail_view({"h1-h2": ("bad", 88.0), "h1-h3": ("good", 95.0)}), 1, set()) == []
+
+
+def test_a_noisy_rail_of_mixed_nic_speeds_compares_its_links_as_fractions_of_their_rates():
+    values = {"h1-h2": ("bad", 88.0), "h1-h3": ("good", 94.0), "h2-h4": ("good", 192.0), "h3-h4": ("good", 196.0)}
+    view = rail_view(values, expected={"h2-h4": 200.0, "h3-h4": 200.0})
+    assert failed_pairs(lf.noise_links(view, 1, set())) == ["h1-h2"]
+
+
+def test_a_failed_link_far_below_a_noisy_rail_is_no_noise():
+    # the rail's median level 0.955; 0.83 is more than NOISE_BAND (12 %) of it below, 0.90 is not
+    values = {"h1-h2": ("bad", 83.0), "h3-h4": ("bad", 90.0), "h1-h3": ("good", 95.0), "h2-h4": ("good", 96.0),
+              "h1-h4": ("good", 97.0)}
+    assert failed_pairs(lf.noise_links(rail_view(values), 1, set())) == ["h3-h4"]
