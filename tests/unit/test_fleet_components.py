@@ -226,6 +226,9 @@ def test_some_hosts_explain_the_bad_pairs_given_and_a_rail_without_hosts_is_neve
     assert lf.explained_by_some_hosts(view, 0, {("h1", 0)}) is False
     assert lf.explained_by_some_hosts(view, 0, {("h1", 0)}, bad_pairs=[("h1", "h2")]) is True
     assert lf.explained_by_some_hosts(view, 7, {("h1", 7)}) is False
+    # no suspect of the rail explains nothing, even where no link of it failed
+    quiet = RailView(0, ["h1", "h2", "h3"], {"h1-h2": "good", "h2-h3": "good"})
+    assert lf.explained_by_some_hosts(quiet, 0, {("h1", 1)}) is False
 
 
 def test_a_share_is_the_part_of_its_count_and_nothing_of_none():
