@@ -137,4 +137,19 @@ EQUIVALENT += (
      "a spec's kind is compared with 'lead' and 'ts' only: any other is a group column"),
     ("parsers/nccl_table.py", "_Layout.__init__", r'\("ts", "(XXclockXX|CLOCK)", None\)\]\)$',
      "_validator compares a timestamp column's name with 'date' only: any other is the clock"),
+    # localization_fleet.py (2026-12-04)
+    ("verdicts/localization_fleet.py", "shortfall_component", r"^nodes = view\.hosts_of_rail\.get\(rail, (None|)\)$",
+     "shortfall_components calls it for the rails of view.hosts_of_rail only: the default is never taken"),
+    ("verdicts/localization_fleet.py", "every_rail_component",
+     r"for n in view\.hosts_of_rail\.get\(r, (None|)\)\)$",
+     "its fleets are components of rails of view.hosts_of_rail (fleet_components, shortfall_components): the "
+     "default is never taken"),
+    ("verdicts/localization_fleet.py", "fleet_component", r'^None, nodes, bad, rail_links\) else ""\),$',
+     "the cause reads not_separable_lines only for whether it has lines, which the rail does not change"),
+    ("verdicts/localization_fleet.py", "explained_by_some_hosts",
+     r"^if not named or named > view\.hosts_of_rail\.get\(rail, set\(\)\):$",
+     "where the suspects are every host of the rail, every link has one of them, so the last test (a good link "
+     "without a suspect) is False as the early return is"),
+    ("verdicts/localization_fleet.py", "_without_suspect", r"^whole\[each\] = None$",
+     "whole's values are read only for their truth: None and False alike"),
 )
