@@ -190,12 +190,9 @@ def test_every_rail_whose_every_host_fails_keeps_what_its_rails_could_not_separa
     assert len(comp["evidence"]) == 2 * (2 + small)
 
 
-class RailView(object):
-    """What ``explained_by_some_hosts`` reads of a view: the hosts of each rail and its links' statuses."""
-
-    def __init__(self, rail, hosts, statuses):
-        self.hosts_of_rail = {rail: set(hosts)}
-        self.links = dict(((rail, tuple(pair.split("-"))), {"status": status}) for pair, status in statuses.items())
+def statuses_view(statuses):
+    """:func:`rail_view` of rail 0 from {"hA-hB": status} (the values do not matter to the control-pair rule)."""
+    return rail_view(dict((pair, (status, 90.0)) for pair, status in statuses.items()), rail=0)
 
 
 RING4 = {"h1-h2": "bad", "h2-h3": "bad", "h3-h4": "bad", "h1-h4": "bad"}
@@ -216,18 +213,18 @@ RING4 = {"h1-h2": "bad", "h2-h3": "bad", "h3-h4": "bad", "h1-h4": "bad"}
     (dict(RING4, **{"h2-h4": "good"}), {("h1", 0), ("h2", 0), ("h3", 0), ("h4", 0)}, False),
 ])
 def test_some_hosts_explain_a_rail_only_where_two_others_pass_with_each_other(statuses, suspects, explained):
-    view = RailView(0, ["h1", "h2", "h3", "h4"], statuses)
+    view = statuses_view(statuses)
     assert lf.explained_by_some_hosts(view, 0, suspects) is explained
 
 
 def test_some_hosts_explain_the_bad_pairs_given_and_a_rail_without_hosts_is_never_explained():
-    view = RailView(0, ["h1", "h2", "h3", "h4", "h5"], {"h1-h2": "bad", "h2-h3": "bad", "h4-h5": "good"})
+    view = statuses_view({"h1-h2": "bad", "h2-h3": "bad", "h4-h5": "good"})
     # of the rail's own bad links, h2-h3 has no suspect in it; of those given, every one has
     assert lf.explained_by_some_hosts(view, 0, {("h1", 0)}) is False
     assert lf.explained_by_some_hosts(view, 0, {("h1", 0)}, bad_pairs=[("h1", "h2")]) is True
     assert lf.explained_by_some_hosts(view, 7, {("h1", 7)}) is False
     # no suspect of the rail explains nothing, even where no link of it failed
-    quiet = RailView(0, ["h1", "h2", "h3"], {"h1-h2": "good", "h2-h3": "good"})
+    quiet = statuses_view({"h1-h2": "good", "h2-h3": "good"})
     assert lf.explained_by_some_hosts(quiet, 0, {("h1", 1)}) is False
 
 

@@ -929,6 +929,7 @@ def client(p, dev):
     qpns = [0x100 + i for i in range(p.qps)]
     out(address_lines(p, qpns, dev.address, "local", dev.lid))
     out(address_lines(p, [0x200 + i for i in range(p.qps)], peer["address"], "remote", peer.get("lid")))
+    line_rate_if_loopback(dev, peer.get("address"))
     conns = []
     count = p.qps if p.metric == "bw" else 1
     for _num in range(count):
@@ -938,7 +939,6 @@ def client(p, dev):
             if not dev.address:
                 raise OSError("no IPv4 GID")
             bind_device(data, dev, peer["address"])
-            line_rate_if_loopback(dev, peer["address"])
             data.bind((dev.address, 0))
             data.connect((peer["address"], peer["data_port"]))
         except (OSError, TypeError):
