@@ -125,11 +125,12 @@ class ActionModule(ControllerAction):
         files = dict((fmt, rules.check_inside("formats", FILE_NAMES[fmt], report_dir)) for fmt in args["formats"])
         summary["files"] = files
         texts = rr.each_format(args["formats"], records, summary, meta, now=now,
-                               regression_fails=args["regression_fails"], shared=shared)
+                               regression_fails=args["regression_fails"], shared=shared, in_pieces=True)
         index = index_problem = None
         if self._task.check_mode:
-            for _fmt, _text in texts:  # rendered as a run would, written nowhere
-                pass
+            for _fmt, text in texts:  # rendered as a run would, written nowhere
+                for _piece in text:
+                    pass
         else:
             write_files(report_dir, files, texts)
             if args["index"] and args["run_subdir"]:
@@ -233,7 +234,8 @@ def baseline_meta(args):
 
 
 def write_files(report_dir, files, texts):
-    """Write each (format, text) of ``texts`` as it comes, so that one text at a time is held."""
+    """Write each (format, text) of ``texts`` as it comes, so that one text at a time is held (a text: its pieces,
+    ``report_render.each_format(..., in_pieces=True)``)."""
     if not os.path.isdir(report_dir):
         os.makedirs(report_dir, 0o755)
     for fmt, text in texts:

@@ -52,11 +52,12 @@ REPORT_ARGUMENT_SPEC = dict(
 )
 
 
-def each_format(formats, records, summary, meta=None, now=None, regression_fails=True, shared=None):
+def each_format(formats, records, summary, meta=None, now=None, regression_fails=True, shared=None, in_pieces=False):
     """(format, text) for each format asked for, in that order, all drawn from one view model, each text made
     when the one before is taken: a caller that writes each text before taking the next holds one at a time (the
     results.json of a 128-host mesh is 145 MB). ``shared``: ``baseline.shared_groups`` of the records, when the
-    caller found them already."""
+    caller found them already. ``in_pieces``: each text an iterable of the strings it joins, made as they are
+    taken (results.json's records a batch at a time, ``report_json.pieces``; the other formats' one text)."""
     view = ReportView(records, summary, meta, shared=shared)
     renderers = {
         "md": report_markdown.render,
@@ -66,7 +67,12 @@ def each_format(formats, records, summary, meta=None, now=None, regression_fails
         "prom": lambda v: report_prometheus.render(v, now=now),
     }
     for fmt in formats:
-        yield fmt, renderers[fmt](view)
+        if not in_pieces:
+            yield fmt, renderers[fmt](view)
+        elif fmt == "json":
+            yield fmt, report_json.pieces(view)
+        else:
+            yield fmt, (renderers[fmt](view),)
 
 
 def render_formats(formats, records, summary, meta=None, now=None, regression_fails=True):
