@@ -13,6 +13,16 @@ _STUCK_ONLY_WITHOUT_GOOD = (
     "partners enough for any half; with min_size 1 no half needs one) and so while no host is named (naming needs "
     "a good run: a confirmation beside known-good hosts, or a half that ran good beside a lone one)")
 
+_CACHE_ONLY = (
+    "CheckKeys keeps the names of each shape only to save sorting them again: a look-up that misses, or a shape "
+    "kept without its names, computes them again, and a record whose params are not a plain dict goes through "
+    "record_key, the same key")
+
+_GROUPS_GIVEN = (
+    "the groups a caller gives are shared_groups of the same records, and _shared finds no group in an empty dict: "
+    "found again, or asked of no group, the answer is the same")
+_CENTER_IS_MEDIAN = "the center callers give is the values' median: taking it again gives the same number"
+
 EQUIVALENT = (
     ("planning/bisection.py", "bisect_pool",
      r'"(XXroundXX|ROUND)": (1|plan\["round"\])\}|"bad": True, "round": 2\}\]$',
@@ -152,4 +162,46 @@ EQUIVALENT += (
      "without a suspect) is False as the early return is"),
     ("verdicts/localization_fleet.py", "_without_suspect", r"^whole\[each\] = None$",
      "whole's values are read only for their truth: None and False alike"),
+    # baseline.py (2026-12-04)
+    ("verdicts/baseline.py", "_keep", r"^shapes\[shape\] = None$", _CACHE_ONLY),
+    ("verdicts/baseline.py", "CheckKeys.key",
+     r"^(params = None|names = None|names = self\._params\.get\(None\)|"
+     r"_keep\(self\._params, (None, names|shape, None)\)|if params\.__class__ is dict:)$", _CACHE_ONLY),
+    ("verdicts/baseline.py", "CheckKeys.key", r"if \(value\.__class__ is str\) and False else \(name, _param_value",
+     "_param_value gives a text back as it is: (name, value) either way"),
+    ("verdicts/baseline.py", "CheckKeys.metrics",
+     r"^(names = None|names = self\._metrics\.get\(None\)|_keep\(self\._metrics, (None, names|shape, None)\))$",
+     _CACHE_ONLY),
+    ("verdicts/baseline.py", "_param_value",
+     r"^(tag = None|tag = _SCALAR_TAGS\.get\(None\)|return \(tag, value\) if \(tag\) and False else _frozen\(value\))$",
+     "_frozen of a scalar is (its type's name, the value), and _SCALAR_TAGS holds those names: the same pair"),
+    ("verdicts/baseline.py", "_regressed_checks",
+     r'regression\.get\("(baseline_runs|metrics)", (None|)\)',
+     "every regression compare_record makes holds its baseline_runs and metrics: the default is never taken"),
+    ("verdicts/baseline.py", "compare", r"^(keys = None|builder = BaselineBuilder\(k=k, (keys=None, |)exclude_runs=)",
+     "without keys the builder keeps every check of the history, those of the records among them: the same "
+     "baselines for the records, more memory"),
+    ("verdicts/baseline.py", "regressions",
+     r"(groups = shared_groups\(records\) if \(groups is None\) or True else groups|"
+     r"_shared\(record, metrics, groups\) if \(groups\) or True else None)", _GROUPS_GIVEN),
+    ("verdicts/baseline.py", "regression_records",
+     r"(groups = shared_groups\(records\) if \(groups is None\) or True else groups|"
+     r"_shared\(record, metrics, groups\) if \(groups\) or True else None)", _GROUPS_GIVEN),
+    ("verdicts/baseline.py", "relative_spread",
+     r"(med = median\(values\) if \(center is None\) or True else center|return mad\(values, (None|)\) / abs\(med\))$",
+     _CENTER_IS_MEDIAN),
+    ("verdicts/baseline.py", "RegressionRule.judge", r"spread = relative_spread\(run_values, (None|)\)$",
+     _CENTER_IS_MEDIAN),
+    ("verdicts/baseline.py", "shared_groups",
+     r"(for record in records if \(tests\) or True else \(\):|"
+     r"params = _test_params\(record\) if \(params is None\) or True else params)$",
+     "without a regressed test nothing is wanted, so the pass adds nothing; a record's test params made again are "
+     "the same"),
+    ("verdicts/baseline.py", "BaselineBuilder.add", r"^entry\[2\] = None$",
+     "an entry's single flag is read only for its truth: None and False alike"),
+    ("verdicts/baseline.py", "BaselineBuilder.baseline",
+     r"if \(len\(values\) == 1\) and False else median\(values\)\)$",
+     "the median of one value is that value (the values are floats: CheckKeys.metrics makes them so)"),
+    ("verdicts/baseline.py", "RegressionRule.judge", r"or not base or base < 0 or len\(run_values\) < needed:$",
+     "a baseline of 0 is caught by 'not base' before it: < 0 and <= 0 differ only there"),
 )
