@@ -311,3 +311,77 @@ def test_a_failed_link_far_below_a_noisy_rail_is_no_noise():
     values = {"h1-h2": ("bad", 83.0), "h3-h4": ("bad", 90.0), "h1-h3": ("good", 95.0), "h2-h4": ("good", 96.0),
               "h1-h4": ("good", 97.0)}
     assert failed_pairs(lf.noise_links(rail_view(values), 1, set())) == ["h3-h4"]
+
+
+# --- the bounds of the noise rule, the order suspects are named in, the least fleet -------------------------------
+
+NOISY = {"h1-h2": ("bad", 93.0), "h3-h4": ("bad", 93.5), "h1-h3": ("good", 97.0), "h2-h4": ("good", 98.0)}
+
+
+def test_a_noisy_rail_needs_more_than_half_of_its_measurements_passed():
+    # two of four passed: its typical link does not meet the expectation
+    assert lf.noise_links(rail_view(NOISY), 1, set()) == []
+    three_of_five = dict(NOISY, **{"h1-h4": ("good", 96.0)})
+    assert failed_pairs(lf.noise_links(rail_view(three_of_five), 1, set())) == ["h1-h2", "h3-h4"]
+
+
+@pytest.mark.parametrize("relative_spread, noisy", [
+    (0.01, False),    # NOISE_SPREAD itself: as tight as a rail at its line
+    (0.05, True),
+    (0.1, True),      # twice SHORTFALL_SPREAD: still one population
+    (0.12, False),
+    (0.2, False),
+])
+def test_a_noisy_rail_spreads_more_than_noise_spread_and_at_most_twice_shortfall_spread(
+        monkeypatch, relative_spread, noisy):
+    view = rail_view(dict(NOISY, **{"h1-h4": ("good", 96.0)}))
+    monkeypatch.setattr(lf.robust, "spread", lambda values: (1.0, relative_spread))
+    assert bool(lf.noise_links(view, 1, set())) is noisy
+
+
+def test_the_noise_taken_out_of_a_view_adds_to_what_it_held():
+    view = rail_view(dict(NOISY, **{"h1-h4": ("good", 96.0)}))
+    view.noisy.add((9, ("h8", "h9")))
+    cleaned = lf.without_noise(view, set())
+    assert cleaned.noisy == {(9, ("h8", "h9")), (1, ("h1", "h2")), (1, ("h3", "h4"))}
+    assert cleaned.links[(1, ("h1", "h2"))]["status"] == "good"
+
+
+def test_of_two_hosts_as_bad_as_each_other_the_first_in_natural_order_is_named():
+    # one failed link between h10 and h9, each host's only link: naming either explains the other
+    view = rail_view({"h10-h9": ("bad", 50.0)}, rail=0)
+    assert lf.suspect_host_rails(view, 0.5, 1) == {("h9", 0)}
+    two_rails = rail_view({"h10-h9": ("bad", 50.0)}, rail=0)
+    two_rails.links.update(rail_view({"h10-h9": ("bad", 50.0)}, rail=1).links)
+    two_rails = lv.LinkView(two_rails.links, {}, dict(((h, r), "mlx5_%d" % r) for h in ("h9", "h10") for r in (0, 1)),
+                            {}, lv.host_rail_stats(two_rails.links))
+    assert lf.suspect_host_rails(two_rails, 0.5, 1) == {("h9", 0), ("h9", 1)}
+
+
+def test_a_host_is_judged_by_its_links_left_once_a_suspect_took_its_own():
+    # h1 fails with everyone; of h2's other three links two failed: h2 is a suspect by those, not by four
+    statuses = {"h1-h2": "bad", "h1-h3": "bad", "h1-h4": "bad", "h1-h5": "bad", "h2-h4": "bad", "h2-h5": "bad",
+                "h2-h3": "good", "h3-h4": "good", "h3-h5": "good", "h4-h5": "good"}
+    view = rail_view(dict((pair, (status, 90.0 if status == "good" else 40.0)) for pair, status in statuses.items()),
+                     rail=0)
+    assert lf.suspect_host_rails(view, 0.5, 2) == {("h1", 0), ("h2", 0)}
+
+
+def test_three_hosts_whose_every_link_fails_are_the_least_fleet():
+    view = statuses_view({"h1-h2": "bad", "h2-h3": "bad", "h1-h3": "bad"})
+    every = {("h1", 0), ("h2", 0), ("h3", 0)}
+    comps, rails = lf.fleet_components(view, every, every)
+    assert rails == {0} and [c["component"] for c in comps] == ["fleet"]
+    smaller = statuses_view({"h1-h2": "bad"})
+    assert lf.fleet_components(smaller, {("h1", 0), ("h2", 0)}, {("h1", 0), ("h2", 0)})[1] == set()
+
+
+def test_a_rail_at_its_pass_line_is_no_component_where_a_suspect_explains_its_failures():
+    values = {"h1-h2": ("bad", 88.0), "h1-h3": ("bad", 88.0), "h1-h4": ("flaky", 88.0),
+              "h2-h3": ("good", 91.0), "h2-h4": ("good", 91.1), "h3-h4": ("good", 91.2)}
+    view = rail_view(values)
+    comps, after = lf.shortfall_components(view, {("h1", 1)})
+    assert comps == [] and after.links == view.links
+    comps, after = lf.shortfall_components(view, set())
+    assert [c["component"] for c in comps] == ["fleet"]
+    assert after.links[(1, ("h1", "h2"))]["status"] == "good"
