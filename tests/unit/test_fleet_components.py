@@ -385,3 +385,76 @@ def test_a_rail_at_its_pass_line_is_no_component_where_a_suspect_explains_its_fa
     comps, after = lf.shortfall_components(view, set())
     assert [c["component"] for c in comps] == ["fleet"]
     assert after.links[(1, ("h1", "h2"))]["status"] == "good"
+
+
+def test_a_fleet_component_counts_the_links_with_a_known_status_only():
+    view = statuses_view({"h1-h2": "bad", "h2-h3": "bad", "h1-h3": "bad", "h3-h4": "unknown"})
+    comp = lf.fleet_component(view, 0, {"h1", "h2", "h3"})
+    assert comp["evidence"][0] == "rail 0: 3 of 3 links bad, on all 3 hosts"
+    assert comp["links"] == {"total": 3, "bad": 3}
+
+
+def test_a_failed_link_exactly_noise_band_below_a_noisy_rail_is_noise():
+    # the median level is 1.0; the bad link at 0.88 is NOISE_BAND (12 %) below it, exactly
+    values = {"h1-h2": ("bad", 88.0), "h1-h3": ("good", 99.0), "h2-h3": ("good", 100.0), "h1-h4": ("good", 101.0),
+              "h2-h4": ("good", 102.0)}
+    assert failed_pairs(lf.noise_links(rail_view(values), 1, set())) == ["h1-h2"]
+
+
+PASS_LINE = {"h1-h2": ("bad", 99.0), "h1-h3": ("flaky", 99.5), "h2-h3": ("good", 101.0)}
+
+
+@pytest.mark.parametrize("relative_spread, one_population", [(0.05, True), (0.0501, False)])
+def test_a_rail_at_its_pass_line_spreads_at_most_shortfall_spread(monkeypatch, relative_spread, one_population):
+    view = rail_view(PASS_LINE)
+    monkeypatch.setattr(lf.robust, "spread", lambda values: (1.0, relative_spread))
+    assert bool(lf.shortfall_links(view, 1, set())) is one_population
+
+
+def _z_of(monkeypatch, scores):
+    """robust.z_score answering the z of each level (value / 100) as given."""
+    monkeypatch.setattr(lf.robust, "z_score", lambda value, center, scale: scores[round(value * 100, 6)])
+
+
+def test_a_link_exactly_outlier_z_above_a_rail_at_its_pass_line_is_still_of_its_population(monkeypatch):
+    view = rail_view(dict(PASS_LINE, **{"h3-h4": ("good", 103.0)}))
+    _z_of(monkeypatch, {99.0: -0.5, 99.5: -0.2, 101.0: 0.2, 103.0: 3.5})
+    assert failed_pairs(lf.shortfall_links(view, 1, set())) == ["h1-h2", "h1-h3"]
+    _z_of(monkeypatch, {99.0: -0.5, 99.5: -0.2, 101.0: 0.2, 103.0: 3.6})
+    assert lf.shortfall_links(view, 1, set()) == []
+
+
+def test_a_failed_link_exactly_outlier_z_below_a_rail_at_its_pass_line_is_typical_of_it(monkeypatch):
+    view = rail_view(dict(PASS_LINE, **{"h3-h4": ("bad", 97.0)}))
+    _z_of(monkeypatch, {97.0: -3.5, 99.0: -0.5, 99.5: -0.2, 101.0: 0.2})
+    assert failed_pairs(lf.shortfall_links(view, 1, set())) == ["h1-h2", "h1-h3", "h3-h4"]
+    _z_of(monkeypatch, {97.0: -3.6, 99.0: -0.5, 99.5: -0.2, 101.0: 0.2})
+    assert failed_pairs(lf.shortfall_links(view, 1, set())) == ["h1-h2", "h1-h3"]
+
+
+# h1 in every bad link of the rail; h2-h3 and h3-h4 pass without it
+EXPLAINED = {"h1-h2": ("bad", 90.0), "h1-h3": ("bad", 90.0), "h2-h3": ("good", 100.0), "h3-h4": ("good", 100.0),
+             "h2-h4": ("good", 100.0)}
+
+
+def test_suspects_without_a_level_of_their_own_explain_their_links():
+    view = rail_view(EXPLAINED)
+    levels = {("h2", "h3"): 1.0, ("h3", "h4"): 1.0, ("h2", "h4"): 1.0}
+    assert lf._hosts_explain(view, 1, {("h1", 1)}, None, levels) is True
+
+
+@pytest.mark.parametrize("z, theirs, others, shortfall, explained", [
+    (-3.5, 0.99, 1.0, 0.05, False),   # exactly outlier_z below the others, and close to them: as unlucky as they are
+    (-3.6, 0.99, 1.0, 0.05, True),
+    # exactly SHORTFALL_SPREAD of the others' median below them (a bound a float holds exactly: a quarter of 2)
+    (-1.0, 1.5, 2.0, 0.25, False),
+    (-1.0, 1.49, 2.0, 0.25, True),
+])
+def test_suspects_explain_their_links_when_they_measure_distinctly_below_the_others(
+        monkeypatch, z, theirs, others, shortfall, explained):
+    view = rail_view(EXPLAINED)
+    monkeypatch.setattr(lf.robust, "z_score", lambda value, center, scale: z)
+    monkeypatch.setattr(lf, "SHORTFALL_SPREAD", shortfall)
+    levels = {("h1", "h2"): theirs, ("h1", "h3"): theirs, ("h2", "h3"): others, ("h3", "h4"): others,
+              ("h2", "h4"): others}
+    assert lf._hosts_explain(view, 1, {("h1", 1)}, None, levels) is explained
