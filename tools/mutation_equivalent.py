@@ -162,6 +162,9 @@ EQUIVALENT += (
      "without a suspect) is False as the early return is"),
     ("verdicts/localization_fleet.py", "_without_suspect", r"^whole\[each\] = None$",
      "whole's values are read only for their truth: None and False alike"),
+    ("verdicts/localization_fleet.py", "shortfall_components",
+     r"^return out, \(view\.without\(covered\) if \(covered\) or True else view\)$",
+     "a view without no links is a view of the same links, partners, devices and noise: the same answers"),
     # baseline.py (2026-12-04)
     ("verdicts/baseline.py", "_keep", r"^shapes\[shape\] = None$", _CACHE_ONLY),
     ("verdicts/baseline.py", "CheckKeys.key",

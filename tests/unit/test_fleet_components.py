@@ -458,3 +458,60 @@ def test_suspects_explain_their_links_when_they_measure_distinctly_below_the_oth
     levels = {("h1", "h2"): theirs, ("h1", "h3"): theirs, ("h2", "h3"): others, ("h3", "h4"): others,
               ("h2", "h4"): others}
     assert lf._hosts_explain(view, 1, {("h1", 1)}, None, levels) is explained
+
+
+def test_the_suspects_of_a_rail_at_its_pass_line_need_to_explain_its_typical_failures_only():
+    # h1's links fail and sit distinctly below the others; h4-h5 failed far below the rail, a NIC's, not typical
+    values = {"h1-h2": ("bad", 95.0), "h1-h3": ("bad", 95.1), "h2-h3": ("good", 101.0), "h3-h4": ("good", 101.2),
+              "h2-h4": ("good", 101.1), "h4-h5": ("bad", 80.0)}
+    view = rail_view(values)
+    assert lf.shortfall_links(view, 1, {("h1", 1)}) == []
+    assert failed_pairs(lf.shortfall_links(view, 1, set())) == ["h1-h2", "h1-h3"]
+
+
+def test_a_host_whose_bad_links_all_join_suspects_is_hidden_by_them_when_most_partner_retests_fail():
+    view = statuses_view({"h1-h2": "bad", "h2-h3": "bad", "h3-h4": "good"})
+    links = [("h1", "bad"), ("h3", "bad")]
+    suspects = {("h1", 0), ("h3", 0)}
+    view.partners = {(0, "h2"): [{"bad": True, "verdict": "fail"}, {"bad": False, "verdict": "pass"}]}
+    assert lf.hidden_by_suspects(view, ("h2", 0), links, suspects, 0.5, 1) is False     # half is not most
+    view.partners[(0, "h2")].append({"bad": True, "verdict": "fail"})
+    assert lf.hidden_by_suspects(view, ("h2", 0), links, suspects, 0.5, 1) is True
+
+
+@pytest.mark.parametrize("depths, failed", [
+    ({0: 0.5, 1: 2.0}, True),     # another rail as deep as COMPARABLE_DEPTH times this one's: its failure counts
+    ({0: 0.5, 1: 2.5}, False),    # deeper: a broken NIC there says nothing of this rail
+    ({0: 2.0, 1: 3.0}, True),
+])
+def test_an_outliers_failure_on_another_rail_counts_up_to_comparable_depth_times_as_deep(depths, failed):
+    links = dict(rail_view({"h1-h2": ("good", 90.0)}, rail=0).links)
+    links.update(rail_view({"h1-h3": ("bad", 40.0)}, rail=1).links)
+    view = lv.LinkView(links, {}, {}, {}, lv.host_rail_stats(links))
+    view.outliers = lambda: {("h1", 0), ("h1", 1)}
+    view.outlier_depth = lambda node, rail: depths[rail]
+    assert lf._outlier_failed(view, "h1", 0) is failed
+    # a failure with a suspect is the suspect's
+    assert lf._outlier_failed(view, "h1", 0, suspects={("h3", 1)}) is False
+
+
+def _with_outlier(statuses, outlier):
+    view = statuses_view(statuses)
+    view.outliers = lambda: {(outlier, 0)}
+    view.outlier_depth = lambda node, rail: 0.5
+    return view
+
+
+def test_an_outlier_that_counts_all_its_links_bad_is_named_before_a_host_with_a_smaller_share():
+    # h1 measures far below its rail and failed with h2: all its three links count as bad (a share of 1), against
+    # h2's two bad of three; once h1 is named, h2's failure with it is h1's and h2 is left at one of two
+    view = _with_outlier({"h1-h2": "bad", "h1-h3": "good", "h1-h4": "good", "h2-h5": "bad", "h2-h6": "good",
+                          "h3-h5": "good", "h4-h5": "good"}, "h1")
+    assert lf.suspect_host_rails(view, 0.5, 1) == {("h1", 0)}
+
+
+def test_at_the_same_share_the_host_with_more_of_its_links_left_measured_bad_is_named_first():
+    # h2's only link failed (a share of 1 of its links, all measured bad); h1 counts its three as bad as an
+    # outlier, but measured one of them bad: h2 first, and then h1's only failure is h2's
+    view = _with_outlier({"h1-h2": "bad", "h1-h3": "good", "h1-h4": "good"}, "h1")
+    assert lf.suspect_host_rails(view, 0.5, 1) == {("h2", 0)}
