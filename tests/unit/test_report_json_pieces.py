@@ -15,9 +15,12 @@ import datetime
 import json
 import math
 import os
+from unittest import mock
 
 import pytest
+from ansible.playbook.play_context import PlayContext
 
+from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_json
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_model
 from ansible_collections.clusterops.commcheck.plugins.module_utils.records import report_render
@@ -126,10 +129,6 @@ def test_a_file_is_written_from_its_pieces_and_a_failing_piece_leaves_the_old_on
 
 
 def test_check_mode_takes_every_piece_as_a_run_would_and_writes_nothing(tmp_path, monkeypatch):
-    from unittest import mock
-    from ansible.playbook.play_context import PlayContext
-    from ansible_collections.clusterops.commcheck.plugins.action import report as report_action
-
     taken, made = [], []
     real = report_json.pieces
 
