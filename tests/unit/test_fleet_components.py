@@ -515,3 +515,19 @@ def test_at_the_same_share_the_host_with_more_of_its_links_left_measured_bad_is_
     # outlier, but measured one of them bad: h2 first, and then h1's only failure is h2's
     view = _with_outlier({"h1-h2": "bad", "h1-h3": "good", "h1-h4": "good"}, "h1")
     assert lf.suspect_host_rails(view, 0.5, 1) == {("h2", 0)}
+
+
+def test_a_hosts_neighbours_on_a_rail_are_its_links_of_known_status_every_one_of_them():
+    view = statuses_view({"h1-h4": "unknown", "h1-h2": "bad", "h2-h3": "good", "h3-h4": "unknown"})
+    assert lf._rail_neighbours(view) == {("h1", 0): [("h2", "bad")], ("h2", 0): [("h1", "bad"), ("h3", "good")],
+                                         ("h3", 0): [("h2", "good")]}
+
+
+def test_a_rail_at_its_pass_line_counts_the_links_with_a_known_status_only():
+    values = dict(PASS_LINE, **{"h3-h4": ("good", 100.0)})
+    view = rail_view(values)
+    view.links[(1, ("h3", "h4"))]["status"] = "unknown"
+    links = [view.links[(1, ("h1", "h2"))], view.links[(1, ("h1", "h3"))]]
+    comp = lf.shortfall_component(view, 1, links)
+    assert comp["evidence"][0] == "rail 1: 1 bad and 1 flaky of 3 links, within the rail's usual spread"
+    assert comp["links"] == {"total": 3, "bad": 1}
