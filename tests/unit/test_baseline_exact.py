@@ -133,7 +133,9 @@ def _compared(host, change, regressed, kind="rdma_bw", retest=False, baseline=Tr
 def test_a_group_needs_four_checks_and_half_of_them_regressed():
     four_half = [_compared("a", -0.31234, True), _compared("b", -0.21234, True), _compared("c", -0.01234, False),
                  _compared("d", -0.11111, False)]
-    [group] = bl.shared_groups(four_half).values()
+    groups = list(bl.shared_groups(four_half).values())
+    assert len(groups) == 1
+    group = groups[0]
     # the median of -0.21234 and -0.11111, to four places
     assert group["checks"] == 4 and group["regressed"] == 2 and group["change"] == -0.1617
     assert bl.shared_groups(four_half[:1] + [_compared("b", -0.05, False)] + four_half[2:]) == {}
@@ -166,9 +168,9 @@ def test_a_regression_is_within_its_fleets_shift_up_to_its_threshold(name, chang
 
 
 def test_the_shared_text_shows_plain_params_sorted_and_the_median_in_percent():
-    group = {"kind": "rdma_lat", "metric": "lat_avg_us", "params": {"size": 2, "op": "write", "sizes": [2, 4],
-                                                                   "opts": {"a": 1}},
-             "checks": 16, "regressed": 12, "change": 0.854}
+    params = {"size": 2, "op": "write", "sizes": [2, 4], "opts": {"a": 1}}
+    group = {"kind": "rdma_lat", "metric": "lat_avg_us", "params": params, "checks": 16, "regressed": 12,
+             "change": 0.854}
     assert bl.shared_text(group) == "rdma_lat lat_avg_us [op=write size=2]: 12 of 16 checks regressed, +85 % median"
     assert bl.shared_text(dict(group, params={"sizes": [2]}, change=-0.125)) == \
         "rdma_lat lat_avg_us: 12 of 16 checks regressed, -12 % median"
@@ -300,8 +302,8 @@ def test_a_builder_is_satisfied_once_every_check_has_k_runs_or_the_named_run_is_
 
 
 def test_compare_leaves_out_the_runs_it_is_told_to_and_takes_k_runs():
-    history = [_hist("r%d" % day, day, bw) for day, bw in ((1, 10.0), (2, 100.0), (3, 100.0), (4, 100.0),
-                                                             (5, 1.0))]
+    days = ((1, 10.0), (2, 100.0), (3, 100.0), (4, 100.0), (5, 1.0))
+    history = [_hist("r%d" % day, day, bw) for day, bw in days]
     [out] = bl.compare([_hist("now", 9, 100.0)], history, k=3, exclude_runs=["r5"], min_runs=3)
     assert out["baseline"]["runs"] == ["r2", "r3", "r4"] and out["baseline"]["metrics"] == {"bw_gbps": 100.0}
     [default_k] = bl.compare([_hist("now", 9, 100.0)], history, exclude_runs=["r5"], min_runs=3)
@@ -343,8 +345,9 @@ def test_a_check_is_described_by_its_plain_params_thawed_not_its_scheduling():
         item = _compared(host, -0.3 if host in "ab" else 0.0, host in "ab")
         item["params"].update(sizes=[4096, 2.5, None, True], opts={"qps": 2})
         records.append(item)
-    [found] = bl.shared_groups(records).values()
-    assert found["params"] == {"op": "write", "sizes": [4096, 2.5, None, True], "opts": {"qps": 2}}
+    found = list(bl.shared_groups(records).values())
+    assert len(found) == 1
+    assert found[0]["params"] == {"op": "write", "sizes": [4096, 2.5, None, True], "opts": {"qps": 2}}
 
 
 def test_a_builder_for_every_check_still_leaves_out_summaries_and_regressions():
