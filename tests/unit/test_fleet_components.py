@@ -249,6 +249,15 @@ def rail_view(statuses_values, rail=1, expected=None):
     return lv.LinkView(links, {}, devices, {}, lv.host_rail_stats(links))
 
 
+def rails_view(*views):
+    """One LinkView of the links and devices of several :func:`rail_view` views, each of its own rail."""
+    links, devices = {}, {}
+    for view in views:
+        links.update(view.links)
+        devices.update(view.devices)
+    return lv.LinkView(links, {}, devices, {}, lv.host_rail_stats(links))
+
+
 def failed_pairs(found):
     return sorted("-".join(link["hosts"]) for link in found)
 
@@ -351,10 +360,7 @@ def test_of_two_hosts_as_bad_as_each_other_the_first_in_natural_order_is_named()
     # one failed link between h10 and h9, each host's only link: naming either explains the other
     view = rail_view({"h10-h9": ("bad", 50.0)}, rail=0)
     assert lf.suspect_host_rails(view, 0.5, 1) == {("h9", 0)}
-    two_rails = rail_view({"h10-h9": ("bad", 50.0)}, rail=0)
-    two_rails.links.update(rail_view({"h10-h9": ("bad", 50.0)}, rail=1).links)
-    two_rails = lv.LinkView(two_rails.links, {}, dict(((h, r), "mlx5_%d" % r) for h in ("h9", "h10") for r in (0, 1)),
-                            {}, lv.host_rail_stats(two_rails.links))
+    two_rails = rails_view(view, rail_view({"h10-h9": ("bad", 50.0)}, rail=1))
     assert lf.suspect_host_rails(two_rails, 0.5, 1) == {("h9", 0), ("h9", 1)}
 
 
@@ -485,9 +491,7 @@ def test_a_host_whose_bad_links_all_join_suspects_is_hidden_by_them_when_most_pa
     ({0: 2.0, 1: 3.0}, True),
 ])
 def test_an_outliers_failure_on_another_rail_counts_up_to_comparable_depth_times_as_deep(depths, failed):
-    links = dict(rail_view({"h1-h2": ("good", 90.0)}, rail=0).links)
-    links.update(rail_view({"h1-h3": ("bad", 40.0)}, rail=1).links)
-    view = lv.LinkView(links, {}, {}, {}, lv.host_rail_stats(links))
+    view = rails_view(rail_view({"h1-h2": ("good", 90.0)}, rail=0), rail_view({"h1-h3": ("bad", 40.0)}, rail=1))
     view.outliers = lambda: {("h1", 0), ("h1", 1)}
     view.outlier_depth = lambda node, rail: depths[rail]
     assert lf._outlier_failed(view, "h1", 0) is failed
